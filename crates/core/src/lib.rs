@@ -1,0 +1,19 @@
+//! jitterlab's pure core: no I/O, no `unsafe`, no clock of its own.
+//!
+//! It holds the vocabulary and arithmetic every other part shares: the unit
+//! grammar ([`units`]), the release schedule and per-cycle formulas
+//! ([`cycle`]), statistics ([`stats`]), the push-model sinks a probe feeds
+//! ([`sink`], [`window`], [`outlier`]) and the versioned result model
+//! ([`result`]). Keeping it free of I/O is what lets the tests drive the real
+//! probe loop with an injected clock and check every figure by hand.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod cycle;
+pub mod outlier;
+pub mod result;
+pub mod sink;
+pub mod stats;
+pub mod units;
+pub mod window;

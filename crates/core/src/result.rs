@@ -1,0 +1,311 @@
+//! The result of a run, as written to `--json` and (later) the database.
+//!
+//! The model is versioned ([`SCHEMA_VERSION`], DESIGN rule 9): a reader checks
+//! the version before it trusts a field. Times are integer nanoseconds; the
+//! only floats are percentages. Everything a reader needs to judge the figures
+//! is inside: the parameters, the host snapshot, which real-time defaults held
+//! and which did not (and so whether the result may be called real-time), how
+//! the run ended, and the calibration the scan workload used.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::outlier::Outlier;
+use crate::stats::MetricSummary;
+
+/// Version of the JSON result schema. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Which probe produced a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeKind {
+    /// Control-task emulation: periodic wake-up plus a scan workload.
+    Cyclic,
+    /// Timer wake-up latency, one thread per CPU (cyclictest's job).
+    Wakeup,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// Reached its duration or cycle count.
+    Completed,
+    /// Ended early by SIGINT or SIGTERM.
+    Interrupted,
+    /// Ended by `--break-trace`.
+    BreakTrace,
+}
+
+/// Parameters of the run as validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Period (cyclic) or interval (wakeup), ns.
+    pub period_ns: u64,
+    /// Requested duration, ns.
+    pub duration_ns: Option<u64>,
+    /// Requested cycle count.
+    pub cycles: Option<u64>,
+    /// Probe CPUs.
+    pub cpus: Vec<usize>,
+    /// `fifo`, `rr` or `other`.
+    pub policy: String,
+    /// Real-time priority (fifo/rr).
+    pub priority: Option<i32>,
+    /// Nice value (other).
+    pub nice: Option<i32>,
+    /// Scan compute target per cycle, ns (cyclic).
+    pub scan_ns: u64,
+    /// Working set walked per cycle, bytes (cyclic).
+    pub working_set_bytes: u64,
+    /// Window width, ns.
+    pub window_ns: u64,
+    /// Threshold for "% over", ns.
+    pub threshold_ns: u64,
+    /// `--break-trace` latency, ns.
+    pub break_trace_ns: Option<u64>,
+    /// `--strict` was given.
+    pub strict: bool,
+}
+
+/// One real-time default of DESIGN rule 3 and whether it held.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefaultStatus {
+    /// `scheduler`, `affinity`, `mlockall`, `prefault`, `cpu_dma_latency`, …
+    pub name: String,
+    /// What was asked for.
+    pub requested: String,
+    /// True when it was applied (and verified where it can be).
+    pub applied: bool,
+    /// The kernel's answer or the reason, and what to do about it.
+    pub detail: String,
+    /// False for defaults that do not decide whether a result is real-time.
+    pub required: bool,
+}
+
+/// The real-time set-up as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RealtimeReport {
+    /// False when any required default could not be had: the figures then do
+    /// not describe real-time behaviour.
+    pub realtime: bool,
+    /// Every default, applied or not.
+    pub defaults: Vec<DefaultStatus>,
+}
+
+/// Facts about the machine that decide how to read the figures (rteval keeps
+/// such a snapshot in every report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HostSnapshot {
+    /// Host name.
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `uname -v` (names PREEMPT_RT / PREEMPT_DYNAMIC).
+    pub kernel_version: String,
+    /// `uname -m`.
+    pub machine: String,
+    /// `/proc/cmdline`.
+    pub cmdline: String,
+    /// Preemption model: `full`, `voluntary`, `none`, `lazy`, `rt`, or what the
+    /// kernel says, with where it came from.
+    pub preemption: String,
+    /// True on a PREEMPT_RT kernel (`/sys/kernel/realtime` is 1).
+    pub realtime_kernel: bool,
+    /// `model name` from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub cpus_online: String,
+    /// Isolated CPUs (`isolcpus=`).
+    pub cpus_isolated: String,
+    /// `nohz_full` CPUs.
+    pub cpus_nohz_full: String,
+    /// Current clocksource.
+    pub clocksource: String,
+    /// `kernel.sched_rt_runtime_us` (−1: no RT throttling).
+    pub sched_rt_runtime_us: Option<i64>,
+    /// `kernel.sched_rt_period_us`.
+    pub sched_rt_period_us: Option<i64>,
+    /// True when the kernel reports running under a hypervisor.
+    pub virtualized: bool,
+}
+
+/// How the scan workload was calibrated (once, idle, on the probe CPU).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// CPU it was calibrated on.
+    pub cpu: usize,
+    /// Target scan time, ns.
+    pub scan_target_ns: u64,
+    /// Working set, bytes.
+    pub working_set_bytes: u64,
+    /// Cache lines in the working set's random cycle.
+    pub nodes: u64,
+    /// Median time of one pass over the working set, ns.
+    pub pass_ns: u64,
+    /// Compute iterations per scan, fixed for the whole run.
+    pub iterations: u64,
+    /// Median time of a whole scan after calibration, ns.
+    pub measured_scan_ns: u64,
+    /// Explanation when the target could not be met.
+    pub note: Option<String>,
+}
+
+/// Resource usage of a probe thread over its measured loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct UsageDelta {
+    /// Voluntary context switches (about one per cycle: the sleep).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (preemptions).
+    pub involuntary_switches: u64,
+    /// Minor page faults during the loop (should be 0 with mlockall).
+    pub minor_faults: u64,
+    /// Major page faults during the loop.
+    pub major_faults: u64,
+}
+
+/// What one probe thread measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// Thread index.
+    pub thread: u32,
+    /// CPU it was pinned to.
+    pub cpu: usize,
+    /// Kernel thread id.
+    pub tid: i32,
+    /// Measured cycles.
+    pub cycles: u64,
+    /// Releases due: always `cycles + skipped`.
+    pub releases: u64,
+    /// Releases skipped after overruns.
+    pub skipped: u64,
+    /// Cycles that overran.
+    pub overruns: u64,
+    /// Statistics per metric name.
+    pub metrics: BTreeMap<String, MetricSummary>,
+    /// Largest outliers per metric name.
+    pub outliers: BTreeMap<String, Vec<Outlier>>,
+    /// Scan calibration (cyclic probe).
+    pub calibration: Option<Calibration>,
+    /// Context switches and page faults during the loop.
+    pub usage: UsageDelta,
+    /// Window rows queued.
+    pub window_rows: u64,
+    /// Window rows dropped because the writer fell behind.
+    pub dropped_rows: u64,
+}
+
+/// One pass/fail limit and what was observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitCheck {
+    /// Metric name.
+    pub metric: String,
+    /// Limit on the metric's largest magnitude, ns.
+    pub limit_ns: u64,
+    /// Largest magnitude observed, ns.
+    pub observed_ns: u64,
+    /// True when `observed_ns > limit_ns`.
+    pub exceeded: bool,
+}
+
+/// The `--break-trace` event that ended a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakEvent {
+    /// CPU of the thread that saw it.
+    pub cpu: usize,
+    /// Its measured-cycle number.
+    pub cycle: u64,
+    /// The latency that broke the limit, ns.
+    pub latency_ns: u64,
+    /// True when tracing was stopped so the trace buffer holds the lead-up.
+    pub tracing_stopped: bool,
+    /// Where the trace is, or why there is none.
+    pub detail: String,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `jitterlab`.
+    pub tool: String,
+    /// Version of jitterlab.
+    pub tool_version: String,
+    /// The probe.
+    pub probe: ProbeKind,
+    /// Start, RFC 3339, UTC.
+    pub started_at: String,
+    /// Measured time from first release to end, ns.
+    pub elapsed_ns: u64,
+    /// How the run ended.
+    pub end: EndReason,
+    /// True when the run ended before its duration or cycle count.
+    pub interrupted: bool,
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// Parameters.
+    pub params: Params,
+    /// Real-time set-up.
+    pub realtime: RealtimeReport,
+    /// Host snapshot.
+    pub host: HostSnapshot,
+    /// Per thread.
+    pub threads: Vec<ThreadResult>,
+    /// All threads combined (for more than one thread).
+    pub combined: Option<BTreeMap<String, MetricSummary>>,
+    /// Pass/fail limits.
+    pub limits: Vec<LimitCheck>,
+    /// `--break-trace` event.
+    pub break_event: Option<BreakEvent>,
+    /// Warnings printed during the run.
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// True when any limit was exceeded.
+    pub fn failed(&self) -> bool {
+        self.limits.iter().any(|l| l.exceeded)
+    }
+}
+
+/// Compares a metric's largest magnitude with a limit.
+pub fn check_limit(metric: &str, limit_ns: u64, summary: &MetricSummary) -> LimitCheck {
+    let observed = summary
+        .max
+        .map(|m| m.unsigned_abs())
+        .unwrap_or(0)
+        .max(summary.min.map(|m| m.unsigned_abs()).unwrap_or(0));
+    LimitCheck {
+        metric: metric.to_string(),
+        limit_ns,
+        observed_ns: observed,
+        exceeded: observed > limit_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::MetricStats;
+
+    #[test]
+    fn limit_uses_the_largest_magnitude_of_signed_metrics() {
+        let mut s = MetricStats::new(true, 0);
+        s.record(-700);
+        s.record(300);
+        let c = check_limit("jitter", 500, &s.summary());
+        assert_eq!(c.observed_ns, 700);
+        assert!(c.exceeded);
+        let ok = check_limit("jitter", 700, &s.summary());
+        assert!(!ok.exceeded);
+    }
+
+    #[test]
+    fn end_reason_serialises_kebab_case() {
+        assert_eq!(serde_json::to_string(&EndReason::BreakTrace).unwrap(), "\"break-trace\"");
+        assert_eq!(serde_json::to_string(&ProbeKind::Wakeup).unwrap(), "\"wakeup\"");
+    }
+}

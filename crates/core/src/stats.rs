@@ -1,0 +1,426 @@
+//! Per-metric statistics: exact moments plus an HDR histogram for quantiles.
+//!
+//! Every sample of a metric goes through [`MetricStats::record`], which does a
+//! fixed amount of arithmetic and touches preallocated memory only, so it may
+//! run in a probe's hot loop (DESIGN rule 2).
+//!
+//! * **Exact part** — count, min, max, sum (`i128`) and sum of squares
+//!   (`u128`), and the number of samples over the user's threshold. Mean and
+//!   standard deviation come from these, so they are exact to the nanosecond
+//!   whatever the histogram's resolution.
+//! * **Histogram part** — an HDR histogram from 1 ns to 100 s at 3 significant
+//!   digits (values are exact below 2048 ns, within 0.1 % above), used for the
+//!   median and the tail quantiles. Values over 100 s are clamped to 100 s in
+//!   the histogram (the exact max still holds them).
+//! * **Signed metrics** (periodic jitter is negative when a cycle starts early
+//!   relative to the previous one) use *two* histograms: one of the values
+//!   `>= 0`, one of the magnitudes of the values `< 0`. A quantile is found by
+//!   rank across both: the most negative values come first. We chose two
+//!   histograms over an offset because an offset would have to be as large as
+//!   the worst negative value, and cost the positive side its low-end precision.
+//!
+//! Quantiles use the nearest-rank definition: the q-quantile of n samples is
+//! the sample of rank `ceil(q·n)` (1-based) — the same rule HdrHistogram and
+//! cyclictest's histogram readers use — and report the highest value that the
+//! histogram bucket holding that rank can stand for (exact below 2048 ns).
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest value the histograms track: 100 s in nanoseconds.
+pub const HIST_MAX_NS: u64 = 100_000_000_000;
+/// Significant decimal digits kept by the histograms.
+pub const HIST_SIGFIG: u8 = 3;
+
+fn new_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIG)
+        .expect("constant histogram bounds are valid");
+    h.auto(false);
+    h
+}
+
+/// The exact running moments of a metric; cheap enough for a window too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moments {
+    /// Samples seen.
+    pub count: u64,
+    /// Smallest sample (`i64::MAX` while empty).
+    pub min: i64,
+    /// Largest sample (`i64::MIN` while empty).
+    pub max: i64,
+    /// Sum of samples.
+    pub sum: i128,
+    /// Sum of squared samples.
+    pub sum_sq: u128,
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Moments {
+            count: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            sum_sq: 0,
+        }
+    }
+}
+
+impl Moments {
+    /// Adds one sample.
+    #[inline(always)]
+    pub fn add(&mut self, v: i64) {
+        self.count += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += v as i128;
+        let a = v.unsigned_abs() as u128;
+        self.sum_sq += a * a;
+    }
+
+    /// Adds every sample of `other`.
+    pub fn merge(&mut self, other: &Moments) {
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
+    }
+
+    /// Mean, rounded to the nearest nanosecond; `None` while empty.
+    pub fn mean(&self) -> Option<i64> {
+        (self.count > 0).then(|| div_round(self.sum, self.count as i128) as i64)
+    }
+
+    /// Population standard deviation, rounded to the nearest nanosecond.
+    pub fn stddev(&self) -> Option<i64> {
+        if self.count == 0 {
+            return None;
+        }
+        // n·Σx² − (Σx)² is exact in integers; only the final root is not.
+        let n = self.count as u128;
+        let s = self.sum.unsigned_abs();
+        let num = n
+            .checked_mul(self.sum_sq)
+            .map(|ns| ns.saturating_sub(s * s));
+        let var = match num {
+            Some(num) => num as f64 / (n * n) as f64,
+            // Only with absurd sample counts × magnitudes: fall back to floats.
+            None => {
+                let mean = self.sum as f64 / n as f64;
+                self.sum_sq as f64 / n as f64 - mean * mean
+            }
+        };
+        Some(var.max(0.0).sqrt().round() as i64)
+    }
+}
+
+fn div_round(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    let r = a % b;
+    if 2 * r.abs() >= b {
+        q + a.signum()
+    } else {
+        q
+    }
+}
+
+/// Everything jitterlab keeps about one metric of one thread over a run.
+#[derive(Debug, Clone)]
+pub struct MetricStats {
+    /// Exact moments.
+    pub moments: Moments,
+    /// Samples whose magnitude exceeds the threshold.
+    pub over_threshold: u64,
+    threshold: u64,
+    positive: Histogram<u64>,
+    negative: Option<Histogram<u64>>,
+}
+
+impl MetricStats {
+    /// Preallocates the histograms. `signed` metrics get the negative-side
+    /// histogram; `threshold_ns` is compared with each sample's magnitude.
+    pub fn new(signed: bool, threshold_ns: u64) -> MetricStats {
+        let mut s = MetricStats {
+            moments: Moments::default(),
+            over_threshold: 0,
+            threshold: threshold_ns,
+            positive: new_histogram(),
+            negative: signed.then(new_histogram),
+        };
+        s.prefault();
+        s
+    }
+
+    /// Writes every counter once so the allocator's lazily mapped pages are
+    /// faulted in now, not in the hot loop.
+    fn prefault(&mut self) {
+        self.positive.reset();
+        if let Some(n) = self.negative.as_mut() {
+            n.reset();
+        }
+    }
+
+    /// True when this metric keeps negative values.
+    pub fn is_signed(&self) -> bool {
+        self.negative.is_some()
+    }
+
+    /// The threshold in nanoseconds.
+    pub fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
+    /// Records one sample. No allocation, no system call.
+    ///
+    /// A negative sample of an unsigned metric is a clock bug (the kernel never
+    /// wakes a sleeper before its deadline); it is counted in the histogram as 0
+    /// and kept exactly in the moments, so the report shows it.
+    #[inline(always)]
+    pub fn record(&mut self, v: i64) {
+        self.moments.add(v);
+        if v.unsigned_abs() > self.threshold {
+            self.over_threshold += 1;
+        }
+        if v >= 0 {
+            self.positive.saturating_record(v as u64);
+        } else if let Some(n) = self.negative.as_mut() {
+            n.saturating_record(v.unsigned_abs());
+        } else {
+            self.positive.saturating_record(0);
+        }
+    }
+
+    /// Adds every sample of `other` (to combine threads).
+    pub fn merge(&mut self, other: &MetricStats) {
+        self.moments.merge(&other.moments);
+        self.over_threshold += other.over_threshold;
+        self.positive
+            .add(&other.positive)
+            .expect("histograms share bounds");
+        match (self.negative.as_mut(), other.negative.as_ref()) {
+            (Some(a), Some(b)) => a.add(b).expect("histograms share bounds"),
+            (None, Some(b)) => self.negative = Some(b.clone()),
+            _ => {}
+        }
+    }
+
+    /// The positive-side histogram (values `>= 0`), e.g. to serialise.
+    pub fn positive_histogram(&self) -> &Histogram<u64> {
+        &self.positive
+    }
+
+    /// The negative-side histogram of magnitudes, for signed metrics.
+    pub fn negative_histogram(&self) -> Option<&Histogram<u64>> {
+        self.negative.as_ref()
+    }
+
+    fn negative_count(&self) -> u64 {
+        self.negative.as_ref().map_or(0, |n| n.len())
+    }
+
+    /// The sample of 1-based `rank` in ascending signed order.
+    pub fn value_at_rank(&self, rank: u64) -> Option<i64> {
+        let total = self.negative_count() + self.positive.len();
+        if total == 0 || rank == 0 || rank > total {
+            return None;
+        }
+        let neg = self.negative_count();
+        if rank <= neg {
+            // Ascending signed order walks the magnitudes descending.
+            let mag_rank = neg - rank + 1;
+            let h = self.negative.as_ref().expect("neg > 0");
+            Some(-(magnitude_at_rank(h, mag_rank) as i64))
+        } else {
+            Some(magnitude_at_rank(&self.positive, rank - neg) as i64)
+        }
+    }
+
+    /// The nearest-rank quantile `num/den` (e.g. 999/1000 for p99.9).
+    pub fn quantile(&self, num: u64, den: u64) -> Option<i64> {
+        let n = self.moments.count as u128;
+        if n == 0 {
+            return None;
+        }
+        let rank = (n * num as u128).div_ceil(den as u128).clamp(1, n) as u64;
+        self.value_at_rank(rank)
+    }
+
+    /// The full summary reports print.
+    pub fn summary(&self) -> MetricSummary {
+        let m = &self.moments;
+        let q = |num, den| self.quantile(num, den);
+        MetricSummary {
+            count: m.count,
+            min: (m.count > 0).then_some(m.min),
+            max: (m.count > 0).then_some(m.max),
+            mean: m.mean(),
+            stddev: m.stddev(),
+            p50: q(1, 2),
+            p90: q(9, 10),
+            p99: q(99, 100),
+            p99_9: q(999, 1000),
+            p99_99: q(9999, 10000),
+            threshold: self.threshold,
+            over_threshold: self.over_threshold,
+            over_threshold_pct: if m.count > 0 {
+                100.0 * self.over_threshold as f64 / m.count as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+fn magnitude_at_rank(h: &Histogram<u64>, rank: u64) -> u64 {
+    let mut seen = 0u64;
+    for v in h.iter_recorded() {
+        seen += v.count_at_value();
+        if seen >= rank {
+            return h.highest_equivalent(v.value_iterated_to());
+        }
+    }
+    h.max()
+}
+
+/// The statistics of one metric as stored and reported; all times in ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    /// Number of samples.
+    pub count: u64,
+    /// Exact minimum.
+    pub min: Option<i64>,
+    /// Exact maximum.
+    pub max: Option<i64>,
+    /// Exact mean, rounded to 1 ns.
+    pub mean: Option<i64>,
+    /// Exact population standard deviation, rounded to 1 ns.
+    pub stddev: Option<i64>,
+    /// Median.
+    pub p50: Option<i64>,
+    /// 90th percentile.
+    pub p90: Option<i64>,
+    /// 99th percentile.
+    pub p99: Option<i64>,
+    /// 99.9th percentile.
+    pub p99_9: Option<i64>,
+    /// 99.99th percentile.
+    pub p99_99: Option<i64>,
+    /// The threshold samples were compared with (by magnitude).
+    pub threshold: u64,
+    /// Samples whose magnitude exceeded the threshold.
+    pub over_threshold: u64,
+    /// The same as a percentage of `count`.
+    pub over_threshold_pct: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_are_exact() {
+        let mut m = Moments::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            m.add(v);
+        }
+        assert_eq!(m.count, 8);
+        assert_eq!((m.min, m.max), (2, 9));
+        assert_eq!(m.mean(), Some(5));
+        // The textbook example: population standard deviation exactly 2.
+        assert_eq!(m.stddev(), Some(2));
+        assert_eq!(Moments::default().mean(), None);
+    }
+
+    #[test]
+    fn mean_rounds_half_away_from_zero() {
+        let mut m = Moments::default();
+        m.add(1);
+        m.add(2);
+        assert_eq!(m.mean(), Some(2));
+        let mut n = Moments::default();
+        n.add(-1);
+        n.add(-2);
+        assert_eq!(n.mean(), Some(-2));
+    }
+
+    #[test]
+    fn quantiles_use_nearest_rank_on_exact_small_values() {
+        let mut s = MetricStats::new(false, 1_000);
+        for v in 1..=1000 {
+            s.record(v);
+        }
+        let sum = s.summary();
+        assert_eq!(sum.count, 1000);
+        assert_eq!(sum.min, Some(1));
+        assert_eq!(sum.max, Some(1000));
+        assert_eq!(sum.p50, Some(500));
+        assert_eq!(sum.p90, Some(900));
+        assert_eq!(sum.p99, Some(990));
+        assert_eq!(sum.p99_9, Some(999));
+        assert_eq!(sum.p99_99, Some(1000));
+        assert_eq!(sum.mean, Some(501)); // 500.5 rounds up
+        assert_eq!(sum.over_threshold, 0);
+    }
+
+    #[test]
+    fn signed_metric_keeps_the_negative_side() {
+        // Jitter samples: three early cycles, two late ones, one exact.
+        let mut s = MetricStats::new(true, 100);
+        for v in [-300, -20, -5, 0, 40, 250] {
+            s.record(v);
+        }
+        let sum = s.summary();
+        assert_eq!(sum.min, Some(-300));
+        assert_eq!(sum.max, Some(250));
+        assert_eq!(s.value_at_rank(1), Some(-300));
+        assert_eq!(s.value_at_rank(2), Some(-20));
+        assert_eq!(s.value_at_rank(3), Some(-5));
+        assert_eq!(s.value_at_rank(4), Some(0));
+        assert_eq!(s.value_at_rank(6), Some(250));
+        assert_eq!(s.value_at_rank(7), None);
+        assert_eq!(sum.p50, Some(-5)); // rank ceil(3) = 3
+        assert_eq!(sum.p90, Some(250)); // rank ceil(5.4) = 6
+        // |−300| and |250| exceed 100.
+        assert_eq!(sum.over_threshold, 2);
+        assert!((sum.over_threshold_pct - 100.0 * 2.0 / 6.0).abs() < 1e-9);
+        assert_eq!(sum.mean, Some(-6)); // −35/6 = −5.83
+    }
+
+    #[test]
+    fn large_values_are_within_histogram_precision_and_clamped() {
+        let mut s = MetricStats::new(false, u64::MAX);
+        s.record(4_000_123);
+        s.record(200_000_000_000); // 200 s: over the histogram's range
+        let p50 = s.quantile(1, 2).unwrap();
+        assert!((p50 - 4_000_123).abs() <= 4_000, "p50 {p50}");
+        assert_eq!(s.moments.max, 200_000_000_000);
+        let top = s.quantile(1, 1).unwrap() as u64;
+        assert!(top >= HIST_MAX_NS && top <= HIST_MAX_NS + HIST_MAX_NS / 1000);
+    }
+
+    #[test]
+    fn merge_combines_threads() {
+        let mut a = MetricStats::new(true, 10);
+        let mut b = MetricStats::new(true, 10);
+        a.record(5);
+        a.record(-20);
+        b.record(30);
+        a.merge(&b);
+        let s = a.summary();
+        assert_eq!(s.count, 3);
+        assert_eq!((s.min, s.max), (Some(-20), Some(30)));
+        assert_eq!(s.over_threshold, 2);
+        assert_eq!(a.value_at_rank(1), Some(-20));
+        assert_eq!(a.value_at_rank(3), Some(30));
+    }
+
+    #[test]
+    fn empty_metric_summarises_to_nothing() {
+        let s = MetricStats::new(true, 0).summary();
+        assert_eq!(s.count, 0);
+        assert_eq!(s.min, None);
+        assert_eq!(s.p99, None);
+        assert_eq!(s.over_threshold_pct, 0.0);
+    }
+}

@@ -1,0 +1,416 @@
+//! The only place in jitterlab that talks to the kernel through `unsafe` code.
+//!
+//! Every function here is one thin, safe wrapper around one system call (or one
+//! libc function that is a system call in disguise), in the style of the `nix`
+//! crate: it converts arguments, makes the call, and turns the kernel's error
+//! into an [`std::io::Error`]. Policy — which call to make when, what to do when
+//! one fails, how to report it — lives in the binary, never here.
+//!
+//! Why not `nix` for all of it? `nix` has no `sched_setscheduler`, no
+//! `RUSAGE_THREAD` field access without extra features, and its
+//! `clock_gettime` returns a `TimeSpec` that we would convert back to integer
+//! nanoseconds on the hot path anyway. The handful of calls a probe needs fit
+//! on one page, each with its `// SAFETY:` argument, so we keep them here.
+//!
+//! Note the calling convention of `clock_nanosleep(2)`: it *returns* its error
+//! number instead of setting `errno` (and never fails with `EINTR` silently: a
+//! signal handler interrupts it, and the caller sleeps again to the same
+//! absolute time).
+
+#![deny(missing_docs)]
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Nanoseconds per second, for `timespec` conversions.
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// Scheduling policies a probe thread can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// `SCHED_FIFO`: run until blocked or preempted by a higher priority.
+    Fifo,
+    /// `SCHED_RR`: like FIFO, with a time slice among equal priorities.
+    RoundRobin,
+    /// `SCHED_OTHER`: the normal time-sharing policy (priority 0, nice value).
+    Other,
+}
+
+impl Policy {
+    fn raw(self) -> libc::c_int {
+        match self {
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::RoundRobin => libc::SCHED_RR,
+            Policy::Other => libc::SCHED_OTHER,
+        }
+    }
+}
+
+fn timespec_from_ns(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
+        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
+    }
+}
+
+/// Reads `CLOCK_MONOTONIC` in nanoseconds (served by the vDSO: no kernel entry
+/// with the TSC clocksource).
+#[inline(always)]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call;
+    // CLOCK_MONOTONIC always exists on Linux, so the call cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
+}
+
+/// Reads `CLOCK_REALTIME` in nanoseconds since the Unix epoch (for wall-clock
+/// stamps in results, never for measuring).
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: as in `monotonic_ns`; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
+}
+
+/// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns`
+/// (`clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, …)`).
+///
+/// Returns the error number the call returns (`EINTR` when a signal handler
+/// ran): the caller decides whether to sleep again.
+#[inline(always)]
+pub fn sleep_until_ns(deadline_ns: u64) -> Result<(), i32> {
+    let ts = timespec_from_ns(deadline_ns);
+    // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null
+    // with TIMER_ABSTIME. clock_nanosleep returns the error instead of setting
+    // errno.
+    let rc = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+/// Sets the calling thread's scheduling policy and priority
+/// (`sched_setscheduler(0, …)` applies to the calling thread on Linux).
+pub fn set_scheduler(policy: Policy, priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; pid 0 names the calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, policy.raw(), &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Returns the calling thread's scheduling policy and priority as the kernel
+/// sees them, to verify what [`set_scheduler`] did.
+pub fn get_scheduler() -> io::Result<(i32, i32)> {
+    // SAFETY: pid 0 names the calling thread; no pointers are passed.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    if policy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid, writable sched_param.
+    let rc = unsafe { libc::sched_getparam(0, &mut param) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((policy, param.sched_priority))
+}
+
+/// The lowest and highest static priority of `policy` (`sched_get_priority_min/max`).
+pub fn priority_range(policy: Policy) -> (i32, i32) {
+    // SAFETY: both calls take a plain integer and only read it.
+    unsafe {
+        (
+            libc::sched_get_priority_min(policy.raw()),
+            libc::sched_get_priority_max(policy.raw()),
+        )
+    }
+}
+
+/// Sets the nice value of the calling thread (`setpriority(PRIO_PROCESS, tid)`:
+/// on Linux the nice value is per thread).
+pub fn set_thread_nice(nice: i32) -> io::Result<()> {
+    let tid = gettid();
+    // SAFETY: plain integer arguments; `tid` is this thread's id.
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The calling thread's kernel thread id (`gettid(2)`).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// Pins the calling thread to the single CPU `cpu` (`sched_setaffinity(0, …)`).
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` was checked against CPU_SETSIZE above, so CPU_SET stays
+    // inside the bit array.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The CPU the calling thread runs on right now (`sched_getcpu(3)`).
+pub fn current_cpu() -> io::Result<usize> {
+    // SAFETY: no arguments; returns -1 with errno on failure.
+    let rc = unsafe { libc::sched_getcpu() };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc as usize)
+    }
+}
+
+/// Locks all current and future pages of the process in memory
+/// (`mlockall(MCL_CURRENT | MCL_FUTURE)`), so no page fault hits a probe.
+pub fn lock_all_memory() -> io::Result<()> {
+    // SAFETY: plain flag argument.
+    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Undoes [`lock_all_memory`] (`munlockall(2)`).
+pub fn unlock_all_memory() -> io::Result<()> {
+    // SAFETY: no arguments.
+    let rc = unsafe { libc::munlockall() };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Blocks `SIGINT` and `SIGTERM` in the calling thread
+/// (`pthread_sigmask(SIG_BLOCK, …)`), so that they are delivered to the
+/// controlling thread and never interrupt a probe's sleep.
+pub fn block_termination_signals() -> io::Result<()> {
+    // SAFETY: sigset_t is a plain bit array for which all-zeroes is a valid
+    // (empty) value; sigemptyset below makes that explicit.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable sigset_t; the signal numbers are valid.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+    }
+    // SAFETY: `set` is initialised; the old-set pointer may be null.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(rc))
+    }
+}
+
+/// Resource usage of the calling thread that explains latency outliers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadUsage {
+    /// Voluntary context switches (the thread blocked: its sleeps).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (the thread was preempted).
+    pub involuntary_switches: u64,
+    /// Minor page faults.
+    pub minor_faults: u64,
+    /// Major page faults (disk I/O).
+    pub major_faults: u64,
+}
+
+/// `getrusage(RUSAGE_THREAD)` for the calling thread.
+pub fn thread_usage() -> io::Result<ThreadUsage> {
+    // SAFETY: rusage is plain data for which all-zeroes is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(ThreadUsage {
+        voluntary_switches: ru.ru_nvcsw as u64,
+        involuntary_switches: ru.ru_nivcsw as u64,
+        minor_faults: ru.ru_minflt as u64,
+        major_faults: ru.ru_majflt as u64,
+    })
+}
+
+/// A resource limit's soft and hard values (`getrlimit(2)`); `None` means
+/// unlimited.
+pub fn rlimit(resource: Resource) -> io::Result<(Option<u64>, Option<u64>)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit; the resource is a valid constant.
+    let rc = unsafe { libc::getrlimit(resource.raw(), &mut lim) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let conv = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
+    Ok((conv(lim.rlim_cur), conv(lim.rlim_max)))
+}
+
+/// Resource limits jitterlab reports on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// `RLIMIT_RTPRIO`: the highest real-time priority an unprivileged user may set.
+    RtPrio,
+    /// `RLIMIT_MEMLOCK`: how much memory may be locked.
+    MemLock,
+}
+
+impl Resource {
+    fn raw(self) -> libc::__rlimit_resource_t {
+        match self {
+            Resource::RtPrio => libc::RLIMIT_RTPRIO,
+            Resource::MemLock => libc::RLIMIT_MEMLOCK,
+        }
+    }
+}
+
+/// The effective user id (`geteuid(2)`), to explain missing privileges.
+pub fn effective_uid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Touches `bytes` of the calling thread's stack so its pages are faulted in
+/// (and, after [`lock_all_memory`], locked) before the measured loop runs.
+///
+/// Safe code; it lives here because it is part of the real-time set-up.
+#[inline(never)]
+pub fn prefault_stack<const BYTES: usize>() {
+    let mut buf = [0u8; BYTES];
+    // Write one byte per page, then let the optimiser believe it is read.
+    for i in (0..BYTES).step_by(4096) {
+        buf[i] = 1;
+    }
+    std::hint::black_box(&mut buf);
+}
+
+/// A held PM QoS request on `/dev/cpu_dma_latency`: while it lives, the kernel
+/// keeps every CPU out of idle states whose exit latency exceeds the request.
+/// Dropping it (closing the file) withdraws the request, on every exit path,
+/// including a crash: the kernel drops the request with the file descriptor.
+#[derive(Debug)]
+pub struct DmaLatencyGuard {
+    _file: File,
+    /// The latency requested, in microseconds.
+    pub microseconds: i32,
+}
+
+impl DmaLatencyGuard {
+    /// Opens `path` (normally `/dev/cpu_dma_latency`) and writes the request as
+    /// a 32-bit binary integer, as the PM QoS interface expects.
+    pub fn hold(path: &Path, microseconds: i32) -> io::Result<Self> {
+        let mut file = OpenOptions::new().write(true).open(path)?;
+        file.write_all(&microseconds.to_ne_bytes())?;
+        Ok(DmaLatencyGuard {
+            _file: file,
+            microseconds,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_clock_advances_and_sleep_reaches_deadline() {
+        let a = monotonic_ns();
+        let deadline = a + 2_000_000;
+        loop {
+            match sleep_until_ns(deadline) {
+                Ok(()) => break,
+                Err(e) if e == libc::EINTR => continue,
+                Err(e) => panic!("clock_nanosleep failed: {e}"),
+            }
+        }
+        let b = monotonic_ns();
+        assert!(b >= deadline, "woke at {b} before deadline {deadline}");
+        // A wake-up later than 1 s after a 2 ms sleep is not physically a sleep.
+        assert!(b - deadline < 1_000_000_000);
+    }
+
+    #[test]
+    fn fifo_priority_range_is_linux_range() {
+        assert_eq!(priority_range(Policy::Fifo), (1, 99));
+        assert_eq!(priority_range(Policy::RoundRobin), (1, 99));
+        assert_eq!(priority_range(Policy::Other), (0, 0));
+    }
+
+    #[test]
+    fn pinning_moves_the_thread() {
+        std::thread::spawn(|| {
+            pin_to_cpu(0).expect("CPU 0 is always online");
+            assert_eq!(current_cpu().unwrap(), 0);
+            assert!(pin_to_cpu(libc::CPU_SETSIZE as usize).is_err());
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn thread_usage_counts_a_sleep_as_voluntary_switch() {
+        std::thread::spawn(|| {
+            let before = thread_usage().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            let after = thread_usage().unwrap();
+            assert!(after.voluntary_switches > before.voluntary_switches);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn dma_latency_guard_writes_binary_request() {
+        let dir = std::env::temp_dir().join(format!("jl-sys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cpu_dma_latency");
+        std::fs::write(&path, b"").unwrap();
+        let g = DmaLatencyGuard::hold(&path, 0).unwrap();
+        assert_eq!(g.microseconds, 0);
+        assert_eq!(std::fs::read(&path).unwrap(), vec![0, 0, 0, 0]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
