@@ -1,1 +1,65 @@
-fn main() {}
+//! `jitterlab`: measure and prove the real-time determinism of a Linux machine.
+//!
+//! The binary wires the parts together: `cli` parses, `runner` validates and
+//! runs a probe (`probe`), with the machine reached only through `system`
+//! and results written only by `report`. Exit status: 0 when every limit
+//! held, 1 when a `--max-*` limit was exceeded, 2 for any error — bad input
+//! among them, which is refused before anything starts.
+
+mod cli;
+mod live;
+mod probe;
+mod report;
+mod runner;
+mod system;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+use cli::{Cli, Command, RunCommand};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
+    };
+    let outcome = match &cli.command {
+        Command::Run(RunCommand::Cyclic(a)) => runner::plan_cyclic(&cli.sysroot, a)
+            .and_then(|plan| runner::execute(&cli.sysroot, plan, &a.common)),
+        Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, a)
+            .and_then(|plan| runner::execute(&cli.sysroot, plan, &a.common)),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("jitterlab: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Help and version go to stdout with status 0; every other parse error is
+/// printed as one line naming the problem, with status 2.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("jitterlab: error: {first} (see jitterlab --help)");
+            ExitCode::from(2)
+        }
+    }
+}

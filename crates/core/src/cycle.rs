@@ -226,14 +226,19 @@ mod tests {
 
     fn drive(clock: &mut ScriptClock, sched: &mut Schedule, n: usize) -> Vec<CycleSample> {
         let mut out = Vec::new();
-        run(clock, sched, || {}, |s| {
-            out.push(*s);
-            if out.len() == n {
-                Flow::Stop
-            } else {
-                Flow::Continue
-            }
-        });
+        run(
+            clock,
+            sched,
+            || {},
+            |s| {
+                out.push(*s);
+                if out.len() == n {
+                    Flow::Stop
+                } else {
+                    Flow::Continue
+                }
+            },
+        );
         out
     }
 
@@ -286,7 +291,10 @@ mod tests {
         assert_eq!(out[2].jitter, Some(0));
         // No burst: consecutive starts after the overrun are one period apart.
         assert_eq!(out[3].start - out[2].start, 1_000);
-        assert_eq!((sched.cycles(), sched.skipped(), sched.releases()), (4, 3, 7));
+        assert_eq!(
+            (sched.cycles(), sched.skipped(), sched.releases()),
+            (4, 3, 7)
+        );
         assert_eq!(sched.overruns(), 1);
     }
 
@@ -296,7 +304,10 @@ mod tests {
         let s0 = sched.complete(0, 3_500);
         assert_eq!((s0.overrun, s0.skipped), (true, 3));
         assert_eq!(sched.next_release(), 4_000);
-        assert_eq!((sched.cycles(), sched.skipped(), sched.releases()), (1, 3, 4));
+        assert_eq!(
+            (sched.cycles(), sched.skipped(), sched.releases()),
+            (1, 3, 4)
+        );
         // Ending exactly on a release is not an overrun past it: that release
         // is served (with zero latency), not skipped.
         let s1 = sched.complete(4_000, 5_000);

@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn limit_uses_the_largest_magnitude_of_signed_metrics() {
-        let mut s = MetricStats::new(true, 0);
+        let mut s = MetricStats::new(true, None);
         s.record(-700);
         s.record(300);
         let c = check_limit("jitter", 500, &s.summary());
@@ -305,7 +305,13 @@ mod tests {
 
     #[test]
     fn end_reason_serialises_kebab_case() {
-        assert_eq!(serde_json::to_string(&EndReason::BreakTrace).unwrap(), "\"break-trace\"");
-        assert_eq!(serde_json::to_string(&ProbeKind::Wakeup).unwrap(), "\"wakeup\"");
+        assert_eq!(
+            serde_json::to_string(&EndReason::BreakTrace).unwrap(),
+            "\"break-trace\""
+        );
+        assert_eq!(
+            serde_json::to_string(&ProbeKind::Wakeup).unwrap(),
+            "\"wakeup\""
+        );
     }
 }

@@ -37,7 +37,12 @@ pub enum Metric {
 }
 
 /// All metrics in storage order.
-pub const METRICS: [Metric; 4] = [Metric::Latency, Metric::Period, Metric::Jitter, Metric::Exec];
+pub const METRICS: [Metric; 4] = [
+    Metric::Latency,
+    Metric::Period,
+    Metric::Jitter,
+    Metric::Exec,
+];
 
 impl Metric {
     /// The metric's value in a sample, if the sample has one.
@@ -59,6 +64,13 @@ impl Metric {
             Metric::Jitter => "jitter",
             Metric::Exec => "exec",
         }
+    }
+
+    /// True for metrics whose share over the user's threshold means something
+    /// (a late wake-up, a large jitter); a period or an execution time is
+    /// compared with its own limit (`--max-exec`) instead.
+    pub fn thresholded(self) -> bool {
+        matches!(self, Metric::Latency | Metric::Jitter)
     }
 
     /// True for metrics with a meaningful negative side.
@@ -114,7 +126,8 @@ impl Sink for &LiveStats {
         // Single writer: plain load-then-store, no read-modify-write needed.
         let lat = s.latency.max(0) as u64;
         self.cycles.store(s.cycle + 1, Relaxed);
-        self.releases.store(s.release_index + 1 + s.skipped, Relaxed);
+        self.releases
+            .store(s.release_index + 1 + s.skipped, Relaxed);
         self.act.store(lat, Relaxed);
         if lat < self.min.load(Relaxed) {
             self.min.store(lat, Relaxed);
@@ -122,9 +135,11 @@ impl Sink for &LiveStats {
         if lat > self.max.load(Relaxed) {
             self.max.store(lat, Relaxed);
         }
-        self.sum.store(self.sum.load(Relaxed).wrapping_add(lat), Relaxed);
+        self.sum
+            .store(self.sum.load(Relaxed).wrapping_add(lat), Relaxed);
         if s.overrun {
-            self.overruns.store(self.overruns.load(Relaxed) + 1, Relaxed);
+            self.overruns
+                .store(self.overruns.load(Relaxed) + 1, Relaxed);
         }
         let e = s.exec.max(0) as u64;
         if e > self.max_exec.load(Relaxed) {
@@ -219,8 +234,13 @@ pub struct Recorder {
 
 impl Recorder {
     /// Preallocates everything a run needs.
-    pub fn new(cfg: &RecorderConfig, rows: rtrb::Producer<WindowRow>, live: Arc<LiveStats>) -> Recorder {
-        let stats = METRICS.map(|m| MetricStats::new(m.signed(), cfg.threshold_ns));
+    pub fn new(
+        cfg: &RecorderConfig,
+        rows: rtrb::Producer<WindowRow>,
+        live: Arc<LiveStats>,
+    ) -> Recorder {
+        let stats = METRICS
+            .map(|m| MetricStats::new(m.signed(), m.thresholded().then_some(cfg.threshold_ns)));
         let outliers = METRICS.map(|_| OutlierKeeper::new(cfg.outliers));
         Recorder {
             stats,
@@ -230,6 +250,14 @@ impl Recorder {
             live,
             t0: cfg.t0,
         }
+    }
+
+    /// Sets the run's first release once it is known (after allocation, so the
+    /// allocation happens before the start barrier).
+    pub fn start_at(&mut self, t0: u64) {
+        self.t0 = t0;
+        self.windows.start_at(t0);
+        self.live.started.store(1, Relaxed);
     }
 
     /// Pushes the last window; call once after the loop.
@@ -290,7 +318,7 @@ mod tests {
         let lat = r.stats[Metric::Latency as usize].summary();
         assert_eq!(lat.count, 4);
         assert_eq!(lat.max, Some(120_000));
-        assert_eq!(lat.over_threshold, 1);
+        assert_eq!(lat.over_threshold, Some(1));
         let h = r.histogram.as_ref().unwrap();
         assert_eq!(h.buckets[3], 1);
         assert_eq!(h.buckets[7], 1);

@@ -132,15 +132,17 @@ pub struct MetricStats {
     pub moments: Moments,
     /// Samples whose magnitude exceeds the threshold.
     pub over_threshold: u64,
-    threshold: u64,
+    threshold: Option<u64>,
     positive: Histogram<u64>,
     negative: Option<Histogram<u64>>,
 }
 
 impl MetricStats {
     /// Preallocates the histograms. `signed` metrics get the negative-side
-    /// histogram; `threshold_ns` is compared with each sample's magnitude.
-    pub fn new(signed: bool, threshold_ns: u64) -> MetricStats {
+    /// histogram; `threshold_ns`, when given, is compared with each sample's
+    /// magnitude (a period or an execution time has no meaningful share over
+    /// a latency threshold, so those metrics get none).
+    pub fn new(signed: bool, threshold_ns: Option<u64>) -> MetricStats {
         let mut s = MetricStats {
             moments: Moments::default(),
             over_threshold: 0,
@@ -166,8 +168,8 @@ impl MetricStats {
         self.negative.is_some()
     }
 
-    /// The threshold in nanoseconds.
-    pub fn threshold(&self) -> u64 {
+    /// The threshold in nanoseconds, if this metric has one.
+    pub fn threshold(&self) -> Option<u64> {
         self.threshold
     }
 
@@ -179,7 +181,7 @@ impl MetricStats {
     #[inline(always)]
     pub fn record(&mut self, v: i64) {
         self.moments.add(v);
-        if v.unsigned_abs() > self.threshold {
+        if v.unsigned_abs() > self.threshold.unwrap_or(u64::MAX) {
             self.over_threshold += 1;
         }
         if v >= 0 {
@@ -249,7 +251,12 @@ impl MetricStats {
     /// The full summary reports print.
     pub fn summary(&self) -> MetricSummary {
         let m = &self.moments;
-        let q = |num, den| self.quantile(num, den);
+        // A bucket's highest equivalent value can lie above the exact max (or,
+        // negated, below the exact min): clamp quantiles to what was seen.
+        let q = |num, den| {
+            self.quantile(num, den)
+                .map(|v| v.clamp(m.min, m.max.max(m.min)))
+        };
         MetricSummary {
             count: m.count,
             min: (m.count > 0).then_some(m.min),
@@ -262,12 +269,14 @@ impl MetricStats {
             p99_9: q(999, 1000),
             p99_99: q(9999, 10000),
             threshold: self.threshold,
-            over_threshold: self.over_threshold,
-            over_threshold_pct: if m.count > 0 {
-                100.0 * self.over_threshold as f64 / m.count as f64
-            } else {
-                0.0
-            },
+            over_threshold: self.threshold.map(|_| self.over_threshold),
+            over_threshold_pct: self.threshold.map(|_| {
+                if m.count > 0 {
+                    100.0 * self.over_threshold as f64 / m.count as f64
+                } else {
+                    0.0
+                }
+            }),
         }
     }
 }
@@ -306,12 +315,12 @@ pub struct MetricSummary {
     pub p99_9: Option<i64>,
     /// 99.99th percentile.
     pub p99_99: Option<i64>,
-    /// The threshold samples were compared with (by magnitude).
-    pub threshold: u64,
+    /// The threshold samples were compared with (by magnitude), if any.
+    pub threshold: Option<u64>,
     /// Samples whose magnitude exceeded the threshold.
-    pub over_threshold: u64,
+    pub over_threshold: Option<u64>,
     /// The same as a percentage of `count`.
-    pub over_threshold_pct: f64,
+    pub over_threshold_pct: Option<f64>,
 }
 
 #[cfg(test)]
@@ -346,7 +355,7 @@ mod tests {
 
     #[test]
     fn quantiles_use_nearest_rank_on_exact_small_values() {
-        let mut s = MetricStats::new(false, 1_000);
+        let mut s = MetricStats::new(false, Some(1_000));
         for v in 1..=1000 {
             s.record(v);
         }
@@ -360,13 +369,13 @@ mod tests {
         assert_eq!(sum.p99_9, Some(999));
         assert_eq!(sum.p99_99, Some(1000));
         assert_eq!(sum.mean, Some(501)); // 500.5 rounds up
-        assert_eq!(sum.over_threshold, 0);
+        assert_eq!(sum.over_threshold, Some(0));
     }
 
     #[test]
     fn signed_metric_keeps_the_negative_side() {
         // Jitter samples: three early cycles, two late ones, one exact.
-        let mut s = MetricStats::new(true, 100);
+        let mut s = MetricStats::new(true, Some(100));
         for v in [-300, -20, -5, 0, 40, 250] {
             s.record(v);
         }
@@ -381,28 +390,33 @@ mod tests {
         assert_eq!(s.value_at_rank(7), None);
         assert_eq!(sum.p50, Some(-5)); // rank ceil(3) = 3
         assert_eq!(sum.p90, Some(250)); // rank ceil(5.4) = 6
-        // |−300| and |250| exceed 100.
-        assert_eq!(sum.over_threshold, 2);
-        assert!((sum.over_threshold_pct - 100.0 * 2.0 / 6.0).abs() < 1e-9);
+                                        // |−300| and |250| exceed 100.
+        assert_eq!(sum.over_threshold, Some(2));
+        assert!((sum.over_threshold_pct.unwrap() - 100.0 * 2.0 / 6.0).abs() < 1e-9);
         assert_eq!(sum.mean, Some(-6)); // −35/6 = −5.83
     }
 
     #[test]
     fn large_values_are_within_histogram_precision_and_clamped() {
-        let mut s = MetricStats::new(false, u64::MAX);
+        let mut s = MetricStats::new(false, None);
         s.record(4_000_123);
         s.record(200_000_000_000); // 200 s: over the histogram's range
         let p50 = s.quantile(1, 2).unwrap();
         assert!((p50 - 4_000_123).abs() <= 4_000, "p50 {p50}");
         assert_eq!(s.moments.max, 200_000_000_000);
         let top = s.quantile(1, 1).unwrap() as u64;
-        assert!(top >= HIST_MAX_NS && top <= HIST_MAX_NS + HIST_MAX_NS / 1000);
+        assert!((HIST_MAX_NS..=HIST_MAX_NS + HIST_MAX_NS / 1000).contains(&top));
+        // The summary never reports a quantile above the exact maximum.
+        let mut t = MetricStats::new(false, None);
+        t.record(3_010_240);
+        assert_eq!(t.summary().p99_99, Some(3_010_240));
+        assert_eq!(t.summary().over_threshold, None);
     }
 
     #[test]
     fn merge_combines_threads() {
-        let mut a = MetricStats::new(true, 10);
-        let mut b = MetricStats::new(true, 10);
+        let mut a = MetricStats::new(true, Some(10));
+        let mut b = MetricStats::new(true, Some(10));
         a.record(5);
         a.record(-20);
         b.record(30);
@@ -410,17 +424,17 @@ mod tests {
         let s = a.summary();
         assert_eq!(s.count, 3);
         assert_eq!((s.min, s.max), (Some(-20), Some(30)));
-        assert_eq!(s.over_threshold, 2);
+        assert_eq!(s.over_threshold, Some(2));
         assert_eq!(a.value_at_rank(1), Some(-20));
         assert_eq!(a.value_at_rank(3), Some(30));
     }
 
     #[test]
     fn empty_metric_summarises_to_nothing() {
-        let s = MetricStats::new(true, 0).summary();
+        let s = MetricStats::new(true, Some(0)).summary();
         assert_eq!(s.count, 0);
         assert_eq!(s.min, None);
         assert_eq!(s.p99, None);
-        assert_eq!(s.over_threshold_pct, 0.0);
+        assert_eq!(s.over_threshold_pct, Some(0.0));
     }
 }

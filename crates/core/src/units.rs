@@ -100,7 +100,7 @@ fn scale_decimal(num: &str, scale: u64, whole: &str) -> Result<u64, UnitError> {
             .map_err(|_| UnitError::NotANumber(whole.to_string()))?;
         let denom = 10u128.pow(frac.len() as u32);
         let scaled = digits * scale as u128;
-        if scaled % denom != 0 {
+        if !scaled.is_multiple_of(denom) {
             return Err(UnitError::TooFine(whole.to_string()));
         }
         value += scaled / denom;
@@ -184,7 +184,7 @@ pub fn format_duration_exact(ns: u64) -> String {
         return "0ns".into();
     }
     for (scale, unit) in UNITS {
-        if ns % scale == 0 {
+        if ns.is_multiple_of(scale) {
             return format!("{}{unit}", ns / scale);
         }
     }

@@ -93,6 +93,12 @@ impl WindowAggregator {
         }
     }
 
+    /// Moves the windows' origin to `t0` (the first release, known only once
+    /// every probe thread is ready).
+    pub fn start_at(&mut self, t0: u64) {
+        self.t0 = t0;
+    }
+
     /// Rows that could not be queued because the writer fell behind.
     pub fn dropped(&self) -> u64 {
         self.dropped
@@ -183,7 +189,15 @@ mod tests {
         let idx: Vec<u64> = rows.iter().map(|r| r.window).collect();
         assert_eq!(idx, vec![0, 1, 2, 3]);
         assert_eq!(rows[0].cycles, 4);
-        assert_eq!(rows[0].stats[Metric::Latency as usize], WindowStat { count: 4, min: 0, max: 3, mean: 2 });
+        assert_eq!(
+            rows[0].stats[Metric::Latency as usize],
+            WindowStat {
+                count: 4,
+                min: 0,
+                max: 3,
+                mean: 2
+            }
+        );
         assert_eq!(rows[0].stats[Metric::Exec as usize].max, 5);
         // Period and jitter have no value for the very first cycle.
         assert_eq!(rows[0].stats[Metric::Period as usize].count, 3);

@@ -23,6 +23,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
+/// The error number of an interrupted call, as [`sleep_until_ns`] returns it.
+pub const EINTR: i32 = libc::EINTR;
+
 /// Nanoseconds per second, for `timespec` conversions.
 const NS_PER_SEC: u64 = 1_000_000_000;
 
@@ -187,6 +190,26 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     }
 }
 
+/// Restricts the calling thread to the CPUs in `cpus` (`sched_setaffinity(0, …)`).
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `cpu` was checked against CPU_SETSIZE, so CPU_SET stays in bounds.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The CPU the calling thread runs on right now (`sched_getcpu(3)`).
 pub fn current_cpu() -> io::Result<usize> {
     // SAFETY: no arguments; returns -1 with errno on failure.
@@ -241,6 +264,17 @@ pub fn block_termination_signals() -> io::Result<()> {
     } else {
         Err(io::Error::from_raw_os_error(rc))
     }
+}
+
+/// True when the calling process may write `path` (`access(path, W_OK)`);
+/// used to refuse an unwritable output path before anything starts.
+pub fn can_write(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
 /// Resource usage of the calling thread that explains latency outliers.

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Wake-up latency fidelity: jitterlab's `wakeup` probe against cyclictest,
+# interleaved on the same CPU (DESIGN rule 10).
+#
+# For each condition (idle; a CPU hog from `stress-ng --cpu 1 --taskset 0`),
+# ROUNDS rounds of one jitterlab run and one cyclictest run of SECS seconds
+# each, same CPU, same priority, same 1 ms interval, alternating which tool
+# goes first. Both write a 1 us histogram in cyclictest's -h format; the
+# summary (bench/summarize_fidelity.py) computes both tools' percentiles from
+# those files with the same code and prints the medians over rounds and the
+# jitterlab/cyclictest ratios as Markdown.
+#
+# Environment (defaults):
+#   ROUNDS=5 SECS=30 CPU=1      rounds per condition, seconds per run, measured CPU
+#   PRIORITY=95 INTERVAL_US=1000 HIST_US=10000
+#   CONDITIONS="idle cpu-stress"   any subset, in this order or another
+#   STRESS_CPU=0                CPU the stress-ng hog is pinned to
+#   PAUSE=1                     seconds of rest between runs
+#   JITTERLAB=target/release/jitterlab   (built with cargo build --release if missing)
+#   OUT=bench/out/fidelity-<date>        output directory
+# Smoke test: ROUNDS=1 SECS=2 bench/fidelity.sh
+#
+# Needs root (SCHED_FIFO, mlockall), rt-tests, stress-ng, python3. Sends no
+# network traffic. Run it on an otherwise idle machine.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+ROUNDS=${ROUNDS:-5}
+SECS=${SECS:-30}
+CPU=${CPU:-1}
+PRIORITY=${PRIORITY:-95}
+INTERVAL_US=${INTERVAL_US:-1000}
+HIST_US=${HIST_US:-10000}
+CONDITIONS=${CONDITIONS:-idle cpu-stress}
+read -r -a CONDS <<<"$CONDITIONS"
+((${#CONDS[@]})) || { echo "fidelity.sh: error: CONDITIONS is empty" >&2; exit 2; }
+STRESS_CPU=${STRESS_CPU:-0}
+PAUSE=${PAUSE:-1}
+JITTERLAB_DEFAULT=target/release/jitterlab
+JITTERLAB=${JITTERLAB:-$JITTERLAB_DEFAULT}
+OUT_DEFAULTED=$([[ -z ${OUT:-} ]] && echo 1 || echo 0)
+OUT=${OUT:-bench/out/fidelity-$(date +%Y%m%d-%H%M%S)}
+
+die() { echo "fidelity.sh: error: $*" >&2; exit 2; }
+note() { echo "fidelity.sh: $*" >&2; }
+
+need() { # need COMMAND DEBIAN-PACKAGE
+    command -v "$1" >/dev/null 2>&1 || die "'$1' not found; install it with: apt-get install -y $2"
+}
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+for v in ROUNDS SECS CPU PRIORITY INTERVAL_US HIST_US STRESS_CPU PAUSE; do
+    is_uint "${!v}" || die "$v=${!v} is not a whole number"
+done
+((ROUNDS >= 1 && SECS >= 1)) || die "ROUNDS and SECS must be at least 1"
+
+need cyclictest rt-tests
+need python3 python3
+need setsid util-linux
+for c in "${CONDS[@]}"; do
+    case $c in
+        idle) ;;
+        cpu-stress) need stress-ng stress-ng ;;
+        *) die "unknown condition '$c' in CONDITIONS; use idle and/or cpu-stress" ;;
+    esac
+done
+[[ $EUID -eq 0 ]] || die "run as root: both tools need SCHED_FIFO priority $PRIORITY and mlockall"
+[[ -d /sys/devices/system/cpu/cpu$CPU ]] || die "CPU $CPU does not exist (set CPU=)"
+
+if [[ ! -x $JITTERLAB ]]; then
+    [[ $JITTERLAB == "$JITTERLAB_DEFAULT" ]] || die "JITTERLAB=$JITTERLAB is not an executable file"
+    note "$JITTERLAB missing; building it (cargo build --release)"
+    cargo build --release
+fi
+
+# --- child processes: tracked by pid, stopped on every exit path ----------
+CHILD=""       # the measuring tool currently running
+STRESS_PID=""  # stress-ng, leader of its own process group (setsid)
+
+stop_stress() {
+    [[ -n $STRESS_PID ]] || return 0
+    kill -TERM -- "-$STRESS_PID" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        kill -0 -- "-$STRESS_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill -KILL -- "-$STRESS_PID" 2>/dev/null || true
+    wait "$STRESS_PID" 2>/dev/null || true
+    STRESS_PID=""
+}
+
+cleanup() {
+    if [[ -n $CHILD ]]; then
+        kill -TERM -- "-$CHILD" 2>/dev/null || true
+        wait "$CHILD" 2>/dev/null || true
+        kill -KILL -- "-$CHILD" 2>/dev/null || true
+        CHILD=""
+    fi
+    stop_stress
+}
+trap cleanup EXIT
+trap 'note "interrupted"; exit 130' INT
+trap 'note "terminated"; exit 143' TERM
+
+# Runs "$@" as the leader of its own process group, in the background, and
+# waits: a signal reaches our trap at once and the trap stops the tool and
+# anything it started.
+# Usage: run_child STDOUT-FILE STDERR-FILE COMMAND... (the redirections are
+# the child's own, so the trap's messages still reach our stderr).
+run_child() {
+    local out=$1 err=$2
+    shift 2
+    if [[ $err == "$out" ]]; then
+        setsid "$@" >"$out" 2>&1 </dev/null &
+    else
+        setsid "$@" >"$out" 2>"$err" </dev/null &
+    fi
+    CHILD=$!
+    local rc=0
+    wait "$CHILD" || rc=$?
+    CHILD=""
+    return "$rc"
+}
+
+start_stress() { # start_stress LOGFILE
+    setsid stress-ng --cpu 1 --taskset "$STRESS_CPU" --timeout 0 >"$1" 2>&1 </dev/null &
+    STRESS_PID=$!
+    sleep 1
+    kill -0 "$STRESS_PID" 2>/dev/null || die "stress-ng did not start; see $1"
+}
+
+run_jitterlab() { # run_jitterlab DIR
+    run_child "$1/jitterlab.log" "$1/jitterlab.log" \
+        "$JITTERLAB" run wakeup --cpus "$CPU" --interval "${INTERVAL_US}us" \
+        --priority "$PRIORITY" --duration "${SECS}s" \
+        --json "$1/jitterlab.json" --histogram "$1/jitterlab.hist" ||
+        die "jitterlab failed; see $1/jitterlab.log"
+}
+
+run_cyclictest() { # run_cyclictest DIR
+    run_child "$1/cyclictest.hist" "$1/cyclictest.log" \
+        cyclictest -m -p"$PRIORITY" -i"$INTERVAL_US" -a"$CPU" -t1 -D"$SECS" -q -h "$HIST_US" ||
+        die "cyclictest failed; see $1/cyclictest.log"
+}
+
+# --- the machine should be quiet -------------------------------------------
+load=$(cut -d' ' -f1 /proc/loadavg)
+if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || awk -v l="$load" 'BEGIN { exit !(l >= 0.5) }'; then
+    note "warning: the machine is not idle (load $load, or a compiler is running); results will be noisy"
+fi
+
+mkdir -p "$OUT"
+printf '%s\n' "${CONDS[@]}" >"$OUT/conditions"
+{
+    echo "date: $(date -Is)"
+    echo "host: $(uname -a)"
+    echo "rt-tests: $(dpkg-query -W -f '${Version}' rt-tests 2>/dev/null || echo unknown)"
+    echo "stress-ng: $(stress-ng --version 2>/dev/null || echo none)"
+    echo "jitterlab: $("$JITTERLAB" --version 2>/dev/null || echo unknown) ($JITTERLAB)"
+    echo "loadavg at start: $(cat /proc/loadavg)"
+    echo "ROUNDS=$ROUNDS SECS=$SECS CPU=$CPU PRIORITY=$PRIORITY INTERVAL_US=$INTERVAL_US HIST_US=$HIST_US"
+    echo "CONDITIONS=$CONDITIONS STRESS_CPU=$STRESS_CPU"
+    echo "jitterlab: $JITTERLAB run wakeup --cpus $CPU --interval ${INTERVAL_US}us --priority $PRIORITY --duration ${SECS}s --json J --histogram H"
+    echo "cyclictest: cyclictest -m -p$PRIORITY -i$INTERVAL_US -a$CPU -t1 -D$SECS -q -h $HIST_US"
+    echo "stress: stress-ng --cpu 1 --taskset $STRESS_CPU --timeout 0"
+} >"$OUT/meta.txt"
+
+nconds=${#CONDS[@]}
+note "$nconds condition(s) x $ROUNDS round(s) x 2 tools x ${SECS}s ~ $((nconds * ROUNDS * 2 * (SECS + PAUSE) + nconds * 2))s; output in $OUT"
+
+for cond in "${CONDS[@]}"; do
+    if [[ $cond == cpu-stress ]]; then
+        start_stress "$OUT/stress-ng.log"
+        note "[$cond] stress-ng running as pid $STRESS_PID on CPU $STRESS_CPU"
+    fi
+    for ((r = 1; r <= ROUNDS; r++)); do
+        dir="$OUT/$cond/round$r"
+        mkdir -p "$dir"
+        if ((r % 2)); then order=(jitterlab cyclictest); else order=(cyclictest jitterlab); fi
+        echo "${order[*]}" >"$dir/order"
+        for tool in "${order[@]}"; do
+            note "[$cond] round $r/$ROUNDS: $tool (${SECS}s)"
+            "run_$tool" "$dir"
+            sleep "$PAUSE"
+        done
+    done
+    if [[ $cond == cpu-stress ]]; then
+        stop_stress
+    fi
+done
+
+python3 bench/summarize_fidelity.py "$OUT" | tee "$OUT/summary.md"
+if ((OUT_DEFAULTED)); then
+    ln -sfn "$(basename "$OUT")" bench/out/fidelity-latest
+fi
+note "summary written to $OUT/summary.md"

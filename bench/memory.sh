@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Memory: does jitterlab's peak memory grow with the length of a run, and is
+# the growth what the window rows it keeps explain?
+#
+# Two runs of the cyclic probe at 100 us, one of SMALL cycles and one of BIG:
+#   /usr/bin/time -f %M jitterlab run cyclic --period 100us --cycles N --cpu CPU --json J
+# %M is the peak resident set size in KiB. Prints, for each run, the peak RSS
+# and threads[0].window_rows from the JSON; then the RSS difference in MiB and
+# how much of it the extra window rows account for.
+#
+# Estimate of a row's cost: ROW_BYTES=200 bytes per row. A WindowRow is
+# 168 bytes (2 x u32 + 4 x u64 + 4 metrics x {count, min, max, mean} x 8
+# bytes); a growing Vec keeps up to twice what it holds and serialising adds
+# some more, so 200 bytes is a round figure in between. The script prints
+# rows x ROW_BYTES as the rows' estimated share of the difference; the rest
+# is everything else (allocator, store, output buffers).
+#
+# Environment (defaults):
+#   BIG=10000000 SMALL=100000   cycles (at 100 us: 1000 s and 10 s)
+#   PERIOD=100us CPU=1 ROW_BYTES=200
+#   JITTERLAB=target/release/jitterlab OUT=bench/out/memory-<date>
+# Smoke test: BIG=50000 SMALL=10000 bench/memory.sh
+#
+# Needs root, the Debian package `time` (/usr/bin/time, not the shell
+# keyword), python3. Sends no network traffic. Run it on an otherwise idle
+# machine.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+BIG=${BIG:-10000000}
+SMALL=${SMALL:-100000}
+PERIOD=${PERIOD:-100us}
+CPU=${CPU:-1}
+ROW_BYTES=${ROW_BYTES:-200}
+JITTERLAB_DEFAULT=target/release/jitterlab
+JITTERLAB=${JITTERLAB:-$JITTERLAB_DEFAULT}
+OUT=${OUT:-bench/out/memory-$(date +%Y%m%d-%H%M%S)}
+
+die() { echo "memory.sh: error: $*" >&2; exit 2; }
+note() { echo "memory.sh: $*" >&2; }
+
+for v in BIG SMALL CPU ROW_BYTES; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v=${!v} is not a whole number"
+done
+((BIG > SMALL && SMALL >= 1)) || die "need BIG > SMALL >= 1 (got BIG=$BIG SMALL=$SMALL)"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time not found; install it with: apt-get install -y time"
+command -v python3 >/dev/null 2>&1 || die "python3 not found; install it with: apt-get install -y python3"
+command -v setsid >/dev/null 2>&1 || die "setsid not found; install it with: apt-get install -y util-linux"
+[[ $EUID -eq 0 ]] || die "run as root: jitterlab needs SCHED_FIFO and mlockall for a real-time run"
+[[ -d /sys/devices/system/cpu/cpu$CPU ]] || die "CPU $CPU does not exist (set CPU=)"
+
+if [[ ! -x $JITTERLAB ]]; then
+    [[ $JITTERLAB == "$JITTERLAB_DEFAULT" ]] || die "JITTERLAB=$JITTERLAB is not an executable file"
+    note "$JITTERLAB missing; building it (cargo build --release)"
+    cargo build --release
+fi
+
+CHILD=""
+cleanup() {
+    if [[ -n $CHILD ]]; then
+        kill -TERM -- "-$CHILD" 2>/dev/null || true
+        wait "$CHILD" 2>/dev/null || true
+        kill -KILL -- "-$CHILD" 2>/dev/null || true
+        CHILD=""
+    fi
+}
+trap cleanup EXIT
+trap 'note "interrupted"; exit 130' INT
+trap 'note "terminated"; exit 143' TERM
+
+# run_child LOGFILE COMMAND...: own process group, in the background, waited
+# for, so the trap can stop it (and what it started).
+run_child() {
+    local log=$1
+    shift
+    setsid "$@" >"$log" 2>&1 </dev/null &
+    CHILD=$!
+    local rc=0
+    wait "$CHILD" || rc=$?
+    CHILD=""
+    return "$rc"
+}
+
+load=$(cut -d' ' -f1 /proc/loadavg)
+if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || awk -v l="$load" 'BEGIN { exit !(l >= 0.5) }'; then
+    note "warning: the machine is not idle (load $load, or a compiler is running); results will be noisy"
+fi
+
+mkdir -p "$OUT"
+{
+    echo "date: $(date -Is)"
+    echo "host: $(uname -a)"
+    echo "jitterlab: $("$JITTERLAB" --version 2>/dev/null || echo unknown) ($JITTERLAB)"
+    echo "BIG=$BIG SMALL=$SMALL PERIOD=$PERIOD CPU=$CPU ROW_BYTES=$ROW_BYTES"
+} >"$OUT/meta.txt"
+
+if [[ $PERIOD =~ ^([0-9]+)(us|ms)$ ]]; then
+    per_us=${BASH_REMATCH[1]}
+    [[ ${BASH_REMATCH[2]} == ms ]] && per_us=$((per_us * 1000))
+    note "about $(((SMALL + BIG) * per_us / 1000000))s of measuring; output in $OUT"
+fi
+
+for n in "$SMALL" "$BIG"; do
+    note "jitterlab run cyclic --period $PERIOD --cycles $n --cpu $CPU"
+    run_child "$OUT/run-$n.log" /usr/bin/time -f %M -o "$OUT/rss-$n.kib" \
+        "$JITTERLAB" run cyclic --period "$PERIOD" --cycles "$n" --cpu "$CPU" \
+        --json "$OUT/run-$n.json" ||
+        die "jitterlab failed; see $OUT/run-$n.log"
+done
+
+python3 - "$OUT" "$SMALL" "$BIG" "$ROW_BYTES" "$PERIOD" <<'EOF' | tee "$OUT/summary.md"
+import json, os, sys
+
+outdir, small, big, row_bytes, period = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+MiB = 1024 * 1024
+
+
+def run(n):
+    with open(os.path.join(outdir, f"rss-{n}.kib")) as f:
+        # /usr/bin/time may put "Command exited with non-zero status" first.
+        kib = int(f.read().split()[-1])
+    with open(os.path.join(outdir, f"run-{n}.json")) as f:
+        rows = json.load(f)["threads"][0]["window_rows"]
+    return kib, rows
+
+
+(ks, rs), (kb, rb) = run(small), run(big)
+print(f"## Peak memory of `jitterlab run cyclic --period {period}`\n")
+print("| cycles | peak RSS (KiB) | peak RSS (MiB) | window rows kept |")
+print("|---:|---:|---:|---:|")
+for n, k, r in [(small, ks, rs), (big, kb, rb)]:
+    print(f"| {n} | {k} | {k / 1024:.1f} | {r} |")
+diff = (kb - ks) * 1024
+rows_bytes = (rb - rs) * row_bytes
+print()
+print(f"- Peak RSS difference: {diff / MiB:.2f} MiB ({kb - ks} KiB) for {big - small} more cycles.")
+print(f"- Extra window rows: {rb - rs}, estimated at {row_bytes} bytes each = {rows_bytes / MiB:.3f} MiB.")
+if diff > 0:
+    print(f"- Share of the difference the rows explain: {100 * rows_bytes / diff:.1f} %.")
+else:
+    print("- The bigger run did not use more memory: nothing grows with the run's length.")
+print(f"\nRow estimate: a WindowRow is 168 bytes (2 x u32, 4 x u64, 4 metrics x 4 x 8 bytes); "
+      f"{row_bytes} bytes allows for a Vec's spare capacity and serialisation. Peak RSS "
+      f"is /usr/bin/time's %M (KiB); it also counts mlockall'd, pre-faulted buffers, which "
+      f"are the same in both runs.")
+EOF
+note "summary written to $OUT/summary.md"

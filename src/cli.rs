@@ -1,0 +1,256 @@
+//! The command line, declared with clap's derive API.
+//!
+//! Every time value on the command line goes through the one unit grammar of
+//! `jitterlab_core::units` (`ns`, `us`, `ms`, `s`, `m`, `h`, `d`), every size
+//! through its size grammar, every CPU list through the kernel's list format.
+//! Parsing here only checks the grammar; what depends on the machine (is the
+//! CPU online? can the file be written?) is checked by `runner::validate`
+//! before any thread starts. Clap reports its own errors with exit status 2,
+//! as jitterlab does for every bad input.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use jitterlab_core::units::{parse_duration, parse_size, CpuList};
+
+/// Measure and prove the real-time determinism of a Linux machine.
+#[derive(Debug, Parser)]
+#[command(name = "jitterlab", version, about, long_about = None)]
+pub struct Cli {
+    /// Root under which every system path (/sys, /proc, /dev) is read and
+    /// written; for testing against fake trees.
+    #[arg(long, global = true, value_name = "DIR", default_value = "/")]
+    pub sysroot: PathBuf,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one probe and print its statistics.
+    #[command(subcommand)]
+    Run(RunCommand),
+}
+
+/// Probes `jitterlab run` can run.
+#[derive(Debug, Subcommand)]
+pub enum RunCommand {
+    /// Control-task emulation: a periodic task with a cache-sensitive scan
+    /// (wake-up latency, period, periodic jitter, execution time, overruns).
+    Cyclic(CyclicArgs),
+    /// Timer wake-up latency on one thread per CPU, as cyclictest measures it.
+    Wakeup(WakeupArgs),
+}
+
+/// `jitterlab run cyclic`.
+#[derive(Debug, Args)]
+pub struct CyclicArgs {
+    /// Task period T0.
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    pub period: u64,
+
+    /// CPU to run the task on [default: the last online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// Compute time of the scan per cycle, calibrated once on the idle probe
+    /// CPU before the run and then fixed (0 for none).
+    #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
+    pub scan: u64,
+
+    /// Memory the scan walks per cycle in a random order, one cache line at a
+    /// time (0 for none).
+    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = size)]
+    pub working_set: u64,
+
+    /// Options every probe shares.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `jitterlab run wakeup`.
+#[derive(Debug, Args)]
+pub struct WakeupArgs {
+    /// Wake-up interval of every thread.
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    pub interval: u64,
+
+    /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
+    /// online CPU but CPU 0 when there is more than one].
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
+
+    /// Options every probe shares.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Scheduling policy of the probe threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_FIFO (real-time).
+    Fifo,
+    /// SCHED_RR (real-time, round robin among equal priorities).
+    Rr,
+    /// SCHED_OTHER (time-sharing; not real-time).
+    Other,
+}
+
+impl PolicyArg {
+    /// The name stored in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyArg::Fifo => "fifo",
+            PolicyArg::Rr => "rr",
+            PolicyArg::Other => "other",
+        }
+    }
+}
+
+/// Options shared by `run cyclic` and `run wakeup`.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// How long to run [default: 10s unless --cycles is given].
+    #[arg(long, value_name = "TIME", value_parser = duration, conflicts_with = "cycles", allow_hyphen_values = true)]
+    pub duration: Option<u64>,
+
+    /// Number of measured cycles per thread, instead of --duration.
+    #[arg(long, value_name = "N")]
+    pub cycles: Option<u64>,
+
+    /// Scheduling policy.
+    #[arg(long, value_enum, default_value = "fifo")]
+    pub policy: PolicyArg,
+
+    /// Real-time priority for fifo/rr (1-99) [default: 95]; not with other.
+    #[arg(long, value_name = "PRIO", allow_negative_numbers = true)]
+    pub priority: Option<i32>,
+
+    /// Nice value for --policy other (-20..19) [default: 0]; not with fifo/rr.
+    #[arg(long, value_name = "NICE", allow_negative_numbers = true)]
+    pub nice: Option<i32>,
+
+    /// Fail (exit 2) when a real-time default (scheduler, pinning, mlockall,
+    /// /dev/cpu_dma_latency) cannot be applied, instead of marking the result
+    /// "not real-time".
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Width of the per-window rows (min, max, mean, count).
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    pub window: u64,
+
+    /// Threshold for the share of samples over it (EPICS tables use 100us).
+    #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
+    pub threshold: u64,
+
+    /// Outliers kept per metric, with cycle number and time since start.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub outliers: usize,
+
+    /// Write the schema-versioned result (statistics, host snapshot, real-time
+    /// set-up) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write the per-window rows as CSV (streamed while running).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write the wake-up latency histogram in cyclictest's text format
+    /// (1 us buckets).
+    #[arg(long, value_name = "FILE")]
+    pub histogram: Option<PathBuf>,
+
+    /// Number of 1 us buckets in --histogram; later wake-ups count as overflows.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub histogram_buckets: usize,
+
+    /// Exit 1 when a wake-up latency exceeds this.
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub max_latency: Option<u64>,
+
+    /// Exit 1 when a periodic jitter's magnitude exceeds this.
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub max_jitter: Option<u64>,
+
+    /// Exit 1 when an execution time exceeds this.
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub max_exec: Option<u64>,
+
+    /// When a wake-up latency exceeds this, mark the kernel trace buffer, stop
+    /// tracing, and end the run (cyclictest's -b).
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub break_trace: Option<u64>,
+
+    /// Show the live status even when stdout is not a terminal (plain lines on
+    /// stderr, once a second).
+    #[arg(long)]
+    pub progress: bool,
+
+    /// Do not hold /dev/cpu_dma_latency at 0 (to measure an untuned baseline).
+    #[arg(long)]
+    pub no_dma_latency: bool,
+}
+
+fn duration(s: &str) -> Result<u64, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn cpu_list(s: &str) -> Result<CpuList, String> {
+    let l = CpuList::parse(s).map_err(|e| e.to_string())?;
+    if l.is_empty() {
+        return Err("the CPU list is empty; name at least one CPU, e.g. 1".into());
+    }
+    Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_of_cyclic() {
+        let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
+        let Command::Run(RunCommand::Cyclic(a)) = cli.command else {
+            panic!("not cyclic")
+        };
+        assert_eq!(a.period, 1_000_000);
+        assert_eq!(a.scan, 100_000);
+        assert_eq!(a.working_set, 256 * 1024);
+        assert_eq!(a.cpu, None);
+        assert_eq!(a.common.policy, PolicyArg::Fifo);
+        assert_eq!(a.common.priority, None);
+        assert_eq!(a.common.window, 1_000_000_000);
+        assert_eq!(a.common.threshold, 100_000);
+        assert_eq!(a.common.outliers, 20);
+    }
+
+    #[test]
+    fn duration_and_cycles_conflict() {
+        let e = Cli::try_parse_from([
+            "jitterlab",
+            "run",
+            "wakeup",
+            "--duration",
+            "1s",
+            "--cycles",
+            "5",
+        ])
+        .unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
+}

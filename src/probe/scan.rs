@@ -1,0 +1,302 @@
+//! The scan workload of the cyclic probe: what a PLC task does each cycle.
+//!
+//! A PLC scan reads its inputs, runs its logic over its data and writes its
+//! outputs. We emulate it in two parts that together are sensitive to the
+//! cache the way real control logic is:
+//!
+//! 1. **Walk** the working set (`--working-set`): one node per 64-byte cache
+//!    line, linked into a single random cycle (Sattolo's algorithm), visited
+//!    in that order with a read-modify-write per line. Each step depends on
+//!    the previous load, so neither out-of-order execution nor the prefetcher
+//!    can hide a miss: when a neighbour evicts these lines, the walk slows.
+//! 2. **Compute**: a fixed number of iterations of a dependent integer
+//!    mixing chain (multiply, add, xor-shift), seeded by the walk's result.
+//!
+//! **Calibration** happens once per run, on the probe CPU, after the thread is
+//! pinned and scheduled and before any neighbour starts. It measures one walk,
+//! then picks the compute iteration count so that walk + compute take
+//! `--scan` on the idle CPU, refines it against full scans, and then the count
+//! stays fixed for the whole run and is stored in the result. Re-calibrating
+//! under load would make every cell's execution time come out at `--scan`
+//! and hide exactly the interference we measure.
+//!
+//! When one walk alone already takes longer than `--scan`, the compute part is
+//! zero and the calibration notes why; the execution time then measures the
+//! walk alone.
+
+use std::hint::black_box;
+
+use jitterlab_core::result::Calibration;
+use jitterlab_sys::monotonic_ns;
+
+/// Size of one working-set node: one cache line.
+pub const LINE: usize = 64;
+
+/// One cache line of the working set.
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Node {
+    next: u32,
+    value: u32,
+    _pad: [u64; 7],
+}
+
+/// A small, fast, deterministic generator (SplitMix64) for the permutation.
+/// Written here rather than pulling in `rand`: eight lines, and a fixed seed
+/// makes the walk order — and so the cache behaviour — the same in every run.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        // Multiply-shift: unbiased enough for a permutation of < 2^32 nodes.
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// The scan workload with its calibrated iteration count.
+pub struct Scan {
+    nodes: Vec<Node>,
+    iterations: u64,
+    acc: u64,
+}
+
+impl Scan {
+    /// Builds a working set of `bytes` (rounded down to whole cache lines;
+    /// below one line means none) linked in one random cycle, and touches it.
+    pub fn new(bytes: u64) -> Scan {
+        let n = (bytes / LINE as u64) as usize;
+        let mut nodes = vec![
+            Node {
+                next: 0,
+                value: 0,
+                _pad: [0; 7]
+            };
+            n
+        ];
+        for (i, v) in single_cycle(n, 0x6A09_E667_F3BC_C908)
+            .into_iter()
+            .enumerate()
+        {
+            nodes[i].next = v;
+        }
+        Scan {
+            nodes,
+            iterations: 0,
+            acc: 1,
+        }
+    }
+
+    /// Cache lines in the working set.
+    #[cfg(test)]
+    pub fn nodes(&self) -> u64 {
+        self.nodes.len() as u64
+    }
+
+    /// One pass over the working set in its random order.
+    #[inline(always)]
+    fn walk(&mut self) {
+        let mut i = 0usize;
+        let mut acc = self.acc;
+        for _ in 0..self.nodes.len() {
+            let node = &mut self.nodes[i];
+            node.value = node.value.wrapping_add(acc as u32);
+            acc = acc.rotate_left(5) ^ node.value as u64;
+            i = node.next as usize;
+        }
+        self.acc = acc;
+    }
+
+    #[inline(always)]
+    fn compute(&mut self, iterations: u64) {
+        let mut x = self.acc | 1;
+        for _ in 0..iterations {
+            x = x
+                .wrapping_mul(0x5851_F42D_4C95_7F2D)
+                .wrapping_add(0x1405_7B7E_F767_814F);
+            x ^= x >> 29;
+        }
+        self.acc = black_box(x);
+    }
+
+    /// One scan: walk, then the calibrated compute.
+    #[inline(always)]
+    pub fn run(&mut self) {
+        self.walk();
+        let it = self.iterations;
+        self.compute(it);
+    }
+
+    /// Calibrates the compute iterations so that one scan takes `target_ns` on
+    /// the calling (idle, pinned) CPU. Takes a few milliseconds to a second.
+    pub fn calibrate(&mut self, cpu: usize, target_ns: u64) -> Calibration {
+        // Warm the caches and the branch predictor.
+        for _ in 0..3 {
+            self.walk();
+        }
+        let pass_ns = if self.nodes.is_empty() {
+            0
+        } else {
+            median_of(15, || {
+                let t = monotonic_ns();
+                self.walk();
+                monotonic_ns() - t
+            })
+        };
+        let mut note = None;
+        if target_ns == 0 {
+            self.iterations = 0;
+        } else if pass_ns >= target_ns {
+            self.iterations = 0;
+            note = Some(format!(
+                "one walk over the working set takes {pass_ns} ns, not less than --scan {target_ns} ns: the scan is the walk alone; use a smaller --working-set or a longer --scan"
+            ));
+        } else {
+            // Cost of the compute chain, from a block long enough to time well.
+            const BLOCK: u64 = 20_000;
+            let block_ns = median_of(11, || {
+                let t = monotonic_ns();
+                self.compute(BLOCK);
+                monotonic_ns() - t
+            })
+            .max(1);
+            let budget = target_ns - pass_ns;
+            self.iterations = (budget as u128 * BLOCK as u128 / block_ns as u128) as u64;
+            // Refine against whole scans: the walk and the chain interact.
+            for _ in 0..3 {
+                let measured = self.measure_scan();
+                if measured == 0 {
+                    break;
+                }
+                let compute_part = measured.saturating_sub(pass_ns).max(1);
+                let scaled = self.iterations as u128 * budget as u128 / compute_part as u128;
+                self.iterations = scaled as u64;
+            }
+        }
+        let measured_scan_ns = self.measure_scan();
+        Calibration {
+            cpu,
+            scan_target_ns: target_ns,
+            working_set_bytes: self.nodes.len() as u64 * LINE as u64,
+            nodes: self.nodes.len() as u64,
+            pass_ns,
+            iterations: self.iterations,
+            measured_scan_ns,
+            note,
+        }
+    }
+
+    fn measure_scan(&mut self) -> u64 {
+        median_of(21, || {
+            let t = monotonic_ns();
+            self.run();
+            monotonic_ns() - t
+        })
+    }
+}
+
+fn median_of(n: usize, mut f: impl FnMut() -> u64) -> u64 {
+    let mut v: Vec<u64> = (0..n).map(|_| f()).collect();
+    v.sort_unstable();
+    v[n / 2]
+}
+
+/// A permutation of `0..n` that forms a single cycle (Sattolo's algorithm):
+/// following `next` from any node visits every node once before returning.
+pub fn single_cycle(n: usize, seed: u64) -> Vec<u32> {
+    assert!(n <= u32::MAX as usize, "working set too large");
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut rng = SplitMix64(seed);
+    // Sattolo: shuffle so that the permutation is one n-cycle, then link
+    // order[i] -> order[i+1].
+    for i in (1..n).rev() {
+        let j = rng.below(i as u64) as usize; // j < i: never a fixed point
+        order.swap(i, j);
+    }
+    let mut next = vec![0u32; n];
+    for i in 0..n {
+        next[order[i] as usize] = order[(i + 1) % n];
+    }
+    next
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutation_is_one_cycle_through_every_node() {
+        for n in [1usize, 2, 3, 64, 4096] {
+            let next = single_cycle(n, 42);
+            let mut seen = vec![false; n];
+            let mut i = 0usize;
+            for _ in 0..n {
+                assert!(!seen[i], "node {i} visited twice with n = {n}");
+                seen[i] = true;
+                i = next[i] as usize;
+            }
+            assert_eq!(i, 0, "the walk returns to its start after n steps");
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn order_is_not_sequential() {
+        let next = single_cycle(4096, 7);
+        let sequential = next
+            .iter()
+            .enumerate()
+            .filter(|(i, &n)| n as usize == i + 1)
+            .count();
+        assert!(sequential < 40, "{sequential} sequential links");
+    }
+
+    #[test]
+    fn working_set_rounds_to_cache_lines() {
+        assert_eq!(Scan::new(256 * 1024).nodes(), 4096);
+        assert_eq!(Scan::new(100).nodes(), 1);
+        assert_eq!(Scan::new(0).nodes(), 0);
+        assert_eq!(std::mem::size_of::<Node>(), LINE);
+    }
+
+    #[test]
+    fn zero_scan_calibrates_to_nothing() {
+        let mut s = Scan::new(0);
+        let c = s.calibrate(0, 0);
+        assert_eq!((c.iterations, c.pass_ns, c.nodes), (0, 0, 0));
+        assert!(c.note.is_none());
+    }
+
+    #[test]
+    fn calibration_lands_near_the_target() {
+        // 2 ms is long enough that timer noise is small against it; the check is
+        // loose because this machine may be busy with other tests.
+        let mut s = Scan::new(64 * 1024);
+        let c = s.calibrate(0, 2_000_000);
+        assert!(c.iterations > 0);
+        assert!(c.pass_ns > 0 && c.pass_ns < 2_000_000);
+        assert!(
+            c.measured_scan_ns > 500_000 && c.measured_scan_ns < 8_000_000,
+            "measured {} ns for a 2 ms target",
+            c.measured_scan_ns
+        );
+    }
+
+    #[test]
+    fn walk_longer_than_target_is_noted() {
+        let mut s = Scan::new(4 * 1024 * 1024);
+        let c = s.calibrate(0, 1_000);
+        assert_eq!(c.iterations, 0);
+        assert!(c
+            .note
+            .unwrap()
+            .starts_with("one walk over the working set takes"));
+    }
+}

@@ -1,0 +1,175 @@
+//! Window rows as CSV, written as they arrive.
+//!
+//! A run of hours produces one row per probe thread per window (1 s by
+//! default); the timeline plot and any spreadsheet want them as a flat table.
+//! [`WindowCsv`] writes the header once when it is created, then one line per
+//! [`WindowRow`], so it can sit at the end of the window writer thread and
+//! stream a file while the probe still runs — nothing is kept in memory.
+//!
+//! Columns, in this order (DESIGN rule 9: a CSV has a header):
+//!
+//! ```text
+//! thread,cpu,window,start_ns,cycles,overruns,
+//! latency_count,latency_min_ns,latency_max_ns,latency_mean_ns,
+//! period_count,period_min_ns,…,exec_mean_ns
+//! ```
+//!
+//! one group of four per metric in [`METRICS`] order. All times are integer
+//! nanoseconds, exactly as measured (DESIGN rule 1); `start_ns` is relative to
+//! the run's first release. When a metric has no sample in a window (period and
+//! jitter have none for the very first cycle) its count is `0` and its
+//! min/max/mean fields are empty rather than a misleading `0`. Every field is a
+//! number or empty, so no quoting is ever needed. Lines end with `\n`.
+//!
+//! Each row is formatted into a reused buffer (no allocation per row once it
+//! has grown) and handed to the writer in a single `write_all`. The writer is
+//! not buffered here: wrap a file in a `BufWriter` and call
+//! [`WindowCsv::flush`] after each batch of rows, so that a crash costs at most
+//! the rows of the last batch (DESIGN rule 7).
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use jitterlab_core::sink::METRICS;
+use jitterlab_core::window::WindowRow;
+
+/// Streams window rows as CSV to `W`.
+#[derive(Debug)]
+pub struct WindowCsv<W: Write> {
+    out: W,
+    line: String,
+}
+
+/// The header line, without its line ending.
+pub fn header() -> String {
+    let mut h = String::from("thread,cpu,window,start_ns,cycles,overruns");
+    for m in METRICS {
+        let n = m.name();
+        // Writing into a String cannot fail.
+        let _ = write!(h, ",{n}_count,{n}_min_ns,{n}_max_ns,{n}_mean_ns");
+    }
+    h
+}
+
+impl<W: Write> WindowCsv<W> {
+    /// Writes the header line and returns the writer.
+    pub fn new(mut out: W) -> io::Result<Self> {
+        let mut line = header();
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+        line.clear();
+        Ok(WindowCsv { out, line })
+    }
+
+    /// Writes one row as one line.
+    pub fn write_row(&mut self, row: &WindowRow) -> io::Result<()> {
+        let l = &mut self.line;
+        l.clear();
+        // Writing into a String cannot fail.
+        let _ = write!(
+            l,
+            "{},{},{},{},{},{}",
+            row.thread, row.cpu, row.window, row.start_ns, row.cycles, row.overruns
+        );
+        for m in METRICS {
+            let s = &row.stats[m as usize];
+            if s.count == 0 {
+                l.push_str(",0,,,");
+            } else {
+                let _ = write!(l, ",{},{},{},{}", s.count, s.min, s.max, s.mean);
+            }
+        }
+        l.push('\n');
+        self.out.write_all(l.as_bytes())
+    }
+
+    /// Flushes the underlying writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jitterlab_core::window::WindowStat;
+
+    fn stat(count: u64, min: i64, max: i64, mean: i64) -> WindowStat {
+        WindowStat {
+            count,
+            min,
+            max,
+            mean,
+        }
+    }
+
+    #[test]
+    fn header_and_two_rows_are_exact() {
+        let first = WindowRow {
+            thread: 0,
+            cpu: 1,
+            window: 0,
+            start_ns: 0,
+            cycles: 4,
+            overruns: 0,
+            stats: [
+                stat(4, 2_100, 13_250, 5_004),
+                // No period or jitter for the very first cycle of the run.
+                stat(3, 999_100, 1_011_000, 1_003_667),
+                stat(3, -900, 11_000, 3_667),
+                stat(4, 500_000, 503_999, 501_250),
+            ],
+        };
+        let second = WindowRow {
+            thread: 1,
+            cpu: 3,
+            window: 7,
+            start_ns: 7_000_000_000,
+            cycles: 1,
+            overruns: 1,
+            stats: [
+                stat(1, 1_200_345, 1_200_345, 1_200_345),
+                WindowStat::default(),
+                WindowStat::default(),
+                stat(1, 2_500_000, 2_500_000, 2_500_000),
+            ],
+        };
+        let mut out = Vec::new();
+        let mut w = WindowCsv::new(&mut out).unwrap();
+        w.write_row(&first).unwrap();
+        w.write_row(&second).unwrap();
+        w.flush().unwrap();
+        let got = String::from_utf8(out).unwrap();
+        let want = "\
+thread,cpu,window,start_ns,cycles,overruns,\
+latency_count,latency_min_ns,latency_max_ns,latency_mean_ns,\
+period_count,period_min_ns,period_max_ns,period_mean_ns,\
+jitter_count,jitter_min_ns,jitter_max_ns,jitter_mean_ns,\
+exec_count,exec_min_ns,exec_max_ns,exec_mean_ns
+0,1,0,0,4,0,4,2100,13250,5004,3,999100,1011000,1003667,3,-900,11000,3667,4,500000,503999,501250
+1,3,7,7000000000,1,1,1,1200345,1200345,1200345,0,,,,0,,,,1,2500000,2500000,2500000
+";
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn every_line_has_the_header_s_field_count() {
+        let fields = header().split(',').count();
+        assert_eq!(fields, 6 + 4 * METRICS.len());
+        let row = WindowRow {
+            thread: 0,
+            cpu: 0,
+            window: 0,
+            start_ns: 0,
+            cycles: 0,
+            overruns: 0,
+            stats: [WindowStat::default(); 4],
+        };
+        let mut out = Vec::new();
+        WindowCsv::new(&mut out).unwrap().write_row(&row).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for line in text.lines() {
+            assert_eq!(line.split(',').count(), fields, "{line}");
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Reporting: turning a finished measurement into text a person or a script
+//! reads.
+//!
+//! Reporting never measures. Every exporter here takes something that is
+//! already finished — a [`RunResult`](jitterlab_core::result::RunResult), a
+//! [`WindowRow`](jitterlab_core::window::WindowRow) that the probe has pushed
+//! out of its hot loop, a [`LatencyHistogram`](jitterlab_core::sink::LatencyHistogram)
+//! whose thread has stopped — and only formats it. Nothing in this module reads
+//! a clock, touches `/sys` or `/proc`, or changes a scheduling setting, so a
+//! report can be rendered again at any time from the stored result, on another
+//! machine, and gives the same bytes (DESIGN "Data flow": measuring never
+//! formats output, reporting never measures; hyperfine keeps its `export/`
+//! apart from `benchmark/` for the same reason).
+//!
+//! The figures stay integer nanoseconds until the very last step, where each
+//! exporter formats them for its reader (DESIGN rule 1):
+//!
+//! * [`text`] — the summary printed on stdout at the end of
+//!   `jitterlab run cyclic|wakeup`: the set-up that decides how to read the
+//!   figures, one statistics table per thread in microseconds with exactly
+//!   nanosecond precision, the worst outliers, and the pass/fail limits.
+//! * [`csv`] — a streaming writer of window rows (one line per thread and
+//!   window, integer nanoseconds) for the timeline plot and spreadsheets.
+//! * [`histogram`] — cyclictest's `-h`/`-H` histogram text, byte for byte,
+//!   so that plotting scripts written for cyclictest read our file unchanged.
+
+pub mod csv;
+pub mod histogram;
+pub mod text;

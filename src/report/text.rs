@@ -1,0 +1,718 @@
+//! The summary a user reads on stdout after `jitterlab run cyclic|wakeup`.
+//!
+//! It answers, in this order: what was measured and under which conditions
+//! (the header — above all whether the result may be called real-time, and if
+//! not, which required default was missing and what to do about it), how much
+//! was measured per thread, the statistics, where the worst samples happened,
+//! and whether the run passed its limits.
+//!
+//! Layout choices:
+//!
+//! * **One table per thread** (and one for all threads combined when the
+//!   result has it): a row per metric in [`METRICS`] order, only metrics that
+//!   have samples; columns
+//!   `min p50 p90 p99 p99.9 p99.99 max mean stddev >thr%`. Every time in the
+//!   tables is printed in microseconds with three decimals, which is exactly
+//!   the nanosecond the core measured — no rounding, no unit switching within
+//!   a column, so columns compare at a glance. Columns are right-aligned at a fixed width of 10 characters,
+//!   enough for ±99 999.999 µs; a wider value pushes its row out rather than
+//!   being cut. The last column, `>thr%`, is the share of samples whose
+//!   magnitude exceeded the threshold named in the table's title, with four
+//!   decimals so that one sample in a million still shows. It is `-` for
+//!   `period`: a period's magnitude is the period itself, so its share over a
+//!   latency threshold would read 100 % and mean nothing.
+//! * **Header values** (period, elapsed, calibration) use the readable unit
+//!   [`format_ns`] picks; the period is printed the way the user typed it.
+//! * **Outliers**: the five largest latencies and the five largest
+//!   |jitter| per thread, with the measured-cycle number (0-based) and the time
+//!   since the first release in seconds (three decimals, truncated), so a spike
+//!   can be matched against a trace or a neighbour's log.
+//! * **Limits** print as `PASS`/`FAIL` lines; for a signed metric the observed
+//!   figure is the largest magnitude, and the line says so (`max |jitter|`).
+//!
+//! The function only formats a finished [`RunResult`]; it reads nothing else,
+//! so the same summary can be printed again from a stored result.
+
+use std::fmt::Write as _;
+
+use jitterlab_core::outlier::Outlier;
+use jitterlab_core::result::{EndReason, ProbeKind, RunResult, ThreadResult};
+use jitterlab_core::sink::{Metric, METRICS};
+use jitterlab_core::stats::MetricSummary;
+use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
+
+/// Outliers listed per metric and thread.
+const OUTLIERS_SHOWN: usize = 5;
+/// Width of a time column.
+const COL: usize = 10;
+/// Width of the metric-name column.
+const NAME: usize = 8;
+/// Width of the `>thr%` column.
+const PCT: usize = 9;
+/// Width of the header's label column.
+const LABEL: usize = 13;
+
+/// Renders the end-of-run summary. The text ends with a newline.
+pub fn summary(r: &RunResult) -> String {
+    let mut o = String::new();
+    header(&mut o, r);
+    if !r.threads.is_empty() {
+        o.push('\n');
+    }
+    for t in &r.threads {
+        thread_line(&mut o, r, t);
+    }
+    for t in &r.threads {
+        o.push('\n');
+        table(
+            &mut o,
+            &format!("CPU {}", t.cpu),
+            r.params.threshold_ns,
+            &t.metrics,
+        );
+    }
+    if let Some(c) = &r.combined {
+        o.push('\n');
+        table(&mut o, "all CPUs combined", r.params.threshold_ns, c);
+    }
+    for t in &r.threads {
+        outliers(&mut o, t);
+    }
+    tail(&mut o, r);
+    o
+}
+
+/// Exact microseconds with three decimals: `12345` ns → `12.345`.
+fn us(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1_000, a % 1_000)
+}
+
+/// [`us`] for unsigned nanoseconds.
+fn us_u(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1_000, ns % 1_000)
+}
+
+/// Seconds with three decimals, truncated: `12345678901` ns → `12.345`.
+fn secs(ns: u64) -> String {
+    format!(
+        "{}.{:03}",
+        ns / 1_000_000_000,
+        (ns % 1_000_000_000) / 1_000_000
+    )
+}
+
+fn readable(ns: u64) -> String {
+    format_ns(i64::try_from(ns).unwrap_or(i64::MAX))
+}
+
+fn or_unknown(s: &str) -> &str {
+    if s.trim().is_empty() {
+        "unknown"
+    } else {
+        s.trim()
+    }
+}
+
+fn metric_by_name(name: &str) -> Option<Metric> {
+    METRICS.into_iter().find(|m| m.name() == name)
+}
+
+// Writing into a String cannot fail; `let _ =` below says so.
+
+fn kv(o: &mut String, label: &str, value: &str) {
+    let _ = writeln!(o, "{label:<LABEL$}{value}");
+}
+
+fn header(o: &mut String, r: &RunResult) {
+    let p = &r.params;
+    let (probe, period_label) = match r.probe {
+        ProbeKind::Cyclic => ("cyclic", "period"),
+        ProbeKind::Wakeup => ("wakeup", "interval"),
+    };
+    kv(o, "probe", probe);
+    kv(o, period_label, &format_duration_exact(p.period_ns));
+    let cpus: CpuList = p.cpus.iter().copied().collect();
+    kv(o, "cpus", &cpus.to_string());
+    let mut policy = p.policy.clone();
+    if let Some(prio) = p.priority {
+        let _ = write!(policy, ", priority {prio}");
+    }
+    if let Some(nice) = p.nice {
+        let _ = write!(policy, ", nice {nice}");
+    }
+    kv(o, "policy", &policy);
+    let h = &r.host;
+    kv(
+        o,
+        "kernel",
+        &format!(
+            "{} (preemption {})",
+            or_unknown(&h.kernel_release),
+            or_unknown(&h.preemption)
+        ),
+    );
+    kv(o, "clocksource", or_unknown(&h.clocksource));
+    if r.realtime.realtime {
+        kv(o, "real-time", "yes");
+    } else {
+        kv(
+            o,
+            "real-time",
+            "NO - these figures do not describe real-time behaviour:",
+        );
+        for d in r
+            .realtime
+            .defaults
+            .iter()
+            .filter(|d| d.required && !d.applied)
+        {
+            let _ = writeln!(
+                o,
+                "{:LABEL$}- {} (requested {}): {}",
+                "", d.name, d.requested, d.detail
+            );
+        }
+    }
+    match r.end {
+        EndReason::Completed => {}
+        EndReason::Interrupted => kv(
+            o,
+            "end",
+            "interrupted by SIGINT/SIGTERM before the requested length",
+        ),
+        EndReason::BreakTrace => kv(o, "end", "stopped by --break-trace"),
+    }
+    kv(o, "elapsed", &readable(r.elapsed_ns));
+}
+
+fn thread_line(o: &mut String, r: &RunResult, t: &ThreadResult) {
+    let _ = writeln!(
+        o,
+        "CPU {}: cycles {}, releases {}, skipped {}, overruns {}",
+        t.cpu, t.cycles, t.releases, t.skipped, t.overruns
+    );
+    if r.probe == ProbeKind::Cyclic {
+        if let Some(c) = &t.calibration {
+            let _ = writeln!(
+                o,
+                "  calibration: {} iterations, pass {}, measured scan {} (target {})",
+                c.iterations,
+                readable(c.pass_ns),
+                readable(c.measured_scan_ns),
+                readable(c.scan_target_ns)
+            );
+            if let Some(note) = &c.note {
+                let _ = writeln!(o, "  calibration note: {note}");
+            }
+        }
+    }
+    if t.dropped_rows > 0 {
+        let _ = writeln!(
+            o,
+            "  window rows dropped: {} of {} (the writer fell behind)",
+            t.dropped_rows,
+            t.window_rows + t.dropped_rows
+        );
+    }
+}
+
+fn table(
+    o: &mut String,
+    title: &str,
+    threshold_ns: u64,
+    metrics: &std::collections::BTreeMap<String, MetricSummary>,
+) {
+    let _ = writeln!(o, "{title} (us, threshold {}us)", us_u(threshold_ns));
+    let _ = write!(o, "{:<NAME$}", "metric");
+    for h in [
+        "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean", "stddev",
+    ] {
+        let _ = write!(o, "{h:>COL$}");
+    }
+    let _ = writeln!(o, "{:>PCT$}", ">thr%");
+    let mut rows = 0;
+    for m in METRICS {
+        let Some(s) = metrics.get(m.name()).filter(|s| s.count > 0) else {
+            continue;
+        };
+        rows += 1;
+        let _ = write!(o, "{:<NAME$}", m.name());
+        for v in [
+            s.min, s.p50, s.p90, s.p99, s.p99_9, s.p99_99, s.max, s.mean, s.stddev,
+        ] {
+            let cell = v.map_or_else(|| "-".to_string(), us);
+            let _ = write!(o, "{cell:>COL$}");
+        }
+        // Only latency and jitter are compared with the threshold; a period's
+        // or an execution time's share over a latency threshold says nothing.
+        match s.over_threshold_pct {
+            Some(pct) => {
+                let _ = writeln!(o, "{pct:>PCT$.4}");
+            }
+            None => {
+                let _ = writeln!(o, "{:>PCT$}", "-");
+            }
+        }
+    }
+    if rows == 0 {
+        o.push_str("(no samples)\n");
+    }
+}
+
+fn outliers(o: &mut String, t: &ThreadResult) {
+    for (m, label) in [(Metric::Latency, "latency"), (Metric::Jitter, "|jitter|")] {
+        let Some(kept) = t.outliers.get(m.name()).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let mut v: Vec<Outlier> = kept.clone();
+        v.sort_by(|a, b| {
+            b.value
+                .unsigned_abs()
+                .cmp(&a.value.unsigned_abs())
+                .then(a.cycle.cmp(&b.cycle))
+        });
+        let _ = writeln!(o, "\nlargest {label}, CPU {}:", t.cpu);
+        for x in v.iter().take(OUTLIERS_SHOWN) {
+            let _ = writeln!(
+                o,
+                "{:>12}us  cycle {:>9}  at {:>9}s",
+                us(x.value),
+                x.cycle,
+                secs(x.since_start_ns)
+            );
+        }
+    }
+}
+
+fn tail(o: &mut String, r: &RunResult) {
+    if !r.limits.is_empty() {
+        o.push('\n');
+    }
+    for l in &r.limits {
+        let what = match metric_by_name(&l.metric) {
+            Some(m) if m.signed() => format!("max |{}|", l.metric),
+            _ => "max".to_string(),
+        };
+        let (verdict, op) = if l.exceeded {
+            ("FAIL", ">")
+        } else {
+            ("PASS", "<=")
+        };
+        let _ = writeln!(
+            o,
+            "{verdict} {}: {what} {}us {op} limit {}us",
+            l.metric,
+            us_u(l.observed_ns),
+            us_u(l.limit_ns)
+        );
+    }
+    if let Some(b) = &r.break_event {
+        let stopped = if b.tracing_stopped {
+            "tracing stopped"
+        } else {
+            "tracing not stopped"
+        };
+        let _ = write!(
+            o,
+            "\nbreak-trace: latency {}us on CPU {} at cycle {}, {stopped}",
+            us_u(b.latency_ns),
+            b.cpu,
+            b.cycle
+        );
+        if b.detail.trim().is_empty() {
+            o.push('\n');
+        } else {
+            let _ = writeln!(o, ": {}", b.detail.trim());
+        }
+    }
+    if !r.warnings.is_empty() {
+        o.push('\n');
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "warning: {w}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    use jitterlab_core::result::{
+        BreakEvent, Calibration, DefaultStatus, HostSnapshot, LimitCheck, Params, RealtimeReport,
+        UsageDelta, SCHEMA_VERSION,
+    };
+
+    /// A summary; `over`/`pct` of `None` for metrics without a threshold.
+    fn ms(count: u64, v: [i64; 9], over: Option<u64>, pct: Option<f64>) -> MetricSummary {
+        MetricSummary {
+            count,
+            min: Some(v[0]),
+            p50: Some(v[1]),
+            p90: Some(v[2]),
+            p99: Some(v[3]),
+            p99_9: Some(v[4]),
+            p99_99: Some(v[5]),
+            max: Some(v[6]),
+            mean: Some(v[7]),
+            stddev: Some(v[8]),
+            threshold: over.map(|_| 100_000),
+            over_threshold: over,
+            over_threshold_pct: pct,
+        }
+    }
+
+    fn out(value: i64, cycle: u64, since_start_ns: u64) -> Outlier {
+        Outlier {
+            value,
+            cycle,
+            since_start_ns,
+        }
+    }
+
+    fn default(
+        name: &str,
+        requested: &str,
+        applied: bool,
+        required: bool,
+        detail: &str,
+    ) -> DefaultStatus {
+        DefaultStatus {
+            name: name.into(),
+            requested: requested.into(),
+            applied,
+            detail: detail.into(),
+            required,
+        }
+    }
+
+    /// One cyclic thread, not real-time, interrupted, one limit failed.
+    fn small_cyclic() -> RunResult {
+        let mut metrics = BTreeMap::new();
+        metrics.insert(
+            "latency".to_string(),
+            ms(
+                4000,
+                [
+                    2_100, 3_050, 4_999, 12_345, 88_000, 1_234_567, 1_234_567, 3_412, 20_001,
+                ],
+                Some(1),
+                Some(0.025),
+            ),
+        );
+        metrics.insert(
+            "jitter".to_string(),
+            ms(
+                3999,
+                [
+                    -250_000, 1, 900, 9_000, 80_000, 1_230_000, 1_230_000, 0, 19_876,
+                ],
+                Some(2),
+                Some(0.05001250312578145),
+            ),
+        );
+        // A metric without samples gets no row.
+        metrics.insert(
+            "period".to_string(),
+            MetricSummary {
+                count: 0,
+                min: None,
+                max: None,
+                mean: None,
+                stddev: None,
+                p50: None,
+                p90: None,
+                p99: None,
+                p99_9: None,
+                p99_99: None,
+                threshold: None,
+                over_threshold: None,
+                over_threshold_pct: None,
+            },
+        );
+        let mut outliers = BTreeMap::new();
+        outliers.insert(
+            "latency".to_string(),
+            vec![
+                out(12_000, 7, 7_000_000),
+                out(1_234_567, 2_500, 2_501_234_567),
+                out(88_000, 3_999, 3_999_088_000),
+            ],
+        );
+        outliers.insert(
+            "jitter".to_string(),
+            vec![
+                out(-250_000, 2_501, 2_501_000_000),
+                out(1_230_000, 2_500, 2_501_234_567),
+                out(9_000, 11, 11_009_000),
+                out(-9_000, 10, 10_000_000),
+                out(8_000, 12, 12_008_000),
+                out(7_000, 13, 13_007_000),
+            ],
+        );
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            tool: "jitterlab".into(),
+            tool_version: "0.1.0".into(),
+            probe: ProbeKind::Cyclic,
+            started_at: "2025-01-02T03:04:05Z".into(),
+            elapsed_ns: 4_000_123_456,
+            end: EndReason::Interrupted,
+            interrupted: true,
+            command_line: vec!["jitterlab".into(), "run".into(), "cyclic".into()],
+            params: Params {
+                period_ns: 1_000_000,
+                duration_ns: Some(10_000_000_000),
+                cycles: None,
+                cpus: vec![1],
+                policy: "fifo".into(),
+                priority: Some(95),
+                nice: None,
+                scan_ns: 500_000,
+                working_set_bytes: 262_144,
+                window_ns: 1_000_000_000,
+                threshold_ns: 100_000,
+                break_trace_ns: None,
+                strict: false,
+            },
+            realtime: RealtimeReport {
+                realtime: false,
+                defaults: vec![
+                    default(
+                        "scheduler",
+                        "fifo 95",
+                        false,
+                        true,
+                        "EPERM: run as root or grant CAP_SYS_NICE",
+                    ),
+                    default("mlockall", "MCL_CURRENT|MCL_FUTURE", true, true, "ok"),
+                    default(
+                        "cpu_dma_latency",
+                        "0",
+                        false,
+                        false,
+                        "/dev/cpu_dma_latency missing",
+                    ),
+                ],
+            },
+            host: HostSnapshot {
+                hostname: "plc1".into(),
+                kernel_release: "6.1.0-28-rt-amd64".into(),
+                preemption: "rt".into(),
+                realtime_kernel: true,
+                clocksource: "tsc".into(),
+                ..HostSnapshot::default()
+            },
+            threads: vec![ThreadResult {
+                thread: 0,
+                cpu: 1,
+                tid: 4242,
+                cycles: 4000,
+                releases: 4001,
+                skipped: 1,
+                overruns: 1,
+                metrics,
+                outliers,
+                calibration: Some(Calibration {
+                    cpu: 1,
+                    scan_target_ns: 500_000,
+                    working_set_bytes: 262_144,
+                    nodes: 4096,
+                    pass_ns: 12_345,
+                    iterations: 40,
+                    measured_scan_ns: 498_765,
+                    note: None,
+                }),
+                usage: UsageDelta::default(),
+                window_rows: 5,
+                dropped_rows: 0,
+            }],
+            combined: None,
+            limits: vec![
+                LimitCheck {
+                    metric: "latency".into(),
+                    limit_ns: 1_000_000,
+                    observed_ns: 1_234_567,
+                    exceeded: true,
+                },
+                LimitCheck {
+                    metric: "jitter".into(),
+                    limit_ns: 2_000_000,
+                    observed_ns: 1_230_000,
+                    exceeded: false,
+                },
+            ],
+            break_event: None,
+            warnings: vec!["RT throttling is on (kernel.sched_rt_runtime_us = 950000)".into()],
+        }
+    }
+
+    #[test]
+    fn small_cyclic_run_prints_exactly() {
+        let want = "\
+probe        cyclic
+period       1ms
+cpus         1
+policy       fifo, priority 95
+kernel       6.1.0-28-rt-amd64 (preemption rt)
+clocksource  tsc
+real-time    NO - these figures do not describe real-time behaviour:
+             - scheduler (requested fifo 95): EPERM: run as root or grant CAP_SYS_NICE
+end          interrupted by SIGINT/SIGTERM before the requested length
+elapsed      4.000s
+
+CPU 1: cycles 4000, releases 4001, skipped 1, overruns 1
+  calibration: 40 iterations, pass 12.345us, measured scan 498.765us (target 500.000us)
+
+CPU 1 (us, threshold 100.000us)
+metric         min       p50       p90       p99     p99.9    p99.99       max      mean    stddev    >thr%
+latency      2.100     3.050     4.999    12.345    88.000  1234.567  1234.567     3.412    20.001   0.0250
+jitter    -250.000     0.001     0.900     9.000    80.000  1230.000  1230.000     0.000    19.876   0.0500
+
+largest latency, CPU 1:
+    1234.567us  cycle      2500  at     2.501s
+      88.000us  cycle      3999  at     3.999s
+      12.000us  cycle         7  at     0.007s
+
+largest |jitter|, CPU 1:
+    1230.000us  cycle      2500  at     2.501s
+    -250.000us  cycle      2501  at     2.501s
+      -9.000us  cycle        10  at     0.010s
+       9.000us  cycle        11  at     0.011s
+       8.000us  cycle        12  at     0.012s
+
+FAIL latency: max 1234.567us > limit 1000.000us
+PASS jitter: max |jitter| 1230.000us <= limit 2000.000us
+
+warning: RT throttling is on (kernel.sched_rt_runtime_us = 950000)
+";
+        let got = summary(&small_cyclic());
+        assert_eq!(got, want, "\n--- got ---\n{got}");
+    }
+
+    #[test]
+    fn wakeup_with_two_threads_prints_combined_and_break_trace() {
+        let mut r = small_cyclic();
+        r.probe = ProbeKind::Wakeup;
+        r.end = EndReason::BreakTrace;
+        r.realtime = RealtimeReport {
+            realtime: true,
+            defaults: vec![],
+        };
+        r.params.cpus = vec![0, 1];
+        r.params.period_ns = 250_000;
+        r.params.policy = "other".into();
+        r.params.priority = None;
+        r.params.nice = Some(0);
+        r.host.preemption = String::new();
+        r.host.clocksource = String::new();
+        r.elapsed_ns = 999_999;
+        let lat = ms(
+            2,
+            [
+                5_000, 5_000, 7_000, 7_000, 7_000, 7_000, 7_000, 6_000, 1_000,
+            ],
+            Some(0),
+            Some(0.0),
+        );
+        let mut metrics = BTreeMap::new();
+        metrics.insert("latency".to_string(), lat.clone());
+        let t0 = ThreadResult {
+            cpu: 0,
+            thread: 0,
+            metrics: metrics.clone(),
+            outliers: BTreeMap::new(),
+            calibration: None,
+            cycles: 2,
+            releases: 2,
+            skipped: 0,
+            overruns: 0,
+            window_rows: 1,
+            dropped_rows: 2,
+            ..r.threads[0].clone()
+        };
+        let t1 = ThreadResult {
+            cpu: 1,
+            thread: 1,
+            ..t0.clone()
+        };
+        r.threads = vec![t0, t1];
+        let mut combined = BTreeMap::new();
+        combined.insert(
+            "latency".to_string(),
+            ms(
+                4,
+                [
+                    5_000, 5_000, 7_000, 7_000, 7_000, 7_000, 7_000, 6_000, 1_000,
+                ],
+                Some(0),
+                Some(0.0),
+            ),
+        );
+        combined.insert(
+            "period".to_string(),
+            ms(
+                2,
+                [
+                    249_000, 250_000, 251_000, 251_000, 251_000, 251_000, 251_000, 250_000, 1_000,
+                ],
+                None,
+                None,
+            ),
+        );
+        r.combined = Some(combined);
+        r.limits.clear();
+        r.warnings.clear();
+        r.break_event = Some(BreakEvent {
+            cpu: 1,
+            cycle: 1,
+            latency_ns: 7_000,
+            tracing_stopped: true,
+            detail: "trace in /sys/kernel/tracing/trace".into(),
+        });
+        let want = "\
+probe        wakeup
+interval     250us
+cpus         0-1
+policy       other, nice 0
+kernel       6.1.0-28-rt-amd64 (preemption unknown)
+clocksource  unknown
+real-time    yes
+end          stopped by --break-trace
+elapsed      999.999us
+
+CPU 0: cycles 2, releases 2, skipped 0, overruns 0
+  window rows dropped: 2 of 3 (the writer fell behind)
+CPU 1: cycles 2, releases 2, skipped 0, overruns 0
+  window rows dropped: 2 of 3 (the writer fell behind)
+
+CPU 0 (us, threshold 100.000us)
+metric         min       p50       p90       p99     p99.9    p99.99       max      mean    stddev    >thr%
+latency      5.000     5.000     7.000     7.000     7.000     7.000     7.000     6.000     1.000   0.0000
+
+CPU 1 (us, threshold 100.000us)
+metric         min       p50       p90       p99     p99.9    p99.99       max      mean    stddev    >thr%
+latency      5.000     5.000     7.000     7.000     7.000     7.000     7.000     6.000     1.000   0.0000
+
+all CPUs combined (us, threshold 100.000us)
+metric         min       p50       p90       p99     p99.9    p99.99       max      mean    stddev    >thr%
+latency      5.000     5.000     7.000     7.000     7.000     7.000     7.000     6.000     1.000   0.0000
+period     249.000   250.000   251.000   251.000   251.000   251.000   251.000   250.000     1.000        -
+
+break-trace: latency 7.000us on CPU 1 at cycle 1, tracing stopped: trace in /sys/kernel/tracing/trace
+";
+        let got = summary(&r);
+        assert_eq!(got, want, "\n--- got ---\n{got}");
+    }
+
+    #[test]
+    fn microseconds_are_exact_to_the_nanosecond() {
+        assert_eq!(us(12_345), "12.345");
+        assert_eq!(us(-1), "-0.001");
+        assert_eq!(us(0), "0.000");
+        assert_eq!(us(100_000_000_007), "100000000.007");
+        assert_eq!(secs(2_501_999_999), "2.501");
+    }
+}

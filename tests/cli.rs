@@ -1,0 +1,625 @@
+//! Command-line tests: every bad input with its exact message and exit status
+//! 2 (and nothing written), and real short runs whose figures must satisfy the
+//! accounting identities and physical bounds.
+//!
+//! Runs that start real-time threads or touch the machine are `#[serial]`, so
+//! they never disturb each other. They need root for SCHED_FIFO, mlockall and
+//! /dev/cpu_dma_latency; without it they still run, and assert that the result
+//! is honestly marked "not real-time" instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serial_test::serial;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn jl() -> Command {
+    Command::cargo_bin("jitterlab").unwrap()
+}
+
+fn is_root() -> bool {
+    jitterlab_sys::effective_uid() == 0
+}
+
+/// Runs jitterlab against the 2-CPU fixture tree and expects a bad-input
+/// refusal with exactly `message`.
+fn refuses(args: &[&str], message: &str) {
+    let out = jl()
+        .arg("--sysroot")
+        .arg(fixture("sysroot-vm"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "args {args:?}");
+    assert!(out.stdout.is_empty(), "nothing on stdout for {args:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("jitterlab: error: {message}\n"),
+        "args {args:?}"
+    );
+}
+
+#[test]
+fn unknown_unit_is_refused() {
+    refuses(
+        &["run", "cyclic", "--period", "10x"],
+        "invalid value '10x' for '--period <TIME>': \"10x\" has unknown unit \"x\"; use one of ns, us, ms, s, m, h, d (see jitterlab --help)",
+    );
+}
+
+#[test]
+fn missing_unit_is_refused() {
+    refuses(
+        &["run", "wakeup", "--interval", "1000"],
+        "invalid value '1000' for '--interval <TIME>': \"1000\" has no unit; add one of ns, us, ms, s, m, h, d (e.g. 1000us) (see jitterlab --help)",
+    );
+}
+
+#[test]
+fn zero_and_negative_periods_are_refused() {
+    refuses(
+        &["run", "cyclic", "--period", "0ms"],
+        "--period must be positive; give e.g. --period 1ms",
+    );
+    refuses(
+        &["run", "cyclic", "--period", "-1ms"],
+        "invalid value '-1ms' for '--period <TIME>': \"-1ms\" is negative; give a positive value (see jitterlab --help)",
+    );
+    refuses(
+        &["run", "wakeup", "--interval", "0us"],
+        "--interval must be positive; give e.g. --interval 1ms",
+    );
+}
+
+#[test]
+fn scan_not_shorter_than_period_is_refused() {
+    refuses(
+        &["run", "cyclic", "--period", "1ms", "--scan", "2ms"],
+        "--scan 2ms is not shorter than --period 1ms; shorten the scan or lengthen the period",
+    );
+    refuses(
+        &["run", "cyclic", "--period", "250us", "--scan", "250us"],
+        "--scan 250us is not shorter than --period 250us; shorten the scan or lengthen the period",
+    );
+}
+
+#[test]
+fn offline_cpus_are_refused() {
+    refuses(
+        &["run", "cyclic", "--cpu", "7"],
+        "CPU 7 is not online (online CPUs: 0-1); choose one of them with --cpu",
+    );
+    refuses(
+        &["run", "wakeup", "--cpus", "1,3"],
+        "CPU 3 in --cpus is not online (online CPUs: 0-1); choose CPUs from that list",
+    );
+    refuses(
+        &["run", "wakeup", "--cpus", "1-"],
+        "invalid value '1-' for '--cpus <LIST>': \"1-\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online) (see jitterlab --help)",
+    );
+}
+
+#[test]
+fn priorities_outside_the_policy_range_are_refused() {
+    refuses(
+        &["run", "cyclic", "--priority", "100"],
+        "--priority 100 is outside 1-99 for --policy fifo; choose a priority in that range",
+    );
+    refuses(
+        &["run", "wakeup", "--policy", "rr", "--priority", "0"],
+        "--priority 0 is outside 1-99 for --policy rr; choose a priority in that range",
+    );
+    refuses(
+        &["run", "cyclic", "--policy", "other", "--priority", "5"],
+        "--priority 5 is not allowed with --policy other; use --nice to weight a time-sharing thread, or --policy fifo",
+    );
+    refuses(
+        &["run", "cyclic", "--nice", "3"],
+        "--nice 3 applies only to --policy other; use --priority with --policy fifo",
+    );
+    refuses(
+        &["run", "cyclic", "--policy", "other", "--nice", "30"],
+        "--nice 30 is outside -20..19; choose a nice value in that range",
+    );
+    refuses(
+        &["run", "cyclic", "--policy", "other", "--strict"],
+        "--strict needs a real-time policy, and --policy other is never real-time; use --policy fifo or rr",
+    );
+}
+
+#[test]
+fn other_bad_values_are_refused() {
+    refuses(
+        &["run", "cyclic", "--duration", "0s"],
+        "--duration must be positive; give e.g. --duration 10s",
+    );
+    refuses(
+        &["run", "cyclic", "--cycles", "0"],
+        "--cycles must be at least 1",
+    );
+    refuses(
+        &["run", "cyclic", "--window", "0s"],
+        "--window must be positive; give e.g. --window 1s",
+    );
+    refuses(
+        &["run", "cyclic", "--break-trace", "0us"],
+        "--break-trace must be positive; give e.g. --break-trace 500us",
+    );
+    refuses(
+        &["run", "wakeup", "--histogram-buckets", "0"],
+        "--histogram-buckets must be at least 1",
+    );
+    refuses(
+        &["run", "cyclic", "--working-set", "3parsecs"],
+        "invalid value '3parsecs' for '--working-set <SIZE>': \"3parsecs\" has unknown size suffix \"parsecs\"; use B, K, KiB, M, MiB, G or GiB (see jitterlab --help)",
+    );
+    refuses(
+        &["run", "cyclic", "--duration", "1s", "--cycles", "5"],
+        "the argument '--duration <TIME>' cannot be used with '--cycles <N>' (see jitterlab --help)",
+    );
+    refuses(
+        &["run", "cyclic", "--policy", "deadline"],
+        "invalid value 'deadline' for '--policy <POLICY>' (see jitterlab --help)",
+    );
+}
+
+#[test]
+fn unwritable_outputs_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("ok.csv");
+    let ok_s = ok.to_str().unwrap();
+    refuses(
+        &["run", "cyclic", "--csv", ok_s, "--json", "/nonexistent/dir/r.json"],
+        "--json /nonexistent/dir/r.json: directory /nonexistent/dir does not exist; create it or choose another path",
+    );
+    let d = dir.path().to_str().unwrap();
+    refuses(
+        &["run", "wakeup", "--histogram", d],
+        &format!("--histogram {d} is a directory; give a file path"),
+    );
+    // The valid --csv path was not created: nothing changes on bad input.
+    assert!(!ok.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn help_lists_every_flag() {
+    let out = jl().args(["run", "cyclic", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--period",
+        "--cpu",
+        "--scan",
+        "--working-set",
+        "--duration",
+        "--cycles",
+        "--policy",
+        "--priority",
+        "--nice",
+        "--strict",
+        "--window",
+        "--threshold",
+        "--outliers",
+        "--json",
+        "--csv",
+        "--histogram",
+        "--histogram-buckets",
+        "--max-latency",
+        "--max-jitter",
+        "--max-exec",
+        "--break-trace",
+        "--progress",
+        "--no-dma-latency",
+        "--sysroot",
+    ] {
+        assert!(help.contains(flag), "help lacks {flag}");
+    }
+}
+
+fn last_online_cpu() -> usize {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    jitterlab_core::units::CpuList::parse(&online)
+        .unwrap()
+        .iter()
+        .last()
+        .unwrap()
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+fn i(v: &serde_json::Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("not an i64: {v}"))
+}
+
+#[test]
+#[serial]
+fn real_cyclic_run_satisfies_the_accounting_and_physics() {
+    if !is_root() {
+        eprintln!(
+            "note: not root: SCHED_FIFO/mlockall unavailable; checking the not-real-time path"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("w.csv");
+    let hist = dir.path().join("h.txt");
+    let cpu = last_online_cpu();
+    let out = jl()
+        .args(["run", "cyclic", "--duration", "2s", "--period", "1ms"])
+        .args([
+            "--cpu",
+            &cpu.to_string(),
+            "--scan",
+            "50us",
+            "--working-set",
+            "64KiB",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--histogram")
+        .arg(&hist)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    assert_eq!(u(&r["schema_version"]), 1);
+    assert_eq!(r["probe"], "cyclic");
+    assert_eq!(r["end"], "completed");
+    assert_eq!(r["interrupted"], false);
+    assert_eq!(r["realtime"]["realtime"], is_root());
+    let t = &r["threads"][0];
+    assert_eq!(u(&t["cpu"]), cpu as u64);
+    // 2 s of 1 ms releases; every release is measured or skipped.
+    assert_eq!(u(&t["releases"]), 2000);
+    assert_eq!(u(&t["cycles"]) + u(&t["skipped"]), u(&t["releases"]));
+    assert!(u(&t["overruns"]) <= u(&t["skipped"]));
+    let cal = &t["calibration"];
+    assert_eq!(u(&cal["nodes"]), 1024);
+    assert_eq!(u(&cal["scan_target_ns"]), 50_000);
+    let m = &t["metrics"];
+    let lat = &m["latency"];
+    assert_eq!(u(&lat["count"]), u(&t["cycles"]));
+    // A wake-up is never early, and never later than the whole run.
+    assert!(i(&lat["min"]) >= 0);
+    assert!(i(&lat["max"]) < 2_000_000_000);
+    assert!(i(&lat["min"]) <= i(&lat["p50"]) && i(&lat["p50"]) <= i(&lat["p99"]));
+    // Periods average to T0 (within the scheduling noise of a VM).
+    let per = &m["period"];
+    assert_eq!(u(&per["count"]), u(&t["cycles"]) - 1);
+    let mean = i(&per["mean"]);
+    assert!((900_000..1_300_000).contains(&mean), "mean period {mean}");
+    // Jitter is signed: its minimum is at most 0 and its mean close to 0.
+    let jit = &m["jitter"];
+    assert!(i(&jit["min"]) <= 0 && i(&jit["max"]) >= 0);
+    // Execution time is positive and includes the walk.
+    let exec = &m["exec"];
+    assert!(i(&exec["min"]) > 0);
+    assert!(i(&exec["max"]) < 2_000_000_000);
+    if is_root() {
+        assert_eq!(u(&t["usage"]["major_faults"]), 0);
+    }
+    // Window rows: one per second (2 or 3 depending on where the run ends),
+    // with increasing start times; the CSV holds each with a header.
+    let rows = u(&t["window_rows"]);
+    assert!((2..=3).contains(&rows), "{rows} rows");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("thread,cpu,window,start_ns,cycles,overruns,latency_count"));
+    assert_eq!(lines.len() as u64, rows + 1);
+    let starts: Vec<u64> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    let cycles_in_rows: u64 = lines[1..]
+        .iter()
+        .map(|l| l.split(',').nth(4).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(cycles_in_rows, u(&t["cycles"]));
+    // Outliers: at most 20, largest first, inside the run.
+    let outl = t["outliers"]["latency"].as_array().unwrap();
+    assert!(!outl.is_empty() && outl.len() <= 20);
+    assert!(u(&outl[0]["since_start_ns"]) < 2_100_000_000);
+    assert_eq!(i(&outl[0]["value"]), i(&lat["max"]));
+    // The cyclictest histogram counts every cycle.
+    let h = std::fs::read_to_string(&hist).unwrap();
+    let total: u64 = h
+        .lines()
+        .find_map(|l| l.strip_prefix("# Total:"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(total, u(&t["cycles"]));
+    // The summary table is on stdout.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("latency"), "{stdout}");
+}
+
+#[test]
+#[serial]
+fn wakeup_runs_exact_cycle_count_on_each_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("w.json");
+    let cpu = last_online_cpu();
+    jl().args(["run", "wakeup", "--cycles", "300", "--interval", "500us"])
+        .args(["--cpus", &cpu.to_string()])
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(0);
+    let r = read_json(&json);
+    assert_eq!(r["probe"], "wakeup");
+    let t = &r["threads"][0];
+    assert_eq!(u(&t["cycles"]), 300);
+    assert_eq!(u(&t["cycles"]) + u(&t["skipped"]), u(&t["releases"]));
+    assert!(t["calibration"].is_null());
+    // No scan: the bare loop's execution time is tiny next to the interval.
+    assert!(i(&t["metrics"]["exec"]["p50"]) < 100_000);
+    assert!(r["combined"].is_null());
+}
+
+#[test]
+#[serial]
+fn wakeup_on_two_cpus_reports_combined_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("w.json");
+    jl().args(["run", "wakeup", "--cycles", "200", "--cpus", "0-1"])
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(0);
+    let r = read_json(&json);
+    let threads = r["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    assert_eq!(u(&threads[0]["cpu"]), 0);
+    assert_eq!(u(&threads[1]["cpu"]), 1);
+    assert_eq!(u(&r["combined"]["latency"]["count"]), 400);
+}
+
+#[test]
+#[serial]
+fn limits_decide_the_exit_status() {
+    let cpu = last_online_cpu().to_string();
+    // Every wake-up takes longer than 1 ns: exit 1, with a FAIL line.
+    let out = jl()
+        .args([
+            "run",
+            "wakeup",
+            "--cycles",
+            "50",
+            "--cpus",
+            &cpu,
+            "--max-latency",
+            "1ns",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL latency"));
+    // Nothing takes 10 s: exit 0.
+    jl().args(["run", "wakeup", "--cycles", "50", "--cpus", &cpu])
+        .args([
+            "--max-latency",
+            "10s",
+            "--max-jitter",
+            "10s",
+            "--max-exec",
+            "10s",
+        ])
+        .assert()
+        .code(0);
+}
+
+#[test]
+#[serial]
+fn strict_refuses_a_missing_default() {
+    // The fixture tree has no /dev/cpu_dma_latency: a kernel without PM QoS.
+    let out = jl()
+        .arg("--sysroot")
+        .arg(fixture("sysroot-vm"))
+        .args(["run", "wakeup", "--cycles", "10", "--cpus", "1", "--strict"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("jitterlab: error: --strict: a real-time default could not be applied (cpu_dma_latency: writing 0 to "),
+        "{err}"
+    );
+    assert!(err.ends_with("; fix it or drop --strict\n"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+#[serial]
+fn missing_default_marks_the_result_not_real_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = jl()
+        .args([
+            "run",
+            "wakeup",
+            "--cycles",
+            "20",
+            "--cpus",
+            "1",
+            "--no-dma-latency",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let r = read_json(&json);
+    assert_eq!(r["realtime"]["realtime"], false);
+    let dma = r["realtime"]["defaults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "cpu_dma_latency")
+        .unwrap()
+        .clone();
+    assert_eq!(dma["applied"], false);
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("jitterlab: warning: not real-time: cpu_dma_latency: not requested"));
+}
+
+#[test]
+#[serial]
+fn sigint_ends_the_run_cleanly_and_marks_it_interrupted() {
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let csv = dir.path().join("w.csv");
+        let bin = assert_cmd::cargo::cargo_bin("jitterlab");
+        let child = StdCommand::new(bin)
+            .args(["run", "wakeup", "--duration", "60s", "--cpus", "1"])
+            .arg("--json")
+            .arg(&json)
+            .arg("--csv")
+            .arg(&csv)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let started = Instant::now();
+        let k = StdCommand::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "slow to stop on SIG{signal}"
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "SIG{signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = read_json(&json);
+        assert_eq!(r["end"], "interrupted");
+        assert_eq!(r["interrupted"], true);
+        let t = &r["threads"][0];
+        assert!(u(&t["cycles"]) > 500 && u(&t["cycles"]) < 10_000);
+        assert_eq!(u(&t["cycles"]) + u(&t["skipped"]), u(&t["releases"]));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+        assert!(std::fs::read_to_string(&csv).unwrap().lines().count() >= 2);
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+#[serial]
+fn break_trace_marks_the_trace_stops_tracing_and_ends_the_run() {
+    // A copy of the RT fixture: its tracefs files are plain files we can read.
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("sysroot-rt"), root.path());
+    let json = root.path().join("r.json");
+    let out = jl()
+        .arg("--sysroot")
+        .arg(root.path())
+        .args([
+            "run",
+            "cyclic",
+            "--duration",
+            "10s",
+            "--cpu",
+            "1",
+            "--break-trace",
+            "1ns",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    assert_eq!(r["end"], "break-trace");
+    let b = &r["break_event"];
+    assert_eq!(u(&b["cycle"]), 0);
+    assert_eq!(b["tracing_stopped"], true);
+    let t = &r["threads"][0];
+    assert_eq!(u(&t["cycles"]), 1);
+    let on = std::fs::read_to_string(root.path().join("sys/kernel/tracing/tracing_on")).unwrap();
+    assert_eq!(on.trim(), "0");
+    let marker =
+        std::fs::read_to_string(root.path().join("sys/kernel/tracing/trace_marker")).unwrap();
+    assert!(
+        marker.contains(&format!("{} ns", u(&b["latency_ns"]))),
+        "{marker}"
+    );
+    // The PM QoS request was written to the fake device as 4 zero bytes.
+    assert_eq!(
+        std::fs::read(root.path().join("dev/cpu_dma_latency")).unwrap(),
+        vec![0; 4]
+    );
+}
+
+#[test]
+#[serial]
+fn break_trace_without_tracefs_says_so_and_still_ends() {
+    let out = jl()
+        .arg("--sysroot")
+        .arg(fixture("sysroot-vm"))
+        .args([
+            "run",
+            "wakeup",
+            "--duration",
+            "10s",
+            "--cpus",
+            "1",
+            "--break-trace",
+            "1ns",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("jitterlab: warning: --break-trace: "), "{err}");
+    assert!(err.contains("without a trace"), "{err}");
+}
