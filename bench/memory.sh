@@ -3,7 +3,10 @@
 # the growth what the window rows it keeps explain?
 #
 # Two runs of the cyclic probe at 100 us, one of SMALL cycles and one of BIG:
-#   /usr/bin/time -f %M jitterlab run cyclic --period 100us --cycles N --cpu CPU --json J
+#   /usr/bin/time -f %M jitterlab run cyclic --period 100us --scan 0us --working-set 0 \
+#       --cycles N --cpu CPU --json J
+# (no scan: the default 100 us scan does not fit a 100 us period, and the scan's
+# buffer would be the same in both runs anyway).
 # %M is the peak resident set size in KiB. Prints, for each run, the peak RSS
 # and threads[0].window_rows from the JSON; then the RSS difference in MiB and
 # how much of it the extra window rows account for.
@@ -17,7 +20,7 @@
 #
 # Environment (defaults):
 #   BIG=10000000 SMALL=100000   cycles (at 100 us: 1000 s and 10 s)
-#   PERIOD=100us CPU=1 ROW_BYTES=200
+#   PERIOD=100us SCAN=0us WORKING_SET=0 CPU=1 ROW_BYTES=200
 #   JITTERLAB=target/release/jitterlab OUT=bench/out/memory-<date>
 # Smoke test: BIG=50000 SMALL=10000 bench/memory.sh
 #
@@ -32,6 +35,8 @@ cd "$ROOT"
 BIG=${BIG:-10000000}
 SMALL=${SMALL:-100000}
 PERIOD=${PERIOD:-100us}
+SCAN=${SCAN:-0us}
+WORKING_SET=${WORKING_SET:-0}
 CPU=${CPU:-1}
 ROW_BYTES=${ROW_BYTES:-200}
 JITTERLAB_DEFAULT=target/release/jitterlab
@@ -93,7 +98,7 @@ mkdir -p "$OUT"
     echo "date: $(date -Is)"
     echo "host: $(uname -a)"
     echo "jitterlab: $("$JITTERLAB" --version 2>/dev/null || echo unknown) ($JITTERLAB)"
-    echo "BIG=$BIG SMALL=$SMALL PERIOD=$PERIOD CPU=$CPU ROW_BYTES=$ROW_BYTES"
+    echo "BIG=$BIG SMALL=$SMALL PERIOD=$PERIOD SCAN=$SCAN WORKING_SET=$WORKING_SET CPU=$CPU ROW_BYTES=$ROW_BYTES"
 } >"$OUT/meta.txt"
 
 if [[ $PERIOD =~ ^([0-9]+)(us|ms)$ ]]; then
@@ -103,10 +108,10 @@ if [[ $PERIOD =~ ^([0-9]+)(us|ms)$ ]]; then
 fi
 
 for n in "$SMALL" "$BIG"; do
-    note "jitterlab run cyclic --period $PERIOD --cycles $n --cpu $CPU"
+    note "jitterlab run cyclic --period $PERIOD --scan $SCAN --working-set $WORKING_SET --cycles $n --cpu $CPU"
     run_child "$OUT/run-$n.log" /usr/bin/time -f %M -o "$OUT/rss-$n.kib" \
-        "$JITTERLAB" run cyclic --period "$PERIOD" --cycles "$n" --cpu "$CPU" \
-        --json "$OUT/run-$n.json" ||
+        "$JITTERLAB" run cyclic --period "$PERIOD" --scan "$SCAN" --working-set "$WORKING_SET" \
+        --cycles "$n" --cpu "$CPU" --json "$OUT/run-$n.json" ||
         die "jitterlab failed; see $OUT/run-$n.log"
 done
 

@@ -4,7 +4,7 @@
 #
 # For each period P (1ms, 250us, 100us, 50us), one run of each tool of SECS
 # seconds on CPU, alternating which goes first:
-#   jitterlab run cyclic --scan 0 --working-set 0 --period P --duration SECSs --cpu CPU --json J
+#   jitterlab run cyclic --scan 0us --working-set 0 --period P --duration SECSs --cpu CPU --json J
 #   cyclictest -m -p95 -i<P in us> -a<CPU> -t1 -D<SECS> -q -h <buckets>
 # jitterlab counts overruns (a cycle that ends after the next release; with no
 # work that is a wake-up more than about one period late). cyclictest counts
@@ -135,7 +135,7 @@ for p in "${PERS[@]}"; do
         note "period $p: $tool (${SECS}s)"
         if [[ $tool == jitterlab ]]; then
             run_child "$dir/jitterlab.log" "$dir/jitterlab.log" \
-                "$JITTERLAB" run cyclic --scan 0 --working-set 0 --period "$p" \
+                "$JITTERLAB" run cyclic --scan 0us --working-set 0 --period "$p" \
                 --duration "${SECS}s" --cpu "$CPU" --json "$dir/jitterlab.json" ||
                 die "jitterlab failed; see $dir/jitterlab.log"
         else

@@ -125,11 +125,15 @@ def json_latency(path):
 
 
 def median_flagged(values):
-    """Median of (value, flag) pairs; flagged if any value was an overflow lower bound."""
-    values = [v for v in values if v is not None]
+    """Median of (value, overflowed) pairs. The result is flagged as a lower
+    bound only when a middle element it comes from is one (an overflow sorts
+    above every exact value of the same number)."""
+    values = sorted(v for v in values if v is not None)
     if not values:
         return None
-    return statistics.median(v for v, _ in values), any(f for _, f in values)
+    mid = len(values) // 2
+    middle = values[mid : mid + 1] if len(values) % 2 else values[mid - 1 : mid + 1]
+    return statistics.mean(v for v, _ in middle), any(f for _, f in middle)
 
 
 def fmt_us(vf):

@@ -4,8 +4,9 @@
 //! Times are a decimal number followed by a unit — `ns`, `us` (or `µs`), `ms`,
 //! `s`, `m`, `h`, `d` — parsed exactly into integer nanoseconds (DESIGN rule 1:
 //! no `f64` seconds), so `1.5ms` is 1 500 000 ns and `0.1ns` is an error rather
-//! than a silent zero. A bare number is refused: `--period 1000` is ambiguous
-//! between cyclictest's microseconds and everyone else's seconds.
+//! than a silent zero. A bare number is refused — `--period 1000` is ambiguous
+//! between cyclictest's microseconds and everyone else's seconds — except a
+//! bare `0`, which is zero in every unit (`--scan 0`).
 //!
 //! Sizes are bytes with an optional binary suffix (`K`/`KiB`, `M`/`MiB`,
 //! `G`/`GiB`; `B` for bytes). CPU lists use the kernel's own format
@@ -119,6 +120,8 @@ pub fn parse_duration(text: &str) -> Result<u64, UnitError> {
         "m" | "min" => 60_000_000_000,
         "h" => 3_600_000_000_000,
         "d" => 86_400_000_000_000,
+        // Zero is zero in every unit: `--scan 0` needs none.
+        "" if num.chars().all(|c| c == '0' || c == '.') => 1,
         "" => return Err(UnitError::MissingUnit(text.trim().to_string())),
         other => {
             return Err(UnitError::UnknownUnit {
@@ -291,6 +294,7 @@ mod tests {
         assert_eq!(parse_duration("1d"), Ok(86_400_000_000_000));
         assert_eq!(parse_duration(" 4ms "), Ok(4_000_000));
         assert_eq!(parse_duration("0ms"), Ok(0));
+        assert_eq!(parse_duration("0"), Ok(0));
     }
 
     #[test]
