@@ -23,9 +23,8 @@
 # Needs root (SCHED_FIFO, mlockall), rt-tests, stress-ng, python3. Sends no
 # network traffic. Run it on an otherwise idle machine.
 set -euo pipefail
-
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+SCRIPT=fidelity.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROUNDS=${ROUNDS:-5}
 SECS=${SECS:-30}
@@ -38,22 +37,10 @@ read -r -a CONDS <<<"$CONDITIONS"
 ((${#CONDS[@]})) || { echo "fidelity.sh: error: CONDITIONS is empty" >&2; exit 2; }
 STRESS_CPU=${STRESS_CPU:-0}
 PAUSE=${PAUSE:-1}
-JITTERLAB_DEFAULT=target/release/jitterlab
-JITTERLAB=${JITTERLAB:-$JITTERLAB_DEFAULT}
 OUT_DEFAULTED=$([[ -z ${OUT:-} ]] && echo 1 || echo 0)
 OUT=${OUT:-bench/out/fidelity-$(date +%Y%m%d-%H%M%S)}
 
-die() { echo "fidelity.sh: error: $*" >&2; exit 2; }
-note() { echo "fidelity.sh: $*" >&2; }
-
-need() { # need COMMAND DEBIAN-PACKAGE
-    command -v "$1" >/dev/null 2>&1 || die "'$1' not found; install it with: apt-get install -y $2"
-}
-
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-for v in ROUNDS SECS CPU PRIORITY INTERVAL_US HIST_US STRESS_CPU PAUSE; do
-    is_uint "${!v}" || die "$v=${!v} is not a whole number"
-done
+need_uint ROUNDS SECS CPU PRIORITY INTERVAL_US HIST_US STRESS_CPU PAUSE
 ((ROUNDS >= 1 && SECS >= 1)) || die "ROUNDS and SECS must be at least 1"
 
 need cyclictest rt-tests
@@ -66,18 +53,12 @@ for c in "${CONDS[@]}"; do
         *) die "unknown condition '$c' in CONDITIONS; use idle and/or cpu-stress" ;;
     esac
 done
-[[ $EUID -eq 0 ]] || die "run as root: both tools need SCHED_FIFO priority $PRIORITY and mlockall"
-[[ -d /sys/devices/system/cpu/cpu$CPU ]] || die "CPU $CPU does not exist (set CPU=)"
+need_root_cpu "$CPU"
 
-if [[ ! -x $JITTERLAB ]]; then
-    [[ $JITTERLAB == "$JITTERLAB_DEFAULT" ]] || die "JITTERLAB=$JITTERLAB is not an executable file"
-    note "$JITTERLAB missing; building it (cargo build --release)"
-    cargo build --release
-fi
+ensure_jitterlab
 
-# --- child processes: tracked by pid, stopped on every exit path ----------
-CHILD=""       # the measuring tool currently running
-STRESS_PID=""  # stress-ng, leader of its own process group (setsid)
+# --- the stress-ng neighbour: its own process group, stopped on exit -------
+STRESS_PID=""
 
 stop_stress() {
     [[ -n $STRESS_PID ]] || return 0
@@ -90,39 +71,7 @@ stop_stress() {
     wait "$STRESS_PID" 2>/dev/null || true
     STRESS_PID=""
 }
-
-cleanup() {
-    if [[ -n $CHILD ]]; then
-        kill -TERM -- "-$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        kill -KILL -- "-$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-    stop_stress
-}
-trap cleanup EXIT
-trap 'note "interrupted"; exit 130' INT
-trap 'note "terminated"; exit 143' TERM
-
-# Runs "$@" as the leader of its own process group, in the background, and
-# waits: a signal reaches our trap at once and the trap stops the tool and
-# anything it started.
-# Usage: run_child STDOUT-FILE STDERR-FILE COMMAND... (the redirections are
-# the child's own, so the trap's messages still reach our stderr).
-run_child() {
-    local out=$1 err=$2
-    shift 2
-    if [[ $err == "$out" ]]; then
-        setsid "$@" >"$out" 2>&1 </dev/null &
-    else
-        setsid "$@" >"$out" 2>"$err" </dev/null &
-    fi
-    CHILD=$!
-    local rc=0
-    wait "$CHILD" || rc=$?
-    CHILD=""
-    return "$rc"
-}
+extra_cleanup() { stop_stress; }
 
 start_stress() { # start_stress LOGFILE
     setsid stress-ng --cpu 1 --taskset "$STRESS_CPU" --timeout 0 >"$1" 2>&1 </dev/null &
@@ -145,11 +94,7 @@ run_cyclictest() { # run_cyclictest DIR
         die "cyclictest failed; see $1/cyclictest.log"
 }
 
-# --- the machine should be quiet -------------------------------------------
-load=$(cut -d' ' -f1 /proc/loadavg)
-if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || awk -v l="$load" 'BEGIN { exit !(l >= 0.5) }'; then
-    note "warning: the machine is not idle (load $load, or a compiler is running); results will be noisy"
-fi
+warn_if_busy
 
 mkdir -p "$OUT"
 printf '%s\n' "${CONDS[@]}" >"$OUT/conditions"

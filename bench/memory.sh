@@ -28,9 +28,8 @@
 # keyword), python3. Sends no network traffic. Run it on an otherwise idle
 # machine.
 set -euo pipefail
-
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+SCRIPT=memory.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BIG=${BIG:-10000000}
 SMALL=${SMALL:-100000}
@@ -39,59 +38,17 @@ SCAN=${SCAN:-0us}
 WORKING_SET=${WORKING_SET:-0}
 CPU=${CPU:-1}
 ROW_BYTES=${ROW_BYTES:-200}
-JITTERLAB_DEFAULT=target/release/jitterlab
-JITTERLAB=${JITTERLAB:-$JITTERLAB_DEFAULT}
 OUT=${OUT:-bench/out/memory-$(date +%Y%m%d-%H%M%S)}
 
-die() { echo "memory.sh: error: $*" >&2; exit 2; }
-note() { echo "memory.sh: $*" >&2; }
-
-for v in BIG SMALL CPU ROW_BYTES; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v=${!v} is not a whole number"
-done
+need_uint BIG SMALL CPU ROW_BYTES
 ((BIG > SMALL && SMALL >= 1)) || die "need BIG > SMALL >= 1 (got BIG=$BIG SMALL=$SMALL)"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time not found; install it with: apt-get install -y time"
-command -v python3 >/dev/null 2>&1 || die "python3 not found; install it with: apt-get install -y python3"
-command -v setsid >/dev/null 2>&1 || die "setsid not found; install it with: apt-get install -y util-linux"
-[[ $EUID -eq 0 ]] || die "run as root: jitterlab needs SCHED_FIFO and mlockall for a real-time run"
-[[ -d /sys/devices/system/cpu/cpu$CPU ]] || die "CPU $CPU does not exist (set CPU=)"
+need python3 python3
+need setsid util-linux
+need_root_cpu "$CPU"
 
-if [[ ! -x $JITTERLAB ]]; then
-    [[ $JITTERLAB == "$JITTERLAB_DEFAULT" ]] || die "JITTERLAB=$JITTERLAB is not an executable file"
-    note "$JITTERLAB missing; building it (cargo build --release)"
-    cargo build --release
-fi
-
-CHILD=""
-cleanup() {
-    if [[ -n $CHILD ]]; then
-        kill -TERM -- "-$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        kill -KILL -- "-$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-}
-trap cleanup EXIT
-trap 'note "interrupted"; exit 130' INT
-trap 'note "terminated"; exit 143' TERM
-
-# run_child LOGFILE COMMAND...: own process group, in the background, waited
-# for, so the trap can stop it (and what it started).
-run_child() {
-    local log=$1
-    shift
-    setsid "$@" >"$log" 2>&1 </dev/null &
-    CHILD=$!
-    local rc=0
-    wait "$CHILD" || rc=$?
-    CHILD=""
-    return "$rc"
-}
-
-load=$(cut -d' ' -f1 /proc/loadavg)
-if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || awk -v l="$load" 'BEGIN { exit !(l >= 0.5) }'; then
-    note "warning: the machine is not idle (load $load, or a compiler is running); results will be noisy"
-fi
+ensure_jitterlab
+warn_if_busy
 
 mkdir -p "$OUT"
 {
@@ -109,7 +66,7 @@ fi
 
 for n in "$SMALL" "$BIG"; do
     note "jitterlab run cyclic --period $PERIOD --scan $SCAN --working-set $WORKING_SET --cycles $n --cpu $CPU"
-    run_child "$OUT/run-$n.log" /usr/bin/time -f %M -o "$OUT/rss-$n.kib" \
+    run_child "$OUT/run-$n.log" "$OUT/run-$n.log" /usr/bin/time -f %M -o "$OUT/rss-$n.kib" \
         "$JITTERLAB" run cyclic --period "$PERIOD" --scan "$SCAN" --working-set "$WORKING_SET" \
         --cycles "$n" --cpu "$CPU" --json "$OUT/run-$n.json" ||
         die "jitterlab failed; see $OUT/run-$n.log"

@@ -22,9 +22,8 @@
 # Needs root, rt-tests, python3. Sends no network traffic. Run it on an
 # otherwise idle machine.
 set -euo pipefail
-
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+SCRIPT=short_periods.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PERIODS=${PERIODS:-1ms 250us 100us 50us}
 read -r -a PERS <<<"$PERIODS"
@@ -33,23 +32,14 @@ SECS=${SECS:-60}
 CPU=${CPU:-1}
 PRIORITY=${PRIORITY:-95}
 PAUSE=${PAUSE:-1}
-JITTERLAB_DEFAULT=target/release/jitterlab
-JITTERLAB=${JITTERLAB:-$JITTERLAB_DEFAULT}
 OUT=${OUT:-bench/out/short-periods-$(date +%Y%m%d-%H%M%S)}
 
-die() { echo "short_periods.sh: error: $*" >&2; exit 2; }
-note() { echo "short_periods.sh: $*" >&2; }
-need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found; install it with: apt-get install -y $2"; }
-
-for v in SECS CPU PRIORITY PAUSE; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v=${!v} is not a whole number"
-done
+need_uint SECS CPU PRIORITY PAUSE
 ((SECS >= 1)) || die "SECS must be at least 1"
 need cyclictest rt-tests
 need python3 python3
 need setsid util-linux
-[[ $EUID -eq 0 ]] || die "run as root: both tools need SCHED_FIFO priority $PRIORITY and mlockall"
-[[ -d /sys/devices/system/cpu/cpu$CPU ]] || die "CPU $CPU does not exist (set CPU=)"
+need_root_cpu "$CPU"
 
 # period_us TEXT: 250us -> 250, 1ms -> 1000, 1s -> 1000000
 period_us() {
@@ -66,46 +56,8 @@ for p in "${PERS[@]}"; do
     ((us >= 1)) || die "period '$p' is zero"
 done
 
-if [[ ! -x $JITTERLAB ]]; then
-    [[ $JITTERLAB == "$JITTERLAB_DEFAULT" ]] || die "JITTERLAB=$JITTERLAB is not an executable file"
-    note "$JITTERLAB missing; building it (cargo build --release)"
-    cargo build --release
-fi
-
-CHILD=""
-cleanup() {
-    if [[ -n $CHILD ]]; then
-        kill -TERM -- "-$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        kill -KILL -- "-$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-}
-trap cleanup EXIT
-trap 'note "interrupted"; exit 130' INT
-trap 'note "terminated"; exit 143' TERM
-
-# run_child STDOUT-FILE STDERR-FILE COMMAND...: own process group, in the
-# background, waited for, so the trap can stop it (and what it started).
-run_child() {
-    local out=$1 err=$2
-    shift 2
-    if [[ $err == "$out" ]]; then
-        setsid "$@" >"$out" 2>&1 </dev/null &
-    else
-        setsid "$@" >"$out" 2>"$err" </dev/null &
-    fi
-    CHILD=$!
-    local rc=0
-    wait "$CHILD" || rc=$?
-    CHILD=""
-    return "$rc"
-}
-
-load=$(cut -d' ' -f1 /proc/loadavg)
-if pgrep -x rustc >/dev/null || pgrep -x cc1 >/dev/null || awk -v l="$load" 'BEGIN { exit !(l >= 0.5) }'; then
-    note "warning: the machine is not idle (load $load, or a compiler is running); results will be noisy"
-fi
+ensure_jitterlab
+warn_if_busy
 
 mkdir -p "$OUT"
 {

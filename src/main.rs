@@ -12,6 +12,9 @@ mod probe;
 mod report;
 mod runner;
 mod system;
+#[cfg(test)]
+#[path = "../tests/common/fixtures.rs"]
+mod testutil;
 
 use std::process::ExitCode;
 

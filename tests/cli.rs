@@ -7,18 +7,16 @@
 //! /dev/cpu_dma_latency; without it they still run, and assert that the result
 //! is honestly marked "not real-time" instead.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serial_test::serial;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+#[path = "common/fixtures.rs"]
+mod fixtures;
+use fixtures::{copy_fixture, fixture};
 
 fn jl() -> Command {
     Command::cargo_bin("jitterlab").unwrap()
@@ -550,25 +548,11 @@ fn sigint_ends_the_run_cleanly_and_marks_it_interrupted() {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
-
 #[test]
 #[serial]
 fn break_trace_marks_the_trace_stops_tracing_and_ends_the_run() {
     // A copy of the RT fixture: its tracefs files are plain files we can read.
-    let root = tempfile::tempdir().unwrap();
-    copy_tree(&fixture("sysroot-rt"), root.path());
+    let root = copy_fixture("sysroot-rt");
     let json = root.path().join("r.json");
     let out = jl()
         .arg("--sysroot")
@@ -637,4 +621,131 @@ fn break_trace_without_tracefs_says_so_and_still_ends() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("jitterlab: warning: --break-trace: "), "{err}");
     assert!(err.contains("without a trace"), "{err}");
+}
+
+#[test]
+#[serial]
+fn time_sharing_run_with_every_reporting_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("w.csv");
+    let hist = dir.path().join("h.txt");
+    let out = jl()
+        .args([
+            "run", "cyclic", "--policy", "other", "--nice", "5", "--cpu", "1",
+        ])
+        .args(["--period", "2ms", "--scan", "0", "--working-set", "0"])
+        .args([
+            "--duration",
+            "1500ms",
+            "--window",
+            "250ms",
+            "--threshold",
+            "1ns",
+        ])
+        .args(["--outliers", "3", "--progress", "--histogram-buckets", "50"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--histogram")
+        .arg(&hist)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = read_json(&json);
+    // SCHED_OTHER is applied as asked, and honestly not real-time.
+    assert_eq!(r["params"]["policy"], "other");
+    assert_eq!(r["params"]["nice"], 5);
+    assert!(r["params"]["priority"].is_null());
+    assert_eq!(r["realtime"]["realtime"], false);
+    let sched = r["realtime"]["defaults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "scheduler")
+        .unwrap()
+        .clone();
+    assert_eq!(sched["requested"], "SCHED_OTHER nice 5");
+    assert_eq!(sched["applied"], false);
+    let t = &r["threads"][0];
+    assert_eq!(u(&t["releases"]), 750);
+    assert_eq!(u(&t["cycles"]) + u(&t["skipped"]), 750);
+    // No scan: no calibration work, only the bare task.
+    assert_eq!(u(&t["calibration"]["iterations"]), 0);
+    assert_eq!(u(&t["calibration"]["nodes"]), 0);
+    // Every wake-up is later than 1 ns: 100 % over the threshold; period and
+    // exec have no threshold.
+    let lat = &t["metrics"]["latency"];
+    assert_eq!(u(&lat["threshold"]), 1);
+    assert_eq!(u(&lat["over_threshold"]), u(&lat["count"]));
+    assert!(t["metrics"]["period"]["over_threshold"].is_null());
+    assert!(t["metrics"]["exec"]["threshold"].is_null());
+    assert_eq!(t["outliers"]["latency"].as_array().unwrap().len(), 3);
+    // 250 ms windows over 1.5 s: six rows, or seven when the last release
+    // falls just past a window boundary.
+    let rows = u(&t["window_rows"]);
+    assert!((6..=7).contains(&rows), "{rows} rows");
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap().lines().count() as u64,
+        rows + 1
+    );
+    // 50 one-microsecond buckets, numbered 000000 to 000049.
+    let h = std::fs::read_to_string(&hist).unwrap();
+    let buckets: Vec<&str> = h
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(buckets.len(), 50);
+    assert!(buckets[49].starts_with("000049 "));
+    // --progress prints plain status lines on stderr when stdout is a pipe.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.lines().any(|l| l.starts_with("CPU 1: C:")), "{err}");
+}
+
+#[test]
+#[serial]
+fn round_robin_is_applied_and_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    jl().args([
+        "run",
+        "wakeup",
+        "--policy",
+        "rr",
+        "--priority",
+        "80",
+        "--cycles",
+        "20",
+        "--cpus",
+        "1",
+    ])
+    .arg("--json")
+    .arg(&json)
+    .assert()
+    .code(0);
+    let r = read_json(&json);
+    let sched = r["realtime"]["defaults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "scheduler")
+        .unwrap()
+        .clone();
+    assert_eq!(sched["requested"], "SCHED_RR priority 80");
+    if is_root() {
+        assert_eq!(sched["applied"], true);
+        assert_eq!(
+            sched["detail"],
+            "SCHED_RR priority 80 verified with sched_getscheduler"
+        );
+    } else {
+        eprintln!("note: not root: SCHED_RR could not be applied; checked that it says so");
+        assert_eq!(sched["applied"], false);
+    }
 }

@@ -227,32 +227,7 @@ fn cpuinfo_has_flag(cpuinfo: &str, flag: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name)
-    }
-
-    /// Copies a fixture tree into a fresh temporary directory.
-    fn copy_fixture(name: &str) -> tempfile::TempDir {
-        fn copy(src: &Path, dst: &Path) {
-            fs::create_dir_all(dst).unwrap();
-            for entry in fs::read_dir(src).unwrap() {
-                let entry = entry.unwrap();
-                let to = dst.join(entry.file_name());
-                if entry.file_type().unwrap().is_dir() {
-                    copy(&entry.path(), &to);
-                } else {
-                    fs::copy(entry.path(), &to).unwrap();
-                }
-            }
-        }
-        let dir = tempfile::tempdir().unwrap();
-        copy(&fixture(name), dir.path());
-        dir
-    }
+    use crate::testutil::{copy_fixture, fixture};
 
     const VM_CMDLINE: &str = "BOOT_IMAGE=/boot/vmlinuz-6.18.44-1-cloud-amd64 root=/dev/vda1 ro console=ttyS0 quiet mitigations=auto -- preempt=full";
 

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod cycle;
+pub mod hist;
 pub mod outlier;
 pub mod result;
 pub mod sink;

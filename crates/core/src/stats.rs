@@ -10,8 +10,10 @@
 //!   whatever the histogram's resolution.
 //! * **Histogram part** — an HDR histogram from 1 ns to 100 s at 3 significant
 //!   digits (values are exact below 2048 ns, within 0.1 % above), used for the
-//!   median and the tail quantiles. Values over 100 s are clamped to 100 s in
-//!   the histogram (the exact max still holds them).
+//!   median and the tail quantiles. Values past the histogram's last bucket
+//!   (about 137 s) are counted as 100 s there (the exact max still holds them). The hot loop counts into
+//!   a [`LogHistogram`] (same layout, counts only); reports convert it to an
+//!   `hdrhistogram::Histogram` once ([`MetricStats::histograms`]).
 //! * **Signed metrics** (periodic jitter is negative when a cycle starts early
 //!   relative to the previous one) use *two* histograms: one of the values
 //!   `>= 0`, one of the magnitudes of the values `< 0`. A quantile is found by
@@ -27,17 +29,12 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::hist::LogHistogram;
+
 /// Highest value the histograms track: 100 s in nanoseconds.
 pub const HIST_MAX_NS: u64 = 100_000_000_000;
 /// Significant decimal digits kept by the histograms.
 pub const HIST_SIGFIG: u8 = 3;
-
-fn new_histogram() -> Histogram<u64> {
-    let mut h = Histogram::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIG)
-        .expect("constant histogram bounds are valid");
-    h.auto(false);
-    h
-}
 
 /// The exact running moments of a metric; cheap enough for a window too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,8 +130,8 @@ pub struct MetricStats {
     /// Samples whose magnitude exceeds the threshold.
     pub over_threshold: u64,
     threshold: Option<u64>,
-    positive: Histogram<u64>,
-    negative: Option<Histogram<u64>>,
+    positive: LogHistogram,
+    negative: Option<LogHistogram>,
 }
 
 impl MetricStats {
@@ -143,23 +140,13 @@ impl MetricStats {
     /// magnitude (a period or an execution time has no meaningful share over
     /// a latency threshold, so those metrics get none).
     pub fn new(signed: bool, threshold_ns: Option<u64>) -> MetricStats {
-        let mut s = MetricStats {
+        // LogHistogram::new touches every page, so no fault hits the loop.
+        MetricStats {
             moments: Moments::default(),
             over_threshold: 0,
             threshold: threshold_ns,
-            positive: new_histogram(),
-            negative: signed.then(new_histogram),
-        };
-        s.prefault();
-        s
-    }
-
-    /// Writes every counter once so the allocator's lazily mapped pages are
-    /// faulted in now, not in the hot loop.
-    fn prefault(&mut self) {
-        self.positive.reset();
-        if let Some(n) = self.negative.as_mut() {
-            n.reset();
+            positive: LogHistogram::new(),
+            negative: signed.then(LogHistogram::new),
         }
     }
 
@@ -185,11 +172,11 @@ impl MetricStats {
             self.over_threshold += 1;
         }
         if v >= 0 {
-            self.positive.saturating_record(v as u64);
+            self.positive.record(v as u64);
         } else if let Some(n) = self.negative.as_mut() {
-            n.saturating_record(v.unsigned_abs());
+            n.record(v.unsigned_abs());
         } else {
-            self.positive.saturating_record(0);
+            self.positive.record(0);
         }
     }
 
@@ -197,55 +184,31 @@ impl MetricStats {
     pub fn merge(&mut self, other: &MetricStats) {
         self.moments.merge(&other.moments);
         self.over_threshold += other.over_threshold;
-        self.positive
-            .add(&other.positive)
-            .expect("histograms share bounds");
+        self.positive.merge(&other.positive);
         match (self.negative.as_mut(), other.negative.as_ref()) {
-            (Some(a), Some(b)) => a.add(b).expect("histograms share bounds"),
+            (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => self.negative = Some(b.clone()),
             _ => {}
         }
     }
 
-    /// The positive-side histogram (values `>= 0`), e.g. to serialise.
-    pub fn positive_histogram(&self) -> &Histogram<u64> {
-        &self.positive
-    }
-
-    /// The negative-side histogram of magnitudes, for signed metrics.
-    pub fn negative_histogram(&self) -> Option<&Histogram<u64>> {
-        self.negative.as_ref()
-    }
-
-    fn negative_count(&self) -> u64 {
-        self.negative.as_ref().map_or(0, |n| n.len())
+    /// The counts as HDR histograms (positive side, and the negative side's
+    /// magnitudes for signed metrics), for quantiles and serialization.
+    pub fn histograms(&self) -> Histograms {
+        Histograms {
+            positive: self.positive.to_hdr(),
+            negative: self.negative.as_ref().map(LogHistogram::to_hdr),
+        }
     }
 
     /// The sample of 1-based `rank` in ascending signed order.
     pub fn value_at_rank(&self, rank: u64) -> Option<i64> {
-        let total = self.negative_count() + self.positive.len();
-        if total == 0 || rank == 0 || rank > total {
-            return None;
-        }
-        let neg = self.negative_count();
-        if rank <= neg {
-            // Ascending signed order walks the magnitudes descending.
-            let mag_rank = neg - rank + 1;
-            let h = self.negative.as_ref().expect("neg > 0");
-            Some(-(magnitude_at_rank(h, mag_rank) as i64))
-        } else {
-            Some(magnitude_at_rank(&self.positive, rank - neg) as i64)
-        }
+        self.histograms().value_at_rank(rank)
     }
 
     /// The nearest-rank quantile `num/den` (e.g. 999/1000 for p99.9).
     pub fn quantile(&self, num: u64, den: u64) -> Option<i64> {
-        let n = self.moments.count as u128;
-        if n == 0 {
-            return None;
-        }
-        let rank = (n * num as u128).div_ceil(den as u128).clamp(1, n) as u64;
-        self.value_at_rank(rank)
+        self.histograms().quantile(num, den)
     }
 
     /// The full summary reports print.
@@ -253,8 +216,9 @@ impl MetricStats {
         let m = &self.moments;
         // A bucket's highest equivalent value can lie above the exact max (or,
         // negated, below the exact min): clamp quantiles to what was seen.
+        let h = self.histograms();
         let q = |num, den| {
-            self.quantile(num, den)
+            h.quantile(num, den)
                 .map(|v| v.clamp(m.min, m.max.max(m.min)))
         };
         MetricSummary {
@@ -278,6 +242,47 @@ impl MetricStats {
                 }
             }),
         }
+    }
+}
+
+/// A metric's counts as `hdrhistogram` histograms, for report-time queries.
+#[derive(Debug, Clone)]
+pub struct Histograms {
+    /// Values `>= 0`.
+    pub positive: Histogram<u64>,
+    /// Magnitudes of values `< 0` (signed metrics only).
+    pub negative: Option<Histogram<u64>>,
+}
+
+impl Histograms {
+    fn negative_count(&self) -> u64 {
+        self.negative.as_ref().map_or(0, |n| n.len())
+    }
+
+    /// The sample of 1-based `rank` in ascending signed order.
+    pub fn value_at_rank(&self, rank: u64) -> Option<i64> {
+        let neg = self.negative_count();
+        let total = neg + self.positive.len();
+        if total == 0 || rank == 0 || rank > total {
+            return None;
+        }
+        if rank <= neg {
+            // Ascending signed order walks the magnitudes descending.
+            let h = self.negative.as_ref().expect("neg > 0");
+            Some(-(magnitude_at_rank(h, neg - rank + 1) as i64))
+        } else {
+            Some(magnitude_at_rank(&self.positive, rank - neg) as i64)
+        }
+    }
+
+    /// The nearest-rank quantile `num/den`: rank `ceil(n·num/den)`.
+    pub fn quantile(&self, num: u64, den: u64) -> Option<i64> {
+        let n = (self.negative_count() + self.positive.len()) as u128;
+        if n == 0 {
+            return None;
+        }
+        let rank = (n * num as u128).div_ceil(den as u128).clamp(1, n) as u64;
+        self.value_at_rank(rank)
     }
 }
 

@@ -71,18 +71,6 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
 }
 
-/// Reads `CLOCK_REALTIME` in nanoseconds since the Unix epoch (for wall-clock
-/// stamps in results, never for measuring).
-pub fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: as in `monotonic_ns`; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
-}
-
 /// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns`
 /// (`clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, …)`).
 ///
