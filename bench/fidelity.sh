@@ -94,9 +94,17 @@ run_cyclictest() { # run_cyclictest DIR
         die "cyclictest failed; see $1/cyclictest.log"
 }
 
+# steal_ticks: time the hypervisor ran something else while this guest's
+# measured CPU wanted to run (/proc/stat, field 9 of the cpuN line, in
+# USER_HZ ticks). It is the noise neither tool can remove; the summary shows
+# it per run.
+steal_ticks() { awk -v c="cpu$CPU" '$1 == c { print $9 }' /proc/stat; }
+getconf CLK_TCK >"$OUT.clk_tck" 2>/dev/null || true
+
 warn_if_busy
 
 mkdir -p "$OUT"
+mv -f "$OUT.clk_tck" "$OUT/clk_tck" 2>/dev/null || true
 printf '%s\n' "${CONDS[@]}" >"$OUT/conditions"
 {
     echo "date: $(date -Is)"
@@ -127,7 +135,9 @@ for cond in "${CONDS[@]}"; do
         echo "${order[*]}" >"$dir/order"
         for tool in "${order[@]}"; do
             note "[$cond] round $r/$ROUNDS: $tool (${SECS}s)"
+            s0=$(steal_ticks)
             "run_$tool" "$dir"
+            echo $(($(steal_ticks) - s0)) >"$dir/$tool.steal"
             sleep "$PAUSE"
         done
     done

@@ -183,13 +183,29 @@ def main(argv):
         print(f"error: no condition directories in {outdir}", file=sys.stderr)
         return 1
 
+    try:
+        with open(os.path.join(outdir, "clk_tck"), encoding="utf-8") as f:
+            clk_tck = int(f.read().strip())
+    except (OSError, ValueError):
+        clk_tck = 100
+
+    def steal_ms(rdir, tool):
+        """Hypervisor steal on the measured CPU during one run, in ms (or "")."""
+        try:
+            with open(os.path.join(rdir, f"{tool}.steal"), encoding="utf-8") as f:
+                return str(int(f.read().strip()) * 1000 // clk_tck)
+        except (OSError, ValueError):
+            return ""
+
     summary = []  # rows of the main table
+    paired = []  # per condition: median over rounds of the per-round p99 ratio
     detail = []  # rows of the per-round table
     nrounds = set()
     for cond in conds:
         rdirs = rounds(os.path.join(outdir, cond))
         stats = {t: {"q": {label: [] for label, *_ in QUANTILES}, "max": [], "n": [], "over": 0} for t in TOOLS}
         ns = {key: [] for key in ["p50", "p99", "p99_9", "max"]}
+        pair_ratios = []
         used = 0
         for rdir in rdirs:
             try:
@@ -204,6 +220,10 @@ def main(argv):
                     order = f.read().split()[0] + " first"
             except (OSError, IndexError):
                 pass
+            a99 = hists["jitterlab"].quantile(99, 100)
+            b99 = hists["cyclictest"].quantile(99, 100)
+            if a99[0] is not None and b99[0] and not a99[1] and not b99[1]:
+                pair_ratios.append(a99[0] / b99[0])
             for t, h in hists.items():
                 row = [cond, os.path.basename(rdir), order, t, str(h.n)]
                 for label, num, den, _ in QUANTILES:
@@ -214,7 +234,7 @@ def main(argv):
                 stats[t]["max"].append(mx)
                 stats[t]["n"].append((h.n, False))
                 stats[t]["over"] += h.overflows
-                row += [fmt_us(mx), str(h.overflows)]
+                row += [fmt_us(mx), str(h.overflows), steal_ms(rdir, t)]
                 detail.append(row)
             lat = json_latency(os.path.join(rdir, "jitterlab.json"))
             for key in ns:
@@ -239,6 +259,9 @@ def main(argv):
         b = median_flagged(stats["cyclictest"]["n"])
         summary.append([cond, "samples", fmt_us(a), fmt_us(b), fmt_ratio(a, b), ""])
         summary.append([cond, "overflows (all rounds)", str(stats["jitterlab"]["over"]), str(stats["cyclictest"]["over"]), "", ""])
+        if pair_ratios:
+            paired.append([cond, f"{statistics.median(pair_ratios):.2f}",
+                           " ".join(f"{x:.2f}" for x in pair_ratios)])
 
     if not summary:
         print(f"error: no complete round under {outdir}", file=sys.stderr)
@@ -258,11 +281,19 @@ def main(argv):
           "percentile that fell among the overflows. The last column is jitterlab's own "
           "HDR-histogram figure (exact below 2048 ns, within 0.1 % above), shown in us with ns "
           "digits. The max is for information only: one sample, it does not repeat from run to run.")
+    if paired:
+        print("\n### Paired p99 ratio (jitterlab/cyclictest within each round)\n")
+        print_table(["condition", "median of per-round ratios", "per-round ratios"], paired, "lrl")
+        print()
+        print("Each round runs the two tools back to back, so a round's ratio compares them under "
+              "nearly the same host conditions; the median of those ratios is less sensitive to "
+              "noise that drifts from round to round than the ratio of two medians.")
     print("\n### Per round\n")
     print_table(
-        ["condition", "round", "order", "tool", "samples", "p50", "p99", "p99.9", "max", "overflows"],
+        ["condition", "round", "order", "tool", "samples", "p50", "p99", "p99.9", "max", "overflows",
+         "steal on CPU (ms)"],
         detail,
-        "llllrrrrrr",
+        "llllrrrrrrr",
     )
     return 0
 

@@ -14,13 +14,14 @@
 //!   `min p50 p90 p99 p99.9 p99.99 max mean stddev >thr%`. Every time in the
 //!   tables is printed in microseconds with three decimals, which is exactly
 //!   the nanosecond the core measured — no rounding, no unit switching within
-//!   a column, so columns compare at a glance. Columns are right-aligned at a fixed width of 10 characters,
-//!   enough for ±99 999.999 µs; a wider value pushes its row out rather than
+//!   a column, so columns compare at a glance. Columns are right-aligned at a
+//!   fixed width of 10 characters, enough for ±99 999.999 µs; a wider value
+//!   pushes its row out rather than
 //!   being cut. The last column, `>thr%`, is the share of samples whose
 //!   magnitude exceeded the threshold named in the table's title, with four
 //!   decimals so that one sample in a million still shows. It is `-` for
-//!   `period`: a period's magnitude is the period itself, so its share over a
-//!   latency threshold would read 100 % and mean nothing.
+//!   `period` and `exec`, which have no threshold: a period's magnitude is the
+//!   period itself, and an execution time has its own limit (`--max-exec`).
 //! * **Header values** (period, elapsed, calibration) use the readable unit
 //!   [`format_ns`] picks; the period is printed the way the user typed it.
 //! * **Outliers**: the five largest latencies and the five largest
