@@ -248,10 +248,8 @@ mod tests {
         )
     }
 
-    #[test]
-    fn two_threads_with_an_overflow_print_as_cyclictest_h() {
-        let (h, s) = two_threads();
-        let t = [
+    fn pair<'a>(h: &'a [LatencyHistogram], s: &'a [MetricSummary]) -> [HistThread<'a>; 2] {
+        [
             HistThread {
                 hist: &h[0],
                 latency: &s[0],
@@ -260,7 +258,13 @@ mod tests {
                 hist: &h[1],
                 latency: &s[1],
             },
-        ];
+        ]
+    }
+
+    #[test]
+    fn two_threads_with_an_overflow_print_as_cyclictest_h() {
+        let (h, s) = two_threads();
+        let t = pair(&h, &s);
         let want = "\
 # Histogram
 000000 000000\t000000
@@ -284,16 +288,7 @@ mod tests {
     #[test]
     fn histofall_adds_the_summary_column_only_with_several_threads() {
         let (h, s) = two_threads();
-        let t = [
-            HistThread {
-                hist: &h[0],
-                latency: &s[0],
-            },
-            HistThread {
-                hist: &h[1],
-                latency: &s[1],
-            },
-        ];
+        let t = pair(&h, &s);
         let want = "\
 # Histogram
 000000 000000\t000000\t000000

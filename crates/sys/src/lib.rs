@@ -159,23 +159,9 @@ pub fn gettid() -> i32 {
     unsafe { libc::gettid() }
 }
 
-/// Pins the calling thread to the single CPU `cpu` (`sched_setaffinity(0, …)`).
+/// Pins the calling thread to the single CPU `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` was checked against CPU_SETSIZE above, so CPU_SET stays
-    // inside the bit array.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is this thread.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    set_affinity(&[cpu])
 }
 
 /// Restricts the calling thread to the CPUs in `cpus` (`sched_setaffinity(0, …)`).
