@@ -18,6 +18,10 @@
 //! loop that runs on the machine is driven in tests by an injected clock.
 //! With the real clock it compiles to: read clock, sleep, read clock, work,
 //! read clock, record — nothing else.
+//!
+//! Beside the sample live the two words every consumer of it shares: the
+//! [`Metric`]s a sample carries and the [`Sink`] trait a probe pushes samples
+//! into (implemented in `sink` and `window`).
 
 /// One measured cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +48,68 @@ pub struct CycleSample {
     pub overrun: bool,
     /// Releases skipped because of this cycle's overrun.
     pub skipped: u64,
+}
+
+/// Consumes samples pushed by a probe.
+pub trait Sink {
+    /// Takes one sample; must not block, allocate or make a system call.
+    fn push(&mut self, sample: &CycleSample);
+}
+
+/// The metrics a cyclic probe measures, in the order rows store them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    /// Wake-up latency `L_k`.
+    Latency = 0,
+    /// Period `T_per,k`.
+    Period = 1,
+    /// Periodic jitter `J_k` (signed).
+    Jitter = 2,
+    /// Execution time `E_k`.
+    Exec = 3,
+}
+
+/// All metrics in storage order.
+pub const METRICS: [Metric; 4] = [
+    Metric::Latency,
+    Metric::Period,
+    Metric::Jitter,
+    Metric::Exec,
+];
+
+impl Metric {
+    /// The metric's value in a sample, if the sample has one.
+    #[inline(always)]
+    pub fn value(self, s: &CycleSample) -> Option<i64> {
+        match self {
+            Metric::Latency => Some(s.latency),
+            Metric::Period => s.period,
+            Metric::Jitter => s.jitter,
+            Metric::Exec => Some(s.exec),
+        }
+    }
+
+    /// The name used in CLI, JSON, CSV and the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Latency => "latency",
+            Metric::Period => "period",
+            Metric::Jitter => "jitter",
+            Metric::Exec => "exec",
+        }
+    }
+
+    /// True for metrics whose share over the user's threshold means something
+    /// (a late wake-up, a large jitter); a period or an execution time is
+    /// compared with its own limit (`--max-exec`) instead.
+    pub fn thresholded(self) -> bool {
+        matches!(self, Metric::Latency | Metric::Jitter)
+    }
+
+    /// True for metrics with a meaningful negative side.
+    pub fn signed(self) -> bool {
+        matches!(self, Metric::Jitter)
+    }
 }
 
 /// The release schedule and the cycle accounting of one periodic task.

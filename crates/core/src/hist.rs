@@ -14,7 +14,10 @@
 
 use hdrhistogram::Histogram;
 
-use crate::stats::{HIST_MAX_NS, HIST_SIGFIG};
+/// Highest value the histograms track: 100 s in nanoseconds.
+pub const HIST_MAX_NS: u64 = 100_000_000_000;
+/// Significant decimal digits kept by the histograms.
+pub const HIST_SIGFIG: u8 = 3;
 
 /// log2 of the sub-bucket count: 2048 sub-buckets give 3 significant digits
 /// (HdrHistogram: `ceil(log2(2 · 10^3))`).

@@ -31,10 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hist::LogHistogram;
 
-/// Highest value the histograms track: 100 s in nanoseconds.
-pub const HIST_MAX_NS: u64 = 100_000_000_000;
-/// Significant decimal digits kept by the histograms.
-pub const HIST_SIGFIG: u8 = 3;
+pub use crate::hist::{HIST_MAX_NS, HIST_SIGFIG};
 
 /// The exact running moments of a metric; cheap enough for a window too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,7 @@
 //! cycle (a period longer than the window, or a stall) is visible as a gap in
 //! the numbering rather than a fake row.
 
-use crate::cycle::CycleSample;
-use crate::sink::{Sink, METRICS};
+use crate::cycle::{CycleSample, Sink, METRICS};
 
 /// The running min, max, sum and count of one metric in the current window.
 ///
@@ -209,8 +208,8 @@ impl Sink for WindowAggregator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cycle::Metric;
     use crate::cycle::Schedule;
-    use crate::sink::Metric;
 
     #[test]
     fn rows_cover_fixed_windows_and_gaps_show() {
