@@ -2,7 +2,8 @@
 #
 #   make demo   build and answer seed 000's question on this machine: a 4 ms
 #               control task with a cache-sensitive scan, then timer wake-up
-#               latency on every CPU but CPU 0; results under out/
+#               latency on every CPU but CPU 0; results under out/ (database,
+#               JSON, CSV, cyclictest histograms)
 #   make test   formatting, lints and every test (as CI runs them)
 #   make bench  the comparisons against cyclictest quoted in BENCHMARKS.md
 #               (installs rt-tests, stress-ng and time; ~40 minutes; keep the
@@ -21,11 +22,12 @@ build:
 
 demo: build
 	mkdir -p $(OUT)
-	$(BIN) run cyclic --period 4ms --scan 500us --working-set 1MiB --duration 20s \
-		--json $(OUT)/cyclic.json --csv $(OUT)/cyclic.csv --histogram $(OUT)/cyclic.hist
-	$(BIN) run wakeup --interval 1ms --duration 10s \
+	$(BIN) --db $(OUT)/jitterlab.db run cyclic --period 4ms --scan 500us --working-set 1MiB \
+		--duration 20s --json $(OUT)/cyclic.json --csv $(OUT)/cyclic.csv --histogram $(OUT)/cyclic.hist
+	$(BIN) --db $(OUT)/jitterlab.db run wakeup --interval 1ms --duration 10s \
 		--json $(OUT)/wakeup.json --csv $(OUT)/wakeup.csv --histogram $(OUT)/wakeup.hist
-	@echo "results: $(OUT)/cyclic.{json,csv,hist} $(OUT)/wakeup.{json,csv,hist}"
+	$(BIN) --db $(OUT)/jitterlab.db runs
+	@echo "results: $(OUT)/jitterlab.db $(OUT)/cyclic.{json,csv,hist} $(OUT)/wakeup.{json,csv,hist}"
 
 lint:
 	$(CARGO) fmt --all --check

@@ -22,17 +22,54 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", default_value = "/")]
     pub sysroot: PathBuf,
 
+    /// The results database every run is stored in, and reports read.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        default_value = "jitterlab.db",
+        env = "JITTERLAB_DB"
+    )]
+    pub db: PathBuf,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
 /// Top-level commands.
+// Parsed once at start-up: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run one probe and print its statistics.
+    /// Run one probe, store it in the database and print its statistics.
     #[command(subcommand)]
     Run(RunCommand),
+    /// List the runs stored in the database.
+    Runs,
+    /// Print the stored result of runs (default: the latest).
+    Report(ReportArgs),
+}
+
+/// `jitterlab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run ids, as `jitterlab runs` lists them [default: the latest run].
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<i64>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+}
+
+/// Formats of `jitterlab report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// The summary table printed at the end of a run.
+    Text,
+    /// The schema-versioned result, as `--json` writes it.
+    Json,
 }
 
 /// Probes `jitterlab run` can run.
@@ -194,6 +231,10 @@ pub struct CommonArgs {
     /// Do not hold /dev/cpu_dma_latency at 0 (to measure an untuned baseline).
     #[arg(long)]
     pub no_dma_latency: bool,
+
+    /// Do not store the run in the results database.
+    #[arg(long)]
+    pub no_db: bool,
 }
 
 fn duration(s: &str) -> Result<u64, String> {

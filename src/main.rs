@@ -1,8 +1,9 @@
 //! `jitterlab`: measure and prove the real-time determinism of a Linux machine.
 //!
 //! The binary wires the parts together: `cli` parses, `runner` validates and
-//! runs a probe (`probe`), with the machine reached only through `system`
-//! and results written only by `report`. Exit status: 0 when every limit
+//! runs a probe (`probe`), with the machine reached only through `system`,
+//! every run kept in the results database (`store`), and results written
+//! only by `report`. Exit status: 0 when every limit
 //! held, 1 when a `--max-*` limit was exceeded, 2 for any error — bad input
 //! among them, which is refused before anything starts.
 
@@ -11,6 +12,7 @@ mod live;
 mod probe;
 mod report;
 mod runner;
+mod store;
 mod system;
 #[cfg(test)]
 #[path = "../tests/common/fixtures.rs"]
@@ -29,10 +31,12 @@ fn main() -> ExitCode {
         Err(e) => return clap_exit(e),
     };
     let outcome = match &cli.command {
-        Command::Run(RunCommand::Cyclic(a)) => runner::plan_cyclic(&cli.sysroot, a)
-            .and_then(|plan| runner::execute(&cli.sysroot, plan, &a.common)),
-        Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, a)
-            .and_then(|plan| runner::execute(&cli.sysroot, plan, &a.common)),
+        Command::Run(RunCommand::Cyclic(a)) => runner::plan_cyclic(&cli.sysroot, &cli.db, a)
+            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
+        Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
+            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
+        Command::Runs => report::stored::runs(&cli.db),
+        Command::Report(a) => report::stored::report(&cli.db, a),
     };
     match outcome {
         Ok(code) => code,

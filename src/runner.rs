@@ -15,9 +15,11 @@
 //!    it drains window rows from each thread's wait-free queue every 100 ms
 //!    into the CSV file, redraws the live view, and turns SIGINT/SIGTERM into
 //!    the stop flag.
-//! 4. **Report**: build the versioned `RunResult` and hand it to the
-//!    exporters (`report::*`), which never measure. Exit 1 when a
-//!    `--max-*` limit was exceeded, 0 otherwise.
+//! 4. **Store and report**: the run row is in the results database before the
+//!    first release, window rows are committed as they are drained, and the
+//!    versioned `RunResult` with its histograms is stored at the end; the
+//!    exporters (`report::*`) never measure. Exit 1 when a `--max-*` limit
+//!    was exceeded, 0 otherwise.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -42,6 +44,7 @@ use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
 use crate::live::{Goal, LiveView};
 use crate::probe::periodic::{self, BreakRule, Shared, StopRule, ThreadOutcome, ThreadPlan};
 use crate::report;
+use crate::store::{RunIds, RunStart, Store, StoredHistogram};
 use crate::system::rt::{self, SchedRequest};
 use crate::system::{host, trace};
 
@@ -86,7 +89,7 @@ pub struct RunPlan {
 }
 
 /// Validates `jitterlab run cyclic`.
-pub fn plan_cyclic(root: &Path, a: &CyclicArgs) -> Result<RunPlan> {
+pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
     let online = host::online_cpus(root)?;
     let cpu = match a.cpu {
         Some(c) => c,
@@ -111,6 +114,7 @@ pub fn plan_cyclic(root: &Path, a: &CyclicArgs) -> Result<RunPlan> {
         )));
     }
     plan_common(
+        (!a.common.no_db).then_some(db),
         ProbeKind::Cyclic,
         a.period,
         vec![cpu],
@@ -120,7 +124,7 @@ pub fn plan_cyclic(root: &Path, a: &CyclicArgs) -> Result<RunPlan> {
 }
 
 /// Validates `jitterlab run wakeup`.
-pub fn plan_wakeup(root: &Path, a: &WakeupArgs) -> Result<RunPlan> {
+pub fn plan_wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<RunPlan> {
     let online = host::online_cpus(root)?;
     let cpus: Vec<usize> = match &a.cpus {
         Some(list) => {
@@ -140,10 +144,18 @@ pub fn plan_wakeup(root: &Path, a: &WakeupArgs) -> Result<RunPlan> {
     if a.interval == 0 {
         return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
     }
-    plan_common(ProbeKind::Wakeup, a.interval, cpus, None, &a.common)
+    plan_common(
+        (!a.common.no_db).then_some(db),
+        ProbeKind::Wakeup,
+        a.interval,
+        cpus,
+        None,
+        &a.common,
+    )
 }
 
 fn plan_common(
+    db: Option<&Path>,
     kind: ProbeKind,
     period: u64,
     cpus: Vec<usize>,
@@ -219,6 +231,9 @@ fn plan_common(
             check_writable(flag, p)?;
         }
     }
+    if let Some(db) = db {
+        check_writable("--db", db)?;
+    }
     let duration = match (c.duration, c.cycles) {
         (Some(d), _) => Some(d),
         (None, Some(_)) => None,
@@ -288,7 +303,11 @@ fn check_writable(flag: &str, path: &Path) -> Result<()> {
 }
 
 /// Runs a validated plan and reports it. Returns the exit code.
-pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
+pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
+    let store = match c.no_db {
+        true => None,
+        false => Some(Store::open(db)?),
+    };
     let host = host::snapshot(root);
     let mut warnings: Vec<String> = Vec::new();
     let started_at = time::OffsetDateTime::now_utc()
@@ -324,7 +343,7 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
             .context("installing the SIGINT/SIGTERM handler")?;
     }
 
-    let mut csv = match &c.csv {
+    let csv = match &c.csv {
         Some(p) => Some(report::csv::WindowCsv::new(BufWriter::new(
             File::create(p).with_context(|| format!("creating --csv {}", p.display()))?,
         ))?),
@@ -440,6 +459,38 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
     for w in &warnings {
         eprintln!("jitterlab: warning: {w}");
     }
+    let command_line: Vec<String> = std::env::args().collect();
+    let mut writer = RowWriter {
+        csv,
+        store,
+        ids: None,
+        db,
+        rows: Vec::new(),
+        error: None,
+    };
+    if let Some(s) = writer.store.as_mut() {
+        let started = s.begin_run(&RunStart {
+            started_at: &started_at,
+            probe: probe_name(plan.kind),
+            command_line: &command_line,
+            params_json: serde_json::to_string(&plan.params)?,
+            host_json: serde_json::to_string(&host)?,
+            hostname: &host.hostname,
+            kernel_release: &host.kernel_release,
+            realtime,
+        });
+        match started {
+            Ok(ids) => writer.ids = Some(ids),
+            Err(e) => {
+                shared.abort.store(true, Relaxed);
+                shared.barrier.wait();
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(e.context(format!("recording the run in {}", db.display())));
+            }
+        }
+    }
 
     // Release every thread at one common t0, far enough ahead for all of them
     // to be asleep in their first clock_nanosleep.
@@ -453,23 +504,6 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
         (None, None) => Goal::Releases(0),
     };
     let mut view = LiveView::new(lives.clone(), goal, c.progress);
-    let mut rows: Vec<WindowRow> = Vec::new();
-    let mut write_error: Option<String> = None;
-    let mut drain =
-        |consumers: &mut Vec<rtrb::Consumer<WindowRow>>,
-         rows: &mut Vec<WindowRow>,
-         csv: &mut Option<report::csv::WindowCsv<BufWriter<File>>>| {
-            for rx in consumers.iter_mut() {
-                while let Ok(row) = rx.pop() {
-                    if let Some(w) = csv.as_mut() {
-                        if let Err(e) = w.write_row(&row).and_then(|()| w.flush()) {
-                            write_error.get_or_insert(format!("writing --csv: {e}"));
-                        }
-                    }
-                    rows.push(row);
-                }
-            }
-        };
     let mut interrupted = false;
     loop {
         std::thread::sleep(Duration::from_millis(100));
@@ -477,7 +511,7 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
             interrupted = true;
             shared.stop.store(true, Relaxed);
         }
-        drain(&mut consumers, &mut rows, &mut csv);
+        writer.drain(&mut consumers);
         view.tick();
         if handles.iter().all(|h| h.is_finished()) {
             break;
@@ -488,19 +522,26 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
 
     let mut outcomes: Vec<ThreadOutcome> = Vec::new();
     for h in handles {
-        match h.join() {
-            Ok(Some(o)) => outcomes.push(o),
-            Ok(None) => bail!("a probe thread ended without measuring"),
-            Err(_) => bail!("a probe thread panicked; this is a bug in jitterlab"),
-        }
+        let failure = match h.join() {
+            Ok(Some(o)) => {
+                outcomes.push(o);
+                continue;
+            }
+            Ok(None) => "a probe thread ended without measuring",
+            Err(_) => "a probe thread panicked; this is a bug in jitterlab",
+        };
+        writer.drain(&mut consumers);
+        writer.abandon();
+        bail!("{failure}");
     }
-    drain(&mut consumers, &mut rows, &mut csv);
-    if let Some(e) = write_error {
+    writer.drain(&mut consumers);
+    if let Some(e) = writer.error.take() {
         warnings.push(e);
     }
     drop(dma_guard);
     let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
 
+    let combined_stats = combine(&outcomes);
     let result = assemble(
         &plan,
         c,
@@ -510,8 +551,10 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
         interrupted,
         RealtimeReport { realtime, defaults },
         &outcomes,
+        &combined_stats,
         warnings,
     );
+    writer.finish(&result, &outcomes, &combined_stats);
 
     if let Some(p) = &c.json {
         let mut f = BufWriter::new(
@@ -545,7 +588,7 @@ pub fn execute(root: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
         report::histogram::write_cyclictest_histogram(&mut f, &threads)?;
         f.flush()?;
     }
-    if let Some(w) = csv.as_mut() {
+    if let Some(w) = writer.csv.as_mut() {
         w.flush()?;
     }
     print!("{}", report::text::summary(&result));
@@ -567,6 +610,7 @@ fn assemble(
     interrupted: bool,
     realtime: RealtimeReport,
     outcomes: &[ThreadOutcome],
+    combined_stats: &[MetricStats],
     warnings: Vec<String>,
 ) -> RunResult {
     let break_event = outcomes.iter().find_map(|o| o.break_event.clone());
@@ -611,17 +655,6 @@ fn assemble(
             dropped_rows: o.recorder.windows.dropped(),
         })
         .collect();
-    // Combined statistics over every thread, used for limits too.
-    let combined_stats: Vec<MetricStats> = METRICS
-        .iter()
-        .map(|m| {
-            let mut acc = outcomes[0].recorder.stats[*m as usize].clone();
-            for o in &outcomes[1..] {
-                acc.merge(&o.recorder.stats[*m as usize]);
-            }
-            acc
-        })
-        .collect();
     let combined = (outcomes.len() > 1).then(|| {
         METRICS
             .iter()
@@ -656,5 +689,116 @@ fn assemble(
         limits,
         break_event,
         warnings,
+    }
+}
+
+/// The low-priority writer's state: it drains every probe thread's queue of
+/// window rows into memory, the `--csv` file and the results database (one
+/// commit per drain, so a crash loses at most the rows not yet drained), and
+/// stores the result at the end. A write error never stops the probes: it is
+/// remembered and reported as a warning.
+struct RowWriter<'a> {
+    csv: Option<report::csv::WindowCsv<BufWriter<File>>>,
+    store: Option<Store>,
+    ids: Option<RunIds>,
+    db: &'a Path,
+    rows: Vec<WindowRow>,
+    error: Option<String>,
+}
+
+impl RowWriter<'_> {
+    fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
+        let first_new = self.rows.len();
+        for rx in consumers.iter_mut() {
+            while let Ok(row) = rx.pop() {
+                if let Some(w) = self.csv.as_mut() {
+                    if let Err(e) = w.write_row(&row).and_then(|()| w.flush()) {
+                        self.error.get_or_insert(format!("writing --csv: {e}"));
+                    }
+                }
+                self.rows.push(row);
+            }
+        }
+        if let (Some(s), Some(ids)) = (self.store.as_mut(), self.ids) {
+            if let Err(e) = s.insert_windows(ids.cell, &self.rows[first_new..]) {
+                self.error.get_or_insert(format!(
+                    "storing window rows in {}: {e:#}",
+                    self.db.display()
+                ));
+            }
+        }
+    }
+
+    /// Marks the stored run interrupted after an error.
+    fn abandon(&mut self) {
+        if let (Some(s), Some(ids)) = (self.store.as_mut(), self.ids) {
+            let _ = s.abandon_run(ids);
+        }
+    }
+
+    /// Stores the result with every metric's histograms.
+    fn finish(&mut self, result: &RunResult, outcomes: &[ThreadOutcome], combined: &[MetricStats]) {
+        let (Some(s), Some(ids)) = (self.store.as_mut(), self.ids) else {
+            return;
+        };
+        let mut hists = Vec::new();
+        for o in outcomes {
+            for m in METRICS {
+                let h = o.recorder.stats[m as usize].histograms();
+                hists.push(StoredHistogram {
+                    thread: Some(o.index),
+                    metric: m.name(),
+                    positive: h.positive,
+                    negative: h.negative,
+                });
+            }
+        }
+        if outcomes.len() > 1 {
+            for m in METRICS {
+                let h = combined[m as usize].histograms();
+                hists.push(StoredHistogram {
+                    thread: None,
+                    metric: m.name(),
+                    positive: h.positive,
+                    negative: h.negative,
+                });
+            }
+        }
+        match s.finish_run(ids, result, &hists) {
+            Ok(()) => eprintln!(
+                "jitterlab: stored as run {} in {}",
+                ids.run,
+                self.db.display()
+            ),
+            Err(e) => {
+                let _ = s.abandon_run(ids);
+                eprintln!(
+                    "jitterlab: warning: storing the result in {} failed: {e:#}",
+                    self.db.display()
+                );
+            }
+        }
+    }
+}
+
+/// Every thread's statistics merged, per metric in `METRICS` order (used for
+/// the combined table, the limits and the stored combined histograms).
+fn combine(outcomes: &[ThreadOutcome]) -> Vec<MetricStats> {
+    METRICS
+        .iter()
+        .map(|m| {
+            let mut acc = outcomes[0].recorder.stats[*m as usize].clone();
+            for o in &outcomes[1..] {
+                acc.merge(&o.recorder.stats[*m as usize]);
+            }
+            acc
+        })
+        .collect()
+}
+
+fn probe_name(kind: ProbeKind) -> &'static str {
+    match kind {
+        ProbeKind::Cyclic => "cyclic",
+        ProbeKind::Wakeup => "wakeup",
     }
 }

@@ -18,8 +18,17 @@ use serial_test::serial;
 mod fixtures;
 use fixtures::{copy_fixture, fixture};
 
+/// One results database for the whole test process, outside the source tree
+/// (the default `./jitterlab.db` would land in the repository).
+fn test_db() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 fn jl() -> Command {
-    Command::cargo_bin("jitterlab").unwrap()
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_DB", test_db().join("tests.db"));
+    c
 }
 
 fn is_root() -> bool {
@@ -510,6 +519,7 @@ fn sigint_ends_the_run_cleanly_and_marks_it_interrupted() {
         let csv = dir.path().join("w.csv");
         let bin = assert_cmd::cargo::cargo_bin("jitterlab");
         let child = StdCommand::new(bin)
+            .env("JITTERLAB_DB", test_db().join("tests.db"))
             .args(["run", "wakeup", "--duration", "60s", "--cpus", "1"])
             .arg("--json")
             .arg(&json)
@@ -748,4 +758,143 @@ fn round_robin_is_applied_and_verified() {
         eprintln!("note: not root: SCHED_RR could not be applied; checked that it says so");
         assert_eq!(sched["applied"], false);
     }
+}
+
+#[test]
+#[serial]
+fn a_run_is_stored_and_its_report_is_the_summary_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let cpu = last_online_cpu().to_string();
+    let out = jl()
+        .arg("--db")
+        .arg(&db)
+        .args(["run", "wakeup", "--cycles", "1500", "--cpus", &cpu])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains(&format!("jitterlab: stored as run 1 in {}", db.display())));
+    // The stored result renders to exactly what the run printed.
+    let rep = jl().arg("--db").arg(&db).arg("report").output().unwrap();
+    assert_eq!(rep.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&rep.stdout),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let json = jl()
+        .arg("--db")
+        .arg(&db)
+        .args(["report", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(u(&r["threads"][0]["cycles"]), 1500);
+    let runs = jl().arg("--db").arg(&db).arg("runs").output().unwrap();
+    let text = String::from_utf8_lossy(&runs.stdout);
+    let line = text.lines().nth(1).unwrap();
+    assert!(line.trim_start().starts_with("1  "), "{text}");
+    assert!(
+        line.contains(" wakeup ") && line.contains(" completed "),
+        "{text}"
+    );
+    assert!(line.contains(" 1500 "), "{text}");
+    // A second run gets the next id and becomes the default report.
+    jl().arg("--db")
+        .arg(&db)
+        .args(["run", "cyclic", "--cycles", "50", "--cpu", &cpu])
+        .assert()
+        .code(0);
+    let rep = jl().arg("--db").arg(&db).arg("report").output().unwrap();
+    assert!(String::from_utf8_lossy(&rep.stdout).starts_with("probe        cyclic"));
+}
+
+#[test]
+#[serial]
+fn a_killed_run_is_kept_and_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
+    let mut child = StdCommand::new(bin)
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "run",
+            "wakeup",
+            "--duration",
+            "60s",
+            "--cpus",
+            "1",
+            "--window",
+            "500ms",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2_700));
+    child.kill().unwrap(); // SIGKILL: nothing can be cleaned up
+    child.wait().unwrap();
+    let runs = jl().arg("--db").arg(&db).arg("runs").output().unwrap();
+    assert_eq!(runs.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&runs.stdout);
+    let line = text.lines().nth(1).unwrap();
+    assert!(line.contains(" interrupted "), "{text}");
+    // 2.7 s of 500 ms windows: at least four complete windows were committed.
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let windows: u64 = fields[fields.len() - 2].parse().unwrap();
+    assert!((4..=6).contains(&windows), "{text}");
+    let rep = jl()
+        .arg("--db")
+        .arg(&db)
+        .args(["report", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(rep.status.code(), Some(0));
+    let t = String::from_utf8_lossy(&rep.stdout);
+    assert!(t.starts_with("run 1 (wakeup, started "), "{t}");
+    assert!(t.contains("did not finish"), "{t}");
+    assert!(
+        t.contains(&format!("stored until then: {windows} window rows")),
+        "{t}"
+    );
+}
+
+#[test]
+fn reports_need_an_existing_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    for cmd in ["runs", "report"] {
+        let out = jl().arg("--db").arg(&db).arg(cmd).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "jitterlab: error: no results database at {}; run a probe first (jitterlab run cyclic) or name the database with --db\n",
+                db.display()
+            )
+        );
+    }
+    assert!(!db.exists(), "a report must not create a database");
+}
+
+#[test]
+fn bad_db_paths_are_refused_and_no_db_writes_none() {
+    refuses(
+        &["--db", "/nonexistent/dir/j.db", "run", "cyclic"],
+        "--db /nonexistent/dir/j.db: directory /nonexistent/dir does not exist; create it or choose another path",
+    );
+}
+
+#[test]
+#[serial]
+fn no_db_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    jl().arg("--db")
+        .arg(&db)
+        .args(["run", "wakeup", "--cycles", "20", "--cpus", "1", "--no-db"])
+        .assert()
+        .code(0);
+    assert!(!db.exists());
 }

@@ -26,4 +26,5 @@
 
 pub mod csv;
 pub mod histogram;
+pub mod stored;
 pub mod text;

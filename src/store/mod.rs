@@ -1,0 +1,553 @@
+//! The results database: every run, stored as it happens, in SQLite.
+//!
+//! One file (default `./jitterlab.db`, `--db PATH`) holds every run with its
+//! host snapshot, its cells, the statistics of every metric with the
+//! serialized HDR histograms behind them, every window row and the outliers.
+//! Reports read only this database (DESIGN: measuring never formats, reporting
+//! never measures), so a result can be re-rendered at any time, elsewhere.
+//!
+//! **Losing nothing** (DESIGN rule 7). The database runs in WAL mode with
+//! `synchronous = FULL`; the run row is written before the first release, and
+//! the writer commits the window rows it drains every 100 ms, so a crash or a
+//! power cut costs at most the rows not yet drained — less than one window. A
+//! run whose process died (`kill -9`, power loss) stays `running` in the file;
+//! the next open of the database sees that its process is gone (pid no longer
+//! alive, or another boot) and marks it `interrupted`, keeping every row.
+//!
+//! **Schema versions.** `PRAGMA user_version` holds the schema version;
+//! [`MIGRATIONS`] lists the steps from 0 (empty file) up, applied in order,
+//! each in its own transaction. A database from a newer jitterlab is refused
+//! with a message rather than misread.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use jitterlab_core::result::{RunResult, ThreadResult};
+use jitterlab_core::stats::MetricSummary;
+use jitterlab_core::window::WindowRow;
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Version of the database schema this jitterlab writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: the first schema.
+    r#"
+    CREATE TABLE runs (
+        id            INTEGER PRIMARY KEY,
+        started_at    TEXT    NOT NULL,
+        finished_at   TEXT,
+        probe         TEXT    NOT NULL,
+        status        TEXT    NOT NULL
+                      CHECK (status IN ('running', 'completed', 'interrupted', 'break-trace')),
+        command_line  TEXT    NOT NULL,
+        tool_version  TEXT    NOT NULL,
+        result_schema INTEGER NOT NULL,
+        params_json   TEXT    NOT NULL,
+        pid           INTEGER NOT NULL,
+        boot_id       TEXT    NOT NULL,
+        realtime      INTEGER,
+        elapsed_ns    INTEGER,
+        result_json   TEXT
+    );
+    CREATE TABLE hosts (
+        run_id         INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        hostname       TEXT NOT NULL,
+        kernel_release TEXT NOT NULL,
+        snapshot_json  TEXT NOT NULL
+    );
+    CREATE TABLE cells (
+        id            INTEGER PRIMARY KEY,
+        run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        name          TEXT    NOT NULL,
+        configuration TEXT    NOT NULL,
+        scenario      TEXT    NOT NULL,
+        deployment    TEXT    NOT NULL,
+        probe         TEXT    NOT NULL,
+        repetition    INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (run_id, name, repetition)
+    );
+    CREATE TABLE metrics (
+        cell_id        INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+        thread         INTEGER,          -- NULL: all threads combined
+        cpu            INTEGER,
+        metric         TEXT    NOT NULL,
+        count          INTEGER NOT NULL,
+        min_ns         INTEGER,
+        max_ns         INTEGER,
+        mean_ns        INTEGER,
+        stddev_ns      INTEGER,
+        p50_ns         INTEGER,
+        p90_ns         INTEGER,
+        p99_ns         INTEGER,
+        p99_9_ns       INTEGER,
+        p99_99_ns      INTEGER,
+        threshold_ns   INTEGER,
+        over_threshold INTEGER,
+        hist_positive  BLOB,             -- HdrHistogram V2 serialization
+        hist_negative  BLOB              -- magnitudes of negative samples
+    );
+    CREATE INDEX metrics_cell ON metrics (cell_id, metric);
+    CREATE TABLE windows (
+        cell_id  INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+        thread   INTEGER NOT NULL,
+        cpu      INTEGER NOT NULL,
+        window   INTEGER NOT NULL,
+        start_ns INTEGER NOT NULL,
+        cycles   INTEGER NOT NULL,
+        overruns INTEGER NOT NULL,
+        latency_count INTEGER, latency_min_ns INTEGER, latency_max_ns INTEGER, latency_mean_ns INTEGER,
+        period_count  INTEGER, period_min_ns  INTEGER, period_max_ns  INTEGER, period_mean_ns  INTEGER,
+        jitter_count  INTEGER, jitter_min_ns  INTEGER, jitter_max_ns  INTEGER, jitter_mean_ns  INTEGER,
+        exec_count    INTEGER, exec_min_ns    INTEGER, exec_max_ns    INTEGER, exec_mean_ns    INTEGER,
+        PRIMARY KEY (cell_id, thread, window)
+    );
+    CREATE TABLE outliers (
+        cell_id        INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+        thread         INTEGER NOT NULL,
+        metric         TEXT    NOT NULL,
+        rank           INTEGER NOT NULL,
+        value_ns       INTEGER NOT NULL,
+        cycle          INTEGER NOT NULL,
+        since_start_ns INTEGER NOT NULL,
+        PRIMARY KEY (cell_id, thread, metric, rank)
+    );
+    "#,
+];
+
+/// What is known about a run when it starts.
+#[derive(Debug, Clone)]
+pub struct RunStart<'a> {
+    /// RFC 3339 start time.
+    pub started_at: &'a str,
+    /// `cyclic`, `wakeup`, …
+    pub probe: &'a str,
+    /// The command line.
+    pub command_line: &'a [String],
+    /// Parameters as JSON.
+    pub params_json: String,
+    /// Host snapshot as JSON.
+    pub host_json: String,
+    /// Host name and kernel, for listing.
+    pub hostname: &'a str,
+    /// Kernel release, for listing.
+    pub kernel_release: &'a str,
+    /// Whether the real-time defaults held.
+    pub realtime: bool,
+}
+
+/// The histograms behind one stored metric summary.
+#[derive(Debug, Clone)]
+pub struct StoredHistogram {
+    /// Thread index; `None` for all threads combined.
+    pub thread: Option<u32>,
+    /// Metric name.
+    pub metric: &'static str,
+    /// Values `>= 0`.
+    pub positive: Histogram<u64>,
+    /// Magnitudes of negative values (signed metrics).
+    pub negative: Option<Histogram<u64>>,
+}
+
+/// The rows a run started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunIds {
+    /// `runs.id`.
+    pub run: i64,
+    /// `cells.id` of its (for `jitterlab run`: only) cell.
+    pub cell: i64,
+}
+
+/// One line of `jitterlab runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// Run id.
+    pub id: i64,
+    /// Start time.
+    pub started_at: String,
+    /// Probe.
+    pub probe: String,
+    /// Status.
+    pub status: String,
+    /// Host name.
+    pub hostname: String,
+    /// Whether the real-time defaults held.
+    pub realtime: Option<bool>,
+    /// Cycles measured, from the stored windows.
+    pub cycles: i64,
+    /// Window rows stored.
+    pub windows: i64,
+    /// Largest wake-up latency seen in the stored windows, ns.
+    pub latency_max_ns: Option<i64>,
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+}
+
+fn i(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, brings its schema
+    /// up to date, and marks runs whose process is gone as interrupted.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("opening the results database {}", path.display()))?;
+        let mut store = Store { conn };
+        store.configure().with_context(|| {
+            format!(
+                "{} is not a usable jitterlab database; give another path with --db",
+                path.display()
+            )
+        })?;
+        store.migrate(path)?;
+        store.mark_orphans()?;
+        Ok(store)
+    }
+
+    fn configure(&mut self) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // journal_mode returns the mode; reading it also proves the file is SQLite.
+        let _: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        self.conn
+            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+        Ok(())
+    }
+
+    fn migrate(&mut self, path: &Path) -> Result<()> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            bail!(
+                "{} has schema version {version}, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
+                path.display()
+            );
+        }
+        for (from, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)
+                .with_context(|| format!("migrating {} from schema {from}", path.display()))?;
+            tx.pragma_update(None, "user_version", from as i64 + 1)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// The schema version of the open database.
+    #[cfg(test)]
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// Runs left `running` by a process that no longer exists (or by another
+    /// boot) were killed or lost power: mark them interrupted.
+    fn mark_orphans(&mut self) -> Result<()> {
+        let boot = boot_id();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, pid, boot_id FROM runs WHERE status = 'running'")?;
+        let running: Vec<(i64, i64, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        for (id, pid, run_boot) in running {
+            let alive = run_boot == boot && Path::new(&format!("/proc/{pid}")).exists();
+            if !alive {
+                self.conn
+                    .execute("UPDATE runs SET status = 'interrupted' WHERE id = ?1", [id])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the start of a run with its one cell; committed at once.
+    pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (started_at, probe, status, command_line, tool_version,
+                               result_schema, params_json, pid, boot_id, realtime)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                s.started_at,
+                s.probe,
+                serde_json::to_string(s.command_line)?,
+                env!("CARGO_PKG_VERSION"),
+                jitterlab_core::result::SCHEMA_VERSION,
+                s.params_json,
+                std::process::id(),
+                boot_id(),
+                s.realtime,
+            ],
+        )?;
+        let run = tx.last_insert_rowid();
+        tx.execute(
+            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json) VALUES (?1, ?2, ?3, ?4)",
+            params![run, s.hostname, s.kernel_release, s.host_json],
+        )?;
+        tx.execute(
+            "INSERT INTO cells (run_id, name, configuration, scenario, deployment, probe)
+             VALUES (?1, ?2, 'default', 'none', 'host', ?3)",
+            params![run, s.probe, s.probe],
+        )?;
+        let cell = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(RunIds { run, cell })
+    }
+
+    /// Appends window rows in one transaction (one commit per drain).
+    pub fn insert_windows(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO windows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                    ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+            )?;
+            for r in rows {
+                let mut v: Vec<Option<i64>> = Vec::with_capacity(16);
+                for st in &r.stats {
+                    if st.count == 0 {
+                        v.extend([Some(0), None, None, None]);
+                    } else {
+                        v.extend([Some(i(st.count)), Some(st.min), Some(st.max), Some(st.mean)]);
+                    }
+                }
+                stmt.execute(params![
+                    cell,
+                    r.thread,
+                    r.cpu,
+                    i(r.window),
+                    i(r.start_ns),
+                    i(r.cycles),
+                    i(r.overruns),
+                    v[0],
+                    v[1],
+                    v[2],
+                    v[3],
+                    v[4],
+                    v[5],
+                    v[6],
+                    v[7],
+                    v[8],
+                    v[9],
+                    v[10],
+                    v[11],
+                    v[12],
+                    v[13],
+                    v[14],
+                    v[15],
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records the end of a run: status, the full result, per-metric
+    /// statistics with their histograms, and outliers.
+    pub fn finish_run(
+        &mut self,
+        ids: RunIds,
+        result: &RunResult,
+        histograms: &[StoredHistogram],
+    ) -> Result<()> {
+        let status = match result.end {
+            jitterlab_core::result::EndReason::Completed => "completed",
+            jitterlab_core::result::EndReason::Interrupted => "interrupted",
+            jitterlab_core::result::EndReason::BreakTrace => "break-trace",
+        };
+        let finished = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3, realtime = ?4, elapsed_ns = ?5,
+                             result_json = ?6 WHERE id = ?1",
+            params![
+                ids.run,
+                status,
+                finished,
+                result.realtime.realtime,
+                i(result.elapsed_ns),
+                serde_json::to_string(result)?,
+            ],
+        )?;
+        {
+            let mut m = tx.prepare(
+                "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                                             ?13, ?14, ?15, ?16, ?17, ?18)",
+            )?;
+            let mut insert = |thread: Option<u32>,
+                              cpu: Option<usize>,
+                              name: &str,
+                              s: &MetricSummary|
+             -> Result<()> {
+                let (pos, neg) = histograms
+                    .iter()
+                    .find(|h| h.thread == thread && h.metric == name)
+                    .map(|h| (serialize(&h.positive), h.negative.as_ref().map(serialize)))
+                    .unwrap_or((Ok(Vec::new()), None));
+                m.execute(params![
+                    ids.cell,
+                    thread,
+                    cpu.map(|c| c as i64),
+                    name,
+                    i(s.count),
+                    s.min,
+                    s.max,
+                    s.mean,
+                    s.stddev,
+                    s.p50,
+                    s.p90,
+                    s.p99,
+                    s.p99_9,
+                    s.p99_99,
+                    s.threshold.map(i),
+                    s.over_threshold.map(i),
+                    pos?,
+                    neg.transpose()?,
+                ])?;
+                Ok(())
+            };
+            for t in &result.threads {
+                for (name, s) in &t.metrics {
+                    insert(Some(t.thread), Some(t.cpu), name, s)?;
+                }
+            }
+            if let Some(c) = &result.combined {
+                for (name, s) in c {
+                    insert(None, None, name, s)?;
+                }
+            }
+        }
+        {
+            let mut o = tx.prepare("INSERT INTO outliers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+            for t in &result.threads {
+                insert_outliers(&mut o, ids.cell, t)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Marks a run interrupted without a result (an error after its start).
+    pub fn abandon_run(&mut self, ids: RunIds) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
+            [ids.run],
+        )?;
+        Ok(())
+    }
+
+    /// Every run, newest last.
+    pub fn list_runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.probe, r.status, COALESCE(h.hostname, ''), r.realtime,
+                    COALESCE(SUM(w.cycles), 0), COUNT(w.window), MAX(w.latency_max_ns)
+             FROM runs r
+             LEFT JOIN hosts h ON h.run_id = r.id
+             LEFT JOIN cells c ON c.run_id = r.id
+             LEFT JOIN windows w ON w.cell_id = c.id
+             GROUP BY r.id ORDER BY r.id",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    probe: r.get(2)?,
+                    status: r.get(3)?,
+                    hostname: r.get(4)?,
+                    realtime: r.get(5)?,
+                    cycles: r.get(6)?,
+                    windows: r.get(7)?,
+                    latency_max_ns: r.get(8)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// The newest run's id.
+    pub fn latest_run(&self) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row("SELECT MAX(id) FROM runs", [], |r| r.get(0))?)
+    }
+
+    /// The stored result of a finished run (`None` for a run that did not
+    /// finish); an error when there is no such run.
+    pub fn load_result(&self, run: i64) -> Result<Option<RunResult>> {
+        let json: Option<Option<String>> = self
+            .conn
+            .query_row("SELECT result_json FROM runs WHERE id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        match json {
+            None => {
+                bail!("there is no run {run} in the database; list the runs with: jitterlab runs")
+            }
+            Some(None) => Ok(None),
+            Some(Some(j)) => {
+                Ok(Some(serde_json::from_str(&j).with_context(|| {
+                    format!("reading the result of run {run}")
+                })?))
+            }
+        }
+    }
+
+    /// The listing row of one run.
+    pub fn run_row(&self, run: i64) -> Result<Option<RunRow>> {
+        Ok(self.list_runs()?.into_iter().find(|r| r.id == run))
+    }
+}
+
+fn insert_outliers(stmt: &mut rusqlite::Statement<'_>, cell: i64, t: &ThreadResult) -> Result<()> {
+    for (metric, list) in &t.outliers {
+        for (rank, o) in list.iter().enumerate() {
+            stmt.execute(params![
+                cell,
+                t.thread,
+                metric,
+                rank as i64,
+                o.value,
+                i(o.cycle),
+                i(o.since_start_ns)
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// HdrHistogram's V2 format, readable by every HdrHistogram implementation.
+fn serialize(h: &Histogram<u64>) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
+    Ok(buf)
+}
+
+/// This boot's id, so a run left `running` by an earlier boot is recognised.
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests;
