@@ -8,6 +8,7 @@
 //! among them, which is refused before anything starts.
 
 mod cli;
+mod error;
 mod live;
 mod probe;
 mod report;

@@ -41,6 +41,7 @@ use jitterlab_core::window::WindowRow;
 use jitterlab_sys::{self as sys, Policy};
 
 use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
+use crate::error::{bad, BadInput};
 use crate::live::{Goal, LiveView};
 use crate::probe::periodic::{self, BreakRule, Shared, StopRule, ThreadOutcome, ThreadPlan};
 use crate::report;
@@ -54,22 +55,6 @@ pub const ROW_QUEUE: usize = 4096;
 
 /// Duration when neither `--duration` nor `--cycles` is given.
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-
-/// A bad input: reported in one line, exit status 2, nothing changed.
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
-
-fn bad(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(BadInput(msg.into()))
-}
 
 /// A run, validated and ready to start.
 #[derive(Debug)]

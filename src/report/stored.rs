@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{ReportArgs, ReportFormat};
-use crate::runner::BadInput;
+use crate::error::BadInput;
 use crate::store::{RunRow, Store};
 
 /// Opens an existing database for reading; a missing file is bad input (a
