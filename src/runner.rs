@@ -27,12 +27,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc, Barrier};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::result::{
-    check_limit, DefaultStatus, EndReason, Params, ProbeKind, RealtimeReport, RunResult,
-    ThreadResult, SCHEMA_VERSION,
+    check_limit, Calibration, DefaultStatus, EndReason, Params, ProbeKind, RealtimeReport,
+    RunResult, ThreadResult, SCHEMA_VERSION,
 };
 use jitterlab_core::sink::{LiveStats, RecorderConfig, METRICS};
 use jitterlab_core::stats::MetricStats;
@@ -43,7 +44,9 @@ use jitterlab_sys::{self as sys, Policy};
 use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
 use crate::error::{bad, BadInput};
 use crate::live::{Goal, LiveView};
-use crate::probe::periodic::{self, BreakRule, Shared, StopRule, ThreadOutcome, ThreadPlan};
+use crate::probe::periodic::{
+    self, BreakRule, SetupReport, Shared, StopRule, ThreadOutcome, ThreadPlan,
+};
 use crate::report;
 use crate::store::{RunIds, RunStart, Store, StoredHistogram};
 use crate::system::rt::{self, SchedRequest};
@@ -342,72 +345,14 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
         barrier: Barrier::new(plan.cpus.len() + 1),
     });
     let releases = plan.params.duration_ns.map(|d| d.div_ceil(plan.period));
-    let (setup_tx, setup_rx) = mpsc::channel();
-    let mut handles = Vec::new();
-    let mut consumers = Vec::new();
-    let mut lives = Vec::new();
-    for (i, &cpu) in plan.cpus.iter().enumerate() {
-        let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
-        consumers.push(rx);
-        let live = Arc::new(LiveStats::new());
-        lives.push((cpu, Arc::clone(&live)));
-        let break_rule = c.break_trace.map(|latency_ns| {
-            let (tracer, missing) = match &tracefs {
-                Some(trace::TracefsStatus::Ready(dir)) => {
-                    match trace::BreakTracer::open(dir, latency_ns) {
-                        Ok(t) => (Some(t), String::new()),
-                        Err(e) => (None, e.to_string()),
-                    }
-                }
-                Some(other) => (None, other.explain()),
-                None => (None, String::new()),
-            };
-            BreakRule {
-                latency_ns,
-                tracer,
-                missing,
-            }
-        });
-        let tplan = ThreadPlan {
-            index: i as u32,
-            cpu,
-            period: plan.period,
-            sched: plan.sched,
-            scan: plan.scan,
-            recorder: RecorderConfig {
-                thread: i as u32,
-                cpu: cpu as u32,
-                t0: 0,
-                window_ns: c.window,
-                threshold_ns: c.threshold,
-                outliers: c.outliers,
-                histogram_us: c.histogram.as_ref().map(|_| c.histogram_buckets),
-            },
-            rows: tx,
-            stop: StopRule {
-                releases,
-                cycles: c.cycles,
-            },
-            break_rule,
-        };
-        handles.push(
-            periodic::spawn(tplan, Arc::clone(&shared), live, setup_tx.clone())
-                .context("starting a probe thread")?,
-        );
-    }
-    drop(setup_tx);
+    let Probes {
+        handles,
+        mut consumers,
+        lives,
+        setup: setup_rx,
+    } = spawn_probes(&plan, c, tracefs.as_ref(), &shared, releases)?;
 
-    // Collect the set-up of every thread.
-    let mut per_thread = Vec::new();
-    let mut calibrations = vec![None; plan.cpus.len()];
-    for _ in 0..plan.cpus.len() {
-        let r = setup_rx
-            .recv()
-            .map_err(|_| anyhow!("a probe thread died during its set-up"))?;
-        calibrations[r.index as usize] = r.calibration;
-        per_thread.push((r.cpu, r.statuses));
-    }
-    per_thread.sort_by_key(|(cpu, _)| *cpu);
+    let (per_thread, calibrations) = collect_setup(&setup_rx, plan.cpus.len())?;
     let mut defaults: Vec<DefaultStatus> = vec![mlock, dma];
     defaults.extend(rt::merge_thread_statuses(&per_thread));
     defaults.push(rt::clock_status());
@@ -426,11 +371,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
     }
 
     if c.strict && !realtime {
-        shared.abort.store(true, Relaxed);
-        shared.barrier.wait();
-        for h in handles {
-            let _ = h.join();
-        }
+        abort_probes(&shared, handles);
         let failed: Vec<String> = defaults
             .iter()
             .filter(|d| d.required && !d.applied)
@@ -467,11 +408,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
         match started {
             Ok(ids) => writer.ids = Some(ids),
             Err(e) => {
-                shared.abort.store(true, Relaxed);
-                shared.barrier.wait();
-                for h in handles {
-                    let _ = h.join();
-                }
+                abort_probes(&shared, handles);
                 return Err(e.context(format!("recording the run in {}", db.display())));
             }
         }
@@ -541,38 +478,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
     );
     writer.finish(&result, &outcomes, &combined_stats);
 
-    if let Some(p) = &c.json {
-        let mut f = BufWriter::new(
-            File::create(p).with_context(|| format!("creating --json {}", p.display()))?,
-        );
-        serde_json::to_writer_pretty(&mut f, &result)?;
-        writeln!(f)?;
-        f.flush()?;
-    }
-    if let Some(p) = &c.histogram {
-        let mut f = BufWriter::new(
-            File::create(p).with_context(|| format!("creating --histogram {}", p.display()))?,
-        );
-        let latency: Vec<_> = outcomes
-            .iter()
-            .map(|o| o.recorder.stats[0].summary())
-            .collect();
-        let threads: Vec<report::histogram::HistThread> = outcomes
-            .iter()
-            .zip(&latency)
-            .filter_map(|(o, l)| {
-                o.recorder
-                    .histogram
-                    .as_ref()
-                    .map(|h| report::histogram::HistThread {
-                        hist: h,
-                        latency: l,
-                    })
-            })
-            .collect();
-        report::histogram::write_cyclictest_histogram(&mut f, &threads)?;
-        f.flush()?;
-    }
+    write_files(c, &result, &outcomes)?;
     if let Some(w) = writer.csv.as_mut() {
         w.flush()?;
     }
@@ -786,4 +692,145 @@ fn probe_name(kind: ProbeKind) -> &'static str {
         ProbeKind::Cyclic => "cyclic",
         ProbeKind::Wakeup => "wakeup",
     }
+}
+
+/// The probe threads of a run, started and waiting at the start barrier.
+struct Probes {
+    handles: Vec<JoinHandle<Option<ThreadOutcome>>>,
+    consumers: Vec<rtrb::Consumer<WindowRow>>,
+    lives: Vec<(usize, Arc<LiveStats>)>,
+    setup: mpsc::Receiver<SetupReport>,
+}
+
+/// Starts one probe thread per CPU of the plan, each with its row queue,
+/// live statistics and (for `--break-trace`) its own open trace files.
+fn spawn_probes(
+    plan: &RunPlan,
+    c: &CommonArgs,
+    tracefs: Option<&trace::TracefsStatus>,
+    shared: &Arc<Shared>,
+    releases: Option<u64>,
+) -> Result<Probes> {
+    let (setup_tx, setup) = mpsc::channel();
+    let mut probes = Probes {
+        handles: Vec::new(),
+        consumers: Vec::new(),
+        lives: Vec::new(),
+        setup,
+    };
+    for (i, &cpu) in plan.cpus.iter().enumerate() {
+        let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
+        probes.consumers.push(rx);
+        let live = Arc::new(LiveStats::new());
+        probes.lives.push((cpu, Arc::clone(&live)));
+        let tplan = ThreadPlan {
+            index: i as u32,
+            cpu,
+            period: plan.period,
+            sched: plan.sched,
+            scan: plan.scan,
+            recorder: RecorderConfig {
+                thread: i as u32,
+                cpu: cpu as u32,
+                t0: 0,
+                window_ns: c.window,
+                threshold_ns: c.threshold,
+                outliers: c.outliers,
+                histogram_us: c.histogram.as_ref().map(|_| c.histogram_buckets),
+            },
+            rows: tx,
+            stop: StopRule {
+                releases,
+                cycles: c.cycles,
+            },
+            break_rule: c.break_trace.map(|l| break_rule(l, tracefs)),
+        };
+        probes.handles.push(
+            periodic::spawn(tplan, Arc::clone(shared), live, setup_tx.clone())
+                .context("starting a probe thread")?,
+        );
+    }
+    Ok(probes)
+}
+
+/// One thread's `--break-trace` rule, with the trace files opened now.
+fn break_rule(latency_ns: u64, tracefs: Option<&trace::TracefsStatus>) -> BreakRule {
+    let (tracer, missing) = match tracefs {
+        Some(trace::TracefsStatus::Ready(dir)) => match trace::BreakTracer::open(dir, latency_ns) {
+            Ok(t) => (Some(t), String::new()),
+            Err(e) => (None, e.to_string()),
+        },
+        Some(other) => (None, other.explain()),
+        None => (None, String::new()),
+    };
+    BreakRule {
+        latency_ns,
+        tracer,
+        missing,
+    }
+}
+
+/// Per-thread real-time statuses (sorted by CPU) and calibrations (by thread).
+type SetupResults = (Vec<(usize, Vec<DefaultStatus>)>, Vec<Option<Calibration>>);
+
+/// Waits for every probe thread's set-up report.
+fn collect_setup(rx: &mpsc::Receiver<SetupReport>, threads: usize) -> Result<SetupResults> {
+    let mut per_thread = Vec::new();
+    let mut calibrations = vec![None; threads];
+    for _ in 0..threads {
+        let r = rx
+            .recv()
+            .map_err(|_| anyhow!("a probe thread died during its set-up"))?;
+        calibrations[r.index as usize] = r.calibration;
+        per_thread.push((r.cpu, r.statuses));
+    }
+    per_thread.sort_by_key(|(cpu, _)| *cpu);
+    Ok((per_thread, calibrations))
+}
+
+/// Releases the start barrier with the abort flag raised: every probe thread
+/// returns without measuring.
+fn abort_probes(shared: &Shared, handles: Vec<JoinHandle<Option<ThreadOutcome>>>) {
+    shared.abort.store(true, Relaxed);
+    shared.barrier.wait();
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
+/// Writes `--json` and `--histogram` from the finished result.
+fn write_files(c: &CommonArgs, result: &RunResult, outcomes: &[ThreadOutcome]) -> Result<()> {
+    if let Some(p) = &c.json {
+        let mut f = BufWriter::new(
+            File::create(p).with_context(|| format!("creating --json {}", p.display()))?,
+        );
+        serde_json::to_writer_pretty(&mut f, result)?;
+        writeln!(f)?;
+        f.flush()?;
+    }
+    if let Some(p) = &c.histogram {
+        let mut f = BufWriter::new(
+            File::create(p).with_context(|| format!("creating --histogram {}", p.display()))?,
+        );
+        let latency: Vec<_> = outcomes
+            .iter()
+            .map(|o| o.recorder.stats[0].summary())
+            .collect();
+        let threads: Vec<report::histogram::HistThread> = outcomes
+            .iter()
+            .zip(&latency)
+            .filter_map(|(o, l)| {
+                o.recorder
+                    .histogram
+                    .as_ref()
+                    .map(|h| report::histogram::HistThread {
+                        hist: h,
+                        latency: l,
+                    })
+            })
+            .collect();
+        report::histogram::write_cyclictest_histogram(&mut f, &threads)?;
+        f.flush()?;
+    }
+    Ok(())
 }
