@@ -49,6 +49,18 @@ pub enum Command {
     Runs,
     /// Print the stored result of runs (default: the latest).
     Report(ReportArgs),
+    /// Audit the machine's readiness for real-time measurement: one finding
+    /// per setting, with the fix for each (exit 1 only when nothing can be
+    /// measured).
+    Check(CheckArgs),
+}
+
+/// `jitterlab check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print the schema-versioned findings and host snapshot as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `jitterlab report`.
@@ -293,5 +305,16 @@ mod tests {
         ])
         .unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn check_takes_json_and_the_global_sysroot() {
+        let cli =
+            Cli::try_parse_from(["jitterlab", "check", "--json", "--sysroot", "/tmp/x"]).unwrap();
+        let Command::Check(a) = cli.command else {
+            panic!("not check")
+        };
+        assert!(a.json);
+        assert_eq!(cli.sysroot, PathBuf::from("/tmp/x"));
     }
 }

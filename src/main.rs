@@ -3,8 +3,9 @@
 //! The binary wires the parts together: `cli` parses, `runner` validates and
 //! runs a probe (`probe`), with the machine reached only through `system`,
 //! every run kept in the results database (`store`), and results written
-//! only by `report`. Exit status: 0 when every limit
-//! held, 1 when a `--max-*` limit was exceeded, 2 for any error — bad input
+//! only by `report`; `check` audits the machine before any run. Exit status:
+//! 0 when every limit held, 1 when a `--max-*` limit was exceeded (or, for
+//! `check`, when a finding is `fail`), 2 for any error — bad input
 //! among them, which is refused before anything starts.
 
 mod cli;
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, a),
+        Command::Check(a) => system::check::run(&cli.sysroot, a),
     };
     match outcome {
         Ok(code) => code,

@@ -898,3 +898,42 @@ fn no_db_stores_nothing() {
         .code(0);
     assert!(!db.exists());
 }
+
+#[test]
+fn check_audits_the_vm_fixture() {
+    let out = jl()
+        .args(["--sysroot"])
+        .arg(fixture("sysroot-vm"))
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("warn") && l.contains("realtime-kernel")),
+        "{text}"
+    );
+    let last = text.lines().last().unwrap();
+    let rest = last.split(", ").map(|part| part.split_once(' ').unwrap().1);
+    assert_eq!(
+        rest.collect::<Vec<_>>(),
+        ["ok", "info", "warn", "fail"],
+        "{text}"
+    );
+    assert!(last.ends_with(" 0 fail"), "{text}");
+
+    let out = jl()
+        .args(["--sysroot"])
+        .arg(fixture("sysroot-vm"))
+        .args(["check", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["host"]["hostname"], "vm");
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings[0]["id"], "realtime-kernel");
+    assert_eq!(findings[0]["severity"], "warn");
+}

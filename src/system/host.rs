@@ -54,7 +54,7 @@ const DEBUG_PREEMPT: [&str; 2] = [
 
 /// Reads `rel` under `root`, trimmed of trailing whitespace (the kernel's
 /// newline); `None` when it cannot be read.
-fn read_opt(root: &Path, rel: &str) -> Option<String> {
+pub(crate) fn read_opt(root: &Path, rel: &str) -> Option<String> {
     let bytes = fs::read(root.join(rel)).ok()?;
     Some(String::from_utf8_lossy(&bytes).trim_end().to_string())
 }
@@ -214,7 +214,7 @@ fn cpu_model(cpuinfo: &str) -> String {
 }
 
 /// True when the first `flags` line of `/proc/cpuinfo` lists `flag`.
-fn cpuinfo_has_flag(cpuinfo: &str, flag: &str) -> bool {
+pub(crate) fn cpuinfo_has_flag(cpuinfo: &str, flag: &str) -> bool {
     cpuinfo
         .lines()
         .find_map(|line| {
