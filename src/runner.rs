@@ -397,7 +397,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
     if let Some(s) = writer.store.as_mut() {
         let started = s.begin_run(&RunStart {
             started_at: &started_at,
-            probe: probe_name(plan.kind),
+            probe: plan.kind.name(),
             command_line: &command_line,
             params_json: serde_json::to_string(&plan.params)?,
             host_json: serde_json::to_string(&host)?,
@@ -425,7 +425,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
         (None, Some(n)) => Goal::Cycles(n),
         (None, None) => Goal::Releases(0),
     };
-    let mut view = LiveView::new(lives.clone(), goal, c.progress);
+    let mut view = LiveView::new(lives, goal, c.progress);
     let mut interrupted = false;
     loop {
         std::thread::sleep(Duration::from_millis(100));
@@ -687,13 +687,6 @@ fn combine(outcomes: &[ThreadOutcome]) -> Vec<MetricStats> {
         .collect()
 }
 
-fn probe_name(kind: ProbeKind) -> &'static str {
-    match kind {
-        ProbeKind::Cyclic => "cyclic",
-        ProbeKind::Wakeup => "wakeup",
-    }
-}
-
 /// The probe threads of a run, started and waiting at the start barrier.
 struct Probes {
     handles: Vec<JoinHandle<Option<ThreadOutcome>>>,
@@ -732,7 +725,6 @@ fn spawn_probes(
             recorder: RecorderConfig {
                 thread: i as u32,
                 cpu: cpu as u32,
-                t0: 0,
                 window_ns: c.window,
                 threshold_ns: c.threshold,
                 outliers: c.outliers,

@@ -31,7 +31,7 @@ fn open_existing(db: &Path) -> Result<Store> {
 
 fn latency(ns: Option<i64>) -> String {
     match ns {
-        Some(v) => format!("{}.{:03}us", v / 1000, (v % 1000).abs()),
+        Some(v) => format!("{}us", super::text::us(v)),
         None => "-".into(),
     }
 }

@@ -84,7 +84,7 @@ pub fn summary(r: &RunResult) -> String {
 }
 
 /// Exact microseconds with three decimals: `12345` ns → `12.345`.
-fn us(ns: i64) -> String {
+pub(crate) fn us(ns: i64) -> String {
     let sign = if ns < 0 { "-" } else { "" };
     let a = ns.unsigned_abs();
     format!("{sign}{}.{:03}", a / 1_000, a % 1_000)
@@ -128,11 +128,11 @@ fn kv(o: &mut String, label: &str, value: &str) {
 
 fn header(o: &mut String, r: &RunResult) {
     let p = &r.params;
-    let (probe, period_label) = match r.probe {
-        ProbeKind::Cyclic => ("cyclic", "period"),
-        ProbeKind::Wakeup => ("wakeup", "interval"),
+    let period_label = match r.probe {
+        ProbeKind::Cyclic => "period",
+        ProbeKind::Wakeup => "interval",
     };
-    kv(o, "probe", probe);
+    kv(o, "probe", r.probe.name());
     kv(o, period_label, &format_duration_exact(p.period_ns));
     let cpus: CpuList = p.cpus.iter().copied().collect();
     kv(o, "cpus", &cpus.to_string());

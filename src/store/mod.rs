@@ -364,11 +364,7 @@ impl Store {
         result: &RunResult,
         histograms: &[StoredHistogram],
     ) -> Result<()> {
-        let status = match result.end {
-            jitterlab_core::result::EndReason::Completed => "completed",
-            jitterlab_core::result::EndReason::Interrupted => "interrupted",
-            jitterlab_core::result::EndReason::BreakTrace => "break-trace",
-        };
+        let status = result.end.name();
         let finished = time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();

@@ -314,6 +314,16 @@ fn rt_throttling(host: &HostSnapshot) -> Finding {
     }
 }
 
+/// An info finding for a flag file that is missing or holds an unexpected
+/// value (`value` is what it read, if anything).
+fn unknown(id: &'static str, what: &str, path: &str, value: Option<&str>) -> Finding {
+    let summary = match value {
+        Some(v) => format!("unknown {what}: /{path} reads {v:?}"),
+        None => format!("unknown {what}: cannot read /{path}"),
+    };
+    Finding::new(id, Severity::Info, summary, "")
+}
+
 fn timer_migration(root: &Path) -> Finding {
     const ID: &str = "timer-migration";
     match read_opt(root, TIMER_MIGRATION).as_deref().map(str::trim) {
@@ -324,18 +334,7 @@ fn timer_migration(root: &Path) -> Finding {
             "timer migration is on: timers of idle CPUs may move onto the probe CPUs",
             "sysctl -w kernel.timer_migration=0",
         ),
-        Some(other) => Finding::new(
-            ID,
-            Severity::Info,
-            format!("unknown timer migration: /{TIMER_MIGRATION} reads {other:?}"),
-            "",
-        ),
-        None => Finding::new(
-            ID,
-            Severity::Info,
-            format!("unknown timer migration: cannot read /{TIMER_MIGRATION}"),
-            "",
-        ),
+        other => unknown(ID, "timer migration", TIMER_MIGRATION, other),
     }
 }
 
@@ -399,18 +398,7 @@ fn smt(root: &Path) -> Finding {
             "SMT is on: a sibling thread shares the probe CPU's core",
             "nosmt on the kernel command line, or keep siblings of probe CPUs idle",
         ),
-        Some(other) => Finding::new(
-            ID,
-            Severity::Info,
-            format!("unknown SMT state: /{SMT_ACTIVE} reads {other:?}"),
-            "",
-        ),
-        None => Finding::new(
-            ID,
-            Severity::Info,
-            format!("unknown SMT state: cannot read /{SMT_ACTIVE}"),
-            "",
-        ),
+        other => unknown(ID, "SMT state", SMT_ACTIVE, other),
     }
 }
 

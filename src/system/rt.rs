@@ -157,7 +157,7 @@ pub fn setup_probe_thread(cpu: usize, sched: SchedRequest) -> Vec<DefaultStatus>
         p => sys::set_scheduler(p, sched.priority)
             .map_err(|e| explain(&e, &format!("sched_setscheduler({})", sched.describe())))
             .and_then(|()| match sys::get_scheduler() {
-                Ok((pol, prio)) if prio == sched.priority && (pol & 0xff) == raw_policy(p) => Ok(
+                Ok((pol, prio)) if prio == sched.priority && (pol & 0xff) == p.raw() => Ok(
                     format!("{} verified with sched_getscheduler", sched.describe()),
                 ),
                 Ok((pol, prio)) => Err(format!(
@@ -180,14 +180,6 @@ pub fn setup_probe_thread(cpu: usize, sched: SchedRequest) -> Vec<DefaultStatus>
         true,
     ));
     out
-}
-
-fn raw_policy(p: Policy) -> i32 {
-    match p {
-        Policy::Fifo => 1,
-        Policy::RoundRobin => 2,
-        Policy::Other => 0,
-    }
 }
 
 /// The sleep primitive, always in force; listed so a result says how it slept.

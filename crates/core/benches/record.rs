@@ -77,13 +77,14 @@ fn recorder() -> (Recorder, rtrb::Consumer<WindowRow>) {
     let cfg = RecorderConfig {
         thread: 0,
         cpu: 1,
-        t0: T0_NS,
         window_ns: 1_000_000_000,
         threshold_ns: 100_000,
         outliers: 20,
         histogram_us: Some(10_000),
     };
-    (Recorder::new(&cfg, tx, Arc::new(LiveStats::new())), rx)
+    let mut rec = Recorder::new(&cfg, tx, Arc::new(LiveStats::new()));
+    rec.start_at(T0_NS);
+    (rec, rx)
 }
 
 fn bench_recorder(c: &mut Criterion) {

@@ -27,6 +27,16 @@ pub enum ProbeKind {
     Wakeup,
 }
 
+impl ProbeKind {
+    /// The name used on the command line, in JSON and in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::Cyclic => "cyclic",
+            ProbeKind::Wakeup => "wakeup",
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -37,6 +47,17 @@ pub enum EndReason {
     Interrupted,
     /// Ended by `--break-trace`.
     BreakTrace,
+}
+
+impl EndReason {
+    /// The name used in JSON and as a stored run's status.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EndReason::Completed => "completed",
+            EndReason::Interrupted => "interrupted",
+            EndReason::BreakTrace => "break-trace",
+        }
+    }
 }
 
 /// Parameters of the run as validated.
@@ -309,6 +330,23 @@ mod tests {
             serde_json::to_string(&EndReason::BreakTrace).unwrap(),
             "\"break-trace\""
         );
+        // The names the store and the reports use are serde's names.
+        for e in [
+            EndReason::Completed,
+            EndReason::Interrupted,
+            EndReason::BreakTrace,
+        ] {
+            assert_eq!(
+                serde_json::to_string(&e).unwrap(),
+                format!("\"{}\"", e.name())
+            );
+        }
+        for p in [ProbeKind::Cyclic, ProbeKind::Wakeup] {
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                format!("\"{}\"", p.name())
+            );
+        }
         assert_eq!(
             serde_json::to_string(&ProbeKind::Wakeup).unwrap(),
             "\"wakeup\""

@@ -39,10 +39,6 @@ pub struct LiveStats {
     pub overruns: AtomicU64,
     /// Largest execution time, ns.
     pub max_exec: AtomicU64,
-    /// Set by the probe thread once its measured loop has started.
-    pub started: AtomicU64,
-    /// Set by the probe thread when it has finished.
-    pub done: AtomicU64,
 }
 
 impl LiveStats {
@@ -145,8 +141,6 @@ pub struct RecorderConfig {
     pub thread: u32,
     /// CPU it runs on.
     pub cpu: u32,
-    /// First release, ns (window and outlier times are relative to it).
-    pub t0: u64,
     /// Window width, ns.
     pub window_ns: u64,
     /// Threshold for the "% over" figure, ns.
@@ -185,25 +179,24 @@ impl Recorder {
         Recorder {
             stats,
             outliers,
-            windows: WindowAggregator::new(cfg.thread, cfg.cpu, cfg.t0, cfg.window_ns, rows),
+            windows: WindowAggregator::new(cfg.thread, cfg.cpu, 0, cfg.window_ns, rows),
             histogram: cfg.histogram_us.map(LatencyHistogram::new),
             live,
-            t0: cfg.t0,
+            t0: 0,
         }
     }
 
-    /// Sets the run's first release once it is known (after allocation, so the
-    /// allocation happens before the start barrier).
+    /// Sets the run's first release (window and outlier times are relative to
+    /// it) once it is known: after allocation, so allocating happens before the
+    /// start barrier. Until then it is 0.
     pub fn start_at(&mut self, t0: u64) {
         self.t0 = t0;
         self.windows.start_at(t0);
-        self.live.started.store(1, Relaxed);
     }
 
     /// Pushes the last window; call once after the loop.
     pub fn finish(&mut self) {
         self.windows.finish();
-        self.live.done.store(1, Relaxed);
     }
 }
 
@@ -235,7 +228,6 @@ mod tests {
         let cfg = RecorderConfig {
             thread: 0,
             cpu: 1,
-            t0: 0,
             window_ns: 1_000_000,
             threshold_ns: 50_000,
             outliers: 20,

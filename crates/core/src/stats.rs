@@ -109,7 +109,8 @@ impl Moments {
     }
 }
 
-fn div_round(a: i128, b: i128) -> i128 {
+/// `a / b` rounded to the nearest integer, halves away from zero.
+pub(crate) fn div_round(a: i128, b: i128) -> i128 {
     let q = a / b;
     let r = a % b;
     if 2 * r.abs() >= b {

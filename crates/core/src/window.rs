@@ -47,13 +47,7 @@ impl WindowMoments {
 
     /// Mean rounded half away from zero.
     fn mean(&self) -> i64 {
-        let n = self.count as i64;
-        let (q, r) = (self.sum / n, self.sum % n);
-        if 2 * r.abs() >= n {
-            q + self.sum.signum()
-        } else {
-            q
-        }
+        crate::stats::div_round(self.sum as i128, self.count as i128) as i64
     }
 }
 

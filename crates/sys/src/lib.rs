@@ -41,7 +41,9 @@ pub enum Policy {
 }
 
 impl Policy {
-    fn raw(self) -> libc::c_int {
+    /// The kernel's number for the policy (`SCHED_FIFO` = 1, …), as
+    /// `sched_getscheduler` reports it.
+    pub fn raw(self) -> libc::c_int {
         match self {
             Policy::Fifo => libc::SCHED_FIFO,
             Policy::RoundRobin => libc::SCHED_RR,
