@@ -44,6 +44,15 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
+/// A stored RFC 3339 time to the second (`…T12:00:00.123456789Z` →
+/// `…T12:00:00Z`), so the listing's columns line up.
+fn to_second(t: &str) -> String {
+    match (t.find('.'), t.rfind(['Z', '+', '-'])) {
+        (Some(dot), Some(zone)) if zone > dot => format!("{}{}", &t[..dot], &t[zone..]),
+        _ => t.to_string(),
+    }
+}
+
 /// The listing `jitterlab runs` prints.
 pub fn runs_table(rows: &[RunRow]) -> String {
     let mut o = format!(
@@ -62,7 +71,7 @@ pub fn runs_table(rows: &[RunRow]) -> String {
         o.push_str(&format!(
             "{:>4}  {:<25}  {:<7}  {:<11}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
             r.id,
-            r.started_at,
+            to_second(&r.started_at),
             r.probe,
             r.status,
             r.hostname,
@@ -181,6 +190,19 @@ mod tests {
                 "   7  2026-11-21T12:00:00Z       cyclic   completed    plc-7         yes             12000       12        48.123us\n",
             )
         );
+    }
+
+    #[test]
+    fn start_times_are_listed_to_the_second() {
+        assert_eq!(
+            to_second("2026-11-22T00:58:27.608288799Z"),
+            "2026-11-22T00:58:27Z"
+        );
+        assert_eq!(
+            to_second("2026-11-22T00:58:27.5+01:00"),
+            "2026-11-22T00:58:27+01:00"
+        );
+        assert_eq!(to_second("2026-11-21T12:00:00Z"), "2026-11-21T12:00:00Z");
     }
 
     #[test]
