@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod cell;
 pub mod cycle;
 pub mod hist;
 pub mod outlier;

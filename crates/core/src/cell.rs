@@ -1,0 +1,187 @@
+//! The cell: one configuration × scenario × deployment × probe (× repetition)
+//! of a bench, and what was seen around it.
+//!
+//! A cell's figures are a [`RunResult`](crate::result::RunResult) like the one
+//! `jitterlab run` produces; this module holds what a bench adds: which cell
+//! it was ([`CellKey`]), the neighbours that ran beside the probe and the
+//! proof that they made noise ([`NeighbourReport`]), and the counters that
+//! explain outliers — hypervisor steal, interrupts and softirqs that hit the
+//! probe CPUs ([`CpuCounters`]). Reports read these from the store; nothing
+//! here measures.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Which cell of a bench's matrix.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CellKey {
+    /// Configuration name (spec `[[configuration]]`).
+    pub configuration: String,
+    /// Scenario name (spec `[[scenario]]` or a built-in).
+    pub scenario: String,
+    /// `host` (or, later, `container`).
+    pub deployment: String,
+    /// Probe name as the spec names it (e.g. `cyclic`).
+    pub probe: String,
+    /// Repetition, from 0.
+    pub repetition: u32,
+}
+
+impl CellKey {
+    /// `configuration/scenario/deployment/probe`, the cell's name without
+    /// the repetition (the same for every repetition of one cell).
+    pub fn name(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.configuration, self.scenario, self.deployment, self.probe
+        )
+    }
+}
+
+/// How a cell ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CellStatus {
+    /// Not started yet.
+    Pending,
+    /// Being measured.
+    Running,
+    /// Measured to its end.
+    Completed,
+    /// A neighbour died early, a setting failed, or the probe failed: the
+    /// figures (if any) do not describe the scenario.
+    Failed,
+    /// Ended by SIGINT/SIGTERM or by the death of jitterlab.
+    Interrupted,
+}
+
+impl CellStatus {
+    /// The name stored in the database and printed in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CellStatus::Pending => "pending",
+            CellStatus::Running => "running",
+            CellStatus::Completed => "completed",
+            CellStatus::Failed => "failed",
+            CellStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parses [`CellStatus::name`].
+    pub fn parse(s: &str) -> Option<CellStatus> {
+        [
+            CellStatus::Pending,
+            CellStatus::Running,
+            CellStatus::Completed,
+            CellStatus::Failed,
+            CellStatus::Interrupted,
+        ]
+        .into_iter()
+        .find(|c| c.name() == s)
+    }
+}
+
+/// One neighbour process group, as it ran beside one cell.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NeighbourReport {
+    /// Name within the scenario (e.g. `stress-ng`, `flood`).
+    pub name: String,
+    /// The argument vector it was started with (no shell).
+    pub argv: Vec<String>,
+    /// CPUs it was pinned to.
+    pub cpus: Vec<usize>,
+    /// Process group id (= the leader's pid).
+    pub pgid: i32,
+    /// CPU time (user + system) its whole process group used during the
+    /// measured part of the cell, ns (kernel resolution: one clock tick).
+    pub cpu_time_ns: u64,
+    /// Wall time of the measured part of the cell, ns (so `cpu_time_ns /
+    /// wall_ns` is the number of CPUs it kept busy).
+    pub wall_ns: u64,
+    /// stress-ng's bogo-ops per stressor (`--metrics-brief`), when it is
+    /// stress-ng and printed them.
+    pub bogo_ops: BTreeMap<String, u64>,
+    /// How it ended: `stopped` (by jitterlab at the end of the cell),
+    /// `exited early with status N`, `killed by signal N`.
+    pub end: String,
+    /// Whether it was alive for the whole cell.
+    pub healthy: bool,
+    /// Last lines of its stderr when it was not healthy.
+    pub stderr_tail: Vec<String>,
+}
+
+/// What happened on one probe CPU during the measured part of a cell:
+/// deltas of the kernel's counters, read before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CpuCounters {
+    /// CPU number.
+    pub cpu: usize,
+    /// Hypervisor steal time (`/proc/stat`), ns.
+    pub steal_ns: u64,
+    /// Hardware interrupts taken (`/proc/interrupts`, every line summed).
+    pub irqs: u64,
+    /// The interrupt lines that hit this CPU, by line name (`/proc/interrupts`
+    /// first column, e.g. `LOC`, `24`), non-zero deltas only.
+    pub irq_lines: BTreeMap<String, u64>,
+    /// Softirqs by type (`/proc/softirqs`, e.g. `NET_RX`, `TIMER`),
+    /// non-zero deltas only.
+    pub softirqs: BTreeMap<String, u64>,
+}
+
+/// Everything a bench records about one cell beyond its figures.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CellContext {
+    /// The probe CPUs' counters.
+    pub cpus: Vec<CpuCounters>,
+    /// Per-CPU NET_RX softirqs on every online CPU (to show where network
+    /// receive work landed), by CPU.
+    pub net_rx: BTreeMap<usize, u64>,
+    /// Neighbours that ran beside the probe.
+    pub neighbours: Vec<NeighbourReport>,
+    /// Why the cell failed, when it did.
+    pub failure: Option<String>,
+    /// Notes on the cell (skipped scenario, settings that did not apply …).
+    pub notes: Vec<String>,
+}
+
+/// A stored cell as reports read it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredCell {
+    /// Which cell.
+    pub key: CellKey,
+    /// How it ended.
+    pub status: CellStatus,
+    /// Its figures, when it measured anything (the same model `jitterlab
+    /// run --json` writes; the per-metric figures are in `combined` when the
+    /// probe ran more than one thread, else in `threads[0].metrics`).
+    pub result: Option<crate::result::RunResult>,
+    /// What was seen around it.
+    pub context: CellContext,
+}
+
+/// A stored run (one `jitterlab run` or one `jitterlab bench`) as reports
+/// read it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    /// Run id in the database.
+    pub id: i64,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// `run` or `bench`.
+    pub kind: String,
+    /// The spec's name (bench) or the probe (run).
+    pub name: String,
+    /// `running`, `completed`, `interrupted`, `break-trace`.
+    pub status: String,
+    /// Host name.
+    pub hostname: String,
+    /// Kernel release.
+    pub kernel_release: String,
+    /// Configuration names in spec order (the first is the default baseline).
+    pub configurations: Vec<String>,
+    /// Scenario names in spec order.
+    pub scenarios: Vec<String>,
+    /// Every cell, in the order it ran.
+    pub cells: Vec<StoredCell>,
+}
