@@ -182,6 +182,9 @@ pub struct StoredRun {
     pub configurations: Vec<String>,
     /// Scenario names in spec order.
     pub scenarios: Vec<String>,
+    /// Configurations the spec describes that this machine could not run,
+    /// with the reason (reports print them as N/A).
+    pub unavailable: Vec<(String, String)>,
     /// Every cell, in the order it ran.
     pub cells: Vec<StoredCell>,
 }
