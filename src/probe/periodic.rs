@@ -93,6 +93,9 @@ pub struct ThreadPlan {
     pub stop: StopRule,
     /// `--break-trace`.
     pub break_rule: Option<BreakRule>,
+    /// A calibration made once before (a bench calibrates idle, before any
+    /// neighbour starts, and every cell reuses it); `None`: calibrate here.
+    pub calibrated: Option<Calibration>,
 }
 
 /// State the controller shares with every probe thread.
@@ -145,6 +148,22 @@ pub struct ThreadOutcome {
     pub break_event: Option<BreakEvent>,
 }
 
+/// Calibrates the scan of `(working set, scan ns)` on `cpu`, in a thread of
+/// its own with the probe's scheduling, while nothing else runs: what a
+/// bench does once, before the first neighbour starts.
+pub fn calibrate_idle(cpu: usize, sched: SchedRequest, scan: (u64, u64)) -> Option<Calibration> {
+    std::thread::Builder::new()
+        .name(format!("calibrate-cpu{cpu}"))
+        .stack_size(rt::PREFAULT_STACK + 512 * 1024)
+        .spawn(move || {
+            let _ = rt::setup_probe_thread(cpu, sched);
+            Scan::new(scan.0).calibrate(cpu, scan.1)
+        })
+        .ok()?
+        .join()
+        .ok()
+}
+
 /// Starts a probe thread; it reports on `setup` and then waits at the barrier.
 pub fn spawn(
     plan: ThreadPlan,
@@ -174,13 +193,18 @@ fn body(
         rows,
         stop,
         mut break_rule,
+        calibrated,
     } = plan;
     let statuses = rt::setup_probe_thread(cpu, sched);
     let tid = sys::gettid();
 
     let mut work = scan.map(|(ws, _)| Scan::new(ws));
-    let calibration = match (work.as_mut(), scan) {
-        (Some(w), Some((_, scan_ns))) => Some(w.calibrate(cpu, scan_ns)),
+    let calibration = match (work.as_mut(), scan, calibrated) {
+        (Some(w), Some(_), Some(cal)) => {
+            w.use_calibration(&cal);
+            Some(cal)
+        }
+        (Some(w), Some((_, scan_ns)), None) => Some(w.calibrate(cpu, scan_ns)),
         _ => None,
     };
     let mut rec = Recorder::new(&recorder, rows, live);

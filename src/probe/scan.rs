@@ -134,6 +134,12 @@ impl Scan {
         self.compute(it);
     }
 
+    /// Uses a calibration made before (by [`Scan::calibrate`] on another
+    /// buffer of the same size).
+    pub fn use_calibration(&mut self, cal: &Calibration) {
+        self.iterations = cal.iterations;
+    }
+
     /// Calibrates the compute iterations so that one scan takes `target_ns` on
     /// the calling (idle, pinned) CPU. Takes a few milliseconds to a second.
     pub fn calibrate(&mut self, cpu: usize, target_ns: u64) -> Calibration {

@@ -56,11 +56,13 @@ fn to_second(t: &str) -> String {
 /// The listing `jitterlab runs` prints.
 pub fn runs_table(rows: &[RunRow]) -> String {
     let mut o = format!(
-        "{:>4}  {:<25}  {:<7}  {:<11}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
+        "{:>4}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
         "run",
         "started",
-        "probe",
+        "kind",
+        "name",
         "status",
+        "cells",
         "host",
         "real-time",
         "cycles",
@@ -69,11 +71,13 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     );
     for r in rows {
         o.push_str(&format!(
-            "{:>4}  {:<25}  {:<7}  {:<11}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
+            "{:>4}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
             r.id,
             to_second(&r.started_at),
-            r.probe,
+            r.kind,
+            r.name,
             r.status,
+            format!("{}/{}", r.cells_done, r.cells),
             r.hostname,
             yes_no(r.realtime),
             r.cycles,
@@ -102,7 +106,7 @@ pub fn unfinished_text(r: &RunRow) -> String {
         "run {} ({}, started {}) did not finish: its process ended before the result was stored (killed, or the machine lost power); status {}.\n\
          stored until then: {} window rows, {} cycles, largest wake-up latency {}.\n",
         r.id,
-        r.probe,
+        r.name,
         r.started_at,
         r.status,
         r.windows,
@@ -147,7 +151,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
                         "{}",
                         serde_json::to_string_pretty(&serde_json::json!({
                             "run": row.id,
-                            "probe": row.probe,
+                            "name": row.name,
                             "started_at": row.started_at,
                             "status": row.status,
                             "finished": false,
@@ -171,10 +175,13 @@ mod tests {
         RunRow {
             id: 7,
             started_at: "2026-11-21T12:00:00Z".into(),
-            probe: "cyclic".into(),
+            kind: "run".into(),
+            name: "cyclic".into(),
             status: status.into(),
             hostname: "plc-7".into(),
             realtime: Some(true),
+            cells: 1,
+            cells_done: 1,
             cycles: 12_000,
             windows: 12,
             latency_max_ns: max,
@@ -186,8 +193,8 @@ mod tests {
         assert_eq!(
             runs_table(&[row("completed", Some(48_123))]),
             concat!(
-                " run  started                    probe    status       host          real-time      cycles  windows     max latency\n",
-                "   7  2026-11-21T12:00:00Z       cyclic   completed    plc-7         yes             12000       12        48.123us\n",
+                " run  started                    kind   name              status         cells  host          real-time      cycles  windows     max latency\n",
+                "   7  2026-11-21T12:00:00Z       run    cyclic            completed        1/1  plc-7         yes             12000       12        48.123us\n",
             )
         );
     }

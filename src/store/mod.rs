@@ -24,13 +24,14 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
+use jitterlab_core::cell::{CellContext, CellKey, CellStatus, StoredCell, StoredRun};
 use jitterlab_core::result::{RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -116,6 +117,23 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (cell_id, thread, metric, rank)
     );
     "#,
+    // 1 → 2: benches — a run has a kind and a spec; cells have their own
+    // status, times, result and context (neighbours, counters).
+    r#"
+    ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';
+    ALTER TABLE runs ADD COLUMN name TEXT;
+    ALTER TABLE runs ADD COLUMN spec_json TEXT;
+    ALTER TABLE cells ADD COLUMN status TEXT NOT NULL DEFAULT 'completed';
+    ALTER TABLE cells ADD COLUMN started_at TEXT;
+    ALTER TABLE cells ADD COLUMN finished_at TEXT;
+    ALTER TABLE cells ADD COLUMN result_json TEXT;
+    ALTER TABLE cells ADD COLUMN context_json TEXT;
+    UPDATE runs SET name = probe;
+    UPDATE cells SET status = (SELECT CASE r.status WHEN 'running' THEN 'running'
+                                                    WHEN 'interrupted' THEN 'interrupted'
+                                                    ELSE 'completed' END
+                               FROM runs r WHERE r.id = cells.run_id);
+    "#,
 ];
 
 /// What is known about a run when it starts.
@@ -135,8 +153,29 @@ pub struct RunStart<'a> {
     pub hostname: &'a str,
     /// Kernel release, for listing.
     pub kernel_release: &'a str,
-    /// Whether the real-time defaults held.
-    pub realtime: bool,
+    /// Whether the real-time defaults held (`None` for a bench: each cell
+    /// says for itself).
+    pub realtime: Option<bool>,
+    /// `run` or `bench`.
+    pub kind: &'a str,
+    /// The probe (run) or the spec's name (bench).
+    pub name: &'a str,
+    /// For a bench: the expanded spec as JSON ([`BenchSpecJson`]).
+    pub spec_json: Option<String>,
+}
+
+/// What a bench stores of its spec: the names in spec order (reports keep
+/// it), the configurations the machine cannot run, and the whole spec.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BenchSpecJson {
+    /// Configuration names in spec order.
+    pub configurations: Vec<String>,
+    /// Scenario names in spec order.
+    pub scenarios: Vec<String>,
+    /// Configurations this machine cannot run, with the reason.
+    pub unavailable: Vec<(String, String)>,
+    /// The expanded spec.
+    pub spec: serde_json::Value,
 }
 
 /// The histograms behind one stored metric summary.
@@ -168,14 +207,20 @@ pub struct RunRow {
     pub id: i64,
     /// Start time.
     pub started_at: String,
-    /// Probe.
-    pub probe: String,
+    /// `run` or `bench`.
+    pub kind: String,
+    /// The probe (run) or the spec's name (bench).
+    pub name: String,
     /// Status.
     pub status: String,
     /// Host name.
     pub hostname: String,
     /// Whether the real-time defaults held.
     pub realtime: Option<bool>,
+    /// Cells planned.
+    pub cells: i64,
+    /// Cells that ended (completed or failed).
+    pub cells_done: i64,
     /// Cycles measured, from the stored windows.
     pub cycles: i64,
     /// Window rows stored.
@@ -251,7 +296,8 @@ impl Store {
     }
 
     /// Runs left `running` by a process that no longer exists (or by another
-    /// boot) were killed or lost power: mark them interrupted.
+    /// boot) were killed or lost power: mark them, and their unfinished
+    /// cells, interrupted.
     fn mark_orphans(&mut self) -> Result<()> {
         let boot = boot_id();
         let mut stmt = self
@@ -264,20 +310,24 @@ impl Store {
         for (id, pid, run_boot) in running {
             let alive = run_boot == boot && Path::new(&format!("/proc/{pid}")).exists();
             if !alive {
-                self.conn
-                    .execute("UPDATE runs SET status = 'interrupted' WHERE id = ?1", [id])?;
+                let tx = self.conn.transaction()?;
+                tx.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?1", [id])?;
+                tx.execute(
+                    "UPDATE cells SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
+                    [id],
+                )?;
+                tx.commit()?;
             }
         }
         Ok(())
     }
 
-    /// Records the start of a run with its one cell; committed at once.
-    pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
-        let tx = self.conn.transaction()?;
+    fn insert_run(tx: &rusqlite::Transaction<'_>, s: &RunStart<'_>) -> Result<i64> {
         tx.execute(
             "INSERT INTO runs (started_at, probe, status, command_line, tool_version,
-                               result_schema, params_json, pid, boot_id, realtime)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                               result_schema, params_json, pid, boot_id, realtime,
+                               kind, name, spec_json)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 s.started_at,
                 s.probe,
@@ -288,6 +338,9 @@ impl Store {
                 std::process::id(),
                 boot_id(),
                 s.realtime,
+                s.kind,
+                s.name,
+                s.spec_json,
             ],
         )?;
         let run = tx.last_insert_rowid();
@@ -295,14 +348,62 @@ impl Store {
             "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json) VALUES (?1, ?2, ?3, ?4)",
             params![run, s.hostname, s.kernel_release, s.host_json],
         )?;
+        Ok(run)
+    }
+
+    fn insert_cell(
+        tx: &rusqlite::Transaction<'_>,
+        run: i64,
+        key: &CellKey,
+        status: CellStatus,
+    ) -> Result<i64> {
         tx.execute(
-            "INSERT INTO cells (run_id, name, configuration, scenario, deployment, probe)
-             VALUES (?1, ?2, 'default', 'none', 'host', ?3)",
-            params![run, s.probe, s.probe],
+            "INSERT INTO cells (run_id, name, configuration, scenario, deployment, probe,
+                                repetition, status, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?8 = 'running' THEN ?9 END)",
+            params![
+                run,
+                key.name(),
+                key.configuration,
+                key.scenario,
+                key.deployment,
+                key.probe,
+                key.repetition,
+                status.name(),
+                now(),
+            ],
         )?;
-        let cell = tx.last_insert_rowid();
+        Ok(tx.last_insert_rowid())
+    }
+
+    /// Records the start of a `jitterlab run` with its one cell (running);
+    /// committed at once.
+    pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
+        let tx = self.conn.transaction()?;
+        let run = Self::insert_run(&tx, s)?;
+        let key = CellKey {
+            configuration: "default".into(),
+            scenario: "none".into(),
+            deployment: "host".into(),
+            probe: s.probe.into(),
+            repetition: 0,
+        };
+        let cell = Self::insert_cell(&tx, run, &key, CellStatus::Running)?;
         tx.commit()?;
         Ok(RunIds { run, cell })
+    }
+
+    /// Records the start of a bench with every cell of its plan (pending);
+    /// committed at once. Returns the run id and the cell ids in plan order.
+    pub fn begin_bench(&mut self, s: &RunStart<'_>, cells: &[CellKey]) -> Result<(i64, Vec<i64>)> {
+        let tx = self.conn.transaction()?;
+        let run = Self::insert_run(&tx, s)?;
+        let ids = cells
+            .iter()
+            .map(|k| Self::insert_cell(&tx, run, k, CellStatus::Pending))
+            .collect::<Result<Vec<_>>>()?;
+        tx.commit()?;
+        Ok((run, ids))
     }
 
     /// Appends window rows in one transaction (one commit per drain).
@@ -356,87 +457,98 @@ impl Store {
         Ok(())
     }
 
-    /// Records the end of a run: status, the full result, per-metric
-    /// statistics with their histograms, and outliers.
+    /// Marks a cell running.
+    pub fn start_cell(&mut self, cell: i64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE cells SET status = 'running', started_at = ?2 WHERE id = ?1",
+            params![cell, now()],
+        )?;
+        Ok(())
+    }
+
+    /// Records the end of a cell: its status, result and context, the
+    /// per-metric statistics with their histograms, and the outliers.
+    pub fn finish_cell(
+        &mut self,
+        cell: i64,
+        status: CellStatus,
+        result: Option<&RunResult>,
+        context: &CellContext,
+        histograms: &[StoredHistogram],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE cells SET status = ?2, finished_at = ?3, result_json = ?4, context_json = ?5
+             WHERE id = ?1",
+            params![
+                cell,
+                status.name(),
+                now(),
+                result.map(serde_json::to_string).transpose()?,
+                serde_json::to_string(context)?,
+            ],
+        )?;
+        if let Some(result) = result {
+            insert_metrics(&tx, cell, result, histograms)?;
+            let mut o = tx.prepare("INSERT INTO outliers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+            for t in &result.threads {
+                insert_outliers(&mut o, cell, t)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records the end of a run (`status`: completed, interrupted,
+    /// break-trace), with the whole result for a `jitterlab run`.
+    pub fn finish_run_row(
+        &mut self,
+        run: i64,
+        status: &str,
+        realtime: Option<bool>,
+        elapsed_ns: u64,
+        result: Option<&RunResult>,
+    ) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3, realtime = ?4, elapsed_ns = ?5,
+                             result_json = ?6 WHERE id = ?1",
+            params![
+                run,
+                status,
+                now(),
+                realtime,
+                i(elapsed_ns),
+                result.map(serde_json::to_string).transpose()?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records the end of a `jitterlab run`: its cell, then the run row.
     pub fn finish_run(
         &mut self,
         ids: RunIds,
         result: &RunResult,
         histograms: &[StoredHistogram],
     ) -> Result<()> {
-        let status = result.end.name();
-        let finished = time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default();
-        let tx = self.conn.transaction()?;
-        tx.execute(
-            "UPDATE runs SET status = ?2, finished_at = ?3, realtime = ?4, elapsed_ns = ?5,
-                             result_json = ?6 WHERE id = ?1",
-            params![
-                ids.run,
-                status,
-                finished,
-                result.realtime.realtime,
-                i(result.elapsed_ns),
-                serde_json::to_string(result)?,
-            ],
+        let status = match result.end {
+            jitterlab_core::result::EndReason::Interrupted => CellStatus::Interrupted,
+            _ => CellStatus::Completed,
+        };
+        self.finish_cell(
+            ids.cell,
+            status,
+            Some(result),
+            &CellContext::default(),
+            histograms,
         )?;
-        {
-            let mut m = tx.prepare(
-                "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-                                             ?13, ?14, ?15, ?16, ?17, ?18)",
-            )?;
-            let mut insert = |thread: Option<u32>,
-                              cpu: Option<usize>,
-                              name: &str,
-                              s: &MetricSummary|
-             -> Result<()> {
-                let (pos, neg) = histograms
-                    .iter()
-                    .find(|h| h.thread == thread && h.metric == name)
-                    .map(|h| (serialize(&h.positive), h.negative.as_ref().map(serialize)))
-                    .unwrap_or((Ok(Vec::new()), None));
-                m.execute(params![
-                    ids.cell,
-                    thread,
-                    cpu.map(|c| c as i64),
-                    name,
-                    i(s.count),
-                    s.min,
-                    s.max,
-                    s.mean,
-                    s.stddev,
-                    s.p50,
-                    s.p90,
-                    s.p99,
-                    s.p99_9,
-                    s.p99_99,
-                    s.threshold.map(i),
-                    s.over_threshold.map(i),
-                    pos?,
-                    neg.transpose()?,
-                ])?;
-                Ok(())
-            };
-            for t in &result.threads {
-                for (name, s) in &t.metrics {
-                    insert(Some(t.thread), Some(t.cpu), name, s)?;
-                }
-            }
-            if let Some(c) = &result.combined {
-                for (name, s) in c {
-                    insert(None, None, name, s)?;
-                }
-            }
-        }
-        {
-            let mut o = tx.prepare("INSERT INTO outliers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
-            for t in &result.threads {
-                insert_outliers(&mut o, ids.cell, t)?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
+        self.finish_run_row(
+            ids.run,
+            result.end.name(),
+            Some(result.realtime.realtime),
+            result.elapsed_ns,
+            Some(result),
+        )
     }
 
     /// Marks a run interrupted without a result (an error after its start).
@@ -445,13 +557,21 @@ impl Store {
             "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
             [ids.run],
         )?;
+        self.conn.execute(
+            "UPDATE cells SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
+            [ids.run],
+        )?;
         Ok(())
     }
 
     /// Every run, newest last.
     pub fn list_runs(&self) -> Result<Vec<RunRow>> {
         let mut stmt = self.conn.prepare(
-            "SELECT r.id, r.started_at, r.probe, r.status, COALESCE(h.hostname, ''), r.realtime,
+            "SELECT r.id, r.started_at, r.kind, COALESCE(r.name, r.probe), r.status,
+                    COALESCE(h.hostname, ''), r.realtime,
+                    (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id),
+                    (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id
+                                                    AND c.status IN ('completed', 'failed')),
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window), MAX(w.latency_max_ns)
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
@@ -464,17 +584,128 @@ impl Store {
                 Ok(RunRow {
                     id: r.get(0)?,
                     started_at: r.get(1)?,
-                    probe: r.get(2)?,
-                    status: r.get(3)?,
-                    hostname: r.get(4)?,
-                    realtime: r.get(5)?,
-                    cycles: r.get(6)?,
-                    windows: r.get(7)?,
-                    latency_max_ns: r.get(8)?,
+                    kind: r.get(2)?,
+                    name: r.get(3)?,
+                    status: r.get(4)?,
+                    hostname: r.get(5)?,
+                    realtime: r.get(6)?,
+                    cells: r.get(7)?,
+                    cells_done: r.get(8)?,
+                    cycles: r.get(9)?,
+                    windows: r.get(10)?,
+                    latency_max_ns: r.get(11)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
+    }
+
+    /// A run with every cell, as reports read it. A `jitterlab run` that
+    /// finished has its result in its one cell; an unfinished cell has no
+    /// result (its window rows are still in the database).
+    pub fn load_run(&self, run: i64) -> Result<StoredRun> {
+        let head = self
+            .conn
+            .query_row(
+                "SELECT r.started_at, r.kind, COALESCE(r.name, r.probe), r.status, r.spec_json,
+                        r.result_json, COALESCE(h.hostname, ''), COALESCE(h.kernel_release, '')
+                 FROM runs r LEFT JOIN hosts h ON h.run_id = r.id WHERE r.id = ?1",
+                [run],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, String>(6)?,
+                        r.get::<_, String>(7)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((started_at, kind, name, status, spec_json, run_result, hostname, kernel)) = head
+        else {
+            bail!("there is no run {run} in the database; list the runs with: jitterlab runs")
+        };
+        let mut stmt = self.conn.prepare(
+            "SELECT configuration, scenario, deployment, probe, repetition, status,
+                    result_json, context_json
+             FROM cells WHERE run_id = ?1 ORDER BY id",
+        )?;
+        type Row = (CellKey, String, Option<String>, Option<String>);
+        let rows: Vec<Row> = stmt
+            .query_map([run], |r| {
+                Ok((
+                    CellKey {
+                        configuration: r.get(0)?,
+                        scenario: r.get(1)?,
+                        deployment: r.get(2)?,
+                        probe: r.get(3)?,
+                        repetition: r.get(4)?,
+                    },
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut cells = Vec::with_capacity(rows.len());
+        let single = rows.len() == 1 && kind == "run";
+        for (key, status, result, context) in rows {
+            // Schema-1 runs kept their result on the run row only.
+            let result = result.or_else(|| if single { run_result.clone() } else { None });
+            let result: Option<RunResult> = result
+                .map(|j| serde_json::from_str(&j))
+                .transpose()
+                .with_context(|| format!("reading the result of run {run}, cell {}", key.name()))?;
+            let context: CellContext = context
+                .map(|j| serde_json::from_str(&j))
+                .transpose()
+                .with_context(|| format!("reading the context of run {run}, cell {}", key.name()))?
+                .unwrap_or_default();
+            cells.push(StoredCell {
+                status: CellStatus::parse(&status).unwrap_or(CellStatus::Interrupted),
+                key,
+                result,
+                context,
+            });
+        }
+        let spec: Option<BenchSpecJson> =
+            spec_json
+                .map(|j| serde_json::from_str(&j))
+                .transpose()
+                .with_context(|| format!("reading the spec of run {run}"))?;
+        let (configurations, scenarios, unavailable) = match spec {
+            Some(s) => (s.configurations, s.scenarios, s.unavailable),
+            None => {
+                let mut c: Vec<String> = Vec::new();
+                let mut sc: Vec<String> = Vec::new();
+                for cell in &cells {
+                    if !c.contains(&cell.key.configuration) {
+                        c.push(cell.key.configuration.clone());
+                    }
+                    if !sc.contains(&cell.key.scenario) {
+                        sc.push(cell.key.scenario.clone());
+                    }
+                }
+                (c, sc, Vec::new())
+            }
+        };
+        Ok(StoredRun {
+            id: run,
+            started_at,
+            kind,
+            name,
+            status,
+            hostname,
+            kernel_release: kernel,
+            configurations,
+            scenarios,
+            unavailable,
+            cells,
+        })
     }
 
     /// The newest run's id.
@@ -510,6 +741,64 @@ impl Store {
     pub fn run_row(&self, run: i64) -> Result<Option<RunRow>> {
         Ok(self.list_runs()?.into_iter().find(|r| r.id == run))
     }
+}
+
+fn insert_metrics(
+    tx: &rusqlite::Transaction<'_>,
+    cell: i64,
+    result: &RunResult,
+    histograms: &[StoredHistogram],
+) -> Result<()> {
+    let mut m = tx.prepare(
+        "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                                     ?13, ?14, ?15, ?16, ?17, ?18)",
+    )?;
+    let mut insert =
+        |thread: Option<u32>, cpu: Option<usize>, name: &str, s: &MetricSummary| -> Result<()> {
+            let (pos, neg) = histograms
+                .iter()
+                .find(|h| h.thread == thread && h.metric == name)
+                .map(|h| (serialize(&h.positive), h.negative.as_ref().map(serialize)))
+                .unwrap_or((Ok(Vec::new()), None));
+            m.execute(params![
+                cell,
+                thread,
+                cpu.map(|c| c as i64),
+                name,
+                i(s.count),
+                s.min,
+                s.max,
+                s.mean,
+                s.stddev,
+                s.p50,
+                s.p90,
+                s.p99,
+                s.p99_9,
+                s.p99_99,
+                s.threshold.map(i),
+                s.over_threshold.map(i),
+                pos?,
+                neg.transpose()?,
+            ])?;
+            Ok(())
+        };
+    for t in &result.threads {
+        for (name, s) in &t.metrics {
+            insert(Some(t.thread), Some(t.cpu), name, s)?;
+        }
+    }
+    if let Some(c) = &result.combined {
+        for (name, s) in c {
+            insert(None, None, name, s)?;
+        }
+    }
+    Ok(())
+}
+
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 fn insert_outliers(stmt: &mut rusqlite::Statement<'_>, cell: i64, t: &ThreadResult) -> Result<()> {

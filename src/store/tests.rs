@@ -20,7 +20,10 @@ fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
         host_json: "{}".into(),
         hostname: "plc-7",
         kernel_release: "6.18.0-rt",
-        realtime: true,
+        realtime: Some(true),
+        kind: "run",
+        name: "cyclic",
+        spec_json: None,
     }
 }
 
@@ -146,7 +149,7 @@ fn a_newer_schema_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} has schema version 99, newer than this jitterlab's 1; use a newer jitterlab or another --db",
+            "{} has schema version 99, newer than this jitterlab's 2; use a newer jitterlab or another --db",
             p.display()
         )
     );
@@ -253,4 +256,110 @@ fn a_finished_run_round_trips_with_its_histograms() {
         s.load_result(999).err().unwrap().to_string(),
         "there is no run 999 in the database; list the runs with: jitterlab runs"
     );
+}
+
+fn key(c: &str, sc: &str, rep: u32) -> CellKey {
+    CellKey {
+        configuration: c.into(),
+        scenario: sc.into(),
+        deployment: "host".into(),
+        probe: "cyclic".into(),
+        repetition: rep,
+    }
+}
+
+#[test]
+fn a_bench_round_trips_with_its_cells_in_plan_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+    let cmd = vec!["jitterlab".to_string(), "bench".to_string()];
+    let spec = BenchSpecJson {
+        configurations: vec!["tuned".into(), "baseline".into()],
+        scenarios: vec!["idle".into()],
+        unavailable: vec![("cat".into(), "needs resctrl".into())],
+        spec: serde_json::json!({"name": "t"}),
+    };
+    let mut st = start(&cmd);
+    st.kind = "bench";
+    st.name = "t";
+    st.realtime = None;
+    st.spec_json = Some(serde_json::to_string(&spec).unwrap());
+    let keys = [key("tuned", "idle", 0), key("baseline", "idle", 0)];
+    let (run, cells) = s.begin_bench(&st, &keys).unwrap();
+    assert_eq!(cells.len(), 2);
+    s.start_cell(cells[0]).unwrap();
+    s.insert_windows(cells[0], &[row(0, 40_000)]).unwrap();
+    let (r, _) = result();
+    let ctx = CellContext {
+        notes: vec!["a note".into()],
+        ..CellContext::default()
+    };
+    s.finish_cell(cells[0], CellStatus::Completed, Some(&r), &ctx, &[])
+        .unwrap();
+    s.start_cell(cells[1]).unwrap();
+    let listed = &s.list_runs().unwrap()[0];
+    assert_eq!(
+        (
+            listed.kind.as_str(),
+            listed.name.as_str(),
+            listed.cells,
+            listed.cells_done
+        ),
+        ("bench", "t", 2, 1)
+    );
+    let back = s.load_run(run).unwrap();
+    assert_eq!(back.kind, "bench");
+    assert_eq!(back.configurations, vec!["tuned", "baseline"]);
+    assert_eq!(
+        back.unavailable,
+        vec![("cat".to_string(), "needs resctrl".to_string())]
+    );
+    assert_eq!(back.cells.len(), 2);
+    assert_eq!(back.cells[0].key, keys[0]);
+    assert_eq!(back.cells[0].status, CellStatus::Completed);
+    assert_eq!(back.cells[0].result.as_ref(), Some(&r));
+    assert_eq!(back.cells[0].context, ctx);
+    assert_eq!(back.cells[1].status, CellStatus::Running);
+    assert_eq!(back.cells[1].result, None);
+    // The process "dies": the running cell and the run become interrupted.
+    s.conn
+        .execute("UPDATE runs SET pid = 0 WHERE id = ?1", [run])
+        .unwrap();
+    drop(s);
+    let s = Store::open(&dir.path().join("j.db")).unwrap();
+    let back = s.load_run(run).unwrap();
+    assert_eq!(back.status, "interrupted");
+    assert_eq!(back.cells[1].status, CellStatus::Interrupted);
+    assert_eq!(back.cells[0].status, CellStatus::Completed);
+}
+
+#[test]
+fn a_schema_1_database_is_migrated_and_its_runs_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("j.db");
+    let (r, _) = result();
+    {
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute(
+            "INSERT INTO runs (started_at, probe, status, command_line, tool_version, result_schema,
+                               params_json, pid, boot_id, realtime, result_json)
+             VALUES ('2026-11-20T10:00:00Z', 'cyclic', 'completed', '[]', '0.1.0', 1, '{}', 0, '', 1, ?1)",
+            [serde_json::to_string(&r).unwrap()],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO cells (run_id, name, configuration, scenario, deployment, probe)
+             VALUES (1, 'cyclic', 'default', 'none', 'host', 'cyclic')",
+            [],
+        )
+        .unwrap();
+    }
+    let s = Store::open(&p).unwrap();
+    assert_eq!(s.schema_version().unwrap(), 2);
+    let back = s.load_run(1).unwrap();
+    assert_eq!((back.kind.as_str(), back.name.as_str()), ("run", "cyclic"));
+    assert_eq!(back.cells[0].status, CellStatus::Completed);
+    assert_eq!(back.cells[0].result.as_ref(), Some(&r));
 }

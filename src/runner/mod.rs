@@ -1,0 +1,455 @@
+//! `jitterlab run …`: from validated flags to a stored, printed result.
+//!
+//! The order is the contract with the user:
+//!
+//! 1. **Validate** everything that can be wrong with the input — units,
+//!    ranges, CPUs against the machine's online list, the policy/priority
+//!    pair, every output path — and refuse with a one-line error naming the
+//!    fix (exit 2) before any thread starts or anything is written.
+//! 2. **Set up** the process-wide real-time defaults (mlockall, the PM QoS
+//!    request), start one probe thread per CPU, let each apply its own
+//!    defaults and calibrate, and collect what held. `--strict` aborts here.
+//! 3. **Measure**: release every thread at one common first release `t0`.
+//!    The controlling thread — SCHED_OTHER, kept off the probe CPUs where
+//!    the machine has others — is the low-priority writer of DESIGN rule 2:
+//!    it drains window rows from each thread's wait-free queue every 100 ms
+//!    into the CSV file, redraws the live view, and turns SIGINT/SIGTERM into
+//!    the stop flag.
+//! 4. **Store and report**: the run row is in the results database before the
+//!    first release, window rows are committed as they are drained, and the
+//!    versioned `RunResult` with its histograms is stored at the end; the
+//!    exporters (`report::*`) never measure. Exit 1 when a `--max-*` limit
+//!    was exceeded, 0 otherwise.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use jitterlab_core::result::{Params, ProbeKind, RunResult};
+use jitterlab_core::units::format_duration_exact;
+use jitterlab_sys::{self as sys, Policy};
+
+use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
+use crate::error::bad;
+use crate::probe::periodic::ThreadOutcome;
+use crate::report;
+use crate::store::{RunIds, RunStart, Store};
+use crate::system::host;
+use crate::system::rt::{self, SchedRequest};
+
+pub mod measure;
+
+use measure::{measure, MeasureInput, RowWriter};
+
+/// Duration when neither `--duration` nor `--cycles` is given.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+/// A run, validated and ready to start.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// The probe.
+    pub kind: ProbeKind,
+    /// Period or interval, ns.
+    pub period: u64,
+    /// Probe CPUs, one thread each.
+    pub cpus: Vec<usize>,
+    /// `(working set, scan)` for the cyclic probe.
+    pub scan: Option<(u64, u64)>,
+    /// Scheduling request.
+    pub sched: SchedRequest,
+    /// Parameters as stored in the result.
+    pub params: Params,
+}
+
+/// Validates `jitterlab run cyclic`.
+pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
+    let online = host::online_cpus(root)?;
+    let cpu = match a.cpu {
+        Some(c) => c,
+        None => online
+            .iter()
+            .last()
+            .ok_or_else(|| bad("no CPU is online"))?,
+    };
+    if !online.contains(cpu) {
+        return Err(bad(format!(
+            "CPU {cpu} is not online (online CPUs: {online}); choose one of them with --cpu"
+        )));
+    }
+    if a.period == 0 {
+        return Err(bad("--period must be positive; give e.g. --period 1ms"));
+    }
+    if a.scan >= a.period {
+        return Err(bad(format!(
+            "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
+            format_duration_exact(a.scan),
+            format_duration_exact(a.period)
+        )));
+    }
+    plan_common(
+        (!a.common.no_db).then_some(db),
+        ProbeKind::Cyclic,
+        a.period,
+        vec![cpu],
+        Some((a.working_set, a.scan)),
+        &a.common,
+    )
+}
+
+/// Validates `jitterlab run wakeup`.
+pub fn plan_wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<RunPlan> {
+    let online = host::online_cpus(root)?;
+    let cpus: Vec<usize> = match &a.cpus {
+        Some(list) => {
+            if let Some(off) = list.iter().find(|c| !online.contains(*c)) {
+                return Err(bad(format!(
+                    "CPU {off} in --cpus is not online (online CPUs: {online}); choose CPUs from that list"
+                )));
+            }
+            list.iter().collect()
+        }
+        None if online.len() > 1 => online.iter().filter(|&c| c != 0).collect(),
+        None => online.iter().collect(),
+    };
+    if cpus.is_empty() {
+        return Err(bad("no CPU is online"));
+    }
+    if a.interval == 0 {
+        return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
+    }
+    plan_common(
+        (!a.common.no_db).then_some(db),
+        ProbeKind::Wakeup,
+        a.interval,
+        cpus,
+        None,
+        &a.common,
+    )
+}
+
+fn plan_common(
+    db: Option<&Path>,
+    kind: ProbeKind,
+    period: u64,
+    cpus: Vec<usize>,
+    scan: Option<(u64, u64)>,
+    c: &CommonArgs,
+) -> Result<RunPlan> {
+    let policy = match c.policy {
+        PolicyArg::Fifo => Policy::Fifo,
+        PolicyArg::Rr => Policy::RoundRobin,
+        PolicyArg::Other => Policy::Other,
+    };
+    let (priority, nice) = match policy {
+        Policy::Other => {
+            if let Some(p) = c.priority {
+                return Err(bad(format!(
+                    "--priority {p} is not allowed with --policy other; use --nice to weight a time-sharing thread, or --policy fifo"
+                )));
+            }
+            if c.strict {
+                return Err(bad(
+                    "--strict needs a real-time policy, and --policy other is never real-time; use --policy fifo or rr",
+                ));
+            }
+            let n = c.nice.unwrap_or(0);
+            if !(-20..=19).contains(&n) {
+                return Err(bad(format!(
+                    "--nice {n} is outside -20..19; choose a nice value in that range"
+                )));
+            }
+            (None, Some(n))
+        }
+        p => {
+            if let Some(n) = c.nice {
+                return Err(bad(format!(
+                    "--nice {n} applies only to --policy other; use --priority with --policy {}",
+                    c.policy.name()
+                )));
+            }
+            let (lo, hi) = sys::priority_range(p);
+            let prio = c.priority.unwrap_or(95);
+            if !(lo..=hi).contains(&prio) {
+                return Err(bad(format!(
+                    "--priority {prio} is outside {lo}-{hi} for --policy {}; choose a priority in that range",
+                    c.policy.name()
+                )));
+            }
+            (Some(prio), None)
+        }
+    };
+    if c.duration == Some(0) {
+        return Err(bad("--duration must be positive; give e.g. --duration 10s"));
+    }
+    if c.cycles == Some(0) {
+        return Err(bad("--cycles must be at least 1"));
+    }
+    if c.window == 0 {
+        return Err(bad("--window must be positive; give e.g. --window 1s"));
+    }
+    if c.break_trace == Some(0) {
+        return Err(bad(
+            "--break-trace must be positive; give e.g. --break-trace 500us",
+        ));
+    }
+    if c.histogram_buckets == 0 {
+        return Err(bad("--histogram-buckets must be at least 1"));
+    }
+    for (flag, path) in [
+        ("--json", &c.json),
+        ("--csv", &c.csv),
+        ("--histogram", &c.histogram),
+    ] {
+        if let Some(p) = path {
+            check_writable(flag, p)?;
+        }
+    }
+    if let Some(db) = db {
+        check_writable("--db", db)?;
+    }
+    let duration = match (c.duration, c.cycles) {
+        (Some(d), _) => Some(d),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_DURATION_NS),
+    };
+    Ok(RunPlan {
+        kind,
+        period,
+        scan,
+        sched: SchedRequest {
+            policy,
+            priority: priority.unwrap_or(0),
+            nice: nice.unwrap_or(0),
+        },
+        params: Params {
+            period_ns: period,
+            duration_ns: duration,
+            cycles: c.cycles,
+            cpus: cpus.clone(),
+            policy: c.policy.name().into(),
+            priority,
+            nice,
+            scan_ns: scan.map_or(0, |s| s.1),
+            working_set_bytes: scan.map_or(0, |s| s.0),
+            window_ns: c.window,
+            threshold_ns: c.threshold,
+            break_trace_ns: c.break_trace,
+            strict: c.strict,
+        },
+        cpus,
+    })
+}
+
+/// Refuses an output path that cannot be written, without creating it.
+fn check_writable(flag: &str, path: &Path) -> Result<()> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(bad(format!(
+            "{flag} {shown} is a directory; give a file path"
+        )));
+    }
+    if path.exists() {
+        if !sys::can_write(path) {
+            return Err(bad(format!(
+                "{flag} {shown} is not writable; choose another path or fix its permissions"
+            )));
+        }
+        return Ok(());
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "{flag} {shown}: directory {} does not exist; create it or choose another path",
+            parent.display()
+        )));
+    }
+    if !sys::can_write(&parent) {
+        return Err(bad(format!(
+            "{flag} {shown}: directory {} is not writable; choose another path",
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs a validated plan and reports it. Returns the exit code.
+/// Runs a validated plan and reports it. Returns the exit code.
+pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
+    // A journal left by a killed bench means the machine is not as it was.
+    let store = match c.no_db {
+        true => None,
+        false => Some(Store::open(db)?),
+    };
+    let host = host::snapshot(root);
+    let started_at = rfc3339_now();
+
+    // Process-wide defaults.
+    let mlock = rt::lock_memory();
+    let (dma_guard, dma) = rt::hold_dma_latency(root, c.no_dma_latency);
+    keep_off_probe_cpus(root, &plan.cpus);
+    let signalled = termination_flag()?;
+
+    let csv = match &c.csv {
+        Some(p) => Some(report::csv::WindowCsv::new(BufWriter::new(
+            File::create(p).with_context(|| format!("creating --csv {}", p.display()))?,
+        ))?),
+        None => None,
+    };
+    let mut writer = RowWriter {
+        csv,
+        store,
+        cell: None,
+        db,
+        rows: Vec::new(),
+        error: None,
+    };
+    let command_line: Vec<String> = std::env::args().collect();
+    let params_json = serde_json::to_string(&plan.params)?;
+    let host_json = serde_json::to_string(&host)?;
+    let mut ids: Option<RunIds> = None;
+    let mut ready = |w: &mut RowWriter<'_>, realtime: bool| -> Result<()> {
+        if let Some(s) = w.store.as_mut() {
+            let started = s.begin_run(&RunStart {
+                started_at: &started_at,
+                probe: plan.kind.name(),
+                command_line: &command_line,
+                params_json: params_json.clone(),
+                host_json: host_json.clone(),
+                hostname: &host.hostname,
+                kernel_release: &host.kernel_release,
+                realtime: Some(realtime),
+                kind: "run",
+                name: plan.kind.name(),
+                spec_json: None,
+            });
+            let started =
+                started.with_context(|| format!("recording the run in {}", db.display()))?;
+            w.cell = Some(started.cell);
+            ids = Some(started);
+        }
+        Ok(())
+    };
+    let measured = measure(
+        MeasureInput {
+            root,
+            plan: &plan,
+            c,
+            host: host.clone(),
+            started_at: started_at.clone(),
+            defaults: vec![mlock, dma],
+            warnings: Vec::new(),
+            calibrated: None,
+            signalled: &signalled,
+            live: true,
+        },
+        &mut writer,
+        &mut ready,
+        &mut || {},
+    );
+    let measured = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
+                let _ = s.abandon_run(ids);
+            }
+            return Err(e);
+        }
+    };
+    drop(dma_guard);
+    let result = &measured.result;
+    if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
+        match s.finish_run(ids, result, &measured.histograms()) {
+            Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
+            Err(e) => {
+                let _ = s.abandon_run(ids);
+                eprintln!(
+                    "jitterlab: warning: storing the result in {} failed: {e:#}",
+                    db.display()
+                );
+            }
+        }
+    }
+    write_files(c, result, &measured.outcomes)?;
+    if let Some(w) = writer.csv.as_mut() {
+        w.flush()?;
+    }
+    print!("{}", report::text::summary(result));
+    std::io::stdout().flush()?;
+    Ok(if result.failed() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The current time, RFC 3339.
+pub fn rfc3339_now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Keeps the calling (controller) thread off the probe CPUs where the
+/// machine has others.
+pub fn keep_off_probe_cpus(root: &Path, probe_cpus: &[usize]) {
+    if let Ok(online) = host::online_cpus(root) {
+        let others: Vec<usize> = online.iter().filter(|c| !probe_cpus.contains(c)).collect();
+        if !others.is_empty() {
+            let _ = sys::set_affinity(&others);
+        }
+    }
+}
+
+/// A flag raised by SIGINT or SIGTERM.
+pub fn termination_flag() -> Result<Arc<AtomicBool>> {
+    let signalled = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&signalled))
+            .context("installing the SIGINT/SIGTERM handler")?;
+    }
+    Ok(signalled)
+}
+
+/// Writes `--json` and `--histogram` from the finished result.
+fn write_files(c: &CommonArgs, result: &RunResult, outcomes: &[ThreadOutcome]) -> Result<()> {
+    if let Some(p) = &c.json {
+        let mut f = BufWriter::new(
+            File::create(p).with_context(|| format!("creating --json {}", p.display()))?,
+        );
+        serde_json::to_writer_pretty(&mut f, result)?;
+        writeln!(f)?;
+        f.flush()?;
+    }
+    if let Some(p) = &c.histogram {
+        let mut f = BufWriter::new(
+            File::create(p).with_context(|| format!("creating --histogram {}", p.display()))?,
+        );
+        let latency: Vec<_> = outcomes
+            .iter()
+            .map(|o| o.recorder.stats[0].summary())
+            .collect();
+        let threads: Vec<report::histogram::HistThread> = outcomes
+            .iter()
+            .zip(&latency)
+            .filter_map(|(o, l)| {
+                o.recorder
+                    .histogram
+                    .as_ref()
+                    .map(|h| report::histogram::HistThread {
+                        hist: h,
+                        latency: l,
+                    })
+            })
+            .collect();
+        report::histogram::write_cyclictest_histogram(&mut f, &threads)?;
+        f.flush()?;
+    }
+    Ok(())
+}
