@@ -275,6 +275,7 @@ pub fn measure(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn assemble(
     plan: &RunPlan,
     c: &CommonArgs,
