@@ -54,6 +54,9 @@ pub enum CellStatus {
     Failed,
     /// Ended by SIGINT/SIGTERM or by the death of jitterlab.
     Interrupted,
+    /// Not run, for a reason the context's notes give (e.g. the `usb`
+    /// scenario without a path).
+    Skipped,
 }
 
 impl CellStatus {
@@ -65,6 +68,7 @@ impl CellStatus {
             CellStatus::Completed => "completed",
             CellStatus::Failed => "failed",
             CellStatus::Interrupted => "interrupted",
+            CellStatus::Skipped => "skipped",
         }
     }
 
@@ -76,6 +80,7 @@ impl CellStatus {
             CellStatus::Completed,
             CellStatus::Failed,
             CellStatus::Interrupted,
+            CellStatus::Skipped,
         ]
         .into_iter()
         .find(|c| c.name() == s)
