@@ -49,6 +49,25 @@ pub enum Command {
     Runs,
     /// Print the stored result of runs (default: the latest).
     Report(ReportArgs),
+    /// Run an experiment: every cell (configuration × scenario × deployment ×
+    /// probe × repetition) of a TOML spec or a preset, with its noisy
+    /// neighbours, stored in the database; prints the seeds' tables (exit 1
+    /// when a cell exceeded a probe's limit or failed).
+    Bench(BenchArgs),
+    /// List the built-in experiments (`bench --preset NAME`) and what each
+    /// reproduces.
+    Presets(PresetsArgs),
+    /// Put the machine back after a jitterlab that was killed: kill the
+    /// neighbours it left, delete its network namespaces, write back every
+    /// value it changed (from its journal), and say what was done.
+    Restore,
+    /// Receiving end of the network scenario's flood (started by jitterlab
+    /// inside its namespace).
+    #[command(name = "__net-sink", hide = true)]
+    NetSink(crate::net::SinkArgs),
+    /// Sending end of the network scenario's flood.
+    #[command(name = "__net-flood", hide = true)]
+    NetFlood(crate::net::FloodArgs),
     /// Audit the machine's readiness for real-time measurement: one finding
     /// per setting, with the fix for each (exit 1 only when nothing can be
     /// measured).
@@ -63,24 +82,88 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
+/// `jitterlab presets`.
+#[derive(Debug, Args)]
+pub struct PresetsArgs {
+    /// Print this preset's spec, fitted to this machine's CPUs, as TOML
+    /// (a starting point for a spec of your own).
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+}
+
+/// `jitterlab bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The experiment's spec (TOML; see examples/).
+    #[arg(value_name = "SPEC", required_unless_present = "preset", conflicts_with = "preset")]
+    pub spec: Option<PathBuf>,
+
+    /// Run a built-in experiment instead of a spec file (see `jitterlab presets`).
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+
+    /// Validate the spec and print the plan only; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Override every cell's measured duration.
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub duration: Option<u64>,
+
+    /// Override the warm-up before each cell's probe starts.
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub warmup: Option<u64>,
+
+    /// Override the number of repetitions.
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
+
+    /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
+    #[arg(long, value_name = "DIR")]
+    pub usb_path: Option<PathBuf>,
+
+    /// Write the stored run (every cell with its figures and context) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Format of the tables printed at the end.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+}
+
 /// `jitterlab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Run ids, as `jitterlab runs` lists them [default: the latest run].
+    /// Two runs are compared cell by cell (A, B, and B as % of A).
     #[arg(value_name = "RUN")]
     pub runs: Vec<i64>,
 
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ReportFormat,
+
+    /// Configuration the "vs baseline" columns compare with [default: the
+    /// spec's baseline, else its first configuration].
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// Leave out the per-cell explanations of outliers (steal, interrupts,
+    /// softirqs, context switches, neighbours' CPU time).
+    #[arg(long)]
+    pub no_explain: bool,
 }
 
 /// Formats of `jitterlab report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
-    /// The summary table printed at the end of a run.
+    /// Aligned tables for a terminal.
     Text,
-    /// The schema-versioned result, as `--json` writes it.
+    /// Markdown (GitHub pipe tables).
+    Md,
+    /// One CSV document with a header row.
+    Csv,
+    /// Schema-versioned JSON.
     Json,
 }
 

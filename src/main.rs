@@ -11,6 +11,8 @@
 mod cli;
 mod error;
 mod live;
+mod neighbour;
+mod net;
 mod probe;
 mod report;
 mod runner;
@@ -37,6 +39,11 @@ fn main() -> ExitCode {
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
         Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
+        Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
+        Command::Presets(a) => runner::bench::presets(&cli.sysroot, a.show.as_deref()),
+        Command::Restore => system::journal::restore_command(&cli.sysroot),
+        Command::NetSink(a) => net::sink_main(a),
+        Command::NetFlood(a) => net::flood_main(a),
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, a),
         Command::Check(a) => system::check::run(&cli.sysroot, a),

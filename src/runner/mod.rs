@@ -39,8 +39,10 @@ use crate::probe::periodic::ThreadOutcome;
 use crate::report;
 use crate::store::{RunIds, RunStart, Store};
 use crate::system::host;
+use crate::system::journal::Journal;
 use crate::system::rt::{self, SchedRequest};
 
+pub mod bench;
 pub mod measure;
 
 use measure::{measure, MeasureInput, RowWriter};
@@ -283,6 +285,7 @@ fn check_writable(flag: &str, path: &Path) -> Result<()> {
 /// Runs a validated plan and reports it. Returns the exit code.
 pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
     // A journal left by a killed bench means the machine is not as it was.
+    let journal = Journal::begin(root)?;
     let store = match c.no_db {
         true => None,
         false => Some(Store::open(db)?),
@@ -363,6 +366,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
         }
     };
     drop(dma_guard);
+    journal.finish()?;
     let result = &measured.result;
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
         match s.finish_run(ids, result, &measured.histograms()) {

@@ -1,0 +1,808 @@
+//! `jitterlab bench SPEC`: every cell of an experiment's matrix, measured and
+//! stored, with its neighbours, and the seeds' tables at the end.
+//!
+//! The order is the contract with the user (DESIGN's data flow):
+//!
+//! 1. **Plan** — the spec (a TOML file or a preset fitted to this machine) is
+//!    parsed and validated (`jitterlab_core::spec`: every error names the
+//!    file, the line and the key); every scenario is planned for every
+//!    configuration and the tools it needs are looked up, so a missing
+//!    `stress-ng` is reported with its Debian package before anything
+//!    starts. The plan is printed: cells, total time including warm-ups and
+//!    set-up. `--dry-run` stops here. Nothing on the machine changed yet.
+//! 2. **Journal** — `Journal::begin` refuses to start while a journal of an
+//!    earlier, killed jitterlab is unreplayed (`jitterlab restore`).
+//! 3. **Calibrate** — the scan of each cyclic probe is calibrated once per
+//!    set of probe CPUs, idle, before any neighbour starts; every cell
+//!    reuses it, so a cell's scan does the same work under any load.
+//! 4. **Cells**, in plan order (repetitions outermost). Per cell: the
+//!    configuration's PM QoS request; the neighbours started (each journaled,
+//!    own process group, pinned, parent-death signal), then the warm-up
+//!    during which they are health-checked; the kernel's per-CPU counters
+//!    and the neighbours' CPU time are read; the probe measures
+//!    (`measure::measure`, exactly as `jitterlab run` does, rows committed
+//!    every 100 ms); the counters are read again; the neighbours are
+//!    checked once more and stopped with their whole group; the network
+//!    namespaces are deleted; the cell is stored with its context. A
+//!    neighbour that died early fails the cell (its stderr tail is kept).
+//! 5. **End** — SIGINT/SIGTERM ends the current cell (interrupted) and skips
+//!    the rest; every path stops the neighbours and deletes what was
+//!    created. The run's tables are printed from the store (`report::tables`
+//!    reads only the database). Exit 1 when a cell exceeded a probe's limit
+//!    or failed, 0 otherwise.
+//!
+//! Timing: the plan counts, per cell, [`SETUP_NS`] of set-up beside the
+//! warm-up and the measured duration, and [`CALIBRATION_NS`] per
+//! calibration. Both are what this orchestration measured on a 2-CPU machine
+//! (BENCHMARKS.md, "Orchestration overhead").
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
+use jitterlab_core::preset;
+use jitterlab_core::result::{Calibration, ProbeKind};
+use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec, SpecContext};
+use jitterlab_core::units::{format_duration_exact, CpuList};
+
+use super::measure::{measure, MeasureInput, RowWriter};
+use super::{check_writable, keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
+use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat};
+use crate::error::bad;
+use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
+use crate::neighbour::{self, NeighbourSpec, Running};
+use crate::net::{NetChange, NetFlood};
+use crate::probe::periodic;
+use crate::report;
+use crate::store::{BenchSpecJson, RunStart, Store};
+use crate::system::journal::{Journal, Undo};
+use crate::system::rt::{self, SchedRequest};
+use crate::system::{counters, host};
+
+/// Set-up time the plan counts per cell: starting and stopping the
+/// neighbours, the probe threads' set-up and the store's commits.
+pub const SETUP_NS: u64 = 1_000_000_000;
+
+/// Time the plan counts per idle scan calibration.
+pub const CALIBRATION_NS: u64 = 1_000_000_000;
+
+/// The spec, loaded and validated, with what the machine cannot run.
+struct Loaded {
+    spec: Spec,
+    unavailable: Vec<(String, String)>,
+}
+
+/// Reads and validates the spec or preset, with the command line's
+/// overrides applied.
+fn load(root: &Path, a: &BenchArgs) -> Result<Loaded> {
+    let online = host::online_cpus(root)?;
+    let (text, file, unavailable) = match (&a.spec, &a.preset) {
+        (Some(p), None) => {
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                bad(format!(
+                    "cannot read the spec {}: {e}; give the path of a TOML spec (examples/ has some) or use --preset",
+                    p.display()
+                ))
+            })?;
+            (text, p.display().to_string(), Vec::new())
+        }
+        (None, Some(name)) => {
+            let text = preset::preset_text(name, &online).ok_or_else(|| {
+                bad(format!(
+                    "there is no preset {name}; list them with: jitterlab presets"
+                ))
+            })?;
+            (text, format!("preset {name}"), preset::unavailable(name))
+        }
+        _ => return Err(bad("give a spec file or --preset NAME, not both")),
+    };
+    let builtins: Vec<&str> = scenario::BUILTINS.iter().map(|b| b.name).collect();
+    let mut spec = spec::parse(
+        &text,
+        &file,
+        &SpecContext {
+            online: &online,
+            builtins: &builtins,
+        },
+    )
+    .map_err(|e| bad(e.to_string()))?;
+    if let Some(d) = a.duration {
+        if d == 0 {
+            return Err(bad("--duration must be positive; give e.g. --duration 10s"));
+        }
+        spec.duration_ns = d;
+    }
+    if let Some(w) = a.warmup {
+        spec.warmup_ns = w;
+    }
+    if let Some(r) = a.repetitions {
+        if r == 0 {
+            return Err(bad("--repetitions must be at least 1"));
+        }
+        spec.repetitions = r;
+    }
+    if let Some(p) = &a.usb_path {
+        if !p.is_dir() {
+            return Err(bad(format!(
+                "--usb-path {} is not a directory; give a directory on the USB drive",
+                p.display()
+            )));
+        }
+        for s in spec.scenarios.iter_mut() {
+            if s.builtin.as_deref() == Some("usb") && s.usb_path.is_none() {
+                s.usb_path = Some(p.display().to_string());
+            }
+        }
+    }
+    Ok(Loaded { spec, unavailable })
+}
+
+/// The neighbour CPUs of a cell: the scenario's, else the configuration's.
+fn neighbour_cpus(spec: &Spec, cp: &CellPlan) -> Vec<usize> {
+    let config = &spec.configurations[cp.configuration];
+    spec.scenarios[cp.scenario]
+        .cpus
+        .clone()
+        .unwrap_or_else(|| config.neighbour_cpus.clone())
+}
+
+/// What one cell's scenario will start.
+struct CellLoad {
+    neighbours: Vec<NeighbourSpec>,
+    network: Option<Vec<usize>>,
+    skip: Option<String>,
+}
+
+/// Plans the scenario of a cell (pure: nothing starts).
+fn plan_load(spec: &Spec, cp: &CellPlan, workdir: &Path) -> Result<CellLoad> {
+    let config = &spec.configurations[cp.configuration];
+    let sc = &spec.scenarios[cp.scenario];
+    let ncpus = neighbour_cpus(spec, cp);
+    let ctx = ScenarioCtx {
+        probe_cpus: config.probe_cpus.clone(),
+        neighbour_cpus: ncpus.clone(),
+        workdir: workdir.to_path_buf(),
+        usb_path: sc.usb_path.as_ref().map(PathBuf::from),
+    };
+    let mut load = CellLoad {
+        neighbours: Vec::new(),
+        network: None,
+        skip: None,
+    };
+    if let Some(b) = &sc.builtin {
+        match scenario::plan(b, &ctx)? {
+            Planned::Neighbours(v) => load.neighbours = v,
+            Planned::Network => {
+                load.network = Some(
+                    sc.rps_cpus
+                        .clone()
+                        .unwrap_or_else(|| config.probe_cpus.clone()),
+                )
+            }
+            Planned::Skip(why) => load.skip = Some(why),
+        }
+    }
+    for c in &sc.neighbours {
+        load.neighbours.push(NeighbourSpec {
+            name: c.name.clone(),
+            argv: c.argv.clone(),
+            cpus: c.cpus.clone().unwrap_or_else(|| ncpus.clone()),
+            nice: None,
+            package: None,
+        });
+    }
+    Ok(load)
+}
+
+/// Refuses, before anything starts, a spec whose neighbours cannot run
+/// here: a missing tool (named with its Debian package), or the network
+/// scenario without root or `ip`.
+fn check_environment(spec: &Spec, cells: &[CellPlan], workdir: &Path) -> Result<()> {
+    let mut specs = Vec::new();
+    let mut network = false;
+    for cp in cells {
+        let load = plan_load(spec, cp, workdir)?;
+        specs.extend(load.neighbours);
+        network |= load.network.is_some();
+    }
+    neighbour::check_tools(&specs)?;
+    if network {
+        crate::net::check_environment()?;
+    }
+    Ok(())
+}
+
+/// The command-line view of one cell's probe, so the cell measures exactly
+/// as `jitterlab run` would with these flags.
+fn cell_args(spec: &Spec, config: &Configuration, probe: &ProbeSpec) -> CommonArgs {
+    CommonArgs {
+        duration: Some(spec.duration_ns),
+        cycles: None,
+        policy: match config.policy {
+            spec::Policy::Fifo => PolicyArg::Fifo,
+            spec::Policy::Rr => PolicyArg::Rr,
+            spec::Policy::Other => PolicyArg::Other,
+        },
+        priority: config.priority,
+        nice: config.nice,
+        strict: false,
+        window: probe.window_ns,
+        threshold: probe.threshold_ns.unwrap_or(100_000),
+        outliers: probe.outliers,
+        json: None,
+        csv: None,
+        histogram: None,
+        histogram_buckets: 10_000,
+        max_latency: probe.max_latency_ns,
+        max_jitter: probe.max_jitter_ns,
+        max_exec: probe.max_exec_ns,
+        break_trace: None,
+        progress: false,
+        no_dma_latency: !config.dma_latency,
+        no_db: false,
+    }
+}
+
+/// The plan of one cell's probe.
+fn cell_plan(spec: &Spec, cp: &CellPlan) -> Result<super::RunPlan> {
+    let config = &spec.configurations[cp.configuration];
+    let probe = &spec.probes[cp.probe];
+    let c = cell_args(spec, config, probe);
+    let scan = match probe.kind {
+        ProbeKind::Cyclic => Some((probe.working_set_bytes, probe.scan_ns)),
+        ProbeKind::Wakeup => None,
+    };
+    let cpus = match probe.kind {
+        ProbeKind::Cyclic => config.probe_cpus[..1].to_vec(),
+        ProbeKind::Wakeup => config.probe_cpus.clone(),
+    };
+    plan_common(None, probe.kind, probe.period_ns, cpus, scan, &c)
+}
+
+/// Progress of the whole bench: a bar over the planned time on a terminal,
+/// else one line per cell on stderr.
+struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    planned_ns: u64,
+}
+
+impl Progress {
+    fn new(planned_ns: u64) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::with_draw_target(
+                Some(planned_ns / 1_000_000),
+                ProgressDrawTarget::stderr_with_hz(4),
+            );
+            b.set_style(
+                ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}% ETA {eta}")
+                    .expect("constant template")
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        Progress {
+            bar,
+            start: Instant::now(),
+            planned_ns,
+        }
+    }
+
+    fn cell(&self, i: usize, n: usize, key: &CellKey) {
+        let msg = format!("cell {}/{n} {} rep {}", i + 1, key.name(), key.repetition);
+        match &self.bar {
+            Some(b) => b.set_message(msg),
+            None => {
+                let left = self
+                    .planned_ns
+                    .saturating_sub(self.start.elapsed().as_nanos() as u64);
+                eprintln!(
+                    "jitterlab: {msg} (about {} left)",
+                    format_duration_exact(left / 1_000_000_000 * 1_000_000_000)
+                );
+            }
+        }
+    }
+
+    fn tick(&self) {
+        if let Some(b) = &self.bar {
+            b.set_position(self.start.elapsed().as_millis() as u64);
+        }
+    }
+
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Everything a bench holds while its cells run.
+struct Bench<'a> {
+    root: &'a Path,
+    db: &'a Path,
+    spec: &'a Spec,
+    journal: Journal,
+    store: Option<Store>,
+    workdir: PathBuf,
+    signalled: &'a AtomicBool,
+    calibrations: BTreeMap<(usize, Vec<usize>), Vec<Calibration>>,
+    progress: Progress,
+}
+
+/// What ran beside a cell's probe, to be stopped on every path.
+#[derive(Default)]
+struct Rig {
+    running: Vec<Running>,
+    net: Option<(NetFlood, Vec<u64>)>,
+    reports: Vec<NeighbourReport>,
+    notes: Vec<String>,
+}
+
+impl Rig {
+    /// The first neighbour that is no longer alive, as a failure message.
+    fn check(&mut self) -> Option<String> {
+        for r in self.running.iter_mut() {
+            if let Err(report) = r.check() {
+                let tail = if report.stderr_tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its stderr ended with: {}", report.stderr_tail.join(" | "))
+                };
+                let msg = format!(
+                    "neighbour {} ({}) {} before the cell ended{tail}",
+                    report.name,
+                    report.argv.join(" "),
+                    report.end
+                );
+                return Some(msg);
+            }
+        }
+        None
+    }
+
+    /// Stops every neighbour with its group and deletes the namespaces.
+    fn stop(&mut self, journal: &mut Journal) {
+        for r in self.running.drain(..) {
+            self.reports.push(r.stop(journal));
+        }
+        if let Some((net, ids)) = self.net.take() {
+            match net.teardown() {
+                Ok(names) => {
+                    for id in ids {
+                        let _ = journal.done(id);
+                    }
+                    self.notes
+                        .push(format!("network namespaces deleted: {}", names.join(", ")));
+                }
+                Err(e) => self.notes.push(format!(
+                    "deleting the network namespaces failed ({e:#}); `jitterlab restore` deletes them"
+                )),
+            }
+        }
+    }
+}
+
+/// `jitterlab bench`.
+pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
+    let Loaded { spec, unavailable } = load(root, a)?;
+    let cells = spec.cells();
+    let workdir = std::env::temp_dir().join(format!("jitterlab-{}", std::process::id()));
+    check_environment(&spec, &cells, &workdir)?;
+    check_writable("--db", db)?;
+    if let Some(p) = &a.json {
+        check_writable("--json", p)?;
+    }
+    let calibration_sets = calibration_sets(&spec, &cells);
+    let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
+    print!("{}", spec.plan_text(SETUP_NS, once_ns));
+    for (c, why) in &unavailable {
+        println!("configuration {c}: N/A here: {why}");
+    }
+    if a.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let journal = Journal::begin(root)?;
+    let mut store = Store::open(db)?;
+    std::fs::create_dir_all(&workdir)
+        .with_context(|| format!("creating the work directory {}", workdir.display()))?;
+    let host = host::snapshot(root);
+    let spec_json = BenchSpecJson {
+        configurations: spec.configurations.iter().map(|c| c.name.clone()).collect(),
+        scenarios: spec.scenarios.iter().map(|s| s.name.clone()).collect(),
+        unavailable: unavailable.clone(),
+        spec: serde_json::to_value(&spec)?,
+    };
+    let command_line: Vec<String> = std::env::args().collect();
+    let keys: Vec<CellKey> = cells.iter().map(|c| c.key.clone()).collect();
+    let (run, cell_ids) = store.begin_bench(
+        &RunStart {
+            started_at: &rfc3339_now(),
+            probe: "bench",
+            command_line: &command_line,
+            params_json: "{}".into(),
+            host_json: serde_json::to_string(&host)?,
+            hostname: &host.hostname,
+            kernel_release: &host.kernel_release,
+            realtime: None,
+            kind: "bench",
+            name: &spec.name,
+            spec_json: Some(serde_json::to_string(&spec_json)?),
+        },
+        &keys,
+    )?;
+    eprintln!("jitterlab: bench stored as run {run} in {}", db.display());
+
+    let mlock = rt::lock_memory();
+    let signalled = termination_flag()?;
+    let planned_ns = spec.planned_ns(SETUP_NS, once_ns);
+    let mut b = Bench {
+        root,
+        db,
+        spec: &spec,
+        journal,
+        store: Some(store),
+        workdir: workdir.clone(),
+        signalled: &signalled,
+        calibrations: BTreeMap::new(),
+        progress: Progress::new(planned_ns),
+    };
+    let started = Instant::now();
+    for set in &calibration_sets {
+        b.calibrate(set);
+    }
+    let mut exceeded: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let mut interrupted = false;
+    for (i, (cp, &cell_id)) in cells.iter().zip(&cell_ids).enumerate() {
+        if signalled.load(Relaxed) {
+            interrupted = true;
+            break;
+        }
+        b.progress.cell(i, cells.len(), &cp.key);
+        let (status, limits) = b.run_cell(cp, cell_id, mlock.clone())?;
+        match status {
+            CellStatus::Failed => failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition)),
+            CellStatus::Interrupted => interrupted = true,
+            _ => {}
+        }
+        exceeded.extend(limits);
+    }
+    b.progress.finish();
+    let elapsed_ns = started.elapsed().as_nanos() as u64;
+    let Bench {
+        journal, store, ..
+    } = b;
+    let mut store = store.expect("store is open for the whole bench");
+    store.finish_run_row(
+        run,
+        if interrupted { "interrupted" } else { "completed" },
+        None,
+        elapsed_ns,
+        None,
+    )?;
+    journal.finish()?;
+    let _ = std::fs::remove_dir_all(&workdir);
+    eprintln!(
+        "jitterlab: bench took {} of a planned {}",
+        format_duration_exact(elapsed_ns / 1_000_000 * 1_000_000),
+        format_duration_exact(planned_ns / 1_000_000 * 1_000_000)
+    );
+
+    let stored = store.load_run(run)?;
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&stored)? + "\n")
+            .with_context(|| format!("writing --json {}", p.display()))?;
+    }
+    let format = match a.format {
+        ReportFormat::Text => report::tables::Format::Text,
+        ReportFormat::Md => report::tables::Format::Md,
+        ReportFormat::Csv => report::tables::Format::Csv,
+        ReportFormat::Json => report::tables::Format::Json,
+    };
+    print!(
+        "{}",
+        report::tables::render(&stored, &report::tables::TableOptions::default(), format)?
+    );
+    for f in &failed {
+        eprintln!("jitterlab: cell {f} failed (see its explanation above)");
+    }
+    for e in &exceeded {
+        eprintln!("jitterlab: limit exceeded: {e}");
+    }
+    if interrupted {
+        eprintln!("jitterlab: the bench was interrupted; the cells that ran are stored");
+    }
+    Ok(if failed.is_empty() && exceeded.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The distinct (cyclic probe, probe CPUs) pairs whose scan needs a
+/// calibration, in plan order.
+fn calibration_sets(spec: &Spec, cells: &[CellPlan]) -> Vec<(usize, Vec<usize>)> {
+    let mut sets: Vec<(usize, Vec<usize>)> = Vec::new();
+    for cp in cells {
+        if spec.probes[cp.probe].kind != ProbeKind::Cyclic {
+            continue;
+        }
+        let cpus = spec.configurations[cp.configuration].probe_cpus[..1].to_vec();
+        if !sets.contains(&(cp.probe, cpus.clone())) {
+            sets.push((cp.probe, cpus));
+        }
+    }
+    sets
+}
+
+impl Bench<'_> {
+    /// Calibrates one probe's scan on its CPUs, idle, at FIFO 95 where the
+    /// machine allows it.
+    fn calibrate(&mut self, set: &(usize, Vec<usize>)) {
+        let probe = &self.spec.probes[set.0];
+        let sched = SchedRequest {
+            policy: jitterlab_sys::Policy::Fifo,
+            priority: 95,
+            nice: 0,
+        };
+        let cals: Vec<Calibration> = set
+            .1
+            .iter()
+            .filter_map(|&cpu| {
+                periodic::calibrate_idle(cpu, sched, (probe.working_set_bytes, probe.scan_ns))
+            })
+            .collect();
+        for cal in &cals {
+            if let Some(n) = &cal.note {
+                self.progress.say(&format!("jitterlab: warning: scan calibration: {n}"));
+            }
+        }
+        if cals.len() == set.1.len() {
+            self.calibrations.insert(set.clone(), cals);
+        }
+    }
+
+    /// Runs one cell and stores it. Returns its status and the limits it
+    /// exceeded.
+    fn run_cell(
+        &mut self,
+        cp: &CellPlan,
+        cell_id: i64,
+        mlock: jitterlab_core::result::DefaultStatus,
+    ) -> Result<(CellStatus, Vec<String>)> {
+        let spec = self.spec;
+        let config = &spec.configurations[cp.configuration];
+        let mut context = CellContext::default();
+        let mut rig = Rig::default();
+        let store = self.store.as_mut().expect("open store");
+        store.start_cell(cell_id)?;
+
+        let load = plan_load(spec, cp, &self.workdir)?;
+        if let Some(why) = load.skip {
+            context.notes.push(why.clone());
+            self.progress.say(&format!("jitterlab: cell skipped: {why}"));
+            store.finish_cell(cell_id, CellStatus::Skipped, None, &context, &[])?;
+            return Ok((CellStatus::Skipped, Vec::new()));
+        }
+        keep_off_probe_cpus(self.root, &config.probe_cpus);
+        let (dma_guard, dma) = rt::hold_dma_latency(self.root, !config.dma_latency);
+
+        let outcome = self.measure_cell(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma]);
+        // Every path: stop what runs beside the probe.
+        let healthy_at_end = rig.check();
+        rig.stop(&mut self.journal);
+        drop(dma_guard);
+        context.neighbours = std::mem::take(&mut rig.reports);
+        context.notes.append(&mut rig.notes);
+
+        let store = self.store.as_mut().expect("open store");
+        let (status, measured) = match outcome {
+            Ok(CellEnd::Measured(m)) => {
+                let status = if let Some(f) = context.failure.clone().or(healthy_at_end) {
+                    context.failure = Some(f);
+                    CellStatus::Failed
+                } else if m.result.interrupted {
+                    CellStatus::Interrupted
+                } else {
+                    CellStatus::Completed
+                };
+                (status, Some(m))
+            }
+            Ok(CellEnd::Interrupted) => (CellStatus::Interrupted, None),
+            Ok(CellEnd::Failed(f)) => {
+                context.failure = Some(f);
+                (CellStatus::Failed, None)
+            }
+            Err(e) => {
+                context.failure = Some(format!("{e:#}"));
+                (CellStatus::Failed, None)
+            }
+        };
+        let mut limits = Vec::new();
+        match &measured {
+            Some(m) => {
+                store.finish_cell(
+                    cell_id,
+                    status,
+                    Some(&m.result),
+                    &context,
+                    &m.histograms(),
+                )?;
+                for l in m.result.limits.iter().filter(|l| l.exceeded) {
+                    limits.push(format!(
+                        "{} rep {}: {} {} over the limit {}",
+                        cp.key.name(),
+                        cp.key.repetition,
+                        l.metric,
+                        format_duration_exact(l.observed_ns),
+                        format_duration_exact(l.limit_ns)
+                    ));
+                }
+            }
+            None => store.finish_cell(cell_id, status, None, &context, &[])?,
+        }
+        if let Some(f) = &context.failure {
+            self.progress.say(&format!("jitterlab: cell {} failed: {f}", cp.key.name()));
+        }
+        Ok((status, limits))
+    }
+
+    /// Starts the neighbours, warms up, measures. Whatever it started is in
+    /// `rig`, for the caller to stop on every path.
+    fn measure_cell(
+        &mut self,
+        cp: &CellPlan,
+        cell_id: i64,
+        load: CellLoad,
+        rig: &mut Rig,
+        context: &mut CellContext,
+        defaults: Vec<jitterlab_core::result::DefaultStatus>,
+    ) -> Result<CellEnd> {
+        let spec = self.spec;
+        let config = &spec.configurations[cp.configuration];
+        let probe = &spec.probes[cp.probe];
+        let cell_dir = self.workdir.join(format!("cell-{cell_id}"));
+        std::fs::create_dir_all(&cell_dir)
+            .with_context(|| format!("creating {}", cell_dir.display()))?;
+
+        let mut starting = load.neighbours;
+        if let Some(rps) = &load.network {
+            let journal = &mut self.journal;
+            let mut ids = Vec::new();
+            let net = NetFlood::setup(&mut |change: &NetChange| {
+                let NetChange::Netns(name) = change;
+                ids.push(journal.record(Undo::Netns { name: name.clone() })?);
+                Ok(())
+            })?;
+            let ncpus = neighbour_cpus(spec, cp);
+            starting.push(NeighbourSpec {
+                name: "net-sink".into(),
+                argv: net.sink_argv(rps),
+                cpus: ncpus.clone(),
+                nice: None,
+                package: Some("iproute2"),
+            });
+            starting.push(NeighbourSpec {
+                name: "net-flood".into(),
+                argv: net.flood_argv(),
+                cpus: ncpus,
+                nice: None,
+                package: Some("iproute2"),
+            });
+            rig.net = Some((net, ids));
+        }
+        for n in &starting {
+            rig.running
+                .push(neighbour::start(n, &mut self.journal, &cell_dir)?);
+        }
+
+        // Warm-up: the neighbours run alone; a neighbour that dies fails the cell.
+        let warm_end = Instant::now() + Duration::from_nanos(spec.warmup_ns);
+        while Instant::now() < warm_end {
+            if self.signalled.load(Relaxed) {
+                return Ok(CellEnd::Interrupted);
+            }
+            if let Some(f) = rig.check() {
+                return Ok(CellEnd::Failed(f));
+            }
+            self.progress.tick();
+            std::thread::sleep(Duration::from_millis(100).min(warm_end - Instant::now()));
+        }
+        if let Some(f) = rig.check() {
+            return Ok(CellEnd::Failed(f));
+        }
+
+        let plan = cell_plan(spec, cp)?;
+        let c = cell_args(spec, config, probe);
+        let calibrated = self
+            .calibrations
+            .get(&(cp.probe, plan.cpus.clone()))
+            .cloned();
+        for r in rig.running.iter_mut() {
+            r.mark();
+        }
+        let before = counters::read(self.root);
+        let mut writer = RowWriter {
+            csv: None,
+            store: self.store.take(),
+            cell: Some(cell_id),
+            db: self.db,
+            rows: Vec::new(),
+            error: None,
+        };
+        let progress = &self.progress;
+        let measured = measure(
+            MeasureInput {
+                root: self.root,
+                plan: &plan,
+                c: &c,
+                host: host::snapshot(self.root),
+                started_at: rfc3339_now(),
+                defaults,
+                warnings: Vec::new(),
+                calibrated,
+                signalled: self.signalled,
+                live: false,
+            },
+            &mut writer,
+            &mut |_, _| Ok(()),
+            &mut || progress.tick(),
+        );
+        self.store = writer.store.take();
+        let after = counters::read(self.root);
+        let (cpus, net_rx) = counters::delta(&before, &after, &plan.cpus);
+        context.cpus = cpus;
+        context.net_rx = net_rx;
+        Ok(CellEnd::Measured(Box::new(measured?)))
+    }
+}
+
+/// How the part of a cell before storing ended.
+enum CellEnd {
+    Measured(Box<super::measure::Measured>),
+    Interrupted,
+    Failed(String),
+}
+
+/// `jitterlab presets`: every preset with what it reproduces; `--show NAME`
+/// prints its spec fitted to this machine (a starting point for your own).
+pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
+    match show {
+        Some(name) => {
+            let online: CpuList = host::online_cpus(root)?;
+            let text = preset::preset_text(name, &online).ok_or_else(|| {
+                bad(format!(
+                    "there is no preset {name}; list them with: jitterlab presets"
+                ))
+            })?;
+            print!("{text}");
+        }
+        None => {
+            let w = preset::PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            for p in preset::PRESETS {
+                println!("{:<w$}  {}", p.name, p.summary);
+                println!("{:<w$}  reproduces: {}", "", p.reproduces);
+                for (c, why) in preset::unavailable(p.name) {
+                    println!("{:<w$}  configuration {c}: N/A: {why}", "");
+                }
+            }
+            println!("\nrun one with: jitterlab bench --preset NAME (add --dry-run to see its plan)");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
