@@ -282,7 +282,6 @@ fn check_writable(flag: &str, path: &Path) -> Result<()> {
 }
 
 /// Runs a validated plan and reports it. Returns the exit code.
-/// Runs a validated plan and reports it. Returns the exit code.
 pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
     // A journal left by a killed bench means the machine is not as it was.
     let journal = Journal::begin(root)?;
