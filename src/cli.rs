@@ -53,6 +53,14 @@ pub enum Command {
     /// per setting, with the fix for each (exit 1 only when nothing can be
     /// measured).
     Check(CheckArgs),
+    /// Internal: the network flood's receiver, run inside the probe's
+    /// namespace by `ip netns exec`.
+    #[command(name = "__net-sink", hide = true)]
+    NetSink(crate::net::flood::SinkArgs),
+    /// Internal: the network flood's sender, run inside the sender
+    /// namespace by `ip netns exec`.
+    #[command(name = "__net-flood", hide = true)]
+    NetFlood(crate::net::flood::FloodArgs),
 }
 
 /// `jitterlab check`.

@@ -11,6 +11,7 @@
 mod cli;
 mod error;
 mod live;
+mod net;
 mod probe;
 mod report;
 mod runner;
@@ -40,6 +41,8 @@ fn main() -> ExitCode {
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, a),
         Command::Check(a) => system::check::run(&cli.sysroot, a),
+        Command::NetSink(a) => net::flood::sink_main(a),
+        Command::NetFlood(a) => net::flood::flood_main(a),
     };
     match outcome {
         Ok(code) => code,
