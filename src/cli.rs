@@ -61,17 +61,18 @@ pub enum Command {
     /// neighbours it left, delete its network namespaces, write back every
     /// value it changed (from its journal), and say what was done.
     Restore,
-    /// Receiving end of the network scenario's flood (started by jitterlab
-    /// inside its namespace).
-    #[command(name = "__net-sink", hide = true)]
-    NetSink(crate::net::SinkArgs),
-    /// Sending end of the network scenario's flood.
-    #[command(name = "__net-flood", hide = true)]
-    NetFlood(crate::net::FloodArgs),
     /// Audit the machine's readiness for real-time measurement: one finding
     /// per setting, with the fix for each (exit 1 only when nothing can be
     /// measured).
     Check(CheckArgs),
+    /// Internal: the network flood's receiver, run inside the probe's
+    /// namespace by `ip netns exec`.
+    #[command(name = "__net-sink", hide = true)]
+    NetSink(crate::net::flood::SinkArgs),
+    /// Internal: the network flood's sender, run inside the sender
+    /// namespace by `ip netns exec`.
+    #[command(name = "__net-flood", hide = true)]
+    NetFlood(crate::net::flood::FloodArgs),
 }
 
 /// `jitterlab check`.

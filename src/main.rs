@@ -42,11 +42,11 @@ fn main() -> ExitCode {
         Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
         Command::Presets(a) => runner::bench::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => system::journal::restore_command(&cli.sysroot),
-        Command::NetSink(a) => net::sink_main(a),
-        Command::NetFlood(a) => net::flood_main(a),
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, a),
         Command::Check(a) => system::check::run(&cli.sysroot, a),
+        Command::NetSink(a) => net::flood::sink_main(a),
+        Command::NetFlood(a) => net::flood::flood_main(a),
     };
     match outcome {
         Ok(code) => code,

@@ -57,7 +57,7 @@ use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat};
 use crate::error::bad;
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
-use crate::net::{NetChange, NetFlood};
+use crate::net::hosts::{NetChange, NetFlood};
 use crate::probe::periodic;
 use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
@@ -213,7 +213,7 @@ fn check_environment(spec: &Spec, cells: &[CellPlan], workdir: &Path) -> Result<
     }
     neighbour::check_tools(&specs)?;
     if network {
-        crate::net::check_environment()?;
+        crate::net::hosts::check_environment()?;
     }
     Ok(())
 }

@@ -1,12 +1,14 @@
 //! Everything that reads or changes the machine: the readiness audit
-//! (`check`), the host snapshot, the real-time set-up of probe threads, and
-//! the kernel trace buffer.
+//! (`check`), the host snapshot, the real-time set-up of probe threads, the
+//! kernel trace buffer, and the per-CPU counters that explain a cell's
+//! outliers.
 //!
 //! Every path is taken relative to `--sysroot` (DESIGN rule 5), so each fact
 //! and each change can be tested against fake `/sys`, `/proc` and `/dev`
 //! trees under `tests/fixtures/`.
 
 pub mod check;
+pub mod counters;
 pub mod host;
 pub mod rt;
 pub mod trace;

@@ -1,0 +1,23 @@
+//! Networks jitterlab makes for itself: namespace test hosts and the
+//! network flood neighbour.
+//!
+//! Seed 004 measures a cyclic Ethernet master under a "network flood", seed
+//! 003 an I/O controller under network load. jitterlab reproduces that load
+//! without ever sending a packet to anything it did not create: two network
+//! namespaces joined by a veth pair ([`hosts`]), addressed from the
+//! benchmarking range 198.18.0.0/15 (RFC 2544), with a UDP flood sent from
+//! one (the "tx" namespace) to a sink in the other (the "rx" namespace, the
+//! probe's namespace) ([`flood`]). The flood refuses any other destination
+//! but loopback, as a second line of defence.
+//!
+//! Where the receive work runs matters more than the packets themselves: a
+//! veth pair hands each packet to the peer's backlog on the *sending* CPU,
+//! and the `NET_RX` softirq that processes it runs there too — unless
+//! Receive Packet Steering (RPS, `/sys/class/net/IFACE/queues/rx-0/rps_cpus`)
+//! moves it onto the CPUs a scenario names. The sink sets that mask inside
+//! the rx namespace, so it disappears with the namespace; the per-CPU
+//! `NET_RX` counts of `/proc/softirqs` (`system::counters`) show where the
+//! work landed.
+
+pub mod flood;
+pub mod hosts;
