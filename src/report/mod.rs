@@ -27,4 +27,5 @@
 pub mod csv;
 pub mod histogram;
 pub mod stored;
+pub mod tables;
 pub mod text;

@@ -1,0 +1,468 @@
+//! The comparison tables of the source documents, rendered from stored runs.
+//!
+//! A bench measures a matrix of cells (configuration × scenario × deployment
+//! × probe × repetition); the people who read its results expect the tables
+//! of the documents in `shared/seeds/`. This module turns one
+//! [`StoredRun`] into those tables ([`render`]) and puts two runs side by side
+//! ([`compare`]). It never measures and never touches the database: the caller
+//! loads the runs, so the same bytes come out on any machine, at any time.
+//!
+//! # The tables
+//!
+//! * **Configurations** (seed 000, Table 10) — one table per scenario,
+//!   deployment and probe; a row per configuration in the run's order: max and
+//!   min periodic jitter (`jitter`), max and average cycle time (`exec`, the
+//!   execution time: CODESYS calls it cycle time), each followed by "vs
+//!   baseline" = value ÷ the baseline configuration's value × 100, one decimal.
+//!   Only for probes that measure an execution time (cyclic). Configurations
+//!   the machine could not run get an `N/A` row and a footnote with the reason.
+//! * **Conditions** (seed 004, Tables 4–5) — one table per configuration,
+//!   deployment and probe; a row per scenario: min and max cycle, here the
+//!   measured *period* `T_per` (seed 004's "cycle"; not the execution time),
+//!   and the deviation `max |T_per − T0|` = `max(max_period − T0, T0 −
+//!   min_period)` with `T0` the configured period.
+//! * **Latency** (seed 003) — a row per cell: min, median, max wake-up latency
+//!   and the share of samples over the run's threshold (named in the column
+//!   header; `-` when the run had none).
+//!
+//! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
+//! configuration tables when it has two configurations or more (the ones it
+//! could not run count: their `N/A` row is a finding), the condition tables
+//! when it has two scenarios or more, and the latency table always.
+//!
+//! # Repetitions, failures, missing figures
+//!
+//! Repetitions of one cell are one row. Each figure becomes the spread
+//! `min–max` over the repetitions (`41.2–57.9 µs`; one value when both ends
+//! print the same), and a `reps` column counts them. Only *completed*
+//! repetitions contribute figures: a failed, interrupted, running or pending
+//! repetition's figures do not describe the scenario. A row where only some
+//! repetitions completed says `k/n` in `reps` (and a footnote says what that
+//! means); a row where none did shows its status (`failed`, or e.g.
+//! `failed+interrupted`) in place of each figure, and the explanations after
+//! the tables give the reason. A configuration or scenario of the run that has
+//! no cell for a table shows `not run`.
+//!
+//! The "vs baseline" figure of a row with a spread is itself a spread: the
+//! ratio of the two minima and the ratio of the two maxima (best against best,
+//! worst against worst), printed lowest first. A ratio whose baseline is 0, or
+//! whose baseline has no figure, is `n/a`. [`compare`]'s "B as % of A" is
+//! computed the same way.
+//!
+//! # Formats
+//!
+//! * `text` — a header (run id, name, start, host, kernel, status), then each
+//!   table as a title line and aligned columns, footnotes under it; times in
+//!   µs with one decimal (rounded half away from zero), percentages with one
+//!   decimal (vs baseline) or four (share over the threshold, so that one
+//!   sample in a million still shows, as in `jitterlab run`'s summary).
+//! * `md` — the same as GitHub pipe tables under `###` titles.
+//! * `csv` — one document: a header row, then every table's rows, told apart
+//!   by the first column `table` (`configurations`, `conditions`, `latency`).
+//!   The columns are the same whatever tables a run has: the key columns, the
+//!   repetition and status columns, then every table's figures in integer ns
+//!   (each with `_min`/`_max`, equal for one repetition); fields that do not
+//!   belong to a row's table are empty. The explanations are not part of it.
+//! * `json` — `{"schema_version":1,"run":ID,…,"tables":[{"name","title",
+//!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
+//!   and values as the CSV (numbers as numbers, times in ns, `null` where a
+//!   figure is missing).
+//!
+//! # Explanations
+//!
+//! After the tables, one short block per stored cell (every repetition, in
+//! the order they ran) says what can explain an outlier: hypervisor steal on
+//! the probe CPUs, the interrupts and softirqs that hit them (the three
+//! largest lines of each), the probe thread's context switches, per
+//! neighbour the CPU time it used and how many CPUs that kept busy, its
+//! bogo-ops and, when it did not live through the cell, how it ended and the
+//! tail of its stderr; and where NET_RX work landed. A zero is said out loud
+//! (`no steal`, `no involuntary`) so that the reader can trust its absence.
+
+// `jitterlab report` is the only caller; until it renders these tables the
+// binary itself uses nothing here but the tests do.
+#![allow(dead_code)]
+
+mod build;
+mod compare;
+mod explain;
+mod sheet;
+#[cfg(test)]
+mod tests;
+
+use anyhow::Result;
+use jitterlab_core::cell::StoredRun;
+use serde::Serialize;
+
+use crate::error::bad;
+use build::Spread;
+use explain::Explanation;
+use sheet::Sheet;
+
+/// Version of the JSON these tables are written as (DESIGN rule 9).
+pub const TABLES_SCHEMA_VERSION: u32 = 1;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Text,
+    /// GitHub Markdown pipe tables.
+    Md,
+    /// One CSV document with a `table` column.
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// One kind of table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Table {
+    /// Per configuration, against a baseline (seed 000, Table 10).
+    Configurations,
+    /// Per scenario: min/max period and deviation (seed 004, Tables 4–5).
+    Conditions,
+    /// Per cell: min/median/max latency, share over the threshold (seed 003).
+    Latency,
+}
+
+impl Table {
+    /// The name used in the CSV `table` column, in JSON and on the command
+    /// line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Configurations => "configurations",
+            Table::Conditions => "conditions",
+            Table::Latency => "latency",
+        }
+    }
+}
+
+/// What to render.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableOptions {
+    /// The configuration the others are compared with; default: the run's
+    /// first configuration.
+    pub baseline: Option<String>,
+    /// The tables, in this order; empty: every table that applies.
+    pub tables: Vec<Table>,
+    /// Per-cell outlier explanations after the tables (text, md, json).
+    pub explain: bool,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            baseline: None,
+            tables: Vec::new(),
+            explain: true,
+        }
+    }
+}
+
+/// Renders one run's tables. Errors (BadInput, see `src/error.rs`) for a
+/// `--baseline` that names no configuration of the run: "--baseline NAME is
+/// not a configuration of run ID (configurations: a, b)".
+pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<String> {
+    let names = build::configuration_names(run);
+    let baseline = match &opts.baseline {
+        Some(b) if names.iter().any(|n| n == b) => b.clone(),
+        Some(b) => {
+            return Err(bad(format!(
+                "--baseline {b} is not a configuration of run {} (configurations: {})",
+                run.id,
+                names.join(", ")
+            )))
+        }
+        None => names.first().cloned().unwrap_or_default(),
+    };
+    let explicit = !opts.tables.is_empty();
+    let tables = if explicit {
+        let mut t = opts.tables.clone();
+        let mut seen = std::collections::HashSet::new();
+        t.retain(|x| seen.insert(*x));
+        t
+    } else {
+        let mut t = Vec::new();
+        if names.len() >= 2 {
+            t.push(Table::Configurations);
+        }
+        if build::scenario_names(run).len() >= 2 {
+            t.push(Table::Conditions);
+        }
+        t.push(Table::Latency);
+        t
+    };
+    let mut sheets: Vec<Sheet> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    for t in tables {
+        let s = match t {
+            Table::Configurations => build::configurations(run, &baseline),
+            Table::Conditions => build::conditions(run),
+            Table::Latency => build::latency(run),
+        };
+        if s.is_empty() && explicit {
+            notes.push(match t {
+                Table::Configurations => format!(
+                    "no configuration table: no cell of run {} measured an execution time (cyclic probe)",
+                    run.id
+                ),
+                Table::Conditions => format!(
+                    "no condition table: no cell of run {} measured a period",
+                    run.id
+                ),
+                Table::Latency => format!("no latency table: run {} has no cells", run.id),
+            });
+        }
+        sheets.extend(s);
+    }
+    let explanations = if opts.explain {
+        explain::explain(run)
+    } else {
+        Vec::new()
+    };
+    Ok(match format {
+        Format::Text => text(run, &sheets, &notes, &explanations),
+        Format::Md => md(run, &sheets, &notes, &explanations),
+        Format::Csv => csv(&sheets),
+        Format::Json => json(run, &sheets, notes, explanations)?,
+    })
+}
+
+/// Compares run A with run B (`jitterlab report A B`): cells matched by
+/// CellKey::name() (the key without repetition); for each figure A, B and B
+/// as % of A; cells only in one run listed as such.
+pub fn compare(a: &StoredRun, b: &StoredRun, format: Format) -> Result<String> {
+    compare::render(a, b, format)
+}
+
+// ---------------------------------------------------------------------------
+// Formats of a whole run.
+
+/// The label column of the text header.
+const LABEL: usize = 13;
+
+fn header_fields(run: &StoredRun) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        ("run", format!("{} ({} {})", run.id, run.kind, run.name)),
+        ("started", run.started_at.clone()),
+        ("host", run.hostname.clone()),
+        ("kernel", run.kernel_release.clone()),
+        ("status", run.status.clone()),
+    ];
+    for (c, reason) in &run.unavailable {
+        v.push(("unavailable", format!("{c}: {reason}")));
+    }
+    v
+}
+
+fn text(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
+    let mut o = String::new();
+    for (k, v) in header_fields(run) {
+        o.push_str(&format!("{k:<LABEL$}{v}\n"));
+    }
+    for n in notes {
+        o.push('\n');
+        o.push_str(n);
+        o.push('\n');
+    }
+    for s in sheets {
+        o.push('\n');
+        s.write_text(&mut o);
+    }
+    if !ex.is_empty() {
+        o.push_str("\nExplanations\n");
+        for e in ex {
+            for (depth, l) in e.lines() {
+                o.push_str(&"  ".repeat(depth));
+                o.push_str(&l);
+                o.push('\n');
+            }
+        }
+    }
+    o
+}
+
+fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
+    let mut o = format!(
+        "## Run {}: {} ({})\n\n",
+        run.id,
+        sheet::md_escape(&run.name),
+        run.kind
+    );
+    for (k, v) in header_fields(run).into_iter().skip(1) {
+        o.push_str(&format!("- {k}: {}\n", sheet::md_escape(&v)));
+    }
+    for n in notes {
+        o.push('\n');
+        o.push_str(&sheet::md_escape(n));
+        o.push('\n');
+    }
+    for s in sheets {
+        o.push('\n');
+        s.write_md(&mut o);
+    }
+    if !ex.is_empty() {
+        o.push_str("\n### Explanations\n\n");
+        for e in ex {
+            for (depth, l) in e.lines() {
+                o.push_str(&"  ".repeat(depth));
+                o.push_str(&format!("- {}\n", sheet::md_escape(&l)));
+            }
+        }
+    }
+    o
+}
+
+fn csv(sheets: &[Sheet]) -> String {
+    let columns = build::csv_columns();
+    sheet::csv(&columns, sheets)
+}
+
+#[derive(Serialize)]
+struct JsonUnavailable<'a> {
+    configuration: &'a str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    schema_version: u32,
+    run: i64,
+    kind: &'a str,
+    name: &'a str,
+    started_at: &'a str,
+    hostname: &'a str,
+    kernel_release: &'a str,
+    status: &'a str,
+    unavailable: Vec<JsonUnavailable<'a>>,
+    notes: Vec<String>,
+    tables: Vec<sheet::JsonTable>,
+    explanations: Vec<Explanation>,
+}
+
+fn json(
+    run: &StoredRun,
+    sheets: &[Sheet],
+    notes: Vec<String>,
+    explanations: Vec<Explanation>,
+) -> Result<String> {
+    let doc = JsonRun {
+        schema_version: TABLES_SCHEMA_VERSION,
+        run: run.id,
+        kind: &run.kind,
+        name: &run.name,
+        started_at: &run.started_at,
+        hostname: &run.hostname,
+        kernel_release: &run.kernel_release,
+        status: &run.status,
+        unavailable: run
+            .unavailable
+            .iter()
+            .map(|(c, r)| JsonUnavailable {
+                configuration: c,
+                reason: r,
+            })
+            .collect(),
+        notes,
+        tables: sheets.iter().map(Sheet::json).collect(),
+        explanations,
+    };
+    let mut s = serde_json::to_string_pretty(&doc)?;
+    s.push('\n');
+    Ok(s)
+}
+
+// ---------------------------------------------------------------------------
+// Number formatting shared by the tables, the comparison and the explanations.
+
+/// `a / b` rounded to the nearest integer, halves away from zero; `b != 0`.
+fn round_div(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    let r = a % b;
+    if 2 * r.abs() >= b.abs() {
+        q + a.signum() * b.signum()
+    } else {
+        q
+    }
+}
+
+/// Microseconds with one decimal, rounded half away from zero, no unit:
+/// `57_949` ns → `57.9`, `-185_050` → `-185.1`.
+fn us1(ns: i64) -> String {
+    let tenths = round_div(ns as i128, 100);
+    let sign = if tenths < 0 { "-" } else { "" };
+    let a = tenths.unsigned_abs();
+    format!("{sign}{}.{}", a / 10, a % 10)
+}
+
+/// A time spread in µs: `41.2–57.9 µs`, or one value when both ends print
+/// the same.
+fn time_text(s: Spread) -> String {
+    let (lo, hi) = (us1(s.lo), us1(s.hi));
+    if lo == hi {
+        format!("{lo} µs")
+    } else {
+        format!("{lo}–{hi} µs")
+    }
+}
+
+/// Tenths of a percent with one decimal: `625` → `62.5`.
+fn pct1(tenths: i64) -> String {
+    let sign = if tenths < 0 { "-" } else { "" };
+    let a = tenths.unsigned_abs();
+    format!("{sign}{}.{}", a / 10, a % 10)
+}
+
+/// A spread of tenths of a percent: `36.8–40.0%`, or `100.0%`.
+fn pct1_text(s: Spread) -> String {
+    let (lo, hi) = (pct1(s.lo), pct1(s.hi));
+    if lo == hi {
+        format!("{lo}%")
+    } else {
+        format!("{lo}–{hi}%")
+    }
+}
+
+/// Ten-thousandths of a percent with four decimals: `133` → `0.0133`.
+fn pct4(x: i64) -> String {
+    let sign = if x < 0 { "-" } else { "" };
+    let a = x.unsigned_abs();
+    format!("{sign}{}.{:04}", a / 10_000, a % 10_000)
+}
+
+/// A spread of ten-thousandths of a percent: `0.0133–0.0200`.
+fn pct4_text(s: Spread) -> String {
+    let (lo, hi) = (pct4(s.lo), pct4(s.hi));
+    if lo == hi {
+        lo
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
+/// A threshold as a column header says it: whole µs without decimals
+/// (`100 µs`), else one decimal.
+fn threshold_text(ns: u64) -> String {
+    if ns.is_multiple_of(1_000) {
+        format!("{} µs", ns / 1_000)
+    } else {
+        format!("{} µs", us1(i64::try_from(ns).unwrap_or(i64::MAX)))
+    }
+}
+
+/// `v ÷ base × 100` in tenths of a percent, rounded; `None` for a zero base.
+fn ratio_tenths(v: i64, base: i64) -> Option<i64> {
+    (base != 0).then(|| round_div(v as i128 * 1_000, base as i128) as i64)
+}
+
+/// The ratio of two spreads, end by end (minimum ÷ minimum, maximum ÷
+/// maximum), ordered lowest first; `None` when either base end is 0.
+fn ratio_spread(v: Spread, base: Spread) -> Option<Spread> {
+    let a = ratio_tenths(v.lo, base.lo)?;
+    let b = ratio_tenths(v.hi, base.hi)?;
+    Some(Spread {
+        lo: a.min(b),
+        hi: a.max(b),
+    })
+}

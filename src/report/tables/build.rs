@@ -1,0 +1,766 @@
+//! From stored cells to the three tables: grouping repetitions into rows,
+//! picking each figure from a cell's summaries, and laying the rows out.
+//!
+//! A cell's per-metric summaries are in `result.combined` when the probe ran
+//! more than one thread, else in `result.threads[0].metrics`. A metric with no
+//! sample counts as missing (`-`), never as 0.
+
+use std::collections::BTreeMap;
+
+use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
+use jitterlab_core::result::RunResult;
+use jitterlab_core::stats::MetricSummary;
+use jitterlab_core::units::format_duration_exact;
+use serde_json::{json, Value};
+
+use super::sheet::{Cell, Col, Sheet};
+use super::{pct1_text, pct4_text, ratio_spread, round_div, threshold_text, time_text};
+
+/// Summaries by metric name.
+pub(super) type Metrics = BTreeMap<String, MetricSummary>;
+
+/// The smallest and largest value of a figure over a row's repetitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Spread {
+    /// Smallest.
+    pub lo: i64,
+    /// Largest.
+    pub hi: i64,
+}
+
+/// The result and summaries of a cell, when it has them.
+pub(super) fn figures_of(c: &StoredCell) -> Option<(&RunResult, &Metrics)> {
+    let r = c.result.as_ref()?;
+    let m = r
+        .combined
+        .as_ref()
+        .or_else(|| r.threads.first().map(|t| &t.metrics))?;
+    Some((r, m))
+}
+
+fn metric<'a>(m: &'a Metrics, name: &str) -> Option<&'a MetricSummary> {
+    m.get(name).filter(|s| s.count > 0)
+}
+
+/// The unit of a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unit {
+    /// Nanoseconds.
+    Ns,
+    /// Ten-thousandths of a percent (share of samples over the threshold).
+    Pct4,
+}
+
+/// One figure of a cell.
+#[derive(Clone, Copy)]
+pub(super) struct Fig {
+    /// Machine name without unit (`max_jitter`).
+    pub stem: &'static str,
+    /// Machine name (`max_jitter_ns`).
+    pub id: &'static str,
+    /// Printed header in its table.
+    pub head: &'static str,
+    /// Printed name where figures of every table meet (comparison).
+    pub long: &'static str,
+    /// Unit.
+    pub unit: Unit,
+    /// Reads it from a cell.
+    pub get: fn(&RunResult, &Metrics) -> Option<i64>,
+}
+
+fn max_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "jitter")?.max
+}
+fn min_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "jitter")?.min
+}
+fn max_exec(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "exec")?.max
+}
+fn mean_exec(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "exec")?.mean
+}
+fn min_period(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "period")?.min
+}
+fn max_period(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "period")?.max
+}
+/// `max |T_per − T0|` = `max(max_period − T0, T0 − min_period)`.
+fn deviation(r: &RunResult, m: &Metrics) -> Option<i64> {
+    let p = metric(m, "period")?;
+    let t0 = i64::try_from(r.params.period_ns).ok()?;
+    Some((p.max? - t0).max(t0 - p.min?))
+}
+fn min_latency(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "latency")?.min
+}
+fn p50_latency(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "latency")?.p50
+}
+fn max_latency(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "latency")?.max
+}
+/// `over_threshold / count` in ten-thousandths of a percent, rounded.
+fn over_threshold(_: &RunResult, m: &Metrics) -> Option<i64> {
+    let l = metric(m, "latency")?;
+    let over = l.over_threshold?;
+    Some(round_div(over as i128 * 1_000_000, l.count as i128) as i64)
+}
+/// The latency threshold a cell compared its samples with.
+pub(super) fn threshold_of(m: &Metrics) -> Option<u64> {
+    m.get("latency")?.threshold
+}
+
+/// Max periodic jitter.
+pub(super) const MAX_JITTER: Fig = Fig {
+    stem: "max_jitter",
+    id: "max_jitter_ns",
+    head: "max jitter",
+    long: "max jitter",
+    unit: Unit::Ns,
+    get: max_jitter,
+};
+/// Min periodic jitter.
+pub(super) const MIN_JITTER: Fig = Fig {
+    stem: "min_jitter",
+    id: "min_jitter_ns",
+    head: "min jitter",
+    long: "min jitter",
+    unit: Unit::Ns,
+    get: min_jitter,
+};
+/// Max execution (cycle) time.
+pub(super) const MAX_EXEC: Fig = Fig {
+    stem: "max_exec",
+    id: "max_exec_ns",
+    head: "max cycle time",
+    long: "max cycle time (exec)",
+    unit: Unit::Ns,
+    get: max_exec,
+};
+/// Average execution (cycle) time.
+pub(super) const MEAN_EXEC: Fig = Fig {
+    stem: "mean_exec",
+    id: "mean_exec_ns",
+    head: "avg cycle time",
+    long: "avg cycle time (exec)",
+    unit: Unit::Ns,
+    get: mean_exec,
+};
+/// Min period (seed 004's "min cycle").
+pub(super) const MIN_PERIOD: Fig = Fig {
+    stem: "min_period",
+    id: "min_period_ns",
+    head: "min cycle",
+    long: "min cycle (period)",
+    unit: Unit::Ns,
+    get: min_period,
+};
+/// Max period (seed 004's "max cycle").
+pub(super) const MAX_PERIOD: Fig = Fig {
+    stem: "max_period",
+    id: "max_period_ns",
+    head: "max cycle",
+    long: "max cycle (period)",
+    unit: Unit::Ns,
+    get: max_period,
+};
+/// Deviation from the configured period.
+pub(super) const DEVIATION: Fig = Fig {
+    stem: "deviation",
+    id: "deviation_ns",
+    head: "deviation",
+    long: "deviation",
+    unit: Unit::Ns,
+    get: deviation,
+};
+/// Min latency.
+pub(super) const MIN_LATENCY: Fig = Fig {
+    stem: "min_latency",
+    id: "min_latency_ns",
+    head: "min",
+    long: "min latency",
+    unit: Unit::Ns,
+    get: min_latency,
+};
+/// Median latency.
+pub(super) const P50_LATENCY: Fig = Fig {
+    stem: "p50_latency",
+    id: "p50_latency_ns",
+    head: "median",
+    long: "median latency",
+    unit: Unit::Ns,
+    get: p50_latency,
+};
+/// Max latency.
+pub(super) const MAX_LATENCY: Fig = Fig {
+    stem: "max_latency",
+    id: "max_latency_ns",
+    head: "max",
+    long: "max latency",
+    unit: Unit::Ns,
+    get: max_latency,
+};
+/// Share of latency samples over the threshold.
+pub(super) const OVER_THRESHOLD: Fig = Fig {
+    stem: "over_threshold",
+    id: "over_threshold_pct",
+    head: "% over threshold",
+    long: "% over threshold",
+    unit: Unit::Pct4,
+    get: over_threshold,
+};
+
+const CONFIG_FIGS: [Fig; 4] = [MAX_JITTER, MIN_JITTER, MAX_EXEC, MEAN_EXEC];
+const CONDITION_FIGS: [Fig; 3] = [MIN_PERIOD, MAX_PERIOD, DEVIATION];
+const LATENCY_FIGS: [Fig; 3] = [MIN_LATENCY, P50_LATENCY, MAX_LATENCY];
+
+/// A figure's `_min`/`_max` machine names.
+fn spread_names(id: &str) -> [String; 2] {
+    [format!("{id}_min"), format!("{id}_max")]
+}
+
+/// A figure's printed text.
+pub(super) fn fig_text(unit: Unit, s: Spread) -> String {
+    match unit {
+        Unit::Ns => time_text(s),
+        Unit::Pct4 => pct4_text(s),
+    }
+}
+
+/// One value of a figure as JSON/CSV carry it.
+pub(super) fn fig_value(unit: Unit, v: i64) -> Value {
+    match unit {
+        Unit::Ns => json!(v),
+        Unit::Pct4 => json!(v as f64 / 10_000.0),
+    }
+}
+
+/// A spread of tenths of a percent as JSON/CSV carry it.
+pub(super) fn pct1_values(s: Option<Spread>) -> Vec<Value> {
+    match s {
+        Some(s) => vec![json!(s.lo as f64 / 10.0), json!(s.hi as f64 / 10.0)],
+        None => vec![Value::Null, Value::Null],
+    }
+}
+
+/// Configuration names: the run's, then the unavailable ones it does not
+/// list, then any a cell names that neither does (first seen first).
+pub(super) fn configuration_names(run: &StoredRun) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    let extra = run
+        .unavailable
+        .iter()
+        .map(|(c, _)| c)
+        .chain(run.cells.iter().map(|c| &c.key.configuration));
+    for name in run.configurations.iter().chain(extra) {
+        if !v.contains(name) {
+            v.push(name.clone());
+        }
+    }
+    v
+}
+
+/// Scenario names: the run's, then any a cell names that it does not.
+pub(super) fn scenario_names(run: &StoredRun) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for name in run
+        .scenarios
+        .iter()
+        .chain(run.cells.iter().map(|c| &c.key.scenario))
+    {
+        if !v.contains(name) {
+            v.push(name.clone());
+        }
+    }
+    v
+}
+
+/// The repetitions of one cell: one row.
+pub(super) struct Group<'a> {
+    /// Configuration.
+    pub configuration: &'a str,
+    /// Scenario.
+    pub scenario: &'a str,
+    /// Deployment.
+    pub deployment: &'a str,
+    /// Probe.
+    pub probe: &'a str,
+    /// Its repetitions, in the order they ran.
+    pub cells: Vec<&'a StoredCell>,
+}
+
+impl<'a> Group<'a> {
+    /// `configuration/scenario/deployment/probe`.
+    pub fn name(&self) -> String {
+        self.cells[0].key.name()
+    }
+
+    /// The completed repetitions' figures.
+    pub fn measured(&self) -> Vec<(&'a RunResult, &'a Metrics)> {
+        self.cells
+            .iter()
+            .filter(|c| c.status == CellStatus::Completed)
+            .filter_map(|c| figures_of(c))
+            .collect()
+    }
+
+    /// The distinct statuses of its repetitions, first seen first, joined
+    /// with `+` (`completed`, `failed`, `completed+failed`).
+    pub fn status(&self) -> String {
+        let mut v: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            let s = c.status.name();
+            if !v.contains(&s) {
+                v.push(s);
+            }
+        }
+        v.join("+")
+    }
+
+    /// `n`, or `k/n` when only `k` repetitions have figures.
+    pub fn reps_text(&self) -> String {
+        let (k, n) = (self.measured().len(), self.cells.len());
+        if k == n {
+            n.to_string()
+        } else {
+            format!("{k}/{n}")
+        }
+    }
+
+    /// The spread of a figure over the completed repetitions.
+    pub fn spread(&self, f: &Fig) -> Option<Spread> {
+        spread_of(
+            self.measured()
+                .into_iter()
+                .filter_map(|(r, m)| (f.get)(r, m)),
+        )
+    }
+
+    /// What stands in place of a missing figure: the status when no
+    /// repetition has figures (`no data` for a completed cell without a
+    /// result), else `-`.
+    pub fn placeholder(&self) -> String {
+        if !self.measured().is_empty() {
+            "-".into()
+        } else {
+            match self.status().as_str() {
+                "completed" => "no data".into(),
+                s => s.to_string(),
+            }
+        }
+    }
+
+    fn key_values(&self) -> Vec<Value> {
+        vec![
+            json!(self.configuration),
+            json!(self.scenario),
+            json!(self.deployment),
+            json!(self.probe),
+        ]
+    }
+
+    fn reps_cell(&self) -> Cell {
+        Cell::new(
+            self.reps_text(),
+            vec![json!(self.cells.len()), json!(self.measured().len())],
+        )
+    }
+
+    fn status_cell(&self) -> Cell {
+        Cell::hidden(vec![json!(self.status())])
+    }
+
+    /// A figure's cell: spread, `-` or the status.
+    fn fig_cell(&self, f: &Fig) -> Cell {
+        match self.spread(f) {
+            Some(s) => Cell::new(
+                fig_text(f.unit, s),
+                vec![fig_value(f.unit, s.lo), fig_value(f.unit, s.hi)],
+            ),
+            None => Cell::new(self.placeholder(), vec![Value::Null, Value::Null]),
+        }
+    }
+
+    fn partial(&self) -> bool {
+        let k = self.measured().len();
+        k > 0 && k < self.cells.len()
+    }
+}
+
+/// The spread of some values; `None` when there are none.
+pub(super) fn spread_of(values: impl Iterator<Item = i64>) -> Option<Spread> {
+    values.fold(None, |acc, v| match acc {
+        None => Some(Spread { lo: v, hi: v }),
+        Some(s) => Some(Spread {
+            lo: s.lo.min(v),
+            hi: s.hi.max(v),
+        }),
+    })
+}
+
+/// Every cell grouped by its name, ordered by configuration, then scenario
+/// (the run's order), then first run.
+pub(super) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
+    let mut v: Vec<Group> = Vec::new();
+    for c in &run.cells {
+        let k = &c.key;
+        match v.iter_mut().find(|g| {
+            g.configuration == k.configuration
+                && g.scenario == k.scenario
+                && g.deployment == k.deployment
+                && g.probe == k.probe
+        }) {
+            Some(g) => g.cells.push(c),
+            None => v.push(Group {
+                configuration: &k.configuration,
+                scenario: &k.scenario,
+                deployment: &k.deployment,
+                probe: &k.probe,
+                cells: vec![c],
+            }),
+        }
+    }
+    let configs = configuration_names(run);
+    let scenarios = scenario_names(run);
+    let pos = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(usize::MAX);
+    v.sort_by_key(|g| (pos(&configs, g.configuration), pos(&scenarios, g.scenario)));
+    v
+}
+
+/// True when a table built from `members` has something to say: some cell
+/// measured `metric`, or no cell has figures yet and the probe is one of
+/// `probes` (so the rows show why there are none).
+fn applies(members: &[&Group], metric_name: &str, probes: &[&str]) -> bool {
+    let mut any = false;
+    for g in members {
+        for c in &g.cells {
+            if let Some((_, m)) = figures_of(c) {
+                any = true;
+                if metric(m, metric_name).is_some() {
+                    return true;
+                }
+            }
+        }
+    }
+    !any && members.iter().any(|g| probes.contains(&g.probe))
+}
+
+/// Distinct values of `key` over `groups`, in the groups' order.
+fn distinct<'a, K: PartialEq + Copy>(
+    groups: &[Group<'a>],
+    key: impl Fn(&Group<'a>) -> K,
+) -> Vec<K> {
+    let mut v = Vec::new();
+    for g in groups {
+        let k = key(g);
+        if !v.contains(&k) {
+            v.push(k);
+        }
+    }
+    v
+}
+
+const PARTIAL_NOTE: &str = "k/n in reps: only k of n repetitions completed; the figures are theirs (see the explanations for the others)";
+
+fn key_cols(head: &str) -> Col {
+    Col::left(head, &["configuration", "scenario", "deployment", "probe"])
+}
+
+fn reps_col() -> Col {
+    Col::right("reps", &["reps", "completed"])
+}
+
+/// The configuration table's columns; `vs` heads the ratio columns.
+fn configuration_cols() -> Vec<Col> {
+    let mut cols = vec![
+        key_cols("configuration"),
+        reps_col(),
+        Col::hidden(&["status"]),
+        Col::hidden(&["note"]),
+        Col::hidden(&["baseline"]),
+    ];
+    for f in CONFIG_FIGS {
+        let [a, b] = spread_names(f.id);
+        cols.push(Col::right(f.head, &[&a, &b]));
+        let [c, d] = spread_names(&format!("{}_vs_baseline_pct", f.stem));
+        cols.push(Col::right("vs baseline", &[&c, &d]));
+    }
+    cols
+}
+
+fn condition_cols() -> Vec<Col> {
+    let mut cols = vec![
+        key_cols("scenario"),
+        reps_col(),
+        Col::hidden(&["status"]),
+        Col::hidden(&["t0_ns"]),
+    ];
+    for f in CONDITION_FIGS {
+        let [a, b] = spread_names(f.id);
+        cols.push(Col::right(f.head, &[&a, &b]));
+    }
+    cols
+}
+
+fn latency_cols(over_head: &str) -> Vec<Col> {
+    let mut cols = vec![
+        key_cols("cell"),
+        reps_col(),
+        Col::hidden(&["status"]),
+        Col::hidden(&["threshold_ns"]),
+    ];
+    for f in LATENCY_FIGS {
+        let [a, b] = spread_names(f.id);
+        cols.push(Col::right(f.head, &[&a, &b]));
+    }
+    let [a, b] = spread_names(OVER_THRESHOLD.id);
+    cols.push(Col::right(over_head, &[&a, &b]));
+    cols
+}
+
+/// The CSV header after `table`: every table's machine columns, key and
+/// status columns first, each name once.
+pub(super) fn csv_columns() -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for cols in [configuration_cols(), condition_cols(), latency_cols("")] {
+        for n in cols.into_iter().flat_map(|c| c.names) {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+    }
+    v
+}
+
+/// A row for a configuration or scenario without cells: `N/A` with a reason
+/// (unavailable) or `not run`, `text` in every printed figure column.
+fn empty_row(
+    cols: &[Col],
+    key: [&str; 4],
+    label: &str,
+    status: &str,
+    text: &str,
+    note: Option<&str>,
+) -> Vec<Cell> {
+    let mut row = vec![
+        Cell::new(label, key.iter().map(|k| json!(k)).collect()),
+        Cell::new("-", vec![json!(0), json!(0)]),
+    ];
+    for col in &cols[2..] {
+        let values = |n: &str| match n {
+            "status" => json!(status),
+            "note" => note.map_or(Value::Null, |s| json!(s)),
+            _ => Value::Null,
+        };
+        let v: Vec<Value> = col.names.iter().map(|n| values(n)).collect();
+        if col.head.is_some() {
+            row.push(Cell::new(text, v));
+        } else {
+            row.push(Cell::hidden(v));
+        }
+    }
+    row
+}
+
+/// Seed 000, Table 10: one table per (scenario, deployment, probe).
+pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
+    let groups = groups(run);
+    let configs = configuration_names(run);
+    let scenarios = scenario_names(run);
+    let mut keys = distinct(&groups, |g| (g.scenario, g.deployment, g.probe));
+    let pos = |s: &str| scenarios.iter().position(|x| x == s);
+    keys.sort_by_key(|k| pos(k.0));
+    let mut sheets = Vec::new();
+    for (scenario, deployment, probe) in keys {
+        let members: Vec<&Group> = groups
+            .iter()
+            .filter(|g| (g.scenario, g.deployment, g.probe) == (scenario, deployment, probe))
+            .collect();
+        if !applies(&members, "exec", &["cyclic"]) {
+            continue;
+        }
+        let base = members.iter().find(|g| g.configuration == baseline);
+        let cols = configuration_cols();
+        let mut rows = Vec::new();
+        let mut notes = Vec::new();
+        let mut partial = false;
+        for c in &configs {
+            if let Some(g) = members.iter().find(|g| g.configuration == c) {
+                partial |= g.partial();
+                let mut row = vec![
+                    Cell::new(c.as_str(), g.key_values()),
+                    g.reps_cell(),
+                    g.status_cell(),
+                    Cell::hidden(vec![Value::Null]),
+                    Cell::hidden(vec![json!(baseline)]),
+                ];
+                for f in &CONFIG_FIGS {
+                    let s = g.spread(f);
+                    row.push(g.fig_cell(f));
+                    let b = base.and_then(|b| b.spread(f));
+                    let ratio = s.zip(b).and_then(|(s, b)| ratio_spread(s, b));
+                    let text = match (s, ratio) {
+                        (None, _) => "-".to_string(),
+                        (Some(_), None) => "n/a".to_string(),
+                        (Some(_), Some(r)) => pct1_text(r),
+                    };
+                    row.push(Cell::new(text, pct1_values(ratio)));
+                }
+                rows.push(row);
+            } else if let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) {
+                rows.push(empty_row(
+                    &cols,
+                    [c, scenario, deployment, probe],
+                    c,
+                    "unavailable",
+                    "N/A",
+                    Some(reason),
+                ));
+                notes.push(format!("N/A {c}: {reason}"));
+            } else {
+                rows.push(empty_row(
+                    &cols,
+                    [c, scenario, deployment, probe],
+                    c,
+                    "not run",
+                    "not run",
+                    None,
+                ));
+            }
+        }
+        if partial {
+            notes.push(PARTIAL_NOTE.into());
+        }
+        sheets.push(Sheet {
+            name: "configurations",
+            title: format!(
+                "Configurations — scenario {scenario}, {deployment}, {probe} (baseline: {baseline})"
+            ),
+            cols,
+            rows,
+            notes,
+        });
+    }
+    sheets
+}
+
+/// Seed 004, Tables 4–5: one table per (configuration, deployment, probe).
+pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
+    let groups = groups(run);
+    let scenarios = scenario_names(run);
+    let keys = distinct(&groups, |g| (g.configuration, g.deployment, g.probe));
+    let mut sheets = Vec::new();
+    for (configuration, deployment, probe) in keys {
+        let members: Vec<&Group> = groups
+            .iter()
+            .filter(|g| {
+                (g.configuration, g.deployment, g.probe) == (configuration, deployment, probe)
+            })
+            .collect();
+        if !applies(&members, "period", &["cyclic", "wakeup"]) {
+            continue;
+        }
+        let cols = condition_cols();
+        let mut rows = Vec::new();
+        let mut partial = false;
+        let mut t0 = None;
+        for s in &scenarios {
+            let Some(g) = members.iter().find(|g| g.scenario == s) else {
+                rows.push(empty_row(
+                    &cols,
+                    [configuration, s, deployment, probe],
+                    s,
+                    "not run",
+                    "not run",
+                    None,
+                ));
+                continue;
+            };
+            partial |= g.partial();
+            let row_t0 = g.measured().first().map(|(r, _)| r.params.period_ns);
+            t0 = t0.or(row_t0);
+            let mut row = vec![
+                Cell::new(s.as_str(), g.key_values()),
+                g.reps_cell(),
+                g.status_cell(),
+                Cell::hidden(vec![row_t0.map_or(Value::Null, |v| json!(v))]),
+            ];
+            for f in &CONDITION_FIGS {
+                row.push(g.fig_cell(f));
+            }
+            rows.push(row);
+        }
+        let t0_text = t0.map_or(String::new(), |t| {
+            format!(" (T0 = {})", format_duration_exact(t))
+        });
+        sheets.push(Sheet {
+            name: "conditions",
+            title: format!(
+                "Conditions — configuration {configuration}, {deployment}, {probe}{t0_text}"
+            ),
+            cols,
+            rows,
+            notes: if partial {
+                vec![PARTIAL_NOTE.into()]
+            } else {
+                vec![]
+            },
+        });
+    }
+    sheets
+}
+
+/// Seed 003: one row per cell.
+pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
+    let groups = groups(run);
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let row_threshold = |g: &Group| g.measured().first().and_then(|(_, m)| threshold_of(m));
+    let thresholds = distinct(&groups, |g| row_threshold(g));
+    let known: Vec<u64> = thresholds.iter().flatten().copied().collect();
+    let common = match known.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    };
+    let head = match common {
+        Some(t) => format!("% > {}", threshold_text(t)),
+        None => "% over threshold".to_string(),
+    };
+    let mut rows = Vec::new();
+    let mut partial = false;
+    for g in &groups {
+        partial |= g.partial();
+        let thr = row_threshold(g);
+        let mut row = vec![
+            Cell::new(g.name(), g.key_values()),
+            g.reps_cell(),
+            g.status_cell(),
+            Cell::hidden(vec![thr.map_or(Value::Null, |v| json!(v))]),
+        ];
+        for f in &LATENCY_FIGS {
+            row.push(g.fig_cell(f));
+        }
+        let mut over = g.fig_cell(&OVER_THRESHOLD);
+        if g.spread(&OVER_THRESHOLD).is_some() && common.is_none() {
+            if let Some(t) = thr {
+                over.text = format!("{} (> {})", over.text, threshold_text(t));
+            }
+        }
+        row.push(over);
+        rows.push(row);
+    }
+    vec![Sheet {
+        name: "latency",
+        title: "Latency".into(),
+        cols: latency_cols(&head),
+        rows,
+        notes: if partial {
+            vec![PARTIAL_NOTE.into()]
+        } else {
+            vec![]
+        },
+    }]
+}

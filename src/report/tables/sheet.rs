@@ -1,0 +1,278 @@
+//! One table, built once and written in any format.
+//!
+//! A [`Sheet`] holds each cell twice: as a person reads it (`57.9 µs`,
+//! `36.8–40.0%`, `failed`) and as a script reads it (integer ns, numbers,
+//! `null`). A column says under which header it is printed (none: it is for
+//! scripts only, like the scenario of a table whose title already names it)
+//! and which machine columns it stands for (a spread is two: `_min`,
+//! `_max`). So the text, Markdown, CSV and JSON of one table cannot disagree
+//! about what is in it.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One column.
+pub(super) struct Col {
+    /// The header text/md print; `None`: machine formats only.
+    pub head: Option<String>,
+    /// Right-aligned in text (figures).
+    pub right: bool,
+    /// The CSV/JSON column names this column fills, in order.
+    pub names: Vec<String>,
+}
+
+fn names(n: &[&str]) -> Vec<String> {
+    n.iter().map(|s| s.to_string()).collect()
+}
+
+impl Col {
+    /// A left-aligned printed column.
+    pub fn left(head: &str, n: &[&str]) -> Col {
+        Col {
+            head: Some(head.to_string()),
+            right: false,
+            names: names(n),
+        }
+    }
+
+    /// A right-aligned printed column.
+    pub fn right(head: impl Into<String>, n: &[&str]) -> Col {
+        Col {
+            head: Some(head.into()),
+            right: true,
+            names: names(n),
+        }
+    }
+
+    /// A column for scripts only.
+    pub fn hidden(n: &[&str]) -> Col {
+        Col {
+            head: None,
+            right: false,
+            names: names(n),
+        }
+    }
+}
+
+/// One cell: what is printed and the values of its machine columns.
+pub(super) struct Cell {
+    /// Printed text.
+    pub text: String,
+    /// One value per name of its column.
+    pub values: Vec<Value>,
+}
+
+impl Cell {
+    /// A cell for the given text and values.
+    pub fn new(text: impl Into<String>, values: Vec<Value>) -> Cell {
+        Cell {
+            text: text.into(),
+            values,
+        }
+    }
+
+    /// A machine-only cell.
+    pub fn hidden(values: Vec<Value>) -> Cell {
+        Cell {
+            text: String::new(),
+            values,
+        }
+    }
+}
+
+/// One table.
+pub(super) struct Sheet {
+    /// `configurations`, `conditions`, `latency` or `compare`.
+    pub name: &'static str,
+    /// The title line.
+    pub title: String,
+    /// Columns.
+    pub cols: Vec<Col>,
+    /// Rows, one cell per column.
+    pub rows: Vec<Vec<Cell>>,
+    /// Footnotes printed under the table.
+    pub notes: Vec<String>,
+}
+
+/// A table as JSON writes it.
+#[derive(Serialize)]
+pub(super) struct JsonTable {
+    name: &'static str,
+    title: String,
+    columns: Vec<String>,
+    rows: Vec<Vec<Value>>,
+    notes: Vec<String>,
+}
+
+/// Escapes what Markdown would read as table syntax or emphasis.
+pub(super) fn md_escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '|' | '*' | '_' | '`' | '\\') {
+            o.push('\\');
+        }
+        o.push(c);
+    }
+    o
+}
+
+fn push_line(o: &mut String, cells: &[&str], widths: &[usize], right: &[bool]) {
+    let mut l = String::new();
+    for (k, c) in cells.iter().enumerate() {
+        if k > 0 {
+            l.push_str("  ");
+        }
+        let w = widths[k];
+        // Writing into a String cannot fail.
+        if right[k] {
+            let _ = write!(l, "{c:>w$}");
+        } else {
+            let _ = write!(l, "{c:<w$}");
+        }
+    }
+    o.push_str(l.trim_end());
+    o.push('\n');
+}
+
+impl Sheet {
+    fn shown(&self) -> Vec<usize> {
+        (0..self.cols.len())
+            .filter(|&i| self.cols[i].head.is_some())
+            .collect()
+    }
+
+    /// The machine column names, in order.
+    pub fn machine_columns(&self) -> Vec<String> {
+        self.cols.iter().flat_map(|c| c.names.clone()).collect()
+    }
+
+    /// One row's machine values, in [`Sheet::machine_columns`] order.
+    pub fn machine_row(&self, row: &[Cell]) -> Vec<Value> {
+        debug_assert_eq!(row.len(), self.cols.len(), "{}", self.title);
+        row.iter()
+            .zip(&self.cols)
+            .flat_map(|(cell, col)| {
+                debug_assert_eq!(cell.values.len(), col.names.len(), "{:?}", col.names);
+                cell.values.clone()
+            })
+            .collect()
+    }
+
+    /// Title, aligned columns (width of the widest cell, two spaces between,
+    /// figures right-aligned), footnotes. Widths count characters, so `µ`
+    /// and `–` take one column as on a terminal.
+    pub fn write_text(&self, o: &mut String) {
+        o.push_str(&self.title);
+        o.push('\n');
+        let shown = self.shown();
+        let heads: Vec<&str> = shown
+            .iter()
+            .map(|&i| self.cols[i].head.as_deref().unwrap_or(""))
+            .collect();
+        let mut widths: Vec<usize> = heads.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (k, &i) in shown.iter().enumerate() {
+                widths[k] = widths[k].max(row[i].text.chars().count());
+            }
+        }
+        let right: Vec<bool> = shown.iter().map(|&i| self.cols[i].right).collect();
+        push_line(o, &heads, &widths, &right);
+        for row in &self.rows {
+            let cells: Vec<&str> = shown.iter().map(|&i| row[i].text.as_str()).collect();
+            push_line(o, &cells, &widths, &right);
+        }
+        for n in &self.notes {
+            o.push_str(n);
+            o.push('\n');
+        }
+    }
+
+    /// `### title`, a pipe table, footnotes as paragraphs.
+    pub fn write_md(&self, o: &mut String) {
+        let _ = writeln!(o, "### {}\n", md_escape(&self.title));
+        let shown = self.shown();
+        o.push('|');
+        for &i in &shown {
+            let _ = write!(
+                o,
+                " {} |",
+                md_escape(self.cols[i].head.as_deref().unwrap_or(""))
+            );
+        }
+        o.push_str("\n|");
+        for &i in &shown {
+            o.push_str(if self.cols[i].right { "---:|" } else { "---|" });
+        }
+        o.push('\n');
+        for row in &self.rows {
+            o.push('|');
+            for &i in &shown {
+                let _ = write!(o, " {} |", md_escape(&row[i].text));
+            }
+            o.push('\n');
+        }
+        for n in &self.notes {
+            let _ = write!(o, "\n{}\n", md_escape(n));
+        }
+    }
+
+    /// The table as JSON writes it.
+    pub fn json(&self) -> JsonTable {
+        JsonTable {
+            name: self.name,
+            title: self.title.clone(),
+            columns: self.machine_columns(),
+            rows: self.rows.iter().map(|r| self.machine_row(r)).collect(),
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+/// One CSV field: numbers as JSON prints them, strings quoted only when they
+/// hold a comma, a quote or a line break, `null` as an empty field.
+pub(super) fn csv_field(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.clone()
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// One CSV document: the header `table,<columns>` and every sheet's rows,
+/// each value under its column's name (empty where a sheet has no such
+/// column). Lines end with `\n`.
+pub(super) fn csv(columns: &[String], sheets: &[Sheet]) -> String {
+    let mut o = String::from("table");
+    for c in columns {
+        o.push(',');
+        o.push_str(c);
+    }
+    o.push('\n');
+    for s in sheets {
+        let names = s.machine_columns();
+        debug_assert!(
+            names.iter().all(|n| columns.contains(n)),
+            "{names:?} not in the CSV header"
+        );
+        for row in &s.rows {
+            let values = s.machine_row(row);
+            o.push_str(s.name);
+            for c in columns {
+                o.push(',');
+                if let Some(k) = names.iter().position(|n| n == c) {
+                    o.push_str(&csv_field(&values[k]));
+                }
+            }
+            o.push('\n');
+        }
+    }
+    o
+}

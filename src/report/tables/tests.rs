@@ -1,0 +1,1186 @@
+//! Tests of the tables: snapshots of every format for three fixtures, and
+//! the figures checked against values computed by hand.
+//!
+//! The snapshots are the files under `tests/fixtures/reports/`; they are what
+//! users see, so read them when they change. To rewrite them after a wanted
+//! change, run the tests with `UPDATE_SNAPSHOTS=1`:
+//!
+//! ```text
+//! UPDATE_SNAPSHOTS=1 cargo test report::tables
+//! ```
+//!
+//! then review `git diff tests/fixtures/reports/`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use jitterlab_core::cell::{
+    CellContext, CellKey, CellStatus, CpuCounters, NeighbourReport, StoredCell, StoredRun,
+};
+use jitterlab_core::result::{
+    EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult,
+    UsageDelta, SCHEMA_VERSION,
+};
+use jitterlab_core::stats::MetricSummary;
+
+use super::*;
+use crate::error::BadInput;
+
+// ---------------------------------------------------------------------------
+// Fixtures.
+
+/// Cycles of a 60 s cell at 4 ms.
+const COUNT: u64 = 15_000;
+/// The fixture's period, T0.
+const T0: u64 = 4_000_000;
+/// The fixture's latency threshold.
+const THRESHOLD: u64 = 100_000;
+
+fn summary(min: i64, p50: i64, max: i64, mean: i64, count: u64) -> MetricSummary {
+    MetricSummary {
+        count,
+        min: Some(min),
+        max: Some(max),
+        mean: Some(mean),
+        stddev: None,
+        p50: Some(p50),
+        p90: None,
+        p99: None,
+        p99_9: None,
+        p99_99: None,
+        threshold: None,
+        over_threshold: None,
+        over_threshold_pct: None,
+    }
+}
+
+fn with_threshold(mut s: MetricSummary, threshold: u64, over: u64) -> MetricSummary {
+    s.threshold = Some(threshold);
+    s.over_threshold = Some(over);
+    s.over_threshold_pct = Some(100.0 * over as f64 / s.count as f64);
+    s
+}
+
+/// A cyclic cell's figures, in ns: latency (min, p50, max) and how many
+/// samples exceeded 100 µs, jitter (min, max), period (min, max), exec (max,
+/// mean).
+struct Cyc {
+    lat: (i64, i64, i64),
+    over: u64,
+    jit: (i64, i64),
+    per: (i64, i64),
+    exec: (i64, i64),
+}
+
+fn cyclic_metrics(c: &Cyc) -> BTreeMap<String, MetricSummary> {
+    let mut m = BTreeMap::new();
+    let (lmin, lp50, lmax) = c.lat;
+    m.insert(
+        "latency".to_string(),
+        with_threshold(summary(lmin, lp50, lmax, lp50, COUNT), THRESHOLD, c.over),
+    );
+    m.insert(
+        "jitter".to_string(),
+        summary(c.jit.0, 0, c.jit.1, 0, COUNT - 1),
+    );
+    m.insert(
+        "period".to_string(),
+        summary(c.per.0, T0 as i64, c.per.1, T0 as i64, COUNT - 1),
+    );
+    m.insert(
+        "exec".to_string(),
+        summary(c.exec.1 - 20_000, c.exec.1, c.exec.0, c.exec.1, COUNT),
+    );
+    m
+}
+
+fn result(
+    probe: ProbeKind,
+    period_ns: u64,
+    threads: Vec<(usize, BTreeMap<String, MetricSummary>, UsageDelta)>,
+    combined: Option<BTreeMap<String, MetricSummary>>,
+) -> RunResult {
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: "jitterlab".into(),
+        tool_version: "0.1.0".into(),
+        probe,
+        started_at: "2026-11-21T12:00:00Z".into(),
+        elapsed_ns: 60_000_000_000,
+        end: EndReason::Completed,
+        interrupted: false,
+        command_line: vec!["jitterlab".into(), "bench".into()],
+        params: Params {
+            period_ns,
+            duration_ns: Some(60_000_000_000),
+            cycles: None,
+            cpus: threads.iter().map(|t| t.0).collect(),
+            policy: "fifo".into(),
+            priority: Some(95),
+            nice: None,
+            scan_ns: 100_000,
+            working_set_bytes: 262_144,
+            window_ns: 1_000_000_000,
+            threshold_ns: THRESHOLD,
+            break_trace_ns: None,
+            strict: false,
+        },
+        realtime: RealtimeReport {
+            realtime: true,
+            defaults: vec![],
+        },
+        host: HostSnapshot {
+            hostname: "plc-7".into(),
+            kernel_release: "6.12.0-rt5-amd64".into(),
+            ..HostSnapshot::default()
+        },
+        threads: threads
+            .into_iter()
+            .enumerate()
+            .map(|(i, (cpu, metrics, usage))| ThreadResult {
+                thread: i as u32,
+                cpu,
+                tid: 4000 + i as i32,
+                cycles: COUNT,
+                releases: COUNT,
+                skipped: 0,
+                overruns: 0,
+                metrics,
+                outliers: BTreeMap::new(),
+                calibration: None,
+                usage,
+                window_rows: 60,
+                dropped_rows: 0,
+            })
+            .collect(),
+        combined,
+        limits: vec![],
+        break_event: None,
+        warnings: vec![],
+    }
+}
+
+fn usage(voluntary: u64, involuntary: u64) -> UsageDelta {
+    UsageDelta {
+        voluntary_switches: voluntary,
+        involuntary_switches: involuntary,
+        minor_faults: 0,
+        major_faults: 0,
+    }
+}
+
+fn key(configuration: &str, scenario: &str, repetition: u32) -> CellKey {
+    CellKey {
+        configuration: configuration.into(),
+        scenario: scenario.into(),
+        deployment: "host".into(),
+        probe: "cyclic".into(),
+        repetition,
+    }
+}
+
+fn counters(steal_ns: u64, lines: &[(&str, u64)], softirqs: &[(&str, u64)]) -> CpuCounters {
+    CpuCounters {
+        cpu: 1,
+        steal_ns,
+        irqs: lines.iter().map(|l| l.1).sum(),
+        irq_lines: lines.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        softirqs: softirqs.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+    }
+}
+
+fn stress(args: &[&str], cpu_time_ns: u64, bogo: &[(&str, u64)]) -> NeighbourReport {
+    let mut argv = vec!["stress-ng".to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    NeighbourReport {
+        name: "stress-ng".into(),
+        argv,
+        cpus: vec![0],
+        pgid: 5000,
+        cpu_time_ns,
+        wall_ns: 60_000_000_000,
+        bogo_ops: bogo.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        end: "stopped".into(),
+        healthy: true,
+        stderr_tail: vec![],
+    }
+}
+
+/// What the bench saw around a cell of each scenario.
+fn context(scenario: &str) -> CellContext {
+    match scenario {
+        "idle" => CellContext {
+            cpus: vec![counters(
+                0,
+                &[("LOC", 15_000), ("RES", 10), ("24", 20)],
+                &[
+                    ("TIMER", 15_000),
+                    ("RCU", 40),
+                    ("SCHED", 12),
+                    ("HRTIMER", 3),
+                ],
+            )],
+            net_rx: BTreeMap::from([(0, 0), (1, 0)]),
+            ..CellContext::default()
+        },
+        "cpu" => CellContext {
+            cpus: vec![counters(
+                0,
+                &[("LOC", 15_000), ("RES", 310), ("CAL", 12)],
+                &[("TIMER", 15_000), ("RCU", 95), ("SCHED", 300)],
+            )],
+            net_rx: BTreeMap::from([(0, 0), (1, 0)]),
+            neighbours: vec![stress(
+                &["--cpu", "1", "--cpu-load", "100"],
+                59_400_000_000,
+                &[("cpu", 1_234_567)],
+            )],
+            ..CellContext::default()
+        },
+        _ => CellContext {
+            cpus: vec![counters(
+                1_250_000,
+                &[("LOC", 15_000), ("RES", 1_210), ("TLB", 640), ("CAL", 33)],
+                &[
+                    ("TIMER", 15_000),
+                    ("RCU", 220),
+                    ("SCHED", 1_300),
+                    ("NET_RX", 5),
+                ],
+            )],
+            net_rx: BTreeMap::from([(0, 42), (1, 5)]),
+            neighbours: vec![stress(
+                &[
+                    "--cpu",
+                    "8",
+                    "--cache",
+                    "4",
+                    "--vm",
+                    "4",
+                    "--vm-bytes",
+                    "128M",
+                ],
+                58_200_000_000,
+                &[("cpu", 800_000), ("cache", 4_000), ("vm", 96_000)],
+            )],
+            ..CellContext::default()
+        },
+    }
+}
+
+fn cyclic_cell(
+    configuration: &str,
+    scenario: &str,
+    rep: u32,
+    c: Cyc,
+    involuntary: u64,
+) -> StoredCell {
+    StoredCell {
+        key: key(configuration, scenario, rep),
+        status: CellStatus::Completed,
+        result: Some(result(
+            ProbeKind::Cyclic,
+            T0,
+            vec![(1, cyclic_metrics(&c), usage(COUNT, involuntary))],
+            None,
+        )),
+        context: context(scenario),
+    }
+}
+
+/// Run 7: bench `codesys-tcc`, configurations `baseline` and `tcc` (`cat`
+/// unavailable), scenarios `idle`, `cpu`, `codesys`, two repetitions of a
+/// cyclic probe at 4 ms; `tcc/codesys` repetition 1 failed (its neighbour
+/// died; its figures must not show).
+fn fixture_run() -> StoredRun {
+    let c = |lat, over, jit, per, exec| Cyc {
+        lat,
+        over,
+        jit,
+        per,
+        exec,
+    };
+    let mut cells = vec![
+        cyclic_cell(
+            "baseline",
+            "idle",
+            0,
+            c(
+                (2_100, 3_050, 21_000),
+                0,
+                (-20_100, 18_400),
+                (3_979_900, 4_018_400),
+                (301_000, 120_000),
+            ),
+            0,
+        ),
+        cyclic_cell(
+            "baseline",
+            "idle",
+            1,
+            c(
+                (2_050, 3_100, 24_400),
+                0,
+                (-22_000, 21_300),
+                (3_978_000, 4_021_300),
+                (310_500, 121_000),
+            ),
+            0,
+        ),
+        cyclic_cell(
+            "baseline",
+            "cpu",
+            0,
+            c(
+                (2_300, 4_200, 88_000),
+                0,
+                (-85_000, 86_000),
+                (3_915_000, 4_086_000),
+                (905_000, 125_500),
+            ),
+            3,
+        ),
+        cyclic_cell(
+            "baseline",
+            "cpu",
+            1,
+            c(
+                (2_250, 4_150, 102_300),
+                1,
+                (-90_500, 99_800),
+                (3_909_500, 4_099_800),
+                (950_000, 126_000),
+            ),
+            4,
+        ),
+        cyclic_cell(
+            "baseline",
+            "codesys",
+            0,
+            c(
+                (2_400, 5_000, 163_000),
+                3,
+                (-185_000, 163_000),
+                (3_815_000, 4_163_000),
+                (1_279_000, 128_000),
+            ),
+            12,
+        ),
+        cyclic_cell(
+            "baseline",
+            "codesys",
+            1,
+            c(
+                (2_350, 4_900, 150_000),
+                2,
+                (-170_000, 150_000),
+                (3_830_000, 4_150_000),
+                (1_150_000, 127_400),
+            ),
+            9,
+        ),
+        cyclic_cell(
+            "tcc",
+            "idle",
+            0,
+            c(
+                (1_900, 2_600, 12_000),
+                0,
+                (-10_050, 9_800),
+                (3_989_950, 4_009_800),
+                (150_000, 100_000),
+            ),
+            0,
+        ),
+        cyclic_cell(
+            "tcc",
+            "idle",
+            1,
+            c(
+                (1_950, 2_650, 11_800),
+                0,
+                (-9_000, 10_400),
+                (3_991_000, 4_010_400),
+                (152_500, 100_500),
+            ),
+            0,
+        ),
+        cyclic_cell(
+            "tcc",
+            "cpu",
+            0,
+            c(
+                (2_000, 3_000, 40_000),
+                0,
+                (-41_000, 38_000),
+                (3_959_000, 4_038_000),
+                (400_000, 105_000),
+            ),
+            1,
+        ),
+        cyclic_cell(
+            "tcc",
+            "cpu",
+            1,
+            c(
+                (2_050, 3_050, 45_500),
+                0,
+                (-44_000, 43_500),
+                (3_956_000, 4_043_500),
+                (420_000, 105_200),
+            ),
+            0,
+        ),
+        cyclic_cell(
+            "tcc",
+            "codesys",
+            0,
+            c(
+                (2_100, 3_500, 60_000),
+                0,
+                (-66_000, 60_000),
+                (3_934_000, 4_060_000),
+                (507_000, 110_000),
+            ),
+            2,
+        ),
+        cyclic_cell(
+            "tcc",
+            "codesys",
+            1,
+            c(
+                (2_000, 3_400, 950_000),
+                1_000,
+                (-900_000, 950_000),
+                (3_100_000, 4_950_000),
+                (990_000, 300_000),
+            ),
+            40,
+        ),
+    ];
+    let failed = cells.last_mut().unwrap();
+    failed.status = CellStatus::Failed;
+    failed.context.failure =
+        Some("neighbour stress-ng exited early with status 2 after 0.8 s".into());
+    let n = &mut failed.context.neighbours[0];
+    n.healthy = false;
+    n.end = "exited early with status 2".into();
+    n.cpu_time_ns = 790_000_000;
+    n.wall_ns = 800_000_000;
+    n.bogo_ops.clear();
+    n.stderr_tail = vec![
+        "stress-ng: error: [4242] stress-ng-vm: cannot allocate 128M: Cannot allocate memory"
+            .into(),
+        "stress-ng: info: [4242] unsuccessful run completed in 0.80s".into(),
+    ];
+    StoredRun {
+        id: 7,
+        started_at: "2026-11-21T12:00:00Z".into(),
+        kind: "bench".into(),
+        name: "codesys-tcc".into(),
+        status: "completed".into(),
+        hostname: "plc-7".into(),
+        kernel_release: "6.12.0-rt5-amd64".into(),
+        configurations: vec!["baseline".into(), "tcc".into()],
+        scenarios: vec!["idle".into(), "cpu".into(), "codesys".into()],
+        unavailable: vec![(
+            "cat".into(),
+            "no L3 cache allocation on this CPU (/sys/fs/resctrl has no L3 schemata)".into(),
+        )],
+        cells,
+    }
+}
+
+/// Run 3: one `jitterlab run wakeup` on CPUs 0-1: two threads, figures in
+/// `combined`, threshold 50 µs.
+fn single_run() -> StoredRun {
+    let lat = |min, p50, max, over, count| {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "latency".to_string(),
+            with_threshold(summary(min, p50, max, p50, count), 50_000, over),
+        );
+        m
+    };
+    let r = result(
+        ProbeKind::Wakeup,
+        1_000_000,
+        vec![
+            (0, lat(1_800, 2_700, 54_321, 3, 60_000), usage(60_000, 7)),
+            (1, lat(1_900, 2_600, 31_000, 0, 60_000), usage(60_000, 0)),
+        ],
+        Some(lat(1_800, 2_650, 54_321, 3, 120_000)),
+    );
+    let cpu = |cpu, steal_ns| CpuCounters {
+        cpu,
+        steal_ns,
+        irqs: 60_500,
+        irq_lines: BTreeMap::from([("LOC".to_string(), 60_000), ("RES".to_string(), 500)]),
+        softirqs: BTreeMap::from([("TIMER".to_string(), 60_000)]),
+    };
+    StoredRun {
+        id: 3,
+        started_at: "2026-11-20T09:30:00Z".into(),
+        kind: "run".into(),
+        name: "wakeup".into(),
+        status: "completed".into(),
+        hostname: "plc-7".into(),
+        kernel_release: "6.12.0-rt5-amd64".into(),
+        configurations: vec!["default".into()],
+        scenarios: vec!["none".into()],
+        unavailable: vec![],
+        cells: vec![StoredCell {
+            key: CellKey {
+                configuration: "default".into(),
+                scenario: "none".into(),
+                deployment: "host".into(),
+                probe: "wakeup".into(),
+                repetition: 0,
+            },
+            status: CellStatus::Completed,
+            result: Some(r),
+            context: CellContext {
+                cpus: vec![cpu(0, 0), cpu(1, 350_000)],
+                net_rx: BTreeMap::from([(0, 12), (1, 0)]),
+                ..CellContext::default()
+            },
+        }],
+    }
+}
+
+/// Run 8: run 7 again after a change: `tcc/cpu` was not run, `cat` became
+/// available and ran `idle` once, `baseline/idle`'s max latency fell to
+/// three quarters, and `tcc/codesys` completed both repetitions.
+fn later_run() -> StoredRun {
+    let mut b = fixture_run();
+    b.id = 8;
+    b.started_at = "2026-11-22T08:00:00Z".into();
+    b.cells
+        .retain(|c| !(c.key.configuration == "tcc" && c.key.scenario == "cpu"));
+    for c in &mut b.cells {
+        let m = &mut c.result.as_mut().unwrap().threads[0].metrics;
+        if c.key.configuration == "baseline" && c.key.scenario == "idle" {
+            let l = m.get_mut("latency").unwrap();
+            // 21 000 → 15 750 and 24 400 → 18 300: 75 % of A at both ends.
+            l.max = Some(l.max.unwrap() * 3 / 4);
+        }
+        if c.key.configuration == "tcc" && c.key.scenario == "codesys" && c.key.repetition == 1 {
+            *c = cyclic_cell(
+                "tcc",
+                "codesys",
+                1,
+                Cyc {
+                    lat: (2_000, 3_400, 58_000),
+                    over: 0,
+                    jit: (-61_000, 58_000),
+                    per: (3_939_000, 4_058_000),
+                    exec: (498_000, 109_000),
+                },
+                1,
+            );
+        }
+    }
+    b.configurations.push("cat".into());
+    b.unavailable.clear();
+    b.cells.push(cyclic_cell(
+        "cat",
+        "idle",
+        0,
+        Cyc {
+            lat: (1_700, 2_300, 9_000),
+            over: 0,
+            jit: (-7_000, 6_500),
+            per: (3_993_000, 4_006_500),
+            exec: (120_000, 57_000),
+        },
+        0,
+    ));
+    b
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots.
+
+fn snapshot(name: &str, got: &str) {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests/fixtures/reports", name]
+        .iter()
+        .collect();
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; write it with UPDATE_SNAPSHOTS=1 cargo test and review it",
+            path.display()
+        )
+    });
+    assert_eq!(
+        got,
+        want,
+        "{} differs; if the change is wanted, rewrite it with UPDATE_SNAPSHOTS=1 and review the diff\n--- got ---\n{got}",
+        path.display()
+    );
+}
+
+const FORMATS: [(Format, &str); 4] = [
+    (Format::Text, "txt"),
+    (Format::Md, "md"),
+    (Format::Csv, "csv"),
+    (Format::Json, "json"),
+];
+
+#[test]
+fn bench_run_snapshots() {
+    let run = fixture_run();
+    for (f, ext) in FORMATS {
+        let got = render(&run, &TableOptions::default(), f).unwrap();
+        snapshot(&format!("bench.{ext}"), &got);
+    }
+}
+
+#[test]
+fn single_run_snapshots() {
+    let run = single_run();
+    for (f, ext) in FORMATS {
+        let got = render(&run, &TableOptions::default(), f).unwrap();
+        snapshot(&format!("single.{ext}"), &got);
+    }
+}
+
+#[test]
+fn compare_snapshots() {
+    let (a, b) = (fixture_run(), later_run());
+    for (f, ext) in FORMATS {
+        let got = compare(&a, &b, f).unwrap();
+        snapshot(&format!("compare.{ext}"), &got);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Figures by hand.
+
+fn json_of(run: &StoredRun, opts: &TableOptions) -> serde_json::Value {
+    serde_json::from_str(&render(run, opts, Format::Json).unwrap()).unwrap()
+}
+
+/// The machine row of `table` whose key columns are `key`, as a map.
+fn row(
+    doc: &serde_json::Value,
+    table: &str,
+    title_has: &str,
+    key: [&str; 2],
+) -> BTreeMap<String, serde_json::Value> {
+    let t = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == table && t["title"].as_str().unwrap().contains(title_has))
+        .unwrap_or_else(|| panic!("no {table} table titled …{title_has}…"));
+    let cols: Vec<&str> = t["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let r = t["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[0] == key[0] && r[1] == key[1])
+        .unwrap_or_else(|| panic!("no row {key:?}"));
+    cols.iter()
+        .zip(r.as_array().unwrap())
+        .map(|(c, v)| (c.to_string(), v.clone()))
+        .collect()
+}
+
+fn text_line<'a>(text: &'a str, title: &str, first: &str) -> &'a str {
+    let from = text.find(title).unwrap_or_else(|| panic!("no {title}"));
+    text[from..]
+        .lines()
+        .find(|l| l.starts_with(first))
+        .unwrap_or_else(|| panic!("no line {first} under {title}"))
+}
+
+#[test]
+fn vs_baseline_is_the_ratio_of_minima_and_of_maxima() {
+    let run = fixture_run();
+    let doc = json_of(&run, &TableOptions::default());
+    let tcc = row(
+        &doc,
+        "configurations",
+        "scenario codesys",
+        ["tcc", "codesys"],
+    );
+    // tcc/codesys: only repetition 0 completed (max jitter 60 µs); baseline's
+    // max jitter is 150 µs and 163 µs: 60/163 = 36.8 %, 60/150 = 40.0 %.
+    assert_eq!(tcc["max_jitter_ns_min"], 60_000);
+    assert_eq!(tcc["max_jitter_ns_max"], 60_000);
+    assert_eq!(tcc["max_jitter_vs_baseline_pct_min"], 36.8);
+    assert_eq!(tcc["max_jitter_vs_baseline_pct_max"], 40.0);
+    // Min jitter −66 µs against −185 and −170: 35.7 % and 38.8 %.
+    assert_eq!(tcc["min_jitter_vs_baseline_pct_min"], 35.7);
+    assert_eq!(tcc["min_jitter_vs_baseline_pct_max"], 38.8);
+    // Max cycle time 507 µs against 1150 and 1279: 44.1 % and 39.6 %.
+    assert_eq!(tcc["max_exec_vs_baseline_pct_min"], 39.6);
+    assert_eq!(tcc["max_exec_vs_baseline_pct_max"], 44.1);
+    // Average cycle time 110 µs against 127.4 and 128: 86.3 % and 85.9 %.
+    assert_eq!(tcc["mean_exec_vs_baseline_pct_min"], 85.9);
+    assert_eq!(tcc["mean_exec_vs_baseline_pct_max"], 86.3);
+    assert_eq!(tcc["reps"], 2);
+    assert_eq!(tcc["completed"], 1);
+    assert_eq!(tcc["status"], "completed+failed");
+    let base = row(
+        &doc,
+        "configurations",
+        "scenario codesys",
+        ["baseline", "codesys"],
+    );
+    assert_eq!(base["max_jitter_vs_baseline_pct_min"], 100.0);
+    assert_eq!(base["max_jitter_vs_baseline_pct_max"], 100.0);
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert_eq!(
+        text_line(&text, "Configurations — scenario codesys", "tcc"),
+        "tcc             1/2         60.0 µs   36.8–40.0%          -66.0 µs   35.7–38.8%          507.0 µs   39.6–44.1%        110.0 µs   85.9–86.3%"
+    );
+    assert_eq!(
+        text_line(&text, "Configurations — scenario codesys", "baseline"),
+        "baseline          2  150.0–163.0 µs       100.0%  -185.0–-170.0 µs       100.0%  1150.0–1279.0 µs       100.0%  127.4–128.0 µs       100.0%"
+    );
+}
+
+#[test]
+fn another_baseline_and_a_zero_baseline() {
+    let mut run = fixture_run();
+    let opts = TableOptions {
+        baseline: Some("tcc".into()),
+        tables: vec![Table::Configurations],
+        explain: false,
+    };
+    let doc = json_of(&run, &opts);
+    let base = row(
+        &doc,
+        "configurations",
+        "scenario idle",
+        ["baseline", "idle"],
+    );
+    // baseline/idle max cycle time 301 and 310.5 µs against tcc's 150 and
+    // 152.5 µs: 200.7 % and 203.6 %.
+    assert_eq!(base["max_exec_vs_baseline_pct_min"], 200.7);
+    assert_eq!(base["max_exec_vs_baseline_pct_max"], 203.6);
+    assert_eq!(base["baseline"], "tcc");
+    // A baseline of 0 has no ratio.
+    for c in run
+        .cells
+        .iter_mut()
+        .filter(|c| c.key.configuration == "tcc")
+    {
+        let m = &mut c.result.as_mut().unwrap().threads[0].metrics;
+        m.get_mut("jitter").unwrap().max = Some(0);
+    }
+    let text = render(&run, &opts, Format::Text).unwrap();
+    let line = text_line(&text, "Configurations — scenario idle", "baseline");
+    assert!(line.contains("18.4–21.3 µs          n/a"), "{line}");
+    let doc = json_of(&run, &opts);
+    let base = row(
+        &doc,
+        "configurations",
+        "scenario idle",
+        ["baseline", "idle"],
+    );
+    assert_eq!(
+        base["max_jitter_vs_baseline_pct_min"],
+        serde_json::Value::Null
+    );
+}
+
+#[test]
+fn deviation_is_the_larger_distance_from_t0() {
+    let doc = json_of(&fixture_run(), &TableOptions::default());
+    let r = row(
+        &doc,
+        "conditions",
+        "configuration baseline",
+        ["baseline", "idle"],
+    );
+    // Repetition 0: periods 3979.9–4018.4 µs, T0 4000 µs: max(18.4, 20.1) =
+    // 20.1 µs. Repetition 1: 3978.0–4021.3 µs: max(21.3, 22.0) = 22.0 µs.
+    assert_eq!(r["deviation_ns_min"], 20_100);
+    assert_eq!(r["deviation_ns_max"], 22_000);
+    assert_eq!(r["min_period_ns_min"], 3_978_000);
+    assert_eq!(r["min_period_ns_max"], 3_979_900);
+    assert_eq!(r["t0_ns"], 4_000_000);
+    // A period entirely above T0: the upper distance wins.
+    let cpu = row(&doc, "conditions", "configuration tcc", ["tcc", "cpu"]);
+    // 3959.0–4038.0 → max(38.0, 41.0); 3956.0–4043.5 → max(43.5, 44.0).
+    assert_eq!(cpu["deviation_ns_min"], 41_000);
+    assert_eq!(cpu["deviation_ns_max"], 44_000);
+    let mut run = fixture_run();
+    let c = &mut run.cells[0];
+    let p = c.result.as_mut().unwrap().threads[0]
+        .metrics
+        .get_mut("period")
+        .unwrap();
+    p.min = Some(4_000_500);
+    p.max = Some(4_030_000);
+    let (r, m) = build::figures_of(c).unwrap();
+    assert_eq!((build::DEVIATION.get)(r, m), Some(30_000));
+    let text = render(&fixture_run(), &TableOptions::default(), Format::Text).unwrap();
+    assert_eq!(
+        text_line(&text, "Conditions — configuration baseline", "idle"),
+        "idle         2  3978.0–3979.9 µs  4018.4–4021.3 µs    20.1–22.0 µs"
+    );
+}
+
+#[test]
+fn spread_over_repetitions_and_one_repetition_plain() {
+    let run = fixture_run();
+    let doc = json_of(&run, &TableOptions::default());
+    let r = row(&doc, "latency", "Latency", ["baseline", "cpu"]);
+    assert_eq!(r["max_latency_ns_min"], 88_000);
+    assert_eq!(r["max_latency_ns_max"], 102_300);
+    assert_eq!(r["p50_latency_ns_min"], 4_150);
+    assert_eq!(r["p50_latency_ns_max"], 4_200);
+    let one = row(&doc, "latency", "Latency", ["tcc", "codesys"]);
+    // The failed repetition's 950 µs is not a figure of the scenario.
+    assert_eq!(one["max_latency_ns_min"], 60_000);
+    assert_eq!(one["max_latency_ns_max"], 60_000);
+    assert_eq!(
+        super::time_text(build::Spread {
+            lo: 41_240,
+            hi: 57_949
+        }),
+        "41.2–57.9 µs"
+    );
+    assert_eq!(
+        super::time_text(build::Spread {
+            lo: 57_940,
+            hi: 57_949
+        }),
+        "57.9 µs"
+    );
+    assert_eq!(super::us1(-185_050), "-185.1");
+    assert_eq!(super::us1(49), "0.0");
+    assert_eq!(super::us1(50), "0.1");
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert_eq!(
+        text_line(&text, "Latency", "baseline/cpu/host/cyclic"),
+        "baseline/cpu/host/cyclic         2      2.3 µs      4.2 µs   88.0–102.3 µs  0.0000–0.0067"
+    );
+    assert_eq!(
+        text_line(&text, "Latency", "tcc/codesys/host/cyclic"),
+        "tcc/codesys/host/cyclic        1/2      2.1 µs      3.5 µs         60.0 µs         0.0000"
+    );
+}
+
+#[test]
+fn share_over_threshold() {
+    let doc = json_of(&fixture_run(), &TableOptions::default());
+    let r = row(&doc, "latency", "Latency", ["baseline", "codesys"]);
+    // 3 and 2 of 15 000 samples over 100 µs: 0.02 % and 0.01333… % → 0.0133.
+    assert_eq!(r["over_threshold_pct_min"], 0.0133);
+    assert_eq!(r["over_threshold_pct_max"], 0.02);
+    assert_eq!(r["threshold_ns"], 100_000);
+    let text = render(&fixture_run(), &TableOptions::default(), Format::Text).unwrap();
+    assert!(
+        text.contains("\ncell                          reps         min      median             max     % > 100 µs\n"),
+        "{text}"
+    );
+    // A run without a threshold has `-`.
+    let mut run = single_run();
+    let m = run.cells[0]
+        .result
+        .as_mut()
+        .unwrap()
+        .combined
+        .as_mut()
+        .unwrap();
+    let l = m.get_mut("latency").unwrap();
+    l.threshold = None;
+    l.over_threshold = None;
+    l.over_threshold_pct = None;
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert!(
+        text.contains(
+            "cell                      reps     min  median      max  % over threshold\n\
+             default/none/host/wakeup     1  1.8 µs  2.7 µs  54.3 µs                 -\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_gives_b_as_percent_of_a() {
+    let got = compare(&fixture_run(), &later_run(), Format::Json).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&got).unwrap();
+    let t = &doc["tables"][0];
+    let cols: Vec<&str> = t["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let find = |cell: [&str; 2], fig: &str| -> BTreeMap<&str, serde_json::Value> {
+        let r = t["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r[0] == cell[0] && r[1] == cell[1] && r[4] == fig)
+            .unwrap_or_else(|| panic!("no {cell:?} {fig}"));
+        cols.iter()
+            .copied()
+            .zip(r.as_array().unwrap().iter().cloned())
+            .collect()
+    };
+    // baseline/idle max latency: A 21.0–24.4 µs, B 15.75–18.3 µs: 75 % at
+    // both ends.
+    let r = find(["baseline", "idle"], "max_latency_ns");
+    assert_eq!(
+        (r["a_min"].clone(), r["a_max"].clone()),
+        (21_000.into(), 24_400.into())
+    );
+    assert_eq!(
+        (r["b_min"].clone(), r["b_max"].clone()),
+        (15_750.into(), 18_300.into())
+    );
+    assert_eq!(r["b_pct_of_a_min"], 75.0);
+    assert_eq!(r["b_pct_of_a_max"], 75.0);
+    // tcc/codesys max jitter: A 60 µs (one completed), B 58–60 µs:
+    // 58/60 = 96.7 %, 60/60 = 100 %.
+    let r = find(["tcc", "codesys"], "max_jitter_ns");
+    assert_eq!(r["b_pct_of_a_min"], 96.7);
+    assert_eq!(r["b_pct_of_a_max"], 100.0);
+    assert_eq!(r["a_status"], "completed+failed");
+    assert_eq!(r["b_status"], "completed");
+    // Cells in one run only.
+    let r = find(["tcc", "cpu"], "max_latency_ns");
+    assert_eq!(r["b_status"], "absent");
+    assert_eq!(r["b_pct_of_a_min"], serde_json::Value::Null);
+    let r = find(["cat", "idle"], "max_latency_ns");
+    assert_eq!(r["a_status"], "absent");
+    assert_eq!(r["b_max"], 9_000);
+    assert_eq!(
+        t["notes"],
+        serde_json::json!([
+            "only in A (run 7): tcc/cpu/host/cyclic",
+            "only in B (run 8): cat/idle/host/cyclic"
+        ])
+    );
+    let text = compare(&fixture_run(), &later_run(), Format::Text).unwrap();
+    assert!(
+        text.contains("\n                              max latency                21.0–24.4 µs      15.8–18.3 µs         75.0%\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unknown_baseline_is_bad_input() {
+    let opts = TableOptions {
+        baseline: Some("fast".into()),
+        ..TableOptions::default()
+    };
+    let e = render(&fixture_run(), &opts, Format::Text).unwrap_err();
+    assert!(e.downcast_ref::<BadInput>().is_some());
+    assert_eq!(
+        e.to_string(),
+        "--baseline fast is not a configuration of run 7 (configurations: baseline, tcc, cat)"
+    );
+    // The unavailable configuration is one: its ratios are all n/a.
+    let opts = TableOptions {
+        baseline: Some("cat".into()),
+        tables: vec![Table::Configurations],
+        explain: false,
+    };
+    let text = render(&fixture_run(), &opts, Format::Text).unwrap();
+    let line = text_line(&text, "Configurations — scenario idle", "tcc");
+    assert_eq!(line.matches("n/a").count(), 4, "{line}");
+}
+
+#[test]
+fn table_choice_and_explain_switch() {
+    let run = fixture_run();
+    let only = TableOptions {
+        tables: vec![Table::Latency, Table::Latency],
+        explain: false,
+        ..TableOptions::default()
+    };
+    let doc = json_of(&run, &only);
+    let names: Vec<&str> = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["latency"]);
+    assert_eq!(doc["explanations"], serde_json::json!([]));
+    let text = render(&run, &only, Format::Text).unwrap();
+    assert!(!text.contains("Explanations"), "{text}");
+    // Auto: 3 configuration tables (one per scenario), 2 condition tables
+    // (one per measured configuration), 1 latency table.
+    let doc = json_of(&run, &TableOptions::default());
+    let names: Vec<&str> = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "configurations",
+            "configurations",
+            "configurations",
+            "conditions",
+            "conditions",
+            "latency"
+        ]
+    );
+    // A wake-up run has no execution time: asked for, the table is not
+    // there, and the text says why.
+    let opts = TableOptions {
+        tables: vec![Table::Configurations],
+        explain: false,
+        ..TableOptions::default()
+    };
+    let text = render(&single_run(), &opts, Format::Text).unwrap();
+    assert!(
+        text.ends_with(
+            "\nno configuration table: no cell of run 3 measured an execution time (cyclic probe)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn cells_without_figures_show_their_status() {
+    let mut run = fixture_run();
+    for c in run
+        .cells
+        .iter_mut()
+        .filter(|c| c.key.configuration == "tcc" && c.key.scenario == "idle")
+    {
+        c.status = if c.key.repetition == 0 {
+            CellStatus::Interrupted
+        } else {
+            CellStatus::Pending
+        };
+    }
+    run.cells
+        .retain(|c| !(c.key.configuration == "tcc" && c.key.scenario == "cpu"));
+    let opts = TableOptions {
+        explain: false,
+        ..TableOptions::default()
+    };
+    let text = render(&run, &opts, Format::Text).unwrap();
+    assert_eq!(
+        text_line(&text, "Configurations — scenario idle", "tcc"),
+        "tcc             0/2  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -"
+    );
+    assert_eq!(
+        text_line(&text, "Conditions — configuration tcc", "cpu"),
+        "cpu          -              not run              not run              not run"
+    );
+    let doc = json_of(&run, &opts);
+    let r = row(&doc, "conditions", "configuration tcc", ["tcc", "cpu"]);
+    assert_eq!(r["status"], "not run");
+    assert_eq!(r["reps"], 0);
+    assert_eq!(r["min_period_ns_min"], serde_json::Value::Null);
+}
+
+#[test]
+fn explanations_state_zeros_and_name_the_noise() {
+    let run = fixture_run();
+    let ex = explain::explain(&run);
+    let lines = |i: usize| -> Vec<String> {
+        ex[i]
+            .lines()
+            .into_iter()
+            .map(|(d, l)| format!("{}{l}", "  ".repeat(d)))
+            .collect()
+    };
+    assert_eq!(
+        lines(0),
+        [
+            "baseline/idle/host/cyclic rep 0: completed",
+            "  probe CPU 1: no steal; 15030 interrupts (LOC=15000, 24=20, RES=10); 15055 softirqs (TIMER=15000, RCU=40, SCHED=12)",
+            "  probe context switches: 15000 voluntary, no involuntary",
+            "  NET_RX: none",
+            "  neighbours: none",
+        ]
+    );
+    assert_eq!(
+        lines(11),
+        [
+            "tcc/codesys/host/cyclic rep 1: failed (neighbour stress-ng exited early with status 2 after 0.8 s)",
+            "  probe CPU 1: steal 1250.0 µs; 16883 interrupts (LOC=15000, RES=1210, TLB=640); 16525 softirqs (TIMER=15000, SCHED=1300, RCU=220)",
+            "  probe context switches: 15000 voluntary, 40 involuntary",
+            "  NET_RX: 42 on CPU 0, 5 on CPU 1",
+            "  neighbour stress-ng (CPU 0): CPU time 790.000ms in 800.000ms, 0.99 CPUs busy, unhealthy: exited early with status 2",
+            "    stderr: stress-ng: error: [4242] stress-ng-vm: cannot allocate 128M: Cannot allocate memory",
+            "    stderr: stress-ng: info: [4242] unsuccessful run completed in 0.80s",
+        ]
+    );
+    // 58.2 s of CPU time in 60 s: 0.97 CPUs; bogo-ops summed over stressors.
+    assert_eq!(ex[4].neighbours[0].cpus_busy, Some(0.97));
+    assert_eq!(ex[4].neighbours[0].bogo_ops, Some(900_000));
+}
+
+#[test]
+fn csv_fields_are_quoted_only_when_needed() {
+    use serde_json::json;
+    assert_eq!(sheet::csv_field(&json!("plain text")), "plain text");
+    assert_eq!(
+        sheet::csv_field(&json!("no CAT, no MBA")),
+        "\"no CAT, no MBA\""
+    );
+    assert_eq!(sheet::csv_field(&json!("say \"no\"")), "\"say \"\"no\"\"\"");
+    assert_eq!(sheet::csv_field(&json!(-185_000)), "-185000");
+    assert_eq!(sheet::csv_field(&json!(36.8)), "36.8");
+    assert_eq!(sheet::csv_field(&serde_json::Value::Null), "");
+    // A reason with a comma stays one field.
+    let mut run = fixture_run();
+    run.unavailable[0].1 = "no L3 CAT, no MBA".into();
+    let csv = render(&run, &TableOptions::default(), Format::Csv).unwrap();
+    let header_fields = csv.lines().next().unwrap().split(',').count();
+    let line = csv.lines().find(|l| l.contains(",cat,idle,")).unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "configurations,cat,idle,host,cyclic,0,0,unavailable,\"no L3 CAT, no MBA\"{}",
+            ",".repeat(header_fields - 9)
+        )
+    );
+}
+
+#[test]
+fn compare_names_differing_thresholds() {
+    let a = fixture_run();
+    let mut b = later_run();
+    for c in &mut b.cells {
+        let l = c.result.as_mut().unwrap().threads[0]
+            .metrics
+            .get_mut("latency")
+            .unwrap();
+        l.threshold = Some(50_000);
+    }
+    let text = compare(&a, &b, Format::Text).unwrap();
+    assert!(
+        text.contains("  % > threshold (A 100 µs, B 50 µs)  "),
+        "{text}"
+    );
+}
+
+#[test]
+fn names_match_the_command_line() {
+    use clap::ValueEnum;
+    for t in Table::value_variants() {
+        assert_eq!(t.to_possible_value().unwrap().get_name(), t.name());
+    }
+    let formats: Vec<String> = Format::value_variants()
+        .iter()
+        .map(|f| f.to_possible_value().unwrap().get_name().to_string())
+        .collect();
+    assert_eq!(formats, ["text", "md", "csv", "json"]);
+}
