@@ -16,6 +16,9 @@ use anyhow::Result;
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::error::BadInput;
 use crate::store::{RunRow, Store};
+use jitterlab_core::cell::CellStatus;
+
+use super::tables;
 
 /// Opens an existing database for reading; a missing file is bad input (a
 /// report must not create an empty database).
@@ -115,7 +118,20 @@ pub fn unfinished_text(r: &RunRow) -> String {
     )
 }
 
-/// `jitterlab report [RUN…]`.
+fn table_format(f: ReportFormat) -> tables::Format {
+    match f {
+        ReportFormat::Text => tables::Format::Text,
+        ReportFormat::Md => tables::Format::Md,
+        ReportFormat::Csv => tables::Format::Csv,
+        ReportFormat::Json => tables::Format::Json,
+    }
+}
+
+/// `jitterlab report [RUN…]`: the latest run by default; two runs are
+/// compared cell by cell. A bench prints the seeds' tables; a single
+/// `jitterlab run` prints, in text and JSON, exactly what the run printed
+/// (its summary, or the result `--json` wrote), and its latency table in
+/// Markdown and CSV.
 pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     let store = open_existing(db)?;
     let ids = if a.runs.is_empty() {
@@ -131,38 +147,62 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     } else {
         a.runs.clone()
     };
+    let load = |id: i64| {
+        store
+            .load_run(id)
+            .map_err(|e| anyhow::Error::new(BadInput(e.to_string())))
+    };
+    if ids.len() == 2 {
+        let (ra, rb) = (load(ids[0])?, load(ids[1])?);
+        print!("{}", tables::compare(&ra, &rb, table_format(a.format))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = tables::TableOptions {
+        baseline: a.baseline.clone(),
+        tables: Vec::new(),
+        explain: !a.no_explain,
+    };
     let mut first = true;
     for id in ids {
-        let result = store
-            .load_result(id)
-            .map_err(|e| anyhow::Error::new(BadInput(e.to_string())))?;
+        let run = load(id)?;
         if !first && a.format == ReportFormat::Text {
             println!();
         }
         first = false;
-        match (result, a.format) {
-            (Some(r), ReportFormat::Text) => print!("{}", super::text::summary(&r)),
-            (Some(r), ReportFormat::Json) => println!("{}", serde_json::to_string_pretty(&r)?),
-            (None, fmt) => {
-                let row = store.run_row(id)?.expect("load_result found the run");
-                match fmt {
-                    ReportFormat::Text => print!("{}", unfinished_text(&row)),
-                    ReportFormat::Json => println!(
-                        "{}",
-                        serde_json::to_string_pretty(&serde_json::json!({
-                            "run": row.id,
-                            "name": row.name,
-                            "started_at": row.started_at,
-                            "status": row.status,
-                            "finished": false,
-                            "window_rows": row.windows,
-                            "cycles": row.cycles,
-                            "latency_max_ns": row.latency_max_ns,
-                        }))?
-                    ),
+        let single = run.kind == "run" && run.cells.len() == 1;
+        if single && matches!(a.format, ReportFormat::Text | ReportFormat::Json) {
+            match (&run.cells[0].result, run.cells[0].status) {
+                (Some(r), CellStatus::Completed | CellStatus::Interrupted)
+                    if run.status != "running" =>
+                {
+                    match a.format {
+                        ReportFormat::Text => print!("{}", super::text::summary(r)),
+                        _ => println!("{}", serde_json::to_string_pretty(r)?),
+                    }
+                }
+                _ => {
+                    let row = store.run_row(id)?.expect("load_run found the run");
+                    match a.format {
+                        ReportFormat::Text => print!("{}", unfinished_text(&row)),
+                        _ => println!(
+                            "{}",
+                            serde_json::to_string_pretty(&serde_json::json!({
+                                "run": row.id,
+                                "name": row.name,
+                                "started_at": row.started_at,
+                                "status": row.status,
+                                "finished": false,
+                                "window_rows": row.windows,
+                                "cycles": row.cycles,
+                                "latency_max_ns": row.latency_max_ns,
+                            }))?
+                        ),
+                    }
                 }
             }
+            continue;
         }
+        print!("{}", tables::render(&run, &opts, table_format(a.format))?);
     }
     Ok(ExitCode::SUCCESS)
 }

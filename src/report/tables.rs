@@ -81,7 +81,7 @@
 
 // `jitterlab report` is the only caller; until it renders these tables the
 // binary itself uses nothing here but the tests do.
-#![allow(dead_code)]
+
 
 mod build;
 mod compare;
