@@ -27,7 +27,8 @@ fn test_db() -> &'static Path {
 
 fn jl() -> Command {
     let mut c = Command::cargo_bin("jitterlab").unwrap();
-    c.env("JITTERLAB_DB", test_db().join("tests.db"));
+    c.env("JITTERLAB_DB", test_db().join("tests.db"))
+        .env("JITTERLAB_JOURNAL", test_db().join("journal.json"));
     c
 }
 
@@ -520,6 +521,7 @@ fn sigint_ends_the_run_cleanly_and_marks_it_interrupted() {
         let bin = assert_cmd::cargo::cargo_bin("jitterlab");
         let child = StdCommand::new(bin)
             .env("JITTERLAB_DB", test_db().join("tests.db"))
+            .env("JITTERLAB_JOURNAL", test_db().join("journal.json"))
             .args(["run", "wakeup", "--duration", "60s", "--cpus", "1"])
             .arg("--json")
             .arg(&json)
@@ -816,6 +818,7 @@ fn a_killed_run_is_kept_and_marked_interrupted() {
     let db = dir.path().join("k.db");
     let bin = assert_cmd::cargo::cargo_bin("jitterlab");
     let mut child = StdCommand::new(bin)
+        .env("JITTERLAB_JOURNAL", test_db().join("journal.json"))
         .arg("--db")
         .arg(&db)
         .args([

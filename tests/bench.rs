@@ -1,0 +1,467 @@
+//! `jitterlab bench`, `restore`, `presets` and `report` end to end: spec
+//! errors with their exact messages, the plan, real short benches with real
+//! neighbours, and what is left on the machine afterwards — after success,
+//! after a neighbour failed, after SIGINT, and after `kill -9` followed by
+//! `jitterlab restore`.
+//!
+//! Neighbours are found by a number no other process carries in its command
+//! line (`sleep 86401`, `stress-ng … --cpu-ops 987654321`), so a test can
+//! prove that no process of theirs is left.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serial_test::serial;
+
+/// One scratch directory per test process: database, journal, specs.
+fn scratch() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+fn journal() -> PathBuf {
+    scratch().join("journal.json")
+}
+
+fn jl_with(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_DB", db).env("JITTERLAB_JOURNAL", journal());
+    c
+}
+
+fn spec(name: &str, text: &str) -> PathBuf {
+    let p = scratch().join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn have(tool: &str) -> bool {
+    StdCommand::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Pids of live processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(marker) && !cmd.contains("cargo") {
+                // Zombies have an empty cmdline; a live process matched.
+                v.push(pid);
+            }
+        }
+    }
+    v
+}
+
+fn wait_gone(marker: &str, within: Duration) -> Vec<u32> {
+    let end = Instant::now() + within;
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || Instant::now() > end {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const TWO_BY_TWO: &str = r#"
+name = "lifecycle"
+duration = "1s"
+warmup = "300ms"
+
+[[configuration]]
+name = "baseline"
+policy = "other"
+dma_latency = false
+
+[[configuration]]
+name = "tuned"
+
+[[scenario]]
+name = "idle"
+builtin = "idle"
+
+[[scenario]]
+name = "sleeper"
+[[scenario.neighbour]]
+command = ["sleep", "86401"]
+
+[[probe]]
+kind = "cyclic"
+period = "1ms"
+scan = "100us"
+working_set = "64KiB"
+"#;
+
+#[test]
+fn a_spec_error_names_file_line_and_key_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let p = dir.path().join("bad.toml");
+    std::fs::write(
+        &p,
+        "duration = \"1s\"\n\n[[configuration]]\nname = \"x\"\nprobe_cpus = \"99\"\n\n[[probe]]\nkind = \"cyclic\"\n",
+    )
+    .unwrap();
+    let out = jl_with(&db).arg("bench").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "jitterlab: error: {}:5: configuration[0].probe_cpus: CPU 99 is not online (online CPUs: {})\n",
+            p.display(),
+            online.trim()
+        )
+    );
+    assert!(!db.exists(), "a refused bench creates no database");
+}
+
+#[test]
+fn a_missing_spec_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = jl_with(&dir.path().join("j.db"))
+        .args(["bench", "/nonexistent/spec.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "jitterlab: error: cannot read the spec /nonexistent/spec.toml: No such file or directory (os error 2); give the path of a TOML spec (examples/ has some) or use --preset\n"
+    );
+}
+
+#[test]
+fn an_unknown_preset_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = jl_with(&dir.path().join("j.db"))
+        .args(["bench", "--preset", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "jitterlab: error: there is no preset nope; list them with: jitterlab presets\n"
+    );
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let p = spec("dry.toml", TWO_BY_TWO);
+    let out = jl_with(&db)
+        .args(["bench", "--dry-run"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("4 cells"), "{text}");
+    assert!(text.contains("tuned/sleeper/host/cyclic"), "{text}");
+    assert!(!db.exists(), "--dry-run creates no database");
+    assert!(processes_with("86401").is_empty());
+}
+
+#[test]
+fn presets_are_listed_and_fitted_to_the_machine() {
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .arg("presets")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("codesys"), "{text}");
+    assert!(text.contains("powerlink"), "{text}");
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .args(["presets", "--show", "powerlink"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for cond in ["idle", "cpu", "disk", "usb", "network", "scheduling", "misc"] {
+        assert!(text.contains(&format!("builtin = \"{cond}\"")), "{text}");
+    }
+}
+
+#[test]
+#[serial]
+fn a_bench_stores_every_cell_and_leaves_no_neighbour() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let json = dir.path().join("run.json");
+    let p = spec("lifecycle.toml", TWO_BY_TWO);
+    let out = jl_with(&db)
+        .arg("bench")
+        .arg(&p)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Configurations"), "{stdout}");
+    assert!(stdout.contains("Conditions"), "{stdout}");
+    assert!(wait_gone("86401", Duration::from_secs(2)).is_empty());
+    assert!(!journal().exists(), "the journal is removed after a clean end");
+
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = run["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    let names: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}",
+                c["key"]["configuration"].as_str().unwrap(),
+                c["key"]["scenario"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["baseline/idle", "baseline/sleeper", "tuned/idle", "tuned/sleeper"]
+    );
+    for c in cells {
+        assert_eq!(c["status"], "completed", "{c}");
+        let threads = c["result"]["threads"].as_array().unwrap();
+        let cycles = threads[0]["cycles"].as_u64().unwrap();
+        // 1 s at 1 ms: at most 1000 releases, most of them measured.
+        assert!((500..=1000).contains(&cycles), "cycles {cycles}");
+        assert_eq!(c["context"]["cpus"].as_array().unwrap().len(), 1);
+    }
+    let sleeper = &cells[1]["context"]["neighbours"][0];
+    assert_eq!(sleeper["argv"], serde_json::json!(["sleep", "86401"]));
+    assert_eq!(sleeper["healthy"], true);
+    assert_eq!(sleeper["end"], "stopped");
+    // The scan was calibrated once, before any neighbour, for every cell.
+    let cal = |i: usize| cells[i]["result"]["threads"][0]["calibration"]["iterations"].clone();
+    assert_eq!(cal(0), cal(3));
+
+    let out = jl_with(&db).arg("runs").output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("bench  lifecycle"), "{listing}");
+    assert!(listing.contains("4/4"), "{listing}");
+}
+
+#[test]
+#[serial]
+fn stress_ng_proves_its_noise_with_cpu_time_and_bogo_ops() {
+    if !have("stress-ng") {
+        eprintln!("skipping: stress-ng is not installed (apt-get install stress-ng)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let json = dir.path().join("run.json");
+    let p = spec(
+        "noise.toml",
+        r#"
+duration = "2s"
+warmup = "500ms"
+[[scenario]]
+name = "cpu"
+[[scenario.neighbour]]
+command = ["stress-ng", "--cpu", "1", "--cpu-ops", "987654321", "--metrics-brief"]
+[[probe]]
+kind = "wakeup"
+"#,
+    );
+    let out = jl_with(&db)
+        .arg("bench")
+        .arg(&p)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(wait_gone("987654321", Duration::from_secs(2)).is_empty());
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let n = &run["cells"][0]["context"]["neighbours"][0];
+    let cpu = n["cpu_time_ns"].as_u64().unwrap() as f64;
+    let wall = n["wall_ns"].as_u64().unwrap() as f64;
+    // One worker on one CPU: busy for a large part of the measured 2 s,
+    // never more than the one CPU (plus a tick of rounding).
+    assert!(wall >= 1.9e9, "wall {wall}");
+    assert!(cpu > 0.3 * wall && cpu <= wall + 2e7, "cpu {cpu} wall {wall}");
+    assert!(n["bogo_ops"]["cpu"].as_u64().unwrap() > 0, "{n}");
+}
+
+#[test]
+#[serial]
+fn a_neighbour_that_dies_early_fails_its_cell_with_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let json = dir.path().join("run.json");
+    let p = spec(
+        "dies.toml",
+        r#"
+duration = "1s"
+warmup = "500ms"
+[[scenario]]
+name = "broken"
+[[scenario.neighbour]]
+command = ["ls", "/nonexistent-86402"]
+[[probe]]
+kind = "wakeup"
+"#,
+    );
+    let out = jl_with(&db)
+        .arg("bench")
+        .arg(&p)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cell = &run["cells"][0];
+    assert_eq!(cell["status"], "failed");
+    let failure = cell["context"]["failure"].as_str().unwrap();
+    assert!(
+        failure.starts_with("neighbour ls (ls /nonexistent-86402) exited early with status 2"),
+        "{failure}"
+    );
+    assert!(failure.contains("No such file or directory"), "{failure}");
+    assert!(!journal().exists());
+}
+
+#[test]
+#[serial]
+fn sigint_ends_the_bench_and_leaves_no_neighbour() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let p = spec(
+        "sigint.toml",
+        &TWO_BY_TWO.replace("duration = \"1s\"", "duration = \"30s\""),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
+    let mut child = StdCommand::new(bin)
+        .arg("bench")
+        .arg(&p)
+        .env("JITTERLAB_DB", &db)
+        .env("JITTERLAB_JOURNAL", journal())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the second cell (baseline/sleeper), whose neighbour runs.
+    let end = Instant::now() + Duration::from_secs(20);
+    while processes_with("86401").is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!processes_with("86401").is_empty(), "the sleeper started");
+    std::thread::sleep(Duration::from_millis(500));
+    jitterlab_sys_kill(child.id() as i32, 2);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(wait_gone("86401", Duration::from_secs(2)).is_empty());
+    assert!(!journal().exists());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the bench was interrupted"), "{stderr}");
+}
+
+/// `kill(2)` through the `kill` program (tests have no `unsafe`).
+fn jitterlab_sys_kill(pid: i32, sig: i32) {
+    let ok = StdCommand::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+#[test]
+#[serial]
+fn after_kill_9_the_run_is_kept_and_restore_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let p = spec(
+        "crash.toml",
+        r#"
+duration = "60s"
+warmup = "200ms"
+[[scenario]]
+name = "sleeper"
+[[scenario.neighbour]]
+command = ["sleep", "86403"]
+[[probe]]
+kind = "cyclic"
+period = "1ms"
+scan = "50us"
+working_set = "16KiB"
+"#,
+    );
+    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
+    let mut child = StdCommand::new(&bin)
+        .arg("bench")
+        .arg(&p)
+        .env("JITTERLAB_DB", &db)
+        .env("JITTERLAB_JOURNAL", journal())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    while processes_with("86403").is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Let a few windows be committed, then kill -9 mid-cell.
+    std::thread::sleep(Duration::from_millis(3_500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // The database opens; the run is listed, interrupted, with its windows.
+    let out = jl_with(&db).arg("runs").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let line = listing
+        .lines()
+        .find(|l| l.contains("bench"))
+        .expect("the bench is listed");
+    assert!(line.contains("interrupted"), "{listing}");
+    let windows: u64 = line
+        .split_whitespace()
+        .rev()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(windows >= 2, "every committed window is kept: {listing}");
+
+    // While the journal is unreplayed, run and bench refuse.
+    let out = jl_with(&db)
+        .args(["run", "wakeup", "--duration", "100ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("run `jitterlab restore` first"), "{stderr}");
+
+    // The sleeper may survive kill -9 only through a missed parent-death
+    // signal; restore kills whatever is left of its group either way.
+    let out = jl_with(&db).arg("restore").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(wait_gone("86403", Duration::from_secs(2)).is_empty());
+    assert!(!journal().exists());
+    let out = jl_with(&db).arg("restore").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "nothing to restore\n");
+}
