@@ -1,0 +1,2074 @@
+//! Bench spec files: the TOML that `jitterlab bench SPEC` runs, checked and
+//! expanded into the matrix of cells before anything on the machine changes.
+//!
+//! A spec names the axes of an experiment — configurations (how the machine
+//! and the probe are set up), scenarios (which neighbours make noise),
+//! deployments (where the probe runs) and probes (what is measured) — and
+//! the bench runs every combination, `repetitions` times. This module is the
+//! pure part: it parses the text the caller read, validates every value
+//! against the grammar of [`crate::units`] and the machine's online CPUs, and
+//! answers "what will run, in which order, for how long" ([`Spec::cells`],
+//! [`Spec::planned_ns`], [`Spec::plan_text`]) so `bench --dry-run` can show
+//! the plan and a bad spec is refused before the first setting is written
+//! (DESIGN rule 8).
+//!
+//! # Format
+//!
+//! ```toml
+//! name = "codesys-table10"   # optional; default: the file stem
+//! duration = "10s"           # measured part of each cell (required)
+//! warmup = "2s"              # neighbours run alone before the probe starts; default "2s"; "0" ok
+//! repetitions = 1            # default 1, 1..=1000
+//! deployments = ["host"]     # default ["host"]; only "host" is accepted for now
+//! baseline = "baseline"      # optional; must name a configuration; default the first
+//!
+//! [[configuration]]          # zero or more; none → one configuration "default" with defaults
+//! name = "baseline"          # required, [A-Za-z0-9_-]+, unique
+//! probe_cpus = "1"           # kernel list format; default: the last online CPU
+//! neighbour_cpus = "0"       # default: online CPUs minus probe CPUs (see below)
+//! policy = "fifo"            # fifo | rr | other; default fifo
+//! priority = 95              # fifo/rr only, 1..=99; default 95
+//! nice = 0                   # other only, -20..=19; default 0
+//! dma_latency = true         # hold /dev/cpu_dma_latency at 0; default true
+//!
+//! [[scenario]]               # zero or more; none → one scenario "idle" (builtin idle)
+//! name = "stress"            # required, [A-Za-z0-9_-]+, unique
+//! builtin = "codesys"        # optional: one of the built-in loads the caller knows
+//! cpus = "0"                 # optional: neighbour CPUs, overriding the configuration's
+//! usb_path = "/media/usb"    # optional, only with builtin = "usb"
+//! rps_cpus = "1"             # optional, only with builtin = "network"; default: the probe CPUs
+//! [[scenario.neighbour]]     # zero or more extra commands, started without a shell
+//! name = "my-load"           # optional; default: argv[0]'s file name; unique in the scenario
+//! command = ["stress-ng", "--cpu", "1"]   # non-empty argument vector
+//! cpus = "0"                 # optional; default: the scenario's / configuration's neighbour CPUs
+//!
+//! [[probe]]                  # one or more (required)
+//! kind = "cyclic"            # cyclic | wakeup
+//! name = "cyclic"            # optional, default = kind; unique
+//! period = "1ms"             # cyclic: period; wakeup: interval; default 1ms
+//! scan = "100us"             # cyclic only; default 100us; must be < period
+//! working_set = "256KiB"     # cyclic only; default 256KiB
+//! threshold = "100us"        # optional, for % over threshold
+//! window = "1s"              # default 1s
+//! outliers = 10              # default 10, 0..=10000
+//! max_latency = "200us"      # optional limits: a cell above any → bench exits 1
+//! max_jitter = "100us"
+//! max_exec = "1ms"           # cyclic only
+//! ```
+//!
+//! Times go through [`parse_duration`], sizes through [`parse_size`], CPU
+//! lists through [`CpuList::parse`]; every CPU named must be online.
+//!
+//! # CPU roles
+//!
+//! Only the probe CPUs need to be exclusive, and they are: a cell runs one
+//! probe. Neighbours never land on a probe CPU by default — the default
+//! neighbour CPUs are the online CPUs minus the probe CPUs — except on a
+//! machine where that leaves nothing (one CPU), where they share the probe
+//! CPUs and the plan carries a warning. A spec may put neighbours on probe
+//! CPUs on purpose (`neighbour_cpus`, a scenario's `cpus` or a neighbour's
+//! `cpus` naming a probe CPU: some documented loads deliberately hit the
+//! measured core); that is a warning in the plan, not an error.
+//!
+//! # Errors
+//!
+//! Every error is one line, `FILE:LINE: KEY: MESSAGE`, where KEY is the
+//! dotted TOML path with 0-based array indexes
+//! (`bench.toml:7: configuration[1].probe_cpus: CPU 9 is not online (online
+//! CPUs: 0-1)`). Lines come from the spans the TOML parser records: the
+//! value's own line for a bad value, the table header's for a key missing
+//! from a table, line 1 for a key missing from the top level. Syntax errors
+//! have no key (`FILE:LINE: MESSAGE`). Only the first error is reported.
+//!
+//! # Run order
+//!
+//! [`Spec::cells`] nests repetition (outermost), configuration, scenario,
+//! deployment, probe (innermost): repetitions outermost so slow drift of the
+//! machine (temperature, background jobs) spreads over every cell alike
+//! instead of biasing the cells measured last.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::cell::CellKey;
+use crate::result::ProbeKind;
+use crate::units::{format_duration_exact, parse_duration, parse_size, CpuList};
+
+/// What a spec is checked against: facts about the machine and the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct SpecContext<'a> {
+    /// The machine's online CPUs; every CPU a spec names must be one.
+    pub online: &'a CpuList,
+    /// The names of the built-in scenarios the caller can run (`idle`,
+    /// `cpu`, `codesys` …); `builtin = NAME` must be one of them.
+    pub builtins: &'a [&'a str],
+}
+
+/// A refused spec: where and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The file name as the caller gave it.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// Dotted TOML path with 0-based indexes (`configuration[1].probe_cpus`),
+    /// empty when the error is not about one key (a syntax error).
+    pub key: String,
+    /// What is wrong and what would be right.
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}: {}: {}",
+                self.file, self.line, self.key, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// A checked spec with every default filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec {
+    /// The spec's name (the file stem unless given).
+    pub name: String,
+    /// Measured part of each cell, ns.
+    pub duration_ns: u64,
+    /// Neighbours-only time before the probe starts, ns.
+    pub warmup_ns: u64,
+    /// How many times the whole matrix runs.
+    pub repetitions: u32,
+    /// Where the probe runs (`host`).
+    pub deployments: Vec<String>,
+    /// The configuration relative figures are computed against.
+    pub baseline: String,
+    /// Configurations in spec order.
+    pub configurations: Vec<Configuration>,
+    /// Scenarios in spec order.
+    pub scenarios: Vec<Scenario>,
+    /// Probes in spec order.
+    pub probes: Vec<ProbeSpec>,
+    /// Things the plan should say out loud (neighbours sharing probe CPUs).
+    pub warnings: Vec<String>,
+}
+
+/// Scheduling policy of the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// SCHED_FIFO.
+    Fifo,
+    /// SCHED_RR.
+    Rr,
+    /// SCHED_OTHER.
+    Other,
+}
+
+impl Policy {
+    /// The name in spec files: `fifo`, `rr`, `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Other => "other",
+        }
+    }
+}
+
+/// One configuration: how the probe is placed and scheduled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Configuration {
+    /// Name, `[A-Za-z0-9_-]+`.
+    pub name: String,
+    /// CPUs the probe runs on.
+    pub probe_cpus: Vec<usize>,
+    /// CPUs neighbours run on unless a scenario says otherwise.
+    pub neighbour_cpus: Vec<usize>,
+    /// Probe scheduling policy.
+    pub policy: Policy,
+    /// Real-time priority (fifo/rr), `None` for other.
+    pub priority: Option<i32>,
+    /// Nice value (other), `None` for fifo/rr.
+    pub nice: Option<i32>,
+    /// Whether `/dev/cpu_dma_latency` is held at 0.
+    pub dma_latency: bool,
+}
+
+/// One scenario: the neighbours that run beside the probe.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Name, `[A-Za-z0-9_-]+`.
+    pub name: String,
+    /// A built-in load by name.
+    pub builtin: Option<String>,
+    /// Neighbour CPUs for this scenario, overriding the configuration's.
+    pub cpus: Option<Vec<usize>>,
+    /// Where the `usb` builtin writes.
+    pub usb_path: Option<String>,
+    /// Where the `network` builtin steers receive processing (RPS); `None`
+    /// means the probe CPUs.
+    pub rps_cpus: Option<Vec<usize>>,
+    /// Extra commands.
+    pub neighbours: Vec<CommandSpec>,
+}
+
+/// A neighbour given as a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSpec {
+    /// Name within the scenario.
+    pub name: String,
+    /// Argument vector, started without a shell.
+    pub argv: Vec<String>,
+    /// CPUs to pin it to; `None` means the scenario's / configuration's.
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// One probe and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeSpec {
+    /// Name, unique in the spec.
+    pub name: String,
+    /// Which probe.
+    pub kind: ProbeKind,
+    /// Period (cyclic) or interval (wakeup), ns.
+    pub period_ns: u64,
+    /// Scan (busy work per cycle), ns; 0 for wakeup.
+    pub scan_ns: u64,
+    /// Working set the scan touches, bytes; 0 for wakeup.
+    pub working_set_bytes: u64,
+    /// Threshold for "% over threshold", ns.
+    pub threshold_ns: Option<u64>,
+    /// Window length, ns.
+    pub window_ns: u64,
+    /// How many worst samples to keep.
+    pub outliers: usize,
+    /// Limit on the maximum latency, ns.
+    pub max_latency_ns: Option<u64>,
+    /// Limit on the maximum absolute jitter, ns.
+    pub max_jitter_ns: Option<u64>,
+    /// Limit on the maximum execution time, ns (cyclic only).
+    pub max_exec_ns: Option<u64>,
+}
+
+/// One cell of the matrix, in run order: repetition (outermost),
+/// configuration, scenario, deployment, probe (innermost) — repetitions
+/// outermost so slow drift of the machine spreads over every cell alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellPlan {
+    /// The cell's names and repetition.
+    pub key: CellKey,
+    /// Index into [`Spec::configurations`].
+    pub configuration: usize,
+    /// Index into [`Spec::scenarios`].
+    pub scenario: usize,
+    /// Index into [`Spec::probes`].
+    pub probe: usize,
+}
+
+impl Spec {
+    /// Every cell in run order.
+    pub fn cells(&self) -> Vec<CellPlan> {
+        let mut cells = Vec::new();
+        for repetition in 0..self.repetitions {
+            for (ci, c) in self.configurations.iter().enumerate() {
+                for (si, s) in self.scenarios.iter().enumerate() {
+                    for d in &self.deployments {
+                        for (pi, p) in self.probes.iter().enumerate() {
+                            cells.push(CellPlan {
+                                key: CellKey {
+                                    configuration: c.name.clone(),
+                                    scenario: s.name.clone(),
+                                    deployment: d.clone(),
+                                    probe: p.name.clone(),
+                                    repetition,
+                                },
+                                configuration: ci,
+                                scenario: si,
+                                probe: pi,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    /// Number of cells, without building them.
+    fn cell_count(&self) -> u64 {
+        u64::from(self.repetitions)
+            * self.configurations.len() as u64
+            * self.scenarios.len() as u64
+            * self.deployments.len() as u64
+            * self.probes.len() as u64
+    }
+
+    /// Planned wall time: for every cell setup_ns + warmup + duration, plus
+    /// `once_ns` (the idle calibration before the first cell).
+    pub fn planned_ns(&self, setup_ns: u64, once_ns: u64) -> u64 {
+        let per_cell = setup_ns
+            .saturating_add(self.warmup_ns)
+            .saturating_add(self.duration_ns);
+        self.cell_count()
+            .saturating_mul(per_cell)
+            .saturating_add(once_ns)
+    }
+
+    /// Human-readable plan: a header (name, cells, total time incl.
+    /// warm-ups and set-up, per-cell time), one line per cell
+    /// `  3/14  tuned/cpu/host/cyclic  rep 1  (warm-up 2s + 10s)`
+    /// (repetitions counted from 1 here), then the warnings.
+    pub fn plan_text(&self, setup_ns: u64, once_ns: u64) -> String {
+        let cells = self.cells();
+        let n = cells.len();
+        let per_cell = setup_ns
+            .saturating_add(self.warmup_ns)
+            .saturating_add(self.duration_ns);
+        let mut out = String::new();
+        out.push_str(&format!("plan: {}\n", self.name));
+        out.push_str(&format!(
+            "  {} ({} × {} × {} × {} × {})\n",
+            count(n, "cell"),
+            count(self.repetitions as usize, "repetition"),
+            count(self.configurations.len(), "configuration"),
+            count(self.scenarios.len(), "scenario"),
+            count(self.deployments.len(), "deployment"),
+            count(self.probes.len(), "probe"),
+        ));
+        out.push_str(&format!(
+            "  each cell: set-up {} + warm-up {} + {} measured = {}\n",
+            short(setup_ns),
+            short(self.warmup_ns),
+            short(self.duration_ns),
+            wall(per_cell)
+        ));
+        if once_ns > 0 {
+            out.push_str(&format!("  once: idle calibration {}\n", short(once_ns)));
+        }
+        out.push_str(&format!(
+            "  total: {}\n",
+            wall(self.planned_ns(setup_ns, once_ns))
+        ));
+        let index_width = format!("{n}/{n}").len();
+        let name_width = cells.iter().map(|c| c.key.name().len()).max().unwrap_or(0);
+        for (i, c) in cells.iter().enumerate() {
+            out.push_str(&format!(
+                "  {:<iw$}  {:<nw$}  rep {}  (warm-up {} + {})\n",
+                format!("{}/{n}", i + 1),
+                c.key.name(),
+                c.key.repetition + 1,
+                short(self.warmup_ns),
+                short(self.duration_ns),
+                iw = index_width,
+                nw = name_width,
+            ));
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out
+    }
+}
+
+/// `1 cell`, `3 cells`.
+fn count(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// A duration as a user would type it, with `0s` for zero.
+fn short(ns: u64) -> String {
+    if ns == 0 {
+        "0s".into()
+    } else {
+        format_duration_exact(ns)
+    }
+}
+
+/// A wall-clock total, rounded up to the second: `45s`, `3m 07s`,
+/// `2h 05m 00s` (sub-second totals as typed: `500ms`).
+fn wall(ns: u64) -> String {
+    if ns < 1_000_000_000 {
+        return short(ns);
+    }
+    let s = ns.div_ceil(1_000_000_000);
+    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
+    if h > 0 {
+        format!("{h}h {m:02}m {s:02}s")
+    } else if m > 0 {
+        format!("{m}m {s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The file as written: every value keeps its span for error lines.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    name: Option<Spanned<String>>,
+    duration: Option<Spanned<String>>,
+    warmup: Option<Spanned<String>>,
+    repetitions: Option<Spanned<i64>>,
+    deployments: Option<Spanned<Vec<Spanned<String>>>>,
+    baseline: Option<Spanned<String>>,
+    #[serde(default)]
+    configuration: Vec<Spanned<RawConfiguration>>,
+    #[serde(default)]
+    scenario: Vec<Spanned<RawScenario>>,
+    #[serde(default)]
+    probe: Vec<Spanned<RawProbe>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfiguration {
+    name: Option<Spanned<String>>,
+    probe_cpus: Option<Spanned<String>>,
+    neighbour_cpus: Option<Spanned<String>>,
+    policy: Option<Spanned<String>>,
+    priority: Option<Spanned<i64>>,
+    nice: Option<Spanned<i64>>,
+    dma_latency: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Option<Spanned<String>>,
+    builtin: Option<Spanned<String>>,
+    cpus: Option<Spanned<String>>,
+    usb_path: Option<Spanned<String>>,
+    rps_cpus: Option<Spanned<String>>,
+    #[serde(default)]
+    neighbour: Vec<Spanned<RawNeighbour>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNeighbour {
+    name: Option<Spanned<String>>,
+    command: Option<Spanned<Vec<Spanned<String>>>>,
+    cpus: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProbe {
+    kind: Option<Spanned<String>>,
+    name: Option<Spanned<String>>,
+    period: Option<Spanned<String>>,
+    scan: Option<Spanned<String>>,
+    working_set: Option<Spanned<String>>,
+    threshold: Option<Spanned<String>>,
+    window: Option<Spanned<String>>,
+    outliers: Option<Spanned<i64>>,
+    max_latency: Option<Spanned<String>>,
+    max_jitter: Option<Spanned<String>>,
+    max_exec: Option<Spanned<String>>,
+}
+
+// ---------------------------------------------------------------------------
+// Checking.
+
+/// Where errors point: the file name and the text the spans index.
+struct Checker<'a> {
+    file: &'a str,
+    text: &'a str,
+    ctx: &'a SpecContext<'a>,
+    warnings: Vec<String>,
+}
+
+type Check<T> = Result<T, SpecError>;
+
+impl<'a> Checker<'a> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn err(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> SpecError {
+        SpecError {
+            file: self.file.to_string(),
+            line: self.line(span.start),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn duration(&self, v: &Spanned<String>, key: &str) -> Check<u64> {
+        parse_duration(v.get_ref()).map_err(|e| self.err(v.span(), key, e.to_string()))
+    }
+
+    fn positive_duration(&self, v: &Spanned<String>, key: &str, what: &str) -> Check<u64> {
+        let ns = self.duration(v, key)?;
+        if ns == 0 {
+            return Err(self.err(v.span(), key, format!("{what} must be longer than 0")));
+        }
+        Ok(ns)
+    }
+
+    fn opt_duration(&self, v: &Option<Spanned<String>>, key: &str) -> Check<Option<u64>> {
+        v.as_ref().map(|v| self.duration(v, key)).transpose()
+    }
+
+    /// A CPU list whose CPUs are all online; `None` when it is empty.
+    fn cpus(&self, v: &Spanned<String>, key: &str) -> Check<Option<Vec<usize>>> {
+        let list =
+            CpuList::parse(v.get_ref()).map_err(|e| self.err(v.span(), key, e.to_string()))?;
+        let offline: CpuList = list
+            .iter()
+            .filter(|&c| !self.ctx.online.contains(c))
+            .collect();
+        if !offline.is_empty() {
+            let msg = if offline.len() == 1 {
+                format!("CPU {offline} is not online")
+            } else {
+                format!("CPUs {offline} are not online")
+            };
+            return Err(self.err(
+                v.span(),
+                key,
+                format!("{msg} (online CPUs: {})", self.ctx.online),
+            ));
+        }
+        Ok((!list.is_empty()).then(|| list.iter().collect()))
+    }
+
+    /// A CPU list that must name at least one CPU.
+    fn nonempty_cpus(&self, v: &Spanned<String>, key: &str, what: &str) -> Check<Vec<usize>> {
+        self.cpus(v, key)?.ok_or_else(|| {
+            self.err(
+                v.span(),
+                key,
+                format!(
+                    "{what} CPU list is empty; name at least one online CPU (online CPUs: {})",
+                    self.ctx.online
+                ),
+            )
+        })
+    }
+
+    fn name(&self, v: &Spanned<String>, key: &str) -> Check<String> {
+        let s = v.get_ref();
+        if s.is_empty() {
+            return Err(self.err(
+                v.span(),
+                key,
+                "name is empty; use ASCII letters, digits, _ and -",
+            ));
+        }
+        if !s
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(self.err(
+                v.span(),
+                key,
+                format!(
+                    "name {s:?} may use only ASCII letters, digits, _ and - (it becomes part of cell names like tuned/cpu/host/cyclic)"
+                ),
+            ));
+        }
+        Ok(s.clone())
+    }
+
+    fn int(&self, v: &Spanned<i64>, key: &str, lo: i64, hi: i64) -> Check<i64> {
+        let n = *v.get_ref();
+        if n < lo || n > hi {
+            return Err(self.err(v.span(), key, format!("{n} is out of range {lo}..={hi}")));
+        }
+        Ok(n)
+    }
+
+    /// Warns when `cpus`, given explicitly as `who: key = "…"`, put
+    /// neighbours on probe CPUs of any configuration.
+    fn warn_overlap(&mut self, who: &str, cpus: &[usize], configurations: &[Configuration]) {
+        let given: CpuList = cpus.iter().copied().collect();
+        for c in configurations {
+            let shared: CpuList = c
+                .probe_cpus
+                .iter()
+                .copied()
+                .filter(|&p| given.contains(p))
+                .collect();
+            if !shared.is_empty() {
+                self.warnings.push(format!(
+                    "{who} = \"{given}\" puts neighbours on probe {} of configuration {}; they compete with the probe directly",
+                    cpu_words(&shared),
+                    c.name
+                ));
+            }
+        }
+    }
+}
+
+/// `CPU 1` or `CPUs 0-1`.
+fn cpu_words(list: &CpuList) -> String {
+    if list.len() == 1 {
+        format!("CPU {list}")
+    } else {
+        format!("CPUs {list}")
+    }
+}
+
+/// Parses and checks a spec. `file` names the file in errors (and gives the
+/// default name, its stem); the caller reads the text.
+pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecError> {
+    let mut ck = Checker {
+        file,
+        text,
+        ctx,
+        warnings: Vec::new(),
+    };
+    let raw: RawSpec = toml::from_str(text).map_err(|e| serde_error(&ck, &e))?;
+    let top = 0..0;
+
+    let name = match &raw.name {
+        Some(v) if v.get_ref().trim().is_empty() => {
+            return Err(ck.err(
+                v.span(),
+                "name",
+                "name is empty; leave the key out to use the file name",
+            ))
+        }
+        Some(v) => v.get_ref().clone(),
+        None => file_stem(file),
+    };
+    let duration_ns = match &raw.duration {
+        Some(v) => ck.positive_duration(v, "duration", "duration")?,
+        None => {
+            return Err(ck.err(
+                top,
+                "duration",
+                "missing; give the measured time of each cell, e.g. duration = \"10s\"",
+            ))
+        }
+    };
+    let warmup_ns = match &raw.warmup {
+        Some(v) => ck.duration(v, "warmup")?,
+        None => 2_000_000_000,
+    };
+    let repetitions = match &raw.repetitions {
+        Some(v) => ck.int(v, "repetitions", 1, 1000)? as u32,
+        None => 1,
+    };
+    let deployments = deployments(&ck, &raw.deployments)?;
+
+    let configurations = configurations(&mut ck, &raw.configuration)?;
+    let scenarios = scenarios(&mut ck, &raw.scenario, &configurations)?;
+    let probes = probes(&ck, &raw.probe)?;
+
+    let baseline = match &raw.baseline {
+        Some(v) => {
+            if !configurations.iter().any(|c| &c.name == v.get_ref()) {
+                let names: Vec<&str> = configurations.iter().map(|c| c.name.as_str()).collect();
+                return Err(ck.err(
+                    v.span(),
+                    "baseline",
+                    format!(
+                        "{:?} names no configuration (configurations: {})",
+                        v.get_ref(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+            v.get_ref().clone()
+        }
+        None => configurations[0].name.clone(),
+    };
+
+    Ok(Spec {
+        name,
+        duration_ns,
+        warmup_ns,
+        repetitions,
+        deployments,
+        baseline,
+        configurations,
+        scenarios,
+        probes,
+        warnings: ck.warnings,
+    })
+}
+
+/// The file name without directory and extension (`bench` for
+/// `specs/bench.toml`).
+fn file_stem(file: &str) -> String {
+    std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("bench")
+        .to_string()
+}
+
+fn deployments(ck: &Checker, raw: &Option<Spanned<Vec<Spanned<String>>>>) -> Check<Vec<String>> {
+    let Some(list) = raw else {
+        return Ok(vec!["host".to_string()]);
+    };
+    if list.get_ref().is_empty() {
+        return Err(ck.err(
+            list.span(),
+            "deployments",
+            "no deployment listed; give deployments = [\"host\"] or leave the key out",
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (i, d) in list.get_ref().iter().enumerate() {
+        let key = format!("deployments[{i}]");
+        match d.get_ref().as_str() {
+            "host" => {}
+            "container" => {
+                return Err(ck.err(
+                    d.span(),
+                    &key,
+                    "deployment container is not supported yet; use host",
+                ))
+            }
+            other => {
+                return Err(ck.err(
+                    d.span(),
+                    &key,
+                    format!("unknown deployment {other:?}; use host"),
+                ))
+            }
+        }
+        if out.contains(d.get_ref()) {
+            return Err(ck.err(
+                d.span(),
+                &key,
+                format!("deployment {} is listed twice", d.get_ref()),
+            ));
+        }
+        out.push(d.get_ref().clone());
+    }
+    Ok(out)
+}
+
+fn configurations(
+    ck: &mut Checker,
+    raw: &[Spanned<RawConfiguration>],
+) -> Check<Vec<Configuration>> {
+    let online: Vec<usize> = ck.ctx.online.iter().collect();
+    let Some(&last) = online.last() else {
+        return Err(ck.err(0..0, "", "no online CPU is known; cannot place the probe"));
+    };
+    if raw.is_empty() {
+        let probe_cpus = vec![last];
+        let mut neighbour_cpus: Vec<usize> =
+            online.iter().copied().filter(|&c| c != last).collect();
+        if neighbour_cpus.is_empty() {
+            neighbour_cpus = probe_cpus.clone();
+            ck.warnings.push(alone_warning("default", &probe_cpus));
+        }
+        return Ok(vec![Configuration {
+            name: "default".into(),
+            probe_cpus,
+            neighbour_cpus,
+            policy: Policy::Fifo,
+            priority: Some(95),
+            nice: None,
+            dma_latency: true,
+        }]);
+    }
+    let mut out: Vec<Configuration> = Vec::new();
+    for (i, t) in raw.iter().enumerate() {
+        let p = format!("configuration[{i}]");
+        let k = |key: &str| format!("{p}.{key}");
+        let c = t.get_ref();
+        let name = match &c.name {
+            Some(v) => ck.name(v, &k("name"))?,
+            None => {
+                return Err(ck.err(
+                    t.span(),
+                    &k("name"),
+                    "missing; every configuration needs a name, e.g. name = \"tuned\"",
+                ))
+            }
+        };
+        if let Some(j) = out.iter().position(|o| o.name == name) {
+            let v = c.name.as_ref().expect("checked above");
+            return Err(ck.err(
+                v.span(),
+                &k("name"),
+                format!("name {name:?} is already used by configuration[{j}]; give each configuration its own name"),
+            ));
+        }
+        let probe_cpus = match &c.probe_cpus {
+            Some(v) => ck.nonempty_cpus(v, &k("probe_cpus"), "probe")?,
+            None => vec![last],
+        };
+        let neighbour_cpus = match &c.neighbour_cpus {
+            Some(v) => {
+                let cpus = ck.nonempty_cpus(v, &k("neighbour_cpus"), "neighbour")?;
+                let given: CpuList = cpus.iter().copied().collect();
+                let shared: CpuList = probe_cpus
+                    .iter()
+                    .copied()
+                    .filter(|&p| given.contains(p))
+                    .collect();
+                if !shared.is_empty() {
+                    ck.warnings.push(format!(
+                        "configuration {name}: neighbour_cpus = \"{given}\" puts neighbours on probe {}; they compete with the probe directly",
+                        cpu_words(&shared)
+                    ));
+                }
+                cpus
+            }
+            None => {
+                let rest: Vec<usize> = online
+                    .iter()
+                    .copied()
+                    .filter(|c| !probe_cpus.contains(c))
+                    .collect();
+                if rest.is_empty() {
+                    ck.warnings.push(alone_warning(&name, &probe_cpus));
+                    probe_cpus.clone()
+                } else {
+                    rest
+                }
+            }
+        };
+        let policy = match &c.policy {
+            None => Policy::Fifo,
+            Some(v) => match v.get_ref().as_str() {
+                "fifo" => Policy::Fifo,
+                "rr" => Policy::Rr,
+                "other" => Policy::Other,
+                other => {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("policy"),
+                        format!("unknown policy {other:?}; use fifo, rr or other"),
+                    ))
+                }
+            },
+        };
+        let (priority, nice) = if policy == Policy::Other {
+            if let Some(v) = &c.priority {
+                return Err(ck.err(
+                    v.span(),
+                    &k("priority"),
+                    "priority applies only to policy fifo or rr; give nice for policy other",
+                ));
+            }
+            let nice = match &c.nice {
+                Some(v) => ck.int(v, &k("nice"), -20, 19)? as i32,
+                None => 0,
+            };
+            (None, Some(nice))
+        } else {
+            if let Some(v) = &c.nice {
+                return Err(ck.err(
+                    v.span(),
+                    &k("nice"),
+                    format!(
+                        "nice applies only to policy other; give priority for policy {}",
+                        policy.name()
+                    ),
+                ));
+            }
+            let priority = match &c.priority {
+                Some(v) => ck.int(v, &k("priority"), 1, 99)? as i32,
+                None => 95,
+            };
+            (Some(priority), None)
+        };
+        let dma_latency = c.dma_latency.as_ref().is_none_or(|v| *v.get_ref());
+        out.push(Configuration {
+            name,
+            probe_cpus,
+            neighbour_cpus,
+            policy,
+            priority,
+            nice,
+            dma_latency,
+        });
+    }
+    Ok(out)
+}
+
+/// The warning for a configuration whose probe CPUs leave no CPU for
+/// neighbours.
+fn alone_warning(name: &str, probe_cpus: &[usize]) -> String {
+    let list: CpuList = probe_cpus.iter().copied().collect();
+    format!(
+        "configuration {name}: no online CPU is left besides probe {}, so neighbours share it; the figures show direct contention, not isolation",
+        cpu_words(&list)
+    )
+}
+
+fn scenarios(
+    ck: &mut Checker,
+    raw: &[Spanned<RawScenario>],
+    configurations: &[Configuration],
+) -> Check<Vec<Scenario>> {
+    if raw.is_empty() {
+        return Ok(vec![Scenario {
+            name: "idle".into(),
+            builtin: Some("idle".into()),
+            cpus: None,
+            usb_path: None,
+            rps_cpus: None,
+            neighbours: Vec::new(),
+        }]);
+    }
+    let mut out: Vec<Scenario> = Vec::new();
+    for (i, t) in raw.iter().enumerate() {
+        let p = format!("scenario[{i}]");
+        let k = |key: &str| format!("{p}.{key}");
+        let s = t.get_ref();
+        let name = match &s.name {
+            Some(v) => ck.name(v, &k("name"))?,
+            None => {
+                return Err(ck.err(
+                    t.span(),
+                    &k("name"),
+                    "missing; every scenario needs a name, e.g. name = \"cpu\"",
+                ))
+            }
+        };
+        if let Some(j) = out.iter().position(|o| o.name == name) {
+            let v = s.name.as_ref().expect("checked above");
+            return Err(ck.err(
+                v.span(),
+                &k("name"),
+                format!(
+                    "name {name:?} is already used by scenario[{j}]; give each scenario its own name"
+                ),
+            ));
+        }
+        let builtin = match &s.builtin {
+            Some(v) => {
+                if !ck.ctx.builtins.contains(&v.get_ref().as_str()) {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("builtin"),
+                        format!(
+                            "unknown builtin {:?}; use one of {}",
+                            v.get_ref(),
+                            ck.ctx.builtins.join(", ")
+                        ),
+                    ));
+                }
+                Some(v.get_ref().clone())
+            }
+            None => None,
+        };
+        let cpus = match &s.cpus {
+            Some(v) => {
+                let cpus = ck.nonempty_cpus(v, &k("cpus"), "neighbour")?;
+                ck.warn_overlap(&format!("scenario {name}: cpus"), &cpus, configurations);
+                Some(cpus)
+            }
+            None => None,
+        };
+        let usb_path = match &s.usb_path {
+            Some(v) => {
+                if builtin.as_deref() != Some("usb") {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("usb_path"),
+                        "usb_path applies only to builtin = \"usb\"; remove it or set builtin = \"usb\"",
+                    ));
+                }
+                if v.get_ref().is_empty() {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("usb_path"),
+                        "usb_path is empty; give a directory on the USB drive, e.g. \"/media/usb\"",
+                    ));
+                }
+                Some(v.get_ref().clone())
+            }
+            None => None,
+        };
+        let rps_cpus = match &s.rps_cpus {
+            Some(v) => {
+                if builtin.as_deref() != Some("network") {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("rps_cpus"),
+                        "rps_cpus applies only to builtin = \"network\"; remove it or set builtin = \"network\"",
+                    ));
+                }
+                Some(ck.nonempty_cpus(v, &k("rps_cpus"), "RPS")?)
+            }
+            None => None,
+        };
+        let mut neighbours: Vec<CommandSpec> = Vec::new();
+        for (j, nt) in s.neighbour.iter().enumerate() {
+            let np = format!("{p}.neighbour[{j}]");
+            let nk = |key: &str| format!("{np}.{key}");
+            let n = nt.get_ref();
+            let argv: Vec<String> = match &n.command {
+                Some(v) if v.get_ref().is_empty() => {
+                    return Err(ck.err(
+                        v.span(),
+                        &nk("command"),
+                        "command is empty; give the program and its arguments, e.g. [\"stress-ng\", \"--cpu\", \"1\"]",
+                    ))
+                }
+                Some(v) => {
+                    let first = &v.get_ref()[0];
+                    if first.get_ref().is_empty() {
+                        return Err(ck.err(
+                            first.span(),
+                            &format!("{np}.command[0]"),
+                            "the program name is empty; give the program to start, e.g. \"stress-ng\"",
+                        ));
+                    }
+                    v.get_ref().iter().map(|a| a.get_ref().clone()).collect()
+                }
+                None => {
+                    return Err(ck.err(
+                        nt.span(),
+                        &nk("command"),
+                        "missing; give the argument vector, e.g. command = [\"stress-ng\", \"--cpu\", \"1\"]",
+                    ))
+                }
+            };
+            let (nname, nspan) = match &n.name {
+                Some(v) => (ck.name(v, &nk("name"))?, v.span()),
+                None => (
+                    argv[0].rsplit('/').next().unwrap_or(&argv[0]).to_string(),
+                    nt.span(),
+                ),
+            };
+            if let Some(o) = neighbours.iter().position(|o| o.name == nname) {
+                return Err(ck.err(
+                    nspan,
+                    &nk("name"),
+                    format!(
+                        "name {nname:?} is already used by {p}.neighbour[{o}]; give each neighbour its own name"
+                    ),
+                ));
+            }
+            let ncpus = match &n.cpus {
+                Some(v) => {
+                    let cpus = ck.nonempty_cpus(v, &nk("cpus"), "neighbour")?;
+                    ck.warn_overlap(
+                        &format!("scenario {name}, neighbour {nname}: cpus"),
+                        &cpus,
+                        configurations,
+                    );
+                    Some(cpus)
+                }
+                None => None,
+            };
+            neighbours.push(CommandSpec {
+                name: nname,
+                argv,
+                cpus: ncpus,
+            });
+        }
+        if builtin.is_none() && neighbours.is_empty() {
+            return Err(ck.err(
+                t.span(),
+                &p,
+                format!("scenario {name} has no load: give builtin = \"idle\" for none, or a [[scenario.neighbour]]"),
+            ));
+        }
+        out.push(Scenario {
+            name,
+            builtin,
+            cpus,
+            usb_path,
+            rps_cpus,
+            neighbours,
+        });
+    }
+    Ok(out)
+}
+
+fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
+    if raw.is_empty() {
+        return Err(ck.err(
+            0..0,
+            "probe",
+            "no probe; add a [[probe]] table, e.g. kind = \"cyclic\"",
+        ));
+    }
+    let mut out: Vec<ProbeSpec> = Vec::new();
+    for (i, t) in raw.iter().enumerate() {
+        let p = format!("probe[{i}]");
+        let k = |key: &str| format!("{p}.{key}");
+        let r = t.get_ref();
+        let kind = match &r.kind {
+            None => {
+                return Err(ck.err(
+                    t.span(),
+                    &k("kind"),
+                    "missing; give kind = \"cyclic\" or kind = \"wakeup\"",
+                ))
+            }
+            Some(v) => match v.get_ref().as_str() {
+                "cyclic" => ProbeKind::Cyclic,
+                "wakeup" => ProbeKind::Wakeup,
+                other => {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("kind"),
+                        format!("unknown probe kind {other:?}; use cyclic or wakeup"),
+                    ))
+                }
+            },
+        };
+        let name = match &r.name {
+            Some(v) => ck.name(v, &k("name"))?,
+            None => kind.name().to_string(),
+        };
+        if let Some(j) = out.iter().position(|o| o.name == name) {
+            let span = r.name.as_ref().map_or(t.span(), |v| v.span());
+            return Err(ck.err(
+                span,
+                &k("name"),
+                format!(
+                    "name {name:?} is already used by probe[{j}]; give each probe its own name"
+                ),
+            ));
+        }
+        let period_ns = match &r.period {
+            Some(v) => ck.positive_duration(v, &k("period"), "period")?,
+            None => 1_000_000,
+        };
+        let cyclic = kind == ProbeKind::Cyclic;
+        let cyclic_only = |v: &Option<Spanned<String>>, key: &str| -> Check<()> {
+            match v {
+                Some(v) if !cyclic => Err(ck.err(
+                    v.span(),
+                    &k(key),
+                    format!(
+                        "{key} applies only to kind = \"cyclic\"; remove it from this wakeup probe"
+                    ),
+                )),
+                _ => Ok(()),
+            }
+        };
+        cyclic_only(&r.scan, "scan")?;
+        cyclic_only(&r.working_set, "working_set")?;
+        cyclic_only(&r.max_exec, "max_exec")?;
+        let (scan_ns, working_set_bytes) = if cyclic {
+            let scan_ns = match &r.scan {
+                Some(v) => ck.duration(v, &k("scan"))?,
+                None => 100_000,
+            };
+            if scan_ns >= period_ns {
+                let span = r
+                    .scan
+                    .as_ref()
+                    .or(r.period.as_ref())
+                    .map_or(t.span(), |v| v.span());
+                return Err(ck.err(
+                    span,
+                    &k("scan"),
+                    format!(
+                        "scan {} must be shorter than the period {}",
+                        short(scan_ns),
+                        short(period_ns)
+                    ),
+                ));
+            }
+            let ws = match &r.working_set {
+                Some(v) => parse_size(v.get_ref())
+                    .map_err(|e| ck.err(v.span(), &k("working_set"), e.to_string()))?,
+                None => 256 << 10,
+            };
+            (scan_ns, ws)
+        } else {
+            (0, 0)
+        };
+        let threshold_ns = match &r.threshold {
+            Some(v) => Some(ck.positive_duration(v, &k("threshold"), "threshold")?),
+            None => None,
+        };
+        let window_ns = match &r.window {
+            Some(v) => ck.positive_duration(v, &k("window"), "window")?,
+            None => 1_000_000_000,
+        };
+        let outliers = match &r.outliers {
+            Some(v) => ck.int(v, &k("outliers"), 0, 10_000)? as usize,
+            None => 10,
+        };
+        out.push(ProbeSpec {
+            name,
+            kind,
+            period_ns,
+            scan_ns,
+            working_set_bytes,
+            threshold_ns,
+            window_ns,
+            outliers,
+            max_latency_ns: ck.opt_duration(&r.max_latency, &k("max_latency"))?,
+            max_jitter_ns: ck.opt_duration(&r.max_jitter, &k("max_jitter"))?,
+            max_exec_ns: ck.opt_duration(&r.max_exec, &k("max_exec"))?,
+        });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// Errors from the TOML parser and serde: find the key from the span.
+
+/// Turns a parser or serde error into `FILE:LINE: KEY: MESSAGE`, finding
+/// the key whose name or value the error's span points at.
+fn serde_error(ck: &Checker, e: &toml::de::Error) -> SpecError {
+    let span = e.span().unwrap_or(0..0);
+    let key = match toml::de::DeTable::parse(ck.text) {
+        Ok(doc) => {
+            let mut index = Vec::new();
+            index_table(doc.get_ref(), "", &mut index);
+            key_at(&index, &span)
+        }
+        Err(_) => String::new(),
+    };
+    let mut message = polish(e.message());
+    if message == "invalid type: table, expected an array" {
+        // `[configuration]` where `[[configuration]]` was meant.
+        let table: String = key
+            .split('.')
+            .map(|part| part.split('[').next().unwrap_or(part))
+            .collect::<Vec<_>>()
+            .join(".");
+        message.push_str(&format!("; write [[{table}]] with double brackets"));
+    }
+    ck.err(span, &key, message)
+}
+
+/// Every key and value span in the document, with its dotted path.
+fn index_table(table: &toml::de::DeTable, prefix: &str, out: &mut Vec<(Range<usize>, String)>) {
+    for (k, v) in table.iter() {
+        let path = if prefix.is_empty() {
+            k.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", k.get_ref())
+        };
+        out.push((k.span(), path.clone()));
+        index_value(v, path, out);
+    }
+}
+
+fn index_value(
+    v: &Spanned<toml::de::DeValue>,
+    path: String,
+    out: &mut Vec<(Range<usize>, String)>,
+) {
+    out.push((v.span(), path.clone()));
+    match v.get_ref() {
+        toml::de::DeValue::Table(t) => index_table(t, &path, out),
+        toml::de::DeValue::Array(a) => {
+            for (i, e) in a.iter().enumerate() {
+                index_value(e, format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The deepest path whose span equals `span`, else the one whose span most
+/// tightly contains it, else none.
+fn key_at(index: &[(Range<usize>, String)], span: &Range<usize>) -> String {
+    let exact = index
+        .iter()
+        .filter(|(s, _)| s == span)
+        .max_by_key(|(_, p)| p.len());
+    if let Some((_, p)) = exact {
+        return p.clone();
+    }
+    index
+        .iter()
+        .filter(|(s, _)| s.start <= span.start && span.end <= s.end && s.start < s.end)
+        .min_by_key(|(s, p)| (s.end - s.start, usize::MAX - p.len()))
+        .map(|(_, p)| p.clone())
+        .unwrap_or_default()
+}
+
+/// serde's words for TOML's: `field` → `key`, `i64` → `an integer`, `map`
+/// → `table`, `sequence` → `array`.
+fn polish(message: &str) -> String {
+    message
+        .replace("unknown field", "unknown key")
+        .replace("expected i64", "expected an integer")
+        .replace("expected a sequence", "expected an array")
+        .replace("invalid type: map", "invalid type: table")
+        .replace("invalid type: sequence", "invalid type: array")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUILTINS: &[&str] = &[
+        "idle",
+        "cpu",
+        "disk",
+        "usb",
+        "network",
+        "scheduling",
+        "misc",
+        "codesys",
+    ];
+
+    fn parse_on(text: &str, online: &str) -> Result<Spec, SpecError> {
+        let online = CpuList::parse(online).unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: BUILTINS,
+        };
+        parse(text, "bench.toml", &ctx)
+    }
+
+    fn ok(text: &str) -> Spec {
+        parse_on(text, "0-1").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match parse_on(text, "0-1") {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const PROBE: &str = "[[probe]]\nkind = \"cyclic\"\n";
+
+    /// `duration = "10s"`, then `body`, then a cyclic probe.
+    fn with(body: &str) -> String {
+        format!("duration = \"10s\"\n{body}{PROBE}")
+    }
+
+    #[test]
+    fn minimal_spec_gets_every_default() {
+        let s = ok(&with(""));
+        assert_eq!(
+            s,
+            Spec {
+                name: "bench".into(),
+                duration_ns: 10_000_000_000,
+                warmup_ns: 2_000_000_000,
+                repetitions: 1,
+                deployments: vec!["host".into()],
+                baseline: "default".into(),
+                configurations: vec![Configuration {
+                    name: "default".into(),
+                    probe_cpus: vec![1],
+                    neighbour_cpus: vec![0],
+                    policy: Policy::Fifo,
+                    priority: Some(95),
+                    nice: None,
+                    dma_latency: true,
+                }],
+                scenarios: vec![Scenario {
+                    name: "idle".into(),
+                    builtin: Some("idle".into()),
+                    cpus: None,
+                    usb_path: None,
+                    rps_cpus: None,
+                    neighbours: vec![],
+                }],
+                probes: vec![ProbeSpec {
+                    name: "cyclic".into(),
+                    kind: ProbeKind::Cyclic,
+                    period_ns: 1_000_000,
+                    scan_ns: 100_000,
+                    working_set_bytes: 256 << 10,
+                    threshold_ns: None,
+                    window_ns: 1_000_000_000,
+                    outliers: 10,
+                    max_latency_ns: None,
+                    max_jitter_ns: None,
+                    max_exec_ns: None,
+                }],
+                warnings: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn full_spec_keeps_every_value() {
+        let s = ok(r#"
+name = "full"
+duration = "1m"
+warmup = "0"
+repetitions = 3
+deployments = ["host"]
+baseline = "rt"
+
+[[configuration]]
+name = "plain"
+probe_cpus = "1"
+neighbour_cpus = "0"
+policy = "other"
+nice = -5
+dma_latency = false
+
+[[configuration]]
+name = "rt"
+probe_cpus = "1"
+policy = "rr"
+priority = 80
+
+[[scenario]]
+name = "net"
+builtin = "network"
+rps_cpus = "0"
+
+[[scenario]]
+name = "usb-and-more"
+builtin = "usb"
+usb_path = "/media/usb"
+cpus = "0"
+[[scenario.neighbour]]
+command = ["/usr/bin/stress-ng", "--cpu", "1"]
+[[scenario.neighbour]]
+name = "hog"
+command = ["hackbench"]
+cpus = "0"
+
+[[probe]]
+kind = "wakeup"
+name = "timer"
+period = "250us"
+threshold = "100us"
+window = "500ms"
+outliers = 0
+max_latency = "200us"
+max_jitter = "150us"
+
+[[probe]]
+kind = "cyclic"
+period = "4ms"
+scan = "500us"
+working_set = "1MiB"
+max_exec = "1ms"
+"#);
+        assert_eq!(
+            (s.name.as_str(), s.duration_ns, s.warmup_ns, s.repetitions),
+            ("full", 60_000_000_000, 0, 3)
+        );
+        assert_eq!(s.baseline, "rt");
+        assert_eq!(
+            s.configurations,
+            [
+                Configuration {
+                    name: "plain".into(),
+                    probe_cpus: vec![1],
+                    neighbour_cpus: vec![0],
+                    policy: Policy::Other,
+                    priority: None,
+                    nice: Some(-5),
+                    dma_latency: false,
+                },
+                Configuration {
+                    name: "rt".into(),
+                    probe_cpus: vec![1],
+                    neighbour_cpus: vec![0],
+                    policy: Policy::Rr,
+                    priority: Some(80),
+                    nice: None,
+                    dma_latency: true,
+                },
+            ]
+        );
+        assert_eq!(
+            s.scenarios,
+            [
+                Scenario {
+                    name: "net".into(),
+                    builtin: Some("network".into()),
+                    cpus: None,
+                    usb_path: None,
+                    rps_cpus: Some(vec![0]),
+                    neighbours: vec![],
+                },
+                Scenario {
+                    name: "usb-and-more".into(),
+                    builtin: Some("usb".into()),
+                    cpus: Some(vec![0]),
+                    usb_path: Some("/media/usb".into()),
+                    rps_cpus: None,
+                    neighbours: vec![
+                        CommandSpec {
+                            name: "stress-ng".into(),
+                            argv: vec!["/usr/bin/stress-ng".into(), "--cpu".into(), "1".into()],
+                            cpus: None,
+                        },
+                        CommandSpec {
+                            name: "hog".into(),
+                            argv: vec!["hackbench".into()],
+                            cpus: Some(vec![0]),
+                        },
+                    ],
+                },
+            ]
+        );
+        assert_eq!(
+            s.probes,
+            [
+                ProbeSpec {
+                    name: "timer".into(),
+                    kind: ProbeKind::Wakeup,
+                    period_ns: 250_000,
+                    scan_ns: 0,
+                    working_set_bytes: 0,
+                    threshold_ns: Some(100_000),
+                    window_ns: 500_000_000,
+                    outliers: 0,
+                    max_latency_ns: Some(200_000),
+                    max_jitter_ns: Some(150_000),
+                    max_exec_ns: None,
+                },
+                ProbeSpec {
+                    name: "cyclic".into(),
+                    kind: ProbeKind::Cyclic,
+                    period_ns: 4_000_000,
+                    scan_ns: 500_000,
+                    working_set_bytes: 1 << 20,
+                    threshold_ns: None,
+                    window_ns: 1_000_000_000,
+                    outliers: 10,
+                    max_latency_ns: None,
+                    max_jitter_ns: None,
+                    max_exec_ns: Some(1_000_000),
+                },
+            ]
+        );
+        assert_eq!(s.warnings, Vec::<String>::new());
+        assert_eq!(s.cells().len(), 3 * 2 * 2 * 2);
+    }
+
+    #[test]
+    fn spec_serializes_for_the_store() {
+        let s =
+            ok("name = \"j\"\nduration = \"1s\"\nwarmup = \"0\"\n[[probe]]\nkind = \"wakeup\"\n");
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            concat!(
+                r#"{"name":"j","duration_ns":1000000000,"warmup_ns":0,"repetitions":1,"#,
+                r#""deployments":["host"],"baseline":"default","#,
+                r#""configurations":[{"name":"default","probe_cpus":[1],"neighbour_cpus":[0],"#,
+                r#""policy":"fifo","priority":95,"nice":null,"dma_latency":true}],"#,
+                r#""scenarios":[{"name":"idle","builtin":"idle","cpus":null,"usb_path":null,"#,
+                r#""rps_cpus":null,"neighbours":[]}],"#,
+                r#""probes":[{"name":"wakeup","kind":"wakeup","period_ns":1000000,"scan_ns":0,"#,
+                r#""working_set_bytes":0,"threshold_ns":null,"window_ns":1000000000,"outliers":10,"#,
+                r#""max_latency_ns":null,"max_jitter_ns":null,"max_exec_ns":null}],"warnings":[]}"#
+            )
+        );
+        let back: Spec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn name_defaults_to_the_file_stem() {
+        let online = CpuList::parse("0-1").unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: BUILTINS,
+        };
+        let s = parse(&with(""), "specs/table10.toml", &ctx).unwrap();
+        assert_eq!(s.name, "table10");
+    }
+
+    #[test]
+    fn syntax_error_names_the_line() {
+        assert_eq!(
+            err("duration = \"10s\"\nwarmup = \"2s\n[[probe]]\nkind = \"cyclic\"\n"),
+            "bench.toml:2: invalid basic string, expected `\"`"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\nduration = \"20s\"\n"),
+            "bench.toml:2: duplicate key"
+        );
+    }
+
+    #[test]
+    fn unknown_key_names_its_path() {
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\npriorty = 3\n")),
+            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`"
+        );
+        assert_eq!(
+            err(&with("colour = \"red\"\n")),
+            "bench.toml:2: colour: unknown key `colour`, expected one of `name`, `duration`, `warmup`, `repetitions`, `deployments`, `baseline`, `configuration`, `scenario`, `probe`"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
+            "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`"
+        );
+    }
+
+    #[test]
+    fn type_errors_name_their_path() {
+        assert_eq!(
+            err(&with("repetitions = \"one\"\n")),
+            "bench.toml:2: repetitions: invalid type: string \"one\", expected an integer"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\nbuiltin = \"cpu\"\n[[scenario.neighbour]]\ncommand = [\"a\", 3]\n")),
+            "bench.toml:6: scenario[0].neighbour[0].command[1]: invalid type: integer `3`, expected a string"
+        );
+        assert_eq!(
+            err(&with("[configuration]\nname = \"a\"\n")),
+            "bench.toml:2: configuration: invalid type: table, expected an array; write [[configuration]] with double brackets"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\n[scenario.neighbour]\ncommand = [\"a\"]\n")),
+            "bench.toml:4: scenario[0].neighbour: invalid type: table, expected an array; write [[scenario.neighbour]] with double brackets"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\ndma_latency = \"yes\"\n")),
+            "bench.toml:4: configuration[0].dma_latency: invalid type: string \"yes\", expected a boolean"
+        );
+    }
+
+    #[test]
+    fn bad_times_and_sizes_name_the_key() {
+        assert_eq!(
+            err("duration = \"10x\"\n"),
+            "bench.toml:1: duration: \"10x\" has unknown unit \"x\"; use one of ns, us, ms, s, m, h, d"
+        );
+        assert_eq!(
+            err("warmup = \"2s\"\n"),
+            "bench.toml:1: duration: missing; give the measured time of each cell, e.g. duration = \"10s\""
+        );
+        assert_eq!(
+            err("duration = \"0\"\n"),
+            "bench.toml:1: duration: duration must be longer than 0"
+        );
+        assert_eq!(
+            err(&with("warmup = \"2000\"\n")),
+            "bench.toml:2: warmup: \"2000\" has no unit; add one of ns, us, ms, s, m, h, d (e.g. 2000us)"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nworking_set = \"1 parsec\"\n"),
+            "bench.toml:4: probe[0].working_set: \"1 parsec\" has unknown size suffix \"parsec\"; use B, K, KiB, M, MiB, G or GiB"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"wakeup\"\nwindow = \"0ms\"\n"),
+            "bench.toml:4: probe[0].window: window must be longer than 0"
+        );
+    }
+
+    #[test]
+    fn numbers_out_of_range() {
+        assert_eq!(
+            err(&with("repetitions = 0\n")),
+            "bench.toml:2: repetitions: 0 is out of range 1..=1000"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\npriority = 100\n")),
+            "bench.toml:4: configuration[0].priority: 100 is out of range 1..=99"
+        );
+        assert_eq!(
+            err(&with(
+                "[[configuration]]\nname = \"a\"\npolicy = \"other\"\nnice = 20\n"
+            )),
+            "bench.toml:5: configuration[0].nice: 20 is out of range -20..=19"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\noutliers = -1\n"),
+            "bench.toml:4: probe[0].outliers: -1 is out of range 0..=10000"
+        );
+    }
+
+    #[test]
+    fn offline_cpu_is_refused_with_the_online_list() {
+        let text = "duration = \"10s\"\n[[configuration]]\nname = \"a\"\n[[configuration]]\nname = \"b\"\npolicy = \"fifo\"\nprobe_cpus = \"9\"\n[[probe]]\nkind = \"cyclic\"\n";
+        assert_eq!(
+            err(text),
+            "bench.toml:7: configuration[1].probe_cpus: CPU 9 is not online (online CPUs: 0-1)"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\nneighbour_cpus = \"0-5\"\n")),
+            "bench.toml:4: configuration[0].neighbour_cpus: CPUs 2-5 are not online (online CPUs: 0-1)"
+        );
+        assert_eq!(
+            err(&with(
+                "[[scenario]]\nname = \"s\"\nbuiltin = \"network\"\nrps_cpus = \"3\"\n"
+            )),
+            "bench.toml:5: scenario[0].rps_cpus: CPU 3 is not online (online CPUs: 0-1)"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\n[[scenario.neighbour]]\ncommand = [\"x\"]\ncpus = \"4\"\n")),
+            "bench.toml:6: scenario[0].neighbour[0].cpus: CPU 4 is not online (online CPUs: 0-1)"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\nprobe_cpus = \"one\"\n")),
+            "bench.toml:4: configuration[0].probe_cpus: \"one\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)"
+        );
+    }
+
+    #[test]
+    fn empty_probe_cpu_list_is_refused() {
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\nprobe_cpus = \"\"\n")),
+            "bench.toml:4: configuration[0].probe_cpus: probe CPU list is empty; name at least one online CPU (online CPUs: 0-1)"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\nbuiltin = \"cpu\"\ncpus = \" \"\n")),
+            "bench.toml:5: scenario[0].cpus: neighbour CPU list is empty; name at least one online CPU (online CPUs: 0-1)"
+        );
+    }
+
+    #[test]
+    fn duplicate_names_are_refused() {
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\n[[configuration]]\nname = \"a\"\n")),
+            "bench.toml:5: configuration[1].name: name \"a\" is already used by configuration[0]; give each configuration its own name"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\nbuiltin = \"cpu\"\n[[scenario]]\nname = \"s\"\nbuiltin = \"idle\"\n")),
+            "bench.toml:6: scenario[1].name: name \"s\" is already used by scenario[0]; give each scenario its own name"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"cyclic\"\n"),
+            "bench.toml:4: probe[1].name: name \"cyclic\" is already used by probe[0]; give each probe its own name"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\n[[scenario.neighbour]]\ncommand = [\"/bin/yes\"]\n[[scenario.neighbour]]\ncommand = [\"yes\", \"y\"]\n")),
+            "bench.toml:6: scenario[0].neighbour[1].name: name \"yes\" is already used by scenario[0].neighbour[0]; give each neighbour its own name"
+        );
+    }
+
+    #[test]
+    fn bad_name_characters_are_refused() {
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"my config\"\n")),
+            "bench.toml:3: configuration[0].name: name \"my config\" may use only ASCII letters, digits, _ and - (it becomes part of cell names like tuned/cpu/host/cyclic)"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"a/b\"\nbuiltin = \"cpu\"\n")),
+            "bench.toml:3: scenario[0].name: name \"a/b\" may use only ASCII letters, digits, _ and - (it becomes part of cell names like tuned/cpu/host/cyclic)"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nname = \"\"\n"),
+            "bench.toml:4: probe[0].name: name is empty; use ASCII letters, digits, _ and -"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\npolicy = \"fifo\"\n")),
+            "bench.toml:2: configuration[0].name: missing; every configuration needs a name, e.g. name = \"tuned\""
+        );
+    }
+
+    #[test]
+    fn policy_and_its_parameters_must_match() {
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\npolicy = \"other\"\npriority = 50\n")),
+            "bench.toml:5: configuration[0].priority: priority applies only to policy fifo or rr; give nice for policy other"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\nnice = -5\n")),
+            "bench.toml:4: configuration[0].nice: nice applies only to policy other; give priority for policy fifo"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\npolicy = \"rr\"\nnice = 1\n")),
+            "bench.toml:5: configuration[0].nice: nice applies only to policy other; give priority for policy rr"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"a\"\npolicy = \"deadline\"\n")),
+            "bench.toml:4: configuration[0].policy: unknown policy \"deadline\"; use fifo, rr or other"
+        );
+    }
+
+    #[test]
+    fn scan_must_be_shorter_than_the_period() {
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nperiod = \"1ms\"\nscan = \"1ms\"\n"),
+            "bench.toml:5: probe[0].scan: scan 1ms must be shorter than the period 1ms"
+        );
+        // The default scan (100us) against a shorter period points at the period.
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nperiod = \"50us\"\n"),
+            "bench.toml:4: probe[0].scan: scan 100us must be shorter than the period 50us"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"wakeup\"\nscan = \"10us\"\n"),
+            "bench.toml:4: probe[0].scan: scan applies only to kind = \"cyclic\"; remove it from this wakeup probe"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"chase\"\n"),
+            "bench.toml:3: probe[0].kind: unknown probe kind \"chase\"; use cyclic or wakeup"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nperiod = \"1ms\"\n"),
+            "bench.toml:2: probe[0].kind: missing; give kind = \"cyclic\" or kind = \"wakeup\""
+        );
+    }
+
+    #[test]
+    fn scenario_keys_must_fit_the_builtin() {
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\nbuiltin = \"stress\"\n")),
+            "bench.toml:4: scenario[0].builtin: unknown builtin \"stress\"; use one of idle, cpu, disk, usb, network, scheduling, misc, codesys"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\nbuiltin = \"disk\"\nusb_path = \"/media/usb\"\n")),
+            "bench.toml:5: scenario[0].usb_path: usb_path applies only to builtin = \"usb\"; remove it or set builtin = \"usb\""
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\nbuiltin = \"cpu\"\nrps_cpus = \"1\"\n")),
+            "bench.toml:5: scenario[0].rps_cpus: rps_cpus applies only to builtin = \"network\"; remove it or set builtin = \"network\""
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"quiet\"\ncpus = \"0\"\n")),
+            "bench.toml:2: scenario[0]: scenario quiet has no load: give builtin = \"idle\" for none, or a [[scenario.neighbour]]"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\n[[scenario.neighbour]]\ncommand = []\n")),
+            "bench.toml:5: scenario[0].neighbour[0].command: command is empty; give the program and its arguments, e.g. [\"stress-ng\", \"--cpu\", \"1\"]"
+        );
+        assert_eq!(
+            err(&with("[[scenario]]\nname = \"s\"\n[[scenario.neighbour]]\nname = \"x\"\n")),
+            "bench.toml:4: scenario[0].neighbour[0].command: missing; give the argument vector, e.g. command = [\"stress-ng\", \"--cpu\", \"1\"]"
+        );
+    }
+
+    #[test]
+    fn baseline_must_name_a_configuration() {
+        assert_eq!(
+            err(&with("baseline = \"tuned\"\n[[configuration]]\nname = \"a\"\n[[configuration]]\nname = \"b\"\n")),
+            "bench.toml:2: baseline: \"tuned\" names no configuration (configurations: a, b)"
+        );
+        let s = ok(&with(
+            "[[configuration]]\nname = \"a\"\n[[configuration]]\nname = \"b\"\n",
+        ));
+        assert_eq!(s.baseline, "a");
+    }
+
+    #[test]
+    fn a_probe_is_required() {
+        assert_eq!(
+            err("duration = \"10s\"\n"),
+            "bench.toml:1: probe: no probe; add a [[probe]] table, e.g. kind = \"cyclic\""
+        );
+    }
+
+    #[test]
+    fn only_host_deployment_is_accepted() {
+        assert_eq!(
+            err(&with("deployments = [\"host\", \"container\"]\n")),
+            "bench.toml:2: deployments[1]: deployment container is not supported yet; use host"
+        );
+        assert_eq!(
+            err(&with("deployments = [\"vm\"]\n")),
+            "bench.toml:2: deployments[0]: unknown deployment \"vm\"; use host"
+        );
+        assert_eq!(
+            err(&with("deployments = [\"host\", \"host\"]\n")),
+            "bench.toml:2: deployments[1]: deployment host is listed twice"
+        );
+        assert_eq!(
+            err(&with("deployments = []\n")),
+            "bench.toml:2: deployments: no deployment listed; give deployments = [\"host\"] or leave the key out"
+        );
+    }
+
+    #[test]
+    fn neighbours_on_probe_cpus_are_warnings_not_errors() {
+        let s = ok(&with(
+            "[[configuration]]\nname = \"a\"\nneighbour_cpus = \"0-1\"\n[[scenario]]\nname = \"redhat\"\nbuiltin = \"cpu\"\ncpus = \"1\"\n[[scenario.neighbour]]\nname = \"spin\"\ncommand = [\"spin\"]\ncpus = \"0\"\n",
+        ));
+        assert_eq!(s.configurations[0].neighbour_cpus, [0, 1]);
+        assert_eq!(s.scenarios[0].cpus, Some(vec![1]));
+        assert_eq!(
+            s.warnings,
+            [
+                "configuration a: neighbour_cpus = \"0-1\" puts neighbours on probe CPU 1; they compete with the probe directly",
+                "scenario redhat: cpus = \"1\" puts neighbours on probe CPU 1 of configuration a; they compete with the probe directly",
+            ]
+        );
+    }
+
+    #[test]
+    fn one_cpu_machine_shares_the_probe_cpu_with_a_warning() {
+        let s = parse_on(&with("[[configuration]]\nname = \"solo\"\n"), "0").unwrap();
+        assert_eq!(s.configurations[0].probe_cpus, [0]);
+        assert_eq!(s.configurations[0].neighbour_cpus, [0]);
+        assert_eq!(
+            s.warnings,
+            ["configuration solo: no online CPU is left besides probe CPU 0, so neighbours share it; the figures show direct contention, not isolation"]
+        );
+        // Probe CPUs that take every online CPU do the same on a bigger machine.
+        let s = parse_on(
+            &with("[[configuration]]\nname = \"all\"\nprobe_cpus = \"0-3\"\n"),
+            "0-3",
+        )
+        .unwrap();
+        assert_eq!(s.configurations[0].neighbour_cpus, [0, 1, 2, 3]);
+        assert_eq!(
+            s.warnings,
+            ["configuration all: no online CPU is left besides probe CPUs 0-3, so neighbours share it; the figures show direct contention, not isolation"]
+        );
+    }
+
+    /// 2 repetitions × 3 configurations × 1 scenario × 1 deployment × 2 probes.
+    const MATRIX: &str = r#"
+name = "matrix"
+duration = "10s"
+repetitions = 2
+[[configuration]]
+name = "c0"
+[[configuration]]
+name = "c1"
+[[configuration]]
+name = "c2"
+[[scenario]]
+name = "cpu"
+builtin = "cpu"
+[[probe]]
+kind = "cyclic"
+[[probe]]
+kind = "wakeup"
+"#;
+
+    #[test]
+    fn cells_run_repetition_outermost_probe_innermost() {
+        let s = ok(MATRIX);
+        let cells: Vec<(u32, String, usize, usize, usize)> = s
+            .cells()
+            .into_iter()
+            .map(|c| {
+                (
+                    c.key.repetition,
+                    c.key.name(),
+                    c.configuration,
+                    c.scenario,
+                    c.probe,
+                )
+            })
+            .collect();
+        let expect: Vec<(u32, String, usize, usize, usize)> = [
+            (0, "c0/cpu/host/cyclic", 0, 0, 0),
+            (0, "c0/cpu/host/wakeup", 0, 0, 1),
+            (0, "c1/cpu/host/cyclic", 1, 0, 0),
+            (0, "c1/cpu/host/wakeup", 1, 0, 1),
+            (0, "c2/cpu/host/cyclic", 2, 0, 0),
+            (0, "c2/cpu/host/wakeup", 2, 0, 1),
+            (1, "c0/cpu/host/cyclic", 0, 0, 0),
+            (1, "c0/cpu/host/wakeup", 0, 0, 1),
+            (1, "c1/cpu/host/cyclic", 1, 0, 0),
+            (1, "c1/cpu/host/wakeup", 1, 0, 1),
+            (1, "c2/cpu/host/cyclic", 2, 0, 0),
+            (1, "c2/cpu/host/wakeup", 2, 0, 1),
+        ]
+        .into_iter()
+        .map(|(r, n, c, s, p)| (r, n.to_string(), c, s, p))
+        .collect();
+        assert_eq!(cells, expect);
+        assert_eq!(
+            s.cells()[7].key,
+            CellKey {
+                configuration: "c0".into(),
+                scenario: "cpu".into(),
+                deployment: "host".into(),
+                probe: "wakeup".into(),
+                repetition: 1,
+            }
+        );
+    }
+
+    #[test]
+    fn planned_time_adds_setup_warmup_and_duration_per_cell_plus_once() {
+        let s = ok(MATRIX);
+        // 12 cells × (1s set-up + 2s warm-up + 10s) + 5s calibration = 161s.
+        assert_eq!(s.planned_ns(1_000_000_000, 5_000_000_000), 161_000_000_000);
+        assert_eq!(s.planned_ns(0, 0), 12 * 12_000_000_000);
+        assert_eq!(s.planned_ns(u64::MAX, 0), u64::MAX);
+    }
+
+    #[test]
+    fn plan_text_lists_every_cell_and_the_warnings() {
+        let text = "name = \"demo\"\nduration = \"10s\"\n\
+            [[configuration]]\nname = \"baseline\"\npolicy = \"other\"\n\
+            [[configuration]]\nname = \"tuned\"\n\
+            [[scenario]]\nname = \"idle\"\nbuiltin = \"idle\"\n\
+            [[scenario]]\nname = \"cpu\"\nbuiltin = \"cpu\"\ncpus = \"0-1\"\n\
+            [[probe]]\nkind = \"cyclic\"\n";
+        let s = ok(text);
+        assert_eq!(
+            s.plan_text(1_000_000_000, 5_000_000_000),
+            r#"plan: demo
+  4 cells (1 repetition × 2 configurations × 2 scenarios × 1 deployment × 1 probe)
+  each cell: set-up 1s + warm-up 2s + 10s measured = 13s
+  once: idle calibration 5s
+  total: 57s
+  1/4  baseline/idle/host/cyclic  rep 1  (warm-up 2s + 10s)
+  2/4  baseline/cpu/host/cyclic   rep 1  (warm-up 2s + 10s)
+  3/4  tuned/idle/host/cyclic     rep 1  (warm-up 2s + 10s)
+  4/4  tuned/cpu/host/cyclic      rep 1  (warm-up 2s + 10s)
+warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configuration baseline; they compete with the probe directly
+warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configuration tuned; they compete with the probe directly
+"#
+        );
+    }
+
+    #[test]
+    fn plan_text_aligns_long_plans_and_formats_hours() {
+        let s = ok(&MATRIX.replace("duration = \"10s\"", "duration = \"20m\"\nwarmup = \"0\""));
+        let plan = s.plan_text(0, 0);
+        let lines: Vec<&str> = plan.lines().collect();
+        assert_eq!(
+            lines[2],
+            "  each cell: set-up 0s + warm-up 0s + 20m measured = 20m 00s"
+        );
+        assert_eq!(lines[3], "  total: 4h 00m 00s");
+        assert_eq!(
+            lines[4],
+            "  1/12   c0/cpu/host/cyclic  rep 1  (warm-up 0s + 20m)"
+        );
+        assert_eq!(
+            lines[15],
+            "  12/12  c2/cpu/host/wakeup  rep 2  (warm-up 0s + 20m)"
+        );
+        assert_eq!(lines.len(), 16);
+    }
+
+    #[test]
+    fn example_specs_parse() {
+        let codesys = ok(include_str!("../../../examples/codesys.toml"));
+        assert_eq!(codesys.name, "codesys-table10");
+        assert_eq!(codesys.cells().len(), 2);
+        assert_eq!(codesys.warnings, Vec::<String>::new());
+        let conditions = ok(include_str!("../../../examples/conditions.toml"));
+        assert_eq!(conditions.name, "conditions");
+        let names: Vec<&str> = conditions
+            .scenarios
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "idle",
+                "cpu",
+                "disk",
+                "usb",
+                "network",
+                "scheduling",
+                "misc",
+                "hog"
+            ]
+        );
+        assert_eq!(conditions.warnings, Vec::<String>::new());
+    }
+}
