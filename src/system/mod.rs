@@ -8,5 +8,6 @@
 
 pub mod check;
 pub mod host;
+pub mod journal;
 pub mod rt;
 pub mod trace;
