@@ -11,6 +11,7 @@
 mod cli;
 mod error;
 mod live;
+mod neighbour;
 mod probe;
 mod report;
 mod runner;
