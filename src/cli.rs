@@ -96,7 +96,11 @@ pub struct PresetsArgs {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// The experiment's spec (TOML; see examples/).
-    #[arg(value_name = "SPEC", required_unless_present = "preset", conflicts_with = "preset")]
+    #[arg(
+        value_name = "SPEC",
+        required_unless_present = "preset",
+        conflicts_with = "preset"
+    )]
     pub spec: Option<PathBuf>,
 
     /// Run a built-in experiment instead of a spec file (see `jitterlab presets`).
@@ -148,6 +152,12 @@ pub struct ReportArgs {
     /// spec's baseline, else its first configuration].
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+
+    /// Print only these tables (repeat the flag for several) [default: the
+    /// configuration table with 2+ configurations, the condition table with
+    /// 2+ scenarios, the latency table always].
+    #[arg(long = "table", value_enum, value_name = "TABLE")]
+    pub tables: Vec<crate::report::tables::Table>,
 
     /// Leave out the per-cell explanations of outliers (steal, interrupts,
     /// softirqs, context switches, neighbours' CPU time).

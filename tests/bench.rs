@@ -27,7 +27,8 @@ fn journal() -> PathBuf {
 
 fn jl_with(db: &Path) -> Command {
     let mut c = Command::cargo_bin("jitterlab").unwrap();
-    c.env("JITTERLAB_DB", db).env("JITTERLAB_JOURNAL", journal());
+    c.env("JITTERLAB_DB", db)
+        .env("JITTERLAB_JOURNAL", journal());
     c
 }
 
@@ -192,7 +193,15 @@ fn presets_are_listed_and_fitted_to_the_machine() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    for cond in ["idle", "cpu", "disk", "usb", "network", "scheduling", "misc"] {
+    for cond in [
+        "idle",
+        "cpu",
+        "disk",
+        "usb",
+        "network",
+        "scheduling",
+        "misc",
+    ] {
         assert!(text.contains(&format!("builtin = \"{cond}\"")), "{text}");
     }
 }
@@ -216,7 +225,10 @@ fn a_bench_stores_every_cell_and_leaves_no_neighbour() {
     assert!(stdout.contains("Configurations"), "{stdout}");
     assert!(stdout.contains("Conditions"), "{stdout}");
     assert!(wait_gone("86401", Duration::from_secs(2)).is_empty());
-    assert!(!journal().exists(), "the journal is removed after a clean end");
+    assert!(
+        !journal().exists(),
+        "the journal is removed after a clean end"
+    );
 
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -234,7 +246,12 @@ fn a_bench_stores_every_cell_and_leaves_no_neighbour() {
         .collect();
     assert_eq!(
         names,
-        ["baseline/idle", "baseline/sleeper", "tuned/idle", "tuned/sleeper"]
+        [
+            "baseline/idle",
+            "baseline/sleeper",
+            "tuned/idle",
+            "tuned/sleeper"
+        ]
     );
     for c in cells {
         assert_eq!(c["status"], "completed", "{c}");
@@ -298,7 +315,10 @@ kind = "wakeup"
     // One worker on one CPU: busy for a large part of the measured 2 s,
     // never more than the one CPU (plus a tick of rounding).
     assert!(wall >= 1.9e9, "wall {wall}");
-    assert!(cpu > 0.3 * wall && cpu <= wall + 2e7, "cpu {cpu} wall {wall}");
+    assert!(
+        cpu > 0.3 * wall && cpu <= wall + 2e7,
+        "cpu {cpu} wall {wall}"
+    );
     assert!(n["bogo_ops"]["cpu"].as_u64().unwrap() > 0, "{n}");
 }
 
@@ -352,7 +372,7 @@ fn sigint_ends_the_bench_and_leaves_no_neighbour() {
         &TWO_BY_TWO.replace("duration = \"1s\"", "duration = \"30s\""),
     );
     let bin = assert_cmd::cargo::cargo_bin("jitterlab");
-    let mut child = StdCommand::new(bin)
+    let child = StdCommand::new(bin)
         .arg("bench")
         .arg(&p)
         .env("JITTERLAB_DB", &db)

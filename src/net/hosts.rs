@@ -35,7 +35,6 @@
 
 // The bench runner starts the network scenario through this module; until
 // it is wired in, only tests call it.
-#![cfg_attr(not(test), expect(dead_code))]
 
 use std::io::ErrorKind;
 use std::net::Ipv4Addr;
@@ -143,6 +142,7 @@ impl NetFlood {
         &self.names.tx
     }
 
+    #[cfg(test)]
     /// The veth end in the receiver namespace.
     pub fn rx_iface(&self) -> &str {
         &self.names.veth_rx

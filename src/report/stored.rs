@@ -159,7 +159,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     }
     let opts = tables::TableOptions {
         baseline: a.baseline.clone(),
-        tables: Vec::new(),
+        tables: a.tables.clone(),
         explain: !a.no_explain,
     };
     let mut first = true;

@@ -82,7 +82,6 @@
 // `jitterlab report` is the only caller; until it renders these tables the
 // binary itself uses nothing here but the tests do.
 
-
 mod build;
 mod compare;
 mod explain;
@@ -126,6 +125,7 @@ pub enum Table {
     Latency,
 }
 
+#[cfg(test)]
 impl Table {
     /// The name used in the CSV `table` column, in JSON and on the command
     /// line.

@@ -360,7 +360,10 @@ impl Rig {
                 let tail = if report.stderr_tail.is_empty() {
                     String::new()
                 } else {
-                    format!("; its stderr ended with: {}", report.stderr_tail.join(" | "))
+                    format!(
+                        "; its stderr ended with: {}",
+                        report.stderr_tail.join(" | ")
+                    )
                 };
                 let msg = format!(
                     "neighbour {} ({}) {} before the cell ended{tail}",
@@ -476,7 +479,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         b.progress.cell(i, cells.len(), &cp.key);
         let (status, limits) = b.run_cell(cp, cell_id, mlock.clone())?;
         match status {
-            CellStatus::Failed => failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition)),
+            CellStatus::Failed => {
+                failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition))
+            }
             CellStatus::Interrupted => interrupted = true,
             _ => {}
         }
@@ -484,13 +489,15 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     }
     b.progress.finish();
     let elapsed_ns = started.elapsed().as_nanos() as u64;
-    let Bench {
-        journal, store, ..
-    } = b;
+    let Bench { journal, store, .. } = b;
     let mut store = store.expect("store is open for the whole bench");
     store.finish_run_row(
         run,
-        if interrupted { "interrupted" } else { "completed" },
+        if interrupted {
+            "interrupted"
+        } else {
+            "completed"
+        },
         None,
         elapsed_ns,
         None,
@@ -569,7 +576,8 @@ impl Bench<'_> {
             .collect();
         for cal in &cals {
             if let Some(n) = &cal.note {
-                self.progress.say(&format!("jitterlab: warning: scan calibration: {n}"));
+                self.progress
+                    .say(&format!("jitterlab: warning: scan calibration: {n}"));
             }
         }
         if cals.len() == set.1.len() {
@@ -595,14 +603,16 @@ impl Bench<'_> {
         let load = plan_load(spec, cp, &self.workdir)?;
         if let Some(why) = load.skip {
             context.notes.push(why.clone());
-            self.progress.say(&format!("jitterlab: cell skipped: {why}"));
+            self.progress
+                .say(&format!("jitterlab: cell skipped: {why}"));
             store.finish_cell(cell_id, CellStatus::Skipped, None, &context, &[])?;
             return Ok((CellStatus::Skipped, Vec::new()));
         }
         keep_off_probe_cpus(self.root, &config.probe_cpus);
         let (dma_guard, dma) = rt::hold_dma_latency(self.root, !config.dma_latency);
 
-        let outcome = self.measure_cell(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma]);
+        let outcome =
+            self.measure_cell(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma]);
         // Every path: stop what runs beside the probe.
         let healthy_at_end = rig.check();
         rig.stop(&mut self.journal);
@@ -636,13 +646,7 @@ impl Bench<'_> {
         let mut limits = Vec::new();
         match &measured {
             Some(m) => {
-                store.finish_cell(
-                    cell_id,
-                    status,
-                    Some(&m.result),
-                    &context,
-                    &m.histograms(),
-                )?;
+                store.finish_cell(cell_id, status, Some(&m.result), &context, &m.histograms())?;
                 for l in m.result.limits.iter().filter(|l| l.exceeded) {
                     limits.push(format!(
                         "{} rep {}: {} {} over the limit {}",
@@ -657,7 +661,8 @@ impl Bench<'_> {
             None => store.finish_cell(cell_id, status, None, &context, &[])?,
         }
         if let Some(f) = &context.failure {
-            self.progress.say(&format!("jitterlab: cell {} failed: {f}", cp.key.name()));
+            self.progress
+                .say(&format!("jitterlab: cell {} failed: {f}", cp.key.name()));
         }
         Ok((status, limits))
     }
@@ -690,6 +695,12 @@ impl Bench<'_> {
                 Ok(())
             })?;
             let ncpus = neighbour_cpus(spec, cp);
+            context.notes.push(format!(
+                "network: UDP flood from namespace {} to namespace {} over a veth pair, receive work steered by RPS to CPUs {}",
+                net.tx_netns(),
+                net.rx_netns(),
+                rps.iter().copied().collect::<CpuList>()
+            ));
             starting.push(NeighbourSpec {
                 name: "net-sink".into(),
                 argv: net.sink_argv(rps),
@@ -765,6 +776,13 @@ impl Bench<'_> {
         );
         self.store = writer.store.take();
         let after = counters::read(self.root);
+        let missing = before.missing();
+        if !missing.is_empty() {
+            context.notes.push(format!(
+                "unknown (unreadable): {}; the explanations lack those counters",
+                missing.join(", ")
+            ));
+        }
         let (cpus, net_rx) = counters::delta(&before, &after, &plan.cpus);
         context.cpus = cpus;
         context.net_rx = net_rx;
@@ -793,7 +811,11 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
             print!("{text}");
         }
         None => {
-            let w = preset::PRESETS.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            let w = preset::PRESETS
+                .iter()
+                .map(|p| p.name.len())
+                .max()
+                .unwrap_or(0);
             for p in preset::PRESETS {
                 println!("{:<w$}  {}", p.name, p.summary);
                 println!("{:<w$}  reproduces: {}", "", p.reproduces);
@@ -801,7 +823,9 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
                     println!("{:<w$}  configuration {c}: N/A: {why}", "");
                 }
             }
-            println!("\nrun one with: jitterlab bench --preset NAME (add --dry-run to see its plan)");
+            println!(
+                "\nrun one with: jitterlab bench --preset NAME (add --dry-run to see its plan)"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -715,6 +715,7 @@ impl Store {
             .query_row("SELECT MAX(id) FROM runs", [], |r| r.get(0))?)
     }
 
+    #[cfg(test)]
     /// The stored result of a finished run (`None` for a run that did not
     /// finish); an error when there is no such run.
     pub fn load_result(&self, run: i64) -> Result<Option<RunResult>> {

@@ -32,7 +32,6 @@
 
 // The bench runner reads the counters around each cell; until it is wired
 // in, only tests call them.
-#![cfg_attr(not(test), expect(dead_code))]
 
 use std::collections::BTreeMap;
 use std::fs;

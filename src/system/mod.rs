@@ -10,5 +10,6 @@
 pub mod check;
 pub mod counters;
 pub mod host;
+pub mod journal;
 pub mod rt;
 pub mod trace;

@@ -12,6 +12,11 @@
 //! nanoseconds on the hot path anyway. The handful of calls a probe needs fit
 //! on one page, each with its `// SAFETY:` argument, so we keep them here.
 //!
+//! One function is a hook rather than a call: [`set_child_hooks`] makes
+//! several calls, but all of them in a child between `fork` and `exec`,
+//! where only async-signal-safe calls are allowed and nothing may allocate;
+//! keeping them in one audited closure is the point.
+//!
 //! Note the calling convention of `clock_nanosleep(2)`: it *returns* its error
 //! number instead of setting `errno` (and never fails with `EINTR` silently: a
 //! signal handler interrupts it, and the caller sleeps again to the same
@@ -361,6 +366,150 @@ impl DmaLatencyGuard {
     }
 }
 
+/// `SIGKILL`, for [`kill_group`]: cannot be caught; ends a process at once.
+pub const SIGKILL: i32 = libc::SIGKILL;
+/// `SIGINT`, for [`kill_group`]: what Ctrl-C sends; stress-ng prints its
+/// metrics when it gets it.
+pub const SIGINT: i32 = libc::SIGINT;
+/// `SIGTERM`, for [`kill_group`]: the polite request to end.
+pub const SIGTERM: i32 = libc::SIGTERM;
+/// `O_DIRECT`, for `std::os::unix::fs::OpenOptionsExt::custom_flags`: I/O
+/// that bypasses the page cache (some file systems refuse it with `EINVAL`).
+pub const O_DIRECT: i32 = libc::O_DIRECT;
+
+/// Makes a child started by `cmd` safe to leave beside a measurement: its own
+/// process group, killed when its parent dies, pinned to `cpus`, at `nice`.
+///
+/// - The process group comes from `CommandExt::process_group(0)` (safe std
+///   API): the child leads a new group whose id is its pid, so the whole
+///   group can be signalled with [`kill_group`].
+/// - In the child, between `fork` and `exec`, a `pre_exec` hook asks for
+///   `SIGKILL` when the parent dies (`prctl(PR_SET_PDEATHSIG)`), then exits
+///   at once if the parent already died before that request (`getppid()`
+///   no longer the parent's pid), pins the child to `cpus`
+///   (`sched_setaffinity`; an empty slice leaves the inherited affinity) and
+///   sets its nice value (`setpriority(PRIO_PROCESS, 0, nice)`) when given.
+///   A failing call makes `spawn` return that error.
+///
+/// **The parent-death signal fires when the *thread* that spawned the child
+/// exits**, not only when the process does: spawn from a long-lived thread
+/// (the bench runs its controller on the main thread), never from a helper
+/// thread that ends while the child should run. The signal survives `exec`
+/// of a binary that is not set-user-id. It is inherited by nobody: the
+/// child's own children (stress-ng's workers) are reached by killing the
+/// group.
+///
+/// A CPU number beyond `CPU_SETSIZE`, or a set the kernel refuses (no online
+/// CPU in it), makes `spawn` fail with `EINVAL`.
+pub fn set_child_hooks(cmd: &mut std::process::Command, cpus: &[usize], nice: Option<i32>) {
+    use std::os::unix::process::CommandExt;
+    // Everything the child needs is computed here, in the parent: the child
+    // of a multi-threaded parent may only make async-signal-safe calls, so
+    // it must not allocate (another thread may have held the allocator's
+    // lock at the moment of the fork).
+    // SAFETY: getpid takes no arguments and cannot fail.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut out_of_range = false;
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            out_of_range = true;
+            continue;
+        }
+        // SAFETY: `cpu` was checked against CPU_SETSIZE, so CPU_SET stays in bounds.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    let pin = !cpus.is_empty();
+    cmd.process_group(0);
+    let hook = move || -> io::Result<()> {
+        if out_of_range {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: prctl with integer arguments only.
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: getppid takes no arguments and cannot fail.
+        if unsafe { libc::getppid() } != parent {
+            // The parent died before the request above: nobody would ever
+            // stop this child. _exit is async-signal-safe and runs no
+            // destructors or atexit handlers of the parent's image.
+            // SAFETY: plain integer argument; does not return.
+            unsafe { libc::_exit(1) };
+        }
+        if pin {
+            // SAFETY: `set` is a valid cpu_set_t, copied into the closure
+            // before the fork; pid 0 names the child itself.
+            let rc =
+                unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if let Some(nice) = nice {
+            // SAFETY: plain integer arguments; who 0 names the child itself.
+            if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the hook makes only async-signal-safe system calls (prctl,
+    // getppid, _exit, sched_setaffinity, setpriority), allocates nothing
+    // (its captures are plain values, and `io::Error::last_os_error` stores
+    // the error number inline), and touches no lock or state shared with
+    // other threads of the parent.
+    unsafe { cmd.pre_exec(hook) };
+}
+
+/// Sends `sig` to every process of the process group `pgid` (`killpg(2)`).
+///
+/// Refuses `pgid` ≤ 1 with `EINVAL` instead of passing it on: `killpg(0, …)`
+/// would signal the caller's own group and 1 is init's.
+pub fn kill_group(pgid: i32, sig: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: plain integer arguments.
+    let rc = unsafe { libc::killpg(pgid, sig) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Sends `sig` to the single process `pid` (`kill(2)`).
+///
+/// Refuses `pid` ≤ 1 with `EINVAL` instead of passing it on: `kill(0, …)`
+/// signals the caller's group, `kill(-1, …)` every process it may signal,
+/// a negative pid a whole group, and 1 is init.
+pub fn kill_process(pid: i32, sig: i32) -> io::Result<()> {
+    if pid <= 1 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: plain integer arguments.
+    let rc = unsafe { libc::kill(pid, sig) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The kernel's clock tick (`USER_HZ`, `sysconf(_SC_CLK_TCK)`), the unit of
+/// the CPU times in `/proc/PID/stat`; 100 if the call fails.
+pub fn clock_ticks_per_second() -> u64 {
+    // SAFETY: plain integer argument.
+    let rc = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if rc > 0 {
+        rc as u64
+    } else {
+        100
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,5 +571,104 @@ mod tests {
         assert_eq!(g.microseconds, 0);
         assert_eq!(std::fs::read(&path).unwrap(), vec![0, 0, 0, 0]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Field `n` (1-based, as proc(5) numbers them) of `/proc/PID/stat`.
+    fn stat_field(pid: u32, n: usize) -> String {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        after.split(' ').nth(n - 3).unwrap().to_string()
+    }
+
+    fn status_line(pid: u32, key: &str) -> String {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    #[test]
+    fn child_hooks_group_pin_and_renice_the_child() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("30");
+        set_child_hooks(&mut cmd, &[0], Some(7));
+        let mut child = cmd.spawn().unwrap();
+        let pid = child.id();
+        // Field 5 is the process group, 19 the nice value.
+        assert_eq!(stat_field(pid, 5), pid.to_string());
+        assert_eq!(stat_field(pid, 19), "7");
+        assert_eq!(status_line(pid, "Cpus_allowed_list:"), "0");
+        kill_group(pid as i32, SIGKILL).unwrap();
+        assert_eq!(child.wait().unwrap().signal(), Some(SIGKILL));
+    }
+
+    #[test]
+    fn child_hooks_make_spawn_fail_for_cpus_beyond_the_set() {
+        // Beyond CPU_SETSIZE: caught in the parent, reported by the child.
+        let mut cmd = std::process::Command::new("true");
+        set_child_hooks(&mut cmd, &[0, libc::CPU_SETSIZE as usize], None);
+        assert_eq!(cmd.spawn().unwrap_err().raw_os_error(), Some(libc::EINVAL));
+        // Within the set but not online: the kernel refuses the affinity.
+        let mut cmd = std::process::Command::new("true");
+        set_child_hooks(&mut cmd, &[libc::CPU_SETSIZE as usize - 1], None);
+        assert_eq!(cmd.spawn().unwrap_err().raw_os_error(), Some(libc::EINVAL));
+    }
+
+    #[test]
+    fn child_dies_when_the_spawning_thread_ends() {
+        use std::os::unix::process::ExitStatusExt;
+        // Spawned from a short-lived thread: the parent-death signal fires
+        // when that thread exits, although the process lives on. Without it
+        // the wait below would return after 30 s with status 0.
+        let mut child = std::thread::spawn(|| {
+            let mut cmd = std::process::Command::new("sleep");
+            cmd.arg("30");
+            set_child_hooks(&mut cmd, &[], None);
+            cmd.spawn().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(child.wait().unwrap().signal(), Some(SIGKILL));
+    }
+
+    #[test]
+    fn kill_group_refuses_own_and_init_group_and_reports_missing_groups() {
+        for pgid in [-5, 0, 1] {
+            assert_eq!(
+                kill_group(pgid, 0).unwrap_err().raw_os_error(),
+                Some(libc::EINVAL)
+            );
+        }
+        // pid_max is at most 2^22: this group cannot exist.
+        assert_eq!(
+            kill_group(1 << 23, 0).unwrap_err().raw_os_error(),
+            Some(libc::ESRCH)
+        );
+    }
+
+    #[test]
+    fn kill_process_signals_one_process_and_refuses_groups() {
+        use std::os::unix::process::ExitStatusExt;
+        for pid in [-1, 0, 1] {
+            assert_eq!(
+                kill_process(pid, 0).unwrap_err().raw_os_error(),
+                Some(libc::EINVAL)
+            );
+        }
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        kill_process(child.id() as i32, SIGTERM).unwrap();
+        assert_eq!(child.wait().unwrap().signal(), Some(SIGTERM));
+    }
+
+    #[test]
+    fn clock_tick_is_user_hz() {
+        assert_eq!(clock_ticks_per_second(), 100);
     }
 }

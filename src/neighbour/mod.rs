@@ -1,0 +1,896 @@
+//! Noisy neighbours: the workloads a bench starts beside the probe, and the
+//! proof that they made noise.
+//!
+//! A neighbour is one command (an argument vector, never a shell line) that
+//! a cell starts before its warm-up and stops after its measured part. Its
+//! lifecycle is built so that nothing of it outlives the cell, on every exit
+//! path:
+//!
+//! - **Own process group.** The leader is started with `process_group(0)`,
+//!   so stress-ng's or hackbench's workers, which inherit the group, are
+//!   reached with one `killpg`.
+//! - **Pinned and niced before `exec`** by [`jitterlab_sys::set_child_hooks`],
+//!   which also sets `PR_SET_PDEATHSIG` to `SIGKILL`: if jitterlab dies the
+//!   leader dies with it (stress-ng's workers ask the same of their parent).
+//!   The signal fires when the spawning *thread* ends, so neighbours must be
+//!   started from the bench's controller thread (the main thread).
+//! - **Journaled.** Right after the spawn returns its pid, the group is
+//!   written to the [`Journal`]; after a `kill -9` of jitterlab,
+//!   `jitterlab restore` kills what survived.
+//! - **Health-checked.** [`Running::check`] tells whether the leader still
+//!   lives; a neighbour that dies early fails the cell, with the tail of its
+//!   stderr. A dead leader is reaped only after the rest of its group was
+//!   killed: until it is reaped its zombie keeps the pid (and so the process
+//!   group id) from being reused, so the `killpg` cannot hit a stranger.
+//! - **Stopped** by [`Running::stop`]: `SIGINT` to the group (stress-ng then
+//!   prints its metrics), up to 3 s to end, then `SIGKILL` — the workers
+//!   first, so that the leader can still print what they counted, then the
+//!   group; the leader is reaped and a scan of `/proc` confirms that no
+//!   member is left.
+//!   **Dropped** without `stop` (an error or panic unwinding), a [`Running`]
+//!   kills its group with `SIGKILL`; its journal entry then stays, and
+//!   `jitterlab restore` confirms the group is gone.
+//!
+//! Output goes to files in the cell's work directory (`NAME.stdout`,
+//! `NAME.stderr`), never to pipes: a pipe nobody reads fills up and stalls
+//! the neighbour, which would quietly stop making noise.
+//!
+//! **Proof of noise.** [`Running::mark`] starts the measured part; `stop`
+//! reports the CPU time the whole group used from the mark to the stop
+//! signal, and for stress-ng the bogo-ops per stressor it printed
+//! (`--metrics-brief`, see [`stressng`]). The group's CPU time is the sum,
+//! over the group's processes listed in `/proc` (zombies included: their
+//! time is not yet anyone else's), of `utime + stime + cutime + cstime`
+//! (fields 14–17 of `/proc/PID/stat`). This counts each tick once: a
+//! process's own ticks are in its `utime`/`stime` while it is listed, and
+//! once its parent has reaped it they move into that parent's
+//! `cutime`/`cstime` — and it is no longer listed. (A member orphaned and
+//! reaped by init takes its ticks out of the group; stress-ng reaps its own
+//! workers.) The kernel's resolution is one clock tick (usually 10 ms).
+
+// Not called by a command yet: `bench` will; remove this allow when it does.
+
+pub mod scenario;
+pub mod stressng;
+
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use jitterlab_core::cell::NeighbourReport;
+use jitterlab_core::units::CpuList;
+use jitterlab_sys as sys;
+
+use crate::error::bad;
+use crate::system::journal::{Journal, Undo};
+
+/// How long a neighbour may take to end after `SIGINT` before `SIGKILL`.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How long the leader may take to print and exit once its workers were
+/// killed (see [`Running::stop`]).
+const SALVAGE_WAIT: Duration = Duration::from_secs(2);
+/// How long to wait for a `SIGKILL`ed group to vanish.
+const KILL_WAIT: Duration = Duration::from_secs(3);
+/// How many lines of stderr an unhealthy neighbour's report keeps.
+const TAIL_LINES: usize = 10;
+/// The PATH used when the environment has none.
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// One neighbour to start: what, where, how nice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeighbourSpec {
+    /// Name within the scenario, e.g. `stress-ng`, `hackbench`, `disk`;
+    /// unique within a scenario (it names the output files).
+    pub name: String,
+    /// The argument vector (no shell).
+    pub argv: Vec<String>,
+    /// CPUs it is pinned to before `exec` (empty: inherited affinity).
+    pub cpus: Vec<usize>,
+    /// Nice value set before `exec` (`None`: inherited).
+    pub nice: Option<i32>,
+    /// The Debian package that provides `argv[0]`, for the error when it is
+    /// missing.
+    pub package: Option<&'static str>,
+}
+
+/// Checks that every neighbour's `argv[0]` is found on `PATH` (or is an
+/// existing executable path); else BadInput "neighbour NAME needs `TOOL`,
+/// which is not installed; install it with: apt-get install PKG" (without a
+/// package: "…; install it or fix the scenario's command").
+pub fn check_tools(specs: &[NeighbourSpec]) -> Result<()> {
+    for spec in specs {
+        let Some(tool) = spec.argv.first().filter(|t| !t.is_empty()) else {
+            return Err(bad(format!(
+                "neighbour {} has an empty command; give it an argument vector",
+                spec.name
+            )));
+        };
+        if find_tool(tool).is_none() {
+            let fix = match spec.package {
+                Some(pkg) => format!("install it with: apt-get install {pkg}"),
+                None => "install it or fix the scenario's command".to_string(),
+            };
+            return Err(bad(format!(
+                "neighbour {} needs `{tool}`, which is not installed; {fix}",
+                spec.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where `tool` is: itself when it holds a `/`, else the first executable
+/// file of that name on `PATH`.
+fn find_tool(tool: &str) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if tool.contains('/') {
+        let p = PathBuf::from(tool);
+        return executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .find(|p| executable(p))
+}
+
+/// A started neighbour: its process group, until [`Running::stop`] (or
+/// `Drop`) ends it.
+#[derive(Debug)]
+pub struct Running {
+    name: String,
+    argv: Vec<String>,
+    cpus: Vec<usize>,
+    child: Child,
+    pgid: i32,
+    /// The journal entry, once recorded; taken when it is marked done.
+    journal_id: Option<u64>,
+    stdout_path: PathBuf,
+    stderr_path: PathBuf,
+    /// The group's CPU ticks and the monotonic time at [`Running::mark`].
+    mark: Option<(u64, u64)>,
+    /// The report of a leader that died early, once collected.
+    early: Option<NeighbourReport>,
+    /// The leader is reaped and the group is gone: nothing left to kill.
+    ended: bool,
+}
+
+/// Starts the neighbour and journals its group at once: own process group,
+/// pinned and niced, killed if jitterlab dies (see
+/// [`jitterlab_sys::set_child_hooks`]), stdout and stderr to
+/// `WORKDIR/NAME.stdout` and `WORKDIR/NAME.stderr` (never pipes: a full pipe
+/// would stall it), stdin null. When journaling fails the group is killed
+/// and the error returned.
+pub fn start(spec: &NeighbourSpec, journal: &mut Journal, workdir: &Path) -> Result<Running> {
+    let Some(program) = spec.argv.first() else {
+        return Err(bad(format!(
+            "neighbour {} has an empty command; give it an argument vector",
+            spec.name
+        )));
+    };
+    let stdout_path = workdir.join(format!("{}.stdout", spec.name));
+    let stderr_path = workdir.join(format!("{}.stderr", spec.name));
+    let create = |p: &Path| {
+        File::create(p).with_context(|| {
+            format!(
+                "cannot create the output file {} of neighbour {}",
+                p.display(),
+                spec.name
+            )
+        })
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(&spec.argv[1..])
+        .stdin(Stdio::null())
+        .stdout(create(&stdout_path)?)
+        .stderr(create(&stderr_path)?);
+    sys::set_child_hooks(&mut cmd, &spec.cpus, spec.nice);
+    let child = cmd.spawn().map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::InvalidInput {
+            format!(
+                "; is every CPU of {} online?",
+                spec.cpus.iter().copied().collect::<CpuList>()
+            )
+        } else {
+            String::new()
+        };
+        anyhow::anyhow!(
+            "cannot start neighbour {} (`{}`): {e}{hint}",
+            spec.name,
+            spec.argv.join(" ")
+        )
+    })?;
+    let pgid = child.id() as i32;
+    let mut running = Running {
+        name: spec.name.clone(),
+        argv: spec.argv.clone(),
+        cpus: spec.cpus.clone(),
+        child,
+        pgid,
+        journal_id: None,
+        stdout_path,
+        stderr_path,
+        mark: None,
+        early: None,
+        ended: false,
+    };
+    // Journal first — as early as it can be: the group's id is the leader's
+    // pid, which exists only once spawn has returned. Until the entry is on
+    // disk, the parent-death signal covers a kill of jitterlab (the leader
+    // dies with it). The leader is not reaped before it is killed, so its
+    // stat is readable even if it already exited. If journaling fails,
+    // `running` is dropped here and kills the group.
+    let start_ticks = read_stat(pgid).map_or(0, |s| s.start_ticks);
+    running.journal_id = Some(journal.record(Undo::Neighbour {
+        pgid,
+        start_ticks,
+        argv: spec.argv.clone(),
+    })?);
+    Ok(running)
+}
+
+impl Running {
+    #[cfg(test)]
+    /// The process group id (= the leader's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Ok while the leader lives; Err(report) when it exited (status, stderr
+    /// tail). The first time it sees the leader dead it kills what is left
+    /// of the group and reaps the leader; later calls return the same report.
+    // The report is the error's whole point, and a health poll every few
+    // hundred milliseconds does not care about its size.
+    #[allow(clippy::result_large_err)]
+    pub fn check(&mut self) -> Result<(), NeighbourReport> {
+        if let Some(report) = &self.early {
+            return Err(report.clone());
+        }
+        if self.leader_alive() {
+            return Ok(());
+        }
+        Err(self.collect_early_end())
+    }
+
+    /// Starts the measured part: remembers the group's CPU time now.
+    pub fn mark(&mut self) {
+        self.mark = Some((group_cpu_ticks(self.pgid), sys::monotonic_ns()));
+    }
+
+    /// Stops the group (SIGINT to the group — stress-ng then prints its
+    /// metrics —, wait up to 3 s, then SIGKILL the group, the workers first:
+    /// see `end_group`), reaps the leader,
+    /// checks by /proc scan that no member of the group is left (SIGKILL
+    /// again if so), parses stress-ng metrics from its output, marks the
+    /// journal entry done, and returns the report (cpu_time_ns and wall_ns
+    /// over the measured part from [`Running::mark`] to the stop signal, 0
+    /// without a mark; end; healthy; stderr_tail of the last 10 lines when
+    /// unhealthy).
+    pub fn stop(mut self, journal: &mut Journal) -> NeighbourReport {
+        let report = match self.early.clone() {
+            Some(report) => report,
+            None if !self.leader_alive() => self.collect_early_end(),
+            None => {
+                let (cpu_ns, wall_ns) = self.measured();
+                self.end_group(sys::SIGINT, STOP_GRACE);
+                NeighbourReport {
+                    end: "stopped".into(),
+                    healthy: true,
+                    ..self.report(cpu_ns, wall_ns)
+                }
+            }
+        };
+        if let Some(id) = self.journal_id.take() {
+            if let Err(e) = journal.done(id) {
+                // The group is gone; a leftover entry only makes `jitterlab
+                // restore` confirm that.
+                eprintln!("jitterlab: warning: neighbour {}: {e:#}", self.name);
+            }
+        }
+        report
+    }
+
+    /// True while the leader has not exited (it is our unreaped child: its
+    /// pid cannot be anyone else's).
+    fn leader_alive(&self) -> bool {
+        !self.ended && read_stat(self.pgid).is_some_and(|s| s.is_alive())
+    }
+
+    /// CPU time and wall time since the mark, ns (0, 0 without one).
+    fn measured(&self) -> (u64, u64) {
+        let Some((ticks0, t0)) = self.mark else {
+            return (0, 0);
+        };
+        let ticks = group_cpu_ticks(self.pgid).saturating_sub(ticks0);
+        let ns_per_tick = 1_000_000_000 / sys::clock_ticks_per_second().max(1);
+        (ticks * ns_per_tick, sys::monotonic_ns().saturating_sub(t0))
+    }
+
+    /// The leader died before it was stopped: measure, kill what is left,
+    /// reap the leader, and keep the report.
+    fn collect_early_end(&mut self) -> NeighbourReport {
+        let (cpu_ns, wall_ns) = self.measured();
+        let status = self.end_group(sys::SIGKILL, KILL_WAIT);
+        let report = NeighbourReport {
+            end: status.map_or_else(|| "ended (status unknown)".into(), describe),
+            healthy: false,
+            stderr_tail: tail_lines(&self.stderr_path, TAIL_LINES),
+            ..self.report(cpu_ns, wall_ns)
+        };
+        self.early = Some(report.clone());
+        report
+    }
+
+    /// Sends `signal` to the group, gives its members up to `grace` to end,
+    /// then `SIGKILL`s it; reaps the leader; and `SIGKILL`s any member still
+    /// left (members keep the group id from reuse, so the group is still
+    /// ours), waiting up to [`KILL_WAIT`] for them to vanish.
+    ///
+    /// When `signal` is not `SIGKILL` and the grace runs out, the members
+    /// other than the leader are `SIGKILL`ed first and the leader gets
+    /// [`SALVAGE_WAIT`] to end on its own: stress-ng prints its metrics only
+    /// after it has reaped every worker, and a worker can take far longer
+    /// than the grace to notice `SIGINT` (a `--stream` worker finishes its
+    /// pass over arrays sized from the cache size the CPU reports — on a VM
+    /// that reports a 480 MB cache, the `codesys` load needs 14 s to end).
+    /// The workers' counters live in memory the leader shares, so killing
+    /// them loses nothing already counted. (A member that exits between the
+    /// scan and the kill frees its pid; the pid space is cycled through
+    /// before a pid is reused, so the kill cannot reach a stranger within
+    /// those microseconds in practice.)
+    fn end_group(&mut self, signal: i32, grace: Duration) -> Option<ExitStatus> {
+        if self.ended {
+            return None;
+        }
+        let _ = sys::kill_group(self.pgid, signal);
+        if !wait_group_empty(self.pgid, grace) {
+            if signal != sys::SIGKILL && self.leader_alive() {
+                for pid in group_members(self.pgid) {
+                    if pid != self.pgid {
+                        let _ = sys::kill_process(pid, sys::SIGKILL);
+                    }
+                }
+                wait_group_empty(self.pgid, SALVAGE_WAIT);
+            }
+            let _ = sys::kill_group(self.pgid, sys::SIGKILL);
+        }
+        let status = self.child.wait().ok();
+        self.ended = true;
+        if !group_members(self.pgid).is_empty() {
+            let _ = sys::kill_group(self.pgid, sys::SIGKILL);
+            wait_group_empty(self.pgid, KILL_WAIT);
+        }
+        status
+    }
+
+    /// The report's common part; `end` and `healthy` are the caller's.
+    fn report(&self, cpu_time_ns: u64, wall_ns: u64) -> NeighbourReport {
+        NeighbourReport {
+            name: self.name.clone(),
+            argv: self.argv.clone(),
+            cpus: self.cpus.clone(),
+            pgid: self.pgid,
+            cpu_time_ns,
+            wall_ns,
+            bogo_ops: self.bogo_ops(),
+            end: String::new(),
+            healthy: false,
+            stderr_tail: Vec::new(),
+        }
+    }
+
+    /// stress-ng's bogo-ops from its output files (it writes them to
+    /// stderr; stdout is read too in case a version moves them).
+    fn bogo_ops(&self) -> std::collections::BTreeMap<String, u64> {
+        let is_stress_ng = self
+            .argv
+            .first()
+            .and_then(|a| Path::new(a).file_name())
+            .is_some_and(|n| n == "stress-ng");
+        if !is_stress_ng {
+            return Default::default();
+        }
+        let mut text = String::new();
+        for p in [&self.stdout_path, &self.stderr_path] {
+            if let Ok(bytes) = fs::read(p) {
+                text.push_str(&String::from_utf8_lossy(&bytes));
+                text.push('\n');
+            }
+        }
+        stressng::parse_metrics(&text)
+    }
+}
+
+impl Drop for Running {
+    /// Every exit path kills: a group not stopped is `SIGKILL`ed and its
+    /// leader reaped.
+    fn drop(&mut self) {
+        self.end_group(sys::SIGKILL, KILL_WAIT);
+    }
+}
+
+/// "exited early with status N" or "killed by signal N".
+fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited early with status {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => format!("ended ({status})"),
+    }
+}
+
+/// The last `n` lines of `path` (at most its last 64 KiB are read).
+fn tail_lines(path: &Path, n: usize) -> Vec<String> {
+    const MAX: u64 = 64 * 1024;
+    let Ok(mut f) = File::open(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let from = len.saturating_sub(MAX);
+    let mut bytes = Vec::new();
+    if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if from > 0 && !lines.is_empty() {
+        lines.remove(0); // cut in the middle
+    }
+    let skip = lines.len().saturating_sub(n);
+    lines[skip..].iter().map(|l| l.to_string()).collect()
+}
+
+/// Waits until no live process is in group `pgid`; false after `timeout`.
+fn wait_group_empty(pgid: i32, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if group_members(pgid).is_empty() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Pids of live processes in a process group (scan of the real `/proc`;
+/// zombies are not live).
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let mut pids: Vec<i32> = all_stats()
+        .filter(|s| s.pgrp == pgid && s.is_alive())
+        .map(|s| s.pid)
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// The CPU ticks (`utime + stime + cutime + cstime`) of every process in
+/// group `pgid`, zombies included (see the module doc).
+fn group_cpu_ticks(pgid: i32) -> u64 {
+    all_stats()
+        .filter(|s| s.pgrp == pgid)
+        .map(|s| s.cpu_ticks)
+        .sum()
+}
+
+/// What jitterlab reads of `/proc/PID/stat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    /// Field 1.
+    pub pid: i32,
+    /// Field 3: `R`, `S`, `D`, `Z` …
+    pub state: char,
+    /// Field 5: the process group.
+    pub pgrp: i32,
+    /// Fields 14–17: `utime + stime + cutime + cstime`, clock ticks.
+    pub cpu_ticks: u64,
+    /// Field 22: start time, clock ticks after boot.
+    pub start_ticks: u64,
+}
+
+impl ProcStat {
+    /// Not a zombie (`Z`) nor dead (`X`).
+    pub fn is_alive(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// `/proc/PID/stat` of the real `/proc` (live processes are never under a
+/// sysroot); `None` when the process does not exist.
+pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
+    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Parses one `/proc/PID/stat` line. The command name (field 2) is in
+/// parentheses and may hold spaces and parentheses itself, so the fields
+/// are counted after the *last* `)`.
+fn parse_stat(text: &str) -> Option<ProcStat> {
+    let open = text.find(" (")?;
+    let close = text.rfind(')')?;
+    let pid = text[..open].trim().parse().ok()?;
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3.
+    let field = |n: usize| rest.get(n - 3).copied();
+    let num = |n: usize| field(n)?.parse::<i64>().ok();
+    let cpu = [14, 15, 16, 17]
+        .iter()
+        .map(|&n| num(n).map(|v| v.max(0) as u64))
+        .sum::<Option<u64>>()?;
+    Some(ProcStat {
+        pid,
+        state: field(3)?.chars().next()?,
+        pgrp: num(5)? as i32,
+        cpu_ticks: cpu,
+        start_ticks: num(22)?.max(0) as u64,
+    })
+}
+
+/// Every process listed in the real `/proc` whose stat could be read.
+fn all_stats() -> impl Iterator<Item = ProcStat> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(read_stat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::BadInput;
+    use serial_test::serial;
+    use std::collections::BTreeMap;
+
+    /// A journal in a fresh temporary directory (`JITTERLAB_JOURNAL`) and a
+    /// work directory.
+    fn setup() -> (tempfile::TempDir, Journal, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var(
+            crate::system::journal::JOURNAL_ENV,
+            dir.path().join("journal.json"),
+        );
+        let journal = Journal::begin(Path::new("/")).unwrap();
+        let work = dir.path().join("work");
+        fs::create_dir(&work).unwrap();
+        (dir, journal, work)
+    }
+
+    fn spec(name: &str, argv: &[&str], cpus: Vec<usize>) -> NeighbourSpec {
+        NeighbourSpec {
+            name: name.into(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            cpus,
+            nice: None,
+            package: None,
+        }
+    }
+
+    fn have(tool: &str) -> bool {
+        if find_tool(tool).is_some() {
+            return true;
+        }
+        eprintln!("skipping: `{tool}` is not installed");
+        false
+    }
+
+    /// Waits (at most 10 s: a guard, not a measurement) until `cond` holds.
+    fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !cond() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn last_cpu() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+    }
+
+    #[test]
+    fn stat_fields_are_counted_after_the_last_parenthesis() {
+        let line = "4242 (a (b) c) S 1 4240 4240 0 -1 4194560 100 0 0 0 12 34 5 6 20 0 1 0 777 1000 200 18446744073709551615\n";
+        assert_eq!(
+            parse_stat(line),
+            Some(ProcStat {
+                pid: 4242,
+                state: 'S',
+                pgrp: 4240,
+                cpu_ticks: 12 + 34 + 5 + 6,
+                start_ticks: 777,
+            })
+        );
+        assert_eq!(parse_stat("4242 (cut"), None);
+        assert_eq!(parse_stat("4242 (x) S 1 2"), None);
+        let zombie = parse_stat("7 (z) Z 1 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9 0 0").unwrap();
+        assert!(!zombie.is_alive());
+    }
+
+    #[test]
+    #[serial]
+    fn check_tools_names_the_package_to_install() {
+        let msg = |specs: &[NeighbourSpec]| {
+            let e = check_tools(specs).unwrap_err();
+            assert!(e.downcast_ref::<BadInput>().is_some());
+            e.to_string()
+        };
+        let mut s = spec("stress-ng", &["jitterlab-no-such-tool", "--cpu"], vec![]);
+        s.package = Some("stress-ng");
+        assert_eq!(
+            msg(&[spec("ok", &["sleep", "1"], vec![]), s]),
+            "neighbour stress-ng needs `jitterlab-no-such-tool`, which is not installed; install it with: apt-get install stress-ng"
+        );
+        assert_eq!(
+            msg(&[spec("mine", &["/nonexistent/tool"], vec![])]),
+            "neighbour mine needs `/nonexistent/tool`, which is not installed; install it or fix the scenario's command"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("not-executable");
+        fs::write(&plain, "").unwrap();
+        assert_eq!(
+            msg(&[spec("mine", &[plain.to_str().unwrap()], vec![])]),
+            format!(
+                "neighbour mine needs `{}`, which is not installed; install it or fix the scenario's command",
+                plain.display()
+            )
+        );
+        assert_eq!(
+            msg(&[spec("empty", &[], vec![])]),
+            "neighbour empty has an empty command; give it an argument vector"
+        );
+        let sleep = find_tool("sleep").unwrap();
+        check_tools(&[
+            spec("a", &["sleep", "1"], vec![]),
+            spec("b", &[sleep.to_str().unwrap()], vec![]),
+        ])
+        .unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn sleep_is_started_pinned_in_its_group_and_stopped_without_a_trace() {
+        let (_dir, mut journal, work) = setup();
+        let mut s = spec("sleeper", &["sleep", "1000"], vec![0]);
+        s.nice = Some(3);
+        let mut n = start(&s, &mut journal, &work).unwrap();
+        let pgid = n.pgid();
+        assert_eq!(journal.pending(), 1);
+        assert_eq!(group_members(pgid), vec![pgid]);
+        let status = fs::read_to_string(format!("/proc/{pgid}/status")).unwrap();
+        assert!(status.contains("\nCpus_allowed_list:\t0\n"), "{status}");
+        assert_eq!(n.check(), Ok(()));
+        n.mark();
+        let report = n.stop(&mut journal);
+        assert_eq!(
+            report,
+            NeighbourReport {
+                name: "sleeper".into(),
+                argv: vec!["sleep".into(), "1000".into()],
+                cpus: vec![0],
+                pgid,
+                cpu_time_ns: report.cpu_time_ns,
+                wall_ns: report.wall_ns,
+                bogo_ops: BTreeMap::new(),
+                end: "stopped".into(),
+                healthy: true,
+                stderr_tail: vec![],
+            }
+        );
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+        assert_eq!(journal.pending(), 0);
+        assert_eq!(fs::read(work.join("sleeper.stdout")).unwrap(), b"");
+        assert_eq!(fs::read(work.join("sleeper.stderr")).unwrap(), b"");
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn a_neighbour_that_exits_at_once_fails_check_with_its_stderr_tail() {
+        let (_dir, mut journal, work) = setup();
+        // Twelve complaints on stderr; the report keeps the last ten.
+        let paths: Vec<String> = (1..=12).map(|i| format!("/nonexistent-{i:02}")).collect();
+        let mut argv = vec!["ls"];
+        argv.extend(paths.iter().map(|p| p.as_str()));
+        let expected_err = Command::new("ls").args(&paths).output().unwrap();
+        let expected_lines: Vec<String> = String::from_utf8_lossy(&expected_err.stderr)
+            .lines()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(expected_lines.len(), 12);
+        let mut n = start(&spec("ls", &argv, vec![]), &mut journal, &work).unwrap();
+        let pgid = n.pgid();
+        let mut failure = None;
+        wait_for("ls to exit", || {
+            failure = n.check().err();
+            failure.is_some()
+        });
+        let expected = NeighbourReport {
+            name: "ls".into(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            cpus: vec![],
+            pgid,
+            cpu_time_ns: 0,
+            wall_ns: 0,
+            bogo_ops: BTreeMap::new(),
+            end: format!(
+                "exited early with status {}",
+                expected_err.status.code().unwrap()
+            ),
+            healthy: false,
+            stderr_tail: expected_lines[2..].to_vec(),
+        };
+        assert_eq!(expected.end, "exited early with status 2");
+        assert_eq!(failure, Some(expected.clone()));
+        // Asked again, and at the stop: the same report.
+        assert_eq!(n.check(), Err(expected.clone()));
+        assert_eq!(n.stop(&mut journal), expected);
+        assert_eq!(journal.pending(), 0);
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn a_killed_leader_is_reported_with_its_signal() {
+        let (_dir, mut journal, work) = setup();
+        let mut n = start(&spec("s", &["sleep", "1000"], vec![]), &mut journal, &work).unwrap();
+        sys::kill_group(n.pgid(), sys::SIGTERM).unwrap();
+        let mut failure = None;
+        wait_for("sleep to die", || {
+            failure = n.check().err();
+            failure.is_some()
+        });
+        let report = failure.unwrap();
+        assert_eq!(
+            (report.end.as_str(), report.healthy),
+            ("killed by signal 15", false)
+        );
+        assert_eq!(n.stop(&mut journal).end, "killed by signal 15");
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn start_errors_name_the_neighbour_and_leave_no_journal_entry() {
+        let (_dir, mut journal, work) = setup();
+        // CPU 1023 fits a cpu_set_t but is not online.
+        let e = start(&spec("x", &["sleep", "1"], vec![1023]), &mut journal, &work).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot start neighbour x (`sleep 1`): Invalid argument (os error 22); is every CPU of 1023 online?"
+        );
+        let missing = work.join("missing");
+        let e = start(&spec("x", &["sleep", "1"], vec![]), &mut journal, &missing).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "cannot create the output file {}/x.stdout of neighbour x: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
+        assert_eq!(journal.pending(), 0);
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn dropping_a_running_neighbour_kills_its_group() {
+        let (_dir, mut journal, work) = setup();
+        let (argv, members): (&[&str], usize) = if have("stress-ng") {
+            (&["stress-ng", "--cpu", "2", "--metrics-brief"], 3)
+        } else {
+            (&["sleep", "1000"], 1)
+        };
+        let n = start(&spec("drop", argv, vec![]), &mut journal, &work).unwrap();
+        let pgid = n.pgid();
+        wait_for("the workers", || group_members(pgid).len() >= members);
+        drop(n);
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+        // Not stopped: the entry stays for `jitterlab restore` to confirm.
+        assert_eq!(journal.pending(), 1);
+    }
+
+    #[test]
+    #[serial]
+    fn stress_ng_cpu_time_and_bogo_ops_prove_the_noise() {
+        if !have("stress-ng") {
+            return;
+        }
+        let (_dir, mut journal, work) = setup();
+        let s = spec(
+            "stress-ng",
+            &["stress-ng", "--cpu", "1", "--metrics-brief"],
+            vec![last_cpu()],
+        );
+        let mut n = start(&s, &mut journal, &work).unwrap();
+        let pgid = n.pgid();
+        wait_for("the cpu worker", || group_members(pgid).len() >= 2);
+        n.mark();
+        std::thread::sleep(Duration::from_secs(1));
+        assert_eq!(n.check(), Ok(()));
+        let r = n.stop(&mut journal);
+        assert!(r.healthy, "{r:?}");
+        assert_eq!(r.end, "stopped");
+        // One worker keeps one CPU busy: between 0.3 and 1.2 CPUs over the
+        // measured part (loose: a noisy 2-CPU VM steals and shares).
+        assert!(
+            r.cpu_time_ns * 10 > r.wall_ns * 3 && r.cpu_time_ns * 10 < r.wall_ns * 12,
+            "cpu {} ns over {} ns",
+            r.cpu_time_ns,
+            r.wall_ns
+        );
+        assert_eq!(r.bogo_ops.keys().collect::<Vec<_>>(), vec!["cpu"]);
+        assert!(r.bogo_ops["cpu"] > 0, "{r:?}");
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn workers_slower_than_the_grace_are_killed_before_the_leader() {
+        use std::os::unix::process::ExitStatusExt;
+        if !have("stress-ng") {
+            return;
+        }
+        let (_dir, mut journal, work) = setup();
+        let s = spec(
+            "stress-ng",
+            &["stress-ng", "--cpu", "1", "--metrics-brief"],
+            vec![],
+        );
+        let mut n = start(&s, &mut journal, &work).unwrap();
+        let pgid = n.pgid();
+        wait_for("the cpu worker", || group_members(pgid).len() >= 2);
+        // No grace at all: the worker is killed at once, and the leader
+        // still ends on its own and prints the table (a SIGKILL of the whole
+        // group would leave a leader killed by signal 9 and no table).
+        let status = n.end_group(sys::SIGINT, Duration::ZERO).unwrap();
+        assert_eq!(status.signal(), None, "{status:?}");
+        assert_eq!(n.bogo_ops().keys().collect::<Vec<_>>(), vec!["cpu"]);
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+    }
+
+    #[test]
+    #[serial]
+    fn stress_ng_with_several_workers_leaves_no_process_after_stop() {
+        if !have("stress-ng") {
+            return;
+        }
+        let (_dir, mut journal, work) = setup();
+        let s = spec(
+            "stress-ng",
+            &[
+                "stress-ng",
+                "--cpu",
+                "2",
+                "--vm",
+                "1",
+                "--vm-bytes",
+                "16M",
+                "--fork",
+                "1",
+                "--metrics-brief",
+            ],
+            vec![],
+        );
+        let mut n = start(&s, &mut journal, &work).unwrap();
+        let pgid = n.pgid();
+        // Leader, 2 cpu, vm parent and child, fork: at least 5.
+        wait_for("the workers", || group_members(pgid).len() >= 5);
+        n.mark();
+        std::thread::sleep(Duration::from_millis(300));
+        let r = n.stop(&mut journal);
+        assert_eq!((r.end.as_str(), r.healthy), ("stopped", true));
+        assert_eq!(
+            r.bogo_ops.keys().collect::<Vec<_>>(),
+            vec!["cpu", "fork", "vm"]
+        );
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+        assert_eq!(journal.pending(), 0);
+        journal.finish().unwrap();
+    }
+}
