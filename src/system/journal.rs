@@ -568,6 +568,7 @@ mod tests {
     use crate::error::BadInput;
     use serial_test::serial;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::process::Command;
 
     /// Points `JITTERLAB_JOURNAL` at a fresh temporary directory and returns
     /// it with the journal path.
