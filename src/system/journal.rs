@@ -562,6 +562,18 @@ fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
+/// `jitterlab restore`: replays the journal and says what it did.
+pub fn restore_command(root: &Path) -> Result<std::process::ExitCode> {
+    let lines = restore(root)?;
+    if lines.is_empty() {
+        println!("nothing to restore");
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1114,16 +1126,4 @@ mod tests {
             }
         }
     }
-}
-
-/// `jitterlab restore`: replays the journal and says what it did.
-pub fn restore_command(root: &Path) -> Result<std::process::ExitCode> {
-    let lines = restore(root)?;
-    if lines.is_empty() {
-        println!("nothing to restore");
-    }
-    for l in lines {
-        println!("{l}");
-    }
-    Ok(std::process::ExitCode::SUCCESS)
 }
