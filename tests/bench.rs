@@ -5,7 +5,7 @@
 //! `jitterlab restore`.
 //!
 //! Neighbours are found by a number no other process carries in its command
-//! line (`sleep 86401`, `stress-ng … --cpu-ops 987654321`), so a test can
+//! line (`sleep 86401`, `stress-ng … --cpu-ops 98765432`), so a test can
 //! prove that no process of theirs is left.
 
 use std::path::{Path, PathBuf};
@@ -293,7 +293,7 @@ warmup = "500ms"
 [[scenario]]
 name = "cpu"
 [[scenario.neighbour]]
-command = ["stress-ng", "--cpu", "1", "--cpu-ops", "987654321", "--metrics-brief"]
+command = ["stress-ng", "--cpu", "1", "--cpu-ops", "98765432", "--metrics-brief"]
 [[probe]]
 kind = "wakeup"
 "#,
@@ -306,7 +306,7 @@ kind = "wakeup"
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(wait_gone("987654321", Duration::from_secs(2)).is_empty());
+    assert!(wait_gone("98765432", Duration::from_secs(2)).is_empty());
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let n = &run["cells"][0]["context"]["neighbours"][0];
@@ -369,7 +369,19 @@ fn sigint_ends_the_bench_and_leaves_no_neighbour() {
     let db = dir.path().join("j.db");
     let p = spec(
         "sigint.toml",
-        &TWO_BY_TWO.replace("duration = \"1s\"", "duration = \"30s\""),
+        r#"
+duration = "30s"
+warmup = "300ms"
+[[scenario]]
+name = "sleeper"
+[[scenario.neighbour]]
+command = ["sleep", "86401"]
+[[scenario]]
+name = "idle"
+builtin = "idle"
+[[probe]]
+kind = "wakeup"
+"#,
     );
     let bin = assert_cmd::cargo::cargo_bin("jitterlab");
     let child = StdCommand::new(bin)
@@ -381,7 +393,7 @@ fn sigint_ends_the_bench_and_leaves_no_neighbour() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Into the second cell (baseline/sleeper), whose neighbour runs.
+    // Into the first cell, whose neighbour runs.
     let end = Instant::now() + Duration::from_secs(20);
     while processes_with("86401").is_empty() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(50));
