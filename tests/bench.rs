@@ -383,22 +383,9 @@ builtin = "idle"
 kind = "wakeup"
 "#,
     );
-    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
-    let child = StdCommand::new(bin)
-        .arg("bench")
-        .arg(&p)
-        .env("JITTERLAB_DB", &db)
-        .env("JITTERLAB_JOURNAL", journal())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_bench(&p, &db, true);
     // Into the first cell, whose neighbour runs.
-    let end = Instant::now() + Duration::from_secs(20);
-    while processes_with("86401").is_empty() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!processes_with("86401").is_empty(), "the sleeper started");
+    wait_started("86401");
     std::thread::sleep(Duration::from_millis(500));
     jitterlab_sys_kill(child.id() as i32, 2);
     let out = child.wait_with_output().unwrap();
@@ -407,6 +394,36 @@ kind = "wakeup"
     assert!(!journal().exists());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the bench was interrupted"), "{stderr}");
+}
+
+/// Starts `jitterlab bench SPEC` in the background with the test's journal.
+/// `capture`: keep stdout and stderr for `wait_with_output`.
+fn spawn_bench(spec: &Path, db: &Path, capture: bool) -> std::process::Child {
+    let out = || {
+        if capture {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        }
+    };
+    StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .arg("bench")
+        .arg(spec)
+        .env("JITTERLAB_DB", db)
+        .env("JITTERLAB_JOURNAL", journal())
+        .stdout(out())
+        .stderr(out())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to 20 s) until a process carrying `marker` runs.
+fn wait_started(marker: &str) {
+    let end = Instant::now() + Duration::from_secs(20);
+    while processes_with(marker).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!processes_with(marker).is_empty(), "{marker} started");
 }
 
 /// `kill(2)` through the `kill` program (tests have no `unsafe`).
@@ -441,20 +458,8 @@ scan = "50us"
 working_set = "16KiB"
 "#,
     );
-    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
-    let mut child = StdCommand::new(&bin)
-        .arg("bench")
-        .arg(&p)
-        .env("JITTERLAB_DB", &db)
-        .env("JITTERLAB_JOURNAL", journal())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let end = Instant::now() + Duration::from_secs(20);
-    while processes_with("86403").is_empty() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = spawn_bench(&p, &db, false);
+    wait_started("86403");
     // Let a few windows be committed, then kill -9 mid-cell.
     std::thread::sleep(Duration::from_millis(3_500));
     child.kill().unwrap();

@@ -328,13 +328,8 @@ struct JsonUnavailable<'a> {
 #[derive(Serialize)]
 struct JsonRun<'a> {
     schema_version: u32,
-    run: i64,
-    kind: &'a str,
-    name: &'a str,
-    started_at: &'a str,
-    hostname: &'a str,
-    kernel_release: &'a str,
-    status: &'a str,
+    #[serde(flatten)]
+    head: compare::JsonSide<'a>,
     unavailable: Vec<JsonUnavailable<'a>>,
     notes: Vec<String>,
     tables: Vec<sheet::JsonTable>,
@@ -349,13 +344,7 @@ fn json(
 ) -> Result<String> {
     let doc = JsonRun {
         schema_version: TABLES_SCHEMA_VERSION,
-        run: run.id,
-        kind: &run.kind,
-        name: &run.name,
-        started_at: &run.started_at,
-        hostname: &run.hostname,
-        kernel_release: &run.kernel_release,
-        status: &run.status,
+        head: compare::json_side(run),
         unavailable: run
             .unavailable
             .iter()

@@ -67,10 +67,10 @@ use crate::system::{counters, host};
 
 /// Set-up time the plan counts per cell: starting and stopping the
 /// neighbours, the probe threads' set-up and the store's commits.
-pub const SETUP_NS: u64 = 1_000_000_000;
+pub const SETUP_NS: u64 = 300_000_000;
 
 /// Time the plan counts per idle scan calibration.
-pub const CALIBRATION_NS: u64 = 1_000_000_000;
+pub const CALIBRATION_NS: u64 = 200_000_000;
 
 /// The spec, loaded and validated, with what the machine cannot run.
 struct Loaded {
@@ -404,7 +404,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, a)?;
     let cells = spec.cells();
     let workdir = std::env::temp_dir().join(format!("jitterlab-{}", std::process::id()));
-    check_environment(&spec, &cells, &workdir)?;
+    // Validation plans in the work directory's parent, which exists already
+    // (the work directory itself is created only when the bench starts).
+    check_environment(&spec, &cells, &std::env::temp_dir())?;
     check_writable("--db", db)?;
     if let Some(p) = &a.json {
         check_writable("--json", p)?;
@@ -412,6 +414,24 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
     print!("{}", spec.plan_text(SETUP_NS, once_ns));
+    // Cells this machine will skip (e.g. usb without a path) take no time.
+    let mut skipped = 0u64;
+    for (i, cp) in cells.iter().enumerate() {
+        if let Some(why) = plan_load(&spec, cp, &std::env::temp_dir())?.skip {
+            skipped += 1;
+            println!("  {}/{} will be skipped: {why}", i + 1, cells.len());
+        }
+    }
+    let per_cell = SETUP_NS + spec.warmup_ns + spec.duration_ns;
+    let planned_ns = spec
+        .planned_ns(SETUP_NS, once_ns)
+        .saturating_sub(skipped * per_cell);
+    if skipped > 0 {
+        println!(
+            "  total without the skipped cells: {}",
+            format_duration_exact(planned_ns / 1_000_000 * 1_000_000)
+        );
+    }
     for (c, why) in &unavailable {
         println!("configuration {c}: N/A here: {why}");
     }
@@ -452,7 +472,6 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
 
     let mlock = rt::lock_memory();
     let signalled = termination_flag()?;
-    let planned_ns = spec.planned_ns(SETUP_NS, once_ns);
     let mut b = Bench {
         root,
         db,

@@ -190,8 +190,10 @@ fn describe(r: &StoredRun) -> String {
     )
 }
 
+/// A run's identity in JSON: the head of a rendered run and each side of a
+/// comparison.
 #[derive(Serialize)]
-struct JsonSide<'a> {
+pub(super) struct JsonSide<'a> {
     run: i64,
     kind: &'a str,
     name: &'a str,
@@ -201,7 +203,7 @@ struct JsonSide<'a> {
     status: &'a str,
 }
 
-fn json_side(r: &StoredRun) -> JsonSide<'_> {
+pub(super) fn json_side(r: &StoredRun) -> JsonSide<'_> {
     JsonSide {
         run: r.id,
         kind: &r.kind,

@@ -19,7 +19,7 @@ use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
 use jitterlab_core::units::{format_ns, CpuList};
 use serde::Serialize;
 
-use super::{round_div, us1};
+use super::round_div;
 
 /// How many interrupt lines and softirq types are named.
 const TOP: usize = 3;
@@ -225,7 +225,7 @@ impl Explanation {
             let steal = if self.steal_ns == 0 {
                 "no steal".to_string()
             } else {
-                format!("steal {} µs", us1(i(self.steal_ns)))
+                format!("steal {}", format_ns(i(self.steal_ns)))
             };
             let irqs = if self.irqs == 0 {
                 "no interrupts".to_string()

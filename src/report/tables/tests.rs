@@ -1114,7 +1114,7 @@ fn explanations_state_zeros_and_name_the_noise() {
         lines(11),
         [
             "tcc/codesys/host/cyclic rep 1: failed (neighbour stress-ng exited early with status 2 after 0.8 s)",
-            "  probe CPU 1: steal 1250.0 µs; 16883 interrupts (LOC=15000, RES=1210, TLB=640); 16525 softirqs (TIMER=15000, SCHED=1300, RCU=220)",
+            "  probe CPU 1: steal 1.250ms; 16883 interrupts (LOC=15000, RES=1210, TLB=640); 16525 softirqs (TIMER=15000, SCHED=1300, RCU=220)",
             "  probe context switches: 15000 voluntary, 40 involuntary",
             "  NET_RX: 42 on CPU 0, 5 on CPU 1",
             "  neighbour stress-ng (CPU 0): CPU time 790.000ms in 800.000ms, 0.99 CPUs busy, unhealthy: exited early with status 2",
@@ -1183,4 +1183,59 @@ fn names_match_the_command_line() {
         .map(|f| f.to_possible_value().unwrap().get_name().to_string())
         .collect();
     assert_eq!(formats, ["text", "md", "csv", "json"]);
+}
+
+// ---------------------------------------------------------------------------
+// Through the database.
+
+/// The bench fixture written with the store's own calls into a real SQLite
+/// file, read back with `load_run`: the same run, the same tables, byte for
+/// byte — reports depend on nothing but the database.
+#[test]
+fn a_run_stored_in_the_database_renders_the_same_tables() {
+    use crate::store::{BenchSpecJson, RunStart, Store};
+    let run = fixture_run();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let spec = BenchSpecJson {
+        configurations: run.configurations.clone(),
+        scenarios: run.scenarios.clone(),
+        unavailable: run.unavailable.clone(),
+        spec: serde_json::json!({}),
+    };
+    let cmd = vec!["jitterlab".to_string()];
+    let keys: Vec<CellKey> = run.cells.iter().map(|c| c.key.clone()).collect();
+    let (id, cells) = store
+        .begin_bench(
+            &RunStart {
+                started_at: &run.started_at,
+                probe: "bench",
+                command_line: &cmd,
+                params_json: "{}".into(),
+                host_json: "{}".into(),
+                hostname: &run.hostname,
+                kernel_release: &run.kernel_release,
+                realtime: None,
+                kind: "bench",
+                name: &run.name,
+                spec_json: Some(serde_json::to_string(&spec).unwrap()),
+            },
+            &keys,
+        )
+        .unwrap();
+    for (c, &cell) in run.cells.iter().zip(&cells) {
+        store
+            .finish_cell(cell, c.status, c.result.as_ref(), &c.context, &[])
+            .unwrap();
+    }
+    store
+        .finish_run_row(id, &run.status, None, 0, None)
+        .unwrap();
+    let mut back = store.load_run(id).unwrap();
+    back.id = run.id;
+    assert_eq!(back, run);
+    for (f, ext) in FORMATS {
+        let got = render(&back, &TableOptions::default(), f).unwrap();
+        snapshot(&format!("bench.{ext}"), &got);
+    }
 }
