@@ -157,12 +157,23 @@ pub struct ReportArgs {
     /// configuration table with 2+ configurations, the condition table with
     /// 2+ scenarios, the latency table always].
     #[arg(long = "table", value_enum, value_name = "TABLE")]
-    pub tables: Vec<crate::report::tables::Table>,
+    pub tables: Vec<TableArg>,
 
     /// Leave out the per-cell explanations of outliers (steal, interrupts,
     /// softirqs, context switches, neighbours' CPU time).
     #[arg(long)]
     pub no_explain: bool,
+}
+
+/// Tables of `jitterlab report --table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableArg {
+    /// Seed 000 Table 10: per configuration, vs the baseline.
+    Configurations,
+    /// Seed 004 Tables 4–5: per scenario, min/max cycle and deviation.
+    Conditions,
+    /// Seed 003: min, median, max latency and % over threshold per cell.
+    Latency,
 }
 
 /// Formats of `jitterlab report`.

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{ReportArgs, ReportFormat};
+use crate::cli::{ReportArgs, ReportFormat, TableArg};
 use crate::error::BadInput;
 use crate::store::{RunRow, Store};
 use jitterlab_core::cell::CellStatus;
@@ -159,7 +159,15 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     }
     let opts = tables::TableOptions {
         baseline: a.baseline.clone(),
-        tables: a.tables.clone(),
+        tables: a
+            .tables
+            .iter()
+            .map(|t| match t {
+                TableArg::Configurations => tables::Table::Configurations,
+                TableArg::Conditions => tables::Table::Conditions,
+                TableArg::Latency => tables::Table::Latency,
+            })
+            .collect(),
         explain: !a.no_explain,
     };
     let mut first = true;

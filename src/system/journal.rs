@@ -63,7 +63,7 @@ use jitterlab_sys as sys;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad;
-use crate::neighbour::{group_members, read_stat};
+use crate::system::procs::{group_members, read_stat};
 
 /// The environment variable that names the journal file (tests use it).
 pub const JOURNAL_ENV: &str = "JITTERLAB_JOURNAL";

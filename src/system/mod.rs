@@ -1,7 +1,8 @@
 //! Everything that reads or changes the machine: the readiness audit
 //! (`check`), the host snapshot, the real-time set-up of probe threads, the
-//! kernel trace buffer, and the per-CPU counters that explain a cell's
-//! outliers.
+//! kernel trace buffer, the per-CPU counters that explain a cell's
+//! outliers, the process table, and the journal of every change with
+//! `jitterlab restore`.
 //!
 //! Every path is taken relative to `--sysroot` (DESIGN rule 5), so each fact
 //! and each change can be tested against fake `/sys`, `/proc` and `/dev`
@@ -11,5 +12,6 @@ pub mod check;
 pub mod counters;
 pub mod host;
 pub mod journal;
+pub mod procs;
 pub mod rt;
 pub mod trace;
