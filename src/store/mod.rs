@@ -219,7 +219,7 @@ pub struct RunRow {
     pub realtime: Option<bool>,
     /// Cells planned.
     pub cells: i64,
-    /// Cells that ended (completed or failed).
+    /// Cells that ended (completed, failed or skipped).
     pub cells_done: i64,
     /// Cycles measured, from the stored windows.
     pub cycles: i64,
@@ -571,7 +571,7 @@ impl Store {
                     COALESCE(h.hostname, ''), r.realtime,
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id),
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id
-                                                    AND c.status IN ('completed', 'failed')),
+                                                    AND c.status IN ('completed', 'failed', 'skipped')),
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window), MAX(w.latency_max_ns)
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
