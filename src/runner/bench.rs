@@ -140,6 +140,12 @@ fn load(root: &Path, a: &BenchArgs) -> Result<Loaded> {
             }
         }
     }
+    if let Some(c) = spec.configurations.iter().find(|c| !c.settings.is_empty()) {
+        return Err(bad(format!(
+            "configuration {} sets machine settings (irq_cpus, governor, timer_migration, rt_runtime_us), which this jitterlab does not apply yet; remove them",
+            c.name
+        )));
+    }
     Ok(Loaded { spec, unavailable })
 }
 

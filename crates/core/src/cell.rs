@@ -134,6 +134,27 @@ pub struct CpuCounters {
     pub softirqs: BTreeMap<String, u64>,
 }
 
+/// One setting of a cell's configuration (IRQ affinity, a sysctl, the
+/// cpufreq governor …): as requested, as it was, as applied and as verified
+/// by reading it back.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SettingReport {
+    /// What it sets, e.g. `kernel.timer_migration`, `irq affinity`.
+    pub name: String,
+    /// The value the configuration asked for.
+    pub requested: String,
+    /// The value before jitterlab changed it.
+    pub before: String,
+    /// The value jitterlab wrote.
+    pub applied: String,
+    /// The value read back after writing.
+    pub verified: String,
+    /// Whether the verified value is what was requested.
+    pub ok: bool,
+    /// What could not be done and why (e.g. IRQs the kernel refused to move).
+    pub notes: Vec<String>,
+}
+
 /// Everything a bench records about one cell beyond its figures.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CellContext {
@@ -144,6 +165,9 @@ pub struct CellContext {
     pub net_rx: BTreeMap<usize, u64>,
     /// Neighbours that ran beside the probe.
     pub neighbours: Vec<NeighbourReport>,
+    /// The configuration's settings, as requested, applied and verified.
+    #[serde(default)]
+    pub settings: Vec<SettingReport>,
     /// Why the cell failed, when it did.
     pub failure: Option<String>,
     /// Notes on the cell (skipped scenario, settings that did not apply …).

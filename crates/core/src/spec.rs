@@ -30,6 +30,10 @@
 //! priority = 95              # fifo/rr only, 1..=99; default 95
 //! nice = 0                   # other only, -20..=19; default 0
 //! dma_latency = true         # hold /dev/cpu_dma_latency at 0; default true
+//! irq_cpus = "0"             # optional: move every movable IRQ to these CPUs for the cell
+//! governor = "performance"   # optional: cpufreq governor of the probe CPUs for the cell
+//! timer_migration = false    # optional: kernel.timer_migration for the cell
+//! rt_runtime_us = -1         # optional: kernel.sched_rt_runtime_us (-1: no RT throttling)
 //!
 //! [[scenario]]               # zero or more; none → one scenario "idle" (builtin idle)
 //! name = "stress"            # required, [A-Za-z0-9_-]+, unique
@@ -202,6 +206,31 @@ pub struct Configuration {
     pub nice: Option<i32>,
     /// Whether `/dev/cpu_dma_latency` is held at 0.
     pub dma_latency: bool,
+    /// The machine settings the configuration changes for its cells.
+    #[serde(default)]
+    pub settings: ConfigSettings,
+}
+
+/// The reversible machine settings of a configuration (all optional: what
+/// is not named is left as it is). Applied before a cell's neighbours
+/// start, verified, and restored after the cell.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ConfigSettings {
+    /// Move every movable IRQ (and the default affinity) to these CPUs.
+    pub irq_cpus: Option<Vec<usize>>,
+    /// cpufreq governor of the probe CPUs.
+    pub governor: Option<String>,
+    /// `kernel.timer_migration`.
+    pub timer_migration: Option<bool>,
+    /// `kernel.sched_rt_runtime_us` (`-1`: RT throttling off).
+    pub rt_runtime_us: Option<i64>,
+}
+
+impl ConfigSettings {
+    /// True when the configuration changes nothing on the machine.
+    pub fn is_empty(&self) -> bool {
+        *self == ConfigSettings::default()
+    }
 }
 
 /// One scenario: the neighbours that run beside the probe.
@@ -445,6 +474,10 @@ struct RawConfiguration {
     priority: Option<Spanned<i64>>,
     nice: Option<Spanned<i64>>,
     dma_latency: Option<Spanned<bool>>,
+    irq_cpus: Option<Spanned<String>>,
+    governor: Option<Spanned<String>>,
+    timer_migration: Option<Spanned<bool>>,
+    rt_runtime_us: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -789,6 +822,7 @@ fn configurations(
             priority: Some(95),
             nice: None,
             dma_latency: true,
+            settings: ConfigSettings::default(),
         }]);
     }
     let mut out: Vec<Configuration> = Vec::new();
@@ -895,6 +929,42 @@ fn configurations(
             (Some(priority), None)
         };
         let dma_latency = c.dma_latency.as_ref().is_none_or(|v| *v.get_ref());
+        let irq_cpus = match &c.irq_cpus {
+            Some(v) => {
+                let cpus = ck.nonempty_cpus(v, &k("irq_cpus"), "IRQ")?;
+                let shared: CpuList = probe_cpus
+                    .iter()
+                    .copied()
+                    .filter(|p| cpus.contains(p))
+                    .collect();
+                if !shared.is_empty() {
+                    ck.warnings.push(format!(
+                        "configuration {name}: irq_cpus includes probe {}; interrupts will still reach the probe",
+                        cpu_words(&shared)
+                    ));
+                }
+                Some(cpus)
+            }
+            None => None,
+        };
+        let governor = match &c.governor {
+            Some(v) => {
+                let g = v.get_ref();
+                if g.is_empty() || !g.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("governor"),
+                        format!("governor {g:?} is not a cpufreq governor name (e.g. performance, schedutil)"),
+                    ));
+                }
+                Some(g.clone())
+            }
+            None => None,
+        };
+        let rt_runtime_us = match &c.rt_runtime_us {
+            Some(v) => Some(ck.int(v, &k("rt_runtime_us"), -1, i64::from(i32::MAX))?),
+            None => None,
+        };
         out.push(Configuration {
             name,
             probe_cpus,
@@ -903,6 +973,12 @@ fn configurations(
             priority,
             nice,
             dma_latency,
+            settings: ConfigSettings {
+                irq_cpus,
+                governor,
+                timer_migration: c.timer_migration.as_ref().map(|v| *v.get_ref()),
+                rt_runtime_us,
+            },
         });
     }
     Ok(out)
@@ -1357,6 +1433,41 @@ mod tests {
     }
 
     #[test]
+    fn configuration_settings_parse_and_are_checked() {
+        let s = ok(&with(
+            "[[configuration]]\nname = \"p\"\nirq_cpus = \"0\"\ngovernor = \"performance\"\ntimer_migration = false\nrt_runtime_us = -1\n",
+        ));
+        assert_eq!(
+            s.configurations[0].settings,
+            ConfigSettings {
+                irq_cpus: Some(vec![0]),
+                governor: Some("performance".into()),
+                timer_migration: Some(false),
+                rt_runtime_us: Some(-1),
+            }
+        );
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"p\"\nirq_cpus = \"7\"\n")),
+            "bench.toml:4: configuration[0].irq_cpus: CPU 7 is not online (online CPUs: 0-1)"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"p\"\ngovernor = \"../x\"\n")),
+            "bench.toml:4: configuration[0].governor: governor \"../x\" is not a cpufreq governor name (e.g. performance, schedutil)"
+        );
+        assert_eq!(
+            err(&with("[[configuration]]\nname = \"p\"\nrt_runtime_us = -2\n")),
+            "bench.toml:4: configuration[0].rt_runtime_us: -2 is out of range -1..=2147483647"
+        );
+        // IRQs on the probe CPU: allowed on small machines, with a warning.
+        let s = ok(&with("[[configuration]]\nname = \"p\"\nirq_cpus = \"1\"\n"));
+        assert_eq!(
+            s.warnings,
+            vec!["configuration p: irq_cpus includes probe CPU 1; interrupts will still reach the probe"]
+        );
+    }
+
+    #[test]
     fn minimal_spec_gets_every_default() {
         let s = ok(&with(""));
         assert_eq!(
@@ -1376,6 +1487,7 @@ mod tests {
                     priority: Some(95),
                     nice: None,
                     dma_latency: true,
+                    settings: ConfigSettings::default(),
                 }],
                 scenarios: vec![Scenario {
                     name: "idle".into(),
@@ -1477,6 +1589,7 @@ max_exec = "1ms"
                     priority: None,
                     nice: Some(-5),
                     dma_latency: false,
+                    settings: ConfigSettings::default(),
                 },
                 Configuration {
                     name: "rt".into(),
@@ -1486,6 +1599,7 @@ max_exec = "1ms"
                     priority: Some(80),
                     nice: None,
                     dma_latency: true,
+                    settings: ConfigSettings::default(),
                 },
             ]
         );
@@ -1566,7 +1680,8 @@ max_exec = "1ms"
                 r#"{"name":"j","duration_ns":1000000000,"warmup_ns":0,"repetitions":1,"#,
                 r#""deployments":["host"],"baseline":"default","#,
                 r#""configurations":[{"name":"default","probe_cpus":[1],"neighbour_cpus":[0],"#,
-                r#""policy":"fifo","priority":95,"nice":null,"dma_latency":true}],"#,
+                r#""policy":"fifo","priority":95,"nice":null,"dma_latency":true,"#,
+                r#""settings":{"irq_cpus":null,"governor":null,"timer_migration":null,"rt_runtime_us":null}}],"#,
                 r#""scenarios":[{"name":"idle","builtin":"idle","cpus":null,"usb_path":null,"#,
                 r#""rps_cpus":null,"neighbours":[]}],"#,
                 r#""probes":[{"name":"wakeup","kind":"wakeup","period_ns":1000000,"scan_ns":0,"#,
@@ -1605,7 +1720,7 @@ max_exec = "1ms"
     fn unknown_key_names_its_path() {
         assert_eq!(
             err(&with("[[configuration]]\nname = \"a\"\npriorty = 3\n")),
-            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`"
+            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`, `irq_cpus`, `governor`, `timer_migration`, `rt_runtime_us`"
         );
         assert_eq!(
             err(&with("colour = \"red\"\n")),
