@@ -1,7 +1,8 @@
 //! Everything that reads or changes the machine: the readiness audit
 //! (`check`), the host snapshot, the real-time set-up of probe threads, the
 //! kernel trace buffer, the per-CPU counters that explain a cell's
-//! outliers, the process table, and the journal of every change with
+//! outliers, the process table, the settings that partition the machine
+//! (IRQ affinity, sysctls, cpufreq), and the journal of every change with
 //! `jitterlab restore`.
 //!
 //! Every path is taken relative to `--sysroot` (DESIGN rule 5), so each fact
@@ -14,4 +15,5 @@ pub mod host;
 pub mod journal;
 pub mod procs;
 pub mod rt;
+pub mod settings;
 pub mod trace;
