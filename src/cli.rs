@@ -54,6 +54,10 @@ pub enum Command {
     /// neighbours, stored in the database; prints the seeds' tables (exit 1
     /// when a cell exceeded a probe's limit or failed).
     Bench(BenchArgs),
+    /// Apply one configuration of a spec (IRQ affinity, sysctls, governor,
+    /// PM QoS) and hold it for your own software until Ctrl-C, which puts
+    /// everything back.
+    Apply(ApplyArgs),
     /// List the built-in experiments (`bench --preset NAME`) and what each
     /// reproduces.
     Presets(PresetsArgs),
@@ -92,9 +96,9 @@ pub struct PresetsArgs {
     pub show: Option<String>,
 }
 
-/// `jitterlab bench`.
+/// Where a spec comes from, and the command line's overrides of it.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub struct SpecSource {
     /// The experiment's spec (TOML; see examples/).
     #[arg(
         value_name = "SPEC",
@@ -103,13 +107,9 @@ pub struct BenchArgs {
     )]
     pub spec: Option<PathBuf>,
 
-    /// Run a built-in experiment instead of a spec file (see `jitterlab presets`).
+    /// A built-in experiment instead of a spec file (see `jitterlab presets`).
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
-
-    /// Validate the spec and print the plan only; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
 
     /// Override every cell's measured duration.
     #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
@@ -126,6 +126,30 @@ pub struct BenchArgs {
     /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
     #[arg(long, value_name = "DIR")]
     pub usb_path: Option<PathBuf>,
+}
+
+/// `jitterlab apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The spec (or preset) that defines the configuration.
+    #[command(flatten)]
+    pub source: SpecSource,
+
+    /// The configuration to hold [default: the spec's only one].
+    #[arg(long, value_name = "NAME")]
+    pub configuration: Option<String>,
+}
+
+/// `jitterlab bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The spec, a preset, and overrides.
+    #[command(flatten)]
+    pub source: SpecSource,
+
+    /// Validate the spec and print the plan only; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 
     /// Write the stored run (every cell with its figures and context) as JSON.
     #[arg(long, value_name = "FILE")]

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
         Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
+        Command::Apply(a) => runner::apply::apply(&cli.sysroot, a),
         Command::Presets(a) => runner::bench::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => system::journal::restore_command(&cli.sysroot),
         Command::Runs => report::stored::runs(&cli.db),

@@ -282,10 +282,7 @@ fn stress_ng_proves_its_noise_with_cpu_time_and_bogo_ops() {
         eprintln!("skipping: stress-ng is not installed (apt-get install stress-ng)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("j.db");
-    let json = dir.path().join("run.json");
-    let p = spec(
+    let (out, run) = bench_with_json(
         "noise.toml",
         r#"
 duration = "2s"
@@ -298,17 +295,8 @@ command = ["stress-ng", "--cpu", "1", "--cpu-ops", "98765432", "--metrics-brief"
 kind = "wakeup"
 "#,
     );
-    let out = jl_with(&db)
-        .arg("bench")
-        .arg(&p)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(wait_gone("98765432", Duration::from_secs(2)).is_empty());
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let n = &run["cells"][0]["context"]["neighbours"][0];
     let cpu = n["cpu_time_ns"].as_u64().unwrap() as f64;
     let wall = n["wall_ns"].as_u64().unwrap() as f64;
@@ -325,10 +313,7 @@ kind = "wakeup"
 #[test]
 #[serial]
 fn a_neighbour_that_dies_early_fails_its_cell_with_its_stderr() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("j.db");
-    let json = dir.path().join("run.json");
-    let p = spec(
+    let (out, run) = bench_with_json(
         "dies.toml",
         r#"
 duration = "1s"
@@ -341,16 +326,7 @@ command = ["ls", "/nonexistent-86402"]
 kind = "wakeup"
 "#,
     );
-    let out = jl_with(&db)
-        .arg("bench")
-        .arg(&p)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cell = &run["cells"][0];
     assert_eq!(cell["status"], "failed");
     let failure = cell["context"]["failure"].as_str().unwrap();
@@ -394,6 +370,24 @@ kind = "wakeup"
     assert!(!journal().exists());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the bench was interrupted"), "{stderr}");
+}
+
+/// Runs `jitterlab bench` on a spec written from `text`, in a fresh
+/// database, and returns its output and the stored run `--json` wrote.
+fn bench_with_json(name: &str, text: &str) -> (std::process::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = jl_with(&dir.path().join("j.db"))
+        .arg("bench")
+        .arg(spec(name, text))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let run = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (out, run)
 }
 
 /// Starts `jitterlab bench SPEC` in the background with the test's journal.
@@ -501,4 +495,140 @@ working_set = "16KiB"
     let out = jl_with(&db).arg("restore").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "nothing to restore\n");
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Every IRQ's affinity and the default mask, as the kernel shows them.
+fn irq_affinities() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir("/proc/irq")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path().join("smp_affinity_list");
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).ok()?,
+            ))
+        })
+        .collect();
+    v.push(("default".into(), read("/proc/irq/default_smp_affinity")));
+    v.sort();
+    v
+}
+
+#[test]
+#[serial]
+fn a_configurations_settings_are_applied_verified_and_restored() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping: changing sysctls and IRQ affinity needs root");
+        return;
+    }
+    let before = (
+        read("/proc/sys/kernel/timer_migration"),
+        read("/proc/sys/kernel/sched_rt_runtime_us"),
+        irq_affinities(),
+    );
+    let (out, run) = bench_with_json(
+        "settings.toml",
+        r#"
+duration = "1s"
+warmup = "0"
+[[configuration]]
+name = "tuned"
+irq_cpus = "0"
+timer_migration = false
+rt_runtime_us = -1
+[[probe]]
+kind = "wakeup"
+"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let after = (
+        read("/proc/sys/kernel/timer_migration"),
+        read("/proc/sys/kernel/sched_rt_runtime_us"),
+        irq_affinities(),
+    );
+    assert_eq!(after, before, "every value is back");
+    assert!(!journal().exists());
+    let settings = run["cells"][0]["context"]["settings"].as_array().unwrap();
+    let by_name = |n: &str| {
+        settings
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap_or_else(|| panic!("{n} in {settings:?}"))
+    };
+    let tm = by_name("kernel.timer_migration");
+    assert_eq!(tm["verified"], "0");
+    assert_eq!(tm["ok"], true);
+    assert_eq!(tm["before"], before.0.trim());
+    let rt = by_name("kernel.sched_rt_runtime_us");
+    assert_eq!(rt["verified"], "-1");
+    let irq = by_name("irq_affinity");
+    assert!(
+        irq["verified"].as_str().unwrap().starts_with("default 0;"),
+        "{irq}"
+    );
+}
+
+#[test]
+fn a_setting_this_machine_cannot_make_is_refused_before_anything_starts() {
+    if std::path::Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists() {
+        eprintln!("skipping: this machine has cpufreq; the refusal is for machines without it");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let p = spec(
+        "governor.toml",
+        "duration = \"1s\"\n[[configuration]]\nname = \"perf\"\ngovernor = \"performance\"\n[[probe]]\nkind = \"wakeup\"\n",
+    );
+    let out = jl_with(&db).arg("bench").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("jitterlab: error: configuration perf: cpufreq is not available here"),
+        "{stderr}"
+    );
+    assert!(!db.exists());
+}
+
+#[test]
+#[serial]
+fn apply_holds_a_configuration_until_sigterm_and_puts_it_back() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping: changing sysctls needs root");
+        return;
+    }
+    let p = spec(
+        "apply.toml",
+        "duration = \"1s\"\n[[configuration]]\nname = \"quiet\"\ntimer_migration = false\n[[probe]]\nkind = \"wakeup\"\n",
+    );
+    let before = read("/proc/sys/kernel/timer_migration");
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .arg("apply")
+        .arg(&p)
+        .env("JITTERLAB_JOURNAL", journal())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(10);
+    while read("/proc/sys/kernel/timer_migration") != "0\n" && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(read("/proc/sys/kernel/timer_migration"), "0\n", "applied");
+    assert!(journal().exists(), "journaled while held");
+    jitterlab_sys_kill(child.id() as i32, 15);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(read("/proc/sys/kernel/timer_migration"), before);
+    assert!(!journal().exists());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("restored /proc/sys/kernel/timer_migration to \"1\"") || before != "1\n",
+        "{stdout}"
+    );
 }

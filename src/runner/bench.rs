@@ -53,7 +53,7 @@ use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::measure::{measure, MeasureInput, RowWriter};
 use super::{check_writable, keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
-use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat};
+use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat, SpecSource};
 use crate::error::bad;
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
@@ -63,6 +63,10 @@ use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
 use crate::system::journal::{Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
+use crate::system::settings::cpufreq::{Cpufreq, CpufreqRequest};
+use crate::system::settings::irq::IrqAffinity;
+use crate::system::settings::sysctl::{FairServer, Sysctl};
+use crate::system::settings::{apply_all, restore_all, Setting};
 use crate::system::{counters, host};
 
 /// Set-up time the plan counts per cell: starting and stopping the
@@ -73,14 +77,16 @@ pub const SETUP_NS: u64 = 300_000_000;
 pub const CALIBRATION_NS: u64 = 200_000_000;
 
 /// The spec, loaded and validated, with what the machine cannot run.
-struct Loaded {
-    spec: Spec,
-    unavailable: Vec<(String, String)>,
+pub struct Loaded {
+    /// The validated spec, with the command line's overrides.
+    pub spec: Spec,
+    /// Configurations this machine cannot run, with the reason.
+    pub unavailable: Vec<(String, String)>,
 }
 
 /// Reads and validates the spec or preset, with the command line's
 /// overrides applied.
-fn load(root: &Path, a: &BenchArgs) -> Result<Loaded> {
+pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
     let online = host::online_cpus(root)?;
     let (text, file, unavailable) = match (&a.spec, &a.preset) {
         (Some(p), None) => {
@@ -139,12 +145,6 @@ fn load(root: &Path, a: &BenchArgs) -> Result<Loaded> {
                 s.usb_path = Some(p.display().to_string());
             }
         }
-    }
-    if let Some(c) = spec.configurations.iter().find(|c| !c.settings.is_empty()) {
-        return Err(bad(format!(
-            "configuration {} sets machine settings (irq_cpus, governor, timer_migration, rt_runtime_us), which this jitterlab does not apply yet; remove them",
-            c.name
-        )));
     }
     Ok(Loaded { spec, unavailable })
 }
@@ -206,10 +206,65 @@ fn plan_load(spec: &Spec, cp: &CellPlan, workdir: &Path) -> Result<CellLoad> {
     Ok(load)
 }
 
+/// A configuration's settings, in the order they are applied.
+pub type Settings = Vec<Box<dyn Setting>>;
+
+/// The machine settings a configuration asks for, in the order they are
+/// applied (restored in reverse), with their warnings. `rt_runtime_us = -1`
+/// also sets the probe CPUs' fair-server runtime to 0: since Linux 6.12 the
+/// fair deadline server, not only the sysctl, throttles real-time tasks
+/// (on older kernels that part is a note, not a change).
+pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)> {
+    let s = &config.settings;
+    let probe: CpuList = config.probe_cpus.iter().copied().collect();
+    let mut v: Vec<Box<dyn Setting>> = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(cpus) = &s.irq_cpus {
+        let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
+        warnings.extend(irq.warnings());
+        v.push(Box::new(irq));
+    }
+    if let Some(g) = &s.governor {
+        v.push(Box::new(Cpufreq::new(CpufreqRequest {
+            cpus: probe.clone(),
+            governor: Some(g.clone()),
+            min_khz: None,
+            max_khz: None,
+            required: true,
+        })));
+    }
+    if let Some(t) = s.timer_migration {
+        v.push(Box::new(Sysctl::new(
+            "kernel.timer_migration",
+            i64::from(t),
+        )?));
+    }
+    if let Some(r) = s.rt_runtime_us {
+        v.push(Box::new(Sysctl::new("kernel.sched_rt_runtime_us", r)?));
+        if r == -1 {
+            v.push(Box::new(FairServer::new(probe, 0)));
+        }
+    }
+    Ok((v, warnings))
+}
+
 /// Refuses, before anything starts, a spec whose neighbours cannot run
-/// here: a missing tool (named with its Debian package), or the network
-/// scenario without root or `ip`.
-fn check_environment(spec: &Spec, cells: &[CellPlan], workdir: &Path) -> Result<()> {
+/// here — a missing tool (named with its Debian package), the network
+/// scenario without root or `ip` — or whose settings this machine refuses.
+fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan], workdir: &Path) -> Result<()> {
+    for c in &spec.configurations {
+        for setting in config_settings(c)?.0 {
+            setting.validate(root).map_err(|e| {
+                let bad_input = e.downcast_ref::<crate::error::BadInput>().is_some();
+                let e = e.context(format!("configuration {}", c.name));
+                if bad_input {
+                    bad(format!("{e:#}"))
+                } else {
+                    e
+                }
+            })?;
+        }
+    }
     let mut specs = Vec::new();
     let mut network = false;
     for cp in cells {
@@ -407,12 +462,12 @@ impl Rig {
 
 /// `jitterlab bench`.
 pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
-    let Loaded { spec, unavailable } = load(root, a)?;
+    let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
     let workdir = std::env::temp_dir().join(format!("jitterlab-{}", std::process::id()));
     // Validation plans in the work directory's parent, which exists already
     // (the work directory itself is created only when the bench starts).
-    check_environment(&spec, &cells, &std::env::temp_dir())?;
+    check_environment(root, &spec, &cells, &std::env::temp_dir())?;
     check_writable("--db", db)?;
     if let Some(p) = &a.json {
         check_writable("--json", p)?;
@@ -634,13 +689,41 @@ impl Bench<'_> {
             return Ok((CellStatus::Skipped, Vec::new()));
         }
         keep_off_probe_cpus(self.root, &config.probe_cpus);
+        let (mut settings, warnings) = config_settings(config)?;
+        context.notes.extend(warnings);
+        let applied = apply_all(&mut settings, self.root, &mut self.journal);
         let (dma_guard, dma) = rt::hold_dma_latency(self.root, !config.dma_latency);
 
-        let outcome =
-            self.measure_cell(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma]);
-        // Every path: stop what runs beside the probe.
+        let outcome = match applied {
+            Ok(reports) => {
+                context.settings = reports;
+                self.measure_cell(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma])
+            }
+            Err(e) => Ok(CellEnd::Failed(format!(
+                "applying the settings of configuration {} failed: {e:#}",
+                config.name
+            ))),
+        };
+        // Every path: stop what runs beside the probe, then put the settings back.
         let healthy_at_end = rig.check();
         rig.stop(&mut self.journal);
+        match restore_all(&mut settings, self.root, &mut self.journal) {
+            Ok(lines) => {
+                // One line for what went back; every failure verbatim.
+                let (done, failed): (Vec<String>, Vec<String>) =
+                    lines.into_iter().partition(|l| l.starts_with("restored "));
+                if !done.is_empty() {
+                    context.notes.push(format!(
+                        "settings restored: {} values written back",
+                        done.len()
+                    ));
+                }
+                context.notes.extend(failed);
+            }
+            Err(e) => context.notes.push(format!(
+                "restoring the settings failed ({e:#}); `jitterlab restore` puts them back"
+            )),
+        }
         drop(dma_guard);
         context.neighbours = std::mem::take(&mut rig.reports);
         context.notes.append(&mut rig.notes);

@@ -42,6 +42,7 @@ use crate::system::host;
 use crate::system::journal::Journal;
 use crate::system::rt::{self, SchedRequest};
 
+pub mod apply;
 pub mod bench;
 pub mod measure;
 

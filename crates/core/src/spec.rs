@@ -1456,7 +1456,9 @@ mod tests {
             "bench.toml:4: configuration[0].governor: governor \"../x\" is not a cpufreq governor name (e.g. performance, schedutil)"
         );
         assert_eq!(
-            err(&with("[[configuration]]\nname = \"p\"\nrt_runtime_us = -2\n")),
+            err(&with(
+                "[[configuration]]\nname = \"p\"\nrt_runtime_us = -2\n"
+            )),
             "bench.toml:4: configuration[0].rt_runtime_us: -2 is out of range -1..=2147483647"
         );
         // IRQs on the probe CPU: allowed on small machines, with a warning.

@@ -96,6 +96,8 @@ pub(super) struct Explanation {
     pub net_rx: Vec<CpuCount>,
     /// Neighbours.
     pub neighbours: Vec<Neighbour>,
+    /// The configuration's settings, as applied and verified.
+    pub settings: Vec<jitterlab_core::cell::SettingReport>,
     /// Notes recorded with the cell.
     pub notes: Vec<String>,
 }
@@ -172,6 +174,7 @@ fn one(c: &StoredCell) -> Explanation {
             })
             .collect(),
         neighbours: ctx.neighbours.iter().map(neighbour).collect(),
+        settings: ctx.settings.clone(),
         notes: ctx.notes.clone(),
     }
 }
@@ -304,6 +307,19 @@ impl Explanation {
             v.push((1, l));
             for s in &n.stderr_tail {
                 v.push((2, format!("stderr: {s}")));
+            }
+        }
+        for st in &self.settings {
+            let state = if st.ok { "in effect" } else { "NOT in effect" };
+            v.push((
+                1,
+                format!(
+                    "setting {} = {}: {state} (was {}; read back {})",
+                    st.name, st.requested, st.before, st.verified
+                ),
+            ));
+            for n in &st.notes {
+                v.push((2, n.clone()));
             }
         }
         for n in &self.notes {

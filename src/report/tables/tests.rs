@@ -1239,3 +1239,39 @@ fn a_run_stored_in_the_database_renders_the_same_tables() {
         snapshot(&format!("bench.{ext}"), &got);
     }
 }
+
+#[test]
+fn settings_are_explained_with_what_was_read_back() {
+    let mut run = single_run();
+    run.cells[0].context.settings = vec![
+        jitterlab_core::cell::SettingReport {
+            name: "kernel.timer_migration".into(),
+            requested: "0".into(),
+            before: "1".into(),
+            applied: "0".into(),
+            verified: "0".into(),
+            ok: true,
+            notes: vec![],
+        },
+        jitterlab_core::cell::SettingReport {
+            name: "fair_server_runtime".into(),
+            requested: "0 ns on CPUs 1".into(),
+            before: String::new(),
+            applied: String::new(),
+            verified: String::new(),
+            ok: false,
+            notes: vec!["debugfs is not mounted".into()],
+        },
+    ];
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert!(
+        text.contains("  setting kernel.timer_migration = 0: in effect (was 1; read back 0)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  setting fair_server_runtime = 0 ns on CPUs 1: NOT in effect (was ; read back )\n    debugfs is not mounted\n"
+        ),
+        "{text}"
+    );
+}

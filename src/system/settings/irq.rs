@@ -37,9 +37,9 @@
 //! `1,3,8-9,120: 0-1`), groups in the order of their first IRQ; `applied`
 //! leaves out the IRQs the kernel refused.
 //!
-//! [`interrupts_taken`] says how many interrupts the probe CPUs still took
-//! during a cell, from two readings of [`crate::system::counters`] (which
-//! parses `/proc/interrupts`).
+//! How many interrupts the probe CPUs still took during a cell is in the
+//! cell's counters ([`crate::system::counters`], `/proc/interrupts` read
+//! before and after).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -50,7 +50,6 @@ use anyhow::{anyhow, Context, Result};
 use jitterlab_core::units::CpuList;
 
 use super::{check_online, check_writable, cpus_noun, read_value, Setting, SettingReport, Writes};
-use crate::system::counters::{self, Counters};
 use crate::system::journal::Journal;
 
 /// The IRQ directory of procfs.
@@ -362,23 +361,6 @@ impl IrqAffinity {
     }
 }
 
-/// How many interrupts each of `cpus` took between two readings of the
-/// counters: the sum of its `/proc/interrupts` column. `None` when either
-/// reading lacks `/proc/interrupts` (unknown, not zero).
-pub fn interrupts_taken(
-    before: &Counters,
-    after: &Counters,
-    cpus: &CpuList,
-) -> Option<BTreeMap<usize, u64>> {
-    let missing = |c: &Counters| c.missing().contains(&"/proc/interrupts");
-    if missing(before) || missing(after) {
-        return None;
-    }
-    let list: Vec<usize> = cpus.iter().collect();
-    let (per_cpu, _) = counters::delta(before, after, &list);
-    Some(per_cpu.into_iter().map(|c| (c.cpu, c.irqs)).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,19 +568,5 @@ mod tests {
         assert_eq!(p("0-1"), None);
         assert_eq!(p("1,,1"), None);
         assert_eq!(p("123456789"), None);
-    }
-
-    #[test]
-    fn interrupts_taken_per_cpu() {
-        let dir = |name: &str| fixture("counters").join(name);
-        let before = counters::read(&dir("vm-before"));
-        let after = counters::read(&dir("vm-after"));
-        assert_eq!(
-            interrupts_taken(&before, &after, &cpus("0-1")),
-            Some(BTreeMap::from([(0, 318), (1, 1_117)]))
-        );
-        let none = counters::read(&fixture("settings-vm"));
-        assert_eq!(interrupts_taken(&none, &after, &cpus("0")), None);
-        assert_eq!(interrupts_taken(&before, &none, &cpus("0")), None);
     }
 }

@@ -38,7 +38,6 @@
 
 // Not called by a command yet: `jitterlab apply` and the bench runner will;
 // remove this allow when they do.
-#![allow(dead_code)]
 
 pub mod cpufreq;
 pub mod irq;
@@ -51,42 +50,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
-use serde::{Deserialize, Serialize};
 
 use crate::error::bad;
 use crate::system::host::online_cpus;
 use crate::system::journal::{Journal, Undo};
-
-/// One reversible change, as requested, found, applied and verified; the
-/// cell's result keeps it.
-///
-/// The four value fields use one shape per setting (its module doc says
-/// which), so `before`, `applied` and `verified` can be compared by eye.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SettingReport {
-    /// What was changed: `kernel.timer_migration`, `irq_affinity`,
-    /// `cpufreq`, `fair_server_runtime`.
-    pub name: String,
-    /// The request as the configuration gave it.
-    pub requested: String,
-    /// The values found before any write.
-    pub before: String,
-    /// The values this setting wanted in place after its writes (values
-    /// already in place included; parts it could not write left out).
-    pub applied: String,
-    /// The values read back after the writes.
-    pub verified: String,
-    /// True when every part of the request that exists on this machine is
-    /// in effect (read back as requested). A part the machine lacks
-    /// altogether (no cpufreq, a kernel without a fair server) and an IRQ
-    /// the kernel never lets move do not make it false (the notes list
-    /// them); a part that exists but could not be set does (a fair server
-    /// behind an unmounted debugfs, a value that reads back differently).
-    pub ok: bool,
-    /// Warnings and explanations: what was refused or not available here,
-    /// what was changed beyond the request.
-    pub notes: Vec<String>,
-}
+/// What a setting reports: [`jitterlab_core::cell::SettingReport`] (the
+/// cell's context stores it). The four value fields use one shape per
+/// setting (its module doc says which), so `before`, `applied` and
+/// `verified` can be compared by eye.
+pub use jitterlab_core::cell::SettingReport;
 
 /// One reversible change to the machine (see the module doc for the
 /// contract of each step).

@@ -1,0 +1,103 @@
+//! `jitterlab apply SPEC --configuration NAME`: hold a configuration's
+//! settings for the user's own software, and put everything back on Ctrl-C.
+//!
+//! The configuration comes from a spec (or a preset) exactly as a bench would
+//! apply it: validated first (bad input changes nothing, exit 2), every
+//! change journaled before it is written, read back and reported. Then the
+//! command stays in the foreground: some settings live only as long as the
+//! process (the `/dev/cpu_dma_latency` request), and the foreground process
+//! is what Ctrl-C or SIGTERM reaches. On either signal every value is written
+//! back, newest first, and each one is reported. After a `kill -9`,
+//! `jitterlab restore` does the same from the journal.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::bench::{config_settings, load};
+use super::termination_flag;
+use crate::cli::ApplyArgs;
+use crate::error::bad;
+use crate::system::journal::Journal;
+use crate::system::rt;
+use crate::system::settings::{apply_all, restore_all};
+
+/// `jitterlab apply`.
+pub fn apply(root: &Path, a: &ApplyArgs) -> Result<ExitCode> {
+    let loaded = load(root, &a.source)?;
+    let spec = &loaded.spec;
+    let names: Vec<&str> = spec
+        .configurations
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let config = match &a.configuration {
+        Some(n) => spec
+            .configurations
+            .iter()
+            .find(|c| &c.name == n)
+            .ok_or_else(|| {
+                bad(format!(
+                    "--configuration {n} is not in the spec (configurations: {})",
+                    names.join(", ")
+                ))
+            })?,
+        None if spec.configurations.len() == 1 => &spec.configurations[0],
+        None => {
+            return Err(bad(format!(
+                "the spec has several configurations; name one with --configuration ({})",
+                names.join(", ")
+            )))
+        }
+    };
+    let (mut settings, warnings) = config_settings(config)?;
+    for s in &settings {
+        s.validate(root)?;
+    }
+    let mut journal = Journal::begin(root)?;
+    let signalled = termination_flag()?;
+    for w in warnings {
+        eprintln!("jitterlab: warning: {w}");
+    }
+    let reports = apply_all(&mut settings, root, &mut journal)?;
+    let (guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
+    println!("configuration {} applied:", config.name);
+    for r in &reports {
+        let state = if r.ok { "in effect" } else { "NOT in effect" };
+        println!(
+            "  {} = {}: {state} (was {}; read back {})",
+            r.name, r.requested, r.before, r.verified
+        );
+        for n in &r.notes {
+            println!("    {n}");
+        }
+    }
+    if config.dma_latency {
+        println!(
+            "  cpu_dma_latency: {} ({})",
+            if dma.applied {
+                "held at 0 us"
+            } else {
+                "NOT held"
+            },
+            dma.detail
+        );
+    }
+    println!("holding it; Ctrl-C (or SIGTERM) puts everything back");
+    while !signalled.load(Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(guard);
+    let lines = restore_all(&mut settings, root, &mut journal)?;
+    for l in &lines {
+        println!("{l}");
+    }
+    if config.dma_latency {
+        println!("released the cpu_dma_latency request");
+    }
+    journal.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
