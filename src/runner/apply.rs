@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::bench::{config_settings, load};
+use super::bench::load;
 use super::termination_flag;
 use crate::cli::ApplyArgs;
 use crate::error::bad;
 use crate::system::journal::Journal;
 use crate::system::rt;
-use crate::system::settings::{apply_all, restore_all};
+use crate::system::settings::{apply_all, config_settings, restore_all};
 
 /// `jitterlab apply`.
 pub fn apply(root: &Path, a: &ApplyArgs) -> Result<ExitCode> {

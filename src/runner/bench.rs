@@ -63,10 +63,7 @@ use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
 use crate::system::journal::{Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
-use crate::system::settings::cpufreq::{Cpufreq, CpufreqRequest};
-use crate::system::settings::irq::IrqAffinity;
-use crate::system::settings::sysctl::{FairServer, Sysctl};
-use crate::system::settings::{apply_all, restore_all, Setting};
+use crate::system::settings::{apply_all, config_settings, restore_all};
 use crate::system::{counters, host};
 
 /// Set-up time the plan counts per cell: starting and stopping the
@@ -206,48 +203,6 @@ fn plan_load(spec: &Spec, cp: &CellPlan, workdir: &Path) -> Result<CellLoad> {
     Ok(load)
 }
 
-/// A configuration's settings, in the order they are applied.
-pub type Settings = Vec<Box<dyn Setting>>;
-
-/// The machine settings a configuration asks for, in the order they are
-/// applied (restored in reverse), with their warnings. `rt_runtime_us = -1`
-/// also sets the probe CPUs' fair-server runtime to 0: since Linux 6.12 the
-/// fair deadline server, not only the sysctl, throttles real-time tasks
-/// (on older kernels that part is a note, not a change).
-pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)> {
-    let s = &config.settings;
-    let probe: CpuList = config.probe_cpus.iter().copied().collect();
-    let mut v: Vec<Box<dyn Setting>> = Vec::new();
-    let mut warnings = Vec::new();
-    if let Some(cpus) = &s.irq_cpus {
-        let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
-        warnings.extend(irq.warnings());
-        v.push(Box::new(irq));
-    }
-    if let Some(g) = &s.governor {
-        v.push(Box::new(Cpufreq::new(CpufreqRequest {
-            cpus: probe.clone(),
-            governor: Some(g.clone()),
-            min_khz: None,
-            max_khz: None,
-            required: true,
-        })));
-    }
-    if let Some(t) = s.timer_migration {
-        v.push(Box::new(Sysctl::new(
-            "kernel.timer_migration",
-            i64::from(t),
-        )?));
-    }
-    if let Some(r) = s.rt_runtime_us {
-        v.push(Box::new(Sysctl::new("kernel.sched_rt_runtime_us", r)?));
-        if r == -1 {
-            v.push(Box::new(FairServer::new(probe, 0)));
-        }
-    }
-    Ok((v, warnings))
-}
-
 /// Refuses, before anything starts, a spec whose neighbours cannot run
 /// here — a missing tool (named with its Debian package), the network
 /// scenario without root or `ip` — or whose settings this machine refuses.
@@ -310,6 +265,15 @@ fn cell_args(spec: &Spec, config: &Configuration, probe: &ProbeSpec) -> CommonAr
     }
 }
 
+/// The CPUs a probe of `kind` runs on in a configuration: the cyclic task
+/// is one thread (on the first probe CPU), the wake-up probe one per CPU.
+fn probe_cpus(config: &Configuration, kind: ProbeKind) -> Vec<usize> {
+    match kind {
+        ProbeKind::Cyclic => config.probe_cpus[..1].to_vec(),
+        ProbeKind::Wakeup => config.probe_cpus.clone(),
+    }
+}
+
 /// The plan of one cell's probe.
 fn cell_plan(spec: &Spec, cp: &CellPlan) -> Result<super::RunPlan> {
     let config = &spec.configurations[cp.configuration];
@@ -319,10 +283,7 @@ fn cell_plan(spec: &Spec, cp: &CellPlan) -> Result<super::RunPlan> {
         ProbeKind::Cyclic => Some((probe.working_set_bytes, probe.scan_ns)),
         ProbeKind::Wakeup => None,
     };
-    let cpus = match probe.kind {
-        ProbeKind::Cyclic => config.probe_cpus[..1].to_vec(),
-        ProbeKind::Wakeup => config.probe_cpus.clone(),
-    };
+    let cpus = probe_cpus(config, probe.kind);
     plan_common(None, probe.kind, probe.period_ns, cpus, scan, &c)
 }
 
@@ -629,7 +590,7 @@ fn calibration_sets(spec: &Spec, cells: &[CellPlan]) -> Vec<(usize, Vec<usize>)>
         if spec.probes[cp.probe].kind != ProbeKind::Cyclic {
             continue;
         }
-        let cpus = spec.configurations[cp.configuration].probe_cpus[..1].to_vec();
+        let cpus = probe_cpus(&spec.configurations[cp.configuration], ProbeKind::Cyclic);
         if !sets.contains(&(cp.probe, cpus.clone())) {
             sets.push((cp.probe, cpus));
         }

@@ -625,6 +625,48 @@ impl<'a> Checker<'a> {
         Ok(s.clone())
     }
 
+    /// Refuses `name` when an earlier entry of the same array (`array`,
+    /// e.g. `configuration`, whose names are `used`) already has it.
+    fn unique<'n>(
+        &self,
+        name: &str,
+        span: Range<usize>,
+        key: &str,
+        mut used: impl Iterator<Item = &'n str>,
+        array: &str,
+        what: &str,
+    ) -> Check<()> {
+        match used.position(|u| u == name) {
+            Some(j) => Err(self.err(
+                span,
+                key,
+                format!(
+                    "name {name:?} is already used by {array}[{j}]; give each {what} its own name"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The `name` of a table that must have one (`example` shows one).
+    fn required_name(
+        &self,
+        v: &Option<Spanned<String>>,
+        table: Range<usize>,
+        key: &str,
+        what: &str,
+        example: &str,
+    ) -> Check<String> {
+        match v {
+            Some(v) => self.name(v, key),
+            None => Err(self.err(
+                table,
+                key,
+                format!("missing; every {what} needs a name, e.g. name = \"{example}\""),
+            )),
+        }
+    }
+
     fn int(&self, v: &Spanned<i64>, key: &str, lo: i64, hi: i64) -> Check<i64> {
         let n = *v.get_ref();
         if n < lo || n > hi {
@@ -830,24 +872,17 @@ fn configurations(
         let p = format!("configuration[{i}]");
         let k = |key: &str| format!("{p}.{key}");
         let c = t.get_ref();
-        let name = match &c.name {
-            Some(v) => ck.name(v, &k("name"))?,
-            None => {
-                return Err(ck.err(
-                    t.span(),
-                    &k("name"),
-                    "missing; every configuration needs a name, e.g. name = \"tuned\"",
-                ))
-            }
-        };
-        if let Some(j) = out.iter().position(|o| o.name == name) {
-            let v = c.name.as_ref().expect("checked above");
-            return Err(ck.err(
-                v.span(),
-                &k("name"),
-                format!("name {name:?} is already used by configuration[{j}]; give each configuration its own name"),
-            ));
-        }
+        let name = ck.required_name(&c.name, t.span(), &k("name"), "configuration", "tuned")?;
+        let span = c.name.as_ref().expect("checked above").span();
+        let used = out.iter().map(|o| o.name.as_str());
+        ck.unique(
+            &name,
+            span,
+            &k("name"),
+            used,
+            "configuration",
+            "configuration",
+        )?;
         let probe_cpus = match &c.probe_cpus {
             Some(v) => ck.nonempty_cpus(v, &k("probe_cpus"), "probe")?,
             None => vec![last],
@@ -1014,26 +1049,10 @@ fn scenarios(
         let p = format!("scenario[{i}]");
         let k = |key: &str| format!("{p}.{key}");
         let s = t.get_ref();
-        let name = match &s.name {
-            Some(v) => ck.name(v, &k("name"))?,
-            None => {
-                return Err(ck.err(
-                    t.span(),
-                    &k("name"),
-                    "missing; every scenario needs a name, e.g. name = \"cpu\"",
-                ))
-            }
-        };
-        if let Some(j) = out.iter().position(|o| o.name == name) {
-            let v = s.name.as_ref().expect("checked above");
-            return Err(ck.err(
-                v.span(),
-                &k("name"),
-                format!(
-                    "name {name:?} is already used by scenario[{j}]; give each scenario its own name"
-                ),
-            ));
-        }
+        let name = ck.required_name(&s.name, t.span(), &k("name"), "scenario", "cpu")?;
+        let span = s.name.as_ref().expect("checked above").span();
+        let used = out.iter().map(|o| o.name.as_str());
+        ck.unique(&name, span, &k("name"), used, "scenario", "scenario")?;
         let builtin = match &s.builtin {
             Some(v) => {
                 if !ck.ctx.builtins.contains(&v.get_ref().as_str()) {
@@ -1131,15 +1150,15 @@ fn scenarios(
                     nt.span(),
                 ),
             };
-            if let Some(o) = neighbours.iter().position(|o| o.name == nname) {
-                return Err(ck.err(
-                    nspan,
-                    &nk("name"),
-                    format!(
-                        "name {nname:?} is already used by {p}.neighbour[{o}]; give each neighbour its own name"
-                    ),
-                ));
-            }
+            let used = neighbours.iter().map(|o| o.name.as_str());
+            ck.unique(
+                &nname,
+                nspan,
+                &nk("name"),
+                used,
+                &format!("{p}.neighbour"),
+                "neighbour",
+            )?;
             let ncpus = match &n.cpus {
                 Some(v) => {
                     let cpus = ck.nonempty_cpus(v, &nk("cpus"), "neighbour")?;
@@ -1214,16 +1233,9 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             Some(v) => ck.name(v, &k("name"))?,
             None => kind.name().to_string(),
         };
-        if let Some(j) = out.iter().position(|o| o.name == name) {
-            let span = r.name.as_ref().map_or(t.span(), |v| v.span());
-            return Err(ck.err(
-                span,
-                &k("name"),
-                format!(
-                    "name {name:?} is already used by probe[{j}]; give each probe its own name"
-                ),
-            ));
-        }
+        let span = r.name.as_ref().map_or(t.span(), |v| v.span());
+        let used = out.iter().map(|o| o.name.as_str());
+        ck.unique(&name, span, &k("name"), used, "probe", "probe")?;
         let period_ns = match &r.period {
             Some(v) => ck.positive_duration(v, &k("period"), "period")?,
             None => 1_000_000,

@@ -438,17 +438,12 @@ impl Cpufreq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::BadInput;
-    use crate::system::settings::testing::{journal_env, read, tree};
+    use crate::system::settings::testing::{bad_text, cpus, journal_env, read, tree};
     use crate::testutil::{copy_fixture, fixture};
     use serial_test::serial;
 
     const POLICY0: &str = "sys/devices/system/cpu/cpufreq/policy0";
     const POLICY2: &str = "sys/devices/system/cpu/cpufreq/policy2";
-
-    fn cpus(text: &str) -> CpuList {
-        CpuList::parse(text).unwrap()
-    }
 
     fn request(
         list: &str,
@@ -463,14 +458,6 @@ mod tests {
             max_khz: max,
             required: true,
         }
-    }
-
-    fn bad_text(e: anyhow::Error) -> String {
-        assert!(
-            e.downcast_ref::<BadInput>().is_some(),
-            "not bad input: {e:#}"
-        );
-        e.to_string()
     }
 
     #[test]

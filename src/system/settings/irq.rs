@@ -364,22 +364,9 @@ impl IrqAffinity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::BadInput;
-    use crate::system::settings::testing::{journal_env, read, tree, Immutable};
+    use crate::system::settings::testing::{bad_text, cpus, journal_env, read, tree, Immutable};
     use crate::testutil::{copy_fixture, fixture};
     use serial_test::serial;
-
-    fn cpus(text: &str) -> CpuList {
-        CpuList::parse(text).unwrap()
-    }
-
-    fn bad_text(e: anyhow::Error) -> String {
-        assert!(
-            e.downcast_ref::<BadInput>().is_some(),
-            "not bad input: {e:#}"
-        );
-        e.to_string()
-    }
 
     const EPERM: &str = "Operation not permitted (os error 1)";
 

@@ -60,6 +60,12 @@ use crate::system::journal::{Journal, Undo};
 /// `verified` can be compared by eye.
 pub use jitterlab_core::cell::SettingReport;
 
+use jitterlab_core::spec::Configuration;
+
+use self::cpufreq::{Cpufreq, CpufreqRequest};
+use self::irq::IrqAffinity;
+use self::sysctl::{FairServer, Sysctl};
+
 /// One reversible change to the machine (see the module doc for the
 /// contract of each step).
 pub trait Setting {
@@ -119,6 +125,48 @@ pub fn restore_all(
         lines.extend(s.restore(root, journal)?);
     }
     Ok(lines)
+}
+
+/// A configuration's settings, in the order they are applied.
+pub type Settings = Vec<Box<dyn Setting>>;
+
+/// The machine settings a configuration asks for, in the order they are
+/// applied (restored in reverse), with their warnings. `rt_runtime_us = -1`
+/// also sets the probe CPUs' fair-server runtime to 0: since Linux 6.12 the
+/// fair deadline server, not only the sysctl, throttles real-time tasks
+/// (on older kernels that part is a note, not a change).
+pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)> {
+    let s = &config.settings;
+    let probe: CpuList = config.probe_cpus.iter().copied().collect();
+    let mut v: Vec<Box<dyn Setting>> = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(cpus) = &s.irq_cpus {
+        let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
+        warnings.extend(irq.warnings());
+        v.push(Box::new(irq));
+    }
+    if let Some(g) = &s.governor {
+        v.push(Box::new(Cpufreq::new(CpufreqRequest {
+            cpus: probe.clone(),
+            governor: Some(g.clone()),
+            min_khz: None,
+            max_khz: None,
+            required: true,
+        })));
+    }
+    if let Some(t) = s.timer_migration {
+        v.push(Box::new(Sysctl::new(
+            "kernel.timer_migration",
+            i64::from(t),
+        )?));
+    }
+    if let Some(r) = s.rt_runtime_us {
+        v.push(Box::new(Sysctl::new("kernel.sched_rt_runtime_us", r)?));
+        if r == -1 {
+            v.push(Box::new(FairServer::new(probe, 0)));
+        }
+    }
+    Ok((v, warnings))
 }
 
 /// One journaled write: the file, its old content, the journal entry.
@@ -297,7 +345,24 @@ pub(crate) mod testing {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
+    use jitterlab_core::units::CpuList;
+
+    use crate::error::BadInput;
     use crate::system::journal::JOURNAL_ENV;
+
+    /// A CPU list from the kernel's list format.
+    pub fn cpus(text: &str) -> CpuList {
+        CpuList::parse(text).unwrap()
+    }
+
+    /// The message of an error that must be bad input (exit 2).
+    pub fn bad_text(e: anyhow::Error) -> String {
+        assert!(
+            e.downcast_ref::<BadInput>().is_some(),
+            "not bad input: {e:#}"
+        );
+        e.to_string()
+    }
 
     /// Points `JITTERLAB_JOURNAL` at a fresh temporary directory (tests that
     /// call this are `#[serial]`) and returns it with the journal path.
@@ -382,7 +447,7 @@ pub(crate) mod testing {
 mod tests {
     use super::irq::IrqAffinity;
     use super::sysctl::Sysctl;
-    use super::testing::{journal_env, read, tree};
+    use super::testing::{cpus, journal_env, read, tree};
     use super::*;
     use crate::error::BadInput;
     use crate::system::host::online_cpus;
@@ -391,10 +456,6 @@ mod tests {
     use serial_test::serial;
     use std::os::unix::process::ExitStatusExt;
     use std::process::Command;
-
-    fn cpus(text: &str) -> CpuList {
-        CpuList::parse(text).unwrap()
-    }
 
     /// The environment variable that makes [`crash_child`] run, naming the
     /// tree it changes.

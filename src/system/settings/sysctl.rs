@@ -325,23 +325,10 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::BadInput;
-    use crate::system::settings::testing::{journal_env, read, tree};
+    use crate::system::settings::testing::{bad_text, cpus, journal_env, read, tree};
     use crate::testutil::{copy_fixture, fixture};
     use serial_test::serial;
     use std::fs;
-
-    fn cpus(text: &str) -> CpuList {
-        CpuList::parse(text).unwrap()
-    }
-
-    fn bad_text(e: anyhow::Error) -> String {
-        assert!(
-            e.downcast_ref::<BadInput>().is_some(),
-            "not bad input: {e:#}"
-        );
-        e.to_string()
-    }
 
     #[test]
     #[serial]
