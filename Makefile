@@ -63,6 +63,7 @@ bench: bench-deps build
 	bash bench/memory.sh
 	bash bench/overhead.sh
 	bash bench/report_speed.sh
+	bash bench/codesys_stop.sh
 
 clean:
 	$(CARGO) clean
