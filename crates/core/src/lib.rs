@@ -12,6 +12,7 @@
 
 pub mod cell;
 pub mod cycle;
+pub mod event;
 pub mod hist;
 pub mod outlier;
 pub mod preset;
