@@ -36,9 +36,9 @@ fn main() -> ExitCode {
     };
     let outcome = match &cli.command {
         Command::Run(RunCommand::Cyclic(a)) => runner::plan_cyclic(&cli.sysroot, &cli.db, a)
-            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
+            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
         Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
-            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common)),
+            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
         Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
         Command::Apply(a) => runner::apply::apply(&cli.sysroot, a),
         Command::Presets(a) => runner::bench::presets(&cli.sysroot, a.show.as_deref()),

@@ -30,7 +30,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use jitterlab_core::sink::METRICS;
+use jitterlab_core::event::{MetricDef, MetricUnit};
 use jitterlab_core::window::WindowRow;
 
 /// Streams window rows as CSV to `W`.
@@ -38,27 +38,38 @@ use jitterlab_core::window::WindowRow;
 pub struct WindowCsv<W: Write> {
     out: W,
     line: String,
+    slots: usize,
 }
 
-/// The header line, without its line ending.
-pub fn header() -> String {
+/// The header line for a probe's metric table (`ProbeKind::metrics()`),
+/// without its line ending. A metric in cycles has `_cycles` columns.
+pub fn header(defs: &[MetricDef]) -> String {
     let mut h = String::from("thread,cpu,window,start_ns,cycles,overruns");
-    for m in METRICS {
-        let n = m.name();
+    for d in defs {
+        let n = d.name;
+        let u = match d.unit {
+            MetricUnit::Ns => "ns",
+            MetricUnit::Cycles => "cycles",
+        };
         // Writing into a String cannot fail.
-        let _ = write!(h, ",{n}_count,{n}_min_ns,{n}_max_ns,{n}_mean_ns");
+        let _ = write!(h, ",{n}_count,{n}_min_{u},{n}_max_{u},{n}_mean_{u}");
     }
     h
 }
 
 impl<W: Write> WindowCsv<W> {
-    /// Writes the header line and returns the writer.
-    pub fn new(mut out: W) -> io::Result<Self> {
-        let mut line = header();
+    /// Writes the header line for the probe's metrics and returns the
+    /// writer.
+    pub fn new(mut out: W, defs: &[MetricDef]) -> io::Result<Self> {
+        let mut line = header(defs);
         line.push('\n');
         out.write_all(line.as_bytes())?;
         line.clear();
-        Ok(WindowCsv { out, line })
+        Ok(WindowCsv {
+            out,
+            line,
+            slots: defs.len(),
+        })
     }
 
     /// Writes one row as one line.
@@ -71,8 +82,7 @@ impl<W: Write> WindowCsv<W> {
             "{},{},{},{},{},{}",
             row.thread, row.cpu, row.window, row.start_ns, row.cycles, row.overruns
         );
-        for m in METRICS {
-            let s = &row.stats[m as usize];
+        for s in &row.stats[..self.slots] {
             if s.count == 0 {
                 l.push_str(",0,,,");
             } else {
@@ -92,6 +102,7 @@ impl<W: Write> WindowCsv<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jitterlab_core::result::ProbeKind;
     use jitterlab_core::window::WindowStat;
 
     fn stat(count: u64, min: i64, max: i64, mean: i64) -> WindowStat {
@@ -135,7 +146,7 @@ mod tests {
             ],
         };
         let mut out = Vec::new();
-        let mut w = WindowCsv::new(&mut out).unwrap();
+        let mut w = WindowCsv::new(&mut out, ProbeKind::Cyclic.metrics()).unwrap();
         w.write_row(&first).unwrap();
         w.write_row(&second).unwrap();
         w.flush().unwrap();
@@ -154,8 +165,8 @@ exec_count,exec_min_ns,exec_max_ns,exec_mean_ns
 
     #[test]
     fn every_line_has_the_header_s_field_count() {
-        let fields = header().split(',').count();
-        assert_eq!(fields, 6 + 4 * METRICS.len());
+        let fields = header(ProbeKind::Cyclic.metrics()).split(',').count();
+        assert_eq!(fields, 6 + 4 * jitterlab_core::sink::METRICS.len());
         let row = WindowRow {
             thread: 0,
             cpu: 0,
@@ -166,10 +177,44 @@ exec_count,exec_min_ns,exec_max_ns,exec_mean_ns
             stats: [WindowStat::default(); 4],
         };
         let mut out = Vec::new();
-        WindowCsv::new(&mut out).unwrap().write_row(&row).unwrap();
+        WindowCsv::new(&mut out, ProbeKind::Cyclic.metrics())
+            .unwrap()
+            .write_row(&row)
+            .unwrap();
         let text = String::from_utf8(out).unwrap();
         for line in text.lines() {
             assert_eq!(line.split(',').count(), fields, "{line}");
         }
+    }
+
+    #[test]
+    fn an_event_probe_names_its_own_columns_and_units() {
+        assert_eq!(
+            header(ProbeKind::Chase.metrics()),
+            "thread,cpu,window,start_ns,cycles,overruns,\
+chase_count,chase_min_cycles,chase_max_cycles,chase_mean_cycles,\
+sample-jitter_count,sample-jitter_min_cycles,sample-jitter_max_cycles,sample-jitter_mean_cycles"
+        );
+        let mut out = Vec::new();
+        let row = WindowRow {
+            thread: 0,
+            cpu: 1,
+            window: 0,
+            start_ns: 0,
+            cycles: 2,
+            overruns: 0,
+            stats: [
+                stat(2, 10, 20, 15),
+                stat(0, 0, 0, 0),
+                stat(0, 0, 0, 0),
+                stat(0, 0, 0, 0),
+            ],
+        };
+        let mut w = WindowCsv::new(&mut out, ProbeKind::Ctxswitch.metrics()).unwrap();
+        w.write_row(&row).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "thread,cpu,window,start_ns,cycles,overruns,handover_count,handover_min_ns,handover_max_ns,handover_mean_ns\n0,1,0,0,2,0,2,10,20,15\n"
+        );
     }
 }

@@ -36,9 +36,9 @@
 
 use std::fmt::Write as _;
 
+use jitterlab_core::event::{MetricDef, MetricUnit};
 use jitterlab_core::outlier::Outlier;
 use jitterlab_core::result::{EndReason, ProbeKind, RunResult, ThreadResult};
-use jitterlab_core::sink::{Metric, METRICS};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
 
@@ -68,16 +68,23 @@ pub fn summary(r: &RunResult) -> String {
         table(
             &mut o,
             &format!("CPU {}", t.cpu),
+            r.probe.metrics(),
             r.params.threshold_ns,
             &t.metrics,
         );
     }
     if let Some(c) = &r.combined {
         o.push('\n');
-        table(&mut o, "all CPUs combined", r.params.threshold_ns, c);
+        table(
+            &mut o,
+            "all CPUs combined",
+            r.probe.metrics(),
+            r.params.threshold_ns,
+            c,
+        );
     }
     for t in &r.threads {
-        outliers(&mut o, t);
+        outliers(&mut o, r, t);
     }
     tail(&mut o, r);
     o
@@ -116,10 +123,6 @@ fn or_unknown(s: &str) -> &str {
     }
 }
 
-fn metric_by_name(name: &str) -> Option<Metric> {
-    METRICS.into_iter().find(|m| m.name() == name)
-}
-
 // Writing into a String cannot fail; `let _ =` below says so.
 
 fn kv(o: &mut String, label: &str, value: &str) {
@@ -129,11 +132,14 @@ fn kv(o: &mut String, label: &str, value: &str) {
 fn header(o: &mut String, r: &RunResult) {
     let p = &r.params;
     let period_label = match r.probe {
-        ProbeKind::Cyclic => "period",
-        ProbeKind::Wakeup => "interval",
+        ProbeKind::Cyclic | ProbeKind::Timerlat => Some("period"),
+        ProbeKind::Wakeup | ProbeKind::Response => Some("interval"),
+        ProbeKind::Chase | ProbeKind::Ctxswitch => None,
     };
     kv(o, "probe", r.probe.name());
-    kv(o, period_label, &format_duration_exact(p.period_ns));
+    if let Some(label) = period_label {
+        kv(o, label, &format_duration_exact(p.period_ns));
+    }
     let cpus: CpuList = p.cpus.iter().copied().collect();
     kv(o, "cpus", &cpus.to_string());
     let mut policy = p.policy.clone();
@@ -189,11 +195,15 @@ fn header(o: &mut String, r: &RunResult) {
 }
 
 fn thread_line(o: &mut String, r: &RunResult, t: &ThreadResult) {
-    let _ = writeln!(
-        o,
-        "CPU {}: cycles {}, releases {}, skipped {}, overruns {}",
-        t.cpu, t.cycles, t.releases, t.skipped, t.overruns
-    );
+    if r.probe.periodic() {
+        let _ = writeln!(
+            o,
+            "CPU {}: cycles {}, releases {}, skipped {}, overruns {}",
+            t.cpu, t.cycles, t.releases, t.skipped, t.overruns
+        );
+    } else {
+        let _ = writeln!(o, "CPU {}: {} samples", t.cpu, t.cycles);
+    }
     if r.probe == ProbeKind::Cyclic {
         if let Some(c) = &t.calibration {
             let _ = writeln!(
@@ -219,14 +229,39 @@ fn thread_line(o: &mut String, r: &RunResult, t: &ThreadResult) {
     }
 }
 
+/// One value in a metric's own unit: exact microseconds for nanoseconds,
+/// whole cycles for cycles.
+fn value(unit: MetricUnit, v: i64) -> String {
+    match unit {
+        MetricUnit::Ns => us(v),
+        MetricUnit::Cycles => v.to_string(),
+    }
+}
+
 fn table(
     o: &mut String,
     title: &str,
+    defs: &[MetricDef],
     threshold_ns: u64,
     metrics: &std::collections::BTreeMap<String, MetricSummary>,
 ) {
-    let _ = writeln!(o, "{title} (us, threshold {}us)", us_u(threshold_ns));
-    let _ = write!(o, "{:<NAME$}", "metric");
+    // A probe's metrics share one unit (the chase's are all cycles).
+    let unit = defs.first().map_or(MetricUnit::Ns, |d| d.unit);
+    let name_w = defs
+        .iter()
+        .map(|d| d.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(NAME);
+    match unit {
+        MetricUnit::Ns => {
+            let _ = writeln!(o, "{title} (us, threshold {}us)", us_u(threshold_ns));
+        }
+        MetricUnit::Cycles => {
+            let _ = writeln!(o, "{title} (cycles)");
+        }
+    }
+    let _ = write!(o, "{:<name_w$}", "metric");
     for h in [
         "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean", "stddev",
     ] {
@@ -234,16 +269,16 @@ fn table(
     }
     let _ = writeln!(o, "{:>PCT$}", ">thr%");
     let mut rows = 0;
-    for m in METRICS {
-        let Some(s) = metrics.get(m.name()).filter(|s| s.count > 0) else {
+    for d in defs {
+        let Some(s) = metrics.get(d.name).filter(|s| s.count > 0) else {
             continue;
         };
         rows += 1;
-        let _ = write!(o, "{:<NAME$}", m.name());
+        let _ = write!(o, "{:<name_w$}", d.name);
         for v in [
             s.min, s.p50, s.p90, s.p99, s.p99_9, s.p99_99, s.max, s.mean, s.stddev,
         ] {
-            let cell = v.map_or_else(|| "-".to_string(), us);
+            let cell = v.map_or_else(|| "-".to_string(), |v| value(d.unit, v));
             let _ = write!(o, "{cell:>COL$}");
         }
         // Only latency and jitter are compared with the threshold; a period's
@@ -262,9 +297,37 @@ fn table(
     }
 }
 
-fn outliers(o: &mut String, t: &ThreadResult) {
-    for (m, label) in [(Metric::Latency, "latency"), (Metric::Jitter, "|jitter|")] {
-        let Some(kept) = t.outliers.get(m.name()).filter(|v| !v.is_empty()) else {
+/// The metrics whose largest values are listed: latency and |jitter| for
+/// the periodic probes, every thresholded metric (or the chase) otherwise.
+fn outlier_metrics(r: &RunResult) -> Vec<&'static MetricDef> {
+    r.probe
+        .metrics()
+        .iter()
+        .filter(|d| match r.probe {
+            ProbeKind::Cyclic | ProbeKind::Wakeup => d.name == "latency" || d.name == "jitter",
+            ProbeKind::Chase => d.name == "chase",
+            _ => d.thresholded,
+        })
+        .collect()
+}
+
+fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
+    let what = if r.probe.periodic() {
+        "cycle"
+    } else {
+        "sample"
+    };
+    for d in outlier_metrics(r) {
+        let label = if d.signed {
+            format!("|{}|", d.name)
+        } else {
+            d.name.to_string()
+        };
+        let unit = match d.unit {
+            MetricUnit::Ns => "us",
+            MetricUnit::Cycles => " cycles",
+        };
+        let Some(kept) = t.outliers.get(d.name).filter(|v| !v.is_empty()) else {
             continue;
         };
         let mut v: Vec<Outlier> = kept.clone();
@@ -278,8 +341,8 @@ fn outliers(o: &mut String, t: &ThreadResult) {
         for x in v.iter().take(OUTLIERS_SHOWN) {
             let _ = writeln!(
                 o,
-                "{:>12}us  cycle {:>9}  at {:>9}s",
-                us(x.value),
+                "{:>12}{unit}  {what} {:>9}  at {:>9}s",
+                value(d.unit, x.value),
                 x.cycle,
                 secs(x.since_start_ns)
             );
@@ -292,8 +355,8 @@ fn tail(o: &mut String, r: &RunResult) {
         o.push('\n');
     }
     for l in &r.limits {
-        let what = match metric_by_name(&l.metric) {
-            Some(m) if m.signed() => format!("max |{}|", l.metric),
+        let what = match r.probe.metric(&l.metric) {
+            Some(m) if m.signed => format!("max |{}|", l.metric),
             _ => "max".to_string(),
         };
         let (verdict, op) = if l.exceeded {
@@ -547,6 +610,7 @@ mod tests {
             ],
             break_event: None,
             warnings: vec!["RT throttling is on (kernel.sched_rt_runtime_us = 950000)".into()],
+            detail: None,
         }
     }
 

@@ -265,12 +265,13 @@ fn cell_args(spec: &Spec, config: &Configuration, probe: &ProbeSpec) -> CommonAr
     }
 }
 
-/// The CPUs a probe of `kind` runs on in a configuration: the cyclic task
-/// is one thread (on the first probe CPU), the wake-up probe one per CPU.
+/// The CPUs a probe of `kind` runs on in a configuration: the wake-up
+/// probe runs one thread per CPU, every other probe one real-time thread on
+/// the first probe CPU.
 fn probe_cpus(config: &Configuration, kind: ProbeKind) -> Vec<usize> {
     match kind {
-        ProbeKind::Cyclic => config.probe_cpus[..1].to_vec(),
         ProbeKind::Wakeup => config.probe_cpus.clone(),
+        _ => config.probe_cpus[..1].to_vec(),
     }
 }
 
@@ -279,10 +280,8 @@ fn cell_plan(spec: &Spec, cp: &CellPlan) -> Result<super::RunPlan> {
     let config = &spec.configurations[cp.configuration];
     let probe = &spec.probes[cp.probe];
     let c = cell_args(spec, config, probe);
-    let scan = match probe.kind {
-        ProbeKind::Cyclic => Some((probe.working_set_bytes, probe.scan_ns)),
-        ProbeKind::Wakeup => None,
-    };
+    let scan =
+        (probe.kind == ProbeKind::Cyclic).then_some((probe.working_set_bytes, probe.scan_ns));
     let cpus = probe_cpus(config, probe.kind);
     plan_common(None, probe.kind, probe.period_ns, cpus, scan, &c)
 }

@@ -364,6 +364,7 @@ fn assemble(
         limits,
         break_event,
         warnings,
+        detail: None,
     }
 }
 
@@ -388,7 +389,8 @@ pub struct RowWriter<'a> {
 }
 
 impl RowWriter<'_> {
-    fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
+    /// Moves every queued row into memory, the CSV file and the store.
+    pub fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
         let first_new = self.rows.len();
         for rx in consumers.iter_mut() {
             while let Ok(row) = rx.pop() {

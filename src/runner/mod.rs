@@ -44,8 +44,10 @@ use crate::system::rt::{self, SchedRequest};
 
 pub mod apply;
 pub mod bench;
+pub mod event;
 pub mod measure;
 
+use event::{measure_events, EventInput, EventProbe};
 use measure::{measure, MeasureInput, RowWriter};
 
 /// Duration when neither `--duration` nor `--cycles` is given.
@@ -282,8 +284,15 @@ fn check_writable(flag: &str, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs a validated plan and reports it. Returns the exit code.
-pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<ExitCode> {
+/// Runs a validated plan and reports it: a periodic probe when `event` is
+/// `None`, else that prepared event probe. Returns the exit code.
+pub fn execute(
+    root: &Path,
+    db: &Path,
+    plan: RunPlan,
+    c: &CommonArgs,
+    event: Option<Box<dyn EventProbe>>,
+) -> Result<ExitCode> {
     // A journal left by a killed bench means the machine is not as it was.
     let journal = Journal::begin(root)?;
     let store = match c.no_db {
@@ -300,9 +309,12 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
     let signalled = termination_flag()?;
 
     let csv = match &c.csv {
-        Some(p) => Some(report::csv::WindowCsv::new(BufWriter::new(
-            File::create(p).with_context(|| format!("creating --csv {}", p.display()))?,
-        ))?),
+        Some(p) => Some(report::csv::WindowCsv::new(
+            BufWriter::new(
+                File::create(p).with_context(|| format!("creating --csv {}", p.display()))?,
+            ),
+            plan.kind.metrics(),
+        )?),
         None => None,
     };
     let mut writer = RowWriter {
@@ -339,24 +351,43 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
         }
         Ok(())
     };
-    let measured = measure(
-        MeasureInput {
-            root,
-            plan: &plan,
-            c,
-            host: host.clone(),
-            started_at: started_at.clone(),
-            defaults: vec![mlock, dma],
-            warnings: Vec::new(),
-            calibrated: None,
-            signalled: &signalled,
-            live: true,
-        },
-        &mut writer,
-        &mut ready,
-        &mut || {},
-    );
-    let measured = match measured {
+    let measured = match event {
+        None => measure(
+            MeasureInput {
+                root,
+                plan: &plan,
+                c,
+                host: host.clone(),
+                started_at: started_at.clone(),
+                defaults: vec![mlock, dma],
+                warnings: Vec::new(),
+                calibrated: None,
+                signalled: &signalled,
+                live: true,
+            },
+            &mut writer,
+            &mut ready,
+            &mut || {},
+        )
+        .map(|m| (m.histograms(), m.result, Some(m.outcomes))),
+        Some(probe) => measure_events(
+            &plan,
+            probe,
+            EventInput {
+                c,
+                host: host.clone(),
+                started_at: started_at.clone(),
+                defaults: vec![mlock, dma],
+                warnings: Vec::new(),
+                signalled: &signalled,
+                live: true,
+            },
+            &mut writer,
+            &mut ready,
+        )
+        .map(|m| (m.histograms(), m.result, None)),
+    };
+    let (histograms, result, outcomes) = match measured {
         Ok(m) => m,
         Err(e) => {
             if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
@@ -367,9 +398,9 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
     };
     drop(dma_guard);
     journal.finish()?;
-    let result = &measured.result;
+    let result = &result;
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
-        match s.finish_run(ids, result, &measured.histograms()) {
+        match s.finish_run(ids, result, &histograms) {
             Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
             Err(e) => {
                 let _ = s.abandon_run(ids);
@@ -380,7 +411,7 @@ pub fn execute(root: &Path, db: &Path, plan: RunPlan, c: &CommonArgs) -> Result<
             }
         }
     }
-    write_files(c, result, &measured.outcomes)?;
+    write_files(c, result, outcomes.as_deref().unwrap_or_default())?;
     if let Some(w) = writer.csv.as_mut() {
         w.flush()?;
     }

@@ -102,6 +102,7 @@ fn result() -> (RunResult, MetricStats) {
         limits: vec![],
         break_event: None,
         warnings: vec![],
+        detail: None,
     };
     (r, lat)
 }

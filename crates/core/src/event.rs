@@ -16,7 +16,14 @@
 //!
 //! [`CycleSample`]: crate::cycle::CycleSample
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+use crate::outlier::OutlierKeeper;
+use crate::stats::MetricStats;
+use crate::window::{WindowAggregator, WindowRow};
 
 /// How many metrics one event can carry (the window rows' slots).
 pub const MAX_EVENT_METRICS: usize = 4;
@@ -77,6 +84,106 @@ pub trait EventSink {
 impl EventSink for Vec<EventSample> {
     fn push(&mut self, sample: &EventSample) {
         Vec::push(self, *sample);
+    }
+}
+
+/// What the progress line reads while an event probe runs: plain atomics
+/// with relaxed stores by the probe thread (its only writer).
+#[derive(Debug, Default)]
+pub struct EventLive {
+    /// Samples so far.
+    pub samples: AtomicU64,
+    /// Latest value of the first metric.
+    pub last: AtomicU64,
+    /// Largest value of the first metric.
+    pub max: AtomicU64,
+}
+
+/// The sink an event probe pushes into: per metric its statistics and
+/// outliers, the window rows, the live atomics. Everything is allocated in
+/// [`EventRecorder::new`]; [`EventSink::push`] allocates nothing, takes no
+/// lock and makes no system call.
+pub struct EventRecorder {
+    /// The probe's metric table.
+    pub defs: &'static [MetricDef],
+    /// Run statistics per metric, in `defs` order.
+    pub stats: Vec<MetricStats>,
+    /// Outliers per metric, in `defs` order.
+    pub outliers: Vec<OutlierKeeper>,
+    /// Window rows.
+    pub windows: WindowAggregator,
+    /// Progress.
+    pub live: Arc<EventLive>,
+    /// Samples pushed.
+    pub samples: u64,
+    t0: u64,
+}
+
+impl EventRecorder {
+    /// Preallocates a recorder for `defs` (at most [`MAX_EVENT_METRICS`]),
+    /// on probe thread `thread` pinned to `cpu`: windows of `window_ns`,
+    /// "% over" against `threshold` for thresholded metrics, `outliers`
+    /// kept per metric.
+    pub fn new(
+        defs: &'static [MetricDef],
+        thread: u32,
+        cpu: u32,
+        window_ns: u64,
+        threshold: u64,
+        outliers: usize,
+        rows: rtrb::Producer<WindowRow>,
+    ) -> EventRecorder {
+        assert!(
+            defs.len() <= MAX_EVENT_METRICS,
+            "too many metrics for a window row"
+        );
+        EventRecorder {
+            defs,
+            stats: defs
+                .iter()
+                .map(|d| MetricStats::new(d.signed, d.thresholded.then_some(threshold)))
+                .collect(),
+            outliers: defs.iter().map(|_| OutlierKeeper::new(outliers)).collect(),
+            windows: WindowAggregator::new(thread, cpu, 0, window_ns, rows),
+            live: Arc::new(EventLive::default()),
+            samples: 0,
+            t0: 0,
+        }
+    }
+
+    /// Sets the start of the measurement (windows and outlier times are
+    /// relative to it).
+    pub fn start_at(&mut self, t0: u64) {
+        self.t0 = t0;
+        self.windows.start_at(t0);
+    }
+
+    /// Pushes the last window; call once after the loop.
+    pub fn finish(&mut self) {
+        self.windows.finish();
+    }
+}
+
+impl EventSink for EventRecorder {
+    #[inline(always)]
+    fn push(&mut self, s: &EventSample) {
+        let since = s.at.saturating_sub(self.t0);
+        for (i, v) in s.values.iter().enumerate().take(self.defs.len()) {
+            if let Some(v) = *v {
+                self.stats[i].record(v);
+                self.outliers[i].offer(v, s.index, since);
+            }
+        }
+        self.windows.push_values(s.at, &s.values, false);
+        self.samples += 1;
+        self.live.samples.store(self.samples, Relaxed);
+        if let Some(v) = s.values[0] {
+            let v = v.max(0) as u64;
+            self.live.last.store(v, Relaxed);
+            if v > self.live.max.load(Relaxed) {
+                self.live.max.store(v, Relaxed);
+            }
+        }
     }
 }
 

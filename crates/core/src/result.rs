@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::{MetricDef, MetricUnit};
 use crate::outlier::Outlier;
 use crate::stats::MetricSummary;
 
@@ -25,15 +26,98 @@ pub enum ProbeKind {
     Cyclic,
     /// Timer wake-up latency, one thread per CPU (cyclictest's job).
     Wakeup,
+    /// Cache-sensitive pointer chase, in CPU cycles (seed 002).
+    Chase,
+    /// Two real-time threads on one CPU handing a token back and forth.
+    Ctxswitch,
+    /// An event made on another CPU answered by the real-time thread.
+    Response,
+    /// The kernel's timerlat tracer driven through `rtla timerlat`.
+    Timerlat,
+}
+
+/// The periodic probes' metrics, in [`METRICS`](crate::cycle::METRICS) order.
+const PERIODIC: [MetricDef; 4] = [
+    ns("latency", false, true),
+    ns("period", false, false),
+    ns("jitter", true, true),
+    ns("exec", false, false),
+];
+const CHASE: [MetricDef; 2] = [
+    MetricDef {
+        name: "chase",
+        unit: MetricUnit::Cycles,
+        signed: false,
+        thresholded: false,
+    },
+    MetricDef {
+        name: "sample-jitter",
+        unit: MetricUnit::Cycles,
+        signed: false,
+        thresholded: false,
+    },
+];
+const CTXSWITCH: [MetricDef; 1] = [ns("handover", false, true)];
+const RESPONSE: [MetricDef; 3] = [
+    ns("wakeup", false, true),
+    ns("response", false, true),
+    ns("rx-to-thread", false, true),
+];
+const TIMERLAT: [MetricDef; 2] = [ns("irq", false, true), ns("thread", false, true)];
+
+const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
+    MetricDef {
+        name,
+        unit: MetricUnit::Ns,
+        signed,
+        thresholded,
+    }
 }
 
 impl ProbeKind {
+    /// Every probe kind, in the order the CLI lists them.
+    pub const ALL: [ProbeKind; 6] = [
+        ProbeKind::Cyclic,
+        ProbeKind::Wakeup,
+        ProbeKind::Chase,
+        ProbeKind::Ctxswitch,
+        ProbeKind::Response,
+        ProbeKind::Timerlat,
+    ];
+
     /// The name used on the command line, in JSON and in the database.
     pub fn name(self) -> &'static str {
         match self {
             ProbeKind::Cyclic => "cyclic",
             ProbeKind::Wakeup => "wakeup",
+            ProbeKind::Chase => "chase",
+            ProbeKind::Ctxswitch => "ctxswitch",
+            ProbeKind::Response => "response",
+            ProbeKind::Timerlat => "timerlat",
         }
+    }
+
+    /// The metrics the probe measures, in the order its window rows store
+    /// them (slot `i` of a stored window row is `metrics()[i]`).
+    pub fn metrics(self) -> &'static [MetricDef] {
+        match self {
+            ProbeKind::Cyclic | ProbeKind::Wakeup => &PERIODIC,
+            ProbeKind::Chase => &CHASE,
+            ProbeKind::Ctxswitch => &CTXSWITCH,
+            ProbeKind::Response => &RESPONSE,
+            ProbeKind::Timerlat => &TIMERLAT,
+        }
+    }
+
+    /// The definition of one of the probe's metrics, by name.
+    pub fn metric(self, name: &str) -> Option<&'static MetricDef> {
+        self.metrics().iter().find(|d| d.name == name)
+    }
+
+    /// True for the periodic probes (`cyclic`, `wakeup`), whose samples are
+    /// cycles of a release schedule.
+    pub fn periodic(self) -> bool {
+        matches!(self, ProbeKind::Cyclic | ProbeKind::Wakeup)
     }
 }
 
@@ -283,6 +367,11 @@ pub struct RunResult {
     pub break_event: Option<BreakEvent>,
     /// Warnings printed during the run.
     pub warnings: Vec<String>,
+    /// What an event probe reports beyond its metrics (the chase's buffer
+    /// and TSC frequency, the response probe's event source, rtla's
+    /// output…), as that probe's module documents it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
 }
 
 impl RunResult {
@@ -322,6 +411,32 @@ mod tests {
         assert!(c.exceeded);
         let ok = check_limit("jitter", 700, &s.summary());
         assert!(!ok.exceeded);
+    }
+
+    #[test]
+    fn periodic_metric_table_matches_the_cycle_metrics() {
+        use crate::cycle::METRICS;
+        let defs = ProbeKind::Cyclic.metrics();
+        assert_eq!(defs.len(), METRICS.len());
+        for (d, m) in defs.iter().zip(METRICS) {
+            assert_eq!(
+                (d.name, d.signed, d.thresholded),
+                (m.name(), m.signed(), m.thresholded())
+            );
+            assert_eq!(d.unit, MetricUnit::Ns);
+        }
+        for k in ProbeKind::ALL {
+            assert!(k.metrics().len() <= crate::event::MAX_EVENT_METRICS);
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.name())
+            );
+        }
+        assert_eq!(
+            ProbeKind::Chase.metric("chase").unwrap().unit,
+            MetricUnit::Cycles
+        );
+        assert!(ProbeKind::Response.metric("latency").is_none());
     }
 
     #[test]

@@ -89,11 +89,12 @@ pub struct WindowRow {
     pub window: u64,
     /// Window start relative to the first release, ns.
     pub start_ns: u64,
-    /// Cycles measured in the window.
+    /// Cycles (an event probe: samples) measured in the window.
     pub cycles: u64,
-    /// Overruns in the window.
+    /// Overruns in the window (0 for an event probe).
     pub overruns: u64,
-    /// Per metric, in [`METRICS`] order.
+    /// Per metric slot: [`METRICS`] order for the periodic probes, the order
+    /// of `ProbeKind::metrics()` for the others (unused slots have count 0).
     pub stats: [WindowStat; 4],
 }
 
@@ -181,21 +182,33 @@ impl WindowAggregator {
     }
 }
 
-impl Sink for WindowAggregator {
+impl WindowAggregator {
+    /// Adds one sample that happened at `at` (absolute, ns) with one value
+    /// per slot (`None`: the slot's metric has no value this time). The
+    /// periodic probes fill the slots in [`METRICS`] order; an event probe in
+    /// the order of its metric table.
     #[inline(always)]
-    fn push(&mut self, s: &CycleSample) {
-        let w = s.start.saturating_sub(self.t0) / self.width;
+    pub fn push_values(&mut self, at: u64, values: &[Option<i64>; 4], overrun: bool) {
+        let w = at.saturating_sub(self.t0) / self.width;
         if w != self.current {
             self.flush();
             self.current = w;
         }
         self.cycles += 1;
-        self.overruns += s.overrun as u64;
-        for m in METRICS {
-            if let Some(v) = m.value(s) {
-                self.moments[m as usize].add(v);
+        self.overruns += overrun as u64;
+        for (m, v) in self.moments.iter_mut().zip(values) {
+            if let Some(v) = v {
+                m.add(*v);
             }
         }
+    }
+}
+
+impl Sink for WindowAggregator {
+    #[inline(always)]
+    fn push(&mut self, s: &CycleSample) {
+        let values = METRICS.map(|m| m.value(s));
+        self.push_values(s.start, &values, s.overrun);
     }
 }
 

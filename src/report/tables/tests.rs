@@ -157,6 +157,7 @@ fn result(
         limits: vec![],
         break_event: None,
         warnings: vec![],
+        detail: None,
     }
 }
 

@@ -1,0 +1,521 @@
+//! One measurement of an event probe (`chase`, `ctxswitch`, `response`):
+//! one real-time thread that measures each time an event happens, rather
+//! than a release schedule.
+//!
+//! The order mirrors [`super::measure`] so that a result means the same
+//! whatever the probe:
+//!
+//! 1. the probe was prepared by the caller (buffers allocated, namespaces
+//!    made, partner threads not yet started); the [`EventRecorder`] is
+//!    allocated here, before any thread starts;
+//! 2. one thread applies the real-time defaults of DESIGN rule 3 for the
+//!    plan's CPU and reports them; `--strict` aborts before anything is
+//!    measured;
+//! 3. `ready` records the start in the store, the thread is released and
+//!    runs [`EventProbe::run`], which pushes every sample into the recorder
+//!    (statistics, outliers, windows — nothing allocated, no lock);
+//! 4. the calling thread — SCHED_OTHER, off the probe CPU — drains the
+//!    window rows every 100 ms into the CSV file and the store (the same
+//!    [`RowWriter`] as the periodic probes), prints a progress line on a
+//!    terminal, and raises the stop flag on SIGINT/SIGTERM or when the
+//!    duration is over;
+//! 5. the statistics become a [`RunResult`] whose `detail` holds what the
+//!    probe reports beyond its metrics.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use jitterlab_core::event::{EventRecorder, MetricUnit};
+use jitterlab_core::result::{
+    check_limit, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult, ThreadResult,
+    UsageDelta, SCHEMA_VERSION,
+};
+use jitterlab_core::stats::MetricStats;
+use jitterlab_core::units::format_ns;
+use jitterlab_sys as sys;
+
+use crate::cli::CommonArgs;
+use crate::error::BadInput;
+use crate::store::StoredHistogram;
+use crate::system::rt;
+
+use super::measure::{RowWriter, ROW_QUEUE};
+use super::RunPlan;
+
+/// A prepared event probe, ready to run on the real-time thread.
+pub trait EventProbe: Send {
+    /// Runs on the real-time thread — already pinned, scheduled and with its
+    /// stack pre-faulted — until the probe's own count is reached or `stop`
+    /// is raised, pushing every sample into `sink`. Returns what the probe
+    /// reports beyond its metrics (stored as the result's `detail`).
+    fn run(&mut self, stop: &AtomicBool, sink: &mut EventRecorder) -> Result<serde_json::Value>;
+
+    /// Warnings found while preparing (printed and stored with the result).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// What an event measurement needs besides the plan and the probe.
+pub struct EventInput<'a> {
+    /// Window, threshold, outliers, limit, `--strict`, duration.
+    pub c: &'a CommonArgs,
+    /// Host snapshot stored with the result.
+    pub host: HostSnapshot,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Process-wide defaults already applied (mlockall, PM QoS).
+    pub defaults: Vec<DefaultStatus>,
+    /// Warnings so far.
+    pub warnings: Vec<String>,
+    /// Raised by SIGINT/SIGTERM.
+    pub signalled: &'a AtomicBool,
+    /// Print a progress line (on a terminal).
+    pub live: bool,
+}
+
+/// What an event measurement produced.
+pub struct EventMeasured {
+    /// The assembled result.
+    pub result: RunResult,
+    /// The recorder, with every metric's statistics.
+    pub recorder: EventRecorder,
+}
+
+impl EventMeasured {
+    /// The histograms behind every stored metric summary.
+    pub fn histograms(&self) -> Vec<StoredHistogram> {
+        self.recorder
+            .defs
+            .iter()
+            .zip(&self.recorder.stats)
+            .map(|(d, s)| {
+                let h = s.histograms();
+                StoredHistogram {
+                    thread: Some(0),
+                    metric: d.name,
+                    positive: h.positive,
+                    negative: h.negative,
+                }
+            })
+            .collect()
+    }
+}
+
+/// What the probe thread hands back.
+struct ThreadEnd {
+    recorder: EventRecorder,
+    tid: i32,
+    usage: UsageDelta,
+    detail: Result<serde_json::Value>,
+}
+
+/// Runs one event measurement (see the module doc). `ready(writer,
+/// realtime)` is called once the thread is set up, before it is released.
+pub fn measure_events(
+    plan: &RunPlan,
+    mut probe: Box<dyn EventProbe>,
+    mut input: EventInput<'_>,
+    writer: &mut RowWriter<'_>,
+    ready: &mut dyn FnMut(&mut RowWriter<'_>, bool) -> Result<()>,
+) -> Result<EventMeasured> {
+    let c = input.c;
+    let cpu = plan.cpus[0];
+    let defs = plan.kind.metrics();
+    let (tx, mut rx) = rtrb::RingBuffer::new(ROW_QUEUE);
+    let mut recorder =
+        EventRecorder::new(defs, 0, cpu as u32, c.window, c.threshold, c.outliers, tx);
+    let live = Arc::clone(&recorder.live);
+    input.warnings.extend(probe.warnings());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let abort = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(2));
+    let (setup_tx, setup_rx) = mpsc::channel::<Vec<DefaultStatus>>();
+    let sched = plan.sched;
+    let handle = {
+        let (stop, abort, barrier) = (Arc::clone(&stop), Arc::clone(&abort), Arc::clone(&barrier));
+        std::thread::Builder::new()
+            .name(format!("{}-cpu{cpu}", plan.kind.name()))
+            .stack_size(rt::PREFAULT_STACK + 512 * 1024)
+            .spawn(move || -> Option<ThreadEnd> {
+                let statuses = rt::setup_probe_thread(cpu, sched);
+                let tid = sys::gettid();
+                let _ = setup_tx.send(statuses);
+                barrier.wait();
+                if abort.load(Relaxed) {
+                    return None;
+                }
+                let b = sys::thread_usage().unwrap_or_default();
+                recorder.start_at(sys::monotonic_ns());
+                let detail = probe.run(&stop, &mut recorder);
+                recorder.finish();
+                let a = sys::thread_usage().unwrap_or_default();
+                let usage = UsageDelta {
+                    voluntary_switches: a.voluntary_switches.saturating_sub(b.voluntary_switches),
+                    involuntary_switches: a
+                        .involuntary_switches
+                        .saturating_sub(b.involuntary_switches),
+                    minor_faults: a.minor_faults.saturating_sub(b.minor_faults),
+                    major_faults: a.major_faults.saturating_sub(b.major_faults),
+                };
+                Some(ThreadEnd {
+                    recorder,
+                    tid,
+                    usage,
+                    detail,
+                })
+            })?
+    };
+    let statuses = setup_rx
+        .recv()
+        .map_err(|_| anyhow!("the probe thread died during its set-up"))?;
+    let release = |abort_now: bool| {
+        abort.store(abort_now, Relaxed);
+        barrier.wait();
+    };
+
+    let mut defaults = std::mem::take(&mut input.defaults);
+    defaults.extend(statuses);
+    defaults.push(rt::clock_status());
+    defaults.push(rt::throttling_status(
+        input.host.sched_rt_runtime_us,
+        input.host.sched_rt_period_us,
+    ));
+    let realtime = defaults.iter().all(|d| d.applied || !d.required);
+    for d in defaults.iter().filter(|d| d.required && !d.applied) {
+        input
+            .warnings
+            .push(format!("not real-time: {}: {}", d.name, d.detail));
+    }
+    if c.strict && !realtime {
+        release(true);
+        let _ = handle.join();
+        let failed: Vec<String> = defaults
+            .iter()
+            .filter(|d| d.required && !d.applied)
+            .map(|d| format!("{}: {}", d.name, d.detail))
+            .collect();
+        bail!(BadInput(format!(
+            "--strict: a real-time default could not be applied ({}); fix it or drop --strict",
+            failed.join("; ")
+        )));
+    }
+    if input.live {
+        for w in &input.warnings {
+            eprintln!("jitterlab: warning: {w}");
+        }
+    }
+    if let Err(e) = ready(writer, realtime) {
+        release(true);
+        let _ = handle.join();
+        return Err(e);
+    }
+
+    let t0 = sys::monotonic_ns();
+    release(false);
+    let deadline = plan.params.duration_ns.map(|d| t0 + d);
+    let progress = input.live && std::io::stderr().is_terminal();
+    let unit = defs.first().map_or(MetricUnit::Ns, |d| d.unit);
+    let mut interrupted = false;
+    let mut ticks = 0u64;
+    let consumers = std::slice::from_mut(&mut rx);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        if input.signalled.load(Relaxed) && !interrupted {
+            interrupted = true;
+            stop.store(true, Relaxed);
+        }
+        if deadline.is_some_and(|d| sys::monotonic_ns() >= d) {
+            stop.store(true, Relaxed);
+        }
+        writer.drain(consumers);
+        ticks += 1;
+        if progress && ticks.is_multiple_of(5) {
+            let v = |a: &std::sync::atomic::AtomicU64| {
+                let x = a.load(Relaxed);
+                match unit {
+                    MetricUnit::Ns => format_ns(i64::try_from(x).unwrap_or(i64::MAX)),
+                    MetricUnit::Cycles => format!("{x} cycles"),
+                }
+            };
+            eprint!(
+                "\r{} CPU {cpu}: {} samples, last {}, max {}   ",
+                plan.kind.name(),
+                live.samples.load(Relaxed),
+                v(&live.last),
+                v(&live.max)
+            );
+            let _ = std::io::stderr().flush();
+        }
+        if handle.is_finished() {
+            break;
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    let mut end = match handle.join() {
+        Ok(Some(end)) => end,
+        Ok(None) => bail!("the probe thread ended without measuring"),
+        Err(_) => bail!("the probe thread panicked; this is a bug in jitterlab"),
+    };
+    writer.drain(consumers);
+    if let Some(e) = writer.error.take() {
+        input.warnings.push(e);
+    }
+    let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
+    let detail = std::mem::replace(&mut end.detail, Ok(serde_json::Value::Null))?;
+    let result = assemble(
+        plan,
+        c,
+        AssembleInput {
+            host: input.host,
+            started_at: input.started_at,
+            elapsed_ns,
+            interrupted,
+            realtime: RealtimeReport { realtime, defaults },
+            warnings: input.warnings,
+            detail,
+        },
+        &end,
+    );
+    Ok(EventMeasured {
+        result,
+        recorder: end.recorder,
+    })
+}
+
+/// The parts of a result that do not come from the probe thread.
+struct AssembleInput {
+    host: HostSnapshot,
+    started_at: String,
+    elapsed_ns: u64,
+    interrupted: bool,
+    realtime: RealtimeReport,
+    warnings: Vec<String>,
+    detail: serde_json::Value,
+}
+
+fn assemble(plan: &RunPlan, c: &CommonArgs, a: AssembleInput, end: &ThreadEnd) -> RunResult {
+    let r = &end.recorder;
+    let metrics = r
+        .defs
+        .iter()
+        .zip(&r.stats)
+        .map(|(d, s)| (d.name.to_string(), s.summary()))
+        .collect();
+    let outliers = r
+        .defs
+        .iter()
+        .zip(&r.outliers)
+        .map(|(d, o)| (d.name.to_string(), o.sorted()))
+        .collect();
+    let limits = limit_metric(plan, c, &r.stats)
+        .map(|(name, limit, stats)| vec![check_limit(name, limit, &stats.summary())])
+        .unwrap_or_default();
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: "jitterlab".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        probe: plan.kind,
+        started_at: a.started_at,
+        elapsed_ns: a.elapsed_ns,
+        end: if a.interrupted {
+            EndReason::Interrupted
+        } else {
+            EndReason::Completed
+        },
+        interrupted: a.interrupted,
+        command_line: std::env::args().collect(),
+        params: plan.params.clone(),
+        realtime: a.realtime,
+        host: a.host,
+        threads: vec![ThreadResult {
+            thread: 0,
+            cpu: plan.cpus[0],
+            tid: end.tid,
+            cycles: r.samples,
+            releases: r.samples,
+            skipped: 0,
+            overruns: 0,
+            metrics,
+            outliers,
+            calibration: None,
+            usage: end.usage,
+            window_rows: r.windows.pushed(),
+            dropped_rows: r.windows.dropped(),
+        }],
+        combined: None,
+        limits,
+        break_event: None,
+        warnings: a.warnings,
+        detail: Some(a.detail),
+    }
+}
+
+/// `--max-latency` of an event probe: a limit on its main metric, the
+/// first thresholded one (`handover`, `response`).
+fn limit_metric<'a>(
+    plan: &RunPlan,
+    c: &CommonArgs,
+    stats: &'a [MetricStats],
+) -> Option<(&'static str, u64, &'a MetricStats)> {
+    let limit = c.max_latency?;
+    let defs = plan.kind.metrics();
+    let i = main_metric(plan.kind)?;
+    Some((defs[i].name, limit, &stats[i]))
+}
+
+/// Index of the metric `--max-latency` applies to: `response` for the
+/// response probe (event → answer is what a control loop needs), else the
+/// first thresholded metric.
+pub fn main_metric(kind: jitterlab_core::result::ProbeKind) -> Option<usize> {
+    let defs = kind.metrics();
+    defs.iter()
+        .position(|d| d.name == "response")
+        .or_else(|| defs.iter().position(|d| d.thresholded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::PolicyArg;
+    use jitterlab_core::result::ProbeKind;
+    use std::path::Path;
+
+    /// Pushes `n` hand-overs of 1, 2, … µs, then reports how many.
+    struct Synthetic {
+        n: u64,
+    }
+
+    impl EventProbe for Synthetic {
+        fn run(
+            &mut self,
+            stop: &AtomicBool,
+            sink: &mut EventRecorder,
+        ) -> Result<serde_json::Value> {
+            use jitterlab_core::event::{EventSample, EventSink};
+            let mut i = 0;
+            while i < self.n && !stop.load(Relaxed) {
+                sink.push(&EventSample {
+                    index: i,
+                    at: sys::monotonic_ns(),
+                    values: [Some(((i + 1) * 1_000) as i64), None, None, None],
+                });
+                i += 1;
+            }
+            Ok(serde_json::json!({ "pushed": i }))
+        }
+
+        fn warnings(&self) -> Vec<String> {
+            vec!["synthetic probe".into()]
+        }
+    }
+
+    fn args() -> CommonArgs {
+        CommonArgs {
+            duration: Some(5_000_000_000),
+            cycles: None,
+            policy: PolicyArg::Other,
+            priority: None,
+            nice: None,
+            strict: false,
+            window: 1_000_000_000,
+            threshold: 100_000,
+            outliers: 3,
+            json: None,
+            csv: None,
+            histogram: None,
+            histogram_buckets: 10_000,
+            max_latency: Some(150_000),
+            max_jitter: None,
+            max_exec: None,
+            break_trace: None,
+            progress: false,
+            no_dma_latency: true,
+            no_db: true,
+        }
+    }
+
+    #[test]
+    fn every_sample_reaches_the_statistics_windows_limit_and_detail() {
+        let c = args();
+        let cpu = sys::current_cpu().unwrap_or(0);
+        let plan =
+            super::super::plan_common(None, ProbeKind::Ctxswitch, 0, vec![cpu], None, &c).unwrap();
+        let signalled = AtomicBool::new(false);
+        let mut writer = RowWriter {
+            csv: None,
+            store: None,
+            cell: None,
+            db: Path::new("unused.db"),
+            rows: Vec::new(),
+            error: None,
+        };
+        let mut readied = None;
+        let m = measure_events(
+            &plan,
+            Box::new(Synthetic { n: 200 }),
+            EventInput {
+                c: &c,
+                host: HostSnapshot::default(),
+                started_at: "now".into(),
+                defaults: Vec::new(),
+                warnings: Vec::new(),
+                signalled: &signalled,
+                live: false,
+            },
+            &mut writer,
+            &mut |_, rt| {
+                readied = Some(rt);
+                Ok(())
+            },
+        )
+        .unwrap();
+        // SCHED_OTHER is never real-time, and the result says so.
+        assert_eq!(readied, Some(false));
+        let r = &m.result;
+        assert_eq!(r.probe, ProbeKind::Ctxswitch);
+        assert_eq!(r.end, EndReason::Completed);
+        let t = &r.threads[0];
+        assert_eq!((t.cpu, t.cycles), (cpu, 200));
+        let h = &t.metrics["handover"];
+        assert_eq!((h.count, h.min, h.max), (200, Some(1_000), Some(200_000)));
+        // 101..=200 µs are over the 100 µs threshold.
+        assert_eq!(h.over_threshold, Some(100));
+        assert_eq!(
+            t.outliers["handover"]
+                .iter()
+                .map(|o| o.value)
+                .collect::<Vec<_>>(),
+            vec![200_000, 199_000, 198_000]
+        );
+        assert_eq!(r.limits.len(), 1);
+        assert_eq!(
+            (
+                r.limits[0].metric.as_str(),
+                r.limits[0].observed_ns,
+                r.limits[0].exceeded
+            ),
+            ("handover", 200_000, true)
+        );
+        assert_eq!(r.detail, Some(serde_json::json!({ "pushed": 200 })));
+        assert!(r.warnings.iter().any(|w| w == "synthetic probe"));
+        // Every sample is in exactly one drained window row.
+        let rows: u64 = writer.rows.iter().map(|w| w.cycles).sum();
+        assert_eq!(rows, 200);
+        assert_eq!(m.histograms().len(), 1);
+        assert_eq!(m.histograms()[0].metric, "handover");
+    }
+
+    #[test]
+    fn the_main_metric_is_the_answer_or_the_first_thresholded() {
+        assert_eq!(main_metric(ProbeKind::Response), Some(1));
+        assert_eq!(main_metric(ProbeKind::Ctxswitch), Some(0));
+        assert_eq!(main_metric(ProbeKind::Chase), None);
+    }
+}
