@@ -47,16 +47,24 @@
 //! cpus = "0"                 # optional; default: the scenario's / configuration's neighbour CPUs
 //!
 //! [[probe]]                  # one or more (required)
-//! kind = "cyclic"            # cyclic | wakeup
+//! kind = "cyclic"            # cyclic | wakeup | chase | ctxswitch | response | timerlat
 //! name = "cyclic"            # optional, default = kind; unique
-//! period = "1ms"             # cyclic: period; wakeup: interval; default 1ms
+//! period = "1ms"             # cyclic: period; wakeup: interval; response: event
+//!                            # interval; timerlat: timer period; default 1ms
 //! scan = "100us"             # cyclic only; default 100us; must be < period
 //! working_set = "256KiB"     # cyclic only; default 256KiB
+//! buffer = "1MiB"            # chase only; default: half the cache shared with the neighbours
+//! iterations = 100           # chase only: timed chases per sample; default 100
+//! source = "eventfd"         # response only: eventfd | udp; default eventfd
+//! event_cpu = "0"            # response only: where events are made; default: the
+//!                            # first neighbour CPU
 //! threshold = "100us"        # optional, for % over threshold
 //! window = "1s"              # default 1s
 //! outliers = 10              # default 10, 0..=10000
 //! max_latency = "200us"      # optional limits: a cell above any → bench exits 1
-//! max_jitter = "100us"
+//!                            # (event probes: on the main metric — handover,
+//!                            # response, irq)
+//! max_jitter = "100us"       # cyclic and wakeup only
 //! max_exec = "1ms"           # cyclic only
 //! ```
 //!
@@ -287,6 +295,18 @@ pub struct ProbeSpec {
     pub max_jitter_ns: Option<u64>,
     /// Limit on the maximum execution time, ns (cyclic only).
     pub max_exec_ns: Option<u64>,
+    /// Chase buffer, bytes (chase only; `None`: from the cache topology).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_bytes: Option<u64>,
+    /// Timed chases per sample (chase only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// Event source, `eventfd` or `udp` (response only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// CPU the events are made on (response only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_cpu: Option<usize>,
 }
 
 /// One cell of the matrix, in run order: repetition (outermost),
@@ -514,6 +534,10 @@ struct RawProbe {
     max_latency: Option<Spanned<String>>,
     max_jitter: Option<Spanned<String>>,
     max_exec: Option<Spanned<String>>,
+    buffer: Option<Spanned<String>>,
+    iterations: Option<Spanned<i64>>,
+    source: Option<Spanned<String>>,
+    event_cpu: Option<Spanned<String>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -1217,14 +1241,19 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
                     "missing; give kind = \"cyclic\" or kind = \"wakeup\"",
                 ))
             }
-            Some(v) => match v.get_ref().as_str() {
-                "cyclic" => ProbeKind::Cyclic,
-                "wakeup" => ProbeKind::Wakeup,
-                other => {
+            Some(v) => match ProbeKind::ALL
+                .into_iter()
+                .find(|p| p.name() == v.get_ref().as_str())
+            {
+                Some(kind) => kind,
+                None => {
                     return Err(ck.err(
                         v.span(),
                         &k("kind"),
-                        format!("unknown probe kind {other:?}; use cyclic or wakeup"),
+                        format!(
+                            "unknown probe kind {:?}; use cyclic, wakeup, chase, ctxswitch, response or timerlat",
+                            v.get_ref()
+                        ),
                     ))
                 }
             },
@@ -1241,21 +1270,98 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             None => 1_000_000,
         };
         let cyclic = kind == ProbeKind::Cyclic;
-        let cyclic_only = |v: &Option<Spanned<String>>, key: &str| -> Check<()> {
-            match v {
-                Some(v) if !cyclic => Err(ck.err(
-                    v.span(),
-                    &k(key),
-                    format!(
-                        "{key} applies only to kind = \"cyclic\"; remove it from this wakeup probe"
-                    ),
-                )),
+        // A key that only some kinds take: refused, with the kinds, elsewhere.
+        let only = |span: Option<Range<usize>>, key: &str, kinds: &[ProbeKind]| -> Check<()> {
+            match span {
+                Some(span) if !kinds.contains(&kind) => {
+                    let names: Vec<String> = kinds
+                        .iter()
+                        .map(|k| format!("kind = \"{}\"", k.name()))
+                        .collect();
+                    Err(ck.err(
+                        span,
+                        &k(key),
+                        format!(
+                            "{key} applies only to {}; remove it from this {} probe",
+                            names.join(" or "),
+                            kind.name()
+                        ),
+                    ))
+                }
                 _ => Ok(()),
             }
         };
-        cyclic_only(&r.scan, "scan")?;
-        cyclic_only(&r.working_set, "working_set")?;
-        cyclic_only(&r.max_exec, "max_exec")?;
+        let sp = |v: &Option<Spanned<String>>| v.as_ref().map(|v| v.span());
+        use ProbeKind as P;
+        only(sp(&r.scan), "scan", &[P::Cyclic])?;
+        only(sp(&r.working_set), "working_set", &[P::Cyclic])?;
+        only(sp(&r.max_exec), "max_exec", &[P::Cyclic])?;
+        only(sp(&r.max_jitter), "max_jitter", &[P::Cyclic, P::Wakeup])?;
+        only(
+            sp(&r.period),
+            "period",
+            &[P::Cyclic, P::Wakeup, P::Response, P::Timerlat],
+        )?;
+        only(sp(&r.buffer), "buffer", &[P::Chase])?;
+        only(
+            r.iterations.as_ref().map(|v| v.span()),
+            "iterations",
+            &[P::Chase],
+        )?;
+        only(sp(&r.source), "source", &[P::Response])?;
+        only(sp(&r.event_cpu), "event_cpu", &[P::Response])?;
+        if let (P::Chase, Some(v)) = (kind, &r.max_latency) {
+            return Err(ck.err(
+                v.span(),
+                &k("max_latency"),
+                "a chase measures CPU cycles, not a latency; remove max_latency from this chase probe",
+            ));
+        }
+        let buffer_bytes = match &r.buffer {
+            Some(v) => {
+                let b = parse_size(v.get_ref())
+                    .map_err(|e| ck.err(v.span(), &k("buffer"), e.to_string()))?;
+                if b < 128 {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("buffer"),
+                        "a chase needs at least two cache lines; give e.g. buffer = \"1MiB\"",
+                    ));
+                }
+                Some(b)
+            }
+            None => None,
+        };
+        let iterations = match &r.iterations {
+            Some(v) => Some(ck.int(v, &k("iterations"), 1, 1_000_000)? as u64),
+            None => None,
+        };
+        let source = match &r.source {
+            Some(v) => match v.get_ref().as_str() {
+                "eventfd" | "udp" => Some(v.get_ref().clone()),
+                other => {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("source"),
+                        format!("unknown event source {other:?}; use eventfd or udp"),
+                    ))
+                }
+            },
+            None => None,
+        };
+        let event_cpu = match &r.event_cpu {
+            Some(v) => match ck.cpus(v, &k("event_cpu"))? {
+                Some(list) if list.len() == 1 => Some(list[0]),
+                _ => {
+                    return Err(ck.err(
+                        v.span(),
+                        &k("event_cpu"),
+                        "give exactly one CPU, e.g. event_cpu = \"0\"",
+                    ))
+                }
+            },
+            None => None,
+        };
         let (scan_ns, working_set_bytes) = if cyclic {
             let scan_ns = match &r.scan {
                 Some(v) => ck.duration(v, &k("scan"))?,
@@ -1310,6 +1416,10 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             max_latency_ns: ck.opt_duration(&r.max_latency, &k("max_latency"))?,
             max_jitter_ns: ck.opt_duration(&r.max_jitter, &k("max_jitter"))?,
             max_exec_ns: ck.opt_duration(&r.max_exec, &k("max_exec"))?,
+            buffer_bytes,
+            iterations,
+            source,
+            event_cpu,
         });
     }
     Ok(out)
@@ -1523,6 +1633,10 @@ mod tests {
                     max_latency_ns: None,
                     max_jitter_ns: None,
                     max_exec_ns: None,
+                    buffer_bytes: None,
+                    iterations: None,
+                    source: None,
+                    event_cpu: None,
                 }],
                 warnings: vec![],
             }
@@ -1664,6 +1778,10 @@ max_exec = "1ms"
                     max_latency_ns: Some(200_000),
                     max_jitter_ns: Some(150_000),
                     max_exec_ns: None,
+                    buffer_bytes: None,
+                    iterations: None,
+                    source: None,
+                    event_cpu: None,
                 },
                 ProbeSpec {
                     name: "cyclic".into(),
@@ -1677,6 +1795,10 @@ max_exec = "1ms"
                     max_latency_ns: None,
                     max_jitter_ns: None,
                     max_exec_ns: Some(1_000_000),
+                    buffer_bytes: None,
+                    iterations: None,
+                    source: None,
+                    event_cpu: None,
                 },
             ]
         );
@@ -1742,7 +1864,7 @@ max_exec = "1ms"
         );
         assert_eq!(
             err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
-            "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`"
+            "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `source`, `event_cpu`"
         );
     }
 
@@ -1935,8 +2057,8 @@ max_exec = "1ms"
             "bench.toml:4: probe[0].scan: scan applies only to kind = \"cyclic\"; remove it from this wakeup probe"
         );
         assert_eq!(
-            err("duration = \"10s\"\n[[probe]]\nkind = \"chase\"\n"),
-            "bench.toml:3: probe[0].kind: unknown probe kind \"chase\"; use cyclic or wakeup"
+            err("duration = \"10s\"\n[[probe]]\nkind = \"chaser\"\n"),
+            "bench.toml:3: probe[0].kind: unknown probe kind \"chaser\"; use cyclic, wakeup, chase, ctxswitch, response or timerlat"
         );
         assert_eq!(
             err("duration = \"10s\"\n[[probe]]\nperiod = \"1ms\"\n"),
@@ -2199,5 +2321,56 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
             ]
         );
         assert_eq!(conditions.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn event_probe_keys_are_parsed_and_refused_elsewhere() {
+        let spec = ok(
+            "duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nbuffer = \"1MiB\"\niterations = 50\n\
+             [[probe]]\nkind = \"response\"\nsource = \"udp\"\nevent_cpu = \"0\"\nperiod = \"2ms\"\n\
+             [[probe]]\nkind = \"ctxswitch\"\nmax_latency = \"50us\"\n",
+        );
+        let p = &spec.probes;
+        assert_eq!(
+            (p[0].kind, p[0].buffer_bytes, p[0].iterations),
+            (ProbeKind::Chase, Some(1 << 20), Some(50))
+        );
+        assert_eq!(
+            (
+                p[1].kind,
+                p[1].source.as_deref(),
+                p[1].event_cpu,
+                p[1].period_ns
+            ),
+            (ProbeKind::Response, Some("udp"), Some(0), 2_000_000)
+        );
+        assert_eq!(
+            (p[2].kind, p[2].max_latency_ns),
+            (ProbeKind::Ctxswitch, Some(50_000))
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"wakeup\"\nbuffer = \"1MiB\"\n"),
+            "bench.toml:4: probe[0].buffer: buffer applies only to kind = \"chase\"; remove it from this wakeup probe"
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"ctxswitch\"\nmax_jitter = \"1us\"\n"),
+            "bench.toml:4: probe[0].max_jitter: max_jitter applies only to kind = \"cyclic\" or kind = \"wakeup\"; remove it from this ctxswitch probe"
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nmax_latency = \"1us\"\n"),
+            "bench.toml:4: probe[0].max_latency: a chase measures CPU cycles, not a latency; remove max_latency from this chase probe"
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"response\"\nsource = \"pipe\"\n"),
+            "bench.toml:4: probe[0].source: unknown event source \"pipe\"; use eventfd or udp"
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"response\"\nevent_cpu = \"0-1\"\n"),
+            "bench.toml:4: probe[0].event_cpu: give exactly one CPU, e.g. event_cpu = \"0\""
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nbuffer = \"64\"\n"),
+            "bench.toml:4: probe[0].buffer: a chase needs at least two cache lines; give e.g. buffer = \"1MiB\""
+        );
     }
 }
