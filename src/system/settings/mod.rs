@@ -1,6 +1,7 @@
-//! Settings: reversible changes to the machine — IRQ affinity, sysctls,
-//! the cpufreq governor and frequencies — each read, validated, applied,
-//! verified and restored (DESIGN rule 4).
+//! Settings: reversible changes to the machine — IRQ affinity (with
+//! irqbalance paused meanwhile), sysctls, the cpufreq governor and
+//! frequencies — each read, validated, applied, verified and restored
+//! (DESIGN rule 4).
 //!
 //! A configuration is a list of [`Setting`]s. Each one
 //!
@@ -41,6 +42,7 @@
 
 pub mod cpufreq;
 pub mod irq;
+pub mod irqbalance;
 pub mod sysctl;
 
 use std::fs::OpenOptions;
@@ -64,6 +66,7 @@ use jitterlab_core::spec::Configuration;
 
 use self::cpufreq::{Cpufreq, CpufreqRequest};
 use self::irq::IrqAffinity;
+use self::irqbalance::IrqbalancePause;
 use self::sysctl::{FairServer, Sysctl};
 
 /// One reversible change to the machine (see the module doc for the
@@ -131,26 +134,35 @@ pub fn restore_all(
 pub type Settings = Vec<Box<dyn Setting>>;
 
 /// The machine settings a configuration asks for, in the order they are
-/// applied (restored in reverse), with their warnings. `rt_runtime_us = -1`
-/// also sets the probe CPUs' fair-server runtime to 0: since Linux 6.12 the
-/// fair deadline server, not only the sysctl, throttles real-time tasks
-/// (on older kernels that part is a note, not a change).
+/// applied (restored in reverse), with their warnings.
+///
+/// - `irq_cpus` first pauses irqbalance ([`IrqbalancePause`]), which would
+///   move the IRQs back, then moves them; restore moves them back before it
+///   resumes irqbalance.
+/// - `governor`, `min_freq` and `max_freq` are one cpufreq setting of the
+///   probe CPUs.
+/// - `rt_runtime_us = -1` also sets the probe CPUs' fair-server runtime to
+///   0: since Linux 6.12 the fair deadline server, not only the sysctl,
+///   throttles real-time tasks (on older kernels that part is a note, not a
+///   change). `fair_server_runtime` sets that runtime explicitly, with or
+///   without `rt_runtime_us`, and replaces the implicit 0.
 pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)> {
     let s = &config.settings;
     let probe: CpuList = config.probe_cpus.iter().copied().collect();
     let mut v: Vec<Box<dyn Setting>> = Vec::new();
     let mut warnings = Vec::new();
     if let Some(cpus) = &s.irq_cpus {
+        v.push(Box::new(IrqbalancePause::new()));
         let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
         warnings.extend(irq.warnings());
         v.push(Box::new(irq));
     }
-    if let Some(g) = &s.governor {
+    if s.governor.is_some() || s.min_freq_khz.is_some() || s.max_freq_khz.is_some() {
         v.push(Box::new(Cpufreq::new(CpufreqRequest {
             cpus: probe.clone(),
-            governor: Some(g.clone()),
-            min_khz: None,
-            max_khz: None,
+            governor: s.governor.clone(),
+            min_khz: s.min_freq_khz,
+            max_khz: s.max_freq_khz,
             required: true,
         })));
     }
@@ -162,9 +174,12 @@ pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)
     }
     if let Some(r) = s.rt_runtime_us {
         v.push(Box::new(Sysctl::new("kernel.sched_rt_runtime_us", r)?));
-        if r == -1 {
-            v.push(Box::new(FairServer::new(probe, 0)));
-        }
+    }
+    let fair_server = s
+        .fair_server_runtime_ns
+        .or((s.rt_runtime_us == Some(-1)).then_some(0));
+    if let Some(runtime_ns) = fair_server {
+        v.push(Box::new(FairServer::new(probe, runtime_ns)));
     }
     Ok((v, warnings))
 }
