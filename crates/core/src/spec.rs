@@ -2397,6 +2397,32 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
         assert_eq!(codesys.name, "codesys-table10");
         assert_eq!(codesys.cells().len(), 2);
         assert_eq!(codesys.warnings, Vec::<String>::new());
+        // The settings the example shows commented out are valid too.
+        let mut text = include_str!("../../../examples/codesys.toml").to_string();
+        for key in [
+            "rt_runtime_us",
+            "governor",
+            "min_freq",
+            "max_freq",
+            "fair_server_runtime",
+        ] {
+            let commented = format!("# {key} = ");
+            assert!(text.contains(&commented), "{key}");
+            text = text.replace(&commented, &format!("{key} = "));
+        }
+        let tuned = ok(&text).configurations[1].settings.clone();
+        assert_eq!(
+            tuned,
+            ConfigSettings {
+                irq_cpus: Some(vec![0]),
+                governor: Some("performance".into()),
+                timer_migration: Some(false),
+                rt_runtime_us: Some(-1),
+                min_freq_khz: Some(2_400_000),
+                max_freq_khz: Some(2_400_000),
+                fair_server_runtime_ns: Some(0),
+            }
+        );
         let conditions = ok(include_str!("../../../examples/conditions.toml"));
         assert_eq!(conditions.name, "conditions");
         let names: Vec<&str> = conditions

@@ -685,6 +685,132 @@ mod tests {
         j.finish().unwrap();
     }
 
+    /// A configuration with probe CPU 3 and `settings`.
+    fn configuration(settings: jitterlab_core::spec::ConfigSettings) -> Configuration {
+        Configuration {
+            name: "c".into(),
+            probe_cpus: vec![3],
+            neighbour_cpus: vec![0, 1, 2],
+            policy: jitterlab_core::spec::Policy::Fifo,
+            priority: Some(95),
+            nice: None,
+            dma_latency: true,
+            settings,
+        }
+    }
+
+    #[test]
+    #[serial]
+    fn a_configuration_applies_its_settings_in_order_and_gives_the_tree_back() {
+        use jitterlab_core::spec::ConfigSettings;
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("settings-pc");
+        let root = dir.path();
+        let (mut settings, warnings) = config_settings(&configuration(ConfigSettings {
+            irq_cpus: Some(vec![0]),
+            min_freq_khz: Some(2_000_000),
+            max_freq_khz: Some(2_800_000),
+            timer_migration: Some(false),
+            fair_server_runtime_ns: Some(40_000_000),
+            ..ConfigSettings::default()
+        }))
+        .unwrap();
+        assert_eq!(warnings, Vec::<String>::new());
+        let mut j = Journal::begin(root).unwrap();
+        let reports = apply_all(&mut settings, root, &mut j).unwrap();
+        let summary: Vec<(&str, &str)> = reports
+            .iter()
+            .map(|r| (r.name.as_str(), r.requested.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("irqbalance", "paused"),
+                ("irq_affinity", "0"),
+                ("cpufreq", "min 2000000 kHz, max 2800000 kHz on CPUs 3"),
+                ("kernel.timer_migration", "0"),
+                ("fair_server_runtime", "40000000 ns on CPUs 3"),
+            ]
+        );
+        let policy = "sys/devices/system/cpu/cpufreq/policy2";
+        assert_eq!(
+            read(root, &format!("{policy}/scaling_min_freq")),
+            "2000000\n"
+        );
+        assert_eq!(
+            read(root, &format!("{policy}/scaling_max_freq")),
+            "2800000\n"
+        );
+        assert_eq!(
+            read(root, "sys/kernel/debug/sched/fair_server/cpu3/runtime"),
+            "40000000\n"
+        );
+        restore_all(&mut settings, root, &mut j).unwrap();
+        assert_eq!(tree(root), tree(&fixture("settings-pc")));
+        j.finish().unwrap();
+    }
+
+    #[test]
+    fn rt_runtime_off_sets_the_fair_server_to_0_unless_told_otherwise() {
+        use jitterlab_core::spec::ConfigSettings;
+        let names = |s: ConfigSettings| -> Vec<String> {
+            config_settings(&configuration(s))
+                .unwrap()
+                .0
+                .iter()
+                .map(|s| s.name())
+                .collect()
+        };
+        assert_eq!(
+            names(ConfigSettings {
+                rt_runtime_us: Some(-1),
+                ..ConfigSettings::default()
+            }),
+            ["kernel.sched_rt_runtime_us", "fair_server_runtime"]
+        );
+        assert_eq!(
+            names(ConfigSettings {
+                rt_runtime_us: Some(950_000),
+                ..ConfigSettings::default()
+            }),
+            ["kernel.sched_rt_runtime_us"]
+        );
+        assert_eq!(
+            names(ConfigSettings {
+                governor: Some("performance".into()),
+                ..ConfigSettings::default()
+            }),
+            ["cpufreq"]
+        );
+        assert_eq!(names(ConfigSettings::default()), Vec::<String>::new());
+    }
+
+    #[test]
+    #[serial]
+    fn an_explicit_fair_server_runtime_replaces_the_implicit_0() {
+        use jitterlab_core::spec::ConfigSettings;
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("settings-pc");
+        let root = dir.path();
+        let mut j = Journal::begin(root).unwrap();
+        for (explicit, requested) in [
+            (None, "0 ns on CPUs 3"),
+            (Some(40_000_000), "40000000 ns on CPUs 3"),
+        ] {
+            let (mut settings, _) = config_settings(&configuration(ConfigSettings {
+                rt_runtime_us: Some(-1),
+                fair_server_runtime_ns: explicit,
+                ..ConfigSettings::default()
+            }))
+            .unwrap();
+            let reports = apply_all(&mut settings, root, &mut j).unwrap();
+            assert_eq!(reports[1].requested, requested);
+            restore_all(&mut settings, root, &mut j).unwrap();
+        }
+        assert_eq!(tree(root), tree(&fixture("settings-pc")));
+        j.finish().unwrap();
+    }
+
     fn fs_remove_and_make_dir(p: &Path) {
         std::fs::remove_file(p).unwrap();
         std::fs::create_dir(p).unwrap();
