@@ -12,7 +12,9 @@
 //!    that names the fix, before anything is written;
 //! 2. **applies** it ([`Setting::apply`]): for every file, reads the old
 //!    content, journals it (`Undo::File`, fsynced to disk), and only then
-//!    writes the new value with the trailing newline the kernel expects;
+//!    writes the new value with the trailing newline the kernel expects
+//!    (the irqbalance pause journals each process, `Undo::Stopped`, before
+//!    it sends `SIGSTOP`);
 //! 3. **verifies** it by reading every value back, and says what it asked
 //!    for, what it found, what it wrote and what it read back in a
 //!    [`SettingReport`], which the cell's result keeps;
