@@ -333,7 +333,7 @@ mod tests {
             let child = loop {
                 match Command::new(&exe).arg("100").spawn() {
                     Ok(c) => break c,
-                    Err(e) if e.raw_os_error() == Some(26) && tries < 100 => {
+                    Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy && tries < 100 => {
                         tries += 1;
                         std::thread::sleep(Duration::from_millis(10));
                     }
