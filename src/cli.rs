@@ -85,6 +85,11 @@ pub struct CheckArgs {
     /// Print the schema-versioned findings and host snapshot as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// The probe CPUs the audit is about: their SMT siblings, C-states and
+    /// IRQs [default: the last online CPU, as `jitterlab run` uses].
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
 }
 
 /// `jitterlab presets`.

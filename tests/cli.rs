@@ -940,3 +940,33 @@ fn check_audits_the_vm_fixture() {
     assert_eq!(findings[0]["id"], "realtime-kernel");
     assert_eq!(findings[0]["severity"], "warn");
 }
+
+#[test]
+fn check_audits_the_probe_cpus_given() {
+    refuses(
+        &["check", "--cpus", "1-3"],
+        "--cpus 1-3: CPUs 2-3 are not online (online CPUs: 0-1); name the probe CPUs among them",
+    );
+    let out = jl()
+        .args(["--sysroot"])
+        .arg(fixture("sysroot-vm"))
+        .args(["check", "--json", "--cpus", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let irqs = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "irqs-on-probe-cpus")
+        .unwrap();
+    assert_eq!(
+        irqs["summary"],
+        "11 IRQs are routed to probe CPU 0 (interrupts taken there since boot): 41 virtio3-rx (5483), 42 virtio3-tx (3726), 39 virtio2-output.0 (2203), 32 virtio0-reporting_vq (998), 31 virtio0-stats (267), 34 virtio4-input (178), 24 ACPI:Ged (1), 43 virtio3-event (1), 28 virtio0-config (0), 30 virtio0-deflate (0), and 1 more"
+    );
+    assert_eq!(
+        irqs["fix"],
+        "set irq_cpus = \"1\" in a configuration of your spec: jitterlab bench and jitterlab apply move them there for the cell (pausing irqbalance meanwhile)"
+    );
+}

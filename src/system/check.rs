@@ -26,14 +26,39 @@
 //! Every path is read under `--sysroot` (DESIGN rule 5), so each finding is
 //! tested against the fake trees of `tests/fixtures/`; the summaries and
 //! fixes name the paths as they are on a real system (`/sys/...`). A missing
-//! or unreadable file is a finding ("unknown ..."), never an error. The one
-//! fact not read under the root is the privilege of the process itself (its
-//! effective uid and resource limits), which [`findings`] takes as arguments
-//! so that it stays a pure function of the tree.
+//! or unreadable file is a finding ("unknown ..."), never an error. The
+//! facts not read under the root are the privilege of the process itself
+//! (its effective uid and resource limits) and its `PATH` (whose
+//! directories are then looked up under the root), which [`findings_for`]
+//! takes as arguments so that it stays a pure function of the tree.
+//!
+//! **Probe CPUs.** Some findings are about the CPUs the probe will run on
+//! (`--cpus`; by default the last online CPU, as `jitterlab run` chooses):
+//!
+//! - `smt-siblings`: an online hyper-thread sibling
+//!   (`cpuN/topology/thread_siblings_list`) that is not a probe CPU itself
+//!   shares the probe's core, caches and pipeline;
+//! - `c-states`: the idle states of `cpuN/cpuidle/stateK/` (`name`, exit
+//!   `latency` in µs, `disable`); a deepest enabled exit latency above
+//!   10 µs is a warning, although a run keeps the CPUs out of such states by
+//!   holding `/dev/cpu_dma_latency` at 0 — the warning is for the user's own
+//!   software, which does not;
+//! - `irqs-on-probe-cpus`: every IRQ whose `effective_affinity_list` (else
+//!   `smp_affinity_list`) includes a probe CPU and that has a handler (a
+//!   line in `/proc/interrupts`, parsed by [`crate::system::counters`]),
+//!   with its handler's name and the interrupts it delivered there since
+//!   boot, most first.
+//!
+//! `turbo` reads `intel_pstate/no_turbo` and `cpufreq/boost`;
+//! `neighbour-tools` looks for the programs the neighbours and traces run
+//! (stress-ng, hackbench, ip, rtla, perf) and names the Debian package of
+//! each missing one; `irqbalance` says that a configuration with `irq_cpus`
+//! pauses it for the cell ([`crate::system::settings::irqbalance`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -43,7 +68,10 @@ use jitterlab_core::units::CpuList;
 use serde::Serialize;
 
 use crate::cli::CheckArgs;
+use crate::error::bad;
+use crate::system::counters::interrupt_lines;
 use crate::system::host::{self, cpuinfo_has_flag, read_opt};
+use crate::system::settings::irqbalance;
 use crate::system::trace::{find_tracefs, TracefsStatus};
 
 /// Version of the `--json` output.
@@ -58,6 +86,25 @@ const TIMER_MIGRATION: &str = "proc/sys/kernel/timer_migration";
 const SMT_ACTIVE: &str = "sys/devices/system/cpu/smt/active";
 const CPUINFO: &str = "proc/cpuinfo";
 const RESCTRL_INFO: &str = "sys/fs/resctrl/info";
+const CPU_DIR: &str = "sys/devices/system/cpu";
+const NO_TURBO: &str = "sys/devices/system/cpu/intel_pstate/no_turbo";
+const BOOST: &str = "sys/devices/system/cpu/cpufreq/boost";
+const CPUIDLE_DRIVER: &str = "sys/devices/system/cpu/cpuidle/current_driver";
+const IRQ_DIR: &str = "proc/irq";
+/// A C-state exit latency above this (µs) is a warning.
+const C_STATE_LIMIT_US: u64 = 10;
+/// How many IRQs the `irqs-on-probe-cpus` summary names.
+const IRQS_SHOWN: usize = 10;
+/// `PATH` when the environment has none (the usual root `PATH`).
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// The programs neighbours and traces run, with their Debian packages.
+const TOOLS: [(&str, &str); 5] = [
+    ("stress-ng", "stress-ng"),
+    ("hackbench", "rt-tests"),
+    ("ip", "iproute2"),
+    ("rtla", "rtla"),
+    ("perf", "linux-perf"),
+];
 
 /// How much a finding matters for measuring (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -158,9 +205,17 @@ impl Limits {
 }
 
 /// `jitterlab check`: prints the findings (text, or JSON with `--json`);
-/// exit status 1 when one of them is `fail`.
+/// exit status 1 when one of them is `fail`. `--cpus` naming a CPU that is
+/// not online is bad input.
 pub fn run(root: &Path, args: &CheckArgs) -> Result<ExitCode> {
-    let found = findings(root, jitterlab_sys::effective_uid(), Limits::current());
+    let probe = probe_cpus(root, args.cpus.as_ref())?;
+    let found = findings_for(
+        root,
+        probe.as_ref(),
+        &search_path(),
+        jitterlab_sys::effective_uid(),
+        Limits::current(),
+    );
     let host = host::snapshot(root);
     if args.json {
         println!("{}", render_json(&host, &found)?);
@@ -174,9 +229,61 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<ExitCode> {
     })
 }
 
-/// Every finding for the tree under `root`, for a process with effective
-/// user id `uid` and resource limits `limits`.
+/// The probe CPUs of the audit: `given` (every one must be online, when the
+/// online CPUs are known), else the last online CPU; `None` when neither is
+/// known.
+fn probe_cpus(root: &Path, given: Option<&CpuList>) -> Result<Option<CpuList>> {
+    let online = host::online_cpus(root).ok();
+    let Some(given) = given else {
+        return Ok(online
+            .and_then(|o| o.iter().last())
+            .map(|c| [c].into_iter().collect()));
+    };
+    if let Some(online) = online {
+        let offline: CpuList = given.iter().filter(|c| !online.contains(*c)).collect();
+        if !offline.is_empty() {
+            let what = if offline.len() == 1 {
+                format!("CPU {offline} is")
+            } else {
+                format!("CPUs {offline} are")
+            };
+            return Err(bad(format!(
+                "--cpus {given}: {what} not online (online CPUs: {online}); name the probe CPUs among them"
+            )));
+        }
+    }
+    Ok(Some(given.clone()))
+}
+
+/// This process's `PATH`, or the usual one when it has none.
+fn search_path() -> String {
+    std::env::var("PATH")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| DEFAULT_PATH.to_string())
+}
+
+/// Every finding for the tree under `root`, as `run` without `--cpus` finds
+/// them (probe CPU: the last online one), for a process with effective user
+/// id `uid`, resource limits `limits` and the usual root `PATH` (not this
+/// process's, so that a fixture's findings do not depend on it).
+#[cfg(test)]
 pub fn findings(root: &Path, uid: u32, limits: Limits) -> Vec<Finding> {
+    let probe = probe_cpus(root, None).ok().flatten();
+    findings_for(root, probe.as_ref(), DEFAULT_PATH, uid, limits)
+}
+
+/// Every finding for the tree under `root`, about the probe CPUs `probe`
+/// (`None`: unknown), for a process with effective user id `uid`, resource
+/// limits `limits` and the program search path `path` (`PATH`'s format; its
+/// directories are looked up under `root`).
+pub fn findings_for(
+    root: &Path,
+    probe: Option<&CpuList>,
+    path: &str,
+    uid: u32,
+    limits: Limits,
+) -> Vec<Finding> {
     let host = &host::snapshot(root);
     let online = host::online_cpus(root).ok();
     let mut out = Vec::new();
@@ -196,10 +303,15 @@ pub fn findings(root: &Path, uid: u32, limits: Limits) -> Vec<Finding> {
         rt_throttling(host),
         timer_migration(root),
         cpufreq_governor(root, online.as_ref()),
+        turbo(root),
+        c_states(root, probe),
         smt(root),
+        smt_siblings(root, online.as_ref(), probe),
         cache_allocation(root),
         privileges(uid, limits),
+        irqs_on_probe_cpus(root, online.as_ref(), probe),
         irqbalance(root),
+        neighbour_tools(root, path),
         tracefs(root),
     ]);
     out
@@ -473,31 +585,452 @@ fn irqbalance(root: &Path) -> Finding {
             "",
         )
     };
-    let Ok(entries) = fs::read_dir(root.join("proc")) else {
-        return unknown("cannot list /proc");
+    let found = match irqbalance::find(root) {
+        Err(_) => return unknown("cannot list /proc"),
+        Ok(f) if f.processes == 0 => return unknown("no processes under /proc"),
+        Ok(f) => f,
     };
-    let mut processes = 0usize;
+    if found.pids.is_empty() {
+        return Finding::ok(ID, "irqbalance is not running");
+    }
+    let pids: Vec<String> = found.pids.iter().map(i32::to_string).collect();
+    let noun = if pids.len() == 1 { "pid" } else { "pids" };
+    Finding::new(
+        ID,
+        Severity::Warn,
+        format!(
+            "irqbalance is running ({noun} {}): it moves IRQs back onto probe CPUs; a configuration with irq_cpus pauses it (SIGSTOP) for each cell and resumes it afterwards",
+            pids.join(", ")
+        ),
+        "to stop it for good: systemctl disable --now irqbalance",
+    )
+}
+
+/// `probe CPU 1` or `probe CPUs 2-3`.
+fn probe_words(probe: &CpuList) -> String {
+    format!("probe {}", cpu_words(probe))
+}
+
+/// `CPU 1` or `CPUs 2-3`.
+fn cpu_words(cpus: &CpuList) -> String {
+    if cpus.len() == 1 {
+        format!("CPU {cpus}")
+    } else {
+        format!("CPUs {cpus}")
+    }
+}
+
+/// The info finding for a per-probe-CPU check when the probe CPUs are
+/// unknown (no online CPU list and no `--cpus`).
+fn probe_unknown(id: &'static str, what: &str) -> Finding {
+    Finding::new(
+        id,
+        Severity::Info,
+        format!("unknown {what}: the probe CPUs are unknown"),
+        "give them with --cpus",
+    )
+}
+
+/// `echo VALUE > /sys/devices/system/cpu/cpuN/FILE` for one CPU, a `for`
+/// loop for several.
+fn per_cpu_command(cpus: &CpuList, value: &str, file: &str) -> String {
+    let numbers: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+    if numbers.len() == 1 {
+        format!(
+            "echo {value} > /sys/devices/system/cpu/cpu{}/{file}",
+            numbers[0]
+        )
+    } else {
+        format!(
+            "for N in {}; do echo {value} > /sys/devices/system/cpu/cpu$N/{file}; done",
+            numbers.join(" ")
+        )
+    }
+}
+
+fn smt_siblings(root: &Path, online: Option<&CpuList>, probe: Option<&CpuList>) -> Finding {
+    const ID: &str = "smt-siblings";
+    let (Some(online), Some(probe)) = (online, probe) else {
+        return probe_unknown(ID, "SMT siblings");
+    };
+    let mut shared = Vec::new();
+    let mut unreadable = CpuList::default();
+    for cpu in probe.iter() {
+        let rel = format!("{CPU_DIR}/cpu{cpu}/topology/thread_siblings_list");
+        let Some(siblings) = read_opt(root, &rel).and_then(|t| CpuList::parse(&t).ok()) else {
+            unreadable = unreadable.iter().chain([cpu]).collect();
+            continue;
+        };
+        let others: CpuList = siblings
+            .iter()
+            .filter(|s| *s != cpu && online.contains(*s) && !probe.contains(*s))
+            .collect();
+        if !others.is_empty() {
+            shared.push((cpu, others));
+        }
+    }
+    if !shared.is_empty() {
+        let parts: Vec<String> = shared
+            .iter()
+            .map(|(cpu, others)| format!("probe CPU {cpu} with {}", cpu_words(others)))
+            .collect();
+        let all: CpuList = shared.iter().flat_map(|(_, o)| o.iter()).collect();
+        return Finding::new(
+            ID,
+            Severity::Warn,
+            format!(
+                "online SMT siblings share a core with the probe: {}; they share its caches and pipeline",
+                parts.join(", ")
+            ),
+            &format!("{} (or boot with nosmt)", per_cpu_command(&all, "0", "online")),
+        );
+    }
+    if !unreadable.is_empty() {
+        let file = if unreadable.len() == 1 {
+            format!("cpu{unreadable}")
+        } else {
+            "cpuN".into()
+        };
+        return Finding::new(
+            ID,
+            Severity::Info,
+            format!(
+                "unknown SMT siblings of {}: cannot read /{CPU_DIR}/{file}/topology/thread_siblings_list",
+                probe_words(&unreadable)
+            ),
+            "",
+        );
+    }
+    Finding::ok(
+        ID,
+        format!(
+            "no online SMT sibling shares a core with {}",
+            probe_words(probe)
+        ),
+    )
+}
+
+fn turbo(root: &Path) -> Finding {
+    const ID: &str = "turbo";
+    let no_turbo = read_opt(root, NO_TURBO);
+    let boost = read_opt(root, BOOST);
+    if no_turbo.is_none() && boost.is_none() {
+        return Finding::new(
+            ID,
+            Severity::Info,
+            format!("no turbo control: neither /{NO_TURBO} nor /{BOOST} exists (a VM, or turbo left to the firmware)"),
+            "",
+        );
+    }
+    let (mut on, mut off, mut fixes) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(v) = no_turbo.as_deref().map(str::trim) {
+        match v {
+            "1" => off.push("intel_pstate no_turbo = 1"),
+            "0" => {
+                on.push("intel_pstate no_turbo = 0");
+                fixes.push(format!("echo 1 > /{NO_TURBO}"));
+            }
+            other => return unknown(ID, "turbo state", NO_TURBO, Some(other)),
+        }
+    }
+    if let Some(v) = boost.as_deref().map(str::trim) {
+        match v {
+            "0" => off.push("cpufreq boost = 0"),
+            "1" => {
+                on.push("cpufreq boost = 1");
+                fixes.push(format!("echo 0 > /{BOOST}"));
+            }
+            other => return unknown(ID, "turbo state", BOOST, Some(other)),
+        }
+    }
+    if on.is_empty() {
+        return Finding::ok(ID, format!("turbo is off ({})", off.join(", ")));
+    }
+    Finding::new(
+        ID,
+        Severity::Info,
+        format!(
+            "turbo is on ({}): the clock follows load and temperature, so execution times vary",
+            on.join(", ")
+        ),
+        &format!("{} (while measuring)", fixes.join("; ")),
+    )
+}
+
+/// One idle state of a CPU (`cpuN/cpuidle/stateK/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct IdleState {
+    name: String,
+    /// Exit latency, µs; `None` when unreadable.
+    latency_us: Option<u64>,
+    disabled: bool,
+}
+
+/// The idle states of `cpu` in index order; `None` without a `cpuidle`
+/// directory (or without states in it).
+fn idle_states(root: &Path, cpu: usize) -> Option<Vec<IdleState>> {
+    let dir = format!("{CPU_DIR}/cpu{cpu}/cpuidle");
+    let mut indexes: Vec<usize> = fs::read_dir(root.join(&dir))
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("state")?.parse().ok())
+        .collect();
+    indexes.sort_unstable();
+    let states: Vec<IdleState> = indexes
+        .into_iter()
+        .map(|k| {
+            let file = |f: &str| read_opt(root, &format!("{dir}/state{k}/{f}"));
+            IdleState {
+                name: file("name")
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| format!("state{k}")),
+                latency_us: file("latency").and_then(|l| l.trim().parse().ok()),
+                disabled: file("disable").as_deref().map(str::trim) == Some("1"),
+            }
+        })
+        .collect();
+    (!states.is_empty()).then_some(states)
+}
+
+fn c_states(root: &Path, probe: Option<&CpuList>) -> Finding {
+    const ID: &str = "c-states";
+    let Some(probe) = probe else {
+        return probe_unknown(ID, "C-states");
+    };
+    // Probe CPUs grouped by what their states say, and the deepest enabled
+    // exit latency of each group.
+    let mut groups: BTreeMap<String, (BTreeSet<usize>, u64)> = BTreeMap::new();
+    let mut without = CpuList::default();
+    for cpu in probe.iter() {
+        let Some(states) = idle_states(root, cpu) else {
+            without = without.iter().chain([cpu]).collect();
+            continue;
+        };
+        let text: Vec<String> = states
+            .iter()
+            .map(|s| {
+                let latency = s
+                    .latency_us
+                    .map_or("? us".to_string(), |l| format!("{l} us"));
+                let off = if s.disabled { " disabled" } else { "" };
+                format!("{} {latency}{off}", s.name)
+            })
+            .collect();
+        let deepest = states
+            .iter()
+            .filter(|s| !s.disabled)
+            .filter_map(|s| s.latency_us)
+            .max()
+            .unwrap_or(0);
+        groups
+            .entry(text.join(", "))
+            .or_insert_with(|| (BTreeSet::new(), deepest))
+            .0
+            .insert(cpu);
+    }
+    if groups.is_empty() {
+        let driver = read_opt(root, CPUIDLE_DRIVER)
+            .map(|d| d.trim().to_string())
+            .filter(|d| !d.is_empty())
+            .unwrap_or_else(|| "unknown".into());
+        return Finding::new(
+            ID,
+            Severity::Info,
+            format!(
+                "no cpuidle states on {} (cpuidle driver: {driver}): idling is left to the hypervisor or firmware",
+                probe_words(probe)
+            ),
+            "",
+        );
+    }
+    let worst = groups.values().map(|(_, d)| *d).max().unwrap_or(0);
+    let worst_cpus: CpuList = groups
+        .values()
+        .filter(|(_, d)| *d == worst)
+        .flat_map(|(c, _)| c.iter().copied())
+        .collect();
+    let mut parts: Vec<String> = groups
+        .iter()
+        .map(|(text, (cpus, _))| format!("{}: {text}", cpu_words(&CpuList(cpus.clone()))))
+        .collect();
+    if !without.is_empty() {
+        parts.push(format!("no cpuidle on {}", cpu_words(&without)));
+    }
+    let states = parts.join("; ");
+    if worst <= C_STATE_LIMIT_US {
+        return Finding::ok(
+            ID,
+            format!("deepest enabled C-state exits in {worst} us ({states})"),
+        );
+    }
+    Finding::new(
+        ID,
+        Severity::Warn,
+        format!(
+            "deepest enabled C-state exits in {worst} us on {} ({states}); a run holds /dev/cpu_dma_latency at 0 (unless a configuration sets dma_latency = false), which keeps the CPUs out of such states",
+            cpu_words(&worst_cpus)
+        ),
+        "for your own software: hold a configuration with jitterlab apply SPEC (dma_latency = true), or boot with idle=poll or processor.max_cstate=1 (with intel_idle.max_cstate=0 on Intel)",
+    )
+}
+
+/// The handler name(s) in a `/proc/interrupts` description such as
+/// `IO-APIC 4-edge ttyS0`: its last word, or, for a shared IRQ
+/// (`... ehci_hcd:usb1, uhci_hcd:usb2`), everything from the last word
+/// before the first `, `.
+fn irq_name(description: &str) -> &str {
+    let head = description.split(", ").next().unwrap_or(description);
+    let start = head.rfind(' ').map_or(0, |i| i + 1);
+    &description[start..]
+}
+
+fn irqs_on_probe_cpus(root: &Path, online: Option<&CpuList>, probe: Option<&CpuList>) -> Finding {
+    const ID: &str = "irqs-on-probe-cpus";
+    let Some(probe) = probe else {
+        return probe_unknown(ID, "IRQs on probe CPUs");
+    };
+    let Ok(entries) = fs::read_dir(root.join(IRQ_DIR)) else {
+        return Finding::new(
+            ID,
+            Severity::Info,
+            format!("unknown IRQ affinity: cannot list /{IRQ_DIR}"),
+            "",
+        );
+    };
+    let lines = interrupt_lines(root);
+    // (IRQ, handler name, interrupts delivered to the probe CPUs).
+    let mut hits: Vec<(u32, String, Option<u64>)> = Vec::new();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        let Some(irq) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let list = |file: &str| {
+            read_opt(root, &format!("{IRQ_DIR}/{irq}/{file}"))
+                .filter(|t| !t.trim().is_empty())
+                .and_then(|t| CpuList::parse(&t).ok())
+        };
+        let Some(affinity) = list("effective_affinity_list").or_else(|| list("smp_affinity_list"))
+        else {
+            continue;
+        };
+        if !affinity.iter().any(|c| probe.contains(c)) {
             continue;
         }
-        processes += 1;
-        let comm = read_opt(root, &format!("proc/{name}/comm"));
-        if comm.as_deref().map(str::trim) == Some("irqbalance") {
-            return Finding::new(
-                ID,
-                Severity::Warn,
-                "irqbalance is running: it moves IRQs back onto probe CPUs",
-                "systemctl stop irqbalance while measuring",
-            );
+        match &lines {
+            // No line: no handler, so it delivers nothing.
+            Some(lines) => {
+                let Some(line) = lines.get(&irq.to_string()) else {
+                    continue;
+                };
+                let count = probe
+                    .iter()
+                    .map(|c| line.counts.get(&c).copied().unwrap_or(0))
+                    .sum();
+                hits.push((irq, irq_name(&line.description).to_string(), Some(count)));
+            }
+            None => hits.push((irq, String::new(), None)),
         }
     }
-    if processes == 0 {
-        return unknown("no processes under /proc");
+    if hits.is_empty() {
+        return Finding::ok(
+            ID,
+            format!("no device IRQ is routed to {}", probe_words(probe)),
+        );
     }
-    Finding::ok(ID, "irqbalance is not running")
+    hits.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    let mut items: Vec<String> = hits
+        .iter()
+        .take(IRQS_SHOWN)
+        .map(|(irq, name, count)| match count {
+            Some(n) => format!("{irq} {name} ({n})"),
+            None => irq.to_string(),
+        })
+        .collect();
+    if hits.len() > IRQS_SHOWN {
+        items.push(format!("and {} more", hits.len() - IRQS_SHOWN));
+    }
+    let noun = if hits.len() == 1 {
+        "IRQ is"
+    } else {
+        "IRQs are"
+    };
+    let counted = if lines.is_some() {
+        " (interrupts taken there since boot)"
+    } else {
+        " (names and counts unknown: cannot read /proc/interrupts)"
+    };
+    let others: CpuList = online
+        .map(|o| o.iter().filter(|c| !probe.contains(*c)).collect())
+        .unwrap_or_default();
+    let fix = if others.is_empty() {
+        "no other online CPU can take them; a machine with more CPUs can".to_string()
+    } else {
+        format!(
+            "set irq_cpus = \"{others}\" in a configuration of your spec: jitterlab bench and jitterlab apply move them there for the cell (pausing irqbalance meanwhile)"
+        )
+    };
+    Finding::new(
+        ID,
+        Severity::Warn,
+        format!(
+            "{} {noun} routed to {}{counted}: {}",
+            hits.len(),
+            probe_words(probe),
+            items.join(", ")
+        ),
+        &fix,
+    )
+}
+
+/// True when `rel` under `root` is an executable file.
+fn executable(root: &Path, rel: &str) -> bool {
+    fs::metadata(root.join(rel)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn neighbour_tools(root: &Path, path: &str) -> Finding {
+    const ID: &str = "neighbour-tools";
+    let dirs: Vec<&str> = path
+        .split(':')
+        .filter_map(|d| d.strip_prefix('/'))
+        .collect();
+    let (found, missing): (Vec<_>, Vec<_>) = TOOLS.iter().partition(|(tool, _)| {
+        dirs.iter()
+            .any(|d| executable(root, &format!("{}/{tool}", d.trim_end_matches('/'))))
+    });
+    let names = |list: &[&(&str, &str)]| -> Vec<String> {
+        list.iter().map(|(t, _)| t.to_string()).collect()
+    };
+    if missing.is_empty() {
+        return Finding::ok(
+            ID,
+            format!(
+                "neighbour and tracing tools found: {}",
+                names(&found).join(", ")
+            ),
+        );
+    }
+    let missing_words: Vec<String> = missing.iter().map(|(t, p)| format!("{t} ({p})")).collect();
+    let found_words = if found.is_empty() {
+        String::new()
+    } else {
+        format!("; found: {}", names(&found).join(", "))
+    };
+    let mut packages: Vec<&str> = missing.iter().map(|(_, p)| *p).collect();
+    packages.dedup();
+    Finding::new(
+        ID,
+        Severity::Info,
+        format!(
+            "missing neighbour and tracing tools: {}{found_words}; scenarios that need them cannot run",
+            missing_words.join(", ")
+        ),
+        &format!("apt install {}", packages.join(" ")),
+    )
 }
 
 fn tracefs(root: &Path) -> Finding {
@@ -565,6 +1098,7 @@ pub fn render_json(host: &HostSnapshot, findings: &[Finding]) -> Result<String> 
 mod tests {
     use super::*;
     use crate::testutil::{copy_fixture, fixture};
+    use std::fs::Permissions;
 
     const ROOT_LIMITS: Limits = Limits {
         rtprio: Limit::Value(0),
@@ -598,10 +1132,15 @@ mod tests {
                 ("rt-throttling", "info"),
                 ("timer-migration", "info"),
                 ("cpufreq-governor", "info"),
+                ("turbo", "info"),
+                ("c-states", "info"),
                 ("smt", "ok"),
+                ("smt-siblings", "ok"),
                 ("cache-allocation", "info"),
                 ("privileges", "ok"),
+                ("irqs-on-probe-cpus", "warn"),
                 ("irqbalance", "info"),
+                ("neighbour-tools", "info"),
                 ("tracefs", "info"),
             ]
         );
@@ -653,6 +1192,49 @@ mod tests {
                 "boot a kernel built with CONFIG_FTRACE=y (in a container, bind-mount /sys/kernel/tracing)",
             )
         );
+        assert_eq!(
+            find(&found, "turbo"),
+            &Finding::new(
+                "turbo",
+                Severity::Info,
+                "no turbo control: neither /sys/devices/system/cpu/intel_pstate/no_turbo nor /sys/devices/system/cpu/cpufreq/boost exists (a VM, or turbo left to the firmware)",
+                "",
+            )
+        );
+        assert_eq!(
+            find(&found, "c-states"),
+            &Finding::new(
+                "c-states",
+                Severity::Info,
+                "no cpuidle states on probe CPU 1 (cpuidle driver: none): idling is left to the hypervisor or firmware",
+                "",
+            )
+        );
+        assert_eq!(
+            find(&found, "smt-siblings"),
+            &Finding::ok(
+                "smt-siblings",
+                "no online SMT sibling shares a core with probe CPU 1"
+            )
+        );
+        assert_eq!(
+            find(&found, "irqs-on-probe-cpus"),
+            &Finding::new(
+                "irqs-on-probe-cpus",
+                Severity::Warn,
+                "8 IRQs are routed to probe CPU 1 (interrupts taken there since boot): 36 virtio1-req.0 (1170256), 38 virtio2-input.0 (2709), 26 ttyS0 (16), 25 ACPI:Ged (1), 35 virtio1-config (1), 29 virtio0-inflate (0), 33 virtio4-config (0), 40 virtio3-config (0)",
+                "set irq_cpus = \"0\" in a configuration of your spec: jitterlab bench and jitterlab apply move them there for the cell (pausing irqbalance meanwhile)",
+            )
+        );
+        assert_eq!(
+            find(&found, "neighbour-tools"),
+            &Finding::new(
+                "neighbour-tools",
+                Severity::Info,
+                "missing neighbour and tracing tools: stress-ng (stress-ng), hackbench (rt-tests), ip (iproute2), rtla (rtla), perf (linux-perf); scenarios that need them cannot run",
+                "apt install stress-ng rt-tests iproute2 rtla linux-perf",
+            )
+        );
     }
 
     #[test]
@@ -668,10 +1250,15 @@ mod tests {
                 ("rt-throttling", "ok"),
                 ("timer-migration", "ok"),
                 ("cpufreq-governor", "ok"),
+                ("turbo", "ok"),
+                ("c-states", "ok"),
                 ("smt", "ok"),
+                ("smt-siblings", "ok"),
                 ("cache-allocation", "ok"),
                 ("privileges", "ok"),
+                ("irqs-on-probe-cpus", "ok"),
                 ("irqbalance", "info"),
+                ("neighbour-tools", "ok"),
                 ("tracefs", "ok"),
             ]
         );
@@ -685,6 +1272,31 @@ mod tests {
             &Finding::ok(
                 "cache-allocation",
                 "cache allocation (cat_l3 cdp_l3 rdt_a), resctrl mounted at /sys/fs/resctrl"
+            )
+        );
+        assert_eq!(
+            find(&found, "turbo"),
+            &Finding::ok("turbo", "turbo is off (intel_pstate no_turbo = 1)")
+        );
+        assert_eq!(
+            find(&found, "c-states"),
+            &Finding::ok(
+                "c-states",
+                "deepest enabled C-state exits in 2 us (CPU 7: POLL 0 us, C1 1 us, C1E 2 us, C6 133 us disabled)"
+            )
+        );
+        assert_eq!(
+            find(&found, "irqs-on-probe-cpus"),
+            &Finding::ok(
+                "irqs-on-probe-cpus",
+                "no device IRQ is routed to probe CPU 7"
+            )
+        );
+        assert_eq!(
+            find(&found, "neighbour-tools"),
+            &Finding::ok(
+                "neighbour-tools",
+                "neighbour and tracing tools found: stress-ng, hackbench, ip, rtla, perf"
             )
         );
         assert!(found
@@ -709,11 +1321,22 @@ mod tests {
                 .count(),
             1
         );
-        assert_eq!(found.len(), 13);
+        assert_eq!(found.len(), 18);
         assert!(found[1..].iter().all(|f| f.summary.starts_with("unknown")
             || f.id == "realtime-kernel"
             || f.id == "privileges"
-            || f.id == "tracefs"));
+            || f.id == "tracefs"
+            || f.id == "turbo"
+            || f.id == "neighbour-tools"));
+        assert_eq!(
+            find(&found, "smt-siblings"),
+            &Finding::new(
+                "smt-siblings",
+                Severity::Info,
+                "unknown SMT siblings: the probe CPUs are unknown",
+                "give them with --cpus",
+            )
+        );
     }
 
     #[test]
@@ -851,9 +1474,307 @@ mod tests {
             Finding::new(
                 "irqbalance",
                 Severity::Warn,
-                "irqbalance is running: it moves IRQs back onto probe CPUs",
-                "systemctl stop irqbalance while measuring",
+                "irqbalance is running (pid 812): it moves IRQs back onto probe CPUs; a configuration with irq_cpus pauses it (SIGSTOP) for each cell and resumes it afterwards",
+                "to stop it for good: systemctl disable --now irqbalance",
             )
+        );
+        write(root, "proc/90/comm", "irqbalance\n");
+        assert_eq!(
+            irqbalance(root).summary,
+            "irqbalance is running (pids 90, 812): it moves IRQs back onto probe CPUs; a configuration with irq_cpus pauses it (SIGSTOP) for each cell and resumes it afterwards"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        fs::create_dir(empty.path().join("proc")).unwrap();
+        assert_eq!(
+            irqbalance(empty.path()).summary,
+            "unknown whether irqbalance runs: no processes under /proc"
+        );
+        assert_eq!(
+            irqbalance(&empty.path().join("none")).summary,
+            "unknown whether irqbalance runs: cannot list /proc"
+        );
+    }
+
+    /// The online CPUs and a probe CPU list of the RT fixture.
+    fn rt_cpus(probe: &str) -> (CpuList, CpuList) {
+        (
+            CpuList::parse("0-7").unwrap(),
+            CpuList::parse(probe).unwrap(),
+        )
+    }
+
+    #[test]
+    fn probe_cpus_default_to_the_last_online_and_must_be_online() {
+        let vm = fixture("sysroot-vm");
+        assert_eq!(
+            probe_cpus(&vm, None).unwrap(),
+            Some(CpuList::parse("1").unwrap())
+        );
+        let given = CpuList::parse("0").unwrap();
+        assert_eq!(probe_cpus(&vm, Some(&given)).unwrap(), Some(given));
+        let e = probe_cpus(&vm, Some(&CpuList::parse("1-3").unwrap())).unwrap_err();
+        assert!(e.downcast_ref::<crate::error::BadInput>().is_some());
+        assert_eq!(
+            e.to_string(),
+            "--cpus 1-3: CPUs 2-3 are not online (online CPUs: 0-1); name the probe CPUs among them"
+        );
+        assert_eq!(
+            probe_cpus(&vm, Some(&CpuList::parse("5").unwrap()))
+                .unwrap_err()
+                .to_string(),
+            "--cpus 5: CPU 5 is not online (online CPUs: 0-1); name the probe CPUs among them"
+        );
+        // Online CPUs unknown: the given list stands, the default is unknown.
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(probe_cpus(dir.path(), None).unwrap(), None);
+        assert_eq!(
+            probe_cpus(dir.path(), Some(&CpuList::parse("5").unwrap())).unwrap(),
+            Some(CpuList::parse("5").unwrap())
+        );
+    }
+
+    #[test]
+    fn an_online_smt_sibling_outside_the_probe_cpus_warns() {
+        let dir = copy_fixture("sysroot-rt");
+        let root = dir.path();
+        let siblings = |cpu: usize| format!("{CPU_DIR}/cpu{cpu}/topology/thread_siblings_list");
+        for (a, b) in [(2, 6), (3, 7)] {
+            write(root, &siblings(a), &format!("{a},{b}\n"));
+            write(root, &siblings(b), &format!("{a},{b}\n"));
+        }
+        let (online, probe) = rt_cpus("6-7");
+        assert_eq!(
+            smt_siblings(root, Some(&online), Some(&probe)),
+            Finding::new(
+                "smt-siblings",
+                Severity::Warn,
+                "online SMT siblings share a core with the probe: probe CPU 6 with CPU 2, probe CPU 7 with CPU 3; they share its caches and pipeline",
+                "for N in 2 3; do echo 0 > /sys/devices/system/cpu/cpu$N/online; done (or boot with nosmt)",
+            )
+        );
+        let (_, probe) = rt_cpus("7");
+        assert_eq!(
+            smt_siblings(root, Some(&online), Some(&probe)).fix,
+            "echo 0 > /sys/devices/system/cpu/cpu3/online (or boot with nosmt)"
+        );
+        // A sibling that is a probe CPU itself, or offline, is no finding.
+        let (_, probe) = rt_cpus("3,7");
+        assert_eq!(
+            smt_siblings(root, Some(&online), Some(&probe)),
+            Finding::ok(
+                "smt-siblings",
+                "no online SMT sibling shares a core with probe CPUs 3,7"
+            )
+        );
+        let (_, probe) = rt_cpus("7");
+        let online_without_3 = CpuList::parse("0-2,4-7").unwrap();
+        assert_eq!(
+            smt_siblings(root, Some(&online_without_3), Some(&probe)).severity,
+            Severity::Ok
+        );
+        fs::remove_file(root.join(siblings(7))).unwrap();
+        assert_eq!(
+            smt_siblings(root, Some(&online), Some(&probe)),
+            Finding::new(
+                "smt-siblings",
+                Severity::Info,
+                "unknown SMT siblings of probe CPU 7: cannot read /sys/devices/system/cpu/cpu7/topology/thread_siblings_list",
+                "",
+            )
+        );
+    }
+
+    #[test]
+    fn turbo_on_names_the_file_to_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, NO_TURBO, "0\n");
+        assert_eq!(
+            turbo(root),
+            Finding::new(
+                "turbo",
+                Severity::Info,
+                "turbo is on (intel_pstate no_turbo = 0): the clock follows load and temperature, so execution times vary",
+                "echo 1 > /sys/devices/system/cpu/intel_pstate/no_turbo (while measuring)",
+            )
+        );
+        fs::remove_file(root.join(NO_TURBO)).unwrap();
+        write(root, BOOST, "1\n");
+        assert_eq!(
+            turbo(root),
+            Finding::new(
+                "turbo",
+                Severity::Info,
+                "turbo is on (cpufreq boost = 1): the clock follows load and temperature, so execution times vary",
+                "echo 0 > /sys/devices/system/cpu/cpufreq/boost (while measuring)",
+            )
+        );
+        write(root, BOOST, "0\n");
+        assert_eq!(
+            turbo(root),
+            Finding::ok("turbo", "turbo is off (cpufreq boost = 0)")
+        );
+        write(root, BOOST, "yes\n");
+        assert_eq!(
+            turbo(root).summary,
+            "unknown turbo state: /sys/devices/system/cpu/cpufreq/boost reads \"yes\""
+        );
+    }
+
+    #[test]
+    fn deep_c_states_on_a_probe_cpu_warn() {
+        let dir = copy_fixture("sysroot-rt");
+        let root = dir.path();
+        // CPU 7 may enter C6 again; CPU 6 keeps it disabled.
+        write(
+            root,
+            &format!("{CPU_DIR}/cpu7/cpuidle/state3/disable"),
+            "0\n",
+        );
+        let (_, probe) = rt_cpus("6-7");
+        assert_eq!(
+            c_states(root, Some(&probe)),
+            Finding::new(
+                "c-states",
+                Severity::Warn,
+                "deepest enabled C-state exits in 133 us on CPU 7 (CPU 7: POLL 0 us, C1 1 us, C1E 2 us, C6 133 us; CPU 6: POLL 0 us, C1 1 us, C1E 2 us, C6 133 us disabled); a run holds /dev/cpu_dma_latency at 0 (unless a configuration sets dma_latency = false), which keeps the CPUs out of such states",
+                "for your own software: hold a configuration with jitterlab apply SPEC (dma_latency = true), or boot with idle=poll or processor.max_cstate=1 (with intel_idle.max_cstate=0 on Intel)",
+            )
+        );
+        // Grouped when they agree; a CPU without cpuidle is named.
+        fs::remove_dir_all(root.join(format!("{CPU_DIR}/cpu5/cpuidle"))).unwrap();
+        let (_, probe) = rt_cpus("2-6");
+        assert_eq!(
+            c_states(root, Some(&probe)),
+            Finding::ok(
+                "c-states",
+                "deepest enabled C-state exits in 2 us (CPUs 2-4,6: POLL 0 us, C1 1 us, C1E 2 us, C6 133 us disabled; no cpuidle on CPU 5)"
+            )
+        );
+        // Exactly the limit is fine.
+        write(
+            root,
+            &format!("{CPU_DIR}/cpu6/cpuidle/state2/latency"),
+            "10\n",
+        );
+        let (_, probe) = rt_cpus("6");
+        assert_eq!(c_states(root, Some(&probe)).severity, Severity::Ok);
+        write(
+            root,
+            &format!("{CPU_DIR}/cpu6/cpuidle/state2/latency"),
+            "11\n",
+        );
+        assert_eq!(c_states(root, Some(&probe)).severity, Severity::Warn);
+    }
+
+    #[test]
+    fn irq_names_are_the_handlers() {
+        assert_eq!(irq_name("IO-APIC 4-edge ttyS0"), "ttyS0");
+        assert_eq!(
+            irq_name("IR-IO-APIC 16-fasteoi ehci_hcd:usb1, i801_smbus"),
+            "ehci_hcd:usb1, i801_smbus"
+        );
+        assert_eq!(irq_name("GICv3 27 Level arch_timer"), "arch_timer");
+        assert_eq!(irq_name("alone"), "alone");
+        assert_eq!(irq_name(""), "");
+    }
+
+    #[test]
+    fn irqs_routed_to_probe_cpus_are_listed_most_first() {
+        let dir = copy_fixture("sysroot-rt");
+        let root = dir.path();
+        let (online, probe) = rt_cpus("1");
+        assert_eq!(
+            irqs_on_probe_cpus(root, Some(&online), Some(&probe)),
+            Finding::new(
+                "irqs-on-probe-cpus",
+                Severity::Warn,
+                "3 IRQs are routed to probe CPU 1 (interrupts taken there since boot): 125 nvme0q0 (88412), 9 acpi (4), 8 rtc0 (1)",
+                "set irq_cpus = \"0,2-7\" in a configuration of your spec: jitterlab bench and jitterlab apply move them there for the cell (pausing irqbalance meanwhile)",
+            )
+        );
+        // effective_affinity_list decides; smp_affinity_list only without it.
+        write(root, "proc/irq/16/effective_affinity_list", "7\n");
+        write(root, "proc/irq/124/effective_affinity_list", "\n");
+        write(root, "proc/irq/124/smp_affinity_list", "6-7\n");
+        let (_, probe) = rt_cpus("7");
+        assert_eq!(
+            irqs_on_probe_cpus(root, Some(&online), Some(&probe)).summary,
+            "2 IRQs are routed to probe CPU 7 (interrupts taken there since boot): 16 ehci_hcd:usb1, i801_smbus (0), 124 enp0s31f6 (0)"
+        );
+        fs::remove_file(root.join("proc/interrupts")).unwrap();
+        let f = irqs_on_probe_cpus(root, Some(&online), Some(&probe));
+        assert_eq!(
+            f.summary,
+            "3 IRQs are routed to probe CPU 7 (names and counts unknown: cannot read /proc/interrupts): 3, 16, 124"
+        );
+        fs::remove_dir_all(root.join("proc/irq")).unwrap();
+        assert_eq!(
+            irqs_on_probe_cpus(root, Some(&online), Some(&probe)),
+            Finding::new(
+                "irqs-on-probe-cpus",
+                Severity::Info,
+                "unknown IRQ affinity: cannot list /proc/irq",
+                "",
+            )
+        );
+    }
+
+    #[test]
+    fn irqs_on_every_cpu_of_a_small_machine_are_cut_short() {
+        let root = fixture("sysroot-vm");
+        let probe = CpuList::parse("0-1").unwrap();
+        assert_eq!(
+            irqs_on_probe_cpus(&root, Some(&probe), Some(&probe)),
+            Finding::new(
+                "irqs-on-probe-cpus",
+                Severity::Warn,
+                "19 IRQs are routed to probe CPUs 0-1 (interrupts taken there since boot): 36 virtio1-req.0 (1170256), 42 virtio3-tx (18339), 41 virtio3-rx (5483), 38 virtio2-input.0 (2709), 39 virtio2-output.0 (2203), 31 virtio0-stats (2035), 32 virtio0-reporting_vq (998), 34 virtio4-input (178), 26 ttyS0 (16), 24 ACPI:Ged (1), and 9 more",
+                "no other online CPU can take them; a machine with more CPUs can",
+            )
+        );
+    }
+
+    #[test]
+    fn missing_tools_are_named_with_their_packages() {
+        let dir = copy_fixture("sysroot-rt");
+        let root = dir.path();
+        fs::remove_file(root.join("usr/bin/rtla")).unwrap();
+        // Not executable: not a program.
+        fs::set_permissions(
+            root.join("usr/bin/hackbench"),
+            Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        assert_eq!(
+            neighbour_tools(root, "/usr/bin:/usr/sbin/"),
+            Finding::new(
+                "neighbour-tools",
+                Severity::Info,
+                "missing neighbour and tracing tools: hackbench (rt-tests), rtla (rtla); found: stress-ng, ip, perf; scenarios that need them cannot run",
+                "apt install rt-tests rtla",
+            )
+        );
+        // Relative and empty PATH entries are not searched.
+        assert_eq!(
+            neighbour_tools(root, "usr/sbin::").fix,
+            "apt install stress-ng rt-tests iproute2 rtla linux-perf"
+        );
+    }
+
+    #[test]
+    fn probe_cpus_steer_the_per_cpu_findings() {
+        let dir = copy_fixture("sysroot-rt");
+        let probe = CpuList::parse("1").unwrap();
+        let found = findings_for(dir.path(), Some(&probe), DEFAULT_PATH, 0, ROOT_LIMITS);
+        assert_eq!(find(&found, "irqs-on-probe-cpus").severity, Severity::Warn);
+        assert_eq!(
+            find(&found, "smt-siblings").summary,
+            "no online SMT sibling shares a core with probe CPU 1"
+        );
+        assert_eq!(
+            find(&found, "c-states").summary,
+            "deepest enabled C-state exits in 2 us (CPU 1: POLL 0 us, C1 1 us, C1E 2 us, C6 133 us disabled)"
         );
     }
 
@@ -941,5 +1862,17 @@ fail  online-cpus      cannot read the online CPUs
         );
         assert_eq!(list[3]["severity"], "ok");
         assert_eq!(list[3]["fix"], "");
+        let ids: Vec<&str> = list.iter().map(|f| f["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, found.iter().map(|f| f.id).collect::<Vec<_>>());
+        let smt = ids.iter().position(|id| *id == "smt-siblings").unwrap();
+        assert_eq!(
+            list[smt],
+            serde_json::json!({
+                "id": "smt-siblings",
+                "severity": "ok",
+                "summary": "no online SMT sibling shares a core with probe CPU 1",
+                "fix": "",
+            })
+        );
     }
 }

@@ -29,6 +29,10 @@
 //! went offline and came back), its delta is 0. A line present only in the
 //! second reading (an interrupt registered during the cell) counts from 0.
 //! Every path is read under one root (DESIGN rule 5).
+//!
+//! `jitterlab check` reads `/proc/interrupts` through the same parse, with
+//! each line's description kept ([`interrupt_lines`]), to name the IRQs that
+//! reach the probe CPUs and count what they delivered there.
 
 // The bench runner reads the counters around each cell; until it is wired
 // in, only tests call them.
@@ -153,20 +157,49 @@ fn parse_steal(text: &str) -> BTreeMap<usize, u64> {
         .collect()
 }
 
+/// Parses `/proc/interrupts` or `/proc/softirqs` into a counter table (see
+/// [`parse_rows`]).
+fn parse_table(text: &str) -> Table {
+    parse_rows(text)
+        .into_iter()
+        .map(|(name, line)| (name, line.counts))
+        .collect()
+}
+
+/// One line of `/proc/interrupts`: its count per CPU and the words after
+/// the counts (for a device IRQ the chip, the hardware IRQ and trigger, and
+/// the handlers' names, e.g. `IO-APIC 4-edge ttyS0`; for `LOC` the
+/// description `Local timer interrupts`), single-spaced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InterruptLine {
+    /// Interrupts taken so far, by CPU.
+    pub counts: BTreeMap<usize, u64>,
+    /// The text after the counts.
+    pub description: String,
+}
+
+/// Every per-CPU line of `/proc/interrupts` under `root`, by its name (`24`,
+/// `LOC` …); `None` when the file cannot be read. The same parse as
+/// [`read`]'s, with the description kept.
+pub fn interrupt_lines(root: &Path) -> Option<BTreeMap<String, InterruptLine>> {
+    let bytes = fs::read(root.join("proc/interrupts")).ok()?;
+    Some(parse_rows(&String::from_utf8_lossy(&bytes)))
+}
+
 /// Parses `/proc/interrupts` or `/proc/softirqs`: a header of `CPUn` words,
 /// then `name: count count … [description]` lines. A line is kept only when
 /// it has a count for every header column; the machine-wide `ERR`, `MIS`
 /// and `Err` lines are skipped.
-fn parse_table(text: &str) -> Table {
+fn parse_rows(text: &str) -> BTreeMap<String, InterruptLine> {
     let mut lines = text.lines();
     let Some(header) = lines.next() else {
-        return Table::new();
+        return BTreeMap::new();
     };
     let columns: Vec<usize> = header
         .split_whitespace()
         .filter_map(|w| w.strip_prefix("CPU")?.parse().ok())
         .collect();
-    let mut table = Table::new();
+    let mut rows = BTreeMap::new();
     for line in lines {
         let Some((name, rest)) = line.split_once(':') else {
             continue;
@@ -183,12 +216,16 @@ fn parse_table(text: &str) -> Table {
         if counts.len() != columns.len() {
             continue;
         }
-        table.insert(
+        let description: Vec<&str> = rest.split_whitespace().skip(counts.len()).collect();
+        rows.insert(
             name.to_string(),
-            columns.iter().copied().zip(counts).collect(),
+            InterruptLine {
+                counts: columns.iter().copied().zip(counts).collect(),
+                description: description.join(" "),
+            },
         );
     }
-    table
+    rows
 }
 
 /// Row-by-row, CPU-by-CPU deltas of two tables (rows and CPUs of `after`;
@@ -329,6 +366,46 @@ mod tests {
                 ("PIN".to_string(), row(&[(0, 0), (2, 0)])),
             ])
         );
+    }
+
+    #[test]
+    fn interrupt_lines_keep_the_description() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc")).unwrap();
+        fs::write(
+            dir.path().join("proc/interrupts"),
+            "           CPU0       CPU1       \n \
+             26:          0         16  IO-APIC   4-edge      ttyS0\n \
+             36:          0    1170256 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n\
+             LOC:    1253662   18685763   Local timer interrupts\n\
+             ERR:          0\n",
+        )
+        .unwrap();
+        let line = |counts: [(usize, u64); 2], description: &str| InterruptLine {
+            counts: BTreeMap::from(counts),
+            description: description.into(),
+        };
+        assert_eq!(
+            interrupt_lines(dir.path()).unwrap(),
+            BTreeMap::from([
+                (
+                    "26".to_string(),
+                    line([(0, 0), (1, 16)], "IO-APIC 4-edge ttyS0")
+                ),
+                (
+                    "36".to_string(),
+                    line(
+                        [(0, 0), (1, 1_170_256)],
+                        "PCI-MSIX-0000:00:02.0 1-edge virtio1-req.0"
+                    )
+                ),
+                (
+                    "LOC".to_string(),
+                    line([(0, 1_253_662), (1, 18_685_763)], "Local timer interrupts")
+                ),
+            ])
+        );
+        assert_eq!(interrupt_lines(&dir.path().join("none")), None);
     }
 
     #[test]

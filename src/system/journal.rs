@@ -9,6 +9,9 @@
 //! - [`Undo::Neighbour`]: a neighbour's process group, to be killed;
 //! - [`Undo::Netns`]: a network namespace, to be deleted;
 //! - [`Undo::File`]: a sysfs/procfs value, to be written back verbatim.
+//! - [`Undo::Stopped`]: a process jitterlab stopped with `SIGSTOP` (a
+//!   running irqbalance, paused while IRQs are moved), to be resumed with
+//!   `SIGCONT` — only while its pid and start time still match.
 //!
 //! **Where.** `<sysroot>/run/jitterlab/journal.json`. `/run` is cleared by a
 //! reboot, exactly when the processes and sysfs values it describes are gone
@@ -63,7 +66,7 @@ use jitterlab_sys as sys;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad;
-use crate::system::procs::{group_members, read_stat};
+use crate::system::procs::{group_members, read_stat, wait_for};
 
 /// The environment variable that names the journal file (tests use it).
 pub const JOURNAL_ENV: &str = "JITTERLAB_JOURNAL";
@@ -99,6 +102,17 @@ pub enum Undo {
         path: PathBuf,
         /// Its content before the change.
         old: String,
+    },
+    /// A process stopped with `SIGSTOP`: resume it with `SIGCONT`, unless
+    /// its pid now belongs to another process. Journaled before the signal.
+    Stopped {
+        /// The stopped process.
+        pid: i32,
+        /// Its start time (field 22 of `/proc/PID/stat`), to recognise a
+        /// reused pid.
+        start_ticks: u64,
+        /// Its command name (`/proc/PID/comm`), for the report.
+        comm: String,
     },
 }
 
@@ -328,6 +342,52 @@ fn undo(undo: &Undo, same_boot: bool) -> (String, bool) {
             start_ticks,
             argv,
         } => kill_neighbour(*pgid, *start_ticks, &argv.join(" "), same_boot),
+        Undo::Stopped {
+            pid,
+            start_ticks,
+            comm,
+        } => {
+            if same_boot {
+                resume_stopped(*pid, *start_ticks, comm)
+            } else {
+                (format!("{comm} (pid {pid}) ended with the reboot"), true)
+            }
+        }
+    }
+}
+
+/// How long [`resume_stopped`] waits for a resumed process to leave the
+/// stopped state.
+const RESUME_WAIT: Duration = Duration::from_secs(2);
+
+/// Resumes process `pid`, which jitterlab stopped, with `SIGCONT` and checks
+/// that it left the stopped state (`T`): the line to print, and whether the
+/// entry is handled. A process that has ended, or whose pid now belongs to
+/// another process (another start time), is left alone and handled. Used by
+/// the replay and by the irqbalance setting's own restore.
+pub fn resume_stopped(pid: i32, start_ticks: u64, comm: &str) -> (String, bool) {
+    let Some(stat) = read_stat(pid).filter(|s| s.is_alive()) else {
+        return (format!("{comm} (pid {pid}) had ended"), true);
+    };
+    if stat.start_ticks != start_ticks {
+        return (
+            format!(
+                "left pid {pid} alone: it now belongs to another process (started at tick {}, the stopped {comm} at tick {start_ticks})",
+                stat.start_ticks
+            ),
+            true,
+        );
+    }
+    if let Err(e) = sys::kill_process(pid, sys::SIGCONT) {
+        return (format!("could not resume {comm} (pid {pid}): {e}"), false);
+    }
+    match wait_for(pid, RESUME_WAIT, |s| s.state != 'T') {
+        Some(s) if s.state == 'T' => (
+            format!("sent SIGCONT to {comm} (pid {pid}), but it is still stopped (state T)"),
+            false,
+        ),
+        Some(_) => (format!("resumed {comm} (pid {pid})"), true),
+        None => (format!("{comm} (pid {pid}) had ended"), true),
     }
 }
 

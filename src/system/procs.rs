@@ -1,12 +1,14 @@
 //! The real process table: what jitterlab reads of `/proc/PID/stat` to
-//! follow the process groups it starts (neighbours) and to recognise its own
-//! earlier processes (the journal's owner).
+//! follow the process groups it starts (neighbours), to recognise its own
+//! earlier processes (the journal's owner) and to see a process it paused
+//! (irqbalance) stop and run again.
 //!
 //! Live processes are never under a `--sysroot`: these reads always go to the
 //! real `/proc`. Both the neighbour lifecycle and the journal's restore use
 //! this module, which depends on neither.
 
 use std::fs;
+use std::time::{Duration, Instant};
 
 /// Pids of live processes in a process group (scan of the real `/proc`;
 /// zombies are not live).
@@ -54,6 +56,21 @@ impl ProcStat {
 /// sysroot); `None` when the process does not exist.
 pub fn read_stat(pid: i32) -> Option<ProcStat> {
     parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Reads `/proc/PID/stat` every millisecond until `done` holds for it or
+/// `timeout` has passed, and returns the last reading (`None` once the
+/// process is gone). For state changes the kernel makes asynchronously,
+/// such as a stop after `SIGSTOP`.
+pub fn wait_for(pid: i32, timeout: Duration, done: impl Fn(&ProcStat) -> bool) -> Option<ProcStat> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let stat = read_stat(pid)?;
+        if done(&stat) || Instant::now() >= deadline {
+            return Some(stat);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Parses one `/proc/PID/stat` line. The command name (field 2) is in

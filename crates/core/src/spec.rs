@@ -34,6 +34,9 @@
 //! governor = "performance"   # optional: cpufreq governor of the probe CPUs for the cell
 //! timer_migration = false    # optional: kernel.timer_migration for the cell
 //! rt_runtime_us = -1         # optional: kernel.sched_rt_runtime_us (-1: no RT throttling)
+//! min_freq = "2.4GHz"        # optional: cpufreq minimum of the probe CPUs (kHz, MHz or GHz)
+//! max_freq = "2.4GHz"        # optional: cpufreq maximum of the probe CPUs
+//! fair_server_runtime = "0ns" # optional: fair deadline server runtime of the probe CPUs
 //!
 //! [[scenario]]               # zero or more; none → one scenario "idle" (builtin idle)
 //! name = "stress"            # required, [A-Za-z0-9_-]+, unique
@@ -70,6 +73,17 @@
 //!
 //! Times go through [`parse_duration`], sizes through [`parse_size`], CPU
 //! lists through [`CpuList::parse`]; every CPU named must be online.
+//!
+//! Frequencies (`min_freq`, `max_freq`) are a decimal number and one of the
+//! units `kHz`, `MHz`, `GHz` (case does not matter: no one means
+//! millihertz), converted exactly into kHz, the unit of cpufreq's
+//! `scaling_min_freq` and `scaling_max_freq`: `2.4GHz` is 2 400 000 kHz,
+//! `1.5kHz` is an error. A minimum above the maximum is refused; whether
+//! the CPU can run at them is checked against the machine before the bench
+//! starts. `fair_server_runtime` is a time (`0ns` turns the fair deadline
+//! server of kernels since 6.12 off on the probe CPUs, `40ms` shortens it);
+//! when given, it replaces the runtime of 0 that `rt_runtime_us = -1` sets
+//! on those CPUs otherwise.
 //!
 //! # CPU roles
 //!
@@ -232,6 +246,16 @@ pub struct ConfigSettings {
     pub timer_migration: Option<bool>,
     /// `kernel.sched_rt_runtime_us` (`-1`: RT throttling off).
     pub rt_runtime_us: Option<i64>,
+    /// cpufreq minimum frequency of the probe CPUs, kHz (`min_freq`).
+    #[serde(default)]
+    pub min_freq_khz: Option<u64>,
+    /// cpufreq maximum frequency of the probe CPUs, kHz (`max_freq`).
+    #[serde(default)]
+    pub max_freq_khz: Option<u64>,
+    /// Runtime of the fair deadline server on the probe CPUs, ns
+    /// (`fair_server_runtime`).
+    #[serde(default)]
+    pub fair_server_runtime_ns: Option<u64>,
 }
 
 impl ConfigSettings {
@@ -498,6 +522,9 @@ struct RawConfiguration {
     governor: Option<Spanned<String>>,
     timer_migration: Option<Spanned<bool>>,
     rt_runtime_us: Option<Spanned<i64>>,
+    min_freq: Option<Spanned<String>>,
+    max_freq: Option<Spanned<String>>,
+    fair_server_runtime: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -691,6 +718,11 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A frequency in kHz (see the module doc), above 0.
+    fn khz(&self, v: &Spanned<String>, key: &str) -> Check<u64> {
+        parse_khz(v.get_ref()).map_err(|m| self.err(v.span(), key, m))
+    }
+
     fn int(&self, v: &Spanned<i64>, key: &str, lo: i64, hi: i64) -> Check<i64> {
         let n = *v.get_ref();
         if n < lo || n > hi {
@@ -718,6 +750,67 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
+    }
+}
+
+/// Parses a frequency (`800MHz`, `2.4GHz`, `3600000kHz`) exactly into kHz;
+/// the error message names what to write instead.
+fn parse_khz(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty frequency; give a number with a unit, e.g. 2.4GHz".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!("{t:?} is negative; give a frequency above 0"));
+    }
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(end);
+    if num.is_empty() || num == "." || num.matches('.').count() > 1 {
+        return Err(format!("{t:?} is not a frequency (e.g. 800MHz, 2.4GHz)"));
+    }
+    let scale: u128 = match unit.trim().to_ascii_lowercase().as_str() {
+        "khz" => 1,
+        "mhz" => 1_000,
+        "ghz" => 1_000_000,
+        "" => {
+            return Err(format!(
+                "{t:?} has no unit; add kHz, MHz or GHz (e.g. {t}MHz)"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "{t:?} has unknown unit {:?}; use kHz, MHz or GHz",
+                unit.trim()
+            ))
+        }
+    };
+    let too_large = || format!("{t:?} is too large");
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let int: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| too_large())?
+    };
+    let mut khz = int.checked_mul(scale).ok_or_else(too_large)?;
+    if !frac.is_empty() {
+        let too_fine = || format!("{t:?} is finer than 1 kHz, the resolution of cpufreq");
+        // Up to 30 digits: 10^30 times the largest scale still fits in u128.
+        if frac.len() > 30 {
+            return Err(too_fine());
+        }
+        let denom = 10u128.pow(frac.len() as u32);
+        let scaled = frac.parse::<u128>().map_err(|_| too_fine())? * scale;
+        if !scaled.is_multiple_of(denom) {
+            return Err(too_fine());
+        }
+        khz += scaled / denom;
+    }
+    match u64::try_from(khz) {
+        Ok(0) => Err(format!("{t:?} is zero; give a frequency above 0")),
+        Ok(khz) => Ok(khz),
+        Err(_) => Err(too_large()),
     }
 }
 
@@ -1024,6 +1117,27 @@ fn configurations(
             Some(v) => Some(ck.int(v, &k("rt_runtime_us"), -1, i64::from(i32::MAX))?),
             None => None,
         };
+        let min_freq_khz = match &c.min_freq {
+            Some(v) => Some(ck.khz(v, &k("min_freq"))?),
+            None => None,
+        };
+        let max_freq_khz = match &c.max_freq {
+            Some(v) => Some(ck.khz(v, &k("max_freq"))?),
+            None => None,
+        };
+        if let (Some(min), Some(max), Some(v)) = (min_freq_khz, max_freq_khz, &c.min_freq) {
+            if min > max {
+                return Err(ck.err(
+                    v.span(),
+                    &k("min_freq"),
+                    format!(
+                        "min_freq ({min} kHz) is above max_freq ({max} kHz); lower min_freq or raise max_freq"
+                    ),
+                ));
+            }
+        }
+        let fair_server_runtime_ns =
+            ck.opt_duration(&c.fair_server_runtime, &k("fair_server_runtime"))?;
         out.push(Configuration {
             name,
             probe_cpus,
@@ -1037,6 +1151,9 @@ fn configurations(
                 governor,
                 timer_migration: c.timer_migration.as_ref().map(|v| *v.get_ref()),
                 rt_runtime_us,
+                min_freq_khz,
+                max_freq_khz,
+                fair_server_runtime_ns,
             },
         });
     }
@@ -1566,6 +1683,7 @@ mod tests {
                 governor: Some("performance".into()),
                 timer_migration: Some(false),
                 rt_runtime_us: Some(-1),
+                ..ConfigSettings::default()
             }
         );
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
@@ -1588,6 +1706,94 @@ mod tests {
         assert_eq!(
             s.warnings,
             vec!["configuration p: irq_cpus includes probe CPU 1; interrupts will still reach the probe"]
+        );
+    }
+
+    #[test]
+    fn frequencies_and_fair_server_runtime_parse_exactly() {
+        let s = ok(&with(
+            "[[configuration]]\nname = \"p\"\nmin_freq = \"2.4GHz\"\nmax_freq = \"3600 MHz\"\nfair_server_runtime = \"40ms\"\n",
+        ));
+        assert_eq!(
+            s.configurations[0].settings,
+            ConfigSettings {
+                min_freq_khz: Some(2_400_000),
+                max_freq_khz: Some(3_600_000),
+                fair_server_runtime_ns: Some(40_000_000),
+                ..ConfigSettings::default()
+            }
+        );
+        let s = ok(&with(
+            "[[configuration]]\nname = \"p\"\nmax_freq = \"800000kHz\"\nfair_server_runtime = \"0ns\"\n",
+        ));
+        assert_eq!(
+            s.configurations[0].settings,
+            ConfigSettings {
+                max_freq_khz: Some(800_000),
+                fair_server_runtime_ns: Some(0),
+                ..ConfigSettings::default()
+            }
+        );
+        assert_eq!(parse_khz("1.5ghz"), Ok(1_500_000));
+        assert_eq!(parse_khz("0.8 GHz"), Ok(800_000));
+        assert_eq!(parse_khz(".5MHz"), Ok(500));
+        let freq = |v: &str| {
+            err(&with(&format!(
+                "[[configuration]]\nname = \"p\"\nmin_freq = \"{v}\"\n"
+            )))
+        };
+        for (value, message) in [
+            (
+                "2.4",
+                "\"2.4\" has no unit; add kHz, MHz or GHz (e.g. 2.4MHz)",
+            ),
+            (
+                "2.4Hz",
+                "\"2.4Hz\" has unknown unit \"Hz\"; use kHz, MHz or GHz",
+            ),
+            ("fast", "\"fast\" is not a frequency (e.g. 800MHz, 2.4GHz)"),
+            (
+                "1.2.3GHz",
+                "\"1.2.3GHz\" is not a frequency (e.g. 800MHz, 2.4GHz)",
+            ),
+            ("-1GHz", "\"-1GHz\" is negative; give a frequency above 0"),
+            (
+                "1.5kHz",
+                "\"1.5kHz\" is finer than 1 kHz, the resolution of cpufreq",
+            ),
+            ("0GHz", "\"0GHz\" is zero; give a frequency above 0"),
+            (
+                "",
+                "empty frequency; give a number with a unit, e.g. 2.4GHz",
+            ),
+            (
+                "99999999999999999999GHz",
+                "\"99999999999999999999GHz\" is too large",
+            ),
+        ] {
+            assert_eq!(
+                freq(value),
+                format!("bench.toml:4: configuration[0].min_freq: {message}"),
+                "{value}"
+            );
+        }
+        assert_eq!(
+            err(&with(
+                "[[configuration]]\nname = \"p\"\nmin_freq = \"3GHz\"\nmax_freq = \"2GHz\"\n"
+            )),
+            "bench.toml:4: configuration[0].min_freq: min_freq (3000000 kHz) is above max_freq (2000000 kHz); lower min_freq or raise max_freq"
+        );
+        assert_eq!(
+            err(&with(
+                "[[configuration]]\nname = \"p\"\nmax_freq = 2400\n"
+            )),
+            "bench.toml:4: configuration[0].max_freq: invalid type: integer `2400`, expected a string"
+        );
+        assert_eq!(
+            err(&with(
+                "[[configuration]]\nname = \"p\"\nfair_server_runtime = \"50\"\n"
+            )),
+            "bench.toml:4: configuration[0].fair_server_runtime: \"50\" has no unit; add one of ns, us, ms, s, m, h, d (e.g. 50us)"
         );
     }
 
@@ -1817,7 +2023,8 @@ max_exec = "1ms"
                 r#""deployments":["host"],"baseline":"default","#,
                 r#""configurations":[{"name":"default","probe_cpus":[1],"neighbour_cpus":[0],"#,
                 r#""policy":"fifo","priority":95,"nice":null,"dma_latency":true,"#,
-                r#""settings":{"irq_cpus":null,"governor":null,"timer_migration":null,"rt_runtime_us":null}}],"#,
+                r#""settings":{"irq_cpus":null,"governor":null,"timer_migration":null,"rt_runtime_us":null,"#,
+                r#""min_freq_khz":null,"max_freq_khz":null,"fair_server_runtime_ns":null}}],"#,
                 r#""scenarios":[{"name":"idle","builtin":"idle","cpus":null,"usb_path":null,"#,
                 r#""rps_cpus":null,"neighbours":[]}],"#,
                 r#""probes":[{"name":"wakeup","kind":"wakeup","period_ns":1000000,"scan_ns":0,"#,
@@ -1827,6 +2034,18 @@ max_exec = "1ms"
         );
         let back: Spec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
+        // Settings stored before the frequency and fair-server keys existed.
+        let old: ConfigSettings = serde_json::from_str(
+            r#"{"irq_cpus":[0],"governor":null,"timer_migration":null,"rt_runtime_us":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old,
+            ConfigSettings {
+                irq_cpus: Some(vec![0]),
+                ..ConfigSettings::default()
+            }
+        );
     }
 
     #[test]
@@ -1856,7 +2075,7 @@ max_exec = "1ms"
     fn unknown_key_names_its_path() {
         assert_eq!(
             err(&with("[[configuration]]\nname = \"a\"\npriorty = 3\n")),
-            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`, `irq_cpus`, `governor`, `timer_migration`, `rt_runtime_us`"
+            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`, `irq_cpus`, `governor`, `timer_migration`, `rt_runtime_us`, `min_freq`, `max_freq`, `fair_server_runtime`"
         );
         assert_eq!(
             err(&with("colour = \"red\"\n")),
@@ -2300,6 +2519,32 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
         assert_eq!(codesys.name, "codesys-table10");
         assert_eq!(codesys.cells().len(), 2);
         assert_eq!(codesys.warnings, Vec::<String>::new());
+        // The settings the example shows commented out are valid too.
+        let mut text = include_str!("../../../examples/codesys.toml").to_string();
+        for key in [
+            "rt_runtime_us",
+            "governor",
+            "min_freq",
+            "max_freq",
+            "fair_server_runtime",
+        ] {
+            let commented = format!("# {key} = ");
+            assert!(text.contains(&commented), "{key}");
+            text = text.replace(&commented, &format!("{key} = "));
+        }
+        let tuned = ok(&text).configurations[1].settings.clone();
+        assert_eq!(
+            tuned,
+            ConfigSettings {
+                irq_cpus: Some(vec![0]),
+                governor: Some("performance".into()),
+                timer_migration: Some(false),
+                rt_runtime_us: Some(-1),
+                min_freq_khz: Some(2_400_000),
+                max_freq_khz: Some(2_400_000),
+                fair_server_runtime_ns: Some(0),
+            }
+        );
         let conditions = ok(include_str!("../../../examples/conditions.toml"));
         assert_eq!(conditions.name, "conditions");
         let names: Vec<&str> = conditions

@@ -373,6 +373,11 @@ pub const SIGKILL: i32 = libc::SIGKILL;
 pub const SIGINT: i32 = libc::SIGINT;
 /// `SIGTERM`, for [`kill_group`]: the polite request to end.
 pub const SIGTERM: i32 = libc::SIGTERM;
+/// `SIGSTOP`, for [`kill_process`]: cannot be caught; stops a process
+/// (state `T`) until `SIGCONT`.
+pub const SIGSTOP: i32 = libc::SIGSTOP;
+/// `SIGCONT`, for [`kill_process`]: resumes a stopped process.
+pub const SIGCONT: i32 = libc::SIGCONT;
 /// `O_DIRECT`, for `std::os::unix::fs::OpenOptionsExt::custom_flags`: I/O
 /// that bypasses the page cache (some file systems refuse it with `EINVAL`).
 pub const O_DIRECT: i32 = libc::O_DIRECT;

@@ -1,6 +1,7 @@
-//! Settings: reversible changes to the machine — IRQ affinity, sysctls,
-//! the cpufreq governor and frequencies — each read, validated, applied,
-//! verified and restored (DESIGN rule 4).
+//! Settings: reversible changes to the machine — IRQ affinity (with
+//! irqbalance paused meanwhile), sysctls, the cpufreq governor and
+//! frequencies — each read, validated, applied, verified and restored
+//! (DESIGN rule 4).
 //!
 //! A configuration is a list of [`Setting`]s. Each one
 //!
@@ -11,7 +12,9 @@
 //!    that names the fix, before anything is written;
 //! 2. **applies** it ([`Setting::apply`]): for every file, reads the old
 //!    content, journals it (`Undo::File`, fsynced to disk), and only then
-//!    writes the new value with the trailing newline the kernel expects;
+//!    writes the new value with the trailing newline the kernel expects
+//!    (the irqbalance pause journals each process, `Undo::Stopped`, before
+//!    it sends `SIGSTOP`);
 //! 3. **verifies** it by reading every value back, and says what it asked
 //!    for, what it found, what it wrote and what it read back in a
 //!    [`SettingReport`], which the cell's result keeps;
@@ -41,6 +44,7 @@
 
 pub mod cpufreq;
 pub mod irq;
+pub mod irqbalance;
 pub mod sysctl;
 
 use std::fs::OpenOptions;
@@ -64,6 +68,7 @@ use jitterlab_core::spec::Configuration;
 
 use self::cpufreq::{Cpufreq, CpufreqRequest};
 use self::irq::IrqAffinity;
+use self::irqbalance::IrqbalancePause;
 use self::sysctl::{FairServer, Sysctl};
 
 /// One reversible change to the machine (see the module doc for the
@@ -131,26 +136,35 @@ pub fn restore_all(
 pub type Settings = Vec<Box<dyn Setting>>;
 
 /// The machine settings a configuration asks for, in the order they are
-/// applied (restored in reverse), with their warnings. `rt_runtime_us = -1`
-/// also sets the probe CPUs' fair-server runtime to 0: since Linux 6.12 the
-/// fair deadline server, not only the sysctl, throttles real-time tasks
-/// (on older kernels that part is a note, not a change).
+/// applied (restored in reverse), with their warnings.
+///
+/// - `irq_cpus` first pauses irqbalance ([`IrqbalancePause`]), which would
+///   move the IRQs back, then moves them; restore moves them back before it
+///   resumes irqbalance.
+/// - `governor`, `min_freq` and `max_freq` are one cpufreq setting of the
+///   probe CPUs.
+/// - `rt_runtime_us = -1` also sets the probe CPUs' fair-server runtime to
+///   0: since Linux 6.12 the fair deadline server, not only the sysctl,
+///   throttles real-time tasks (on older kernels that part is a note, not a
+///   change). `fair_server_runtime` sets that runtime explicitly, with or
+///   without `rt_runtime_us`, and replaces the implicit 0.
 pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)> {
     let s = &config.settings;
     let probe: CpuList = config.probe_cpus.iter().copied().collect();
     let mut v: Vec<Box<dyn Setting>> = Vec::new();
     let mut warnings = Vec::new();
     if let Some(cpus) = &s.irq_cpus {
+        v.push(Box::new(IrqbalancePause::new()));
         let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
         warnings.extend(irq.warnings());
         v.push(Box::new(irq));
     }
-    if let Some(g) = &s.governor {
+    if s.governor.is_some() || s.min_freq_khz.is_some() || s.max_freq_khz.is_some() {
         v.push(Box::new(Cpufreq::new(CpufreqRequest {
             cpus: probe.clone(),
-            governor: Some(g.clone()),
-            min_khz: None,
-            max_khz: None,
+            governor: s.governor.clone(),
+            min_khz: s.min_freq_khz,
+            max_khz: s.max_freq_khz,
             required: true,
         })));
     }
@@ -162,9 +176,12 @@ pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)
     }
     if let Some(r) = s.rt_runtime_us {
         v.push(Box::new(Sysctl::new("kernel.sched_rt_runtime_us", r)?));
-        if r == -1 {
-            v.push(Box::new(FairServer::new(probe, 0)));
-        }
+    }
+    let fair_server = s
+        .fair_server_runtime_ns
+        .or((s.rt_runtime_us == Some(-1)).then_some(0));
+    if let Some(runtime_ns) = fair_server {
+        v.push(Box::new(FairServer::new(probe, runtime_ns)));
     }
     Ok((v, warnings))
 }
@@ -667,6 +684,132 @@ mod tests {
             restore_all(&mut settings, root, &mut j).unwrap(),
             Vec::<String>::new()
         );
+        j.finish().unwrap();
+    }
+
+    /// A configuration with probe CPU 3 and `settings`.
+    fn configuration(settings: jitterlab_core::spec::ConfigSettings) -> Configuration {
+        Configuration {
+            name: "c".into(),
+            probe_cpus: vec![3],
+            neighbour_cpus: vec![0, 1, 2],
+            policy: jitterlab_core::spec::Policy::Fifo,
+            priority: Some(95),
+            nice: None,
+            dma_latency: true,
+            settings,
+        }
+    }
+
+    #[test]
+    #[serial]
+    fn a_configuration_applies_its_settings_in_order_and_gives_the_tree_back() {
+        use jitterlab_core::spec::ConfigSettings;
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("settings-pc");
+        let root = dir.path();
+        let (mut settings, warnings) = config_settings(&configuration(ConfigSettings {
+            irq_cpus: Some(vec![0]),
+            min_freq_khz: Some(2_000_000),
+            max_freq_khz: Some(2_800_000),
+            timer_migration: Some(false),
+            fair_server_runtime_ns: Some(40_000_000),
+            ..ConfigSettings::default()
+        }))
+        .unwrap();
+        assert_eq!(warnings, Vec::<String>::new());
+        let mut j = Journal::begin(root).unwrap();
+        let reports = apply_all(&mut settings, root, &mut j).unwrap();
+        let summary: Vec<(&str, &str)> = reports
+            .iter()
+            .map(|r| (r.name.as_str(), r.requested.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("irqbalance", "paused"),
+                ("irq_affinity", "0"),
+                ("cpufreq", "min 2000000 kHz, max 2800000 kHz on CPUs 3"),
+                ("kernel.timer_migration", "0"),
+                ("fair_server_runtime", "40000000 ns on CPUs 3"),
+            ]
+        );
+        let policy = "sys/devices/system/cpu/cpufreq/policy2";
+        assert_eq!(
+            read(root, &format!("{policy}/scaling_min_freq")),
+            "2000000\n"
+        );
+        assert_eq!(
+            read(root, &format!("{policy}/scaling_max_freq")),
+            "2800000\n"
+        );
+        assert_eq!(
+            read(root, "sys/kernel/debug/sched/fair_server/cpu3/runtime"),
+            "40000000\n"
+        );
+        restore_all(&mut settings, root, &mut j).unwrap();
+        assert_eq!(tree(root), tree(&fixture("settings-pc")));
+        j.finish().unwrap();
+    }
+
+    #[test]
+    fn rt_runtime_off_sets_the_fair_server_to_0_unless_told_otherwise() {
+        use jitterlab_core::spec::ConfigSettings;
+        let names = |s: ConfigSettings| -> Vec<String> {
+            config_settings(&configuration(s))
+                .unwrap()
+                .0
+                .iter()
+                .map(|s| s.name())
+                .collect()
+        };
+        assert_eq!(
+            names(ConfigSettings {
+                rt_runtime_us: Some(-1),
+                ..ConfigSettings::default()
+            }),
+            ["kernel.sched_rt_runtime_us", "fair_server_runtime"]
+        );
+        assert_eq!(
+            names(ConfigSettings {
+                rt_runtime_us: Some(950_000),
+                ..ConfigSettings::default()
+            }),
+            ["kernel.sched_rt_runtime_us"]
+        );
+        assert_eq!(
+            names(ConfigSettings {
+                governor: Some("performance".into()),
+                ..ConfigSettings::default()
+            }),
+            ["cpufreq"]
+        );
+        assert_eq!(names(ConfigSettings::default()), Vec::<String>::new());
+    }
+
+    #[test]
+    #[serial]
+    fn an_explicit_fair_server_runtime_replaces_the_implicit_0() {
+        use jitterlab_core::spec::ConfigSettings;
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("settings-pc");
+        let root = dir.path();
+        let mut j = Journal::begin(root).unwrap();
+        for (explicit, requested) in [
+            (None, "0 ns on CPUs 3"),
+            (Some(40_000_000), "40000000 ns on CPUs 3"),
+        ] {
+            let (mut settings, _) = config_settings(&configuration(ConfigSettings {
+                rt_runtime_us: Some(-1),
+                fair_server_runtime_ns: explicit,
+                ..ConfigSettings::default()
+            }))
+            .unwrap();
+            let reports = apply_all(&mut settings, root, &mut j).unwrap();
+            assert_eq!(reports[1].requested, requested);
+            restore_all(&mut settings, root, &mut j).unwrap();
+        }
+        assert_eq!(tree(root), tree(&fixture("settings-pc")));
         j.finish().unwrap();
     }
 
