@@ -8,3 +8,4 @@
 
 pub mod periodic;
 pub mod scan;
+pub mod timerlat;

@@ -1,0 +1,2371 @@
+//! Interrupt latency, measured by the kernel's timerlat tracer through
+//! `rtla timerlat hist` (Debian package `rtla`).
+//!
+//! Seed 003 splits a controller's reaction into interrupt latency,
+//! context-switch latency and total response latency. A user-space probe
+//! cannot see the first of these: it only learns when *it* runs. The
+//! kernel's timerlat tracer can. On each measured CPU it arms a periodic
+//! timer and records, per activation, the **IRQ latency** (timer expiry →
+//! the timer's interrupt handler runs) and the **thread latency** (expiry →
+//! the tracer's real-time thread runs); with `-u` (rtla ≥ 6.6) the thread is
+//! a user-space one and rtla also reports the return to user space. rtla is
+//! the kernel's own front end to the tracer, so we drive it rather than the
+//! tracefs files: it sets the tracer up, restores it afterwards and
+//! histograms the samples without a trace buffer that could overflow.
+//!
+//! ## Pieces
+//!
+//! - [`availability`] says, before anything starts, whether this can work:
+//!   tracefs under the root (`sys/kernel/tracing`, else
+//!   `sys/kernel/debug/tracing`, found by [`crate::system::trace::find_tracefs`]),
+//!   `timerlat` in its `available_tracers`, and `rtla` on `PATH`. When tracefs
+//!   is not mounted, the kernel configuration (`proc/config.gz`, else
+//!   `boot/config-RELEASE`) still tells whether the tracer was built
+//!   (`CONFIG_TIMERLAT_TRACER`), so the answer is "boot another kernel"
+//!   rather than "mount tracefs" when mounting would not help.
+//! - [`TimerlatArgs`] → [`argv`]: the exact command line. [`validate`]
+//!   refuses what rtla would refuse (`-p` in whole µs up to 1 s, `-d` in
+//!   whole seconds, `-E`/`-b` limits) before anything starts.
+//! - [`parse_hist`] reads rtla's output into a [`TimerlatHist`];
+//!   [`to_metrics`] turns it into our own [`MetricStats`] per CPU, so the
+//!   store and the reports treat rtla's latencies like our probes' metrics.
+//! - [`run`] starts rtla, waits, stops it, and returns everything
+//!   ([`TimerlatOutcome`]).
+//!
+//! ## rtla's output, across versions
+//!
+//! The format is that of `timerlat_hist.c`, unchanged in its essentials from
+//! rtla 6.1 (Debian bookworm's `rtla`) to today's:
+//!
+//! ```text
+//! # RTLA timerlat histogram
+//! # Time unit is microseconds (us)
+//! # Duration:   0 00:00:10
+//! Index   IRQ-001   Thr-001
+//! 0          3019         0
+//! 2          1262      3674
+//! over:         0         0
+//! count:    10001     10001
+//! min:          0         2
+//! avg:          0         3
+//! max:         17       112
+//! ```
+//!
+//! One `IRQ-NNN`/`Thr-NNN` (and with `-u` `Usr-NNN`) column per CPU that
+//! saw a sample; a row per bucket (`%-6d` index = bucket × bucket size,
+//! then `%9d ` per column), rows of zeros left out; `over:` counts samples
+//! past the last bucket; `count:`/`min:`/`avg:`/`max:` summarise each
+//! column (`-` where a column has no sample). rtla 6.10 added an `ALL:`
+//! block (the same summary over all CPUs), and recent versions print
+//! "N (x%) events missed, results might not be accurate" when the trace
+//! buffer dropped samples. The unit is microseconds unless `--nano` was
+//! given; either way [`TimerlatHist`] holds nanoseconds (µs × 1000) and says
+//! which unit rtla used ([`TimeUnit`]).
+//!
+//! The columns are separated by at least one space except in two places a
+//! parser must know: `count:` is followed by its first number with no space
+//! when that number has nine digits or more (a long run), and a six-digit
+//! index runs into a nine-digit count. Labels are therefore stripped, not
+//! split; an index run into its count is refused with an error naming the
+//! fix (wider buckets give shorter indexes).
+//!
+//! **Cross-check.** rtla counts each sample once into a bucket or `over:`
+//! and once into `count:`; [`parse_hist`] refuses output where the two
+//! disagree (a cut-short or mangled output), and a negative count (rtla's
+//! 32-bit bucket counters wrap after about 2³¹ samples in one bucket).
+//!
+//! ## Buckets and overflow
+//!
+//! Every value jitterlab keeps from a histogram is a **bucket floor**: a
+//! sample of 2.7 µs in 1 µs buckets is kept as 2000 ns. That biases the
+//! mean and quantiles down by up to one bucket, and counts a sample in the
+//! bucket whose floor equals the threshold as not over it. rtla's own
+//! min and max are exact to its unit and are kept from its summary. The
+//! default buckets are 100 ns wide with `--nano` (1 µs without: the finest
+//! rtla offers in µs) and reach 10 ms, and always past the threshold;
+//! samples past the end (`over:`) are kept at the end's value, the floor of
+//! what they can be.
+//!
+//! ## Running rtla
+//!
+//! rtla is started with an argument vector, in its own process group,
+//! pinned where asked and killed if jitterlab dies
+//! ([`jitterlab_sys::set_child_hooks`]); its stdout and stderr go to files
+//! in the work directory (`rtla.stdout`, `rtla.stderr`), never to pipes
+//! that could fill while it runs. rtla ends by itself after `-d`; on
+//! SIGINT/SIGTERM of jitterlab (the `signalled` flag) it gets SIGINT, as
+//! from a terminal's Ctrl-C, and prints its histogram. An rtla still running
+//! 10 s after its duration is sent SIGINT too, and one that has not ended
+//! 10 s after SIGINT is killed — which leaves its trace instance running,
+//! so the error says how to remove it. A SIGINT that reaches rtla before it
+//! has set up its handler ends it without a histogram; that is an error too.
+//! Whatever is left of rtla's process group once it has ended is killed.
+//!
+//! rtla, through libtracefs, mounts tracefs by itself when it finds it
+//! unmounted — a change to the machine no journal would undo. Run it only
+//! after [`availability`] agreed, which asks for tracefs to be mounted.
+
+// Wired into `jitterlab run timerlat` by the runner; until then only the
+// tests use it.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use jitterlab_core::stats::MetricStats;
+use jitterlab_core::units::{format_duration_exact, CpuList};
+use jitterlab_sys as sys;
+use serde::{Deserialize, Serialize};
+
+use crate::error::bad;
+use crate::system::procs::group_members;
+use crate::system::trace::{find_tracefs, TracefsStatus};
+
+/// The kernel option that builds the tracer.
+const CONFIG_OPTION: &str = "CONFIG_TIMERLAT_TRACER";
+/// What to do when the kernel has no timerlat tracer.
+const TRACER_FIX: &str = "boot a kernel built with CONFIG_TIMERLAT_TRACER=y";
+/// The PATH used when the environment has none.
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// How many lines of rtla's stderr an error quotes.
+const TAIL_LINES: usize = 5;
+/// Where rtla's trace instance lives, for the error after a kill.
+const RTLA_INSTANCE: &str = "/sys/kernel/tracing/instances/timerlat_hist";
+
+/// rtla's limits (timerlat_hist.c): bucket size below 1 000 000, entries
+/// from 10 to 9 999 999, period at most 1 s, `--dma-latency` below 10 000 µs.
+const MAX_BUCKET: u64 = 999_999;
+const MIN_ENTRIES: u64 = 10;
+const MAX_ENTRIES: u64 = 9_999_999;
+const MAX_DMA_LATENCY_US: u32 = 9_999;
+/// The timerlat tracer's period range (`timerlat_period_us`): 100 µs … 1 s.
+const MIN_PERIOD_NS: u64 = 100_000;
+const MAX_PERIOD_NS: u64 = 1_000_000_000;
+
+/// Checks that the timerlat tracer and rtla are there. `Err` names plainly
+/// what is missing and how to fix it, every missing piece in one line.
+pub fn availability(root: &Path) -> Result<(), String> {
+    availability_with_path(root, std::env::var_os("PATH"))
+}
+
+/// [`availability`] with the `PATH` to search for rtla given.
+fn availability_with_path(root: &Path, path: Option<OsString>) -> Result<(), String> {
+    let mut missing = Vec::new();
+    if let Err(e) = tracer_status(root) {
+        missing.push(e);
+    }
+    if find_program("rtla", path).is_none() {
+        missing.push("rtla is not installed; install it with: apt-get install rtla".to_string());
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing.join("; "))
+    }
+}
+
+/// Whether the kernel offers the timerlat tracer under `root`.
+fn tracer_status(root: &Path) -> Result<(), String> {
+    let no_tracer = |why: String| format!("the kernel has no timerlat tracer: {why}; {TRACER_FIX}");
+    match find_tracefs(root) {
+        TracefsStatus::Ready(dir) => {
+            let path = dir.join("available_tracers");
+            let text = fs::read_to_string(&path).map_err(|e| {
+                format!(
+                    "cannot read {}: {e}; the timerlat tracer is looked up there",
+                    path.display()
+                )
+            })?;
+            if text.split_whitespace().any(|t| t == "timerlat") {
+                Ok(())
+            } else {
+                Err(no_tracer(format!("{} does not list it", path.display())))
+            }
+        }
+        status @ (TracefsStatus::NotMounted(_) | TracefsStatus::Missing) => {
+            if let Some((config, false)) = kernel_config(root) {
+                return Err(no_tracer(format!(
+                    "{CONFIG_OPTION} is not set in {}",
+                    config.display()
+                )));
+            }
+            Err(match status {
+                TracefsStatus::NotMounted(dir) => format!(
+                    "tracefs is not mounted at {0}, so the timerlat tracer cannot be found; \
+                     mount it with: mount -t tracefs nodev {0}",
+                    dir.display()
+                ),
+                other => other.explain(),
+            })
+        }
+        status @ TracefsStatus::NoAccess(_) => Err(status.explain()),
+    }
+}
+
+/// The kernel configuration under `root` — `proc/config.gz`, else
+/// `boot/config-RELEASE` (`RELEASE` from `proc/sys/kernel/osrelease`) — and
+/// whether it builds the timerlat tracer; `None` when neither can be read.
+fn kernel_config(root: &Path) -> Option<(PathBuf, bool)> {
+    let on = format!("{CONFIG_OPTION}=y");
+    let builds = |text: &str| text.lines().any(|l| l.trim() == on);
+    let gz = root.join("proc/config.gz");
+    if let Ok(file) = File::open(&gz) {
+        let mut text = String::new();
+        if flate2::read::GzDecoder::new(file)
+            .read_to_string(&mut text)
+            .is_ok()
+        {
+            return Some((gz, builds(&text)));
+        }
+    }
+    let release = crate::system::host::read_opt(root, "proc/sys/kernel/osrelease")?;
+    let boot = root.join(format!("boot/config-{}", release.trim()));
+    let text = fs::read_to_string(&boot).ok()?;
+    Some((boot, builds(&text)))
+}
+
+/// Where `program` is: itself when it holds a `/`, else the first
+/// executable file of that name on `path` (or the default PATH).
+fn find_program(program: &str, path: Option<OsString>) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    let path = path.unwrap_or_else(|| DEFAULT_PATH.into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+/// What to ask of rtla.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimerlatArgs {
+    /// The rtla program: a name looked up on `PATH`, or a path.
+    pub rtla: PathBuf,
+    /// CPUs to measure (`-c`); empty: every CPU (rtla's default).
+    pub cpus: CpuList,
+    /// The timer's period (`-p`): whole microseconds from 100 µs to 1 s.
+    pub period_ns: u64,
+    /// How long to measure (`-d`): whole seconds, at least one.
+    pub duration_ns: u64,
+    /// SCHED_FIFO priority of the measuring threads (`-P f:N`); `None`
+    /// leaves rtla's default.
+    pub priority: Option<u8>,
+    /// The latency threshold of the "% over" column; the histogram always
+    /// reaches past it, so every sample over it is counted.
+    pub threshold_ns: u64,
+    /// Ask for nanoseconds (`--nano`); [`run`] falls back to microseconds
+    /// when the installed rtla lacks the option, and says so.
+    pub nano: bool,
+    /// Bucket width in ns (`-b`); in microseconds (no `--nano`) rounded down
+    /// to whole µs, at least 1 µs.
+    pub bucket_ns: u64,
+    /// Where the histogram ends (`-E` = range ÷ bucket, rounded up, at
+    /// least 10): latencies at or past it are counted in `over:`.
+    pub range_ns: u64,
+    /// Hold `/dev/cpu_dma_latency` at this many µs while measuring
+    /// (`--dma-latency`); `None`: not held.
+    pub dma_latency_us: Option<u32>,
+    /// Measure with rtla's user-space threads (`-u`, rtla ≥ 6.6).
+    pub user_threads: bool,
+    /// CPUs rtla's own process is pinned to (the measuring threads are
+    /// placed by rtla); empty: inherited.
+    pub rtla_cpus: Vec<usize>,
+    /// Directory for `rtla.stdout` and `rtla.stderr`.
+    pub workdir: PathBuf,
+}
+
+impl TimerlatArgs {
+    /// The defaults: `rtla` from `PATH`, a 1 ms period, SCHED_FIFO 95,
+    /// threshold 100 µs, `--nano` with 100 ns buckets up to 10 ms,
+    /// `/dev/cpu_dma_latency` held at 0, kernel threads.
+    pub fn new(cpus: CpuList, duration_ns: u64, workdir: PathBuf) -> TimerlatArgs {
+        TimerlatArgs {
+            rtla: PathBuf::from("rtla"),
+            cpus,
+            period_ns: 1_000_000,
+            duration_ns,
+            priority: Some(95),
+            threshold_ns: 100_000,
+            nano: true,
+            bucket_ns: 100,
+            range_ns: 10_000_000,
+            dma_latency_us: Some(0),
+            user_threads: false,
+            rtla_cpus: Vec::new(),
+            workdir,
+        }
+    }
+
+    /// Nanoseconds per unit of rtla's output: 1 with `--nano`, else 1000.
+    fn unit_ns(&self) -> u64 {
+        if self.nano {
+            1
+        } else {
+            1000
+        }
+    }
+
+    /// The bucket size in rtla's unit (`-b`).
+    fn bucket(&self) -> u64 {
+        (self.bucket_ns / self.unit_ns()).max(1)
+    }
+
+    /// The number of buckets (`-E`).
+    fn entries(&self) -> u64 {
+        let width = self.bucket() * self.unit_ns();
+        let reach = self.range_ns.max(self.threshold_ns.saturating_add(1));
+        reach.div_ceil(width).max(MIN_ENTRIES)
+    }
+}
+
+/// Where the histogram of `a` ends, in ns: samples at or past it are
+/// counted in `over:`.
+pub fn hist_limit_ns(a: &TimerlatArgs) -> u64 {
+    a.entries() * a.bucket() * a.unit_ns()
+}
+
+/// Refuses, as bad input, what rtla or the tracer would refuse.
+pub fn validate(a: &TimerlatArgs) -> Result<()> {
+    if a.duration_ns < 1_000_000_000 || !a.duration_ns.is_multiple_of(1_000_000_000) {
+        return Err(bad(format!(
+            "timerlat duration must be whole seconds, at least 1s (rtla's -d); got {}",
+            format_duration_exact(a.duration_ns)
+        )));
+    }
+    if !a.period_ns.is_multiple_of(1000) || !(MIN_PERIOD_NS..=MAX_PERIOD_NS).contains(&a.period_ns)
+    {
+        return Err(bad(format!(
+            "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got {}",
+            format_duration_exact(a.period_ns)
+        )));
+    }
+    if let Some(p) = a.priority {
+        if !(1..=99).contains(&p) {
+            return Err(bad(format!(
+                "timerlat priority must be a SCHED_FIFO priority from 1 to 99; got {p}"
+            )));
+        }
+    }
+    if a.bucket() > MAX_BUCKET {
+        return Err(bad(format!(
+            "timerlat bucket must be below {} ({MAX_BUCKET} {} for rtla's -b); got {}",
+            format_duration_exact((MAX_BUCKET + 1).saturating_mul(a.unit_ns())),
+            if a.nano { "ns" } else { "us" },
+            format_duration_exact(a.bucket_ns)
+        )));
+    }
+    if a.entries() > MAX_ENTRIES {
+        return Err(bad(format!(
+            "timerlat histogram needs {} buckets of {} to reach {}, more than rtla's {MAX_ENTRIES}; \
+             use wider buckets or a shorter range",
+            a.entries(),
+            format_duration_exact(a.bucket() * a.unit_ns()),
+            format_duration_exact(a.range_ns.max(a.threshold_ns))
+        )));
+    }
+    if let Some(us) = a.dma_latency_us {
+        if us > MAX_DMA_LATENCY_US {
+            return Err(bad(format!(
+                "timerlat dma latency must be below 10000 us (rtla's --dma-latency); got {us} us"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The command line for `a` (assumed [`validate`]d), program first.
+pub fn argv(a: &TimerlatArgs) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        a.rtla.to_string_lossy().into_owned(),
+        "timerlat".into(),
+        "hist".into(),
+    ];
+    if !a.cpus.is_empty() {
+        v.extend(["-c".into(), a.cpus.to_string()]);
+    }
+    v.extend(["-p".into(), (a.period_ns / 1000).to_string()]);
+    v.extend(["-d".into(), (a.duration_ns / 1_000_000_000).to_string()]);
+    if let Some(p) = a.priority {
+        v.extend(["-P".into(), format!("f:{p}")]);
+    }
+    if let Some(us) = a.dma_latency_us {
+        v.extend(["--dma-latency".into(), us.to_string()]);
+    }
+    if a.nano {
+        v.push("--nano".into());
+    }
+    v.extend(["-b".into(), a.bucket().to_string()]);
+    v.extend(["-E".into(), a.entries().to_string()]);
+    if a.user_threads {
+        v.push("-u".into());
+    }
+    v
+}
+
+/// What the installed rtla is and offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RtlaInfo {
+    /// The version it names (`rtla version 6.1`), if it names one.
+    pub version: Option<String>,
+    /// `timerlat hist --help` lists `--nano`.
+    pub nano: bool,
+    /// … lists `--user-threads` (`-u`).
+    pub user_threads: bool,
+    /// … lists `--dma-latency`.
+    pub dma_latency: bool,
+}
+
+/// Asks `program` for its version (`rtla --version`, which rtla answers
+/// with its usage on stderr and status 1) and for the options of
+/// `timerlat hist` (`--help`). Both streams are read, whatever the status.
+pub fn rtla_info(program: &Path) -> Result<RtlaInfo> {
+    let ask = |args: &[&str]| -> Result<String> {
+        let out = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    bad(format!(
+                        "rtla is not installed (no `{}`); install it with: apt-get install rtla",
+                        program.display()
+                    ))
+                } else {
+                    anyhow!("cannot run `{} {}`: {e}", program.display(), args.join(" "))
+                }
+            })?;
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        Ok(text)
+    };
+    let version = parse_version(&ask(&["--version"])?);
+    let help = ask(&["timerlat", "hist", "--help"])?;
+    Ok(RtlaInfo {
+        version,
+        nano: help.contains("--nano"),
+        user_threads: help.contains("--user-threads"),
+        dma_latency: help.contains("--dma-latency"),
+    })
+}
+
+/// The version in "rtla version X".
+fn parse_version(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("rtla version "))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The unit rtla printed its latencies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimeUnit {
+    /// `--nano`: "Time unit is nanoseconds (ns)".
+    Nanoseconds,
+    /// The default: "Time unit is microseconds (us)".
+    Microseconds,
+}
+
+impl TimeUnit {
+    /// Nanoseconds per unit.
+    pub fn ns(self) -> u64 {
+        match self {
+            TimeUnit::Nanoseconds => 1,
+            TimeUnit::Microseconds => 1000,
+        }
+    }
+
+    /// rtla's abbreviation: `ns` or `us`.
+    pub fn abbreviation(self) -> &'static str {
+        match self {
+            TimeUnit::Nanoseconds => "ns",
+            TimeUnit::Microseconds => "us",
+        }
+    }
+}
+
+/// rtla's summary of one column (all in ns; `None` where rtla printed `-`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// `count:` — every sample, `over:` included.
+    pub count: u64,
+    /// `min:`.
+    pub min_ns: Option<u64>,
+    /// `avg:` (rtla's integer division of its exact sum).
+    pub avg_ns: Option<u64>,
+    /// `max:`.
+    pub max_ns: Option<u64>,
+}
+
+/// One latency histogram: one column of rtla's table.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LatencyHist {
+    /// Bucket floor (ns) → samples, for the buckets holding any.
+    pub buckets: BTreeMap<u64, u64>,
+    /// Samples past the last bucket (`over:`).
+    pub over: u64,
+    /// rtla's `count:`/`min:`/`avg:`/`max:` (absent with `--no-summary`).
+    pub summary: Option<Summary>,
+}
+
+impl LatencyHist {
+    /// Samples in the buckets and `over:`.
+    pub fn samples(&self) -> u64 {
+        self.buckets.values().sum::<u64>() + self.over
+    }
+}
+
+/// The histograms of one CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuHist {
+    /// The CPU number (`IRQ-001` → 1).
+    pub cpu: usize,
+    /// Timer expiry → IRQ handler (`IRQ-NNN`).
+    pub irq: Option<LatencyHist>,
+    /// Timer expiry → timerlat thread (`Thr-NNN`).
+    pub thread: Option<LatencyHist>,
+    /// Timer expiry → return to the user-space thread (`Usr-NNN`, `-u`).
+    pub user: Option<LatencyHist>,
+}
+
+/// rtla's `ALL:` block (rtla ≥ 6.10): the summary over every CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllSummary {
+    /// The `IRQ` column.
+    pub irq: Option<Summary>,
+    /// The `Thr` column.
+    pub thread: Option<Summary>,
+    /// The `Usr` column.
+    pub user: Option<Summary>,
+}
+
+/// rtla's note that the trace buffer dropped samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MissedEvents {
+    /// "N (x%) events missed, results might not be accurate".
+    Count(u64),
+    /// "unknown number of events missed, results might not be accurate".
+    Unknown,
+}
+
+/// Everything rtla's `timerlat hist` output says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerlatHist {
+    /// The unit rtla printed in (the values here are all ns).
+    pub unit: TimeUnit,
+    /// `# Duration:` in seconds.
+    pub duration_s: Option<u64>,
+    /// One entry per CPU column, ascending.
+    pub cpus: Vec<CpuHist>,
+    /// The `ALL:` block, when rtla printed one.
+    pub all: Option<AllSummary>,
+    /// Dropped samples, when rtla reported any.
+    pub missed_events: Option<MissedEvents>,
+    /// Where the histogram ends (ns), when known from the command line
+    /// ([`run`] sets it; the output does not say).
+    pub limit_ns: Option<u64>,
+    /// Other lines rtla printed around the table.
+    pub notes: Vec<String>,
+}
+
+/// Which latency a column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Irq,
+    Thread,
+    User,
+}
+
+impl Kind {
+    /// The column name's prefix in rtla's header.
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Irq => "IRQ",
+            Kind::Thread => "Thr",
+            Kind::User => "Usr",
+        }
+    }
+
+    fn from_label(label: &str) -> Option<Kind> {
+        match label {
+            "IRQ" => Some(Kind::Irq),
+            "Thr" => Some(Kind::Thread),
+            "Usr" => Some(Kind::User),
+            _ => None,
+        }
+    }
+}
+
+/// One column while parsing, values in rtla's unit.
+struct Column {
+    cpu: usize,
+    kind: Kind,
+    buckets: BTreeMap<u64, u64>,
+    over: Option<u64>,
+    summary: RawSummary,
+}
+
+impl Column {
+    fn name(&self) -> String {
+        format!("{}-{:03}", self.kind.label(), self.cpu)
+    }
+}
+
+/// `count:`/`min:`/`avg:`/`max:` of one column as printed (rtla's unit).
+#[derive(Default, Clone, Copy)]
+struct RawSummary {
+    count: Option<u64>,
+    min: Option<u64>,
+    avg: Option<u64>,
+    max: Option<u64>,
+}
+
+impl RawSummary {
+    fn set(&mut self, label: &str, v: Option<u64>) {
+        match label {
+            "count:" => self.count = v,
+            "min:" => self.min = v,
+            "avg:" => self.avg = v,
+            _ => self.max = v,
+        }
+    }
+
+    /// In ns; `None` without a `count:` line.
+    fn to_ns(self, unit: TimeUnit, what: &str) -> Result<Option<Summary>> {
+        let Some(count) = self.count else {
+            return Ok(None);
+        };
+        let ns = |v: Option<u64>| -> Result<Option<u64>> {
+            // With no sample rtla prints `-` (older ALL: blocks print ~0).
+            match v.filter(|_| count > 0) {
+                None => Ok(None),
+                Some(v) => v.checked_mul(unit.ns()).map(Some).ok_or_else(|| {
+                    anyhow!(
+                        "rtla's summary of {what} holds {v} {}, too large",
+                        unit.abbreviation()
+                    )
+                }),
+            }
+        };
+        Ok(Some(Summary {
+            count,
+            min_ns: ns(self.min)?,
+            avg_ns: ns(self.avg)?,
+            max_ns: ns(self.max)?,
+        }))
+    }
+}
+
+/// Where the parser is in rtla's output.
+#[derive(PartialEq, Eq)]
+enum Stage {
+    Header,
+    Rows,
+    Summary,
+    All,
+    Tail,
+}
+
+/// The summary labels, as rtla prints them (then stripped of spaces).
+const SUMMARY_LABELS: [&str; 4] = ["count:", "min:", "avg:", "max:"];
+
+/// Parses rtla's `timerlat hist` output (see the module doc for the
+/// format). Errors name the line and what is wrong with it.
+pub fn parse_hist(text: &str) -> Result<TimerlatHist> {
+    let mut unit = None;
+    let mut duration_s = None;
+    let mut columns: Vec<Column> = Vec::new();
+    let mut all: Option<(Vec<Kind>, Vec<RawSummary>)> = None;
+    let mut missed_events = None;
+    let mut notes = Vec::new();
+    let mut stage = Stage::Header;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |msg: String| anyhow!("line {} of rtla's output: {msg}", i + 1);
+        if stage == Stage::Summary || stage == Stage::All {
+            if let Some((label, rest)) = summary_line(line) {
+                let values = summary_values(rest, label).map_err(at)?;
+                let targets: Vec<&mut RawSummary> = match (&stage, all.as_mut()) {
+                    (Stage::All, Some((_, sums))) => sums.iter_mut().collect(),
+                    _ => columns.iter_mut().map(|c| &mut c.summary).collect(),
+                };
+                if values.len() != targets.len() {
+                    return Err(at(format!(
+                        "`{label}` has {} values for {} columns",
+                        values.len(),
+                        targets.len()
+                    )));
+                }
+                for (t, v) in targets.into_iter().zip(values) {
+                    t.set(label, v);
+                }
+                continue;
+            }
+            if stage == Stage::Summary {
+                if let Some(rest) = line.strip_prefix("ALL:") {
+                    let kinds = rest
+                        .split_whitespace()
+                        .map(|t| {
+                            Kind::from_label(t).ok_or_else(|| {
+                                at(format!("unknown column `{t}` in the ALL: block"))
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let n = kinds.len();
+                    all = Some((kinds, vec![RawSummary::default(); n]));
+                    stage = Stage::All;
+                    continue;
+                }
+            }
+            stage = Stage::Tail;
+        }
+        match stage {
+            Stage::Header => {
+                if let Some(comment) = line.strip_prefix('#') {
+                    let comment = comment.trim();
+                    if let Some(u) = comment.strip_prefix("Time unit is ") {
+                        unit = Some(match u {
+                            "nanoseconds (ns)" => TimeUnit::Nanoseconds,
+                            "microseconds (us)" => TimeUnit::Microseconds,
+                            _ => return Err(at(format!("unknown time unit `{u}`"))),
+                        });
+                    } else if let Some(d) = comment.strip_prefix("Duration:") {
+                        duration_s = parse_duration(d);
+                    }
+                } else if let Some(rest) = line.strip_prefix("Index") {
+                    columns = parse_columns(rest).map_err(at)?;
+                    stage = Stage::Rows;
+                } else {
+                    notes.push(line.to_string());
+                }
+            }
+            Stage::Rows => {
+                if let Some(rest) = line.strip_prefix("over:") {
+                    let values =
+                        counts(rest, columns.len()).map_err(|e| at(format!("over: {e}")))?;
+                    for (c, v) in columns.iter_mut().zip(values) {
+                        c.over = Some(v);
+                    }
+                    stage = Stage::Summary;
+                } else {
+                    parse_row(line, &mut columns).map_err(at)?;
+                }
+            }
+            Stage::Tail => {
+                if let Some(m) = parse_missed(line) {
+                    missed_events = Some(m);
+                } else {
+                    notes.push(line.to_string());
+                }
+            }
+            Stage::Summary | Stage::All => unreachable!("handled above"),
+        }
+    }
+    if stage == Stage::Header {
+        bail!(
+            "rtla printed no histogram (no `Index` line); it prints one when it ends \
+             normally, without --no-header or --no-index"
+        );
+    }
+    if stage == Stage::Rows {
+        bail!("rtla's output ends before its `over:` line: it was cut short");
+    }
+    let unit = unit.ok_or_else(|| {
+        anyhow!("rtla's output has no `# Time unit is` line, so its unit is unknown")
+    })?;
+    build(unit, duration_s, columns, all, missed_events, notes)
+}
+
+/// Assembles the parsed columns, in ns, and cross-checks them.
+fn build(
+    unit: TimeUnit,
+    duration_s: Option<u64>,
+    columns: Vec<Column>,
+    all: Option<(Vec<Kind>, Vec<RawSummary>)>,
+    missed_events: Option<MissedEvents>,
+    notes: Vec<String>,
+) -> Result<TimerlatHist> {
+    let mut cpus: Vec<CpuHist> = Vec::new();
+    for c in columns {
+        let name = c.name();
+        let mut buckets = BTreeMap::new();
+        for (floor, n) in c.buckets {
+            let ns = floor.checked_mul(unit.ns()).ok_or_else(|| {
+                anyhow!("rtla's bucket {floor} of {name} is too large to hold in ns")
+            })?;
+            buckets.insert(ns, n);
+        }
+        let hist = LatencyHist {
+            buckets,
+            over: c.over.unwrap_or(0),
+            summary: c.summary.to_ns(unit, &name)?,
+        };
+        if let Some(s) = &hist.summary {
+            let held = hist.samples();
+            if held != s.count {
+                bail!(
+                    "rtla's output does not add up for {name}: its buckets ({}) and over: ({}) \
+                     hold {held} samples, but count: says {}",
+                    held - hist.over,
+                    hist.over,
+                    s.count
+                );
+            }
+        }
+        let entry = match cpus.iter_mut().find(|h| h.cpu == c.cpu) {
+            Some(e) => e,
+            None => {
+                cpus.push(CpuHist {
+                    cpu: c.cpu,
+                    irq: None,
+                    thread: None,
+                    user: None,
+                });
+                cpus.last_mut().expect("just pushed")
+            }
+        };
+        let slot = match c.kind {
+            Kind::Irq => &mut entry.irq,
+            Kind::Thread => &mut entry.thread,
+            Kind::User => &mut entry.user,
+        };
+        *slot = Some(hist);
+    }
+    cpus.sort_by_key(|c| c.cpu);
+    let all = match all {
+        None => None,
+        Some((kinds, sums)) => {
+            let mut a = AllSummary {
+                irq: None,
+                thread: None,
+                user: None,
+            };
+            for (k, s) in kinds.into_iter().zip(sums) {
+                let s = s.to_ns(unit, &format!("ALL {}", k.label()))?;
+                match k {
+                    Kind::Irq => a.irq = s,
+                    Kind::Thread => a.thread = s,
+                    Kind::User => a.user = s,
+                }
+            }
+            Some(a)
+        }
+    };
+    Ok(TimerlatHist {
+        unit,
+        duration_s,
+        cpus,
+        all,
+        missed_events,
+        limit_ns: None,
+        notes,
+    })
+}
+
+/// `   0 00:10:00` (days, then hh:mm:ss) in seconds.
+fn parse_duration(text: &str) -> Option<u64> {
+    let mut parts = text.split_whitespace();
+    let days: u64 = parts.next()?.parse().ok()?;
+    let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    Some(days * 86_400 + h * 3600 + m * 60 + s)
+}
+
+/// The columns named after `Index`: `IRQ-000 Thr-000 …`.
+fn parse_columns(rest: &str) -> Result<Vec<Column>, String> {
+    let mut columns: Vec<Column> = Vec::new();
+    for name in rest.split_whitespace() {
+        let parsed = name
+            .split_once('-')
+            .and_then(|(k, n)| Some((Kind::from_label(k)?, n.parse::<usize>().ok()?)));
+        let Some((kind, cpu)) = parsed else {
+            return Err(format!("unknown column `{name}` in the Index line"));
+        };
+        if columns.iter().any(|c| c.cpu == cpu && c.kind == kind) {
+            return Err(format!("column `{name}` appears twice"));
+        }
+        columns.push(Column {
+            cpu,
+            kind,
+            buckets: BTreeMap::new(),
+            over: None,
+            summary: RawSummary::default(),
+        });
+    }
+    if columns.is_empty() {
+        return Err("the Index line names no column".to_string());
+    }
+    Ok(columns)
+}
+
+/// One bucket row: the index, then one count per column.
+fn parse_row(line: &str, columns: &mut [Column]) -> Result<(), String> {
+    let mut tokens = line.split_whitespace();
+    let first = tokens.next().unwrap_or("");
+    let rest: Vec<&str> = tokens.collect();
+    // `%-6d` then `%9d`: only a 6-digit index beside a 9-digit count glue.
+    if rest.len() + 1 == columns.len() && first.len() >= 15 {
+        return Err(format!(
+            "`{line}` has an index run into its first count (an index of six digits or more \
+             beside a count of nine or more); measure with wider buckets"
+        ));
+    }
+    let index: u64 = first
+        .parse()
+        .map_err(|_| format!("`{first}` is not a bucket index"))?;
+    let values = counts(&rest.join(" "), columns.len())?;
+    for (c, v) in columns.iter_mut().zip(values) {
+        if v > 0 && c.buckets.insert(index, v).is_some() {
+            return Err(format!("bucket {index} appears twice"));
+        }
+    }
+    Ok(())
+}
+
+/// `n` counts separated by blanks.
+fn counts(text: &str, n: usize) -> Result<Vec<u64>, String> {
+    let values: Vec<&str> = text.split_whitespace().collect();
+    if values.len() != n {
+        return Err(format!(
+            "{} counts where the Index line names {n} columns",
+            values.len()
+        ));
+    }
+    values.into_iter().map(count).collect()
+}
+
+/// One count; a negative one is rtla's 32-bit counter wrapped around.
+fn count(t: &str) -> Result<u64, String> {
+    if let Ok(v) = t.parse::<u64>() {
+        return Ok(v);
+    }
+    if t.parse::<i64>().is_ok() {
+        return Err(format!(
+            "rtla printed the count {t}: its 32-bit counter wrapped around; measure for a \
+             shorter time or with a longer period"
+        ));
+    }
+    Err(format!("`{t}` is not a count"))
+}
+
+/// `count:`, `min:`, `avg:` or `max:` with the rest of the line.
+fn summary_line(line: &str) -> Option<(&'static str, &str)> {
+    SUMMARY_LABELS
+        .iter()
+        .find_map(|&l| line.strip_prefix(l).map(|rest| (l, rest)))
+}
+
+/// The values of a summary line (`-`: none).
+fn summary_values(rest: &str, label: &str) -> Result<Vec<Option<u64>>, String> {
+    rest.split_whitespace()
+        .map(|t| {
+            if t == "-" {
+                Ok(None)
+            } else {
+                t.parse::<u64>()
+                    .map(Some)
+                    .map_err(|_| format!("`{t}` is not a number in the `{label}` line"))
+            }
+        })
+        .collect()
+}
+
+/// rtla's missed-events line, if `line` is one.
+fn parse_missed(line: &str) -> Option<MissedEvents> {
+    let head = line
+        .trim()
+        .strip_suffix("events missed, results might not be accurate")?
+        .trim();
+    if head == "unknown number of" {
+        return Some(MissedEvents::Unknown);
+    }
+    head.split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .map(MissedEvents::Count)
+}
+
+/// Our statistics per CPU, ascending: metrics `irq`, `thread` and, with
+/// user threads, `user` — unsigned, in ns, with `threshold_ns`.
+///
+/// Each bucket's floor is recorded once per sample in it, and each `over:`
+/// sample at the histogram's end ([`TimerlatHist::limit_ns`]) — or, when the
+/// end is unknown, at rtla's max, the one value an overflowing sample is
+/// known to reach. rtla's exact min and max replace the floors' (the
+/// quantiles and the mean stay those of the floors).
+pub fn to_metrics(
+    h: &TimerlatHist,
+    threshold_ns: u64,
+) -> Vec<(usize, BTreeMap<String, MetricStats>)> {
+    h.cpus
+        .iter()
+        .map(|c| {
+            let mut metrics = BTreeMap::new();
+            for (name, hist) in [("irq", &c.irq), ("thread", &c.thread), ("user", &c.user)] {
+                if let Some(hist) = hist {
+                    metrics.insert(name.to_string(), stats(hist, h.limit_ns, threshold_ns));
+                }
+            }
+            (c.cpu, metrics)
+        })
+        .collect()
+}
+
+/// One histogram as [`MetricStats`] (see [`to_metrics`]).
+fn stats(h: &LatencyHist, limit_ns: Option<u64>, threshold_ns: u64) -> MetricStats {
+    let mut s = MetricStats::new(false, Some(threshold_ns));
+    let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    for (&floor, &n) in &h.buckets {
+        let v = to_i64(floor);
+        for _ in 0..n {
+            s.record(v);
+        }
+    }
+    let summary = h.summary.filter(|s| s.count > 0);
+    if h.over > 0 {
+        let at = limit_ns
+            .or(summary.and_then(|s| s.max_ns))
+            .or_else(|| h.buckets.keys().next_back().copied())
+            .unwrap_or(0);
+        let v = to_i64(at);
+        for _ in 0..h.over {
+            s.record(v);
+        }
+    }
+    if let Some(sum) = summary {
+        if let (Some(min), Some(max)) = (sum.min_ns, sum.max_ns) {
+            s.moments.min = to_i64(min);
+            s.moments.max = to_i64(max);
+        }
+    }
+    s
+}
+
+/// What a run of rtla produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerlatOutcome {
+    /// The command line rtla was started with.
+    pub argv: Vec<String>,
+    /// rtla's version, if it names one.
+    pub version: Option<String>,
+    /// rtla's stdout, as printed.
+    pub stdout: String,
+    /// rtla's stderr, as printed.
+    pub stderr: String,
+    /// The parsed histogram (`limit_ns` set from the command line).
+    pub hist: TimerlatHist,
+    /// Stopped early by SIGINT/SIGTERM of jitterlab.
+    pub interrupted: bool,
+    /// How long rtla ran, ns.
+    pub wall_ns: u64,
+    /// What differs from what was asked, in words (e.g. no `--nano`).
+    pub notes: Vec<String>,
+}
+
+/// How long [`run`] waits at each step.
+#[derive(Debug, Clone, Copy)]
+struct Waits {
+    /// After the duration, before rtla is considered late and sent SIGINT.
+    late: Duration,
+    /// After SIGINT, before rtla is killed.
+    stop: Duration,
+    /// Between looks at rtla and the flag.
+    poll: Duration,
+}
+
+const WAITS: Waits = Waits {
+    late: Duration::from_secs(10),
+    stop: Duration::from_secs(10),
+    poll: Duration::from_millis(50),
+};
+
+/// Runs rtla as `args` asks: checks the arguments and the installed rtla
+/// (falling back to µs without `--nano`, leaving out `--dma-latency` when it
+/// lacks them, refusing `-u` when it lacks that), starts it (own process
+/// group, pinned to `rtla_cpus`, output to files in `workdir`), waits for it
+/// to end after its duration — or sends it SIGINT when `signalled` is
+/// raised — and parses its histogram. A failing rtla is an error quoting
+/// the end of its stderr. Call it from a thread that outlives rtla (the
+/// parent-death signal follows the spawning thread).
+pub fn run(args: &TimerlatArgs, signalled: &AtomicBool) -> Result<TimerlatOutcome> {
+    run_with(args, signalled, WAITS)
+}
+
+fn run_with(args: &TimerlatArgs, signalled: &AtomicBool, waits: Waits) -> Result<TimerlatOutcome> {
+    validate(args)?;
+    let info = rtla_info(&args.rtla)?;
+    let version = info.version.as_deref().unwrap_or("unknown");
+    let mut a = args.clone();
+    let mut notes = Vec::new();
+    if a.user_threads && !info.user_threads {
+        return Err(bad(format!(
+            "this rtla (version {version}) has no user-space threads (-u, since rtla 6.6); \
+             install a newer rtla or measure with kernel threads"
+        )));
+    }
+    if a.nano && !info.nano {
+        a.nano = false;
+        notes.push(format!(
+            "rtla {version} has no --nano: it measured in whole microseconds, kept as ns"
+        ));
+    }
+    if a.dma_latency_us.is_some() && !info.dma_latency {
+        a.dma_latency_us = None;
+        notes.push(format!(
+            "rtla {version} has no --dma-latency: /dev/cpu_dma_latency was not held"
+        ));
+    }
+    validate(&a)?;
+    let argv = argv(&a);
+    let stdout_path = a.workdir.join("rtla.stdout");
+    let stderr_path = a.workdir.join("rtla.stderr");
+    let create = |p: &Path| {
+        File::create(p).with_context(|| format!("cannot create rtla's output file {}", p.display()))
+    };
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(create(&stdout_path)?)
+        .stderr(create(&stderr_path)?);
+    sys::set_child_hooks(&mut cmd, &a.rtla_cpus, None);
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| anyhow!("cannot start `{}`: {e}", argv.join(" ")))?;
+    let pgid = child.id() as i32;
+    let due = started + Duration::from_nanos(a.duration_ns) + waits.late;
+    let mut interrupted = false;
+    let mut stop_sent: Option<Instant> = None;
+    let mut killed = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().context("cannot wait for rtla")? {
+            break status;
+        }
+        let now = Instant::now();
+        match stop_sent {
+            None if signalled.load(Relaxed) => {
+                interrupted = true;
+                let _ = sys::kill_group(pgid, sys::SIGINT);
+                stop_sent = Some(now);
+            }
+            None if now >= due => {
+                notes.push(format!(
+                    "rtla had not ended {} after its duration: stopped with SIGINT",
+                    format_duration_exact(waits.late.as_nanos() as u64)
+                ));
+                let _ = sys::kill_group(pgid, sys::SIGINT);
+                stop_sent = Some(now);
+            }
+            Some(sent) if now >= sent + waits.stop => {
+                let _ = sys::kill_group(pgid, sys::SIGKILL);
+                killed = true;
+                break child.wait().context("cannot wait for rtla")?;
+            }
+            _ => {}
+        }
+        std::thread::sleep(waits.poll);
+    };
+    let wall_ns = started.elapsed().as_nanos() as u64;
+    // rtla is reaped; members left in its group keep the group id from
+    // reuse, so the group is still ours to kill.
+    if !group_members(pgid).is_empty() {
+        let _ = sys::kill_group(pgid, sys::SIGKILL);
+    }
+    let read = |p: &Path| fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let stdout = read(&stdout_path).unwrap_or_default();
+    let stderr = read(&stderr_path).unwrap_or_default();
+    if killed {
+        bail!(
+            "rtla did not end within {} of SIGINT and was killed; if timerlat still runs, \
+             remove its trace instance: rmdir {RTLA_INSTANCE}",
+            format_duration_exact(waits.stop.as_nanos() as u64)
+        );
+    }
+    if interrupted && status.signal() == Some(sys::SIGINT) {
+        bail!(
+            "rtla was stopped by SIGINT before it had set up its handler for it, so it \
+             printed no histogram"
+        );
+    }
+    if !status.success() {
+        bail!(
+            "rtla failed ({}); {}",
+            describe(status),
+            stderr_tail(&stderr, &stderr_path)
+        );
+    }
+    let mut hist = parse_hist(&stdout)
+        .with_context(|| format!("cannot read rtla's histogram in {}", stdout_path.display()))?;
+    hist.limit_ns = Some(hist_limit_ns(&a));
+    Ok(TimerlatOutcome {
+        argv,
+        version: info.version,
+        stdout,
+        stderr,
+        hist,
+        interrupted,
+        wall_ns,
+        notes,
+    })
+}
+
+/// "exited with status N" or "killed by signal N".
+fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => status.to_string(),
+    }
+}
+
+/// The last lines of rtla's stderr, in one line.
+fn stderr_tail(stderr: &str, path: &Path) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return format!("it printed nothing on stderr ({})", path.display());
+    }
+    let tail = &lines[lines.len().saturating_sub(TAIL_LINES)..];
+    format!(
+        "the end of its stderr ({}): {}",
+        path.display(),
+        tail.iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use crate::error::BadInput;
+    use crate::testutil::{copy_fixture, fixture};
+
+    /// A fixture of `tests/fixtures/timerlat/`.
+    fn text(name: &str) -> String {
+        fs::read_to_string(fixture("timerlat").join(name)).unwrap()
+    }
+
+    /// `(floor ns, count)` pairs as a bucket map.
+    fn buckets(pairs: &[(u64, u64)]) -> BTreeMap<u64, u64> {
+        pairs.iter().copied().collect()
+    }
+
+    fn summary(count: u64, min: u64, avg: u64, max: u64) -> Option<Summary> {
+        Some(Summary {
+            count,
+            min_ns: Some(min),
+            avg_ns: Some(avg),
+            max_ns: Some(max),
+        })
+    }
+
+    fn hist(pairs: &[(u64, u64)], over: u64, s: Option<Summary>) -> Option<LatencyHist> {
+        Some(LatencyHist {
+            buckets: buckets(pairs),
+            over,
+            summary: s,
+        })
+    }
+
+    fn bad_text(e: anyhow::Error) -> String {
+        assert!(
+            e.downcast_ref::<BadInput>().is_some(),
+            "not bad input: {e:#}"
+        );
+        e.to_string()
+    }
+
+    // ---- availability ----
+
+    /// A directory holding an executable `rtla`, as a PATH.
+    fn path_with_rtla() -> (tempfile::TempDir, OsString) {
+        let dir = tempfile::tempdir().unwrap();
+        let rtla = dir.path().join("rtla");
+        fs::write(&rtla, "").unwrap();
+        fs::set_permissions(&rtla, fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().as_os_str().to_owned();
+        (dir, path)
+    }
+
+    /// A PATH without rtla.
+    fn path_without_rtla() -> (tempfile::TempDir, OsString) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().as_os_str().to_owned();
+        (dir, path)
+    }
+
+    const NO_TRACER_FIX: &str = "boot a kernel built with CONFIG_TIMERLAT_TRACER=y";
+
+    #[test]
+    fn timerlat_in_available_tracers_and_rtla_on_path_is_available() {
+        let (_dir, path) = path_with_rtla();
+        for tree in ["tracing-timerlat", "tracing-debugfs"] {
+            assert_eq!(
+                availability_with_path(&fixture(tree), Some(path.clone())),
+                Ok(()),
+                "{tree}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_rtla_names_the_package() {
+        let (_dir, path) = path_without_rtla();
+        assert_eq!(
+            availability_with_path(&fixture("tracing-timerlat"), Some(path)),
+            Err("rtla is not installed; install it with: apt-get install rtla".to_string())
+        );
+    }
+
+    #[test]
+    fn a_tracer_list_without_timerlat_names_the_kernel_option() {
+        let (_dir, path) = path_with_rtla();
+        let root = fixture("tracing-no-timerlat");
+        assert_eq!(
+            availability_with_path(&root, Some(path)),
+            Err(format!(
+                "the kernel has no timerlat tracer: {}/sys/kernel/tracing/available_tracers \
+                 does not list it; {NO_TRACER_FIX}",
+                root.display()
+            ))
+        );
+    }
+
+    #[test]
+    fn unmounted_tracefs_defers_to_the_kernel_config() {
+        let (_dir, path) = path_with_rtla();
+        // config.gz says the tracer is not built: mounting would not help.
+        let off = copy_fixture("tracing-config-off");
+        let expected = Err(format!(
+            "the kernel has no timerlat tracer: CONFIG_TIMERLAT_TRACER is not set in \
+             {}/proc/config.gz; {NO_TRACER_FIX}",
+            off.path().display()
+        ));
+        // No tracefs directory at all, then an empty mount point.
+        assert_eq!(
+            availability_with_path(off.path(), Some(path.clone())),
+            expected
+        );
+        fs::create_dir_all(off.path().join("sys/kernel/tracing")).unwrap();
+        assert_eq!(
+            availability_with_path(off.path(), Some(path.clone())),
+            expected
+        );
+        // boot/config-RELEASE says it is built: mount tracefs.
+        let on = copy_fixture("tracing-config-on");
+        let dir = on.path().join("sys/kernel/tracing");
+        fs::create_dir_all(&dir).unwrap();
+        assert_eq!(
+            availability_with_path(on.path(), Some(path.clone())),
+            Err(format!(
+                "tracefs is not mounted at {0}, so the timerlat tracer cannot be found; \
+                 mount it with: mount -t tracefs nodev {0}",
+                dir.display()
+            ))
+        );
+        // No config and no tracefs: what tracefs lacks.
+        assert_eq!(
+            availability_with_path(&fixture("sysroot-vm"), Some(path)),
+            Err(TracefsStatus::Missing.explain())
+        );
+    }
+
+    #[test]
+    fn every_missing_piece_is_named_in_one_line() {
+        let (_dir, path) = path_without_rtla();
+        let root = fixture("tracing-config-off");
+        assert_eq!(
+            availability_with_path(&root, Some(path)),
+            Err(format!(
+                "the kernel has no timerlat tracer: CONFIG_TIMERLAT_TRACER is not set in \
+                 {}/proc/config.gz; {NO_TRACER_FIX}; rtla is not installed; install it with: \
+                 apt-get install rtla",
+                root.display()
+            ))
+        );
+    }
+
+    #[test]
+    fn this_machine_says_the_tracer_is_missing() {
+        let root = Path::new("/");
+        let status = find_tracefs(root);
+        if let TracefsStatus::Ready(dir) = &status {
+            let tracers = fs::read_to_string(dir.join("available_tracers")).unwrap_or_default();
+            if tracers.split_whitespace().any(|t| t == "timerlat") {
+                eprintln!("skipping: this kernel has the timerlat tracer");
+                return;
+            }
+        }
+        let tracer = match (&status, kernel_config(root)) {
+            (TracefsStatus::Ready(dir), _) => format!(
+                "the kernel has no timerlat tracer: {}/available_tracers does not list it; \
+                 {NO_TRACER_FIX}",
+                dir.display()
+            ),
+            (_, Some((config, false))) => format!(
+                "the kernel has no timerlat tracer: CONFIG_TIMERLAT_TRACER is not set in {}; \
+                 {NO_TRACER_FIX}",
+                config.display()
+            ),
+            (other, _) => panic!("cannot tell whether this kernel has timerlat: {other:?}"),
+        };
+        let rtla = match find_program("rtla", std::env::var_os("PATH")) {
+            Some(_) => String::new(),
+            None => "; rtla is not installed; install it with: apt-get install rtla".to_string(),
+        };
+        assert_eq!(availability(root), Err(format!("{tracer}{rtla}")));
+    }
+
+    // ---- arguments ----
+
+    fn args(cpus: &str, duration_s: u64) -> TimerlatArgs {
+        TimerlatArgs::new(
+            CpuList::parse(cpus).unwrap(),
+            duration_s * 1_000_000_000,
+            PathBuf::from("/tmp"),
+        )
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn argv_of_the_defaults() {
+        let a = args("1,3", 60);
+        validate(&a).unwrap();
+        assert_eq!(
+            argv(&a),
+            strings(&[
+                "rtla",
+                "timerlat",
+                "hist",
+                "-c",
+                "1,3",
+                "-p",
+                "1000",
+                "-d",
+                "60",
+                "-P",
+                "f:95",
+                "--dma-latency",
+                "0",
+                "--nano",
+                "-b",
+                "100",
+                "-E",
+                "100000",
+            ])
+        );
+        assert_eq!(hist_limit_ns(&a), 10_000_000);
+    }
+
+    #[test]
+    fn argv_in_microseconds_with_user_threads_and_rtla_defaults() {
+        let mut a = args("", 5);
+        a.rtla = PathBuf::from("/usr/bin/rtla");
+        a.nano = false;
+        a.period_ns = 250_000;
+        a.priority = None;
+        a.dma_latency_us = None;
+        a.user_threads = true;
+        validate(&a).unwrap();
+        assert_eq!(
+            argv(&a),
+            strings(&[
+                "/usr/bin/rtla",
+                "timerlat",
+                "hist",
+                "-p",
+                "250",
+                "-d",
+                "5",
+                "-b",
+                "1",
+                "-E",
+                "10000",
+                "-u",
+            ])
+        );
+        assert_eq!(hist_limit_ns(&a), 10_000_000);
+    }
+
+    #[test]
+    fn the_histogram_reaches_past_the_threshold() {
+        let mut a = args("0", 1);
+        a.threshold_ns = 20_000_000;
+        a.bucket_ns = 2_500;
+        a.range_ns = 1_000_000;
+        // 20 ms + 1 ns in 2.5 µs buckets: 8001 buckets.
+        assert_eq!(
+            argv(&a)[13..],
+            strings(&["--nano", "-b", "2500", "-E", "8001"])[..]
+        );
+        assert_eq!(hist_limit_ns(&a), 20_002_500);
+        // Microseconds: 2.5 µs rounds down to 2 µs; at least 10 buckets.
+        a.nano = false;
+        a.threshold_ns = 1_000;
+        a.range_ns = 5_000;
+        assert_eq!(argv(&a)[13..], strings(&["-b", "2", "-E", "10"])[..]);
+        assert_eq!(hist_limit_ns(&a), 20_000);
+    }
+
+    #[test]
+    fn validate_refuses_what_rtla_refuses() {
+        let msg = |f: &dyn Fn(&mut TimerlatArgs)| {
+            let mut a = args("0", 10);
+            f(&mut a);
+            bad_text(validate(&a).unwrap_err())
+        };
+        assert_eq!(
+            msg(&|a| a.duration_ns = 1_500_000_000),
+            "timerlat duration must be whole seconds, at least 1s (rtla's -d); got 1500ms"
+        );
+        assert_eq!(
+            msg(&|a| a.duration_ns = 0),
+            "timerlat duration must be whole seconds, at least 1s (rtla's -d); got 0ns"
+        );
+        assert_eq!(
+            msg(&|a| a.period_ns = 50_000),
+            "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 50us"
+        );
+        assert_eq!(
+            msg(&|a| a.period_ns = 1_000_500),
+            "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 1000500ns"
+        );
+        assert_eq!(
+            msg(&|a| a.period_ns = 2_000_000_000),
+            "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 2s"
+        );
+        assert_eq!(
+            msg(&|a| a.priority = Some(0)),
+            "timerlat priority must be a SCHED_FIFO priority from 1 to 99; got 0"
+        );
+        assert_eq!(
+            msg(&|a| a.bucket_ns = 1_000_000),
+            "timerlat bucket must be below 1ms (999999 ns for rtla's -b); got 1ms"
+        );
+        assert_eq!(
+            msg(&|a| a.range_ns = 2_000_000_000),
+            "timerlat histogram needs 20000000 buckets of 100ns to reach 2s, more than rtla's \
+             9999999; use wider buckets or a shorter range"
+        );
+        assert_eq!(
+            msg(&|a| a.dma_latency_us = Some(10_000)),
+            "timerlat dma latency must be below 10000 us (rtla's --dma-latency); got 10000 us"
+        );
+        let mut ok = args("0", 1);
+        ok.period_ns = 100_000;
+        ok.priority = Some(99);
+        ok.dma_latency_us = Some(9_999);
+        validate(&ok).unwrap();
+        ok.period_ns = 1_000_000_000;
+        validate(&ok).unwrap();
+    }
+
+    #[test]
+    fn rtla_version_and_options_from_its_texts() {
+        assert_eq!(
+            parse_version(&text("rtla-6.1-version.txt")),
+            Some("6.1".to_string())
+        );
+        assert_eq!(parse_version("usage: rtla COMMAND ...\n"), None);
+        let help = text("rtla-6.1-hist-help.txt");
+        assert!(help.contains("-n/--nano: display data in nanoseconds"));
+        assert!(help.contains("--dma-latency us"));
+        assert!(!help.contains("--user-threads"));
+    }
+
+    #[test]
+    fn the_installed_rtla_6_1_is_recognised() {
+        let Some(rtla) = find_program("rtla", std::env::var_os("PATH")) else {
+            eprintln!("skipping: rtla is not installed");
+            return;
+        };
+        let info = rtla_info(&rtla).unwrap();
+        if info.version.as_deref() != Some("6.1") {
+            eprintln!("skipping: rtla is version {:?}, not 6.1", info.version);
+            return;
+        }
+        assert_eq!(
+            info,
+            RtlaInfo {
+                version: Some("6.1".into()),
+                nano: true,
+                user_threads: false,
+                dma_latency: true,
+            }
+        );
+    }
+
+    // ---- parsing ----
+
+    #[test]
+    fn rtla_6_1_one_cpu_in_microseconds() {
+        let h = parse_hist(&text("rtla-6.1-cpu1-us.txt")).unwrap();
+        assert_eq!(
+            h,
+            TimerlatHist {
+                unit: TimeUnit::Microseconds,
+                duration_s: Some(10),
+                cpus: vec![CpuHist {
+                    cpu: 1,
+                    irq: hist(
+                        &[
+                            (0, 3019),
+                            (1000, 5285),
+                            (2000, 1262),
+                            (3000, 332),
+                            (4000, 80),
+                            (5000, 20),
+                            (6000, 1),
+                            (7000, 1),
+                            (17000, 1),
+                        ],
+                        0,
+                        summary(10001, 0, 0, 17000),
+                    ),
+                    thread: hist(
+                        &[
+                            (2000, 3674),
+                            (3000, 3119),
+                            (4000, 1561),
+                            (5000, 813),
+                            (6000, 391),
+                            (7000, 205),
+                            (8000, 109),
+                            (9000, 67),
+                            (10000, 35),
+                            (11000, 11),
+                            (12000, 4),
+                            (13000, 4),
+                            (14000, 3),
+                            (17000, 2),
+                            (19000, 1),
+                            (38000, 1),
+                            (112000, 1),
+                        ],
+                        0,
+                        summary(10001, 2000, 3000, 112000),
+                    ),
+                    user: None,
+                }],
+                all: None,
+                missed_events: None,
+                limit_ns: None,
+                notes: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn rtla_6_12_two_cpus_in_microseconds_with_the_all_block() {
+        let h = parse_hist(&text("rtla-6.12-cpu0-1-us.txt")).unwrap();
+        assert_eq!(
+            h,
+            TimerlatHist {
+                unit: TimeUnit::Microseconds,
+                duration_s: Some(5),
+                cpus: vec![
+                    CpuHist {
+                        cpu: 0,
+                        irq: hist(
+                            &[
+                                (0, 2232),
+                                (1000, 2100),
+                                (2000, 517),
+                                (3000, 119),
+                                (4000, 24),
+                                (5000, 8),
+                                (7000, 1),
+                            ],
+                            0,
+                            summary(5001, 0, 0, 7000),
+                        ),
+                        thread: hist(
+                            &[
+                                (2000, 2281),
+                                (3000, 1298),
+                                (4000, 664),
+                                (5000, 342),
+                                (6000, 195),
+                                (7000, 108),
+                                (8000, 52),
+                                (9000, 34),
+                                (10000, 14),
+                                (11000, 6),
+                                (12000, 2),
+                                (13000, 3),
+                                (16000, 1),
+                                (250000, 1),
+                            ],
+                            0,
+                            summary(5001, 2000, 3000, 250000),
+                        ),
+                        user: None,
+                    },
+                    CpuHist {
+                        cpu: 1,
+                        irq: hist(
+                            &[
+                                (0, 1460),
+                                (1000, 2697),
+                                (2000, 643),
+                                (3000, 155),
+                                (4000, 34),
+                                (5000, 8),
+                                (6000, 3),
+                                (31000, 1),
+                            ],
+                            0,
+                            summary(5001, 0, 0, 31000),
+                        ),
+                        thread: hist(
+                            &[
+                                (2000, 1893),
+                                (3000, 1522),
+                                (4000, 797),
+                                (5000, 370),
+                                (6000, 213),
+                                (7000, 96),
+                                (8000, 54),
+                                (9000, 22),
+                                (10000, 17),
+                                (11000, 10),
+                                (12000, 6),
+                                (13000, 1),
+                            ],
+                            0,
+                            summary(5001, 2000, 3000, 13000),
+                        ),
+                        user: None,
+                    },
+                ],
+                all: Some(AllSummary {
+                    irq: summary(10002, 0, 0, 31000),
+                    thread: summary(10002, 2000, 3000, 250000),
+                    user: None,
+                }),
+                missed_events: None,
+                limit_ns: None,
+                notes: vec![],
+            }
+        );
+    }
+
+    /// The number of buckets, their sum, the first and last three.
+    type Shape = (usize, u64, Vec<(u64, u64)>, Vec<(u64, u64)>);
+
+    fn shape(h: &LatencyHist) -> Shape {
+        let v: Vec<(u64, u64)> = h.buckets.iter().map(|(&k, &n)| (k, n)).collect();
+        (
+            v.len(),
+            v.iter().map(|b| b.1).sum(),
+            v[..3].to_vec(),
+            v[v.len() - 3..].to_vec(),
+        )
+    }
+
+    #[test]
+    fn rtla_6_1_two_cpus_in_nanoseconds_with_an_overflow() {
+        let h = parse_hist(&text("rtla-6.1-cpu0-1-ns.txt")).unwrap();
+        assert_eq!(
+            (h.unit, h.duration_s, h.all, h.missed_events, h.notes.len()),
+            (TimeUnit::Nanoseconds, Some(5), None, None, 0)
+        );
+        assert_eq!(h.cpus.iter().map(|c| c.cpu).collect::<Vec<_>>(), [0, 1]);
+        let col = |cpu: usize, irq: bool| {
+            let c = &h.cpus[cpu];
+            if irq { &c.irq } else { &c.thread }.clone().unwrap()
+        };
+        let irq0 = col(0, true);
+        assert_eq!(
+            shape(&irq0),
+            (
+                49,
+                5001,
+                vec![(600, 660), (700, 570), (800, 498)],
+                vec![(6000, 1), (6200, 1), (9800, 1)]
+            )
+        );
+        assert_eq!(
+            (irq0.over, irq0.summary),
+            (0, summary(5001, 600, 1300, 9870))
+        );
+        let thr0 = col(0, false);
+        assert_eq!(
+            shape(&thr0),
+            (
+                99,
+                5001,
+                vec![(2100, 329), (2200, 316), (2300, 288)],
+                vec![(13300, 2), (14400, 1), (20300, 1)]
+            )
+        );
+        assert_eq!(
+            (thr0.over, thr0.summary),
+            (0, summary(5001, 2100, 3577, 20373))
+        );
+        let irq1 = col(1, true);
+        assert_eq!(
+            shape(&irq1),
+            (
+                54,
+                5001,
+                vec![(700, 343), (800, 626), (900, 550)],
+                vec![(6800, 1), (7600, 1), (8300, 1)]
+            )
+        );
+        assert_eq!(
+            (irq1.over, irq1.summary),
+            (0, summary(5001, 750, 1445, 8341))
+        );
+        // One sample past the 10 ms histogram: in over:, and rtla's max.
+        let thr1 = col(1, false);
+        assert_eq!(
+            shape(&thr1),
+            (
+                96,
+                5000,
+                vec![(2300, 307), (2400, 285), (2500, 284)],
+                vec![(15100, 1), (16700, 1), (61200, 1)]
+            )
+        );
+        assert_eq!(
+            (thr1.over, thr1.summary),
+            (1, summary(5001, 2300, 5939, 10_512_345))
+        );
+        assert_eq!(thr1.samples(), 5001);
+        assert_eq!(h.cpus[1].user, None);
+    }
+
+    #[test]
+    fn rtla_6_12_one_cpu_in_nanoseconds_with_user_threads() {
+        let h = parse_hist(&text("rtla-6.12-cpu1-ns-user.txt")).unwrap();
+        assert_eq!(
+            (h.unit, h.duration_s, h.missed_events, h.notes.len()),
+            (TimeUnit::Nanoseconds, Some(3), None, 0)
+        );
+        assert_eq!(h.cpus.len(), 1);
+        let c = &h.cpus[0];
+        assert_eq!(c.cpu, 1);
+        let irq = c.irq.as_ref().unwrap();
+        assert_eq!(
+            shape(irq),
+            (
+                47,
+                3001,
+                vec![(700, 209), (800, 385), (900, 304)],
+                vec![(5300, 1), (5600, 1), (5800, 1)]
+            )
+        );
+        assert_eq!((irq.over, irq.summary), (0, summary(3001, 750, 1446, 5843)));
+        let thr = c.thread.as_ref().unwrap();
+        assert_eq!(
+            shape(thr),
+            (
+                94,
+                3001,
+                vec![(2300, 182), (2400, 190), (2500, 167)],
+                vec![(13800, 1), (15800, 1), (17300, 1)]
+            )
+        );
+        assert_eq!(
+            (thr.over, thr.summary),
+            (0, summary(3001, 2300, 3836, 17363))
+        );
+        let usr = c.user.as_ref().unwrap();
+        assert_eq!(
+            shape(usr),
+            (
+                117,
+                3001,
+                vec![(3900, 138), (4000, 127), (4100, 127)],
+                vec![(17700, 1), (17900, 1), (148700, 1)]
+            )
+        );
+        assert_eq!(
+            (usr.over, usr.summary),
+            (0, summary(3001, 3900, 6002, 148770))
+        );
+        assert_eq!(
+            h.all,
+            Some(AllSummary {
+                irq: summary(3001, 750, 1446, 5843),
+                thread: summary(3001, 2300, 3836, 17363),
+                user: summary(3001, 3900, 6002, 148770),
+            })
+        );
+    }
+
+    /// A one-column output as rtla prints it (`%-6d`, `%9d `).
+    fn one_column(rows: &[(u64, i64)], over: i64, count: u64) -> String {
+        let mut s = String::from(
+            "# RTLA timerlat histogram\n# Time unit is microseconds (us)\n\
+             # Duration:   1 02:03:04\nIndex   IRQ-000\n",
+        );
+        for (i, n) in rows {
+            s.push_str(&format!("{i:<6}{n:>9} \n"));
+        }
+        s.push_str(&format!("over: {over:>9} \ncount:{count:>9} \n"));
+        s
+    }
+
+    #[test]
+    fn nine_digit_counts_run_into_their_label() {
+        let text = one_column(&[(3, 123_456_789), (12, 1)], 10, 123_456_800);
+        assert!(text.contains("\ncount:123456800 \n"), "{text}");
+        let h = parse_hist(&text).unwrap();
+        assert_eq!(h.duration_s, Some(93_784));
+        assert_eq!(
+            h.cpus,
+            vec![CpuHist {
+                cpu: 0,
+                irq: Some(LatencyHist {
+                    buckets: buckets(&[(3000, 123_456_789), (12000, 1)]),
+                    over: 10,
+                    summary: Some(Summary {
+                        count: 123_456_800,
+                        min_ns: None,
+                        avg_ns: None,
+                        max_ns: None,
+                    }),
+                }),
+                thread: None,
+                user: None,
+            }]
+        );
+    }
+
+    #[test]
+    fn parse_errors_name_the_line_and_the_fix() {
+        let err = |t: &str| format!("{:#}", parse_hist(t).unwrap_err());
+        assert_eq!(
+            err(&one_column(&[(100_000, 123_456_789)], 0, 123_456_789)),
+            "line 5 of rtla's output: `100000123456789` has an index run into its first count \
+             (an index of six digits or more beside a count of nine or more); measure with \
+             wider buckets"
+        );
+        assert_eq!(
+            err(&one_column(&[(3, -5)], 0, 1)),
+            "line 5 of rtla's output: rtla printed the count -5: its 32-bit counter wrapped \
+             around; measure for a shorter time or with a longer period"
+        );
+        assert_eq!(
+            err(&one_column(&[(3, 7)], 1, 9)),
+            "rtla's output does not add up for IRQ-000: its buckets (7) and over: (1) hold 8 \
+             samples, but count: says 9"
+        );
+        let full = text("rtla-6.1-cpu1-us.txt");
+        assert_eq!(
+            err(&full.replace("count:    10001     10001", "count:    10001     10002")),
+            "rtla's output does not add up for Thr-001: its buckets (10001) and over: (0) hold \
+             10001 samples, but count: says 10002"
+        );
+        assert_eq!(
+            err(&full.replace("112           0         1 \n", "112           0 \n")),
+            "line 23 of rtla's output: 1 counts where the Index line names 2 columns"
+        );
+        assert_eq!(
+            err(&full.replace("Thr-001", "Foo-001")),
+            "line 4 of rtla's output: unknown column `Foo-001` in the Index line"
+        );
+        assert_eq!(
+            err(&full.replace("microseconds (us)", "seconds (s)")),
+            "line 2 of rtla's output: unknown time unit `seconds (s)`"
+        );
+        assert_eq!(
+            err(&full.replace("# Time unit is microseconds (us)\n", "")),
+            "rtla's output has no `# Time unit is` line, so its unit is unknown"
+        );
+        assert_eq!(
+            err(&full[..full.find("over:").unwrap()]),
+            "rtla's output ends before its `over:` line: it was cut short"
+        );
+        assert_eq!(
+            err(""),
+            "rtla printed no histogram (no `Index` line); it prints one when it ends normally, \
+             without --no-header or --no-index"
+        );
+        assert_eq!(
+            err(&full.replace("min:          0         2", "min:          0       two")),
+            "line 26 of rtla's output: `two` is not a number in the `min:` line"
+        );
+    }
+
+    #[test]
+    fn missed_events_and_other_lines_are_kept() {
+        let base = text("rtla-6.12-cpu0-1-us.txt");
+        let h = parse_hist(&format!(
+            "{base}12 (0.24%) events missed, results might not be accurate\n"
+        ))
+        .unwrap();
+        assert_eq!(h.missed_events, Some(MissedEvents::Count(12)));
+        let h = parse_hist(&format!(
+            "  Saving trace to timerlat_trace.txt\n{base}\
+             unknown number of events missed, results might not be accurate\nbye\n"
+        ))
+        .unwrap();
+        assert_eq!(h.missed_events, Some(MissedEvents::Unknown));
+        assert_eq!(
+            h.notes,
+            strings(&["  Saving trace to timerlat_trace.txt", "bye"])
+        );
+        assert_eq!(h.cpus, parse_hist(&base).unwrap().cpus);
+    }
+
+    #[test]
+    fn a_column_without_samples_has_no_min_avg_max() {
+        let t = "# Time unit is nanoseconds (ns)\nIndex   IRQ-002   Thr-002\n\
+                 1500          4         0 \nover:         0         0 \n\
+                 count:        4         0 \nmin:       1500         - \n\
+                 avg:       1620         - \nmax:       1880         - \n";
+        let h = parse_hist(t).unwrap();
+        assert_eq!(h.duration_s, None);
+        assert_eq!(
+            h.cpus,
+            vec![CpuHist {
+                cpu: 2,
+                irq: hist(&[(1500, 4)], 0, summary(4, 1500, 1620, 1880)),
+                thread: Some(LatencyHist {
+                    buckets: BTreeMap::new(),
+                    over: 0,
+                    summary: Some(Summary {
+                        count: 0,
+                        min_ns: None,
+                        avg_ns: None,
+                        max_ns: None
+                    }),
+                }),
+                user: None,
+            }]
+        );
+    }
+
+    // ---- metrics ----
+
+    #[test]
+    fn metrics_record_bucket_floors_and_keep_rtlas_min_and_max() {
+        let mut h = parse_hist(&text("rtla-6.1-cpu1-us.txt")).unwrap();
+        h.limit_ns = Some(10_000_000);
+        let m = to_metrics(&h, 100_000);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].0, 1);
+        assert_eq!(m[0].1.keys().collect::<Vec<_>>(), ["irq", "thread"]);
+        let irq = m[0].1["irq"].summary();
+        assert_eq!(
+            (
+                irq.count,
+                irq.min,
+                irq.max,
+                irq.mean,
+                irq.p50,
+                irq.over_threshold
+            ),
+            (10001, Some(0), Some(17_000), Some(925), Some(1000), Some(0))
+        );
+        let thr = m[0].1["thread"].summary();
+        // 3 119 + 3 674 samples up to 3 µs: the median is the 3 µs bucket
+        // (3001: the top of its 2 ns HDR bucket); 9 901st of 10 001 is 9 µs.
+        assert_eq!(
+            (thr.count, thr.min, thr.max, thr.p50, thr.p99),
+            (10001, Some(2000), Some(112_000), Some(3001), Some(9007))
+        );
+        assert_eq!(thr.threshold, Some(100_000));
+        assert_eq!(thr.over_threshold, Some(1));
+    }
+
+    #[test]
+    fn overflows_count_at_the_histograms_end() {
+        let h = TimerlatHist {
+            unit: TimeUnit::Nanoseconds,
+            duration_s: None,
+            cpus: vec![CpuHist {
+                cpu: 3,
+                irq: hist(&[(1000, 3), (2000, 1)], 2, summary(6, 1200, 4500, 25_000)),
+                thread: None,
+                user: hist(&[(4000, 1)], 1, None),
+            }],
+            all: None,
+            missed_events: None,
+            limit_ns: Some(10_000),
+            notes: vec![],
+        };
+        let m = to_metrics(&h, 5_000);
+        assert_eq!(m[0].0, 3);
+        assert_eq!(m[0].1.keys().collect::<Vec<_>>(), ["irq", "user"]);
+        let irq = m[0].1["irq"].summary();
+        // 1000 ×3, 2000, 10000 ×2; min and max are rtla's; the median, a
+        // floor below rtla's min, is clamped up to it.
+        assert_eq!(
+            (
+                irq.count,
+                irq.min,
+                irq.max,
+                irq.mean,
+                irq.p50,
+                irq.over_threshold
+            ),
+            (6, Some(1200), Some(25_000), Some(4167), Some(1200), Some(2))
+        );
+        let usr = m[0].1["user"].summary();
+        assert_eq!(
+            (usr.count, usr.min, usr.max, usr.mean, usr.over_threshold),
+            (2, Some(4000), Some(10_000), Some(7000), Some(1))
+        );
+        // Without the end: at rtla's max, or at the last bucket's floor.
+        let mut unknown = h.clone();
+        unknown.limit_ns = None;
+        let m = to_metrics(&unknown, 5_000);
+        assert_eq!(m[0].1["irq"].summary().mean, Some(9167));
+        assert_eq!(m[0].1["user"].summary().mean, Some(4000));
+    }
+
+    // ---- running ----
+
+    /// A fake rtla (`fixtures/timerlat/fake-rtla`, see its comments) in a
+    /// directory of its own, printing the fixture `hist` in `mode`, with the
+    /// help text `help`; and args for it with the work directory there.
+    fn fake(mode: &str, hist: &str, help: &str) -> (tempfile::TempDir, TimerlatArgs) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // A symlink, not a copy: executing a file just written can fail
+        // with ETXTBSY while another test thread forks.
+        std::os::unix::fs::symlink(fixture("timerlat/fake-rtla"), d.join("rtla")).unwrap();
+        fs::write(d.join("version"), text("rtla-6.1-version.txt")).unwrap();
+        fs::write(d.join("help"), help).unwrap();
+        fs::write(d.join("hist"), text(hist)).unwrap();
+        fs::write(d.join("mode"), format!("{mode}\n")).unwrap();
+        let mut a = args("0", 1);
+        a.rtla = d.join("rtla");
+        a.workdir = d.to_path_buf();
+        (dir, a)
+    }
+
+    fn help_6_1() -> String {
+        text("rtla-6.1-hist-help.txt")
+    }
+
+    /// The argument lines the fake rtla wrote.
+    fn passed(dir: &tempfile::TempDir) -> Vec<String> {
+        fs::read_to_string(dir.path().join("args"))
+            .unwrap()
+            .lines()
+            .map(|l| l.to_string())
+            .collect()
+    }
+
+    /// Asserts that nothing is left of the fake rtla's process group (its
+    /// background `sleep` ignores SIGINT, so `run` had to kill it).
+    fn assert_group_gone(dir: &tempfile::TempDir) {
+        let pid = fs::read_to_string(dir.path().join("pid")).unwrap();
+        let pgid: i32 = pid.trim().parse().unwrap();
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+    }
+
+    /// Raises `flag` once the fake rtla has written its arguments (it is
+    /// then ready for SIGINT).
+    fn raise_when_started(dir: &Path, flag: &Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+        let args = dir.join("args");
+        let flag = Arc::clone(flag);
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !args.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            flag.store(true, Relaxed);
+        })
+    }
+
+    #[test]
+    fn a_run_that_ends_by_itself() {
+        let (dir, a) = fake("finish", "rtla-6.1-cpu0-1-ns.txt", &help_6_1());
+        let out = run(&a, &AtomicBool::new(false)).unwrap();
+        let rtla = a.rtla.to_string_lossy().into_owned();
+        let expected_argv = strings(&[
+            &rtla,
+            "timerlat",
+            "hist",
+            "-c",
+            "0",
+            "-p",
+            "1000",
+            "-d",
+            "1",
+            "-P",
+            "f:95",
+            "--dma-latency",
+            "0",
+            "--nano",
+            "-b",
+            "100",
+            "-E",
+            "100000",
+        ]);
+        assert_eq!(out.argv, expected_argv);
+        assert_eq!(passed(&dir), expected_argv[1..]);
+        let mut expected_hist = parse_hist(&text("rtla-6.1-cpu0-1-ns.txt")).unwrap();
+        expected_hist.limit_ns = Some(10_000_000);
+        assert_eq!(
+            (
+                out.version.as_deref(),
+                &out.hist,
+                out.interrupted,
+                &out.notes
+            ),
+            (Some("6.1"), &expected_hist, false, &vec![])
+        );
+        assert_eq!(out.stdout, text("rtla-6.1-cpu0-1-ns.txt"));
+        assert_eq!(out.stderr, "");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("rtla.stdout")).unwrap(),
+            out.stdout
+        );
+        assert_eq!(fs::read(dir.path().join("rtla.stderr")).unwrap(), b"");
+    }
+
+    #[test]
+    fn sigint_of_jitterlab_stops_rtla_which_prints_its_histogram() {
+        let (dir, a) = fake("interrupt", "rtla-6.1-cpu1-us.txt", &help_6_1());
+        let flag = Arc::new(AtomicBool::new(false));
+        let raiser = raise_when_started(dir.path(), &flag);
+        let out = run(&a, &flag).unwrap();
+        raiser.join().unwrap();
+        assert!(out.interrupted);
+        assert_eq!(out.notes, Vec::<String>::new());
+        assert_eq!(
+            out.hist.cpus,
+            parse_hist(&text("rtla-6.1-cpu1-us.txt")).unwrap().cpus
+        );
+    }
+
+    #[test]
+    fn a_late_rtla_is_sent_sigint() {
+        let (_dir, a) = fake("interrupt", "rtla-6.1-cpu1-us.txt", &help_6_1());
+        let waits = Waits {
+            late: Duration::from_millis(100),
+            stop: Duration::from_secs(10),
+            poll: Duration::from_millis(20),
+        };
+        let out = run_with(&a, &AtomicBool::new(false), waits).unwrap();
+        assert!(!out.interrupted);
+        assert_eq!(
+            out.notes,
+            strings(&["rtla had not ended 100ms after its duration: stopped with SIGINT"])
+        );
+        assert_eq!(out.hist.cpus.len(), 1);
+    }
+
+    #[test]
+    fn an_rtla_deaf_to_sigint_is_killed() {
+        let (dir, a) = fake("stubborn", "rtla-6.1-cpu1-us.txt", &help_6_1());
+        let flag = Arc::new(AtomicBool::new(false));
+        let raiser = raise_when_started(dir.path(), &flag);
+        let waits = Waits {
+            late: Duration::from_secs(10),
+            stop: Duration::from_millis(300),
+            poll: Duration::from_millis(20),
+        };
+        let e = run_with(&a, &flag, waits).unwrap_err();
+        raiser.join().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "rtla did not end within 300ms of SIGINT and was killed; if timerlat still runs, \
+             remove its trace instance: rmdir /sys/kernel/tracing/instances/timerlat_hist"
+        );
+        assert_group_gone(&dir);
+    }
+
+    #[test]
+    fn an_rtla_stopped_before_its_handler_is_set_printed_nothing() {
+        let (dir, a) = fake("early", "rtla-6.1-cpu1-us.txt", &help_6_1());
+        let flag = Arc::new(AtomicBool::new(false));
+        let raiser = raise_when_started(dir.path(), &flag);
+        let e = run(&a, &flag).unwrap_err();
+        raiser.join().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "rtla was stopped by SIGINT before it had set up its handler for it, so it printed \
+             no histogram"
+        );
+        assert_group_gone(&dir);
+    }
+
+    #[test]
+    fn a_failing_rtla_is_an_error_with_its_stderr() {
+        let (dir, a) = fake("fail", "rtla-6.1-cpu1-us.txt", &help_6_1());
+        let e = run(&a, &AtomicBool::new(false)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "rtla failed (exited with status 1); the end of its stderr ({}): Failed to apply \
+                 CPUs config | Could not apply config",
+                dir.path().join("rtla.stderr").display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_rtla_without_nano_measures_in_microseconds() {
+        let help: String = help_6_1()
+            .lines()
+            .filter(|l| !l.contains("--nano"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let (dir, a) = fake("finish", "rtla-6.1-cpu1-us.txt", &help);
+        let out = run(&a, &AtomicBool::new(false)).unwrap();
+        assert_eq!(
+            passed(&dir)[10..],
+            strings(&["--dma-latency", "0", "-b", "1", "-E", "10000"])[..]
+        );
+        assert_eq!(
+            out.notes,
+            strings(&["rtla 6.1 has no --nano: it measured in whole microseconds, kept as ns"])
+        );
+        assert_eq!(
+            (out.hist.unit, out.hist.limit_ns),
+            (TimeUnit::Microseconds, Some(10_000_000))
+        );
+    }
+
+    #[test]
+    fn user_threads_need_an_rtla_that_has_them() {
+        let (_dir, mut a) = fake("finish", "rtla-6.1-cpu1-us.txt", &help_6_1());
+        a.user_threads = true;
+        assert_eq!(
+            bad_text(run(&a, &AtomicBool::new(false)).unwrap_err()),
+            "this rtla (version 6.1) has no user-space threads (-u, since rtla 6.6); install a \
+             newer rtla or measure with kernel threads"
+        );
+    }
+
+    #[test]
+    fn a_missing_rtla_is_bad_input_naming_the_package() {
+        let mut a = args("0", 1);
+        a.rtla = PathBuf::from("/nonexistent/rtla");
+        assert_eq!(
+            bad_text(run(&a, &AtomicBool::new(false)).unwrap_err()),
+            "rtla is not installed (no `/nonexistent/rtla`); install it with: apt-get install rtla"
+        );
+    }
+}
