@@ -226,6 +226,48 @@ pub enum RunCommand {
     Cyclic(CyclicArgs),
     /// Timer wake-up latency on one thread per CPU, as cyclictest measures it.
     Wakeup(WakeupArgs),
+    /// Interrupt and thread latency from the kernel's timerlat tracer,
+    /// through `rtla timerlat hist` (Debian package rtla); refused, with the
+    /// reason, where the kernel has no timerlat tracer.
+    Timerlat(TimerlatRunArgs),
+}
+
+/// `jitterlab run timerlat`.
+#[derive(Debug, Args)]
+pub struct TimerlatRunArgs {
+    /// CPUs to measure, e.g. 1,3 or 2-5 [default: every online CPU but CPU 0
+    /// when there is more than one].
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
+
+    /// Period of the tracer's timer (whole microseconds, 100us to 1s).
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    pub period: u64,
+
+    /// How long to measure (whole seconds: rtla's own unit).
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = duration, allow_hyphen_values = true)]
+    pub duration: u64,
+
+    /// SCHED_FIFO priority of the tracer's measuring threads.
+    #[arg(long, value_name = "PRIO", default_value_t = 95)]
+    pub priority: u8,
+
+    /// Latency above which a sample counts in the "% over" column.
+    #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
+    pub threshold: u64,
+
+    /// Measure with user-space threads (rtla -u, since rtla 6.6): adds the
+    /// return-to-user latency.
+    #[arg(long)]
+    pub user_threads: bool,
+
+    /// Also write the whole versioned result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Do not store the run in the results database.
+    #[arg(long)]
+    pub no_db: bool,
 }
 
 /// `jitterlab run cyclic`.

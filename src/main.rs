@@ -39,6 +39,9 @@ fn main() -> ExitCode {
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
         Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
+        Command::Run(RunCommand::Timerlat(a)) => {
+            runner::timerlat::execute_timerlat(&cli.sysroot, &cli.db, a)
+        }
         Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
         Command::Apply(a) => runner::apply::apply(&cli.sysroot, a),
         Command::Presets(a) => runner::bench::presets(&cli.sysroot, a.show.as_deref()),

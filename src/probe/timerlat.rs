@@ -107,7 +107,6 @@
 
 // Wired into `jitterlab run timerlat` by the runner; until then only the
 // tests use it.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -46,6 +46,7 @@ pub mod apply;
 pub mod bench;
 pub mod event;
 pub mod measure;
+pub mod timerlat;
 
 use event::{measure_events, EventInput, EventProbe};
 use measure::{measure, MeasureInput, RowWriter};

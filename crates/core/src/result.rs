@@ -63,7 +63,11 @@ const RESPONSE: [MetricDef; 3] = [
     ns("response", false, true),
     ns("rx-to-thread", false, true),
 ];
-const TIMERLAT: [MetricDef; 2] = [ns("irq", false, true), ns("thread", false, true)];
+const TIMERLAT: [MetricDef; 3] = [
+    ns("irq", false, true),
+    ns("thread", false, true),
+    ns("user", false, true),
+];
 
 const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
     MetricDef {
