@@ -14,6 +14,7 @@ use assert_cmd::Command;
 use serial_test::serial;
 
 #[path = "common/fixtures.rs"]
+#[allow(dead_code)] // shared with the other test crates; this one copies no tree
 mod fixtures;
 use fixtures::fixture;
 
