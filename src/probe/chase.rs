@@ -44,7 +44,10 @@
 //! `CLOCK_MONOTONIC` once, after the timed region, for the event's `at` (one
 //! vDSO read; it places the chase in a window); it allocates nothing — the
 //! rows go into a vector preallocated in [`prepare`] — and checks the stop
-//! flag before each chase. A stop in the middle of a sample keeps the
+//! flag before each chase. The walk's start and end index pass through
+//! `std::hint::black_box`, an opaque operation the compiler must keep in
+//! order with the TSC reads, so no load of the chase moves out of the timed
+//! region (at the cost of a constant few cycles per chase). A stop in the middle of a sample keeps the
 //! chases already pushed but no row for that sample (its jitter would
 //! compare fewer chases than the others).
 //!
@@ -358,7 +361,7 @@ pub fn tsc_frequency(root: &Path) -> (u64, TscSource) {
         .and_then(|t| t.trim().parse::<u64>().ok())
         .filter(|&khz| khz > 0);
     if let Some(khz) = sysfs {
-        return (khz * 1000, TscSource::Sysfs);
+        return (khz.saturating_mul(1000), TscSource::Sysfs);
     }
     if let Some(found) = read_cpuid_tsc().and_then(|c| c.tsc_hz()) {
         return found;
@@ -565,7 +568,9 @@ impl Chase {
                     break 'samples;
                 }
                 let t0 = tsc::tsc_start();
-                cursor = walk(pieces, cursor, length);
+                // `black_box` on the way in and out pins the walk between
+                // the two reads (see the module doc).
+                cursor = black_box(walk(pieces, black_box(cursor), length));
                 let t1 = tsc::tsc_end();
                 at = sys::monotonic_ns();
                 let cycles = t1.saturating_sub(t0);
