@@ -5,7 +5,8 @@
 //! cache the way real control logic is:
 //!
 //! 1. **Walk** the working set (`--working-set`): one node per 64-byte cache
-//!    line, linked into a single random cycle (Sattolo's algorithm), visited
+//!    line, linked into a single random cycle (Sattolo's algorithm, shared
+//!    with the chase probe: `jitterlab_core::chase::single_cycle`), visited
 //!    in that order with a read-modify-write per line. Each step depends on
 //!    the previous load, so neither out-of-order execution nor the prefetcher
 //!    can hide a miss: when a neighbour evicts these lines, the walk slows.
@@ -26,6 +27,7 @@
 
 use std::hint::black_box;
 
+use jitterlab_core::chase::single_cycle;
 use jitterlab_core::result::Calibration;
 use jitterlab_sys::monotonic_ns;
 
@@ -39,26 +41,6 @@ struct Node {
     next: u32,
     value: u32,
     _pad: [u64; 7],
-}
-
-/// A small, fast, deterministic generator (SplitMix64) for the permutation.
-/// Written here rather than pulling in `rand`: eight lines, and a fixed seed
-/// makes the walk order — and so the cache behaviour — the same in every run.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        // Multiply-shift: unbiased enough for a permutation of < 2^32 nodes.
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
 }
 
 /// The scan workload with its calibrated iteration count.
@@ -214,55 +196,9 @@ fn median_of(n: usize, mut f: impl FnMut() -> u64) -> u64 {
     v[n / 2]
 }
 
-/// A permutation of `0..n` that forms a single cycle (Sattolo's algorithm):
-/// following `next` from any node visits every node once before returning.
-pub fn single_cycle(n: usize, seed: u64) -> Vec<u32> {
-    assert!(n <= u32::MAX as usize, "working set too large");
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    let mut rng = SplitMix64(seed);
-    // Sattolo: shuffle so that the permutation is one n-cycle, then link
-    // order[i] -> order[i+1].
-    for i in (1..n).rev() {
-        let j = rng.below(i as u64) as usize; // j < i: never a fixed point
-        order.swap(i, j);
-    }
-    let mut next = vec![0u32; n];
-    for i in 0..n {
-        next[order[i] as usize] = order[(i + 1) % n];
-    }
-    next
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permutation_is_one_cycle_through_every_node() {
-        for n in [1usize, 2, 3, 64, 4096] {
-            let next = single_cycle(n, 42);
-            let mut seen = vec![false; n];
-            let mut i = 0usize;
-            for _ in 0..n {
-                assert!(!seen[i], "node {i} visited twice with n = {n}");
-                seen[i] = true;
-                i = next[i] as usize;
-            }
-            assert_eq!(i, 0, "the walk returns to its start after n steps");
-            assert!(seen.iter().all(|&s| s));
-        }
-    }
-
-    #[test]
-    fn order_is_not_sequential() {
-        let next = single_cycle(4096, 7);
-        let sequential = next
-            .iter()
-            .enumerate()
-            .filter(|(i, &n)| n as usize == i + 1)
-            .count();
-        assert!(sequential < 40, "{sequential} sequential links");
-    }
 
     #[test]
     fn working_set_rounds_to_cache_lines() {

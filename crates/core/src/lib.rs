@@ -4,13 +4,15 @@
 //! grammar ([`units`]), the release schedule and per-cycle formulas
 //! ([`cycle`]), statistics ([`stats`]), the push-model sinks a probe feeds
 //! ([`sink`], [`window`], [`outlier`]) and the versioned result model
-//! ([`result`]). Keeping it free of I/O is what lets the tests drive the real
+//! ([`result`]), and the arithmetic of the pointer-chase probe ([`chase`]).
+//! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod cell;
+pub mod chase;
 pub mod cycle;
 pub mod event;
 pub mod hist;

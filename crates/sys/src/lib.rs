@@ -24,6 +24,8 @@
 
 #![deny(missing_docs)]
 
+pub mod tsc;
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
