@@ -8,7 +8,12 @@
 //!
 //! - [`Undo::Neighbour`]: a neighbour's process group, to be killed;
 //! - [`Undo::Netns`]: a network namespace, to be deleted;
-//! - [`Undo::File`]: a sysfs/procfs value, to be written back verbatim.
+//! - [`Undo::File`]: a sysfs/procfs value, to be written back verbatim;
+//! - [`Undo::ResctrlGroup`]: a resctrl group jitterlab created, to be
+//!   removed (`{ "kind": "resctrl-group", "path": "/sys/fs/resctrl/rt",
+//!   "files": [] }`; `files` lists what a fake tree's stand-in created);
+//! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
+//!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`).
 //!
 //! **Where.** `<sysroot>/run/jitterlab/journal.json`. `/run` is cleared by a
 //! reboot, exactly when the processes and sysfs values it describes are gone
@@ -99,6 +104,23 @@ pub enum Undo {
         path: PathBuf,
         /// Its content before the change.
         old: String,
+    },
+    /// A resctrl group jitterlab created: removed
+    /// ([`crate::system::settings::resctrl::remove_group`]).
+    ResctrlGroup {
+        /// The group's directory (already under the sysroot).
+        path: PathBuf,
+        /// Files to remove before the directory: empty on a real resctrl,
+        /// where the kernel removes them; in a fake tree, what jitterlab's
+        /// stand-in for the kernel created.
+        #[serde(default)]
+        files: Vec<String>,
+    },
+    /// resctrl, mounted by jitterlab: unmounted
+    /// ([`crate::system::settings::resctrl::unmount`]).
+    ResctrlMount {
+        /// The mount point (already under the sysroot).
+        target: PathBuf,
     },
 }
 
@@ -323,6 +345,10 @@ fn undo(undo: &Undo, same_boot: bool) -> (String, bool) {
             ),
         },
         Undo::Netns { name } => delete_netns(name),
+        Undo::ResctrlGroup { path, files } => {
+            crate::system::settings::resctrl::remove_group(path, files)
+        }
+        Undo::ResctrlMount { target } => crate::system::settings::resctrl::unmount(target),
         Undo::Neighbour {
             pgid,
             start_ticks,

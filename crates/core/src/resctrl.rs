@@ -46,13 +46,15 @@
 //! 0; without `sparse_masks` its ways must be adjacent; its first block of
 //! adjacent ways must be at least `min_cbm_bits` long. [`plan`] adds what
 //! spans groups: every group, the default one included, takes a CLOSID;
-//! a CPU belongs to one group; an **exclusive** group (`mode` =
-//! `exclusive`) may share no way with any other group — the default group
-//! and groups that already exist included — nor with the hardware's
-//! `shareable_bits`, and no group may be given a way of an exclusive group
-//! that exists already. A new group starts (at `mkdir`) with every way that
-//! no exclusive group holds and 100 % bandwidth, so a group that does not
-//! name a resource keeps that: it overlaps every other group there.
+//! a CPU belongs to one group (and a CPU of a group jitterlab did not make
+//! is not taken from it: it could not be given back); an **exclusive**
+//! group (`mode` = `exclusive`) may share no way with any other group —
+//! the default group and groups that exist already included — nor with the
+//! hardware's `shareable_bits`; no write may give a group a way an
+//! exclusive group holds. A new group starts (at `mkdir`) with every way
+//! no exclusive group holds ([`initial_schemata`]) and 100 % bandwidth, so
+//! the plan creates the exclusive groups first: a group created after them
+//! starts without their ways, where one created before would block them.
 //!
 //! Masks are written by hand (`mask = "0xc0"`) or as way ranges
 //! (`ways = "6-7"` → `0xc0`, [`parse_ways`]), in the kernel's list format.
@@ -594,8 +596,8 @@ pub struct ResourceInfo {
 /// What the machine offers for cache allocation.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Capabilities {
-    /// The `/proc/cpuinfo` flags of allocation that are set, of `rdt_a`,
-    /// `cat_l3`, `cat_l2`, `cdp_l3`, `cdp_l2`, `mba`.
+    /// The `/proc/cpuinfo` flags of allocation that are set, of
+    /// [`Capabilities::FLAGS`].
     pub flags: Vec<String>,
     /// Whether resctrl is mounted (its `info/` directory is there).
     pub mounted: bool,
@@ -605,8 +607,9 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// The flags this module looks for in `/proc/cpuinfo`.
-    pub const FLAGS: [&'static str; 6] = ["rdt_a", "cat_l3", "cat_l2", "cdp_l3", "cdp_l2", "mba"];
+    /// The flags this module looks for in `/proc/cpuinfo`, in the order
+    /// [`Capabilities::flags`] lists them.
+    pub const FLAGS: [&'static str; 6] = ["cat_l3", "cat_l2", "cdp_l3", "cdp_l2", "mba", "rdt_a"];
 
     /// The resource `r`, when the machine offers it.
     pub fn resource(&self, r: Resource) -> Option<&ResourceInfo> {
@@ -805,28 +808,39 @@ pub struct Plan {
     pub groups: Vec<PlannedGroup>,
 }
 
+impl PlannedGroup {
+    /// The group as the setting's report shows it:
+    /// `rt cpus=1 L3:0=c0 MB:0=50 mode=exclusive`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} cpus={}", self.name, self.cpus);
+        if !self.tasks.is_empty() {
+            let tasks: Vec<String> = self.tasks.iter().map(|t| t.to_string()).collect();
+            s.push_str(&format!(" tasks={}", tasks.join(",")));
+        }
+        for l in &self.lines {
+            s.push_str(&format!(" {l}"));
+        }
+        if self.exclusive {
+            s.push_str(" mode=exclusive");
+        }
+        s
+    }
+}
+
+/// The default group's writes as the setting's report shows them:
+/// `(default) L3:0=3f`.
+pub fn describe_default(lines: &[SchemataLine]) -> String {
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    format!("{DEFAULT_GROUP} {}", lines.join(" "))
+}
+
 impl Plan {
-    /// The plan in one line per group, as the setting's report shows it:
+    /// The plan in one part per group, `; `-separated:
     /// `rt cpus=1 L3:0=c0 MB:0=50 mode=exclusive; (default) L3:0=3f`.
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        for g in &self.groups {
-            let mut s = format!("{} cpus={}", g.name, g.cpus);
-            if !g.tasks.is_empty() {
-                let tasks: Vec<String> = g.tasks.iter().map(|t| t.to_string()).collect();
-                s.push_str(&format!(" tasks={}", tasks.join(",")));
-            }
-            for l in &g.lines {
-                s.push_str(&format!(" {l}"));
-            }
-            if g.exclusive {
-                s.push_str(" mode=exclusive");
-            }
-            parts.push(s);
-        }
+        let mut parts: Vec<String> = self.groups.iter().map(|g| g.describe()).collect();
         if !self.default.is_empty() {
-            let lines: Vec<String> = self.default.iter().map(|l| l.to_string()).collect();
-            parts.push(format!("{DEFAULT_GROUP} {}", lines.join(" ")));
+            parts.push(describe_default(&self.default));
         }
         parts.join("; ")
     }
@@ -932,14 +946,6 @@ fn cpus_words(list: &CpuList) -> String {
     }
 }
 
-/// A group as it will be after the plan ran, for the overlap checks.
-struct Final {
-    name: String,
-    schemata: Schemata,
-    exclusive: bool,
-    planned: bool,
-}
-
 /// Checks the request against the machine and returns what to write; the
 /// error is one line naming the group, the key and the fix.
 pub fn plan(
@@ -1039,66 +1045,106 @@ pub fn plan(
         }
     }
 
-    // The state after the plan, for the overlap rules.
-    let mut finals: Vec<Final> = Vec::new();
     let mut default_final = m.default_schemata.clone();
     for l in &default_lines {
         default_final
             .merge(l)
             .map_err(|e| format!("cache_default: {e}"))?;
     }
-    finals.push(Final {
-        name: DEFAULT_GROUP.into(),
-        schemata: default_final,
-        exclusive: false,
-        planned: false,
-    });
-    for g in m.groups {
-        finals.push(Final {
-            name: g.name.clone(),
-            schemata: g.schemata.clone(),
-            exclusive: g.exclusive,
-            planned: false,
-        });
+    let mut exclusive: Vec<(ExistingGroup, &str)> = m
+        .groups
+        .iter()
+        .filter(|g| g.exclusive)
+        .map(|g| (g.clone(), "resctrl group"))
+        .collect();
+    for l in &default_lines {
+        check_write(None, l, &exclusive)?;
     }
+    // Exclusive groups first: each is made exclusive before the next group
+    // exists, so later groups start without its ways (as the kernel gives
+    // them) instead of blocking it.
+    planned.sort_by_key(|g| !g.exclusive);
+    let mut shareable: Vec<(ExistingGroup, &str)> = vec![(
+        ExistingGroup {
+            name: DEFAULT_GROUP.into(),
+            cpus: CpuList::default(),
+            schemata: default_final,
+            exclusive: false,
+        },
+        "",
+    )];
+    shareable.extend(
+        m.groups
+            .iter()
+            .filter(|g| !g.exclusive)
+            .map(|g| (g.clone(), "resctrl group")),
+    );
     for p in &planned {
-        let mut s = initial_schemata(m, m.default_schemata);
+        for l in &p.lines {
+            check_write(Some(&p.name), l, &exclusive)?;
+        }
+        let now: Vec<ExistingGroup> = exclusive.iter().map(|(g, _)| g.clone()).collect();
+        let mut s = initial_schemata(m.caps, m.default_schemata, &now);
         for l in &p.lines {
             s.merge(l)
                 .map_err(|e| format!("cache group {}: {e}", p.name))?;
         }
-        finals.push(Final {
+        let group = ExistingGroup {
             name: p.name.clone(),
+            cpus: p.cpus.clone(),
             schemata: s,
             exclusive: p.exclusive,
-            planned: true,
-        });
+        };
+        if p.exclusive {
+            let others: Vec<&(ExistingGroup, &str)> =
+                shareable.iter().chain(exclusive.iter()).collect();
+            check_exclusive(&group, &others, m.caps)?;
+            exclusive.push((group, "cache group"));
+        } else {
+            shareable.push((group, "cache group"));
+        }
     }
-    check_overlaps(&finals, &planned, &default_lines, m)?;
     Ok(Plan {
         default: default_lines,
         groups: planned,
     })
 }
 
-/// A new group's schemata at `mkdir`: every cache way no exclusive group
-/// holds, 100 % bandwidth (the kernel's `rdtgroup_init_alloc`).
-fn initial_schemata(m: &Machine, default: &Schemata) -> Schemata {
+/// A new group's schemata at `mkdir`, in the default group's shape, as the
+/// kernel's `rdtgroup_init_alloc` makes it: for each cache, every way that
+/// no exclusive group of `groups` holds (the lowest block of them, unless
+/// the cache takes sparse masks); 100 % bandwidth.
+pub fn initial_schemata(
+    caps: &Capabilities,
+    default: &Schemata,
+    groups: &[ExistingGroup],
+) -> Schemata {
     let mut s = default.clone();
     for line in &mut s.lines {
         let Some(r) = Resource::from_name(&line.resource) else {
             continue;
         };
         for (id, v) in &mut line.values {
-            *v = match m.caps.resource(r).and_then(|i| i.cache) {
+            *v = match caps.resource(r).and_then(|i| i.cache) {
                 Some(c) => {
-                    let held: u64 = m
-                        .groups
+                    let held: u64 = groups
                         .iter()
                         .filter(|g| g.exclusive)
-                        .filter_map(|g| g.schemata.value(r, *id))
+                        .flat_map(|g| {
+                            std::iter::once(r)
+                                .chain(r.cdp_peer())
+                                .filter_map(|pr| g.schemata.value(pr, *id))
+                        })
                         .fold(0, |a, b| a | b);
-                    c.cbm_mask & !held
+                    let free = c.cbm_mask & !held;
+                    if c.sparse_masks || free == 0 {
+                        free
+                    } else {
+                        // The lowest block of adjacent ways.
+                        let low = free.trailing_zeros();
+                        let run = (free >> low).trailing_ones();
+                        (u64::MAX >> (64 - run)) << low
+                    }
                 }
                 None if r == Resource::Mb => 100,
                 None => *v,
@@ -1108,103 +1154,92 @@ fn initial_schemata(m: &Machine, default: &Schemata) -> Schemata {
     s
 }
 
-/// The exclusive rules: an exclusive group shares no way with any other
-/// group nor with the hardware; no write may take a way of an exclusive
-/// group that exists already.
-fn check_overlaps(
-    finals: &[Final],
-    planned: &[PlannedGroup],
-    default_lines: &[SchemataLine],
-    m: &Machine,
+/// `what NAME`: `resctrl group batch`, `cache group rt`, `the default group`.
+fn whose(g: &ExistingGroup, what: &str) -> String {
+    if g.name == DEFAULT_GROUP {
+        "the default group".into()
+    } else {
+        format!("{what} {}", g.name)
+    }
+}
+
+/// Refuses a write that would give a group ways an exclusive group holds
+/// (the kernel: "Overlaps with exclusive group").
+fn check_write(
+    group: Option<&str>,
+    line: &SchemataLine,
+    exclusive: &[(ExistingGroup, &str)],
 ) -> Result<(), String> {
-    // Writes that would take ways of an existing exclusive group.
-    let writes = default_lines.iter().map(|l| (None, l)).chain(
-        planned
-            .iter()
-            .flat_map(|p| p.lines.iter().map(move |l| (Some(p.name.as_str()), l))),
-    );
-    for (group, line) in writes {
-        let Some(r) = Resource::from_name(&line.resource).filter(|r| *r != Resource::Mb) else {
-            continue;
-        };
+    let Some(r) = Resource::from_name(&line.resource).filter(|r| *r != Resource::Mb) else {
+        return Ok(());
+    };
+    for (e, what) in exclusive {
         for &(id, mask) in &line.values {
-            for e in m.groups.iter().filter(|e| e.exclusive) {
-                for er in std::iter::once(r).chain(r.cdp_peer()) {
-                    if let Some(theirs) = e.schemata.value(er, id).filter(|t| t & mask != 0) {
-                        return Err(format!(
-                            "{}: {} {} on id {id} overlap exclusive resctrl group {} ({} {}); choose other ways",
-                            who(group),
-                            r,
-                            describe_mask(mask),
-                            e.name,
-                            er,
-                            describe_mask(theirs)
-                        ));
-                    }
+            for er in std::iter::once(r).chain(r.cdp_peer()) {
+                if let Some(theirs) = e.schemata.value(er, id).filter(|t| t & mask != 0) {
+                    return Err(format!(
+                        "{}: {r} {} on id {id} overlap exclusive {what} {} ({er} {}); choose other ways",
+                        who(group),
+                        describe_mask(mask),
+                        e.name,
+                        describe_mask(theirs)
+                    ));
                 }
             }
         }
     }
-    // New exclusive groups.
-    for (i, f) in finals.iter().enumerate() {
-        if !(f.exclusive && f.planned) {
+    Ok(())
+}
+
+/// Refuses to make `g` exclusive when one of its cache ways is shared with
+/// the hardware or with any other group (the kernel: "Schemata overlaps").
+fn check_exclusive(
+    g: &ExistingGroup,
+    others: &[&(ExistingGroup, &str)],
+    caps: &Capabilities,
+) -> Result<(), String> {
+    for line in &g.schemata.lines {
+        let Some(r) = Resource::from_name(&line.resource).filter(|r| *r != Resource::Mb) else {
             continue;
-        }
-        for line in &f.schemata.lines {
-            let Some(r) = Resource::from_name(&line.resource).filter(|r| *r != Resource::Mb) else {
-                continue;
-            };
-            let shareable = m
-                .caps
-                .resource(r)
-                .and_then(|i| i.cache)
-                .map_or(0, |c| c.shareable_bits);
-            for &(id, mask) in &line.values {
-                if mask & shareable != 0 {
-                    return Err(format!(
-                        "cache group {} is exclusive, but its {r} {} on id {id} include ways {}, which the hardware shares with I/O (info/{r}/shareable_bits); exclusive groups must leave them out",
-                        f.name,
-                        describe_mask(mask),
-                        ways_text(mask & shareable)
-                    ));
-                }
-                for (j, other) in finals.iter().enumerate() {
-                    if i == j {
+        };
+        let shareable = caps
+            .resource(r)
+            .and_then(|i| i.cache)
+            .map_or(0, |c| c.shareable_bits);
+        for &(id, mask) in &line.values {
+            if mask & shareable != 0 {
+                return Err(format!(
+                    "cache group {} is exclusive, but its {r} {} on id {id} include ways {}, which the hardware shares with I/O (info/{r}/shareable_bits); exclusive groups must leave them out",
+                    g.name,
+                    describe_mask(mask),
+                    ways_text(mask & shareable)
+                ));
+            }
+            for (other, what) in others.iter().copied() {
+                for or in std::iter::once(r).chain(r.cdp_peer()) {
+                    let Some(theirs) = other.schemata.value(or, id).filter(|t| t & mask != 0)
+                    else {
                         continue;
-                    }
-                    for or in std::iter::once(r).chain(r.cdp_peer()) {
-                        let Some(theirs) = other.schemata.value(or, id) else {
-                            continue;
-                        };
-                        if theirs & mask == 0 {
-                            continue;
-                        }
-                        let whose = if other.name == DEFAULT_GROUP {
-                            "the default group".to_string()
-                        } else if other.planned {
-                            format!("cache group {}", other.name)
-                        } else {
-                            format!("resctrl group {}", other.name)
-                        };
-                        let fix = if other.name == DEFAULT_GROUP {
-                            "shrink the default group in [configuration.cache_default]"
-                        } else if other.planned {
-                            "give the other group ways outside them"
-                        } else {
-                            "choose ways that group does not use"
-                        };
-                        let peer = if or == r {
-                            String::new()
-                        } else {
-                            format!(" ({or})")
-                        };
-                        return Err(format!(
-                            "cache group {} is exclusive, but its {r} {} on id {id} overlap ways {} of {whose}{peer}; {fix}",
-                            f.name,
-                            describe_mask(mask),
-                            ways_text(theirs & mask)
-                        ));
-                    }
+                    };
+                    let fix = if other.name == DEFAULT_GROUP {
+                        "shrink the default group in [configuration.cache_default]"
+                    } else if *what == "cache group" {
+                        "give the two groups ways that do not overlap"
+                    } else {
+                        "choose ways that group does not use"
+                    };
+                    let peer = if or == r {
+                        String::new()
+                    } else {
+                        format!(" ({or})")
+                    };
+                    return Err(format!(
+                        "cache group {} is exclusive, but its {r} {} on id {id} overlap ways {} of {}{peer}; {fix}",
+                        g.name,
+                        describe_mask(mask),
+                        ways_text(theirs & mask),
+                        whose(other, what)
+                    ));
                 }
             }
         }
@@ -1932,7 +1967,8 @@ mod tests {
         );
         // Shrunk: fine.
         assert!(plan(&[excl("rt", "1", "6-7")], Some(&l3_default("0-5")), &m).is_ok());
-        // Another new group without an L3 mask keeps every way.
+        // A group without an L3 mask starts with every way no exclusive
+        // group holds: created after rt, it leaves rt's ways alone.
         let other = CacheGroup {
             masks: vec![],
             mb: Some(50),
@@ -1957,9 +1993,41 @@ mod tests {
             default_schemata: &default_mb,
             ..m
         };
+        let p = plan(
+            &[other.clone(), excl("rt", "1", "6-7")],
+            Some(&l3_default("0-5")),
+            &m_mb,
+        )
+        .unwrap();
         assert_eq!(
-            plan(&[excl("rt", "1", "6-7"), other], Some(&l3_default("0-5")), &m_mb).unwrap_err(),
-            "cache group rt is exclusive, but its L3 ways 6-7 (mask 0xc0) on id 0 overlap ways 6-7 of cache group other; give the other group ways outside them"
+            p.describe(),
+            "rt cpus=1 L3:0=c0 mode=exclusive; other cpus=2 MB:0=50; (default) L3:0=3f"
+        );
+        let rt_made = ExistingGroup {
+            name: "rt".into(),
+            cpus: cpus("1"),
+            schemata: sch("    L3:0=c0\n    MB:0=100\n"),
+            exclusive: true,
+        };
+        assert_eq!(
+            initial_schemata(&caps_mb, &default_mb, std::slice::from_ref(&rt_made)),
+            sch("L3:0=3f\nMB:0=100\n")
+        );
+        // Exclusive ways in the middle: the lowest block is kept.
+        let mid = ExistingGroup {
+            schemata: sch("L3:0=18\n"),
+            ..rt_made.clone()
+        };
+        assert_eq!(initial_schemata(&caps, &default, &[mid]), sch("L3:0=07\n"));
+        // An exclusive group that names no L3 mask keeps every way, and so
+        // the ways the hardware shares.
+        let m_only = CacheGroup {
+            exclusive: true,
+            ..other
+        };
+        assert_eq!(
+            plan(&[m_only], Some(&l3_default("0-5")), &m_mb).unwrap_err(),
+            "cache group other is exclusive, but its L3 ways 0-7 (mask 0xff) on id 0 include ways 0-1, which the hardware shares with I/O (info/L3/shareable_bits); exclusive groups must leave them out"
         );
         // The hardware's shareable ways.
         assert_eq!(
@@ -1974,7 +2042,33 @@ mod tests {
                 &m
             )
             .unwrap_err(),
-            "cache group a is exclusive, but its L3 ways 5-7 (mask 0xe0) on id 0 overlap ways 5 of cache group b; give the other group ways outside them"
+            "cache group b: L3 ways 4-5 (mask 0x30) on id 0 overlap exclusive cache group a (L3 ways 5-7 (mask 0xe0)); choose other ways"
+        );
+        // An exclusive group and a new shareable group that overlap.
+        assert_eq!(
+            plan(
+                &[group("b", "2", "4-5"), excl("a", "1", "5-7")],
+                Some(&l3_default("2-3")),
+                &m
+            )
+            .unwrap_err(),
+            "cache group b: L3 ways 4-5 (mask 0x30) on id 0 overlap exclusive cache group a (L3 ways 5-7 (mask 0xe0)); choose other ways"
+        );
+        // Exclusive beside an existing shareable group.
+        let lent = [ExistingGroup {
+            name: "lent".into(),
+            cpus: cpus("3"),
+            schemata: sch("    L3:0=80\n"),
+            exclusive: false,
+        }];
+        assert_eq!(
+            plan(
+                &[excl("a", "1", "6-7")],
+                Some(&l3_default("2-5")),
+                &Machine { groups: &lent, ..m }
+            )
+            .unwrap_err(),
+            "cache group a is exclusive, but its L3 ways 6-7 (mask 0xc0) on id 0 overlap ways 7 of resctrl group lent; choose ways that group does not use"
         );
         // An exclusive group that exists already: no write may take its ways.
         let m2 = Machine {
