@@ -1,6 +1,6 @@
 //! Settings: reversible changes to the machine — IRQ affinity, sysctls,
-//! the cpufreq governor and frequencies, resctrl cache groups — each read, validated, applied,
-//! verified and restored (DESIGN rule 4).
+//! the cpufreq governor and frequencies, resctrl cache groups — each read,
+//! validated, applied, verified and restored (DESIGN rule 4).
 //!
 //! A configuration is a list of [`Setting`]s. Each one
 //!

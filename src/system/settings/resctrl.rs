@@ -839,3 +839,757 @@ mod standin {
             .write_all(value.as_bytes())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::journal::{self, JOURNAL_ENV};
+    use crate::system::settings::testing::{bad_text, journal_env, read, Immutable};
+    use crate::system::settings::{apply_all, config_settings};
+    use crate::testutil::{copy_fixture, fixture};
+    use jitterlab_core::resctrl::{parse_ways, CacheMask};
+    use jitterlab_core::spec::{self, SpecContext};
+    use serial_test::serial;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Command;
+
+    /// Every file and directory under `dir` (directories with `None`), so
+    /// that a group left behind shows.
+    fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        fn walk(base: &Path, dir: &Path, out: &mut Vec<(PathBuf, Option<Vec<u8>>)>) {
+            for entry in fs::read_dir(dir).unwrap() {
+                let p = entry.unwrap().path();
+                let rel = p.strip_prefix(base).unwrap().to_path_buf();
+                if p.is_dir() {
+                    out.push((rel, None));
+                    walk(base, &p, out);
+                } else {
+                    out.push((rel, Some(fs::read(&p).unwrap())));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(dir, dir, &mut out);
+        out.sort();
+        out
+    }
+
+    /// The configuration `name` of the spec `text` on CPUs `online`.
+    fn configuration(text: &str, online: &str, name: &str) -> spec::Configuration {
+        let online = CpuList::parse(online).unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: &["idle", "codesys"],
+        };
+        let s = spec::parse(text, "spec.toml", &ctx).unwrap_or_else(|e| panic!("{e}"));
+        s.configurations
+            .into_iter()
+            .find(|c| c.name == name)
+            .unwrap()
+    }
+
+    /// The cache setting of a configuration.
+    fn cache_setting(c: &spec::Configuration) -> CacheAllocation {
+        CacheAllocation::new(c.settings.cache.clone(), c.settings.cache_default.clone())
+    }
+
+    /// A spec with one configuration `p` whose body is `body`.
+    fn spec_with(body: &str) -> String {
+        format!(
+            "duration = \"1s\"\n[[configuration]]\nname = \"p\"\n{body}[[probe]]\nkind = \"wakeup\"\n"
+        )
+    }
+
+    fn group(name: &str, cpus: &[usize], r: Resource, ways: &str) -> CacheGroup {
+        CacheGroup {
+            name: name.into(),
+            cpus: cpus.to_vec(),
+            tasks: vec![],
+            masks: vec![CacheMask {
+                resource: r,
+                mask: parse_ways(ways).unwrap(),
+                ids: None,
+            }],
+            mb: None,
+            exclusive: false,
+        }
+    }
+
+    /// `p` under `root`, as the lines print it.
+    fn p(root: &Path, rel: &str) -> String {
+        root.join(rel).display().to_string()
+    }
+
+    #[test]
+    #[serial]
+    fn seed000_configuration3_on_8_ways_and_back() {
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("resctrl-l3-8ways");
+        let root = dir.path();
+        let c = configuration(
+            include_str!("../../../examples/cache.toml"),
+            "0-3",
+            "partitioned",
+        );
+        let mut s = cache_setting(&c);
+        s.validate(root).unwrap();
+        let mut j = Journal::begin(root).unwrap();
+        let report = s.apply(root, &mut j).unwrap();
+        let applied = "c0 cpus=0 L3:0=c0 mode=exclusive; c1 cpus=1 L3:0=30 mode=exclusive; c2 cpus=2 L3:0=c mode=exclusive; (default) L3:0=3";
+        assert_eq!(
+            report,
+            SettingReport {
+                name: "resctrl".into(),
+                requested: applied.into(),
+                before: "c0 absent; c1 absent; c2 absent; (default) L3:0=ff".into(),
+                applied: applied.into(),
+                verified: applied.into(),
+                ok: true,
+                notes: vec![
+                    "L3 id 0: 8 ways; HW: the hardware shares ways 0-1 with I/O".into(),
+                    "  way     7   6   5   4   3   2   1          0".into(),
+                    "  CPUs    C0  C0  C1  C1  C2  C2  C3,HW      C3,HW".into(),
+                    "  groups  c0  c0  c1  c1  c2  c2  (default)  (default)".into(),
+                ],
+            }
+        );
+        let r = "sys/fs/resctrl";
+        assert_eq!(read(root, &format!("{r}/schemata")), "    L3:0=03\n");
+        for (g, mask, cpu) in [("c0", "c0", "0"), ("c1", "30", "1"), ("c2", "0c", "2")] {
+            assert_eq!(
+                read(root, &format!("{r}/{g}/schemata")),
+                format!("    L3:0={mask}\n")
+            );
+            assert_eq!(
+                read(root, &format!("{r}/{g}/cpus_list")),
+                format!("{cpu}\n")
+            );
+            assert_eq!(read(root, &format!("{r}/{g}/mode")), "exclusive\n");
+            assert_eq!(read(root, &format!("{r}/{g}/tasks")), "");
+        }
+        assert_eq!(j.pending(), 4);
+        assert_eq!(
+            s.restore(root, &mut j).unwrap(),
+            vec![
+                format!(
+                    "restored resctrl: removed group c2 ({})",
+                    p(root, "sys/fs/resctrl/c2")
+                ),
+                format!(
+                    "restored resctrl: removed group c1 ({})",
+                    p(root, "sys/fs/resctrl/c1")
+                ),
+                format!(
+                    "restored resctrl: removed group c0 ({})",
+                    p(root, "sys/fs/resctrl/c0")
+                ),
+                format!(
+                    "restored {} to \"    L3:0=ff\"",
+                    p(root, "sys/fs/resctrl/schemata")
+                ),
+            ]
+        );
+        assert_eq!(tree(root), tree(&fixture("resctrl-l3-8ways")));
+        assert_eq!(s.restore(root, &mut j).unwrap(), Vec::<String>::new());
+        j.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn cdp_and_memory_bandwidth_on_12_ways_and_back() {
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("resctrl-l3-12ways-cdp");
+        let root = dir.path();
+        let c = configuration(
+            &spec_with(
+                "[[configuration.cache]]\ngroup = \"nn\"\ncpus = \"0-3\"\nl3data = { ways = \"0-3\", ids = [0] }\n\
+                 [[configuration.cache]]\ngroup = \"rt\"\ncpus = \"4-5\"\nl3code = { ways = \"8-11\" }\nl3data = { ways = \"8-11\" }\nmb = 45\nexclusive = true\n\
+                 [configuration.cache_default]\nl3code = { ways = \"0-7\" }\nl3data = { ways = \"0-7\" }\n",
+            ),
+            "0-7",
+            "p",
+        );
+        let mut s = cache_setting(&c);
+        s.validate(root).unwrap();
+        let mut j = Journal::begin(root).unwrap();
+        let report = s.apply(root, &mut j).unwrap();
+        let applied = "rt cpus=4-5 L3CODE:0=f00;1=f00 L3DATA:0=f00;1=f00 MB:0=50;1=50 mode=exclusive; nn cpus=0-3 L3DATA:0=f; (default) L3CODE:0=ff;1=ff L3DATA:0=ff;1=ff";
+        assert_eq!(report.applied, applied);
+        assert_eq!(report.verified, applied);
+        assert_eq!(
+            report.before,
+            "rt absent; nn absent; (default) L3CODE:0=fff;1=fff L3DATA:0=fff;1=fff"
+        );
+        assert!(report.ok);
+        let r = "sys/fs/resctrl";
+        assert_eq!(
+            read(root, &format!("{r}/schemata")),
+            "L3CODE:0=0ff;1=0ff\nL3DATA:0=0ff;1=0ff\n    MB:0=100;1=100\n"
+        );
+        assert_eq!(
+            read(root, &format!("{r}/rt/schemata")),
+            "L3CODE:0=f00;1=f00\nL3DATA:0=f00;1=f00\n    MB:0= 50;1= 50\n"
+        );
+        // Created after rt was exclusive: it starts without rt's ways.
+        assert_eq!(
+            read(root, &format!("{r}/nn/schemata")),
+            "L3CODE:0=0ff;1=0ff\nL3DATA:0=00f;1=0ff\n    MB:0=100;1=100\n"
+        );
+        assert_eq!(read(root, &format!("{r}/rt/cpus_list")), "4-5\n");
+        assert_eq!(read(root, &format!("{r}/nn/mode")), "shareable\n");
+        assert_eq!(
+            report.notes,
+            vec![
+                "cache group rt: mb 45% is kept as 50% (a multiple of info/MB/bandwidth_gran)",
+                "L3CODE id 0: 12 ways",
+                "  way     11  10  9   8   7             6             5             4             3             2             1             0",
+                "  CPUs    -   -   -   -   C[0-3]        C[0-3]        C[0-3]        C[0-3]        C[0-3]        C[0-3]        C[0-3]        C[0-3]",
+                "  groups  rt  rt  rt  rt  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn",
+                "L3CODE id 1: 12 ways",
+                "  way     11      10      9       8       7             6             5             4             3             2             1             0",
+                "  CPUs    C[4-5]  C[4-5]  C[4-5]  C[4-5]  C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]",
+                "  groups  rt      rt      rt      rt      (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn",
+                // Ways 7-4 of the data half on id 0: only the default
+                // group's, whose CPUs there are all nn's.
+                "L3DATA id 0: 12 ways",
+                "  way     11  10  9   8   7          6          5          4          3             2             1             0",
+                "  CPUs    -   -   -   -   -          -          -          -          C[0-3]        C[0-3]        C[0-3]        C[0-3]",
+                "  groups  rt  rt  rt  rt  (default)  (default)  (default)  (default)  (default),nn  (default),nn  (default),nn  (default),nn",
+                "L3DATA id 1: 12 ways",
+                "  way     11      10      9       8       7             6             5             4             3             2             1             0",
+                "  CPUs    C[4-5]  C[4-5]  C[4-5]  C[4-5]  C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]        C[6-7]",
+                "  groups  rt      rt      rt      rt      (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn  (default),nn",
+                "MB id 0: (default) 100%, nn 100%, rt 50%",
+                "MB id 1: (default) 100%, nn 100%, rt 50%",
+            ]
+        );
+        assert_eq!(j.pending(), 4);
+        let lines = s.restore(root, &mut j).unwrap();
+        assert_eq!(
+            lines,
+            vec![
+                format!("restored resctrl: removed group nn ({})", p(root, "sys/fs/resctrl/nn")),
+                format!("restored resctrl: removed group rt ({})", p(root, "sys/fs/resctrl/rt")),
+                format!(
+                    "restored {} to \"L3CODE:0=0ff;1=0ff\\nL3DATA:0=fff;1=fff\\n    MB:0=100;1=100\"",
+                    p(root, "sys/fs/resctrl/schemata")
+                ),
+                format!(
+                    "restored {} to \"L3CODE:0=fff;1=fff\\nL3DATA:0=fff;1=fff\\n    MB:0=100;1=100\"",
+                    p(root, "sys/fs/resctrl/schemata")
+                ),
+            ]
+        );
+        assert_eq!(tree(root), tree(&fixture("resctrl-l3-12ways-cdp")));
+        j.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn seed002_l2_steps_with_a_task_and_back() {
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("resctrl-l2-20bit");
+        let root = dir.path();
+        // echo "L2:0=3ff" > schemata; mkdir p0; echo "L2:0=ffc00;" >
+        // p0/schemata; echo 3 > p0/cpus — and one task moved in.
+        let c = configuration(
+            &spec_with(
+                "[[configuration.cache]]\ngroup = \"p0\"\ncpus = \"0-1\"\nl2 = { mask = \"0xffc00\", ids = [0] }\n\
+                 [configuration.cache_default]\nl2 = { mask = \"3ff\", ids = [0] }\n",
+            ),
+            "0-3",
+            "p",
+        );
+        let mut groups = c.settings.cache.clone();
+        groups[0].tasks = vec![4242];
+        let mut s = CacheAllocation::new(groups, c.settings.cache_default.clone());
+        s.validate(root).unwrap();
+        let mut j = Journal::begin(root).unwrap();
+        let report = s.apply(root, &mut j).unwrap();
+        let applied = "p0 cpus=0-1 tasks=4242 L2:0=ffc00; (default) L2:0=3ff";
+        assert_eq!(
+            (
+                report.before.as_str(),
+                report.applied.as_str(),
+                report.verified.as_str(),
+                report.ok
+            ),
+            ("p0 absent; (default) L2:0=fffff", applied, applied, true)
+        );
+        let r = "sys/fs/resctrl";
+        assert_eq!(
+            read(root, &format!("{r}/schemata")),
+            "    L2:0=003ff;1=fffff;2=fffff;3=fffff\n"
+        );
+        assert_eq!(
+            read(root, &format!("{r}/p0/schemata")),
+            "    L2:0=ffc00;1=fffff;2=fffff;3=fffff\n"
+        );
+        assert_eq!(read(root, &format!("{r}/p0/cpus_list")), "0-1\n");
+        assert_eq!(read(root, &format!("{r}/p0/tasks")), "4242\n");
+        assert_eq!(read(root, &format!("{r}/p0/mode")), "shareable\n");
+        // One table per L2 id, each with the CPUs of its core only.
+        assert_eq!(report.notes.len(), 16);
+        assert_eq!(report.notes[0], "L2 id 0: 20 ways");
+        assert_eq!(
+            report.notes[2],
+            format!(
+                "  CPUs  {}  -{}",
+                "  C0".repeat(10),
+                "          -".repeat(9)
+            )
+        );
+        assert_eq!(
+            report.notes[3],
+            format!("  groups{}{}", "  p0".repeat(10), "  (default)".repeat(10))
+        );
+        assert_eq!(report.notes[4], "L2 id 1: 20 ways");
+        let row = |label: &str, cell: &str, width: usize| {
+            let cells = format!("  {cell:<width$}").repeat(20);
+            format!("  {label:<6}{}", cells.trim_end())
+        };
+        assert_eq!(report.notes[6], row("CPUs", "C1", 12));
+        assert_eq!(report.notes[7], row("groups", "(default),p0", 12));
+        // p0 keeps every way of the other L2s, where none of its CPUs is.
+        assert_eq!(report.notes[10], row("CPUs", "C2", 12));
+        assert_eq!(report.notes[11], row("groups", "(default),p0", 12));
+        s.restore(root, &mut j).unwrap();
+        assert_eq!(tree(root), tree(&fixture("resctrl-l2-20bit")));
+        j.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn sparse_masks_beside_another_tools_group_and_back() {
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("resctrl-l3-mb-sparse");
+        let root = dir.path();
+        let mut rt = group("rt", &[2], Resource::L3, "4-5,12-13");
+        rt.mb = Some(20);
+        let mut s = CacheAllocation::new(vec![rt], None);
+        s.validate(root).unwrap();
+        let mut j = Journal::begin(root).unwrap();
+        let report = s.apply(root, &mut j).unwrap();
+        assert_eq!(report.verified, "rt cpus=2 L3:0=3030;1=3030 MB:0=20;1=20");
+        assert!(report.ok);
+        assert_eq!(
+            read(root, "sys/fs/resctrl/rt/schemata"),
+            "    L3:0=3030;1=3030\n    MB:0=  20;1=  20\n"
+        );
+        // The other tool's group is shown and left alone.
+        assert_eq!(
+            report.notes[..4],
+            [
+                "L3 id 0: 15 ways",
+                "  way     14         13            12            11         10         9          8          7          6          5             4             3          2          1                0",
+                "  CPUs    C[0-1,3]   C[0-3]        C[0-3]        C[0-1,3]   C[0-1,3]   C[0-1,3]   C[0-1,3]   C[0-1,3]   C[0-1,3]   C[0-3]        C[0-3]        C[0-1,3]   C[0-1,3]   C[0-1,3]         C[0-1,3]",
+                "  groups  (default)  (default),rt  (default),rt  (default)  (default)  (default)  (default)  (default)  (default)  (default),rt  (default),rt  (default)  (default)  (default),batch  (default),batch",
+            ]
+        );
+        assert_eq!(
+            report.notes[8..],
+            [
+                "MB id 0: (default) 100%, batch 50%, rt 20%",
+                "MB id 1: (default) 100%, batch 50%, rt 20%",
+            ]
+        );
+        s.restore(root, &mut j).unwrap();
+        assert_eq!(tree(root), tree(&fixture("resctrl-l3-mb-sparse")));
+        j.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn the_spec_wires_the_setting_in() {
+        let c = configuration(
+            include_str!("../../../examples/cache.toml"),
+            "0-3",
+            "partitioned",
+        );
+        let (settings, _) = config_settings(&c).unwrap();
+        let names: Vec<String> = settings.iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["irq_affinity", "resctrl"]);
+        let shared = configuration(
+            include_str!("../../../examples/cache.toml"),
+            "0-3",
+            "shared",
+        );
+        let (settings, _) = config_settings(&shared).unwrap();
+        let names: Vec<String> = settings.iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["irq_affinity"]);
+    }
+
+    /// The bad-input message of validating `groups`/`default` on a copy of
+    /// `fixture` (after `edit`), which must stay unchanged.
+    fn refusal(
+        fixture_name: &str,
+        groups: Vec<CacheGroup>,
+        default: Option<CacheDefault>,
+        edit: impl Fn(&Path),
+    ) -> String {
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture(fixture_name);
+        let root = dir.path();
+        edit(root);
+        let before = tree(root);
+        let mut j = Journal::begin(root).unwrap();
+        let mut settings: Vec<Box<dyn Setting>> =
+            vec![Box::new(CacheAllocation::new(groups, default))];
+        let e = apply_all(&mut settings, root, &mut j).unwrap_err();
+        assert_eq!(tree(root), before, "bad input changed the tree");
+        assert_eq!(j.pending(), 0);
+        j.finish().unwrap();
+        bad_text(e).replace(&root.display().to_string(), "ROOT")
+    }
+
+    #[test]
+    #[serial]
+    fn bad_input_is_refused_before_anything_is_written() {
+        let l3 = |name: &str, cpus: &[usize], ways: &str| group(name, cpus, Resource::L3, ways);
+        let none = |_: &Path| {};
+        let a = "resctrl-l3-8ways";
+        assert_eq!(
+            refusal(a, vec![l3("rt", &[1], "0,2")], None, none),
+            "cache group rt: l3: ways 0,2 (mask 0x5) are not adjacent; L3 takes one block of adjacent ways here (info/L3/sparse_masks is not 1)"
+        );
+        // A kernel without sparse_masks takes no gaps either.
+        assert_eq!(
+            refusal(
+                "resctrl-l2-20bit",
+                vec![group("p0", &[0], Resource::L2, "0-3,10-19")],
+                None,
+                none
+            ),
+            "cache group p0: l2: ways 0-3,10-19 (mask 0xffc0f) are not adjacent; L2 takes one block of adjacent ways here (info/L2/sparse_masks is not 1)"
+        );
+        assert_eq!(
+            refusal(a, vec![l3("rt", &[1], "7-8")], None, none),
+            "cache group rt: l3: ways 7-8 (mask 0x180) reach beyond the 8 ways of L3 (ways 0-7, cbm_mask ff)"
+        );
+        assert_eq!(
+            refusal(a, vec![l3("rt", &[1], "7")], None, |root| {
+                fs::write(root.join("sys/fs/resctrl/info/L3/min_cbm_bits"), "2\n").unwrap()
+            }),
+            "cache group rt: l3: ways 7 (mask 0x80) hold 1 way in a row; L3 needs at least 2 (info/L3/min_cbm_bits)"
+        );
+        assert_eq!(
+            refusal(a, vec![l3("rt", &[1, 7], "6-7")], None, none),
+            "cache group rt: cpus: CPU 7 is not online (online CPUs: 0-3)"
+        );
+        assert_eq!(
+            refusal(
+                a,
+                vec![
+                    l3("c0", &[0], "6-7"),
+                    l3("c1", &[1], "4-5"),
+                    l3("c2", &[2], "2-3"),
+                    l3("c3", &[3], "0-1"),
+                ],
+                None,
+                none
+            ),
+            "5 resctrl groups (the default group, 4 new) need 5 CLOSIDs, but this machine has 4 (info/*/num_closids); use at most 3 cache groups"
+        );
+        assert_eq!(
+            refusal(a, vec![l3("rt/../..", &[1], "6-7")], None, none),
+            "cache group rt/../..: group \"rt/../..\" may use only ASCII letters, digits, _ and - (it names a directory under /sys/fs/resctrl)"
+        );
+        let excl = CacheGroup {
+            exclusive: true,
+            ..l3("rt", &[1], "6-7")
+        };
+        assert_eq!(
+            refusal(a, vec![excl.clone()], None, none),
+            "cache group rt is exclusive, but its L3 ways 6-7 (mask 0xc0) on id 0 overlap ways 6-7 of the default group; shrink the default group in [configuration.cache_default]"
+        );
+        let d = "resctrl-l3-mb-sparse";
+        assert_eq!(
+            refusal(d, vec![l3("rt", &[6], "6-7")], None, none),
+            "cache group rt: cpus: CPU 6 belongs to resctrl group batch already; jitterlab would take it away and could not give it back — leave CPU 6 out or remove that group"
+        );
+        assert_eq!(
+            refusal(d, vec![l3("batch", &[1], "6-7")], None, none),
+            "cache group batch: a resctrl group named batch exists already; choose another name, or remove it (rmdir /sys/fs/resctrl/batch) if nothing uses it"
+        );
+        let mut mb = l3("rt", &[1], "6-7");
+        mb.mb = Some(5);
+        assert_eq!(
+            refusal(d, vec![mb], None, none),
+            "cache group rt: mb: 5% is below the minimum of 10% (info/MB/min_bandwidth)"
+        );
+        assert_eq!(
+            refusal(
+                a,
+                vec![l3("rt", &[1], "6-7")],
+                Some(CacheDefault {
+                    masks: vec![],
+                    mb: Some(50)
+                }),
+                none
+            ),
+            "cache_default: mb: this machine has no memory bandwidth allocation (no /sys/fs/resctrl/info/MB); remove mb"
+        );
+        assert_eq!(
+            refusal("settings-vm", vec![l3("rt", &[1], "6-7")], None, none),
+            NO_CACHE_ALLOCATION
+        );
+        assert_eq!(
+            refusal(a, vec![l3("rt", &[1], "6-7")], None, |root| {
+                fs::remove_dir_all(root.join("sys/fs/resctrl")).unwrap();
+                fs::create_dir(root.join("sys/fs/resctrl")).unwrap();
+            }),
+            "resctrl is not mounted under the sysroot (ROOT/sys/fs/resctrl/info is missing); jitterlab mounts resctrl only on the real root (--sysroot /)"
+        );
+    }
+
+    /// Marks `rels` immutable after writing `status` to
+    /// `info/last_cmd_status`, as a kernel that refuses would leave it.
+    fn refusing(root: &Path, rels: &[&str], status: &str) -> Option<Immutable> {
+        fs::write(root.join("sys/fs/resctrl/info/last_cmd_status"), status).unwrap();
+        Immutable::mark(root, rels)
+    }
+
+    #[test]
+    #[serial]
+    fn a_refused_write_quotes_last_cmd_status_and_leaves_nothing() {
+        let (_jdir, _) = journal_env();
+        let dir = copy_fixture("resctrl-l3-8ways");
+        let root = dir.path();
+        let c = configuration(
+            include_str!("../../../examples/cache.toml"),
+            "0-3",
+            "partitioned",
+        );
+        let mut s = cache_setting(&c);
+        // Valid when checked; refused by the kernel when written.
+        s.validate(root).unwrap();
+        let Some(guard) = refusing(
+            root,
+            &["sys/fs/resctrl/schemata"],
+            "Overlaps with exclusive group\n",
+        ) else {
+            return;
+        };
+        let mut j = Journal::begin(root).unwrap();
+        let e = s.apply(root, &mut j).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "the kernel refused \"L3:0=3\" in {}: Operation not permitted (os error 1); info/last_cmd_status says: Overlaps with exclusive group",
+                p(root, "sys/fs/resctrl/schemata")
+            )
+        );
+        assert_eq!(j.pending(), 0);
+        drop(guard);
+
+        // A group the kernel will not create (the CLOSIDs are taken by
+        // someone else meanwhile): what was written before comes back.
+        let Some(guard) = refusing(root, &["sys/fs/resctrl"], "Out of CLOSIDs\n") else {
+            return;
+        };
+        let e = s.apply(root, &mut j).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "cannot create resctrl group {}: Operation not permitted (os error 1); info/last_cmd_status says: Out of CLOSIDs",
+                p(root, "sys/fs/resctrl/c0")
+            )
+        );
+        drop(guard);
+        assert_eq!(j.pending(), 0);
+        fs::write(root.join("sys/fs/resctrl/info/last_cmd_status"), "ok\n").unwrap();
+        assert_eq!(tree(root), tree(&fixture("resctrl-l3-8ways")));
+        j.finish().unwrap();
+    }
+
+    /// The environment variable that makes [`crash_child`] run, naming the
+    /// tree it changes.
+    const CRASH_ROOT: &str = "JITTERLAB_TEST_RESCTRL_CRASH_ROOT";
+
+    /// The CDP configuration of the crash test.
+    fn crash_configuration() -> CacheAllocation {
+        let c = configuration(
+            &spec_with(
+                "[[configuration.cache]]\ngroup = \"rt\"\ncpus = \"4-5\"\nl3code = { ways = \"8-11\" }\nl3data = { ways = \"8-11\" }\nmb = 50\nexclusive = true\n\
+                 [[configuration.cache]]\ngroup = \"nn\"\ncpus = \"0-3\"\nmb = 30\n\
+                 [configuration.cache_default]\nl3code = { ways = \"0-7\" }\nl3data = { ways = \"0-7\" }\n",
+            ),
+            "0-7",
+            "p",
+        );
+        cache_setting(&c)
+    }
+
+    /// Not a test of its own: the child process of
+    /// [`kill_9_after_apply_then_restore_gives_the_tree_back`]. It applies
+    /// the cache allocation and kills itself with SIGKILL.
+    #[test]
+    #[ignore = "run as a child process by kill_9_after_apply_then_restore_gives_the_tree_back"]
+    fn crash_child() {
+        let root = PathBuf::from(std::env::var_os(CRASH_ROOT).expect(CRASH_ROOT));
+        let mut j = Journal::begin(&root).unwrap();
+        let mut settings: Vec<Box<dyn Setting>> = vec![Box::new(crash_configuration())];
+        apply_all(&mut settings, &root, &mut j).unwrap();
+        sys::kill_process(std::process::id() as i32, sys::SIGKILL).unwrap();
+        unreachable!("SIGKILL ends the process");
+    }
+
+    #[test]
+    #[serial]
+    fn kill_9_after_apply_then_restore_gives_the_tree_back() {
+        let (_jdir, journal_path) = journal_env();
+        let dir = copy_fixture("resctrl-l3-12ways-cdp");
+        let root = dir.path();
+        let child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "system::settings::resctrl::tests::crash_child",
+                "--ignored",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(CRASH_ROOT, root)
+            .env(JOURNAL_ENV, &journal_path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            child.status.signal(),
+            Some(9),
+            "the child must die of SIGKILL; it said: {}",
+            String::from_utf8_lossy(&child.stderr)
+        );
+        assert_eq!(
+            read(root, "sys/fs/resctrl/nn/schemata"),
+            "L3CODE:0=0ff;1=0ff\nL3DATA:0=0ff;1=0ff\n    MB:0= 30;1= 30\n"
+        );
+
+        // The journal, as `jitterlab restore` will read it.
+        let doc: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&journal_path).unwrap()).unwrap();
+        let files = serde_json::json!(["cpus_list", "mode", "schemata", "tasks"]);
+        let schemata = p(root, "sys/fs/resctrl/schemata");
+        assert_eq!(
+            doc["entries"],
+            serde_json::json!([
+                { "id": 1, "kind": "file", "path": schemata,
+                  "old": "L3CODE:0=fff;1=fff\nL3DATA:0=fff;1=fff\n    MB:0=100;1=100\n" },
+                { "id": 2, "kind": "file", "path": schemata,
+                  "old": "L3CODE:0=0ff;1=0ff\nL3DATA:0=fff;1=fff\n    MB:0=100;1=100\n" },
+                { "id": 3, "kind": "resctrl-group", "path": p(root, "sys/fs/resctrl/rt"), "files": files },
+                { "id": 4, "kind": "resctrl-group", "path": p(root, "sys/fs/resctrl/nn"), "files": files },
+            ])
+        );
+        assert_eq!(
+            journal::restore(root).unwrap(),
+            vec![
+                format!("restored resctrl: removed group nn ({})", p(root, "sys/fs/resctrl/nn")),
+                format!("restored resctrl: removed group rt ({})", p(root, "sys/fs/resctrl/rt")),
+                format!("restored {schemata} to \"L3CODE:0=0ff;1=0ff\\nL3DATA:0=fff;1=fff\\n    MB:0=100;1=100\""),
+                format!("restored {schemata} to \"L3CODE:0=fff;1=fff\\nL3DATA:0=fff;1=fff\\n    MB:0=100;1=100\""),
+            ]
+        );
+        assert_eq!(tree(root), tree(&fixture("resctrl-l3-12ways-cdp")));
+        assert!(!journal_path.exists());
+    }
+
+    #[test]
+    fn replay_leaves_what_jitterlab_does_not_make_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("home/user");
+        fs::create_dir_all(&other).unwrap();
+        fs::write(other.join("schemata"), "mine\n").unwrap();
+        // Not under a resctrl root, a bad name, a file the stand-in never makes.
+        for (path, files) in [
+            (other.clone(), vec!["schemata".to_string()]),
+            (dir.path().join("sys/fs/resctrl/a b"), vec![]),
+            (
+                dir.path().join("sys/fs/resctrl/rt"),
+                vec!["../../../home/user/schemata".to_string()],
+            ),
+        ] {
+            assert_eq!(
+                remove_group(&path, &files),
+                (
+                    format!(
+                        "left {} alone: not a resctrl group jitterlab creates",
+                        path.display()
+                    ),
+                    false
+                )
+            );
+        }
+        assert_eq!(read(&other, "schemata"), "mine\n");
+        let gone = dir.path().join("sys/fs/resctrl/rt");
+        assert_eq!(
+            remove_group(&gone, &[]),
+            (
+                format!(
+                    "restored resctrl: group rt ({}) was already gone",
+                    gone.display()
+                ),
+                true
+            )
+        );
+        assert_eq!(
+            unmount(&other),
+            (
+                format!("left {} alone: not a resctrl mount point", other.display()),
+                false
+            )
+        );
+        // Something else is mounted where resctrl was: left mounted.
+        let target = dir.path().join("sys/fs/resctrl");
+        fs::create_dir_all(&target).unwrap();
+        assert_eq!(
+            unmount(&target),
+            (
+                format!(
+                    "restored resctrl: {} was no longer mounted",
+                    target.display()
+                ),
+                true
+            )
+        );
+        if sys::effective_uid() != 0 {
+            eprintln!("skipping the mounted part: mount(2) needs root");
+            return;
+        }
+        sys::mount("jitterlab-test", &target, "tmpfs").unwrap();
+        let (line, handled) = unmount(&target);
+        assert!(handled, "{line}");
+        assert_ne!(
+            sys::filesystem_type(&target).unwrap(),
+            sys::filesystem_type(dir.path()).unwrap()
+        );
+        sys::unmount(&target).unwrap();
+    }
+
+    #[test]
+    fn a_plain_directory_on_the_real_root_is_not_a_stand_in() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!kernel_backed(dir.path(), dir.path()).unwrap());
+        let e = kernel_backed(Path::new("/"), dir.path()).unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!(
+                "{} has an info directory but is not a resctrl file system (statfs type 0x",
+                dir.path().display()
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn this_machine_tells_the_truth() {
+        let root = Path::new("/");
+        match capabilities(root).unwrap() {
+            None => {
+                let s = CacheAllocation::new(vec![group("rt", &[0], Resource::L3, "0")], None);
+                assert_eq!(bad_text(s.validate(root).unwrap_err()), NO_CACHE_ALLOCATION);
+            }
+            Some(caps) => eprintln!(
+                "skipping: this machine has cache allocation ({}); the refusal is tested on fake trees",
+                caps.flags.join(" ")
+            ),
+        }
+    }
+}
