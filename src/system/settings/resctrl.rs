@@ -40,8 +40,9 @@
 //! A write the kernel refuses is an error that quotes
 //! `info/last_cmd_status` verbatim (the kernel resets it at every command,
 //! so it is about that write). Everything is then read back (the padded
-//! format is parsed) and reported: `requested`, `applied` and `verified`
-//! are `GROUP cpus=LIST RES:ID=VALUE… [mode=exclusive]` per group and
+//! format is parsed) and reported: `requested` (bandwidths as asked),
+//! `applied` (as the kernel rounds them) and `verified` are
+//! `GROUP cpus=LIST RES:ID=VALUE… [mode=exclusive]` per group and
 //! `(default) RES:ID=VALUE…`, `; `-separated (a group that does not exist
 //! reads `GROUP absent`); the notes hold the partition tables
 //! ([`jitterlab_core::resctrl::partition_tables`]) of the state read back.
@@ -54,12 +55,13 @@
 //! **Fake trees and the kernel's side effects.** The tests run against
 //! fake trees (`tests/fixtures/resctrl-*`), plain directories where no
 //! kernel answers: `mkdir` makes an empty directory, a write replaces a
-//! file, `rmdir` of a non-empty directory fails. Rather than test code
-//! paths that production never takes, jitterlab itself stands in for the
-//! kernel — and only — when `/sys/fs/resctrl` is *not* a resctrl file
-//! system (`statfs` magic, [`jitterlab_sys::RESCTRL_MAGIC`]; on the real
-//! root that is an error, never a stand-in). The stand-in does what the
-//! kernel would visibly do, nothing more:
+//! file, `rmdir` of a non-empty directory fails. So that the tests run
+//! the very apply, verify and restore code a real machine runs, jitterlab
+//! stands in for the kernel itself, and only when `/sys/fs/resctrl` is
+//! *not* a resctrl file system (`statfs` magic,
+//! [`jitterlab_sys::RESCTRL_MAGIC`]; on the real root that is an error,
+//! never a stand-in). The stand-in does what the kernel would visibly do,
+//! nothing more:
 //!
 //! - after `mkdir` it creates the files jitterlab uses, as the kernel
 //!   fills them: `schemata` (the default group's resources and padding,
@@ -72,8 +74,8 @@
 //!   and removing the group removes exactly those, then the directory
 //!   (on a real resctrl the list is empty and only `rmdir` runs).
 //!
-//! So the same apply, verify and restore code runs on both, and a test
-//! compares the whole fake tree before and after byte for byte. A kernel
+//! A test then compares the whole fake tree before and after byte for
+//! byte (directories included). A kernel
 //! refusal is imitated by making the file immutable (`chattr +i`) and
 //! writing the kernel's message to `info/last_cmd_status`.
 
@@ -510,6 +512,7 @@ impl CacheAllocation {
         }
 
         let after = read_state(&dir)?;
+        let requested = self.requested(&plan);
         let applied = plan.describe();
         let verified = describe(&plan, &after, &dir)?;
         for g in &self.groups {
@@ -547,13 +550,38 @@ impl CacheAllocation {
         ));
         Ok(SettingReport {
             name: self.name(),
-            requested: applied.clone(),
+            requested,
             ok: verified == applied,
             before,
             applied,
             verified,
             notes,
         })
+    }
+
+    /// The plan with the bandwidths as asked, before the kernel's rounding:
+    /// the report's `requested`.
+    fn requested(&self, plan: &Plan) -> String {
+        let as_asked = |lines: &mut Vec<SchemataLine>, mb: Option<u32>| {
+            if let Some(mb) = mb {
+                for l in lines.iter_mut().filter(|l| l.resource == "MB") {
+                    for v in &mut l.values {
+                        v.1 = u64::from(mb);
+                    }
+                }
+            }
+        };
+        let mut asked = plan.clone();
+        for g in &mut asked.groups {
+            let mb = self
+                .groups
+                .iter()
+                .find(|x| x.name == g.name)
+                .and_then(|x| x.mb);
+            as_asked(&mut g.lines, mb);
+        }
+        as_asked(&mut asked.default, self.default.as_ref().and_then(|d| d.mb));
+        asked.describe()
     }
 
     /// Creates one group and writes its files (module doc, step 2).
@@ -1014,6 +1042,10 @@ mod tests {
         let mut j = Journal::begin(root).unwrap();
         let report = s.apply(root, &mut j).unwrap();
         let applied = "rt cpus=4-5 L3CODE:0=f00;1=f00 L3DATA:0=f00;1=f00 MB:0=50;1=50 mode=exclusive; nn cpus=0-3 L3DATA:0=f; (default) L3CODE:0=ff;1=ff L3DATA:0=ff;1=ff";
+        assert_eq!(
+            report.requested,
+            applied.replace("MB:0=50;1=50", "MB:0=45;1=45")
+        );
         assert_eq!(report.applied, applied);
         assert_eq!(report.verified, applied);
         assert_eq!(
