@@ -1240,15 +1240,14 @@ mod tests {
         );
         let (settings, _) = config_settings(&c).unwrap();
         let names: Vec<String> = settings.iter().map(|s| s.name()).collect();
-        assert_eq!(names, ["irq_affinity", "resctrl"]);
+        assert_eq!(names, ["resctrl"]);
         let shared = configuration(
             include_str!("../../../examples/cache.toml"),
             "0-3",
             "shared",
         );
         let (settings, _) = config_settings(&shared).unwrap();
-        let names: Vec<String> = settings.iter().map(|s| s.name()).collect();
-        assert_eq!(names, ["irq_affinity"]);
+        assert_eq!(settings.len(), 0);
     }
 
     /// The bad-input message of validating `groups`/`default` on a copy of
