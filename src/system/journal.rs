@@ -12,6 +12,11 @@
 //! - [`Undo::Stopped`]: a process jitterlab stopped with `SIGSTOP` (a
 //!   running irqbalance, paused while IRQs are moved), to be resumed with
 //!   `SIGCONT` — only while its pid and start time still match.
+//! - [`Undo::ResctrlGroup`]: a resctrl group jitterlab created, to be
+//!   removed (`{ "kind": "resctrl-group", "path": "/sys/fs/resctrl/rt",
+//!   "files": [] }`; `files` lists what a fake tree's stand-in created);
+//! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
+//!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`).
 //!
 //! **Where.** `<sysroot>/run/jitterlab/journal.json`. `/run` is cleared by a
 //! reboot, exactly when the processes and sysfs values it describes are gone
@@ -113,6 +118,23 @@ pub enum Undo {
         start_ticks: u64,
         /// Its command name (`/proc/PID/comm`), for the report.
         comm: String,
+    },
+    /// A resctrl group jitterlab created: removed
+    /// ([`crate::system::settings::resctrl::remove_group`]).
+    ResctrlGroup {
+        /// The group's directory (already under the sysroot).
+        path: PathBuf,
+        /// Files to remove before the directory: empty on a real resctrl,
+        /// where the kernel removes them; in a fake tree, what jitterlab's
+        /// stand-in for the kernel created.
+        #[serde(default)]
+        files: Vec<String>,
+    },
+    /// resctrl, mounted by jitterlab: unmounted
+    /// ([`crate::system::settings::resctrl::unmount`]).
+    ResctrlMount {
+        /// The mount point (already under the sysroot).
+        target: PathBuf,
     },
 }
 
@@ -337,6 +359,10 @@ fn undo(undo: &Undo, same_boot: bool) -> (String, bool) {
             ),
         },
         Undo::Netns { name } => delete_netns(name),
+        Undo::ResctrlGroup { path, files } => {
+            crate::system::settings::resctrl::remove_group(path, files)
+        }
+        Undo::ResctrlMount { target } => crate::system::settings::resctrl::unmount(target),
         Undo::Neighbour {
             pgid,
             start_ticks,

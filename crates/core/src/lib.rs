@@ -18,6 +18,7 @@ pub mod event;
 pub mod hist;
 pub mod outlier;
 pub mod preset;
+pub mod resctrl;
 pub mod result;
 pub mod sink;
 pub mod spec;

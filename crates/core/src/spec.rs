@@ -96,6 +96,31 @@
 //! `cpus` naming a probe CPU: some documented loads deliberately hit the
 //! measured core); that is a warning in the plan, not an error.
 //!
+//! # Cache allocation
+//!
+//! A configuration may partition the caches through resctrl (seed 000's
+//! Configuration 3, seed 002's resctrl steps; [`crate::resctrl`] has the
+//! rules):
+//!
+//! ```toml
+//! [[configuration.cache]]        # one resctrl group; zero or more
+//! group = "rt"                   # required, [A-Za-z0-9_-]+, unique; never a path
+//! cpus = "1"                     # required: the CPUs that allocate with its masks
+//! l3 = { ways = "6-7" }          # or { mask = "0xc0" }; optional ids = [0] (default: every id)
+//! # l2, l3code, l3data, l2code, l2data: the same shape (CDP halves when mounted with -o cdp)
+//! mb = 50                        # optional: memory bandwidth percent, 1..=100
+//! exclusive = true               # optional: no other group may use its ways
+//!
+//! [configuration.cache_default]  # optional: shrink the default group
+//! l3 = { ways = "0-5" }          # same keys as a group's, without group, cpus, exclusive
+//! ```
+//!
+//! The parser checks what needs no machine (names, way lists, hex masks,
+//! ids, online CPUs, a CPU in one group only, `l3` beside `l3code`); the
+//! masks are checked against the machine's `cbm_mask`, `min_cbm_bits`,
+//! `sparse_masks` and `num_closids` when the configuration is validated on
+//! it, before anything is written.
+//!
 //! # Errors
 //!
 //! Every error is one line, `FILE:LINE: KEY: MESSAGE`, where KEY is the
@@ -120,6 +145,9 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::cell::CellKey;
+use crate::resctrl::{
+    check_group_name, parse_mask, parse_ways, CacheDefault, CacheGroup, CacheMask, Resource,
+};
 use crate::result::ProbeKind;
 use crate::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
@@ -238,6 +266,12 @@ pub struct Configuration {
 /// start, verified, and restored after the cell.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ConfigSettings {
+    /// resctrl groups to create (`[[configuration.cache]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache: Vec<CacheGroup>,
+    /// How to shrink the default resctrl group (`[configuration.cache_default]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_default: Option<CacheDefault>,
     /// Move every movable IRQ (and the default affinity) to these CPUs.
     pub irq_cpus: Option<Vec<usize>>,
     /// cpufreq governor of the probe CPUs.
@@ -518,6 +552,9 @@ struct RawConfiguration {
     priority: Option<Spanned<i64>>,
     nice: Option<Spanned<i64>>,
     dma_latency: Option<Spanned<bool>>,
+    #[serde(default)]
+    cache: Vec<Spanned<RawCacheGroup>>,
+    cache_default: Option<Spanned<RawCacheDefault>>,
     irq_cpus: Option<Spanned<String>>,
     governor: Option<Spanned<String>>,
     timer_migration: Option<Spanned<bool>>,
@@ -525,6 +562,70 @@ struct RawConfiguration {
     min_freq: Option<Spanned<String>>,
     max_freq: Option<Spanned<String>>,
     fair_server_runtime: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCacheGroup {
+    group: Option<Spanned<String>>,
+    cpus: Option<Spanned<String>>,
+    l3: Option<Spanned<RawWays>>,
+    l3code: Option<Spanned<RawWays>>,
+    l3data: Option<Spanned<RawWays>>,
+    l2: Option<Spanned<RawWays>>,
+    l2code: Option<Spanned<RawWays>>,
+    l2data: Option<Spanned<RawWays>>,
+    mb: Option<Spanned<i64>>,
+    exclusive: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCacheDefault {
+    l3: Option<Spanned<RawWays>>,
+    l3code: Option<Spanned<RawWays>>,
+    l3data: Option<Spanned<RawWays>>,
+    l2: Option<Spanned<RawWays>>,
+    l2code: Option<Spanned<RawWays>>,
+    l2data: Option<Spanned<RawWays>>,
+    mb: Option<Spanned<i64>>,
+}
+
+/// The cache keys of a group's table, by resource.
+type RawMasks<'a> = [(Resource, &'a Option<Spanned<RawWays>>); 6];
+
+impl RawCacheGroup {
+    fn masks(&self) -> RawMasks<'_> {
+        [
+            (Resource::L3, &self.l3),
+            (Resource::L3Code, &self.l3code),
+            (Resource::L3Data, &self.l3data),
+            (Resource::L2, &self.l2),
+            (Resource::L2Code, &self.l2code),
+            (Resource::L2Data, &self.l2data),
+        ]
+    }
+}
+
+impl RawCacheDefault {
+    fn masks(&self) -> RawMasks<'_> {
+        [
+            (Resource::L3, &self.l3),
+            (Resource::L3Code, &self.l3code),
+            (Resource::L3Data, &self.l3data),
+            (Resource::L2, &self.l2),
+            (Resource::L2Code, &self.l2code),
+            (Resource::L2Data, &self.l2data),
+        ]
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWays {
+    ways: Option<Spanned<String>>,
+    mask: Option<Spanned<String>>,
+    ids: Option<Spanned<Vec<Spanned<i64>>>>,
 }
 
 #[derive(Deserialize)]
@@ -1081,6 +1182,7 @@ fn configurations(
             (Some(priority), None)
         };
         let dma_latency = c.dma_latency.as_ref().is_none_or(|v| *v.get_ref());
+        let (cache, cache_default) = cache_settings(ck, c, &p)?;
         let irq_cpus = match &c.irq_cpus {
             Some(v) => {
                 let cpus = ck.nonempty_cpus(v, &k("irq_cpus"), "IRQ")?;
@@ -1147,6 +1249,8 @@ fn configurations(
             nice,
             dma_latency,
             settings: ConfigSettings {
+                cache,
+                cache_default,
                 irq_cpus,
                 governor,
                 timer_migration: c.timer_migration.as_ref().map(|v| *v.get_ref()),
@@ -1158,6 +1262,185 @@ fn configurations(
         });
     }
     Ok(out)
+}
+
+/// The `[[configuration.cache]]` groups and `[configuration.cache_default]`
+/// of configuration `p` (`configuration[i]`), checked as far as no
+/// machine is needed (see "Cache allocation" in the module doc).
+fn cache_settings(
+    ck: &Checker,
+    c: &RawConfiguration,
+    p: &str,
+) -> Check<(Vec<CacheGroup>, Option<CacheDefault>)> {
+    let mut groups: Vec<CacheGroup> = Vec::new();
+    let mut owner: Vec<(usize, usize)> = Vec::new();
+    for (j, t) in c.cache.iter().enumerate() {
+        let gp = format!("{p}.cache[{j}]");
+        let k = |key: &str| format!("{gp}.{key}");
+        let g = t.get_ref();
+        let Some(name_v) = &g.group else {
+            return Err(ck.err(
+                t.span(),
+                &k("group"),
+                "missing; every cache group needs a name, e.g. group = \"rt\"",
+            ));
+        };
+        let name = name_v.get_ref().clone();
+        check_group_name(&name).map_err(|e| ck.err(name_v.span(), &k("group"), e))?;
+        let used = groups.iter().map(|o| o.name.as_str());
+        ck.unique(
+            &name,
+            name_v.span(),
+            &k("group"),
+            used,
+            &format!("{p}.cache"),
+            "cache group",
+        )?;
+        let cpus = match &g.cpus {
+            Some(v) => {
+                let cpus = ck.nonempty_cpus(v, &k("cpus"), "cache group")?;
+                for &cpu in &cpus {
+                    if let Some(&(_, other)) = owner.iter().find(|(c, _)| *c == cpu) {
+                        return Err(ck.err(
+                            v.span(),
+                            &k("cpus"),
+                            format!(
+                                "CPU {cpu} is already in cache group {} ({p}.cache[{other}]); a CPU belongs to one resctrl group",
+                                groups[other].name
+                            ),
+                        ));
+                    }
+                    owner.push((cpu, j));
+                }
+                cpus
+            }
+            None => return Err(ck.err(
+                t.span(),
+                &k("cpus"),
+                "missing; give the CPUs that allocate with this group's ways, e.g. cpus = \"1\"",
+            )),
+        };
+        let (masks, mb) = cache_alloc(ck, g.masks(), &g.mb, &gp)?;
+        if masks.is_empty() && mb.is_none() {
+            return Err(ck.err(
+                t.span(),
+                &gp,
+                format!(
+                    "cache group {name} allocates nothing; give l3, l2, l3code, l3data, l2code, l2data or mb"
+                ),
+            ));
+        }
+        groups.push(CacheGroup {
+            name,
+            cpus,
+            tasks: Vec::new(),
+            masks,
+            mb,
+            exclusive: g.exclusive.as_ref().is_some_and(|v| *v.get_ref()),
+        });
+    }
+    let default = match &c.cache_default {
+        Some(t) => {
+            let dp = format!("{p}.cache_default");
+            let d = t.get_ref();
+            let (masks, mb) = cache_alloc(ck, d.masks(), &d.mb, &dp)?;
+            if masks.is_empty() && mb.is_none() {
+                return Err(ck.err(
+                    t.span(),
+                    &dp,
+                    "shrinks nothing; give l3, l2, l3code, l3data, l2code, l2data or mb, or leave the table out",
+                ));
+            }
+            Some(CacheDefault { masks, mb })
+        }
+        None => None,
+    };
+    Ok((groups, default))
+}
+
+/// The masks and bandwidth of one group's table `gp`.
+fn cache_alloc(
+    ck: &Checker,
+    given: RawMasks,
+    mb: &Option<Spanned<i64>>,
+    gp: &str,
+) -> Check<(Vec<CacheMask>, Option<u32>)> {
+    let has = |r: Resource| given.iter().any(|(g, v)| *g == r && v.is_some());
+    let mut masks = Vec::new();
+    for (r, v) in given {
+        let Some(v) = v else { continue };
+        let key = format!("{gp}.{}", r.key());
+        let plain = match r {
+            Resource::L3Code | Resource::L3Data => has(Resource::L3),
+            Resource::L2Code | Resource::L2Data => has(Resource::L2),
+            _ => false,
+        };
+        if plain {
+            let p = if r.level() == Some(3) { "l3" } else { "l2" };
+            return Err(ck.err(
+                v.span(),
+                &key,
+                format!(
+                    "{p} and {p}code/{p}data exclude each other: resctrl offers the code and data halves instead of {} only when mounted with CDP; give one kind",
+                    p.to_uppercase()
+                ),
+            ));
+        }
+        let w = v.get_ref();
+        let mask = match (&w.ways, &w.mask) {
+            (Some(_), Some(m)) => {
+                return Err(ck.err(
+                    m.span(),
+                    &format!("{key}.mask"),
+                    "give ways or mask, not both",
+                ))
+            }
+            (Some(ways), None) => parse_ways(ways.get_ref())
+                .map_err(|e| ck.err(ways.span(), &format!("{key}.ways"), e))?,
+            (None, Some(m)) => {
+                parse_mask(m.get_ref()).map_err(|e| ck.err(m.span(), &format!("{key}.mask"), e))?
+            }
+            (None, None) => {
+                return Err(ck.err(v.span(), &key, "give ways = \"6-7\" or mask = \"0xc0\""))
+            }
+        };
+        let ids = match &w.ids {
+            Some(list) => {
+                if list.get_ref().is_empty() {
+                    return Err(ck.err(
+                        list.span(),
+                        &format!("{key}.ids"),
+                        "ids is empty; leave it out for every cache id, or list some, e.g. ids = [0]",
+                    ));
+                }
+                let mut ids: Vec<u32> = Vec::new();
+                for (n, id) in list.get_ref().iter().enumerate() {
+                    let ik = format!("{key}.ids[{n}]");
+                    let id_v = ck.int(id, &ik, 0, i64::from(u32::MAX))? as u32;
+                    if ids.contains(&id_v) {
+                        return Err(ck.err(
+                            id.span(),
+                            &ik,
+                            format!("cache id {id_v} is listed twice"),
+                        ));
+                    }
+                    ids.push(id_v);
+                }
+                Some(ids)
+            }
+            None => None,
+        };
+        masks.push(CacheMask {
+            resource: r,
+            mask,
+            ids,
+        });
+    }
+    let mb = match mb {
+        Some(v) => Some(ck.int(v, &format!("{gp}.mb"), 1, 100)? as u32),
+        None => None,
+    };
+    Ok((masks, mb))
 }
 
 /// The warning for a configuration whose probe CPUs leave no CPU for
@@ -1679,6 +1962,8 @@ mod tests {
         assert_eq!(
             s.configurations[0].settings,
             ConfigSettings {
+                cache: vec![],
+                cache_default: None,
                 irq_cpus: Some(vec![0]),
                 governor: Some("performance".into()),
                 timer_migration: Some(false),
@@ -2075,7 +2360,7 @@ max_exec = "1ms"
     fn unknown_key_names_its_path() {
         assert_eq!(
             err(&with("[[configuration]]\nname = \"a\"\npriorty = 3\n")),
-            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`, `irq_cpus`, `governor`, `timer_migration`, `rt_runtime_us`, `min_freq`, `max_freq`, `fair_server_runtime`"
+            "bench.toml:4: configuration[0].priorty: unknown key `priorty`, expected one of `name`, `probe_cpus`, `neighbour_cpus`, `policy`, `priority`, `nice`, `dma_latency`, `cache`, `cache_default`, `irq_cpus`, `governor`, `timer_migration`, `rt_runtime_us`, `min_freq`, `max_freq`, `fair_server_runtime`"
         );
         assert_eq!(
             err(&with("colour = \"red\"\n")),
@@ -2511,6 +2796,211 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
             "  12/12  c2/cpu/host/wakeup  rep 2  (warm-up 0s + 20m)"
         );
         assert_eq!(lines.len(), 16);
+    }
+
+    /// `duration`, a configuration `p` on CPUs 0-3 with `body`, a probe.
+    fn cache_spec(body: &str) -> String {
+        format!("duration = \"10s\"\n[[configuration]]\nname = \"p\"\n{body}{PROBE}")
+    }
+
+    fn cache_err(body: &str) -> String {
+        match parse_on(&cache_spec(body), "0-3") {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn cache_groups_parse() {
+        let s = parse_on(
+            &cache_spec(
+                "[[configuration.cache]]\ngroup = \"rt\"\ncpus = \"1\"\nl3 = { ways = \"6-7\" }\nmb = 50\nexclusive = true\n\
+                 [[configuration.cache]]\ngroup = \"nn\"\ncpus = \"2-3\"\nl2 = { mask = \"0xffc00\", ids = [2, 3] }\n\
+                 [configuration.cache_default]\nl3 = { mask = \"3f\" }\n",
+            ),
+            "0-3",
+        )
+        .unwrap();
+        let settings = &s.configurations[0].settings;
+        assert_eq!(
+            settings.cache,
+            vec![
+                CacheGroup {
+                    name: "rt".into(),
+                    cpus: vec![1],
+                    tasks: vec![],
+                    masks: vec![CacheMask {
+                        resource: Resource::L3,
+                        mask: 0xc0,
+                        ids: None
+                    }],
+                    mb: Some(50),
+                    exclusive: true,
+                },
+                CacheGroup {
+                    name: "nn".into(),
+                    cpus: vec![2, 3],
+                    tasks: vec![],
+                    masks: vec![CacheMask {
+                        resource: Resource::L2,
+                        mask: 0xffc00,
+                        ids: Some(vec![2, 3])
+                    }],
+                    mb: None,
+                    exclusive: false,
+                },
+            ]
+        );
+        assert_eq!(
+            settings.cache_default,
+            Some(CacheDefault {
+                masks: vec![CacheMask {
+                    resource: Resource::L3,
+                    mask: 0x3f,
+                    ids: None
+                }],
+                mb: None
+            })
+        );
+        assert!(!settings.is_empty());
+        // CDP halves.
+        let s = parse_on(
+            &cache_spec("[[configuration.cache]]\ngroup = \"rt\"\ncpus = \"1\"\nl3code = { ways = \"8-11\" }\nl3data = { ways = \"8-11\", ids = [0] }\n"),
+            "0-3",
+        )
+        .unwrap();
+        let masks: Vec<(Resource, u64)> = s.configurations[0].settings.cache[0]
+            .masks
+            .iter()
+            .map(|m| (m.resource, m.mask))
+            .collect();
+        assert_eq!(
+            masks,
+            [(Resource::L3Code, 0xf00), (Resource::L3Data, 0xf00)]
+        );
+    }
+
+    #[test]
+    fn cache_groups_bad_input_names_file_line_and_key() {
+        let g = "[[configuration.cache]]\n";
+        assert_eq!(
+            cache_err(&format!("{g}cpus = \"1\"\nl3 = {{ ways = \"6-7\" }}\n")),
+            "bench.toml:4: configuration[0].cache[0].group: missing; every cache group needs a name, e.g. group = \"rt\""
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"../../etc\"\ncpus = \"1\"\n")),
+            "bench.toml:5: configuration[0].cache[0].group: group \"../../etc\" may use only ASCII letters, digits, _ and - (it names a directory under /sys/fs/resctrl)"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"info\"\ncpus = \"1\"\n")),
+            "bench.toml:5: configuration[0].cache[0].group: group \"info\" is a directory of resctrl itself; choose another name"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\nl3 = {{ ways = \"6-7\" }}\n")),
+            "bench.toml:4: configuration[0].cache[0].cpus: missing; give the CPUs that allocate with this group's ways, e.g. cpus = \"1\""
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"rt\"\ncpus = \"1,9\"\nl3 = {{ ways = \"6-7\" }}\n"
+            )),
+            "bench.toml:6: configuration[0].cache[0].cpus: CPU 9 is not online (online CPUs: 0-3)"
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"a\"\ncpus = \"1\"\nl3 = {{ ways = \"6-7\" }}\n{g}group = \"b\"\ncpus = \"0-1\"\nl3 = {{ ways = \"4-5\" }}\n"
+            )),
+            "bench.toml:10: configuration[0].cache[1].cpus: CPU 1 is already in cache group a (configuration[0].cache[0]); a CPU belongs to one resctrl group"
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"a\"\ncpus = \"1\"\nl3 = {{ ways = \"6-7\" }}\n{g}group = \"a\"\ncpus = \"2\"\nl3 = {{ ways = \"4-5\" }}\n"
+            )),
+            "bench.toml:9: configuration[0].cache[1].group: name \"a\" is already used by configuration[0].cache[0]; give each cache group its own name"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\n")),
+            "bench.toml:4: configuration[0].cache[0]: cache group rt allocates nothing; give l3, l2, l3code, l3data, l2code, l2data or mb"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ways = \"6-\" }}\n")),
+            "bench.toml:7: configuration[0].cache[0].l3.ways: ways \"6-\" is not a list of cache ways; write them like \"6-7\" or \"0,2\" (way 0 is the lowest bit of the mask)"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ mask = \"0xzz\" }}\n")),
+            "bench.toml:7: configuration[0].cache[0].l3.mask: mask \"0xzz\" is not a hex mask; write it like \"0xc0\" (ways 6-7), or give ways = \"6-7\""
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ways = \"6-7\", mask = \"0xc0\" }}\n"
+            )),
+            "bench.toml:7: configuration[0].cache[0].l3.mask: give ways or mask, not both"
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ids = [0] }}\n"
+            )),
+            "bench.toml:7: configuration[0].cache[0].l3: give ways = \"6-7\" or mask = \"0xc0\""
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ways = \"7\", ids = [] }}\n")),
+            "bench.toml:7: configuration[0].cache[0].l3.ids: ids is empty; leave it out for every cache id, or list some, e.g. ids = [0]"
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ways = \"7\", ids = [0, 0] }}\n"
+            )),
+            "bench.toml:7: configuration[0].cache[0].l3.ids[1]: cache id 0 is listed twice"
+        );
+        assert_eq!(
+            cache_err(&format!(
+                "{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ways = \"7\", ids = [-1] }}\n"
+            )),
+            "bench.toml:7: configuration[0].cache[0].l3.ids[0]: -1 is out of range 0..=4294967295"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\nl3 = {{ ways = \"7\" }}\nl3code = {{ ways = \"7\" }}\n")),
+            "bench.toml:8: configuration[0].cache[0].l3code: l3 and l3code/l3data exclude each other: resctrl offers the code and data halves instead of L3 only when mounted with CDP; give one kind"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\nmb = 0\n")),
+            "bench.toml:7: configuration[0].cache[0].mb: 0 is out of range 1..=100"
+        );
+        assert_eq!(
+            cache_err(&format!("{g}group = \"rt\"\ncpus = \"1\"\nl4 = {{ ways = \"7\" }}\n")),
+            "bench.toml:7: configuration[0].cache[0].l4: unknown key `l4`, expected one of `group`, `cpus`, `l3`, `l3code`, `l3data`, `l2`, `l2code`, `l2data`, `mb`, `exclusive`"
+        );
+        assert_eq!(
+            cache_err("[configuration.cache_default]\n"),
+            "bench.toml:4: configuration[0].cache_default: shrinks nothing; give l3, l2, l3code, l3data, l2code, l2data or mb, or leave the table out"
+        );
+        assert_eq!(
+            cache_err("[configuration.cache_default]\ngroup = \"x\"\n"),
+            "bench.toml:5: configuration[0].cache_default.group: unknown key `group`, expected one of `l3`, `l3code`, `l3data`, `l2`, `l2code`, `l2data`, `mb`"
+        );
+    }
+
+    #[test]
+    fn cache_example_parses() {
+        let s = parse_on(include_str!("../../../examples/cache.toml"), "0-3")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.warnings, Vec::<String>::new());
+        let names: Vec<&str> = s.configurations.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["shared", "partitioned"]);
+        let cache = &s.configurations[1].settings;
+        let groups: Vec<(&str, &[usize], u64)> = cache
+            .cache
+            .iter()
+            .map(|g| (g.name.as_str(), g.cpus.as_slice(), g.masks[0].mask))
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                ("c0", &[0][..], 0xc0),
+                ("c1", &[1][..], 0x30),
+                ("c2", &[2][..], 0xc)
+            ]
+        );
+        assert_eq!(cache.cache_default.as_ref().unwrap().masks[0].mask, 0x3);
     }
 
     #[test]

@@ -260,6 +260,109 @@ pub fn can_write(path: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// The file system magic of resctrl (`RDTGROUP_SUPER_MAGIC`), as
+/// [`filesystem_type`] reports it for `/sys/fs/resctrl` when it is mounted.
+pub const RESCTRL_MAGIC: i64 = 0x0765_5821;
+
+/// What [`flock`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlockOp {
+    /// `LOCK_SH`: a shared lock, waiting for exclusive holders.
+    Shared,
+    /// `LOCK_EX`: an exclusive lock, waiting for every other holder.
+    Exclusive,
+    /// `LOCK_EX | LOCK_NB`: an exclusive lock, or `WouldBlock` at once.
+    TryExclusive,
+    /// `LOCK_UN`: releases the lock (closing the file does too).
+    Unlock,
+}
+
+/// Takes or releases an advisory lock on the open file `file`
+/// (`flock(2)`); the kernel's resctrl documentation asks tools to hold
+/// `LOCK_EX` on `/sys/fs/resctrl` around a read-modify-write. The lock
+/// belongs to the open file description: it ends when `file` is closed.
+pub fn flock(file: &File, op: FlockOp) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let raw = match op {
+        FlockOp::Shared => libc::LOCK_SH,
+        FlockOp::Exclusive => libc::LOCK_EX,
+        FlockOp::TryExclusive => libc::LOCK_EX | libc::LOCK_NB,
+        FlockOp::Unlock => libc::LOCK_UN,
+    };
+    // SAFETY: the descriptor belongs to `file`, which outlives the call;
+    // the operation is a valid flag combination.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), raw) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The C string of a path, or `EINVAL` when it holds a NUL byte.
+fn c_path(path: &Path) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Mounts the file system `fstype` from `source` on `target` with no flags
+/// and no options (`mount(2)`), e.g. `mount("resctrl", "/sys/fs/resctrl",
+/// "resctrl")` as `mount -t resctrl resctrl /sys/fs/resctrl` does.
+pub fn mount(source: &str, target: &Path, fstype: &str) -> io::Result<()> {
+    let einval = |_| io::Error::from_raw_os_error(libc::EINVAL);
+    let source = std::ffi::CString::new(source).map_err(einval)?;
+    let fstype = std::ffi::CString::new(fstype).map_err(einval)?;
+    let target = c_path(target)?;
+    // SAFETY: the three strings are valid NUL-terminated C strings that
+    // outlive the call; flags 0 and a null data pointer are valid.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Unmounts the file system mounted on `target` (`umount2(target, 0)`);
+/// `EINVAL` when nothing is mounted there.
+pub fn unmount(target: &Path) -> io::Result<()> {
+    let target = c_path(target)?;
+    // SAFETY: `target` is a valid NUL-terminated C string that outlives the
+    // call; flags 0 ask for a normal unmount.
+    let rc = unsafe { libc::umount2(target.as_ptr(), 0) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The magic number of the file system `path` is on (`statfs(2)`'s
+/// `f_type`), e.g. [`RESCTRL_MAGIC`].
+pub fn filesystem_type(path: &Path) -> io::Result<i64> {
+    let c = c_path(path)?;
+    // SAFETY: statfs is plain data for which all-zeroes is valid.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated C string and `st` a valid,
+    // writable statfs, both outliving the call.
+    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
+    if rc == 0 {
+        #[allow(clippy::unnecessary_cast)] // __fsword_t is not i64 everywhere
+        Ok(st.f_type as i64)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Resource usage of the calling thread that explains latency outliers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThreadUsage {
@@ -672,6 +775,57 @@ mod tests {
             .unwrap();
         kill_process(child.id() as i32, SIGTERM).unwrap();
         assert_eq!(child.wait().unwrap().signal(), Some(SIGTERM));
+    }
+
+    #[test]
+    fn flock_excludes_a_second_open_file_until_unlocked() {
+        let dir = std::env::temp_dir().join(format!("jl-sys-flock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = File::open(&dir).unwrap();
+        let b = File::open(&dir).unwrap();
+        flock(&a, FlockOp::Exclusive).unwrap();
+        assert_eq!(
+            flock(&b, FlockOp::TryExclusive).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        flock(&a, FlockOp::Unlock).unwrap();
+        flock(&b, FlockOp::TryExclusive).unwrap();
+        drop(b); // closing releases it
+        flock(&a, FlockOp::Shared).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn mount_unmount_and_filesystem_type() {
+        let dir = std::env::temp_dir().join(format!("jl-sys-mount-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let before = filesystem_type(&dir).unwrap();
+        assert_ne!(before, RESCTRL_MAGIC);
+        assert_eq!(
+            filesystem_type(&dir.join("missing"))
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc::ENOENT)
+        );
+        if effective_uid() != 0 {
+            eprintln!("skipping the mount part: mount(2) needs root");
+            std::fs::remove_dir(&dir).unwrap();
+            return;
+        }
+        const TMPFS_MAGIC: i64 = 0x0102_1994;
+        mount("jitterlab-test", &dir, "tmpfs").unwrap();
+        assert_eq!(filesystem_type(&dir).unwrap(), TMPFS_MAGIC);
+        unmount(&dir).unwrap();
+        assert_eq!(filesystem_type(&dir).unwrap(), before);
+        assert_eq!(
+            unmount(&dir).unwrap_err().raw_os_error(),
+            Some(libc::EINVAL)
+        );
+        assert_eq!(
+            mount("x", &dir, "no-such-fs").unwrap_err().raw_os_error(),
+            Some(libc::ENODEV)
+        );
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]

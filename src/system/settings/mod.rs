@@ -1,7 +1,7 @@
 //! Settings: reversible changes to the machine — IRQ affinity (with
 //! irqbalance paused meanwhile), sysctls, the cpufreq governor and
-//! frequencies — each read, validated, applied, verified and restored
-//! (DESIGN rule 4).
+//! frequencies, resctrl cache groups — each read, validated, applied,
+//! verified and restored (DESIGN rule 4).
 //!
 //! A configuration is a list of [`Setting`]s. Each one
 //!
@@ -45,6 +45,7 @@
 pub mod cpufreq;
 pub mod irq;
 pub mod irqbalance;
+pub mod resctrl;
 pub mod sysctl;
 
 use std::fs::OpenOptions;
@@ -69,6 +70,7 @@ use jitterlab_core::spec::Configuration;
 use self::cpufreq::{Cpufreq, CpufreqRequest};
 use self::irq::IrqAffinity;
 use self::irqbalance::IrqbalancePause;
+use self::resctrl::CacheAllocation;
 use self::sysctl::{FairServer, Sysctl};
 
 /// One reversible change to the machine (see the module doc for the
@@ -158,6 +160,12 @@ pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)
         let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
         warnings.extend(irq.warnings());
         v.push(Box::new(irq));
+    }
+    if !s.cache.is_empty() || s.cache_default.is_some() {
+        v.push(Box::new(CacheAllocation::new(
+            s.cache.clone(),
+            s.cache_default.clone(),
+        )));
     }
     if s.governor.is_some() || s.min_freq_khz.is_some() || s.max_freq_khz.is_some() {
         v.push(Box::new(Cpufreq::new(CpufreqRequest {
