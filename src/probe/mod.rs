@@ -6,5 +6,6 @@
 //! does. Each thread pushes every cycle into its own preallocated
 //! `Recorder` (the sink of `jitterlab_core::sink`) and nothing else.
 
+pub mod ctxswitch;
 pub mod periodic;
 pub mod scan;
