@@ -414,7 +414,7 @@ pub(crate) fn check_limits(count: Option<u64>, duration: Option<u64>) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::error::BadInput;
 

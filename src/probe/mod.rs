@@ -8,4 +8,5 @@
 
 pub mod ctxswitch;
 pub mod periodic;
+pub mod response;
 pub mod scan;
