@@ -293,13 +293,13 @@ fn sample(index: u64, take: u64, give: u64) -> EventSample {
 /// 1), and how many grid points were skipped to get there (0 when the next
 /// one is still ahead). `interval` must be positive.
 pub(crate) fn next_release(release: u64, interval: u64, now: u64) -> (u64, u64) {
-    let next = release + interval;
+    let next = release.saturating_add(interval);
     if now < next {
         return (next, 0);
     }
     // `now` is at or past `next`: jump to the first point after `now`.
     let behind = (now - next) / interval + 1;
-    (next + behind * interval, behind)
+    (next.saturating_add(behind.saturating_mul(interval)), behind)
 }
 
 /// Sleeps until the absolute monotonic time `t`, again after a signal.

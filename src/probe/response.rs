@@ -454,7 +454,7 @@ impl Response {
             let Ok((pacer, made)) = event_thread.join() else {
                 bail!("the event thread panicked");
             };
-            let (ended, lost) = made?;
+            let (ended, lost) = made.context("the event thread's event call failed")?;
             let responses = answered?;
             Ok(ResponseOutcome {
                 source: args.source,
@@ -505,7 +505,7 @@ impl Pacer {
     fn new(args: &ResponseArgs, start: u64) -> Pacer {
         Pacer {
             interval: args.interval,
-            release: start + args.interval,
+            release: start.saturating_add(args.interval),
             deadline: args.duration.map_or(u64::MAX, |d| start.saturating_add(d)),
             count: args.count.unwrap_or(u64::MAX),
             made: 0,
