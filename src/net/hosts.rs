@@ -32,6 +32,20 @@
 //! machinery, pinned and in their own process group, through `ip netns
 //! exec`, which enters the namespace and gives the process the namespace's
 //! own `/sys`.
+//!
+//! **Other pairs.** The `response` probe needs a pair of its own: its UDP
+//! source sends from an "event" namespace to the probe's "response"
+//! namespace, possibly while a flood runs in the pair above. A
+//! [`PairKind`] names a pair's namespaces, veth ends and /30, and
+//! [`NetnsPair`] makes any kind the same way — journaled first, deleted on
+//! teardown and on drop — with the flood's pair ([`FLOOD_PAIR`]) built by
+//! the same steps. Every kind jitterlab makes is listed here, so [`undo`]
+//! knows every name it may delete:
+//!
+//! | kind | namespaces | veth ends | addresses |
+//! |---|---|---|---|
+//! | [`FLOOD_PAIR`] | `jl<pid>tx`, `jl<pid>rx` | `jl<pid>a`, `jl<pid>b` | 198.18.0.1/30, 198.18.0.2/30 |
+//! | [`RESPONSE_PAIR`] | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
 
 // The bench runner starts the network scenario through this module; until
 // it is wired in, only tests call it.
@@ -45,10 +59,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::bad;
 
-/// Address of the tx namespace's veth end.
-pub const TX_ADDR: &str = "198.18.0.1/30";
-/// Address of the rx namespace's veth end.
-pub const RX_ADDR: &str = "198.18.0.2/30";
 /// Where the flood is sent: the rx end, without its prefix length.
 pub const RX_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 /// UDP port of the sink (the "discard" service: nothing is answered).
@@ -63,6 +73,79 @@ const MAX_NAME: usize = 15;
 const IP: &str = "ip";
 /// The refusal when not root.
 const NEEDS_ROOT: &str = "the network scenario needs root (CAP_NET_ADMIN) to create network namespaces; run as root or drop the scenario";
+
+/// One kind of namespace pair: how its namespaces and veth ends are named
+/// (`jl<pid>` + a suffix) and addressed, and who needs it (for refusals).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairKind {
+    /// Suffix of the first ("sending") namespace.
+    pub ns_a: &'static str,
+    /// Suffix of the second ("receiving", the probe's) namespace.
+    pub ns_b: &'static str,
+    /// Suffix of the veth end in the first namespace.
+    pub veth_a: &'static str,
+    /// Suffix of the veth end in the second namespace.
+    pub veth_b: &'static str,
+    /// Address of the first end.
+    pub ip_a: Ipv4Addr,
+    /// Address of the second end.
+    pub ip_b: Ipv4Addr,
+    /// Prefix length of both addresses.
+    pub prefix_len: u8,
+    /// What needs the pair, as refusals name it ("the network scenario").
+    pub who: &'static str,
+    /// The refusal when not root.
+    pub needs_root: &'static str,
+}
+
+impl PairKind {
+    /// The first end's address with its prefix length (`198.18.0.1/30`).
+    fn cidr_a(&self) -> String {
+        format!("{}/{}", self.ip_a, self.prefix_len)
+    }
+
+    /// The second end's address with its prefix length.
+    fn cidr_b(&self) -> String {
+        format!("{}/{}", self.ip_b, self.prefix_len)
+    }
+}
+
+/// The flood's pair: `jl<pid>tx` → `jl<pid>rx`.
+pub const FLOOD_PAIR: PairKind = PairKind {
+    ns_a: "tx",
+    ns_b: "rx",
+    veth_a: "a",
+    veth_b: "b",
+    ip_a: Ipv4Addr::new(198, 18, 0, 1),
+    ip_b: RX_IP,
+    prefix_len: 30,
+    who: "the network scenario",
+    needs_root: NEEDS_ROOT,
+};
+
+/// The `response` probe's pair: events from `jl<pid>ev` to the probe in
+/// `jl<pid>rs`, on the /30 after the flood's.
+pub const RESPONSE_PAIR: PairKind = PairKind {
+    ns_a: "ev",
+    ns_b: "rs",
+    veth_a: "e",
+    veth_b: "r",
+    ip_a: Ipv4Addr::new(198, 18, 0, 5),
+    ip_b: Ipv4Addr::new(198, 18, 0, 6),
+    prefix_len: 30,
+    who: "the response probe's udp source",
+    needs_root: "the response probe's udp source needs root (CAP_NET_ADMIN) to create network namespaces; run as root or use --source eventfd",
+};
+
+/// Every kind of pair jitterlab makes.
+const KINDS: [PairKind; 2] = [FLOOD_PAIR, RESPONSE_PAIR];
+
+/// True for addresses in the benchmarking range 198.18.0.0/15 (RFC 2544),
+/// the only one jitterlab's namespaces use.
+pub fn in_benchmark_range(addr: Ipv4Addr) -> bool {
+    let o = addr.octets();
+    o[0] == 198 && o[1] & 0xfe == 18
+}
 
 /// One change [`NetFlood::setup`] makes to the machine, journaled before it
 /// is made.
@@ -83,15 +166,21 @@ struct Names {
 }
 
 impl Names {
-    /// The names for jitterlab process `pid`. A `u32` has at most 10
-    /// digits, so the longest name is 14 characters: every name fits the
-    /// kernel's limit whatever the pid (a test checks the largest).
+    /// The flood pair's names for jitterlab process `pid`.
     fn for_pid(pid: u32) -> Names {
+        Names::of(&FLOOD_PAIR, pid)
+    }
+
+    /// The names of a `kind` pair for jitterlab process `pid`. A `u32` has
+    /// at most 10 digits and a suffix at most 2 characters, so the longest
+    /// name is 14 characters: every name fits the kernel's limit whatever
+    /// the pid (a test checks the largest).
+    fn of(kind: &PairKind, pid: u32) -> Names {
         Names {
-            tx: format!("jl{pid}tx"),
-            rx: format!("jl{pid}rx"),
-            veth_tx: format!("jl{pid}a"),
-            veth_rx: format!("jl{pid}b"),
+            tx: format!("jl{pid}{}", kind.ns_a),
+            rx: format!("jl{pid}{}", kind.ns_b),
+            veth_tx: format!("jl{pid}{}", kind.veth_a),
+            veth_rx: format!("jl{pid}{}", kind.veth_b),
         }
     }
 }
@@ -220,10 +309,7 @@ fn setup_with(
     exe: &str,
     before: &mut dyn FnMut(&NetChange) -> Result<()>,
 ) -> Result<NetFlood> {
-    if euid != 0 {
-        return Err(bad(NEEDS_ROOT));
-    }
-    check_ip(ip)?;
+    check_pair_environment(ip, euid, &FLOOD_PAIR)?;
     let names = Names::for_pid(pid);
     let mut flood = NetFlood {
         names,
@@ -232,19 +318,42 @@ fn setup_with(
         live: Vec::new(),
     };
     // On error `flood` is dropped, which deletes what was made.
-    for ns in [flood.names.tx.clone(), flood.names.rx.clone()] {
-        before(&NetChange::Netns(ns.clone()))?;
-        run_ip(ip, &["netns", "add", &ns])?;
-        flood.live.push(ns);
+    build(ip, &flood.names, &FLOOD_PAIR, &mut flood.live, before)?;
+    Ok(flood)
+}
+
+/// Refuses (as bad input) what would make a `kind` pair fail before any
+/// change: not root, or no `ip`.
+fn check_pair_environment(ip: &str, euid: u32, kind: &PairKind) -> Result<()> {
+    if euid != 0 {
+        return Err(bad(kind.needs_root));
     }
-    let n = &flood.names;
+    check_ip(ip, kind.who)
+}
+
+/// Makes the namespaces `names` (journaled through `before` first, each
+/// pushed onto `live` once made, so the owner's drop deletes it on error),
+/// the veth pair between them, their addresses, and brings everything up.
+fn build(
+    ip: &str,
+    n: &Names,
+    kind: &PairKind,
+    live: &mut Vec<String>,
+    before: &mut dyn FnMut(&NetChange) -> Result<()>,
+) -> Result<()> {
+    for ns in [&n.tx, &n.rx] {
+        before(&NetChange::Netns(ns.clone()))?;
+        run_ip(ip, &["netns", "add", ns])?;
+        live.push(ns.clone());
+    }
+    let (cidr_a, cidr_b) = (kind.cidr_a(), kind.cidr_b());
     let steps: [&[&str]; 7] = [
         &[
             "-n", &n.tx, "link", "add", &n.veth_tx, "type", "veth", "peer", "name", &n.veth_rx,
             "netns", &n.rx,
         ],
-        &["-n", &n.tx, "addr", "add", TX_ADDR, "dev", &n.veth_tx],
-        &["-n", &n.rx, "addr", "add", RX_ADDR, "dev", &n.veth_rx],
+        &["-n", &n.tx, "addr", "add", &cidr_a, "dev", &n.veth_tx],
+        &["-n", &n.rx, "addr", "add", &cidr_b, "dev", &n.veth_rx],
         &["-n", &n.tx, "link", "set", "lo", "up"],
         &["-n", &n.rx, "link", "set", "lo", "up"],
         &["-n", &n.tx, "link", "set", &n.veth_tx, "up"],
@@ -253,12 +362,102 @@ fn setup_with(
     for args in steps {
         run_ip(ip, args)?;
     }
-    Ok(flood)
+    Ok(())
+}
+
+/// Two namespaces of one [`PairKind`] joined by a veth pair, addressed and
+/// up; deleted by [`NetnsPair::teardown`] or, failing that, on drop.
+#[derive(Debug)]
+pub struct NetnsPair {
+    kind: PairKind,
+    names: Names,
+    /// The `ip` program.
+    ip: String,
+    /// Namespaces that exist and are still to be deleted, in creation order.
+    live: Vec<String>,
+}
+
+impl NetnsPair {
+    /// Creates a `kind` pair named after this process. `before` is called
+    /// before each namespace is created (an Err from it aborts); on any
+    /// error, what was made is deleted again.
+    ///
+    /// Refused (as bad input, before anything changes) when not root or when
+    /// `ip` is not installed.
+    pub fn setup(
+        kind: PairKind,
+        before: &mut dyn FnMut(&NetChange) -> Result<()>,
+    ) -> Result<NetnsPair> {
+        pair_with(
+            IP,
+            jitterlab_sys::effective_uid(),
+            std::process::id(),
+            kind,
+            before,
+        )
+    }
+
+    /// The first ("sending") namespace.
+    pub fn netns_a(&self) -> &str {
+        &self.names.tx
+    }
+
+    /// The second ("receiving", the probe's) namespace.
+    pub fn netns_b(&self) -> &str {
+        &self.names.rx
+    }
+
+    /// The address of the veth end in the first namespace.
+    pub fn ip_a(&self) -> Ipv4Addr {
+        self.kind.ip_a
+    }
+
+    /// The address of the veth end in the second namespace.
+    pub fn ip_b(&self) -> Ipv4Addr {
+        self.kind.ip_b
+    }
+
+    /// Deletes both namespaces; returns the names it deleted. Close the
+    /// sockets in them first: a namespace lives on, unnamed, while anything
+    /// refers to it.
+    pub fn teardown(mut self) -> Result<Vec<String>> {
+        let live = std::mem::take(&mut self.live);
+        delete_all(&self.ip, live)
+    }
+}
+
+impl Drop for NetnsPair {
+    /// Deletes what [`NetnsPair::teardown`] did not (error and panic paths).
+    fn drop(&mut self) {
+        let live = std::mem::take(&mut self.live);
+        let _ = delete_all(&self.ip, live);
+    }
+}
+
+/// [`NetnsPair::setup`] with its environment given.
+fn pair_with(
+    ip: &str,
+    euid: u32,
+    pid: u32,
+    kind: PairKind,
+    before: &mut dyn FnMut(&NetChange) -> Result<()>,
+) -> Result<NetnsPair> {
+    check_pair_environment(ip, euid, &kind)?;
+    let mut pair = NetnsPair {
+        kind,
+        names: Names::of(&kind, pid),
+        ip: ip.to_string(),
+        live: Vec::new(),
+    };
+    // On error `pair` is dropped, which deletes what was made.
+    build(ip, &pair.names, &kind, &mut pair.live, before)?;
+    Ok(pair)
 }
 
 /// Deletes a namespace a journal recorded, if it still exists (`jitterlab
 /// restore` after a crash); returns whether it deleted it. Refuses any name
-/// jitterlab would not have made (`jl<pid>tx`, `jl<pid>rx`).
+/// jitterlab would not have made (`jl<pid>` and the suffix of one of the
+/// [`PairKind`]s' namespaces: `tx`, `rx`, `ev`, `rs`).
 pub fn undo(change: &NetChange) -> Result<bool> {
     let NetChange::Netns(name) = change;
     if !is_ours(name) {
@@ -281,16 +480,16 @@ pub fn namespaces(ip: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// True for the names [`Names::for_pid`] makes for namespaces.
+/// True for the names [`Names::of`] makes for namespaces of any kind.
 fn is_ours(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("jl") else {
         return false;
     };
-    let digits = rest
-        .strip_suffix("tx")
-        .or_else(|| rest.strip_suffix("rx"))
-        .unwrap_or("");
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    KINDS
+        .iter()
+        .flat_map(|k| [k.ns_a, k.ns_b])
+        .filter_map(|suffix| rest.strip_suffix(suffix))
+        .any(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Deletes `names` (in the order given), trying every one; the names
@@ -317,15 +516,30 @@ fn delete_all(ip: &str, names: Vec<String>) -> Result<Vec<String>> {
 /// Refuses (as bad input), before a bench starts, what would make
 /// [`NetFlood::setup`] fail before any change: not root, or no `ip`.
 pub fn check_environment() -> Result<()> {
-    if jitterlab_sys::effective_uid() != 0 {
-        return Err(bad(NEEDS_ROOT));
-    }
-    check_ip(IP)
+    check_kind_environment(&FLOOD_PAIR)
 }
 
-/// Refuses (as bad input) when `ip` cannot be started.
-fn check_ip(ip: &str) -> Result<()> {
-    ip_output(ip, &["-V"]).map(|_| ())
+/// Refuses (as bad input), before anything starts, what would make
+/// [`NetnsPair::setup`] of `kind` fail before any change: not root, or no
+/// `ip`.
+pub fn check_kind_environment(kind: &PairKind) -> Result<()> {
+    check_pair_environment(IP, jitterlab_sys::effective_uid(), kind)
+}
+
+/// Refuses (as bad input) when `ip` cannot be started, naming `who` needs
+/// it.
+fn check_ip(ip: &str, who: &str) -> Result<()> {
+    match Command::new(ip).arg("-V").output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => bail!(
+            "{ip} -V failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(bad(format!(
+            "{who} needs `{ip}`, which is not installed; install package iproute2 (apt-get install iproute2)"
+        ))),
+        Err(e) => Err(e).with_context(|| format!("starting {ip}")),
+    }
 }
 
 /// Runs `ip ARGS`, failing with its stderr.
@@ -375,6 +589,74 @@ mod tests {
         for n in [longest.tx, longest.rx, longest.veth_tx, longest.veth_rx] {
             assert!(n.len() <= MAX_NAME, "{n}");
         }
+    }
+
+    #[test]
+    fn response_pair_names_and_addresses_stay_apart_from_the_flood() {
+        assert_eq!(
+            Names::of(&RESPONSE_PAIR, 77),
+            Names {
+                tx: "jl77ev".into(),
+                rx: "jl77rs".into(),
+                veth_tx: "jl77e".into(),
+                veth_rx: "jl77r".into(),
+            }
+        );
+        let longest = Names::of(&RESPONSE_PAIR, u32::MAX);
+        for n in [longest.tx, longest.rx, longest.veth_tx, longest.veth_rx] {
+            assert!(n.len() <= MAX_NAME, "{n}");
+        }
+        assert_eq!(
+            [FLOOD_PAIR.cidr_a(), FLOOD_PAIR.cidr_b()],
+            ["198.18.0.1/30", "198.18.0.2/30"]
+        );
+        assert_eq!(
+            [RESPONSE_PAIR.cidr_a(), RESPONSE_PAIR.cidr_b()],
+            ["198.18.0.5/30", "198.18.0.6/30"]
+        );
+        // Different /30 networks, both in the benchmarking range.
+        let net = |ip: Ipv4Addr| u32::from(ip) & !0b11;
+        assert_ne!(net(FLOOD_PAIR.ip_a), net(RESPONSE_PAIR.ip_a));
+        for k in KINDS {
+            assert_eq!(net(k.ip_a), net(k.ip_b));
+            assert!(in_benchmark_range(k.ip_a) && in_benchmark_range(k.ip_b));
+        }
+    }
+
+    #[test]
+    fn benchmark_range_is_198_18_slash_15() {
+        for yes in ["198.18.0.0", "198.18.0.6", "198.19.255.255"] {
+            assert!(in_benchmark_range(yes.parse().unwrap()), "{yes}");
+        }
+        for no in ["198.17.255.255", "198.20.0.0", "127.0.0.1", "10.0.0.1"] {
+            assert!(!in_benchmark_range(no.parse().unwrap()), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_response_pair_is_refused_in_its_own_words() {
+        let mut calls = 0;
+        let e = pair_with("ip", 1000, 42, RESPONSE_PAIR, &mut |_| {
+            calls += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(e.downcast_ref::<BadInput>().is_some());
+        assert_eq!(
+            e.to_string(),
+            "the response probe's udp source needs root (CAP_NET_ADMIN) to create network namespaces; run as root or use --source eventfd"
+        );
+        let e = pair_with("/nonexistent/ip", 0, 42, RESPONSE_PAIR, &mut |_| {
+            calls += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(e.downcast_ref::<BadInput>().is_some());
+        assert_eq!(
+            e.to_string(),
+            "the response probe's udp source needs `/nonexistent/ip`, which is not installed; install package iproute2 (apt-get install iproute2)"
+        );
+        assert_eq!(calls, 0);
     }
 
     #[test]
@@ -464,6 +746,11 @@ mod tests {
         }
         assert!(is_ours("jl12tx"));
         assert!(is_ours("jl4194304rx"));
+        assert!(is_ours("jl12ev"));
+        assert!(is_ours("jl12rs"));
+        for name in ["jl12er", "jlev", "jl12e", "jl1x2rs"] {
+            assert!(!is_ours(name), "{name}");
+        }
     }
 
     /// True when this process may create namespaces with `ip`; otherwise
@@ -577,6 +864,50 @@ mod tests {
         assert_eq!(ours_now(), std::slice::from_ref(&rx));
         assert!(undo(&NetChange::Netns(rx.clone())).unwrap());
         assert!(!undo(&NetChange::Netns(rx)).unwrap());
+        assert!(ours_now().is_empty());
+    }
+
+    #[test]
+    #[serial_test::serial(netns)]
+    fn a_response_pair_lives_beside_a_flood_pair_and_goes_on_teardown_or_drop() {
+        if !can_make_namespaces() {
+            return;
+        }
+        let pid = std::process::id();
+        let (ev, rs) = (format!("jl{pid}ev"), format!("jl{pid}rs"));
+        let (e, r) = (format!("jl{pid}e"), format!("jl{pid}r"));
+        let flood = NetFlood::setup(&mut |_| Ok(())).unwrap();
+        let mut seen = Vec::new();
+        let pair = NetnsPair::setup(RESPONSE_PAIR, &mut |c| {
+            seen.push(c.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [NetChange::Netns(ev.clone()), NetChange::Netns(rs.clone())]
+        );
+        assert_eq!((pair.netns_a(), pair.netns_b()), (ev.as_str(), rs.as_str()));
+        assert_eq!(
+            (pair.ip_a(), pair.ip_b()),
+            (Ipv4Addr::new(198, 18, 0, 5), Ipv4Addr::new(198, 18, 0, 6))
+        );
+        let show = |ns: &str, dev: &str| {
+            ip_output(IP, &["-n", ns, "-o", "-4", "addr", "show", "dev", dev]).unwrap()
+        };
+        assert!(show(&ev, &e).contains(" inet 198.18.0.5/30 "));
+        assert!(show(&rs, &r).contains(" inet 198.18.0.6/30 "));
+        let link = ip_output(IP, &["-n", &rs, "link", "show", "dev", &r]).unwrap();
+        assert!(link.contains(",UP,LOWER_UP>"), "{link}");
+        assert_eq!(ours_now().len(), 2, "the flood pair is untouched");
+        assert_eq!(pair.teardown().unwrap(), [ev.clone(), rs.clone()]);
+        let left = namespaces(IP).unwrap();
+        assert!(!left.contains(&ev) && !left.contains(&rs), "{left:?}");
+        assert_eq!(ours_now().len(), 2);
+        drop(NetnsPair::setup(RESPONSE_PAIR, &mut |_| Ok(())).unwrap());
+        let left = namespaces(IP).unwrap();
+        assert!(!left.contains(&ev) && !left.contains(&rs), "{left:?}");
+        flood.teardown().unwrap();
         assert!(ours_now().is_empty());
     }
 

@@ -30,6 +30,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
+pub mod event;
+
 /// The error number of an interrupted call, as [`sleep_until_ns`] returns it.
 pub const EINTR: i32 = libc::EINTR;
 
