@@ -226,10 +226,112 @@ pub enum RunCommand {
     Cyclic(CyclicArgs),
     /// Timer wake-up latency on one thread per CPU, as cyclictest measures it.
     Wakeup(WakeupArgs),
+    /// Cache sensitivity: a pointer chase over a buffer sized to the cache
+    /// the neighbours share, timed in CPU cycles, with caterpillar's
+    /// per-sample columns (seed 002).
+    Chase(ChaseRunArgs),
+    /// Context-switch latency: two SCHED_FIFO threads on one CPU handing a
+    /// token back and forth (eventfd); one sample per hand-over.
+    Ctxswitch(CtxswitchRunArgs),
+    /// Response latency: an event made on another CPU (eventfd write or UDP
+    /// datagram between two namespaces) wakes the real-time thread, which
+    /// answers it (seed 003's interrupt-to-user and total response).
+    Response(ResponseRunArgs),
     /// Interrupt and thread latency from the kernel's timerlat tracer,
     /// through `rtla timerlat hist` (Debian package rtla); refused, with the
     /// reason, where the kernel has no timerlat tracer.
     Timerlat(TimerlatRunArgs),
+}
+
+/// `jitterlab run chase`.
+#[derive(Debug, Args)]
+pub struct ChaseRunArgs {
+    /// CPU to chase on [default: the last online CPU; with --roles, the
+    /// test role].
+    #[arg(long, value_name = "CPU", conflicts_with = "roles")]
+    pub cpu: Option<usize>,
+
+    /// Cores as seed 002's script places them: test=CPU,neighbour=CPU,irq=CPU.
+    /// The neighbour CPU chooses the shared cache that sizes the buffer; the
+    /// irq CPU receives every movable IRQ for the run (put back after).
+    #[arg(long, value_name = "ROLES")]
+    pub roles: Option<String>,
+
+    /// Buffer to chase [default: half of the cache level the probe CPU
+    /// shares with the neighbours].
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub buffer: Option<u64>,
+
+    /// Timed chases per sample; a sample's jitter is their max - min.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub iterations: u64,
+
+    /// Samples to take [default: 200, or as many as --duration allows].
+    #[arg(long, value_name = "N", conflicts_with = "duration")]
+    pub samples: Option<u64>,
+
+    /// Dependent loads in one timed chase (continuing around the buffer's
+    /// cycle from one chase to the next).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub chase_length: u64,
+
+    /// Options every probe shares (--cycles, --break-trace, --histogram and
+    /// the --max-* limits do not apply to a chase).
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `jitterlab run ctxswitch`.
+#[derive(Debug, Args)]
+pub struct CtxswitchRunArgs {
+    /// CPU both threads share [default: the last online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// One round trip (two hand-overs) per interval; 0 hands the token back
+    /// to back, as `perf bench sched pipe` does (the CPU is then busy with
+    /// real-time work for the whole run).
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    pub interval: u64,
+
+    /// Options every probe shares (--cycles counts hand-overs; --max-latency
+    /// limits the hand-over latency).
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Where a response probe's events come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    /// An eventfd write from the event thread.
+    Eventfd,
+    /// A UDP datagram through a veth pair between two namespaces.
+    Udp,
+}
+
+/// `jitterlab run response`.
+#[derive(Debug, Args)]
+pub struct ResponseRunArgs {
+    /// CPU of the real-time thread [default: the last online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// CPU the events are made on [default: the first other online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub event_cpu: Option<usize>,
+
+    /// What makes the event.
+    #[arg(long, value_enum, default_value = "eventfd")]
+    pub source: SourceArg,
+
+    /// Time between events.
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    pub interval: u64,
+
+    /// Options every probe shares (--cycles counts events; --max-latency
+    /// limits event → response sent).
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 /// `jitterlab run timerlat`.

@@ -39,6 +39,20 @@ fn main() -> ExitCode {
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
         Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
+        Command::Run(RunCommand::Chase(a)) => runner::probes::plan_chase(&cli.sysroot, &cli.db, a)
+            .and_then(|(plan, make)| {
+                runner::execute(&cli.sysroot, &cli.db, plan, &a.common, Some(make))
+            }),
+        Command::Run(RunCommand::Ctxswitch(a)) => {
+            runner::probes::plan_ctxswitch(&cli.sysroot, &cli.db, a).and_then(|(plan, make)| {
+                runner::execute(&cli.sysroot, &cli.db, plan, &a.common, Some(make))
+            })
+        }
+        Command::Run(RunCommand::Response(a)) => {
+            runner::probes::plan_response(&cli.sysroot, &cli.db, a).and_then(|(plan, make)| {
+                runner::execute(&cli.sysroot, &cli.db, plan, &a.common, Some(make))
+            })
+        }
         Command::Run(RunCommand::Timerlat(a)) => {
             runner::timerlat::execute_timerlat(&cli.sysroot, &cli.db, a)
         }

@@ -153,3 +153,166 @@ fn timerlat_says_plainly_what_is_missing() {
     assert!(err.contains("rtla"), "{err}");
     assert!(!dir.path().join("tests.db").exists());
 }
+
+fn run_json(dir: &Path, args: &[&str]) -> (serde_json::Value, String) {
+    let json = dir.join(format!("{}.json", args[1]));
+    let out = jl(dir)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{:?}: {}\n{stdout}",
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (read_json(&json), stdout)
+}
+
+fn refused(args: &[&str], message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    // The 2-CPU fixture tree, so the messages are the same on every machine.
+    let out = jl(dir.path())
+        .arg("--sysroot")
+        .arg(fixture("sysroot-vm"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("jitterlab: error: {message}\n"),
+        "{args:?}"
+    );
+    assert!(!dir.path().join("tests.db").exists());
+}
+
+#[test]
+fn event_probes_refuse_what_does_not_apply_to_them() {
+    refused(
+        &["run", "chase", "--max-latency", "1ms"],
+        "--max-latency does not apply to a chase: it measures CPU cycles, not a latency",
+    );
+    refused(
+        &["run", "chase", "--cycles", "5"],
+        "a chase counts samples: use --samples instead of --cycles",
+    );
+    refused(
+        &["run", "ctxswitch", "--break-trace", "1ms"],
+        "--break-trace applies to the periodic probes (cyclic, wakeup); remove it from run ctxswitch",
+    );
+    refused(
+        &["run", "response", "--max-jitter", "1ms"],
+        "--max-jitter applies to the periodic probes (cyclic, wakeup); remove it from run response",
+    );
+    refused(
+        &["run", "ctxswitch", "--cpu", "99"],
+        "CPU 99 is not online (online CPUs: 0-1); choose one of them with --cpu",
+    );
+    refused(
+        &["run", "chase", "--roles", "test=1,irq=99"],
+        "--roles: the irq CPU 99 is not online (online CPUs: 0-1)",
+    );
+}
+
+#[test]
+#[serial]
+fn chase_stores_every_chase_and_prints_the_sample_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, stdout) = run_json(
+        dir.path(),
+        &[
+            "run",
+            "chase",
+            "--samples",
+            "12",
+            "--iterations",
+            "25",
+            "--buffer",
+            "512KiB",
+        ],
+    );
+    assert_eq!(r["probe"], "chase");
+    let t = &r["threads"][0];
+    // 12 samples × 25 timed chases; one jitter value per sample.
+    assert_eq!(t["metrics"]["chase"]["count"], 300);
+    assert_eq!(t["metrics"]["sample-jitter"]["count"], 12);
+    let d = &r["detail"];
+    assert_eq!(d["rows"].as_array().unwrap().len(), 12);
+    assert_eq!(d["buffer_bytes"], 512 << 10);
+    // A chase of 1024 dependent loads takes at least one cycle per load
+    // and far less than a second.
+    let hz = d["tsc_hz"].as_u64().unwrap();
+    let min = t["metrics"]["chase"]["min"].as_u64().unwrap();
+    let max = t["metrics"]["chase"]["max"].as_u64().unwrap();
+    assert!(min >= 1024 && max < hz, "min {min} max {max} hz {hz}");
+    assert!(stdout.contains("session jitter"), "{stdout}");
+    assert!(stdout.contains(": 300 chases\n"), "{stdout}");
+}
+
+#[test]
+#[serial]
+fn ctxswitch_counts_every_hand_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, _) = run_json(
+        dir.path(),
+        &["run", "ctxswitch", "--interval", "0", "--cycles", "2000"],
+    );
+    let h = &r["threads"][0]["metrics"]["handover"];
+    assert_eq!(h["count"], 2000);
+    let (min, max) = (h["min"].as_i64().unwrap(), h["max"].as_i64().unwrap());
+    assert!(min > 0 && max < 1_000_000_000, "min {min} max {max}");
+    assert_eq!(r["end"], "completed");
+}
+
+#[test]
+#[serial]
+fn response_answers_every_event_from_both_sources() {
+    // The udp source makes network namespaces: root only.
+    let sources: &[&str] = if jitterlab_sys::effective_uid() == 0 {
+        &["eventfd", "udp"]
+    } else {
+        eprintln!("skipping the udp source: making network namespaces needs root");
+        &["eventfd"]
+    };
+    for &source in sources {
+        let dir = tempfile::tempdir().unwrap();
+        let (r, _) = run_json(
+            dir.path(),
+            &[
+                "run",
+                "response",
+                "--source",
+                source,
+                "--cycles",
+                "300",
+                "--interval",
+                "1ms",
+            ],
+        );
+        let m = &r["threads"][0]["metrics"];
+        assert_eq!(m["wakeup"]["count"], 300, "{source}");
+        assert_eq!(m["response"]["count"], 300, "{source}");
+        // The answer is sent after the thread runs: never earlier.
+        assert!(m["response"]["min"].as_i64() >= m["wakeup"]["min"].as_i64());
+        let rx = m["rx-to-thread"]["count"].as_u64().unwrap();
+        assert_eq!(rx, if source == "udp" { 300 } else { 0 }, "{source}");
+    }
+    // The namespaces of the udp run are gone.
+    let ns = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    let me = String::from_utf8_lossy(&ns.stdout);
+    assert!(
+        !me.contains("ev ")
+            && !me
+                .lines()
+                .any(|l| l.ends_with("ev") || l.starts_with("jl") && l.contains("rs")),
+        "{me}"
+    );
+}

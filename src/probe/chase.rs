@@ -69,12 +69,7 @@
 // The integrator wires `jitterlab run chase`; until then nothing outside the
 // tests calls into this module, and this expectation fails the build once
 // something does, so that it is removed with the wiring.
-#![cfg_attr(
-    not(test),
-    expect(dead_code, reason = "wired by `jitterlab run chase`")
-)]
 
-use std::fmt::Write as _;
 use std::fs;
 use std::hint::black_box;
 use std::path::Path;
@@ -83,10 +78,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use jitterlab_core::chase::{
-    choose_buffer, cycles_to_ns, duration_sample_bound, format_bytes, single_cycle, CacheInfo,
-    CacheKind, CpuidTsc, SampleAccumulator, SampleRow, TscSource,
+    choose_buffer, duration_sample_bound, format_bytes, single_cycle, CacheInfo, CacheKind,
+    CpuidTsc, SampleAccumulator, SampleRow, TscSource,
 };
-use jitterlab_core::event::{EventSample, EventSink, MetricDef, MetricUnit, MAX_EVENT_METRICS};
+use jitterlab_core::event::{EventSample, EventSink, MAX_EVENT_METRICS};
 use jitterlab_core::units::{parse_size, CpuList};
 use jitterlab_sys as sys;
 use jitterlab_sys::tsc;
@@ -95,21 +90,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::bad;
 use crate::system::host::{cpuinfo_has_flag, read_opt};
 
-/// The metrics of the chase probe, in the order of an event's values.
-pub const METRICS: [MetricDef; 2] = [
-    MetricDef {
-        name: "chase",
-        unit: MetricUnit::Cycles,
-        signed: false,
-        thresholded: false,
-    },
-    MetricDef {
-        name: "sample-jitter",
-        unit: MetricUnit::Cycles,
-        signed: false,
-        thresholded: false,
-    },
-];
+// The metric table lives with the probe kinds: `ProbeKind::Chase.metrics()`.
 
 /// Timed chases per sample (`--iterations`).
 pub const DEFAULT_ITERATIONS: u64 = 100;
@@ -512,26 +493,31 @@ fn walk(pieces: &[Piece], mut i: usize, n: u64) -> usize {
 
 impl Chase {
     /// TSC frequency, Hz.
+    #[cfg(test)]
     pub fn tsc_hz(&self) -> u64 {
         self.tsc_hz
     }
 
     /// Where the TSC frequency came from.
+    #[cfg(test)]
     pub fn tsc_source(&self) -> TscSource {
         self.tsc_source
     }
 
     /// Buffer size, bytes.
+    #[cfg(test)]
     pub fn buffer_bytes(&self) -> u64 {
         self.buffer_bytes
     }
 
     /// Nodes (cache lines) in the cycle.
+    #[cfg(test)]
     pub fn nodes(&self) -> u64 {
         self.nodes
     }
 
     /// The most samples the run can keep.
+    #[cfg(test)]
     pub fn sample_bound(&self) -> u64 {
         self.bound
     }
@@ -619,91 +605,12 @@ impl Chase {
     }
 }
 
-/// Microseconds with three decimals (whole nanoseconds) for `cycles`.
-fn micros(cycles: u64, tsc_hz: u64) -> String {
-    let ns = cycles_to_ns(cycles, tsc_hz);
-    format!("{}.{:03}", ns / 1000, ns % 1000)
-}
-
-/// The per-sample table with caterpillar's columns — the sample's min, max
-/// and jitter, the session's so far — in TSC cycles, then the same six
-/// values in microseconds at `tsc_hz`. Columns are right-aligned and
-/// separated by two spaces; a first line names the unit of each group.
-pub fn sample_table(rows: &[SampleRow], tsc_hz: u64) -> String {
-    const HEAD: [&str; 13] = [
-        "sample",
-        "min",
-        "max",
-        "jitter",
-        "session min",
-        "session max",
-        "session jitter",
-        "min",
-        "max",
-        "jitter",
-        "session min",
-        "session max",
-        "session jitter",
-    ];
-    let cells: Vec<[String; 13]> = rows
-        .iter()
-        .map(|r| {
-            let v = [
-                r.min,
-                r.max,
-                r.jitter,
-                r.session_min,
-                r.session_max,
-                r.session_jitter,
-            ];
-            std::array::from_fn(|c| match c {
-                0 => r.number.to_string(),
-                1..=6 => v[c - 1].to_string(),
-                _ => micros(v[c - 7], tsc_hz),
-            })
-        })
-        .collect();
-    let width: [usize; 13] = std::array::from_fn(|c| {
-        cells
-            .iter()
-            .map(|row| row[c].len())
-            .chain([HEAD[c].len()])
-            .max()
-            .unwrap_or(0)
-    });
-    let group =
-        |from: usize, to: usize| width[from..to].iter().sum::<usize>() + 2 * (to - from - 1);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:w0$}  {:<wc$}  {}",
-        "",
-        "cycles",
-        format_args!("us (TSC {tsc_hz} Hz)"),
-        w0 = width[0],
-        wc = group(1, 7),
-    );
-    let line = |out: &mut String, row: &[&str]| {
-        let cols: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:>w$}", w = width[c]))
-            .collect();
-        let _ = writeln!(out, "{}", cols.join("  "));
-    };
-    line(&mut out, &HEAD);
-    for row in &cells {
-        let refs: Vec<&str> = row.iter().map(String::as_str).collect();
-        line(&mut out, &refs);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::BadInput;
     use crate::testutil::fixture;
+    use jitterlab_core::event::MetricUnit;
     use jitterlab_core::units::parse_size;
 
     fn cpus(text: &str) -> CpuList {
@@ -720,7 +627,11 @@ mod tests {
     #[test]
     fn metrics_are_chase_and_sample_jitter_in_cycles() {
         assert_eq!(
-            METRICS.map(|m| (m.name, m.unit, m.signed, m.thresholded)),
+            jitterlab_core::result::ProbeKind::Chase
+                .metrics()
+                .iter()
+                .map(|m| (m.name, m.unit, m.signed, m.thresholded))
+                .collect::<Vec<_>>(),
             [
                 ("chase", MetricUnit::Cycles, false, false),
                 ("sample-jitter", MetricUnit::Cycles, false, false),
@@ -1149,46 +1060,5 @@ mod tests {
         );
         assert!(events[0].at >= out.started_at);
         assert_eq!(out.warnings, chase.warnings());
-    }
-
-    #[test]
-    fn the_sample_table_has_caterpillar_columns_in_cycles_and_microseconds() {
-        let rows = [
-            SampleRow {
-                number: 1,
-                chases: 100,
-                min: 20_312,
-                max: 24_412,
-                jitter: 4_100,
-                session_min: 20_312,
-                session_max: 24_412,
-                session_jitter: 4_100,
-            },
-            SampleRow {
-                number: 2,
-                chases: 100,
-                min: 20_100,
-                max: 29_600,
-                jitter: 9_500,
-                session_min: 20_100,
-                session_max: 29_600,
-                session_jitter: 9_500,
-            },
-        ];
-        let want = [
-            "        cycles                                                          us (TSC 2600000000 Hz)",
-            "sample    min    max  jitter  session min  session max  session jitter    min     max  jitter  session min  session max  session jitter",
-            "     1  20312  24412    4100        20312        24412            4100  7.812   9.389   1.577        7.812        9.389           1.577",
-            "     2  20100  29600    9500        20100        29600            9500  7.731  11.385   3.654        7.731       11.385           3.654",
-            "",
-        ];
-        assert_eq!(sample_table(&rows, 2_600_000_000), want.join("\n"));
-        // Without rows the header keeps the width of the column names.
-        let want = [
-            "        cycles                                                      us (TSC 1000000000 Hz)",
-            "sample  min  max  jitter  session min  session max  session jitter  min  max  jitter  session min  session max  session jitter",
-            "",
-        ];
-        assert_eq!(sample_table(&[], 1_000_000_000), want.join("\n"));
     }
 }

@@ -53,14 +53,13 @@
 
 // The runner wires `jitterlab run ctxswitch` to this module; until then only
 // the tests call it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
-use jitterlab_core::event::{EventSample, EventSink, MetricDef, MetricUnit};
+use jitterlab_core::event::{EventSample, EventSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys::event::{EventFd, EVENTFD_MAX};
 use jitterlab_sys::{self as sys, Policy};
@@ -69,13 +68,7 @@ use serde::Serialize;
 use crate::error::bad;
 use crate::system::rt::{self, SchedRequest};
 
-/// The probe's one metric: the latency of one hand-over, ns.
-pub const METRICS: [MetricDef; 1] = [MetricDef {
-    name: "handover",
-    unit: MetricUnit::Ns,
-    signed: false,
-    thresholded: true,
-}];
+// The metric table lives with the probe kinds: `ProbeKind::Ctxswitch.metrics()`.
 
 /// The token that ends the partner thread (no monotonic reading ever gets
 /// near it: it is 584 years after boot).
@@ -417,6 +410,7 @@ pub(crate) fn check_limits(count: Option<u64>, duration: Option<u64>) -> Result<
 pub(crate) mod tests {
     use super::*;
     use crate::error::BadInput;
+    use jitterlab_core::event::{MetricDef, MetricUnit};
 
     fn args(cpu: usize) -> CtxswitchArgs {
         CtxswitchArgs {
@@ -495,7 +489,7 @@ pub(crate) mod tests {
     #[test]
     fn one_thresholded_metric_in_ns() {
         assert_eq!(
-            METRICS,
+            jitterlab_core::result::ProbeKind::Ctxswitch.metrics(),
             [MetricDef {
                 name: "handover",
                 unit: MetricUnit::Ns,

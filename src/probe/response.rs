@@ -73,7 +73,6 @@
 
 // The runner wires `jitterlab run response` to this module; until then only
 // the tests call it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use std::fs::File;
 use std::io;
@@ -84,7 +83,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use jitterlab_core::event::{EventSample, EventSink, MetricDef, MetricUnit};
+use jitterlab_core::event::{EventSample, EventSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::event::{self as ev, EventFd, EVENTFD_MAX};
@@ -99,29 +98,10 @@ use crate::net::hosts::{
     check_kind_environment, in_benchmark_range, NetChange, NetnsPair, RESPONSE_PAIR,
 };
 
-/// The probe's metrics, in the order of an [`EventSample`]'s values.
-pub const METRICS: [MetricDef; 3] = [
-    MetricDef {
-        name: "wakeup",
-        unit: MetricUnit::Ns,
-        signed: false,
-        thresholded: true,
-    },
-    MetricDef {
-        name: "response",
-        unit: MetricUnit::Ns,
-        signed: false,
-        thresholded: true,
-    },
-    MetricDef {
-        name: "rx-to-thread",
-        unit: MetricUnit::Ns,
-        signed: false,
-        thresholded: true,
-    },
-];
+// The metric table lives with the probe kinds: `ProbeKind::Response.metrics()`.
 
 /// One event per millisecond unless told otherwise.
+#[cfg(test)]
 pub const DEFAULT_INTERVAL: u64 = 1_000_000;
 
 /// The UDP port of both ends (the "echo" service: the probe sends back what
@@ -182,7 +162,7 @@ pub struct ResponseArgs {
     pub priority: i32,
     /// What makes the event.
     pub source: ResponseSource,
-    /// Time between events, ns ([`DEFAULT_INTERVAL`]).
+    /// Time between events, ns (1 ms on the command line).
     pub interval: u64,
     /// Stop after this many events.
     pub count: Option<u64>,
@@ -762,6 +742,7 @@ mod tests {
     use crate::error::BadInput;
     use crate::net::hosts::namespaces;
     use crate::probe::ctxswitch::tests::{can_run_realtime, probe_cpu};
+    use jitterlab_core::event::MetricUnit;
 
     fn args(source: ResponseSource) -> ResponseArgs {
         ResponseArgs {
@@ -787,7 +768,11 @@ mod tests {
     #[test]
     fn three_thresholded_metrics_in_ns() {
         assert_eq!(
-            METRICS.map(|m| (m.name, m.unit, m.signed, m.thresholded)),
+            jitterlab_core::result::ProbeKind::Response
+                .metrics()
+                .iter()
+                .map(|m| (m.name, m.unit, m.signed, m.thresholded))
+                .collect::<Vec<_>>(),
             [
                 ("wakeup", MetricUnit::Ns, false, true),
                 ("response", MetricUnit::Ns, false, true),

@@ -24,6 +24,7 @@
 //! * [`histogram`] — cyclictest's `-h`/`-H` histogram text, byte for byte,
 //!   so that plotting scripts written for cyclictest read our file unchanged.
 
+pub mod chase;
 pub mod csv;
 pub mod histogram;
 pub mod stored;

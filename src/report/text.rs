@@ -56,6 +56,10 @@ const LABEL: usize = 13;
 /// Renders the end-of-run summary. The text ends with a newline.
 pub fn summary(r: &RunResult) -> String {
     let mut o = String::new();
+    if let Some((rows, hz)) = super::chase::rows_of(r) {
+        o.push_str(&super::chase::sample_table(&rows, hz));
+        o.push('\n');
+    }
     header(&mut o, r);
     if !r.threads.is_empty() {
         o.push('\n');
@@ -202,7 +206,7 @@ fn thread_line(o: &mut String, r: &RunResult, t: &ThreadResult) {
             t.cpu, t.cycles, t.releases, t.skipped, t.overruns
         );
     } else {
-        let _ = writeln!(o, "CPU {}: {} samples", t.cpu, t.cycles);
+        let _ = writeln!(o, "CPU {}: {} {}", t.cpu, t.cycles, sample_noun(r.probe));
     }
     if r.probe == ProbeKind::Cyclic {
         if let Some(c) = &t.calibration {
@@ -309,6 +313,17 @@ fn outlier_metrics(r: &RunResult) -> Vec<&'static MetricDef> {
             _ => d.thresholded,
         })
         .collect()
+}
+
+/// What one sample of a probe is, in the plural.
+fn sample_noun(kind: ProbeKind) -> &'static str {
+    match kind {
+        ProbeKind::Cyclic | ProbeKind::Wakeup => "cycles",
+        ProbeKind::Chase => "chases",
+        ProbeKind::Ctxswitch => "hand-overs",
+        ProbeKind::Response => "events",
+        ProbeKind::Timerlat => "timer activations",
+    }
 }
 
 fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {

@@ -23,6 +23,7 @@
 //!    probe reports beyond its metrics.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
@@ -40,21 +41,38 @@ use jitterlab_sys as sys;
 use crate::cli::CommonArgs;
 use crate::error::BadInput;
 use crate::store::StoredHistogram;
+use crate::system::journal::Journal;
 use crate::system::rt;
 
 use super::measure::{RowWriter, ROW_QUEUE};
 use super::RunPlan;
 
-/// A prepared event probe, ready to run on the real-time thread.
-pub trait EventProbe: Send {
-    /// Runs on the real-time thread — already pinned, scheduled and with its
-    /// stack pre-faulted — until the probe's own count is reached or `stop`
-    /// is raised, pushing every sample into `sink`. Returns what the probe
-    /// reports beyond its metrics (stored as the result's `detail`).
-    fn run(&mut self, stop: &AtomicBool, sink: &mut EventRecorder) -> Result<serde_json::Value>;
+/// What an event probe reports beyond its metrics.
+pub struct ProbeReport {
+    /// Stored as the result's `detail` (the probe module documents it).
+    pub detail: serde_json::Value,
+    /// Warnings, stored with the result's own.
+    pub warnings: Vec<String>,
+}
 
-    /// Warnings found while preparing (printed and stored with the result).
-    fn warnings(&self) -> Vec<String> {
+/// An event probe, made by the caller (with the journal at hand for any
+/// change to the machine), then moved to the real-time thread and back.
+pub trait EventProbe: Send {
+    /// Runs on the real-time thread once it is pinned and scheduled, before
+    /// the start is recorded: allocate and touch buffers here (first touch
+    /// places memory near the probe CPU). Returns warnings.
+    fn prepare(&mut self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Runs on the real-time thread until the probe's own count is reached
+    /// or `stop` is raised, pushing every sample into `sink`.
+    fn run(&mut self, stop: &AtomicBool, sink: &mut EventRecorder) -> Result<ProbeReport>;
+
+    /// Undoes what making the probe changed on the machine (namespaces,
+    /// settings), forgetting the journal entries it made; one line per
+    /// thing put back. Called by the caller on every path after the run.
+    fn teardown(&mut self, _root: &Path, _journal: &mut Journal) -> Vec<String> {
         Vec::new()
     }
 }
@@ -85,6 +103,10 @@ pub struct EventMeasured {
     pub recorder: EventRecorder,
 }
 
+/// The probe back from its thread, for [`EventProbe::teardown`] (`None`
+/// when the thread panicked: what the probe held was dropped with it).
+pub type Returned = Option<Box<dyn EventProbe>>;
+
 impl EventMeasured {
     /// The histograms behind every stored metric summary.
     pub fn histograms(&self) -> Vec<StoredHistogram> {
@@ -110,17 +132,20 @@ struct ThreadEnd {
     recorder: EventRecorder,
     tid: i32,
     usage: UsageDelta,
-    detail: Result<serde_json::Value>,
+    report: Result<ProbeReport>,
 }
 
 /// Runs one event measurement (see the module doc). `ready(writer,
 /// realtime)` is called once the thread is set up, before it is released.
+/// The probe comes back in `returned` on every path but a panic, for the
+/// caller's teardown.
 pub fn measure_events(
     plan: &RunPlan,
     mut probe: Box<dyn EventProbe>,
     mut input: EventInput<'_>,
     writer: &mut RowWriter<'_>,
     ready: &mut dyn FnMut(&mut RowWriter<'_>, bool) -> Result<()>,
+    returned: &mut Returned,
 ) -> Result<EventMeasured> {
     let c = input.c;
     let cpu = plan.cpus[0];
@@ -129,29 +154,29 @@ pub fn measure_events(
     let mut recorder =
         EventRecorder::new(defs, 0, cpu as u32, c.window, c.threshold, c.outliers, tx);
     let live = Arc::clone(&recorder.live);
-    input.warnings.extend(probe.warnings());
 
     let stop = Arc::new(AtomicBool::new(false));
     let abort = Arc::new(AtomicBool::new(false));
     let barrier = Arc::new(Barrier::new(2));
-    let (setup_tx, setup_rx) = mpsc::channel::<Vec<DefaultStatus>>();
+    type Setup = (Vec<DefaultStatus>, Result<Vec<String>>);
+    let (setup_tx, setup_rx) = mpsc::channel::<Setup>();
     let sched = plan.sched;
     let handle = {
         let (stop, abort, barrier) = (Arc::clone(&stop), Arc::clone(&abort), Arc::clone(&barrier));
         std::thread::Builder::new()
             .name(format!("{}-cpu{cpu}", plan.kind.name()))
             .stack_size(rt::PREFAULT_STACK + 512 * 1024)
-            .spawn(move || -> Option<ThreadEnd> {
+            .spawn(move || -> (Box<dyn EventProbe>, Option<ThreadEnd>) {
                 let statuses = rt::setup_probe_thread(cpu, sched);
                 let tid = sys::gettid();
-                let _ = setup_tx.send(statuses);
+                let _ = setup_tx.send((statuses, probe.prepare()));
                 barrier.wait();
                 if abort.load(Relaxed) {
-                    return None;
+                    return (probe, None);
                 }
                 let b = sys::thread_usage().unwrap_or_default();
                 recorder.start_at(sys::monotonic_ns());
-                let detail = probe.run(&stop, &mut recorder);
+                let report = probe.run(&stop, &mut recorder);
                 recorder.finish();
                 let a = sys::thread_usage().unwrap_or_default();
                 let usage = UsageDelta {
@@ -162,21 +187,44 @@ pub fn measure_events(
                     minor_faults: a.minor_faults.saturating_sub(b.minor_faults),
                     major_faults: a.major_faults.saturating_sub(b.major_faults),
                 };
-                Some(ThreadEnd {
-                    recorder,
-                    tid,
-                    usage,
-                    detail,
-                })
+                (
+                    probe,
+                    Some(ThreadEnd {
+                        recorder,
+                        tid,
+                        usage,
+                        report,
+                    }),
+                )
             })?
     };
-    let statuses = setup_rx
+    let (statuses, prepared) = setup_rx
         .recv()
         .map_err(|_| anyhow!("the probe thread died during its set-up"))?;
     let release = |abort_now: bool| {
         abort.store(abort_now, Relaxed);
         barrier.wait();
     };
+    let mut join =
+        |handle: std::thread::JoinHandle<(Box<dyn EventProbe>, Option<ThreadEnd>)>| match handle
+            .join()
+        {
+            Ok((p, end)) => {
+                *returned = Some(p);
+                Ok(end)
+            }
+            Err(_) => Err(anyhow!(
+                "the probe thread panicked; this is a bug in jitterlab"
+            )),
+        };
+    match prepared {
+        Ok(w) => input.warnings.extend(w),
+        Err(e) => {
+            release(true);
+            let _ = join(handle);
+            return Err(e);
+        }
+    }
 
     let mut defaults = std::mem::take(&mut input.defaults);
     defaults.extend(statuses);
@@ -193,7 +241,7 @@ pub fn measure_events(
     }
     if c.strict && !realtime {
         release(true);
-        let _ = handle.join();
+        let _ = join(handle);
         let failed: Vec<String> = defaults
             .iter()
             .filter(|d| d.required && !d.applied)
@@ -211,7 +259,7 @@ pub fn measure_events(
     }
     if let Err(e) = ready(writer, realtime) {
         release(true);
-        let _ = handle.join();
+        let _ = join(handle);
         return Err(e);
     }
 
@@ -258,17 +306,23 @@ pub fn measure_events(
     if progress {
         eprintln!();
     }
-    let mut end = match handle.join() {
-        Ok(Some(end)) => end,
-        Ok(None) => bail!("the probe thread ended without measuring"),
-        Err(_) => bail!("the probe thread panicked; this is a bug in jitterlab"),
+    let mut end = match join(handle)? {
+        Some(end) => end,
+        None => bail!("the probe thread ended without measuring"),
     };
     writer.drain(consumers);
     if let Some(e) = writer.error.take() {
         input.warnings.push(e);
     }
     let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
-    let detail = std::mem::replace(&mut end.detail, Ok(serde_json::Value::Null))?;
+    let report = std::mem::replace(
+        &mut end.report,
+        Ok(ProbeReport {
+            detail: serde_json::Value::Null,
+            warnings: Vec::new(),
+        }),
+    )?;
+    input.warnings.extend(report.warnings);
     let result = assemble(
         plan,
         c,
@@ -279,7 +333,7 @@ pub fn measure_events(
             interrupted,
             realtime: RealtimeReport { realtime, defaults },
             warnings: input.warnings,
-            detail,
+            detail: report.detail,
         },
         &end,
     );
@@ -393,11 +447,7 @@ mod tests {
     }
 
     impl EventProbe for Synthetic {
-        fn run(
-            &mut self,
-            stop: &AtomicBool,
-            sink: &mut EventRecorder,
-        ) -> Result<serde_json::Value> {
+        fn run(&mut self, stop: &AtomicBool, sink: &mut EventRecorder) -> Result<ProbeReport> {
             use jitterlab_core::event::{EventSample, EventSink};
             let mut i = 0;
             while i < self.n && !stop.load(Relaxed) {
@@ -408,11 +458,14 @@ mod tests {
                 });
                 i += 1;
             }
-            Ok(serde_json::json!({ "pushed": i }))
+            Ok(ProbeReport {
+                detail: serde_json::json!({ "pushed": i }),
+                warnings: Vec::new(),
+            })
         }
 
-        fn warnings(&self) -> Vec<String> {
-            vec!["synthetic probe".into()]
+        fn prepare(&mut self) -> Result<Vec<String>> {
+            Ok(vec!["synthetic probe".into()])
         }
     }
 
@@ -457,6 +510,7 @@ mod tests {
             error: None,
         };
         let mut readied = None;
+        let mut returned = None;
         let m = measure_events(
             &plan,
             Box::new(Synthetic { n: 200 }),
@@ -474,8 +528,10 @@ mod tests {
                 readied = Some(rt);
                 Ok(())
             },
+            &mut returned,
         )
         .unwrap();
+        assert!(returned.is_some());
         // SCHED_OTHER is never real-time, and the result says so.
         assert_eq!(readied, Some(false));
         let r = &m.result;

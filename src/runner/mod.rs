@@ -46,6 +46,7 @@ pub mod apply;
 pub mod bench;
 pub mod event;
 pub mod measure;
+pub mod probes;
 pub mod timerlat;
 
 use event::{measure_events, EventInput, EventProbe};
@@ -285,17 +286,25 @@ fn check_writable(flag: &str, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Makes an event probe once the journal is open (a probe that changes the
+/// machine — namespaces, IRQ affinity — journals each change first).
+pub type EventFactory<'a> = Box<dyn FnOnce(&mut Journal) -> Result<Box<dyn EventProbe>> + 'a>;
+
 /// Runs a validated plan and reports it: a periodic probe when `event` is
-/// `None`, else that prepared event probe. Returns the exit code.
+/// `None`, else the event probe it makes. Returns the exit code.
 pub fn execute(
     root: &Path,
     db: &Path,
     plan: RunPlan,
     c: &CommonArgs,
-    event: Option<Box<dyn EventProbe>>,
+    event: Option<EventFactory<'_>>,
 ) -> Result<ExitCode> {
     // A journal left by a killed bench means the machine is not as it was.
-    let journal = Journal::begin(root)?;
+    let mut journal = Journal::begin(root)?;
+    let event = match event {
+        Some(make) => Some(make(&mut journal)?),
+        None => None,
+    };
     let store = match c.no_db {
         true => None,
         false => Some(Store::open(db)?),
@@ -352,6 +361,7 @@ pub fn execute(
         }
         Ok(())
     };
+    let mut returned: event::Returned = None;
     let measured = match event {
         None => measure(
             MeasureInput {
@@ -385,9 +395,16 @@ pub fn execute(
             },
             &mut writer,
             &mut ready,
+            &mut returned,
         )
         .map(|m| (m.histograms(), m.result, None)),
     };
+    // What the probe changed goes back on every path, before anything else.
+    if let Some(mut p) = returned.take() {
+        for line in p.teardown(root, &mut journal) {
+            eprintln!("jitterlab: {line}");
+        }
+    }
     let (histograms, result, outcomes) = match measured {
         Ok(m) => m,
         Err(e) => {

@@ -75,7 +75,7 @@ use self::sysctl::{FairServer, Sysctl};
 
 /// One reversible change to the machine (see the module doc for the
 /// contract of each step).
-pub trait Setting {
+pub trait Setting: Send {
     /// The setting's name, as [`SettingReport::name`].
     fn name(&self) -> String;
 
