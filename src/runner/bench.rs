@@ -36,6 +36,12 @@
 //! calibration. Both are what this orchestration measured on a 2-CPU machine
 //! (BENCHMARKS.md, "Orchestration overhead").
 
+use super::event::{measure_events, EventInput, EventProbe};
+use super::probes::{make_chase, make_response, CtxswitchProbe};
+use super::timerlat::{measure_timerlat, TimerlatRequest};
+use crate::probe::chase::ChaseArgs;
+use crate::probe::ctxswitch::CtxswitchArgs;
+use crate::probe::response::{ResponseArgs, ResponseSource};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -640,7 +646,12 @@ impl Bench<'_> {
         let store = self.store.as_mut().expect("open store");
         store.start_cell(cell_id)?;
 
-        let load = plan_load(spec, cp, &self.workdir)?;
+        let mut load = plan_load(spec, cp, &self.workdir)?;
+        if spec.probes[cp.probe].kind == ProbeKind::Timerlat && load.skip.is_none() {
+            if let Err(why) = crate::probe::timerlat::availability(self.root) {
+                load.skip = Some(format!("no interrupt latency here: {why}"));
+            }
+        }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());
             self.progress
@@ -714,7 +725,7 @@ impl Bench<'_> {
         let mut limits = Vec::new();
         match &measured {
             Some(m) => {
-                store.finish_cell(cell_id, status, Some(&m.result), &context, &m.histograms())?;
+                store.finish_cell(cell_id, status, Some(&m.result), &context, &m.histograms)?;
                 for l in m.result.limits.iter().filter(|l| l.exceeded) {
                     limits.push(format!(
                         "{} rep {}: {} {} over the limit {}",
@@ -825,23 +836,124 @@ impl Bench<'_> {
             error: None,
         };
         let progress = &self.progress;
-        let measured = measure(
-            MeasureInput {
-                root: self.root,
-                plan: &plan,
-                c: &c,
-                host: host::snapshot(self.root),
-                started_at: rfc3339_now(),
-                defaults,
-                warnings: Vec::new(),
-                calibrated,
-                signalled: self.signalled,
-                live: false,
-            },
-            &mut writer,
-            &mut |_, _| Ok(()),
-            &mut || progress.tick(),
-        );
+        let measured = match probe.kind {
+            ProbeKind::Cyclic | ProbeKind::Wakeup => measure(
+                MeasureInput {
+                    root: self.root,
+                    plan: &plan,
+                    c: &c,
+                    host: host::snapshot(self.root),
+                    started_at: rfc3339_now(),
+                    defaults,
+                    warnings: Vec::new(),
+                    calibrated,
+                    signalled: self.signalled,
+                    live: false,
+                },
+                &mut writer,
+                &mut |_, _| Ok(()),
+                &mut || progress.tick(),
+            )
+            .map(|m| CellMeasured {
+                histograms: m.histograms(),
+                result: m.result,
+            }),
+            ProbeKind::Timerlat => {
+                let req = TimerlatRequest {
+                    cpus: plan.cpus.clone(),
+                    period_ns: probe.period_ns,
+                    duration_ns: spec.duration_ns,
+                    priority: config.priority.map_or(95, |p| p.clamp(1, 99) as u8),
+                    threshold_ns: c.threshold,
+                    user_threads: false,
+                    workdir: cell_dir.clone(),
+                };
+                measure_timerlat(
+                    &req,
+                    host::snapshot(self.root),
+                    rfc3339_now(),
+                    self.signalled,
+                )
+                .map(|m| CellMeasured {
+                    result: m.result,
+                    histograms: m.histograms,
+                })
+            }
+            kind => {
+                let cpu = plan.cpus[0];
+                let neighbours: CpuList = neighbour_cpus(spec, cp).into_iter().collect();
+                let priority = plan.params.priority.unwrap_or(95);
+                let made: Result<Box<dyn EventProbe>> = match kind {
+                    ProbeKind::Chase => make_chase(
+                        self.root,
+                        ChaseArgs {
+                            cpu,
+                            neighbours: neighbours.clone(),
+                            buffer: probe.buffer_bytes,
+                            iterations: probe.iterations.unwrap_or(100),
+                            samples: None,
+                            duration_ns: Some(spec.duration_ns),
+                            ..ChaseArgs::default()
+                        },
+                        None,
+                        &mut self.journal,
+                    ),
+                    ProbeKind::Ctxswitch => Ok(Box::new(CtxswitchProbe::new(CtxswitchArgs {
+                        cpu,
+                        priority,
+                        count: None,
+                        duration: Some(spec.duration_ns),
+                        interval: probe.period_ns,
+                    }))),
+                    _ => make_response(
+                        ResponseArgs {
+                            cpu,
+                            event_cpu: probe
+                                .event_cpu
+                                .or_else(|| neighbours.iter().next())
+                                .unwrap_or(cpu),
+                            priority,
+                            source: match probe.source.as_deref() {
+                                Some("udp") => ResponseSource::Udp,
+                                _ => ResponseSource::Eventfd,
+                            },
+                            interval: probe.period_ns,
+                            count: None,
+                            duration: Some(spec.duration_ns),
+                        },
+                        &mut self.journal,
+                    ),
+                };
+                let mut returned = None;
+                let measured = made.and_then(|p| {
+                    measure_events(
+                        &plan,
+                        p,
+                        EventInput {
+                            c: &c,
+                            host: host::snapshot(self.root),
+                            started_at: rfc3339_now(),
+                            defaults,
+                            warnings: Vec::new(),
+                            signalled: self.signalled,
+                            live: false,
+                        },
+                        &mut writer,
+                        &mut |_, _| Ok(()),
+                        &mut returned,
+                    )
+                });
+                if let Some(mut p) = returned {
+                    context
+                        .notes
+                        .extend(p.teardown(self.root, &mut self.journal));
+                }
+                measured.map(|m| CellMeasured {
+                    histograms: m.histograms(),
+                    result: m.result,
+                })
+            }
+        };
         self.store = writer.store.take();
         let after = counters::read(self.root);
         let missing = before.missing();
@@ -858,9 +970,15 @@ impl Bench<'_> {
     }
 }
 
+/// What a measured cell stores.
+struct CellMeasured {
+    result: jitterlab_core::result::RunResult,
+    histograms: Vec<crate::store::StoredHistogram>,
+}
+
 /// How the part of a cell before storing ended.
 enum CellEnd {
-    Measured(Box<super::measure::Measured>),
+    Measured(Box<CellMeasured>),
     Interrupted,
     Failed(String),
 }

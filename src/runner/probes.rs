@@ -68,6 +68,13 @@ pub struct CtxswitchProbe {
     args: CtxswitchArgs,
 }
 
+impl CtxswitchProbe {
+    /// The probe for these (validated) arguments.
+    pub fn new(args: CtxswitchArgs) -> CtxswitchProbe {
+        CtxswitchProbe { args }
+    }
+}
+
 impl EventProbe for CtxswitchProbe {
     fn run(&mut self, stop: &AtomicBool, sink: &mut EventRecorder) -> Result<ProbeReport> {
         let out = ctxswitch::run(&self.args, stop, sink)?;
@@ -100,7 +107,8 @@ impl EventProbe for ResponseProbe {
 
     fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
         let mut lines = match self.response.take().map(Response::teardown) {
-            Some(Ok(l)) => l,
+            Some(Ok(l)) if l.is_empty() => l,
+            Some(Ok(l)) => vec![format!("response namespaces deleted: {}", l.join(", "))],
             Some(Err(e)) => vec![format!("tearing the response probe down failed: {e:#}")],
             None => Vec::new(),
         };

@@ -169,7 +169,7 @@ pub fn unavailable(name: &str) -> Vec<(String, String)> {
     match name {
         "codesys" => vec![(
             "cache-partitioned".to_string(),
-            "needs cache allocation (resctrl), which the partitioning settings do not provide yet"
+            "needs cache allocation (resctrl on CAT hardware); examples/cache.toml is that configuration for a machine that has it"
                 .to_string(),
         )],
         _ => Vec::new(),
@@ -315,7 +315,7 @@ mod tests {
             unavailable("codesys"),
             [(
                 "cache-partitioned".to_string(),
-                "needs cache allocation (resctrl), which the partitioning settings do not provide yet"
+                "needs cache allocation (resctrl on CAT hardware); examples/cache.toml is that configuration for a machine that has it"
                     .to_string()
             )]
         );

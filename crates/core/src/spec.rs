@@ -3026,6 +3026,8 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
         assert_eq!(
             tuned,
             ConfigSettings {
+                cache: Vec::new(),
+                cache_default: None,
                 irq_cpus: Some(vec![0]),
                 governor: Some("performance".into()),
                 timer_migration: Some(false),

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
+use jitterlab_core::result::ProbeKind;
 use jitterlab_core::result::RunResult;
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::format_duration_exact;
@@ -92,24 +93,41 @@ fn deviation(r: &RunResult, m: &Metrics) -> Option<i64> {
     let t0 = i64::try_from(r.params.period_ns).ok()?;
     Some((p.max? - t0).max(t0 - p.min?))
 }
-fn min_latency(_: &RunResult, m: &Metrics) -> Option<i64> {
-    metric(m, "latency")?.min
+/// The latency seed 003's table reports for a probe: the wake-up latency
+/// of the periodic probes, a context switch's hand-over, the total
+/// response (event → answer sent), the timerlat thread latency.
+fn latency_name(kind: ProbeKind) -> &'static str {
+    match kind {
+        ProbeKind::Cyclic | ProbeKind::Wakeup => "latency",
+        ProbeKind::Ctxswitch => "handover",
+        ProbeKind::Response => "response",
+        ProbeKind::Timerlat => "thread",
+        ProbeKind::Chase => "none (cycles)",
+    }
 }
-fn p50_latency(_: &RunResult, m: &Metrics) -> Option<i64> {
-    metric(m, "latency")?.p50
+fn lat<'a>(r: &RunResult, m: &'a Metrics) -> Option<&'a MetricSummary> {
+    metric(m, latency_name(r.probe))
 }
-fn max_latency(_: &RunResult, m: &Metrics) -> Option<i64> {
-    metric(m, "latency")?.max
+fn min_latency(r: &RunResult, m: &Metrics) -> Option<i64> {
+    lat(r, m)?.min
+}
+fn p50_latency(r: &RunResult, m: &Metrics) -> Option<i64> {
+    lat(r, m)?.p50
+}
+fn max_latency(r: &RunResult, m: &Metrics) -> Option<i64> {
+    lat(r, m)?.max
 }
 /// `over_threshold / count` in ten-thousandths of a percent, rounded.
-fn over_threshold(_: &RunResult, m: &Metrics) -> Option<i64> {
-    let l = metric(m, "latency")?;
+fn over_threshold(r: &RunResult, m: &Metrics) -> Option<i64> {
+    let l = lat(r, m)?;
     let over = l.over_threshold?;
     Some(round_div(over as i128 * 1_000_000, l.count as i128) as i64)
 }
 /// The latency threshold a cell compared its samples with.
 pub(super) fn threshold_of(m: &Metrics) -> Option<u64> {
-    m.get("latency")?.threshold
+    ["latency", "handover", "response", "thread"]
+        .iter()
+        .find_map(|n| m.get(*n)?.threshold)
 }
 
 /// Max periodic jitter.
@@ -714,7 +732,15 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
 
 /// Seed 003: one row per cell.
 pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
-    let groups = groups(run);
+    // A chase measures CPU cycles, not a latency: it has no row here.
+    let groups: Vec<Group> = groups(run)
+        .into_iter()
+        .filter(|g| {
+            g.measured()
+                .first()
+                .is_none_or(|(r, _)| r.probe != ProbeKind::Chase)
+        })
+        .collect();
     if groups.is_empty() {
         return Vec::new();
     }
