@@ -615,13 +615,22 @@ fn apply_holds_a_configuration_until_sigterm_and_puts_it_back() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Whatever fails below, the held configuration is let go (SIGTERM puts
+    // it back), so a failed assertion never leaves the machine changed.
+    struct LetGo(i32);
+    impl Drop for LetGo {
+        fn drop(&mut self) {
+            jitterlab_sys_kill(self.0, 15);
+        }
+    }
+    let guard = LetGo(child.id() as i32);
     let end = Instant::now() + Duration::from_secs(10);
     while read("/proc/sys/kernel/timer_migration") != "0\n" && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(read("/proc/sys/kernel/timer_migration"), "0\n", "applied");
     assert!(journal().exists(), "journaled while held");
-    jitterlab_sys_kill(child.id() as i32, 15);
+    drop(guard);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(read("/proc/sys/kernel/timer_migration"), before);
