@@ -120,7 +120,7 @@ pub enum Undo {
         comm: String,
     },
     /// A resctrl group jitterlab created: removed
-    /// ([`crate::system::settings::resctrl::remove_group`]).
+    /// ([`crate::system::resctrl_undo::remove_group`]).
     ResctrlGroup {
         /// The group's directory (already under the sysroot).
         path: PathBuf,
@@ -131,7 +131,7 @@ pub enum Undo {
         files: Vec<String>,
     },
     /// resctrl, mounted by jitterlab: unmounted
-    /// ([`crate::system::settings::resctrl::unmount`]).
+    /// ([`crate::system::resctrl_undo::unmount`]).
     ResctrlMount {
         /// The mount point (already under the sysroot).
         target: PathBuf,
@@ -360,9 +360,9 @@ fn undo(undo: &Undo, same_boot: bool) -> (String, bool) {
         },
         Undo::Netns { name } => delete_netns(name),
         Undo::ResctrlGroup { path, files } => {
-            crate::system::settings::resctrl::remove_group(path, files)
+            crate::system::resctrl_undo::remove_group(path, files)
         }
-        Undo::ResctrlMount { target } => crate::system::settings::resctrl::unmount(target),
+        Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
         Undo::Neighbour {
             pgid,
             start_ticks,

@@ -14,6 +14,7 @@ pub mod counters;
 pub mod host;
 pub mod journal;
 pub mod procs;
+pub mod resctrl_undo;
 pub mod rt;
 pub mod settings;
 pub mod trace;

@@ -79,6 +79,7 @@
 //! refusal is imitated by making the file immutable (`chattr +i`) and
 //! writing the kernel's message to `info/last_cmd_status`.
 
+pub use crate::system::resctrl_undo::{remove_group, unmount, RESCTRL, STANDIN_FILES};
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
@@ -98,14 +99,10 @@ use crate::error::bad;
 use crate::system::host::{cpuinfo_has_flag, online_cpus, read_opt};
 use crate::system::journal::{Journal, Undo};
 
-/// Where resctrl is mounted, under the sysroot.
-pub const RESCTRL: &str = "sys/fs/resctrl";
 /// The CPU flags.
 const CPUINFO: &str = "proc/cpuinfo";
 /// The per-CPU cache topology: `cpuN/cache/indexM/{level,type,id}`.
 const CPU_DIR: &str = "sys/devices/system/cpu";
-/// The files the fake-tree stand-in creates in a new group (module doc).
-const STANDIN_FILES: [&str; 4] = ["cpus_list", "mode", "schemata", "tasks"];
 
 /// Why a configuration with cache keys cannot run here.
 const NO_CACHE_ALLOCATION: &str = "this machine has no cache allocation (no rdt_a, cat_l3 or cat_l2 flag in /proc/cpuinfo and no resctrl info directory; a virtual machine usually hides it); remove [[configuration.cache]] and [configuration.cache_default] from the configuration";
@@ -724,112 +721,6 @@ fn describe(plan: &Plan, state: &State, dir: &Path) -> Result<String> {
         parts.push(describe_default(&read_lines(&plan.default, &state.default)));
     }
     Ok(parts.join("; "))
-}
-
-/// Removes the resctrl group directory `path`: first the `files` the
-/// fake-tree stand-in created (none on a real resctrl), then the directory
-/// (the kernel gives its CPUs and tasks back to the default group). The
-/// line to print and whether it is handled; a path that is not a group of
-/// a resctrl root (an edited journal) is left alone. Used by
-/// [`CacheAllocation::restore`] and `jitterlab restore`.
-pub fn remove_group(path: &Path, files: &[String]) -> (String, bool) {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let in_resctrl = path.parent().is_some_and(|p| p.ends_with(RESCTRL));
-    let files_ok = files.iter().all(|f| STANDIN_FILES.contains(&f.as_str()));
-    if !in_resctrl || rc::check_group_name(&name).is_err() || !files_ok {
-        return (
-            format!(
-                "left {} alone: not a resctrl group jitterlab creates",
-                path.display()
-            ),
-            false,
-        );
-    }
-    for f in files {
-        match fs::remove_file(path.join(f)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => {
-                return (
-                    format!(
-                        "could not remove resctrl group {}: {}: {e}",
-                        path.display(),
-                        path.join(f).display()
-                    ),
-                    false,
-                )
-            }
-        }
-    }
-    match fs::remove_dir(path) {
-        Ok(()) => (
-            format!(
-                "restored resctrl: removed group {name} ({})",
-                path.display()
-            ),
-            true,
-        ),
-        Err(e) if e.kind() == ErrorKind::NotFound => (
-            format!(
-                "restored resctrl: group {name} ({}) was already gone",
-                path.display()
-            ),
-            true,
-        ),
-        Err(e) => (
-            format!("could not remove resctrl group {}: {e}", path.display()),
-            false,
-        ),
-    }
-}
-
-/// Unmounts the resctrl file system jitterlab mounted at `target`; the
-/// line to print and whether it is handled. Only a resctrl mount at a
-/// `…/sys/fs/resctrl` is unmounted: anything else there now (or nothing)
-/// is left as it is. Used by [`CacheAllocation::restore`] and `jitterlab
-/// restore`.
-pub fn unmount(target: &Path) -> (String, bool) {
-    if !target.ends_with(RESCTRL) {
-        return (
-            format!("left {} alone: not a resctrl mount point", target.display()),
-            false,
-        );
-    }
-    let gone = || {
-        (
-            format!(
-                "restored resctrl: {} was no longer mounted",
-                target.display()
-            ),
-            true,
-        )
-    };
-    match sys::filesystem_type(target) {
-        Ok(m) if m == sys::RESCTRL_MAGIC => {}
-        Ok(_) => return gone(),
-        Err(e) if e.kind() == ErrorKind::NotFound => return gone(),
-        Err(e) => {
-            return (
-                format!("could not unmount resctrl from {}: {e}", target.display()),
-                false,
-            )
-        }
-    }
-    match sys::unmount(target) {
-        Ok(()) => (
-            format!("restored resctrl: unmounted {}", target.display()),
-            true,
-        ),
-        // EINVAL: nothing is mounted there any more.
-        Err(e) if e.kind() == ErrorKind::InvalidInput => gone(),
-        Err(e) => (
-            format!("could not unmount resctrl from {}: {e}", target.display()),
-            false,
-        ),
-    }
 }
 
 /// The fake-tree stand-in for the kernel (module doc): only ever called
