@@ -166,7 +166,8 @@ struct Names {
 }
 
 impl Names {
-    /// The flood pair's names for jitterlab process `pid`.
+    /// The flood pair's names for jitterlab process `pid` (tests).
+    #[cfg(test)]
     fn for_pid(pid: u32) -> Names {
         Names::of(&FLOOD_PAIR, pid)
     }
@@ -185,16 +186,13 @@ impl Names {
     }
 }
 
-/// Two namespaces joined by a veth pair, ready for a flood from tx to rx.
+/// The flood's [`NetnsPair`] (`jl<pid>tx` → `jl<pid>rx`), ready for a
+/// flood from tx to rx; its namespaces go with the pair.
 #[derive(Debug)]
 pub struct NetFlood {
-    names: Names,
+    pair: NetnsPair,
     /// jitterlab's own executable, run inside the namespaces.
     exe: String,
-    /// The `ip` program.
-    ip: String,
-    /// Namespaces that exist and are still to be deleted, in creation order.
-    live: Vec<String>,
 }
 
 impl NetFlood {
@@ -223,18 +221,18 @@ impl NetFlood {
 
     /// The receiver ("the probe's") namespace.
     pub fn rx_netns(&self) -> &str {
-        &self.names.rx
+        self.pair.netns_b()
     }
 
     /// The sender namespace.
     pub fn tx_netns(&self) -> &str {
-        &self.names.tx
+        self.pair.netns_a()
     }
 
     #[cfg(test)]
     /// The veth end in the receiver namespace.
     pub fn rx_iface(&self) -> &str {
-        &self.names.veth_rx
+        &self.pair.names.veth_rx
     }
 
     /// The argument vector of the sink neighbour, which steers the rx
@@ -243,15 +241,16 @@ impl NetFlood {
     /// --port P`.
     pub fn sink_argv(&self, rps_cpus: &[usize]) -> Vec<String> {
         let list = jitterlab_core::units::CpuList(rps_cpus.iter().copied().collect());
+        let p = &self.pair;
         [
-            self.ip.as_str(),
+            p.ip.as_str(),
             "netns",
             "exec",
-            &self.names.rx,
+            &p.names.rx,
             &self.exe,
             "__net-sink",
             "--iface",
-            &self.names.veth_rx,
+            &p.names.veth_rx,
             "--rps-cpus",
             &list.to_string(),
             "--port",
@@ -266,10 +265,10 @@ impl NetFlood {
     /// 1400`.
     pub fn flood_argv(&self) -> Vec<String> {
         [
-            self.ip.as_str(),
+            self.pair.ip.as_str(),
             "netns",
             "exec",
-            &self.names.tx,
+            &self.pair.names.tx,
             &self.exe,
             "__net-flood",
             "--dst",
@@ -286,17 +285,8 @@ impl NetFlood {
     /// Deletes both namespaces; returns the names it deleted. Stop the
     /// neighbours first: a namespace lives on, unnamed, until the last
     /// process inside it exits.
-    pub fn teardown(mut self) -> Result<Vec<String>> {
-        let live = std::mem::take(&mut self.live);
-        delete_all(&self.ip, live)
-    }
-}
-
-impl Drop for NetFlood {
-    /// Deletes what [`NetFlood::teardown`] did not (error and panic paths).
-    fn drop(&mut self) {
-        let live = std::mem::take(&mut self.live);
-        let _ = delete_all(&self.ip, live);
+    pub fn teardown(self) -> Result<Vec<String>> {
+        self.pair.teardown()
     }
 }
 
@@ -309,17 +299,10 @@ fn setup_with(
     exe: &str,
     before: &mut dyn FnMut(&NetChange) -> Result<()>,
 ) -> Result<NetFlood> {
-    check_pair_environment(ip, euid, &FLOOD_PAIR)?;
-    let names = Names::for_pid(pid);
-    let mut flood = NetFlood {
-        names,
+    Ok(NetFlood {
+        pair: pair_with(ip, euid, pid, FLOOD_PAIR, before)?,
         exe: exe.to_string(),
-        ip: ip.to_string(),
-        live: Vec::new(),
-    };
-    // On error `flood` is dropped, which deletes what was made.
-    build(ip, &flood.names, &FLOOD_PAIR, &mut flood.live, before)?;
-    Ok(flood)
+    })
 }
 
 /// Refuses (as bad input) what would make a `kind` pair fail before any
@@ -691,10 +674,13 @@ mod tests {
     #[test]
     fn argv_of_both_neighbours() {
         let flood = NetFlood {
-            names: Names::for_pid(77),
+            pair: NetnsPair {
+                kind: FLOOD_PAIR,
+                names: Names::for_pid(77),
+                ip: "ip".into(),
+                live: Vec::new(),
+            },
             exe: "/usr/bin/jitterlab".into(),
-            ip: "ip".into(),
-            live: Vec::new(),
         };
         assert_eq!(
             flood.sink_argv(&[3, 1, 2]),

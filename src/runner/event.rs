@@ -424,14 +424,11 @@ fn limit_metric<'a>(
     Some((defs[i].name, limit, &stats[i]))
 }
 
-/// Index of the metric `--max-latency` applies to: `response` for the
-/// response probe (event → answer is what a control loop needs), else the
-/// first thresholded metric.
+/// Index of the metric `--max-latency` applies to: the probe kind's
+/// [`main_latency`](jitterlab_core::result::ProbeKind::main_latency).
 pub fn main_metric(kind: jitterlab_core::result::ProbeKind) -> Option<usize> {
-    let defs = kind.metrics();
-    defs.iter()
-        .position(|d| d.name == "response")
-        .or_else(|| defs.iter().position(|d| d.thresholded))
+    let name = kind.main_latency()?;
+    kind.metrics().iter().position(|d| d.name == name)
 }
 
 #[cfg(test)]

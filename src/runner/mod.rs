@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use jitterlab_core::result::{Params, ProbeKind, RunResult};
-use jitterlab_core::units::format_duration_exact;
+use jitterlab_core::units::{format_duration_exact, CpuList};
 use jitterlab_sys::{self as sys, Policy};
 
 use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
@@ -74,19 +74,7 @@ pub struct RunPlan {
 
 /// Validates `jitterlab run cyclic`.
 pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
-    let online = host::online_cpus(root)?;
-    let cpu = match a.cpu {
-        Some(c) => c,
-        None => online
-            .iter()
-            .last()
-            .ok_or_else(|| bad("no CPU is online"))?,
-    };
-    if !online.contains(cpu) {
-        return Err(bad(format!(
-            "CPU {cpu} is not online (online CPUs: {online}); choose one of them with --cpu"
-        )));
-    }
+    let cpu = probe_cpu(&host::online_cpus(root)?, a.cpu, "--cpu")?;
     if a.period == 0 {
         return Err(bad("--period must be positive; give e.g. --period 1ms"));
     }
@@ -107,10 +95,10 @@ pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
     )
 }
 
-/// Validates `jitterlab run wakeup`.
-pub fn plan_wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<RunPlan> {
-    let online = host::online_cpus(root)?;
-    let cpus: Vec<usize> = match &a.cpus {
+/// The CPUs of a `--cpus` list, each online; without one, every online CPU
+/// but CPU 0 when there is more than one (CPU 0 takes the housekeeping).
+pub fn measured_cpus(online: &CpuList, list: Option<&CpuList>) -> Result<Vec<usize>> {
+    let cpus: Vec<usize> = match list {
         Some(list) => {
             if let Some(off) = list.iter().find(|c| !online.contains(*c)) {
                 return Err(bad(format!(
@@ -125,6 +113,30 @@ pub fn plan_wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<RunPlan> {
     if cpus.is_empty() {
         return Err(bad("no CPU is online"));
     }
+    Ok(cpus)
+}
+
+/// The one CPU a probe runs on: `cpu` if given and online (else a refusal
+/// naming `flag`), or the last online CPU.
+pub fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
+    let cpu = match cpu {
+        Some(c) => c,
+        None => online
+            .iter()
+            .last()
+            .ok_or_else(|| bad("no CPU is online"))?,
+    };
+    if !online.contains(cpu) {
+        return Err(bad(format!(
+            "CPU {cpu} is not online (online CPUs: {online}); choose one of them with {flag}"
+        )));
+    }
+    Ok(cpu)
+}
+
+/// Validates `jitterlab run wakeup`.
+pub fn plan_wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<RunPlan> {
+    let cpus = measured_cpus(&host::online_cpus(root)?, a.cpus.as_ref())?;
     if a.interval == 0 {
         return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
     }
@@ -470,15 +482,21 @@ pub fn termination_flag() -> Result<Arc<AtomicBool>> {
     Ok(signalled)
 }
 
+/// Writes the whole versioned result to `--json`'s file.
+pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
+    let mut f = BufWriter::new(
+        File::create(p).with_context(|| format!("creating --json {}", p.display()))?,
+    );
+    serde_json::to_writer_pretty(&mut f, result)?;
+    writeln!(f)?;
+    f.flush()?;
+    Ok(())
+}
+
 /// Writes `--json` and `--histogram` from the finished result.
 fn write_files(c: &CommonArgs, result: &RunResult, outcomes: &[ThreadOutcome]) -> Result<()> {
     if let Some(p) = &c.json {
-        let mut f = BufWriter::new(
-            File::create(p).with_context(|| format!("creating --json {}", p.display()))?,
-        );
-        serde_json::to_writer_pretty(&mut f, result)?;
-        writeln!(f)?;
-        f.flush()?;
+        write_json(p, result)?;
     }
     if let Some(p) = &c.histogram {
         let mut f = BufWriter::new(

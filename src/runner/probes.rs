@@ -24,11 +24,10 @@ use crate::probe::ctxswitch::{self, CtxswitchArgs};
 use crate::probe::response::{self, Response, ResponseArgs, ResponseSource};
 use crate::system::host;
 use crate::system::journal::{Journal, Undo};
-use crate::system::settings::irq::IrqAffinity;
-use crate::system::settings::{apply_all, restore_all, Setting, Settings};
+use crate::system::settings::{apply_all, irq_settings, restore_all, Settings};
 
 use super::event::{EventProbe, ProbeReport};
-use super::{plan_common, EventFactory, RunPlan};
+use super::{plan_common, probe_cpu, EventFactory, RunPlan};
 use jitterlab_core::event::EventRecorder;
 
 /// The chase, prepared on the probe thread; IRQ settings of `--roles`.
@@ -161,9 +160,11 @@ pub fn make_chase(
 ) -> Result<Box<dyn EventProbe>> {
     let mut settings: Settings = Vec::new();
     if let Some(irq) = irq_cpu {
-        let probe: CpuList = [args.cpu].into_iter().collect();
-        let s: Box<dyn Setting> = Box::new(IrqAffinity::new([irq].into_iter().collect(), probe));
-        settings.push(s);
+        let (s, warnings) = irq_settings(&[irq], [args.cpu].into_iter().collect());
+        for w in warnings {
+            eprintln!("jitterlab: warning: {w}");
+        }
+        settings = s;
         for r in apply_all(&mut settings, root, journal)? {
             for n in &r.notes {
                 eprintln!("jitterlab: {}: {n}", r.name);
@@ -195,23 +196,6 @@ fn refuse_periodic_flags(kind: ProbeKind, c: &CommonArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The probe CPU: given and online, or the last online CPU.
-fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
-    let cpu = match cpu {
-        Some(c) => c,
-        None => online
-            .iter()
-            .last()
-            .ok_or_else(|| bad("no CPU is online"))?,
-    };
-    if !online.contains(cpu) {
-        return Err(bad(format!(
-            "CPU {cpu} is not online (online CPUs: {online}); choose one of them with {flag}"
-        )));
-    }
-    Ok(cpu)
 }
 
 /// Validates `jitterlab run chase`.

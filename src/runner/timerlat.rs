@@ -219,19 +219,7 @@ fn combined_stats(
 
 /// `jitterlab run timerlat`.
 pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<ExitCode> {
-    let online = host::online_cpus(root)?;
-    let cpus: Vec<usize> = match &a.cpus {
-        Some(list) => {
-            if let Some(off) = list.iter().find(|c| !online.contains(*c)) {
-                return Err(bad(format!(
-                    "CPU {off} in --cpus is not online (online CPUs: {online}); choose CPUs from that list"
-                )));
-            }
-            list.iter().collect()
-        }
-        None if online.len() > 1 => online.iter().filter(|&c| c != 0).collect(),
-        None => online.iter().collect(),
-    };
+    let cpus = super::measured_cpus(&host::online_cpus(root)?, a.cpus.as_ref())?;
     let workdir = std::env::temp_dir().join(format!("jitterlab-timerlat-{}", std::process::id()));
     let req = TimerlatRequest {
         cpus,
@@ -291,8 +279,7 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
         eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display());
     }
     if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&m.result)? + "\n";
-        std::fs::write(p, text).with_context(|| format!("writing --json {}", p.display()))?;
+        super::write_json(p, &m.result)?;
     }
     print!("{}", report::text::summary(&m.result));
     Ok(ExitCode::SUCCESS)

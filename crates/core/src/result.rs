@@ -118,6 +118,21 @@ impl ProbeKind {
         self.metrics().iter().find(|d| d.name == name)
     }
 
+    /// The latency that answers "how late?" for this probe — what seed
+    /// 003's latency table reports and `--max-latency` limits: the wake-up
+    /// latency of the periodic probes, a hand-over, event → answer sent,
+    /// the timerlat thread latency. `None` for the chase, which measures
+    /// cycles.
+    pub fn main_latency(self) -> Option<&'static str> {
+        match self {
+            ProbeKind::Cyclic | ProbeKind::Wakeup => Some("latency"),
+            ProbeKind::Ctxswitch => Some("handover"),
+            ProbeKind::Response => Some("response"),
+            ProbeKind::Timerlat => Some("thread"),
+            ProbeKind::Chase => None,
+        }
+    }
+
     /// True for the periodic probes (`cyclic`, `wakeup`), whose samples are
     /// cycles of a release schedule.
     pub fn periodic(self) -> bool {

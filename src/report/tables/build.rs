@@ -93,20 +93,9 @@ fn deviation(r: &RunResult, m: &Metrics) -> Option<i64> {
     let t0 = i64::try_from(r.params.period_ns).ok()?;
     Some((p.max? - t0).max(t0 - p.min?))
 }
-/// The latency seed 003's table reports for a probe: the wake-up latency
-/// of the periodic probes, a context switch's hand-over, the total
-/// response (event → answer sent), the timerlat thread latency.
-fn latency_name(kind: ProbeKind) -> &'static str {
-    match kind {
-        ProbeKind::Cyclic | ProbeKind::Wakeup => "latency",
-        ProbeKind::Ctxswitch => "handover",
-        ProbeKind::Response => "response",
-        ProbeKind::Timerlat => "thread",
-        ProbeKind::Chase => "none (cycles)",
-    }
-}
+/// The latency seed 003's table reports for the cell's probe.
 fn lat<'a>(r: &RunResult, m: &'a Metrics) -> Option<&'a MetricSummary> {
-    metric(m, latency_name(r.probe))
+    metric(m, r.probe.main_latency()?)
 }
 fn min_latency(r: &RunResult, m: &Metrics) -> Option<i64> {
     lat(r, m)?.min
@@ -125,9 +114,10 @@ fn over_threshold(r: &RunResult, m: &Metrics) -> Option<i64> {
 }
 /// The latency threshold a cell compared its samples with.
 pub(super) fn threshold_of(m: &Metrics) -> Option<u64> {
-    ["latency", "handover", "response", "thread"]
+    ProbeKind::ALL
         .iter()
-        .find_map(|n| m.get(*n)?.threshold)
+        .filter_map(|k| k.main_latency())
+        .find_map(|n| m.get(n)?.threshold)
 }
 
 /// Max periodic jitter.

@@ -137,6 +137,17 @@ pub fn restore_all(
 /// A configuration's settings, in the order they are applied.
 pub type Settings = Vec<Box<dyn Setting>>;
 
+/// Moving every IRQ to `irq_cpus` away from the `probe` CPUs: irqbalance
+/// paused first (it would move them back), then the IRQ affinity; with
+/// the affinity's warnings. A configuration's `irq_cpus` and the chase's
+/// `irq` role both go through here.
+pub fn irq_settings(irq_cpus: &[usize], probe: CpuList) -> (Settings, Vec<String>) {
+    let irq = IrqAffinity::new(irq_cpus.iter().copied().collect(), probe);
+    let warnings = irq.warnings();
+    let v: Settings = vec![Box::new(IrqbalancePause::new()), Box::new(irq)];
+    (v, warnings)
+}
+
 /// The machine settings a configuration asks for, in the order they are
 /// applied (restored in reverse), with their warnings.
 ///
@@ -156,10 +167,9 @@ pub fn config_settings(config: &Configuration) -> Result<(Settings, Vec<String>)
     let mut v: Vec<Box<dyn Setting>> = Vec::new();
     let mut warnings = Vec::new();
     if let Some(cpus) = &s.irq_cpus {
-        v.push(Box::new(IrqbalancePause::new()));
-        let irq = IrqAffinity::new(cpus.iter().copied().collect(), probe.clone());
-        warnings.extend(irq.warnings());
-        v.push(Box::new(irq));
+        let (irq, w) = irq_settings(cpus, probe.clone());
+        v.extend(irq);
+        warnings.extend(w);
     }
     if !s.cache.is_empty() || s.cache_default.is_some() {
         v.push(Box::new(CacheAllocation::new(
