@@ -184,8 +184,16 @@ fn presets_are_listed_and_fitted_to_the_machine() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("codesys"), "{text}");
-    assert!(text.contains("powerlink"), "{text}");
+    let names: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty() && !l.starts_with("run one"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["codesys", "caterpillar", "epics", "powerlink"],
+        "{text}"
+    );
     let out = Command::cargo_bin("jitterlab")
         .unwrap()
         .args(["presets", "--show", "powerlink"])
@@ -204,6 +212,24 @@ fn presets_are_listed_and_fitted_to_the_machine() {
     ] {
         assert!(text.contains(&format!("builtin = \"{cond}\"")), "{text}");
     }
+    // Seed 002's machine (L2 allocation, 20 ways, CPUs 0-3): the test CPU
+    // gets the upper half of the L2, everything else the lower half.
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .args(["--sysroot", "tests/fixtures/resctrl-l2-20bit"])
+        .args(["presets", "--show", "caterpillar"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "[[configuration]]\nname = \"cache-reserved\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"2\"\nirq_cpus = \"0\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = false\n\n\
+             [[configuration.cache]]\ngroup = \"caterpillar\"\ncpus = \"3\"\nl2 = { ways = \"10-19\" }\n\n\
+             [configuration.cache_default]\nl2 = { ways = \"0-9\" }\n"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -123,6 +123,11 @@ pub const BUILTINS: &[BuiltinInfo] = &[
         summary: "stress-ng: CPU 80 %, memory, VM, L2 and LLC thrash; CPU 80 % on the probe CPUs",
         seed: "001",
     },
+    BuiltinInfo {
+        name: "cache",
+        summary: "stress-ng: one cache-thrashing worker per neighbour CPU",
+        seed: "002",
+    },
 ];
 
 /// What a scenario needs started.
@@ -243,6 +248,10 @@ pub fn plan(name: &str, ctx: &ScenarioCtx) -> Result<Planned> {
                     "4",
                 ],
             )])
+        }
+        "cache" => {
+            let n = ncpu()?;
+            Planned::Neighbours(vec![on_neighbours("stress-ng", &["--cache", &n])])
         }
         "redhat" => {
             ncpu()?;
@@ -461,6 +470,15 @@ mod tests {
                 ),
             ]
         );
+        assert_eq!(
+            neighbours("cache", &c),
+            vec![sng(
+                "stress-ng",
+                "stress-ng --cache 3 --metrics-brief",
+                n.clone(),
+                None
+            )]
+        );
         let direct = direct_io_works(dir.path()).unwrap();
         assert_eq!(
             neighbours("disk", &c),
@@ -490,7 +508,8 @@ mod tests {
                 "scheduling",
                 "misc",
                 "codesys",
-                "redhat"
+                "redhat",
+                "cache"
             ]
         );
     }
@@ -564,6 +583,7 @@ mod tests {
             "misc",
             "codesys",
             "redhat",
+            "cache",
         ] {
             assert_eq!(
                 bad_msg(name, &all_probe),
@@ -586,7 +606,7 @@ mod tests {
         );
         assert_eq!(
             bad_msg("cpuburn", &c),
-            "unknown scenario `cpuburn`; the built-in scenarios are idle, cpu, disk, usb, network, scheduling, misc, codesys, redhat"
+            "unknown scenario `cpuburn`; the built-in scenarios are idle, cpu, disk, usb, network, scheduling, misc, codesys, redhat, cache"
         );
     }
 }

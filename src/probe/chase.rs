@@ -100,8 +100,7 @@ pub const DEFAULT_SAMPLES: u64 = 200;
 pub const DEFAULT_CHASE_LENGTH: u64 = 1024;
 /// The seed of the cycle: the same walk order in every run.
 pub const DEFAULT_SEED: u64 = 0x243F_6A88_85A3_08D3;
-/// The most samples one run keeps (64 MiB of rows).
-pub const MAX_SAMPLES: u64 = 1 << 20;
+pub use jitterlab_core::chase::MAX_SAMPLES;
 /// Cache line size when sysfs does not give one.
 const DEFAULT_LINE: u64 = 64;
 /// Where the CPUs' directories are, under the sysroot.

@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
-use jitterlab_core::preset;
+use jitterlab_core::preset::{self, PresetMachine};
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec, SpecContext};
 use jitterlab_core::units::{format_duration_exact, CpuList};
@@ -69,7 +69,7 @@ use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
 use crate::system::journal::{Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
-use crate::system::settings::{apply_all, config_settings, restore_all};
+use crate::system::settings::{self, apply_all, config_settings, restore_all};
 use crate::system::{counters, host};
 
 /// Set-up time the plan counts per cell: starting and stopping the
@@ -102,12 +102,21 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
             (text, p.display().to_string(), Vec::new())
         }
         (None, Some(name)) => {
-            let text = preset::preset_text(name, &online).ok_or_else(|| {
+            let cache = settings::resctrl::capabilities(root)?;
+            let machine = PresetMachine {
+                online: &online,
+                cache: cache.as_ref(),
+            };
+            let text = preset::preset_text(name, &machine).ok_or_else(|| {
                 bad(format!(
                     "there is no preset {name}; list them with: jitterlab presets"
                 ))
             })?;
-            (text, format!("preset {name}"), preset::unavailable(name))
+            (
+                text,
+                format!("preset {name}"),
+                preset::unavailable(name, &machine),
+            )
         }
         _ => return Err(bad("give a spec file or --preset NAME, not both")),
     };
@@ -891,8 +900,13 @@ impl Bench<'_> {
                             neighbours: neighbours.clone(),
                             buffer: probe.buffer_bytes,
                             iterations: probe.iterations.unwrap_or(100),
-                            samples: None,
-                            duration_ns: Some(spec.duration_ns),
+                            // With `samples` the cell ends after them; the
+                            // runner's deadline (the duration) still caps it.
+                            samples: probe.samples,
+                            duration_ns: match probe.samples {
+                                Some(_) => None,
+                                None => Some(spec.duration_ns),
+                            },
                             ..ChaseArgs::default()
                         },
                         None,
@@ -986,10 +1000,15 @@ enum CellEnd {
 /// `jitterlab presets`: every preset with what it reproduces; `--show NAME`
 /// prints its spec fitted to this machine (a starting point for your own).
 pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
+    let online: CpuList = host::online_cpus(root)?;
+    let cache = settings::resctrl::capabilities(root)?;
+    let machine = PresetMachine {
+        online: &online,
+        cache: cache.as_ref(),
+    };
     match show {
         Some(name) => {
-            let online: CpuList = host::online_cpus(root)?;
-            let text = preset::preset_text(name, &online).ok_or_else(|| {
+            let text = preset::preset_text(name, &machine).ok_or_else(|| {
                 bad(format!(
                     "there is no preset {name}; list them with: jitterlab presets"
                 ))
@@ -1005,7 +1024,7 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
             for p in preset::PRESETS {
                 println!("{:<w$}  {}", p.name, p.summary);
                 println!("{:<w$}  reproduces: {}", "", p.reproduces);
-                for (c, why) in preset::unavailable(p.name) {
+                for (c, why) in preset::unavailable(p.name, &machine) {
                     println!("{:<w$}  configuration {c}: N/A: {why}", "");
                 }
             }

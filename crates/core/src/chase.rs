@@ -34,6 +34,10 @@ use thiserror::Error;
 
 use crate::units::CpuList;
 
+/// The most samples one chase run keeps (64 MiB of sample rows): the
+/// bound of `--samples` and of a spec's `samples`.
+pub const MAX_SAMPLES: u64 = 1 << 20;
+
 /// A small, fast, deterministic generator (SplitMix64) for the permutation.
 /// Eight lines rather than a dependency, and a fixed seed makes the walk
 /// order — and so the cache behaviour — the same in every run.

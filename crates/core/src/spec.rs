@@ -58,6 +58,9 @@
 //! working_set = "256KiB"     # cyclic only; default 256KiB
 //! buffer = "1MiB"            # chase only; default: half the cache shared with the neighbours
 //! iterations = 100           # chase only: timed chases per sample; default 100
+//! samples = 200              # chase only: the cell ends after this many samples
+//!                            # (or at duration, if sooner); default: as many as
+//!                            # fit in duration
 //! source = "eventfd"         # response only: eventfd | udp; default eventfd
 //! event_cpu = "0"            # response only: where events are made; default: the
 //!                            # first neighbour CPU
@@ -359,6 +362,10 @@ pub struct ProbeSpec {
     /// Timed chases per sample (chase only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u64>,
+    /// Samples after which a chase cell ends (chase only; `None`: as many
+    /// as fit in the duration, which stays the cap either way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
     /// Event source, `eventfd` or `udp` (response only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -466,16 +473,25 @@ impl Spec {
             "  total: {}\n",
             wall(self.planned_ns(setup_ns, once_ns))
         ));
+        if self.probes.iter().any(|p| p.samples.is_some()) {
+            out.push_str(
+                "  (a chase cell with samples ends after them: the times are upper bounds)\n",
+            );
+        }
         let index_width = format!("{n}/{n}").len();
         let name_width = cells.iter().map(|c| c.key.name().len()).max().unwrap_or(0);
         for (i, c) in cells.iter().enumerate() {
+            let measured = match self.probes[c.probe].samples {
+                Some(k) => format!("{k} samples, at most {}", short(self.duration_ns)),
+                None => short(self.duration_ns),
+            };
             out.push_str(&format!(
                 "  {:<iw$}  {:<nw$}  rep {}  (warm-up {} + {})\n",
                 format!("{}/{n}", i + 1),
                 c.key.name(),
                 c.key.repetition + 1,
                 short(self.warmup_ns),
-                short(self.duration_ns),
+                measured,
                 iw = index_width,
                 nw = name_width,
             ));
@@ -664,6 +680,7 @@ struct RawProbe {
     max_exec: Option<Spanned<String>>,
     buffer: Option<Spanned<String>>,
     iterations: Option<Spanned<i64>>,
+    samples: Option<Spanned<i64>>,
     source: Option<Spanned<String>>,
     event_cpu: Option<Spanned<String>>,
 }
@@ -1708,6 +1725,7 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             "iterations",
             &[P::Chase],
         )?;
+        only(r.samples.as_ref().map(|v| v.span()), "samples", &[P::Chase])?;
         only(sp(&r.source), "source", &[P::Response])?;
         only(sp(&r.event_cpu), "event_cpu", &[P::Response])?;
         if let (P::Chase, Some(v)) = (kind, &r.max_latency) {
@@ -1734,6 +1752,10 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
         };
         let iterations = match &r.iterations {
             Some(v) => Some(ck.int(v, &k("iterations"), 1, 1_000_000)? as u64),
+            None => None,
+        };
+        let samples = match &r.samples {
+            Some(v) => Some(ck.int(v, &k("samples"), 1, crate::chase::MAX_SAMPLES as i64)? as u64),
             None => None,
         };
         let source = match &r.source {
@@ -1818,6 +1840,7 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             max_exec_ns: ck.opt_duration(&r.max_exec, &k("max_exec"))?,
             buffer_bytes,
             iterations,
+            samples,
             source,
             event_cpu,
         });
@@ -2126,6 +2149,7 @@ mod tests {
                     max_exec_ns: None,
                     buffer_bytes: None,
                     iterations: None,
+                    samples: None,
                     source: None,
                     event_cpu: None,
                 }],
@@ -2271,6 +2295,7 @@ max_exec = "1ms"
                     max_exec_ns: None,
                     buffer_bytes: None,
                     iterations: None,
+                    samples: None,
                     source: None,
                     event_cpu: None,
                 },
@@ -2288,6 +2313,7 @@ max_exec = "1ms"
                     max_exec_ns: Some(1_000_000),
                     buffer_bytes: None,
                     iterations: None,
+                    samples: None,
                     source: None,
                     event_cpu: None,
                 },
@@ -2368,7 +2394,7 @@ max_exec = "1ms"
         );
         assert_eq!(
             err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
-            "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `source`, `event_cpu`"
+            "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`"
         );
     }
 
@@ -3063,15 +3089,16 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
     #[test]
     fn event_probe_keys_are_parsed_and_refused_elsewhere() {
         let spec = ok(
-            "duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nbuffer = \"1MiB\"\niterations = 50\n\
+            "duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nbuffer = \"1MiB\"\niterations = 50\nsamples = 200\n\
              [[probe]]\nkind = \"response\"\nsource = \"udp\"\nevent_cpu = \"0\"\nperiod = \"2ms\"\n\
              [[probe]]\nkind = \"ctxswitch\"\nmax_latency = \"50us\"\n",
         );
         let p = &spec.probes;
         assert_eq!(
-            (p[0].kind, p[0].buffer_bytes, p[0].iterations),
-            (ProbeKind::Chase, Some(1 << 20), Some(50))
+            (p[0].kind, p[0].buffer_bytes, p[0].iterations, p[0].samples),
+            (ProbeKind::Chase, Some(1 << 20), Some(50), Some(200))
         );
+        assert_eq!(p[1].samples, None);
         assert_eq!(
             (
                 p[1].kind,
@@ -3108,6 +3135,14 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
         assert_eq!(
             err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nbuffer = \"64\"\n"),
             "bench.toml:4: probe[0].buffer: a chase needs at least two cache lines; give e.g. buffer = \"1MiB\""
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"cyclic\"\nsamples = 200\n"),
+            "bench.toml:4: probe[0].samples: samples applies only to kind = \"chase\"; remove it from this cyclic probe"
+        );
+        assert_eq!(
+            err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nsamples = 0\n"),
+            "bench.toml:4: probe[0].samples: 0 is out of range 1..=1048576"
         );
     }
 }
