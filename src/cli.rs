@@ -184,7 +184,8 @@ pub struct ReportArgs {
 
     /// Print only these tables (repeat the flag for several) [default: the
     /// configuration table with 2+ configurations, the condition table with
-    /// 2+ scenarios, the latency table always].
+    /// 2+ scenarios, the latency table always, the chase table when a cell
+    /// ran the chase probe].
     #[arg(long = "table", value_enum, value_name = "TABLE")]
     pub tables: Vec<TableArg>,
 
@@ -203,6 +204,9 @@ pub enum TableArg {
     Conditions,
     /// Seed 003: min, median, max latency and % over threshold per cell.
     Latency,
+    /// Seed 002: chase cycles and sample jitter per chase cell, vs the
+    /// baseline.
+    Chase,
 }
 
 /// Formats of `jitterlab report`.

@@ -166,6 +166,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
                 TableArg::Configurations => tables::Table::Configurations,
                 TableArg::Conditions => tables::Table::Conditions,
                 TableArg::Latency => tables::Table::Latency,
+                TableArg::Chase => tables::Table::Chase,
             })
             .collect(),
         explain: !a.no_explain,

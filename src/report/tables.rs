@@ -23,12 +23,25 @@
 //!   min_period)` with `T0` the configured period.
 //! * **Latency** (seed 003) — a row per cell: min, median, max wake-up latency
 //!   and the share of samples over the run's threshold (named in the column
-//!   header; `-` when the run had none).
+//!   header; `-` when the run had none). Chase cells have no row here: they
+//!   measure CPU cycles, not a latency.
+//! * **Chase** (seed 002) — a row per chase cell, in CPU (TSC) cycles: min,
+//!   median, p99 and max cycles of one chase (metric `chase`), the median
+//!   and max sample jitter (metric `sample-jitter`: max − min of one
+//!   sample's chases, seed 002's plotted figure), and "jitter vs baseline" =
+//!   the median sample jitter ÷ that of the baseline configuration's row of
+//!   the same scenario × 100. Cycles print as plain integers (`18015`, no
+//!   grouping, as `jitterlab run chase` prints them). A configuration the
+//!   machine could not run (seed 002's cache-allocated one without resctrl)
+//!   gets an `N/A` row per scenario with chase cells and a footnote with the
+//!   reason.
 //!
 //! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
 //! configuration tables when it has two configurations or more (the ones it
 //! could not run count: their `N/A` row is a finding), the condition tables
-//! when it has two scenarios or more, and the latency table always.
+//! when it has two scenarios or more, the latency table always, and the
+//! chase table when a cell ran the chase probe. A table with nothing to show
+//! is left out (a run of chases only gets the chase table alone).
 //!
 //! # Repetitions, failures, missing figures
 //!
@@ -58,11 +71,12 @@
 //!   sample in a million still shows, as in `jitterlab run`'s summary).
 //! * `md` — the same as GitHub pipe tables under `###` titles.
 //! * `csv` — one document: a header row, then every table's rows, told apart
-//!   by the first column `table` (`configurations`, `conditions`, `latency`).
-//!   The columns are the same whatever tables a run has: the key columns, the
-//!   repetition and status columns, then every table's figures in integer ns
-//!   (each with `_min`/`_max`, equal for one repetition); fields that do not
-//!   belong to a row's table are empty. The explanations are not part of it.
+//!   by the first column `table` (`configurations`, `conditions`, `latency`,
+//!   `chase`). The columns are the same whatever tables a run has: the key
+//!   columns, the repetition and status columns, then every table's figures
+//!   in integer ns or, for the chase, integer cycles (each with `_min`/`_max`,
+//!   equal for one repetition); fields that do not belong to a row's table
+//!   are empty. The explanations are not part of it.
 //! * `json` — `{"schema_version":1,"run":ID,…,"tables":[{"name","title",
 //!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
 //!   and values as the CSV (numbers as numbers, times in ns, `null` where a
@@ -123,6 +137,9 @@ pub enum Table {
     Conditions,
     /// Per cell: min/median/max latency, share over the threshold (seed 003).
     Latency,
+    /// Per chase cell: cycles per chase and sample jitter, against a
+    /// baseline (seed 002).
+    Chase,
 }
 
 #[cfg(test)]
@@ -134,6 +151,7 @@ impl Table {
             Table::Configurations => "configurations",
             Table::Conditions => "conditions",
             Table::Latency => "latency",
+            Table::Chase => "chase",
         }
     }
 }
@@ -191,6 +209,9 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
             t.push(Table::Conditions);
         }
         t.push(Table::Latency);
+        if build::any_chase(run) {
+            t.push(Table::Chase);
+        }
         t
     };
     let mut sheets: Vec<Sheet> = Vec::new();
@@ -200,6 +221,7 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
             Table::Configurations => build::configurations(run, &baseline),
             Table::Conditions => build::conditions(run),
             Table::Latency => build::latency(run),
+            Table::Chase => build::chase(run, &baseline),
         };
         if s.is_empty() && explicit {
             notes.push(match t {
@@ -211,7 +233,17 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
                     "no condition table: no cell of run {} measured a period",
                     run.id
                 ),
-                Table::Latency => format!("no latency table: run {} has no cells", run.id),
+                Table::Latency if run.cells.is_empty() => {
+                    format!("no latency table: run {} has no cells", run.id)
+                }
+                Table::Latency => format!(
+                    "no latency table: every cell of run {} ran the chase probe (see the chase table)",
+                    run.id
+                ),
+                Table::Chase => format!(
+                    "no chase table: no cell of run {} ran the chase probe",
+                    run.id
+                ),
             });
         }
         sheets.extend(s);
@@ -393,6 +425,15 @@ fn time_text(s: Spread) -> String {
         format!("{lo} µs")
     } else {
         format!("{lo}–{hi} µs")
+    }
+}
+
+/// A spread of CPU cycles as plain integers: `9012–9530`, or `18015`.
+fn cycles_text(s: Spread) -> String {
+    if s.lo == s.hi {
+        s.lo.to_string()
+    } else {
+        format!("{}–{}", s.lo, s.hi)
     }
 }
 

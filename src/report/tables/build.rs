@@ -1,9 +1,15 @@
-//! From stored cells to the three tables: grouping repetitions into rows,
+//! From stored cells to the four tables: grouping repetitions into rows,
 //! picking each figure from a cell's summaries, and laying the rows out.
 //!
 //! A cell's per-metric summaries are in `result.combined` when the probe ran
 //! more than one thread, else in `result.threads[0].metrics`. A metric with no
 //! sample counts as missing (`-`), never as 0.
+//!
+//! A row's probe kind ([`Group::kind`]) comes from its stored results, else
+//! from its probe name when that names a kind (a spec's probe name defaults
+//! to its kind): a cell that failed before it stored anything still lands in
+//! the table of its kind. The chase measures CPU cycles, not a latency, so its
+//! rows go to the chase table and never to the latency table.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +21,9 @@ use jitterlab_core::units::format_duration_exact;
 use serde_json::{json, Value};
 
 use super::sheet::{Cell, Col, Sheet};
-use super::{pct1_text, pct4_text, ratio_spread, round_div, threshold_text, time_text};
+use super::{
+    cycles_text, pct1_text, pct4_text, ratio_spread, round_div, threshold_text, time_text,
+};
 
 /// Summaries by metric name.
 pub(super) type Metrics = BTreeMap<String, MetricSummary>;
@@ -50,6 +58,8 @@ pub(super) enum Unit {
     Ns,
     /// Ten-thousandths of a percent (share of samples over the threshold).
     Pct4,
+    /// CPU (TSC) cycles: the chase.
+    Cycles,
 }
 
 /// One figure of a cell.
@@ -118,6 +128,31 @@ pub(super) fn threshold_of(m: &Metrics) -> Option<u64> {
         .iter()
         .filter_map(|k| k.main_latency())
         .find_map(|n| m.get(n)?.threshold)
+}
+
+/// The chase's cycles per chase.
+fn chase_metric(m: &Metrics) -> Option<&MetricSummary> {
+    metric(m, "chase")
+}
+fn min_chase(_: &RunResult, m: &Metrics) -> Option<i64> {
+    chase_metric(m)?.min
+}
+fn p50_chase(_: &RunResult, m: &Metrics) -> Option<i64> {
+    chase_metric(m)?.p50
+}
+fn p99_chase(_: &RunResult, m: &Metrics) -> Option<i64> {
+    chase_metric(m)?.p99
+}
+fn max_chase(_: &RunResult, m: &Metrics) -> Option<i64> {
+    chase_metric(m)?.max
+}
+/// Max − min of one sample's chases, one value per sample (seed 002's
+/// plotted figure).
+fn p50_sample_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "sample-jitter")?.p50
+}
+fn max_sample_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
+    metric(m, "sample-jitter")?.max
 }
 
 /// Max periodic jitter.
@@ -220,9 +255,74 @@ pub(super) const OVER_THRESHOLD: Fig = Fig {
     get: over_threshold,
 };
 
+/// Fewest cycles of one chase.
+pub(super) const MIN_CHASE: Fig = Fig {
+    stem: "min_chase",
+    id: "min_chase_cycles",
+    head: "min chase",
+    long: "min chase (cycles)",
+    unit: Unit::Cycles,
+    get: min_chase,
+};
+/// Median cycles of one chase.
+pub(super) const P50_CHASE: Fig = Fig {
+    stem: "p50_chase",
+    id: "p50_chase_cycles",
+    head: "median chase",
+    long: "median chase (cycles)",
+    unit: Unit::Cycles,
+    get: p50_chase,
+};
+/// 99th percentile of the cycles of one chase.
+pub(super) const P99_CHASE: Fig = Fig {
+    stem: "p99_chase",
+    id: "p99_chase_cycles",
+    head: "p99 chase",
+    long: "p99 chase (cycles)",
+    unit: Unit::Cycles,
+    get: p99_chase,
+};
+/// Most cycles of one chase.
+pub(super) const MAX_CHASE: Fig = Fig {
+    stem: "max_chase",
+    id: "max_chase_cycles",
+    head: "max chase",
+    long: "max chase (cycles)",
+    unit: Unit::Cycles,
+    get: max_chase,
+};
+/// Median sample jitter (max − min of one sample's chases).
+pub(super) const P50_SAMPLE_JITTER: Fig = Fig {
+    stem: "p50_sample_jitter",
+    id: "p50_sample_jitter_cycles",
+    head: "median jitter",
+    long: "median sample jitter (cycles)",
+    unit: Unit::Cycles,
+    get: p50_sample_jitter,
+};
+/// Max sample jitter.
+pub(super) const MAX_SAMPLE_JITTER: Fig = Fig {
+    stem: "max_sample_jitter",
+    id: "max_sample_jitter_cycles",
+    head: "max jitter",
+    long: "max sample jitter (cycles)",
+    unit: Unit::Cycles,
+    get: max_sample_jitter,
+};
+
 const CONFIG_FIGS: [Fig; 4] = [MAX_JITTER, MIN_JITTER, MAX_EXEC, MEAN_EXEC];
 const CONDITION_FIGS: [Fig; 3] = [MIN_PERIOD, MAX_PERIOD, DEVIATION];
 const LATENCY_FIGS: [Fig; 3] = [MIN_LATENCY, P50_LATENCY, MAX_LATENCY];
+const CHASE_FIGS: [Fig; 6] = [
+    MIN_CHASE,
+    P50_CHASE,
+    P99_CHASE,
+    MAX_CHASE,
+    P50_SAMPLE_JITTER,
+    MAX_SAMPLE_JITTER,
+];
+/// The chase figure the "jitter vs baseline" column compares.
+const CHASE_VS: Fig = P50_SAMPLE_JITTER;
 
 /// A figure's `_min`/`_max` machine names.
 fn spread_names(id: &str) -> [String; 2] {
@@ -234,6 +334,7 @@ pub(super) fn fig_text(unit: Unit, s: Spread) -> String {
     match unit {
         Unit::Ns => time_text(s),
         Unit::Pct4 => pct4_text(s),
+        Unit::Cycles => cycles_text(s),
     }
 }
 
@@ -242,6 +343,7 @@ pub(super) fn fig_value(unit: Unit, v: i64) -> Value {
     match unit {
         Unit::Ns => json!(v),
         Unit::Pct4 => json!(v as f64 / 10_000.0),
+        Unit::Cycles => json!(v),
     }
 }
 
@@ -303,6 +405,20 @@ impl<'a> Group<'a> {
     /// `configuration/scenario/deployment/probe`.
     pub fn name(&self) -> String {
         self.cells[0].key.name()
+    }
+
+    /// The probe kind: that of its first stored result (whatever the
+    /// repetition's status), else the kind its probe name names, if any.
+    pub fn kind(&self) -> Option<ProbeKind> {
+        match self.cells.iter().find_map(|c| c.result.as_ref()) {
+            Some(r) => Some(r.probe),
+            None => ProbeKind::ALL.into_iter().find(|k| k.name() == self.probe),
+        }
+    }
+
+    /// True when its probe is the chase.
+    fn is_chase(&self) -> bool {
+        self.kind() == Some(ProbeKind::Chase)
     }
 
     /// The completed repetitions' figures.
@@ -528,11 +644,33 @@ fn latency_cols(over_head: &str) -> Vec<Col> {
     cols
 }
 
+fn chase_cols() -> Vec<Col> {
+    let mut cols = vec![
+        key_cols("cell"),
+        reps_col(),
+        Col::hidden(&["status"]),
+        Col::hidden(&["note"]),
+        Col::hidden(&["baseline"]),
+    ];
+    for f in CHASE_FIGS {
+        let [a, b] = spread_names(f.id);
+        cols.push(Col::right(f.head, &[&a, &b]));
+    }
+    let [a, b] = spread_names(&format!("{}_vs_baseline_pct", CHASE_VS.stem));
+    cols.push(Col::right("jitter vs baseline", &[&a, &b]));
+    cols
+}
+
 /// The CSV header after `table`: every table's machine columns, key and
 /// status columns first, each name once.
 pub(super) fn csv_columns() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    for cols in [configuration_cols(), condition_cols(), latency_cols("")] {
+    for cols in [
+        configuration_cols(),
+        condition_cols(),
+        latency_cols(""),
+        chase_cols(),
+    ] {
         for n in cols.into_iter().flat_map(|c| c.names) {
             if !v.contains(&n) {
                 v.push(n);
@@ -722,15 +860,9 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
 
 /// Seed 003: one row per cell.
 pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
-    // A chase measures CPU cycles, not a latency: it has no row here.
-    let groups: Vec<Group> = groups(run)
-        .into_iter()
-        .filter(|g| {
-            g.measured()
-                .first()
-                .is_none_or(|(r, _)| r.probe != ProbeKind::Chase)
-        })
-        .collect();
+    // A chase measures CPU cycles, not a latency: it has no row here (see
+    // `chase`), and a run of chases only has no latency table at all.
+    let groups: Vec<Group> = groups(run).into_iter().filter(|g| !g.is_chase()).collect();
     if groups.is_empty() {
         return Vec::new();
     }
@@ -778,5 +910,94 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
         } else {
             vec![]
         },
+    }]
+}
+
+/// True when some cell of the run is a chase (its row belongs to the chase
+/// table).
+pub(super) fn any_chase(run: &StoredRun) -> bool {
+    groups(run).iter().any(Group::is_chase)
+}
+
+/// The note under the chase table that names its unit.
+pub(super) const CHASE_UNIT_NOTE: &str = "figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario";
+
+/// Seed 002: one row per chase cell — cycles per chase (min, median, p99,
+/// max) and the sample jitter (median, max), the median jitter as a
+/// percentage of the same scenario's baseline row. A configuration the
+/// machine could not run gets an `N/A` row per (scenario, deployment,
+/// probe) that has chase cells, and a footnote with the reason; one that
+/// ran no chase for another reason has no row. Empty when no cell is a
+/// chase.
+pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
+    let groups: Vec<Group> = groups(run).into_iter().filter(Group::is_chase).collect();
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let cols = chase_cols();
+    let keys = distinct(&groups, |g| (g.scenario, g.deployment, g.probe));
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut partial = false;
+    for c in &configuration_names(run) {
+        let mine: Vec<&Group> = groups.iter().filter(|g| g.configuration == c).collect();
+        if mine.is_empty() {
+            let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) else {
+                continue;
+            };
+            for &(scenario, deployment, probe) in &keys {
+                rows.push(empty_row(
+                    &cols,
+                    [c, scenario, deployment, probe],
+                    &format!("{c}/{scenario}/{deployment}/{probe}"),
+                    "unavailable",
+                    "N/A",
+                    Some(reason),
+                ));
+            }
+            notes.push(format!("N/A {c}: {reason}"));
+            continue;
+        }
+        for g in mine {
+            partial |= g.partial();
+            let mut row = vec![
+                Cell::new(g.name(), g.key_values()),
+                g.reps_cell(),
+                g.status_cell(),
+                Cell::hidden(vec![Value::Null]),
+                Cell::hidden(vec![json!(baseline)]),
+            ];
+            for f in &CHASE_FIGS {
+                row.push(g.fig_cell(f));
+            }
+            let s = g.spread(&CHASE_VS);
+            let base = groups
+                .iter()
+                .find(|b| {
+                    b.configuration == baseline
+                        && (b.scenario, b.deployment, b.probe)
+                            == (g.scenario, g.deployment, g.probe)
+                })
+                .and_then(|b| b.spread(&CHASE_VS));
+            let ratio = s.zip(base).and_then(|(s, b)| ratio_spread(s, b));
+            let text = match (s, ratio) {
+                (None, _) => "-".to_string(),
+                (Some(_), None) => "n/a".to_string(),
+                (Some(_), Some(r)) => pct1_text(r),
+            };
+            row.push(Cell::new(text, pct1_values(ratio)));
+            rows.push(row);
+        }
+    }
+    if partial {
+        notes.push(PARTIAL_NOTE.into());
+    }
+    notes.push(CHASE_UNIT_NOTE.into());
+    vec![Sheet {
+        name: "chase",
+        title: format!("Chase (baseline: {baseline})"),
+        cols,
+        rows,
+        notes,
     }]
 }

@@ -5,7 +5,8 @@
 //! by [`CellKey::name`](jitterlab_core::cell::CellKey::name) — the key
 //! without the repetition, so a run with three repetitions compares with a
 //! run with one. For every figure either run has (latency, jitter, cycle
-//! time, period, deviation, share over the threshold) a row gives A, B and B
+//! time, period, deviation, share over the threshold, and the chase's cycles
+//! per chase and sample jitter) a row gives A, B and B
 //! as a percentage of A; repetitions are spreads as in the tables, and so is
 //! the percentage (minimum ÷ minimum, maximum ÷ maximum). A cell that only
 //! one run has is listed with `absent` on the other side, and a footnote names
@@ -18,15 +19,16 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::build::{
-    self, fig_text, fig_value, pct1_values, threshold_of, Fig, Group, DEVIATION, MAX_EXEC,
-    MAX_JITTER, MAX_LATENCY, MAX_PERIOD, MEAN_EXEC, MIN_JITTER, MIN_LATENCY, MIN_PERIOD,
-    OVER_THRESHOLD, P50_LATENCY,
+    self, fig_text, fig_value, pct1_values, threshold_of, Fig, Group, DEVIATION, MAX_CHASE,
+    MAX_EXEC, MAX_JITTER, MAX_LATENCY, MAX_PERIOD, MAX_SAMPLE_JITTER, MEAN_EXEC, MIN_CHASE,
+    MIN_JITTER, MIN_LATENCY, MIN_PERIOD, OVER_THRESHOLD, P50_CHASE, P50_LATENCY, P50_SAMPLE_JITTER,
+    P99_CHASE,
 };
 use super::sheet::{self, Cell, Col, Sheet};
 use super::{pct1_text, ratio_spread, threshold_text, Format, TABLES_SCHEMA_VERSION};
 
 /// The figures compared, in this order.
-const FIGS: [Fig; 11] = [
+const FIGS: [Fig; 17] = [
     MIN_LATENCY,
     P50_LATENCY,
     MAX_LATENCY,
@@ -38,6 +40,12 @@ const FIGS: [Fig; 11] = [
     MIN_PERIOD,
     MAX_PERIOD,
     DEVIATION,
+    MIN_CHASE,
+    P50_CHASE,
+    P99_CHASE,
+    MAX_CHASE,
+    P50_SAMPLE_JITTER,
+    MAX_SAMPLE_JITTER,
 ];
 
 fn columns(a: &StoredRun, b: &StoredRun) -> Vec<Col> {

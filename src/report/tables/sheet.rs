@@ -84,7 +84,7 @@ impl Cell {
 
 /// One table.
 pub(super) struct Sheet {
-    /// `configurations`, `conditions`, `latency` or `compare`.
+    /// `configurations`, `conditions`, `latency`, `chase` or `compare`.
     pub name: &'static str,
     /// The title line.
     pub title: String,

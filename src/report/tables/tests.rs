@@ -1276,3 +1276,432 @@ fn settings_are_explained_with_what_was_read_back() {
         "{text}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// The chase table (seed 002).
+
+/// A chase cell's figures, in cycles: cycles per chase (min, median, p99,
+/// max) and the sample jitter (median, max).
+struct Ch {
+    chase: (i64, i64, i64, i64),
+    jitter: (i64, i64),
+}
+
+fn chase_metrics(c: &Ch) -> BTreeMap<String, MetricSummary> {
+    let (min, p50, p99, max) = c.chase;
+    let mut chase = summary(min, p50, max, p50, 20_000);
+    chase.p99 = Some(p99);
+    let (jp50, jmax) = c.jitter;
+    BTreeMap::from([
+        ("chase".to_string(), chase),
+        (
+            "sample-jitter".to_string(),
+            summary(jp50 / 2, jp50, jmax, jp50, 200),
+        ),
+    ])
+}
+
+fn chase_cell(configuration: &str, scenario: &str, rep: u32, c: Ch) -> StoredCell {
+    StoredCell {
+        key: CellKey {
+            probe: "chase".into(),
+            ..key(configuration, scenario, rep)
+        },
+        status: CellStatus::Completed,
+        result: Some(result(
+            ProbeKind::Chase,
+            0,
+            vec![(1, chase_metrics(&c), usage(0, 0))],
+            None,
+        )),
+        context: context(scenario),
+    }
+}
+
+/// Run 9: bench `caterpillar` (seed 002), configurations `baseline` and
+/// `cache-reserved`, scenarios `idle` and `neighbour`, a chase in each;
+/// `baseline/neighbour` ran twice.
+fn chase_run() -> StoredRun {
+    let ch = |chase, jitter| Ch { chase, jitter };
+    StoredRun {
+        id: 9,
+        started_at: "2026-11-23T10:00:00Z".into(),
+        kind: "bench".into(),
+        name: "caterpillar".into(),
+        status: "completed".into(),
+        hostname: "plc-7".into(),
+        kernel_release: "6.12.0-rt5-amd64".into(),
+        configurations: vec!["baseline".into(), "cache-reserved".into()],
+        scenarios: vec!["idle".into(), "neighbour".into()],
+        unavailable: vec![],
+        cells: vec![
+            chase_cell(
+                "baseline",
+                "idle",
+                0,
+                ch((18_015, 18_200, 19_000, 24_000), (1_500, 6_000)),
+            ),
+            chase_cell(
+                "baseline",
+                "neighbour",
+                0,
+                ch((18_100, 26_000, 31_000, 52_000), (9_000, 30_000)),
+            ),
+            chase_cell(
+                "baseline",
+                "neighbour",
+                1,
+                ch((18_050, 25_500, 30_500, 48_000), (9_500, 28_000)),
+            ),
+            chase_cell(
+                "cache-reserved",
+                "idle",
+                0,
+                ch((18_010, 18_150, 18_800, 21_000), (1_200, 3_000)),
+            ),
+            chase_cell(
+                "cache-reserved",
+                "neighbour",
+                0,
+                ch((18_020, 18_400, 20_100, 26_000), (2_000, 8_000)),
+            ),
+        ],
+    }
+}
+
+/// `chase_run` on a machine without resctrl: `cache-reserved` could not run.
+fn chase_run_without_resctrl() -> StoredRun {
+    let mut run = chase_run();
+    run.cells.retain(|c| c.key.configuration == "baseline");
+    run.unavailable = vec![(
+        "cache-reserved".into(),
+        "no cache allocation: /sys/fs/resctrl is not mounted".into(),
+    )];
+    run
+}
+
+fn table_names(doc: &serde_json::Value) -> Vec<String> {
+    doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const NO_EXPLAIN: TableOptions = TableOptions {
+    baseline: None,
+    tables: Vec::new(),
+    explain: false,
+};
+
+#[test]
+fn chase_table_in_text() {
+    let text = render(&chase_run(), &NO_EXPLAIN, Format::Text).unwrap();
+    let want = "\
+run          9 (bench caterpillar)
+started      2026-11-23T10:00:00Z
+host         plc-7
+kernel       6.12.0-rt5-amd64
+status       completed
+
+Chase (baseline: baseline)
+cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
+baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
+baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%
+cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000               80.0%
+cache-reserved/neighbour/host/chase     1        18020         18400        20100        26000           2000         8000          21.1–22.2%
+figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario
+";
+    assert_eq!(text, want);
+}
+
+#[test]
+fn chase_row_in_json_and_csv() {
+    let doc = json_of(&chase_run(), &NO_EXPLAIN);
+    let r = row(&doc, "chase", "Chase", ["cache-reserved", "neighbour"]);
+    let want: BTreeMap<String, serde_json::Value> = [
+        ("configuration", serde_json::json!("cache-reserved")),
+        ("scenario", "neighbour".into()),
+        ("deployment", "host".into()),
+        ("probe", "chase".into()),
+        ("reps", 1.into()),
+        ("completed", 1.into()),
+        ("status", "completed".into()),
+        ("note", serde_json::Value::Null),
+        ("baseline", "baseline".into()),
+        ("min_chase_cycles_min", 18_020.into()),
+        ("min_chase_cycles_max", 18_020.into()),
+        ("p50_chase_cycles_min", 18_400.into()),
+        ("p50_chase_cycles_max", 18_400.into()),
+        ("p99_chase_cycles_min", 20_100.into()),
+        ("p99_chase_cycles_max", 20_100.into()),
+        ("max_chase_cycles_min", 26_000.into()),
+        ("max_chase_cycles_max", 26_000.into()),
+        ("p50_sample_jitter_cycles_min", 2_000.into()),
+        ("p50_sample_jitter_cycles_max", 2_000.into()),
+        ("max_sample_jitter_cycles_min", 8_000.into()),
+        ("max_sample_jitter_cycles_max", 8_000.into()),
+        // 2000 ÷ 9500 = 21.05 % → 21.1; 2000 ÷ 9000 = 22.2 %.
+        ("p50_sample_jitter_vs_baseline_pct_min", 21.1.into()),
+        ("p50_sample_jitter_vs_baseline_pct_max", 22.2.into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(r, want);
+    assert_eq!(table_names(&doc), ["chase"]);
+    // The CSV carries the same values under the union header; every other
+    // field of the row is empty.
+    let csv = render(&chase_run(), &NO_EXPLAIN, Format::Csv).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(header[0], "table");
+    assert_eq!(&header[1..], build::csv_columns().as_slice());
+    for name in want.keys() {
+        assert!(header.contains(&name.as_str()), "{name} not in the header");
+    }
+    let line = csv
+        .lines()
+        .find(|l| l.starts_with("chase,cache-reserved,neighbour,"))
+        .unwrap();
+    let expected: Vec<String> = header
+        .iter()
+        .map(|h| match *h {
+            "table" => "chase".to_string(),
+            h => want.get(h).map_or(String::new(), sheet::csv_field),
+        })
+        .collect();
+    assert_eq!(line, expected.join(","));
+    assert_eq!(
+        line,
+        format!(
+            "chase,cache-reserved,neighbour,host,chase,1,1,completed,,baseline{}18020,18020,18400,18400,20100,20100,26000,26000,2000,2000,8000,8000,21.1,22.2",
+            ",".repeat(header.iter().position(|h| *h == "min_chase_cycles_min").unwrap() - 9)
+        )
+    );
+    assert_eq!(csv.lines().count(), 5);
+}
+
+#[test]
+fn chase_table_of_an_unavailable_configuration_is_na_with_its_reason() {
+    let run = chase_run_without_resctrl();
+    let text = render(&run, &NO_EXPLAIN, Format::Text).unwrap();
+    let from = text.find("Chase (baseline: baseline)\n").unwrap();
+    assert_eq!(
+        &text[from..],
+        "\
+Chase (baseline: baseline)
+cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
+baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
+baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%
+cache-reserved/idle/host/chase          -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A
+cache-reserved/neighbour/host/chase     -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A
+N/A cache-reserved: no cache allocation: /sys/fs/resctrl is not mounted
+figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario
+"
+    );
+    let doc = json_of(&run, &NO_EXPLAIN);
+    let r = row(&doc, "chase", "Chase", ["cache-reserved", "idle"]);
+    assert_eq!(r["status"], "unavailable");
+    assert_eq!(
+        r["note"],
+        "no cache allocation: /sys/fs/resctrl is not mounted"
+    );
+    assert_eq!(r["reps"], 0);
+    assert_eq!(r["probe"], "chase");
+    assert_eq!(r["p50_sample_jitter_cycles_min"], serde_json::Value::Null);
+    assert_eq!(
+        r["p50_sample_jitter_vs_baseline_pct_max"],
+        serde_json::Value::Null
+    );
+    // Two configurations (one unavailable), two scenarios, chases only:
+    // neither the configuration nor the condition nor the latency table
+    // applies.
+    assert_eq!(table_names(&doc), ["chase"]);
+}
+
+#[test]
+fn chase_without_a_baseline_figure_is_na_and_another_baseline_works() {
+    // The baseline's idle chase failed before it stored anything: the
+    // cache-reserved idle row has no baseline figure.
+    let mut run = chase_run();
+    run.cells[0].status = CellStatus::Failed;
+    run.cells[0].result = None;
+    let text = render(&run, &NO_EXPLAIN, Format::Text).unwrap();
+    assert_eq!(
+        text_line(&text, "Chase", "baseline/idle/"),
+        "baseline/idle/host/chase              0/1       failed        failed       failed       failed         failed       failed                   -"
+    );
+    assert_eq!(
+        text_line(&text, "Chase", "cache-reserved/idle/"),
+        "cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000                 n/a"
+    );
+    // Against cache-reserved: baseline/neighbour's 9000–9500 ÷ 2000.
+    let opts = TableOptions {
+        baseline: Some("cache-reserved".into()),
+        tables: vec![Table::Chase],
+        explain: false,
+    };
+    let doc = json_of(&chase_run(), &opts);
+    let r = row(
+        &doc,
+        "chase",
+        "baseline: cache-reserved",
+        ["baseline", "neighbour"],
+    );
+    assert_eq!(r["p50_sample_jitter_vs_baseline_pct_min"], 450.0);
+    assert_eq!(r["p50_sample_jitter_vs_baseline_pct_max"], 475.0);
+    assert_eq!(r["baseline"], "cache-reserved");
+}
+
+#[test]
+fn default_tables_with_and_without_chases() {
+    // A run of chases only: the chase table alone — no empty latency table,
+    // even when a chase failed before it stored a result (its probe name
+    // says what it is).
+    let mut run = chase_run();
+    run.cells[4].status = CellStatus::Failed;
+    run.cells[4].result = None;
+    let doc = json_of(&run, &NO_EXPLAIN);
+    assert_eq!(table_names(&doc), ["chase"]);
+    assert!(build::latency(&run).is_empty());
+    // Mixed: the bench fixture plus chase cells gets every table, and the
+    // latency table keeps its cyclic rows only.
+    let mut mixed = fixture_run();
+    mixed.cells.extend(
+        chase_run()
+            .cells
+            .into_iter()
+            .filter(|c| c.key.configuration == "baseline"),
+    );
+    mixed.cells.push(chase_cell(
+        "tcc",
+        "idle",
+        0,
+        Ch {
+            chase: (18_000, 18_100, 18_500, 19_000),
+            jitter: (900, 1_000),
+        },
+    ));
+    let doc = json_of(&mixed, &NO_EXPLAIN);
+    assert_eq!(
+        table_names(&doc),
+        [
+            "configurations",
+            "configurations",
+            "configurations",
+            "conditions",
+            "conditions",
+            "latency",
+            "chase"
+        ]
+    );
+    let cells_of = |name: &str| -> Vec<String> {
+        let t = doc["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap();
+        t["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (0..4)
+                    .map(|i| r[i].as_str().unwrap())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect()
+    };
+    assert_eq!(
+        cells_of("latency"),
+        [
+            "baseline/idle/host/cyclic",
+            "baseline/cpu/host/cyclic",
+            "baseline/codesys/host/cyclic",
+            "tcc/idle/host/cyclic",
+            "tcc/cpu/host/cyclic",
+            "tcc/codesys/host/cyclic",
+        ]
+    );
+    // The chase rows in groups() order; `cat` (unavailable) gets an N/A row
+    // for each scenario with chase cells.
+    assert_eq!(
+        cells_of("chase"),
+        [
+            "baseline/idle/host/chase",
+            "baseline/neighbour/host/chase",
+            "tcc/idle/host/chase",
+            "cat/idle/host/chase",
+            "cat/neighbour/host/chase",
+        ]
+    );
+    // The bench fixture alone has no chase table.
+    let doc = json_of(&fixture_run(), &NO_EXPLAIN);
+    assert!(!table_names(&doc).contains(&"chase".to_string()));
+}
+
+#[test]
+fn asked_for_tables_that_do_not_apply_say_why() {
+    let opts = TableOptions {
+        tables: vec![Table::Chase],
+        explain: false,
+        ..TableOptions::default()
+    };
+    let text = render(&fixture_run(), &opts, Format::Text).unwrap();
+    assert!(
+        text.ends_with("\n\nno chase table: no cell of run 7 ran the chase probe\n"),
+        "{text}"
+    );
+    let doc = json_of(&fixture_run(), &opts);
+    assert_eq!(
+        doc["notes"],
+        serde_json::json!(["no chase table: no cell of run 7 ran the chase probe"])
+    );
+    assert_eq!(doc["tables"], serde_json::json!([]));
+    let opts = TableOptions {
+        tables: vec![Table::Latency],
+        explain: false,
+        ..TableOptions::default()
+    };
+    let doc = json_of(&chase_run(), &opts);
+    assert_eq!(
+        doc["notes"],
+        serde_json::json!([
+            "no latency table: every cell of run 9 ran the chase probe (see the chase table)"
+        ])
+    );
+    let mut empty = chase_run();
+    empty.cells.clear();
+    let doc = json_of(&empty, &opts);
+    assert_eq!(
+        doc["notes"],
+        serde_json::json!(["no latency table: run 9 has no cells"])
+    );
+}
+
+#[test]
+fn compare_includes_the_chase_figures() {
+    let a = chase_run();
+    let mut b = chase_run();
+    b.id = 10;
+    // cache-reserved/neighbour's median sample jitter 2000 → 1500: 75 %.
+    let m = &mut b.cells[4].result.as_mut().unwrap().threads[0].metrics;
+    m.get_mut("sample-jitter").unwrap().p50 = Some(1_500);
+    let text = compare(&a, &b, Format::Text).unwrap();
+    let from = text.find("cache-reserved/neighbour/host/chase").unwrap();
+    let block: Vec<&str> = text[from..].lines().take(6).collect();
+    assert_eq!(
+        block,
+        [
+            "cache-reserved/neighbour/host/chase  min chase (cycles)                   18020        18020  100.0%",
+            "                                     median chase (cycles)                18400        18400  100.0%",
+            "                                     p99 chase (cycles)                   20100        20100  100.0%",
+            "                                     max chase (cycles)                   26000        26000  100.0%",
+            "                                     median sample jitter (cycles)         2000         1500   75.0%",
+            "                                     max sample jitter (cycles)            8000         8000  100.0%",
+        ]
+    );
+}
