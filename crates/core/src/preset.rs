@@ -256,7 +256,6 @@ builtin = "network"
 # are skipped, with the reason, where the kernel has no timerlat tracer.
 [[probe]]
 kind = "timerlat"
-name = "interrupt"
 period = "1ms"
 threshold = "100us"
 
@@ -264,7 +263,6 @@ threshold = "100us"
 # hand a token back and forth; every hand-over is a sample.
 [[probe]]
 kind = "ctxswitch"
-name = "context-switch"
 threshold = "100us"
 
 # Table 5, total response latency: a UDP datagram sent from another network
@@ -272,7 +270,6 @@ threshold = "100us"
 # timestamp to the thread running (Tables 2-3, bottom half to user).
 [[probe]]
 kind = "response"
-name = "response"
 source = "udp"
 period = "1ms"
 threshold = "100us"
@@ -908,8 +905,8 @@ mod tests {
             assert_eq!(
                 probes,
                 [
-                    ("interrupt", ProbeKind::Timerlat, Some(100_000), None),
-                    ("context-switch", ProbeKind::Ctxswitch, Some(100_000), None),
+                    ("timerlat", ProbeKind::Timerlat, Some(100_000), None),
+                    ("ctxswitch", ProbeKind::Ctxswitch, Some(100_000), None),
                     ("response", ProbeKind::Response, Some(100_000), Some("udp")),
                 ]
             );

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
+use jitterlab_core::event::MetricUnit;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::result::RunResult;
 use jitterlab_core::stats::MetricSummary;
@@ -628,9 +629,16 @@ fn condition_cols() -> Vec<Col> {
     cols
 }
 
-fn latency_cols(over_head: &str) -> Vec<Col> {
+/// The latency table's columns; the `latency` column (which metric a row
+/// is) is printed only when `show_metric`, else it is for scripts only.
+fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
     let mut cols = vec![
         key_cols("cell"),
+        if show_metric {
+            Col::left("latency", &["metric"])
+        } else {
+            Col::hidden(&["metric"])
+        },
         reps_col(),
         Col::hidden(&["status"]),
         Col::hidden(&["threshold_ns"]),
@@ -668,7 +676,7 @@ pub(super) fn csv_columns() -> Vec<String> {
     for cols in [
         configuration_cols(),
         condition_cols(),
-        latency_cols(""),
+        latency_cols("", true),
         chase_cols(),
     ] {
         for n in cols.into_iter().flat_map(|c| c.names) {
@@ -866,9 +874,27 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
     if groups.is_empty() {
         return Vec::new();
     }
-    let row_threshold = |g: &Group| g.measured().first().and_then(|(_, m)| threshold_of(m));
-    let thresholds = distinct(&groups, |g| row_threshold(g));
-    let known: Vec<u64> = thresholds.iter().flatten().copied().collect();
+    // One row per latency a cell measured (seed 003 has a table per
+    // latency: interrupt, context switch, response, …).
+    let rows_of: Vec<(&Group, Option<&'static str>)> = groups
+        .iter()
+        .flat_map(|g| latency_metrics(g).into_iter().map(move |m| (g, m)))
+        .collect();
+    let row_threshold = |g: &Group, name: Option<&str>| {
+        g.measured()
+            .first()
+            .and_then(|(_, m)| m.get(name?)?.threshold)
+    };
+    // The periodic probes' one latency needs no name; every other does.
+    let show_metric = rows_of.iter().any(|(_, m)| *m != Some("latency"));
+    let mut known: Vec<u64> = Vec::new();
+    for &(g, name) in &rows_of {
+        if let Some(t) = row_threshold(g, name) {
+            if !known.contains(&t) {
+                known.push(t);
+            }
+        }
+    }
     let common = match known.as_slice() {
         [one] => Some(*one),
         _ => None,
@@ -879,20 +905,40 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
     };
     let mut rows = Vec::new();
     let mut partial = false;
-    for g in &groups {
+    for &(g, name) in &rows_of {
         partial |= g.partial();
-        let thr = row_threshold(g);
+        let thr = row_threshold(g, name);
         let mut row = vec![
             Cell::new(g.name(), g.key_values()),
+            if show_metric {
+                Cell::new(name.unwrap_or("-"), vec![json!(name)])
+            } else {
+                Cell::hidden(vec![json!(name)])
+            },
             g.reps_cell(),
             g.status_cell(),
             Cell::hidden(vec![thr.map_or(Value::Null, |v| json!(v))]),
         ];
-        for f in &LATENCY_FIGS {
-            row.push(g.fig_cell(f));
-        }
-        let mut over = g.fig_cell(&OVER_THRESHOLD);
-        if g.spread(&OVER_THRESHOLD).is_some() && common.is_none() {
+        let pick = |f: fn(&MetricSummary) -> Option<i64>| {
+            spread_of(
+                g.measured()
+                    .into_iter()
+                    .filter_map(|(_, m)| metric(m, name?).and_then(f)),
+            )
+        };
+        let figure = |unit: Unit, s: Option<Spread>| match s {
+            Some(s) => Cell::new(
+                fig_text(unit, s),
+                vec![fig_value(unit, s.lo), fig_value(unit, s.hi)],
+            ),
+            None => Cell::new(g.placeholder(), vec![Value::Null, Value::Null]),
+        };
+        row.push(figure(Unit::Ns, pick(|s| s.min)));
+        row.push(figure(Unit::Ns, pick(|s| s.p50)));
+        row.push(figure(Unit::Ns, pick(|s| s.max)));
+        let over_spread = pick(over_threshold_share);
+        let mut over = figure(Unit::Pct4, over_spread);
+        if over_spread.is_some() && common.is_none() {
             if let Some(t) = thr {
                 over.text = format!("{} (> {})", over.text, threshold_text(t));
             }
@@ -903,7 +949,7 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
     vec![Sheet {
         name: "latency",
         title: "Latency".into(),
-        cols: latency_cols(&head),
+        cols: latency_cols(&head, show_metric),
         rows,
         notes: if partial {
             vec![PARTIAL_NOTE.into()]
@@ -911,6 +957,38 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
             vec![]
         },
     }]
+}
+
+/// The latencies a group has rows for in the latency table: every
+/// unsigned, thresholded nanosecond metric of its probe kind that some
+/// repetition measured (`irq` and `thread` of timerlat; `wakeup`,
+/// `response` and `rx-to-thread` of a UDP response probe), in the kind's
+/// order; else its main latency alone, so a skipped or failed cell still
+/// has its row; `None` when not even the kind is known.
+fn latency_metrics(g: &Group) -> Vec<Option<&'static str>> {
+    let Some(kind) = g.kind() else {
+        return vec![None];
+    };
+    let measured = g.measured();
+    let names: Vec<Option<&'static str>> = kind
+        .metrics()
+        .iter()
+        .filter(|d| d.unit == MetricUnit::Ns && d.thresholded && !d.signed)
+        .filter(|d| measured.iter().any(|(_, m)| metric(m, d.name).is_some()))
+        .map(|d| Some(d.name))
+        .collect();
+    if names.is_empty() {
+        vec![kind.main_latency()]
+    } else {
+        names
+    }
+}
+
+/// `over_threshold / count` of one summary in ten-thousandths of a
+/// percent, rounded.
+fn over_threshold_share(s: &MetricSummary) -> Option<i64> {
+    let over = s.over_threshold?;
+    Some(round_div(over as i128 * 1_000_000, s.count as i128) as i64)
 }
 
 /// True when some cell of the run is a chase (its row belongs to the chase

@@ -1705,3 +1705,119 @@ fn compare_includes_the_chase_figures() {
         ]
     );
 }
+
+/// Run 11: bench `epics` (seed 003) — a timerlat cell skipped (no tracer),
+/// a ctxswitch cell, a UDP response cell; thresholds 100 µs.
+fn epics_run() -> StoredRun {
+    let lat = |min, p50, max, count, over| {
+        with_threshold(summary(min, p50, max, p50, count), 100_000, over)
+    };
+    let event_cell =
+        |probe: &str, kind: ProbeKind, metrics: Vec<(&str, MetricSummary)>| StoredCell {
+            key: CellKey {
+                probe: probe.into(),
+                ..key("tuned", "network", 0)
+            },
+            status: CellStatus::Completed,
+            result: Some(result(
+                kind,
+                0,
+                vec![(
+                    1,
+                    metrics
+                        .into_iter()
+                        .map(|(n, s)| (n.to_string(), s))
+                        .collect(),
+                    usage(0, 0),
+                )],
+                None,
+            )),
+            context: context("network"),
+        };
+    StoredRun {
+        id: 11,
+        started_at: "2026-11-23T11:00:00Z".into(),
+        kind: "bench".into(),
+        name: "epics".into(),
+        status: "completed".into(),
+        hostname: "ioc-3".into(),
+        kernel_release: "6.12.0-rt5-amd64".into(),
+        configurations: vec!["tuned".into()],
+        scenarios: vec!["network".into()],
+        unavailable: vec![],
+        cells: vec![
+            StoredCell {
+                key: CellKey {
+                    probe: "timerlat".into(),
+                    ..key("tuned", "network", 0)
+                },
+                status: CellStatus::Skipped,
+                result: None,
+                context: context("network"),
+            },
+            event_cell(
+                "ctxswitch",
+                ProbeKind::Ctxswitch,
+                vec![("handover", lat(1_000, 2_300, 1_102_800, 60_000, 9))],
+            ),
+            // rx-to-thread measured nothing here: no row for it.
+            event_cell(
+                "response",
+                ProbeKind::Response,
+                vec![
+                    ("wakeup", lat(7_900, 30_000, 2_492_300, 3_000, 32)),
+                    ("response", lat(11_500, 43_600, 2_509_100, 3_000, 73)),
+                    ("rx-to-thread", summary(0, 0, 0, 0, 0)),
+                ],
+            ),
+        ],
+    }
+}
+
+#[test]
+fn latency_has_a_row_per_latency_of_seed_003() {
+    let text = render(&epics_run(), &NO_EXPLAIN, Format::Text).unwrap();
+    let want = "\
+run          11 (bench epics)
+started      2026-11-23T11:00:00Z
+host         ioc-3
+kernel       6.12.0-rt5-amd64
+status       completed
+
+Latency
+cell                          latency   reps      min   median        max  % > 100 µs
+tuned/network/host/timerlat   thread     0/1  skipped  skipped    skipped     skipped
+tuned/network/host/ctxswitch  handover     1   1.0 µs   2.3 µs  1102.8 µs      0.0150
+tuned/network/host/response   wakeup       1   7.9 µs  30.0 µs  2492.3 µs      1.0667
+tuned/network/host/response   response     1  11.5 µs  43.6 µs  2509.1 µs      2.4333
+";
+    assert_eq!(text, want);
+    let doc = json_of(&epics_run(), &NO_EXPLAIN);
+    let t = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "latency")
+        .unwrap();
+    let at = t["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c == "metric")
+        .unwrap();
+    let metrics: Vec<&serde_json::Value> = t["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r[at])
+        .collect();
+    assert_eq!(
+        metrics,
+        [
+            &serde_json::json!("thread"),
+            &serde_json::json!("handover"),
+            &serde_json::json!("wakeup"),
+            &serde_json::json!("response")
+        ]
+    );
+}
