@@ -3,9 +3,12 @@
 #   make demo   install the neighbours' tools, build, and answer the seeds'
 #               questions on this machine: a 4 ms control task with a
 #               cache-sensitive scan, timer wake-up latency on every CPU but
-#               CPU 0, then seed 004's seven stress conditions as a bench
-#               (preset powerlink, 5 s cells); results under out/ (database,
-#               JSON, CSV, cyclictest histograms, Markdown tables)
+#               CPU 0, seed 004's seven stress conditions as a bench (preset
+#               powerlink, 5 s cells), seed 002's pointer chase idle and
+#               beside a cache thrasher (preset caterpillar, 200 samples a
+#               cell), seed 003's latencies with a quiet and a flooded
+#               network (preset epics, 3 s cells); results under out/
+#               (database, JSON, CSV, cyclictest histograms, Markdown tables)
 #   make test   install the test tools, then formatting, lints and every test
 #               (as CI runs them)
 #   make bench  the comparisons against cyclictest quoted in BENCHMARKS.md
@@ -18,8 +21,8 @@ OUT := out
 
 # Debian packages the neighbours and the tests use: stress-ng (cpu, disk,
 # misc, codesys loads), rt-tests (hackbench), iproute2 (network namespaces),
-# procps (kill).
-DEPS := stress-ng rt-tests iproute2 procps
+# procps (kill), rtla (interrupt latency where the kernel has timerlat).
+DEPS := stress-ng rt-tests iproute2 procps rtla
 
 .PHONY: all build deps demo test lint bench bench-deps clean
 
@@ -30,7 +33,7 @@ build:
 
 deps:
 	@command -v stress-ng >/dev/null && command -v hackbench >/dev/null && \
-		command -v ip >/dev/null && command -v kill >/dev/null || \
+		command -v ip >/dev/null && command -v kill >/dev/null && command -v rtla >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS); }
 
 demo: deps build
@@ -42,8 +45,14 @@ demo: deps build
 	$(BIN) --db $(OUT)/jitterlab.db bench --preset powerlink --duration 5s --warmup 1s \
 		--json $(OUT)/powerlink.json
 	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/powerlink.md
+	$(BIN) --db $(OUT)/jitterlab.db bench --preset caterpillar --warmup 1s \
+		--json $(OUT)/caterpillar.json
+	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/caterpillar.md
+	$(BIN) --db $(OUT)/jitterlab.db bench --preset epics --duration 3s --warmup 1s \
+		--json $(OUT)/epics.json
+	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/epics.md
 	$(BIN) --db $(OUT)/jitterlab.db runs
-	@echo "results: $(OUT)/jitterlab.db $(OUT)/cyclic.{json,csv,hist} $(OUT)/wakeup.{json,csv,hist} $(OUT)/powerlink.{json,md}"
+	@echo "results: $(OUT)/jitterlab.db $(OUT)/cyclic.{json,csv,hist} $(OUT)/wakeup.{json,csv,hist} $(OUT)/{powerlink,caterpillar,epics}.{json,md}"
 
 lint:
 	$(CARGO) fmt --all --check

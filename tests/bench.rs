@@ -667,3 +667,123 @@ fn apply_holds_a_configuration_until_sigterm_and_puts_it_back() {
         "{stdout}"
     );
 }
+
+/// `jitterlab bench --preset NAME ARGS --json FILE` in a fresh database:
+/// the output and the stored run.
+fn preset_with_json(name: &str, args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = jl_with(&dir.path().join("j.db"))
+        .args(["bench", "--preset", name])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let run = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (out, run)
+}
+
+#[test]
+#[serial]
+fn the_caterpillar_preset_ends_each_cell_after_its_200_samples() {
+    if jitterlab_sys::effective_uid() != 0 || !have("stress-ng") {
+        eprintln!("skipping: the caterpillar preset moves IRQs (root) and starts stress-ng");
+        return;
+    }
+    let (out, run) = preset_with_json("caterpillar", &["--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let cells = run["cells"].as_array().unwrap();
+    let resctrl = Path::new("/sys/fs/resctrl/info").is_dir();
+    assert_eq!(cells.len(), if resctrl { 4 } else { 2 }, "{run}");
+    for c in cells {
+        assert_eq!(c["status"], "completed", "{c}");
+        let m = &c["result"]["threads"][0]["metrics"];
+        // 200 samples of 100 timed chases, then the cell ends (well before
+        // its 60 s cap).
+        assert_eq!(m["sample-jitter"]["count"], 200, "{c}");
+        assert_eq!(m["chase"]["count"], 20_000, "{c}");
+        // A chase of 1024 dependent loads takes at least a cycle per load.
+        assert!(m["chase"]["min"].as_u64().unwrap() >= 1024, "{c}");
+    }
+    assert_eq!(cells[0]["key"]["scenario"], "idle");
+    let n = &cells[1]["context"]["neighbours"][0];
+    assert_eq!(
+        n["argv"],
+        serde_json::json!(["stress-ng", "--cache", "1", "--metrics-brief"])
+    );
+    assert_eq!(n["healthy"], true, "{n}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Chase (baseline: baseline)"), "{stdout}");
+    if !resctrl {
+        assert!(
+            stdout.contains("cache-reserved/neighbour/host/chase     -        N/A"),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+#[serial]
+fn the_epics_preset_measures_each_latency_or_says_why_not() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping: the epics preset makes network namespaces (root)");
+        return;
+    }
+    let (out, run) = preset_with_json("epics", &["--duration", "1s", "--warmup", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let cells = run["cells"].as_array().unwrap();
+    let names: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}",
+                c["key"]["scenario"].as_str().unwrap(),
+                c["key"]["probe"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "idle/timerlat",
+            "idle/ctxswitch",
+            "idle/response",
+            "network/timerlat",
+            "network/ctxswitch",
+            "network/response"
+        ]
+    );
+    for c in cells {
+        let m = &c["result"]["threads"][0]["metrics"];
+        match c["key"]["probe"].as_str().unwrap() {
+            "timerlat" if c["status"] == "skipped" => {
+                let notes = c["context"]["notes"].to_string();
+                assert!(notes.contains("no interrupt latency here: "), "{notes}");
+            }
+            "timerlat" => assert_eq!(c["status"], "completed", "{c}"),
+            "ctxswitch" => {
+                assert_eq!(c["status"], "completed", "{c}");
+                // One round trip (two hand-overs) per 1 ms for 1 s.
+                let n = m["handover"]["count"].as_u64().unwrap();
+                assert!((1000..=2000).contains(&n), "{n} hand-overs");
+            }
+            _ => {
+                assert_eq!(c["status"], "completed", "{c}");
+                // One datagram per 1 ms for 1 s, each answered; every one
+                // also has its kernel receive timestamp.
+                let n = m["response"]["count"].as_u64().unwrap();
+                assert!((500..=1000).contains(&n), "{n} responses");
+                assert_eq!(m["rx-to-thread"]["count"].as_u64(), Some(n));
+                assert_eq!(m["response"]["threshold"], 100_000);
+            }
+        }
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\ncell                          latency       reps"),
+        "{stdout}"
+    );
+}
