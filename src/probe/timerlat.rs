@@ -1185,6 +1185,13 @@ fn run_with(args: &TimerlatArgs, signalled: &AtomicBool, waits: Waits) -> Result
     // reuse, so the group is still ours to kill.
     if !group_members(pgid).is_empty() {
         let _ = sys::kill_group(pgid, sys::SIGKILL);
+        // SIGKILL lands asynchronously, and the members are not our
+        // children to wait for: watch them go (briefly), so nothing of
+        // rtla outlives this call.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !group_members(pgid).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
     let read = |p: &Path| fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
     let stdout = read(&stdout_path).unwrap_or_default();
