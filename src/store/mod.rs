@@ -572,7 +572,10 @@ impl Store {
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id),
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id
                                                     AND c.status IN ('completed', 'failed', 'skipped')),
-                    COALESCE(SUM(w.cycles), 0), COUNT(w.window), MAX(w.latency_max_ns)
+                    COALESCE(SUM(w.cycles), 0), COUNT(w.window),
+                    -- A chase's first window slot holds CPU cycles, not a latency.
+                    MAX(CASE WHEN COALESCE(json_extract(c.result_json, '$.probe'), c.probe) = 'chase'
+                             THEN NULL ELSE w.latency_max_ns END)
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id

@@ -194,6 +194,24 @@ fn windows_are_stored_and_listed_while_running() {
 }
 
 #[test]
+fn a_chase_has_no_max_latency_in_the_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+    let cmd = vec!["jitterlab".to_string(), "run".to_string()];
+    let ids = s
+        .begin_run(&RunStart {
+            probe: "chase",
+            name: "chase",
+            ..start(&cmd)
+        })
+        .unwrap();
+    // The chase's windows hold cycles per chase in their first slot.
+    s.insert_windows(ids.cell, &[row(0, 593_919)]).unwrap();
+    let r = &s.list_runs().unwrap()[0];
+    assert_eq!((r.cycles, r.windows, r.latency_max_ns), (1000, 1, None));
+}
+
+#[test]
 fn a_run_whose_process_is_gone_is_marked_interrupted_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("j.db");
