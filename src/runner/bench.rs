@@ -87,6 +87,27 @@ pub struct Loaded {
     pub unavailable: Vec<(String, String)>,
 }
 
+/// Preset `name` fitted to this machine (its online CPUs and what it offers
+/// for cache allocation): the spec text and the configurations it cannot
+/// run, with the reason. BadInput for an unknown name.
+fn fitted_preset(
+    root: &Path,
+    online: &CpuList,
+    name: &str,
+) -> Result<(String, Vec<(String, String)>)> {
+    let cache = settings::resctrl::capabilities(root)?;
+    let machine = PresetMachine {
+        online,
+        cache: cache.as_ref(),
+    };
+    let text = preset::preset_text(name, &machine).ok_or_else(|| {
+        bad(format!(
+            "there is no preset {name}; list them with: jitterlab presets"
+        ))
+    })?;
+    Ok((text, preset::unavailable(name, &machine)))
+}
+
 /// Reads and validates the spec or preset, with the command line's
 /// overrides applied.
 pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
@@ -102,21 +123,8 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
             (text, p.display().to_string(), Vec::new())
         }
         (None, Some(name)) => {
-            let cache = settings::resctrl::capabilities(root)?;
-            let machine = PresetMachine {
-                online: &online,
-                cache: cache.as_ref(),
-            };
-            let text = preset::preset_text(name, &machine).ok_or_else(|| {
-                bad(format!(
-                    "there is no preset {name}; list them with: jitterlab presets"
-                ))
-            })?;
-            (
-                text,
-                format!("preset {name}"),
-                preset::unavailable(name, &machine),
-            )
+            let (text, unavailable) = fitted_preset(root, &online, name)?;
+            (text, format!("preset {name}"), unavailable)
         }
         _ => return Err(bad("give a spec file or --preset NAME, not both")),
     };
@@ -1001,21 +1009,14 @@ enum CellEnd {
 /// prints its spec fitted to this machine (a starting point for your own).
 pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
     let online: CpuList = host::online_cpus(root)?;
-    let cache = settings::resctrl::capabilities(root)?;
-    let machine = PresetMachine {
-        online: &online,
-        cache: cache.as_ref(),
-    };
     match show {
-        Some(name) => {
-            let text = preset::preset_text(name, &machine).ok_or_else(|| {
-                bad(format!(
-                    "there is no preset {name}; list them with: jitterlab presets"
-                ))
-            })?;
-            print!("{text}");
-        }
+        Some(name) => print!("{}", fitted_preset(root, &online, name)?.0),
         None => {
+            let cache = settings::resctrl::capabilities(root)?;
+            let machine = PresetMachine {
+                online: &online,
+                cache: cache.as_ref(),
+            };
             let w = preset::PRESETS
                 .iter()
                 .map(|p| p.name.len())

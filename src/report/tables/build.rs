@@ -117,11 +117,10 @@ fn p50_latency(r: &RunResult, m: &Metrics) -> Option<i64> {
 fn max_latency(r: &RunResult, m: &Metrics) -> Option<i64> {
     lat(r, m)?.max
 }
-/// `over_threshold / count` in ten-thousandths of a percent, rounded.
+/// The main latency's share over the threshold (see
+/// [`over_threshold_share`]).
 fn over_threshold(r: &RunResult, m: &Metrics) -> Option<i64> {
-    let l = lat(r, m)?;
-    let over = l.over_threshold?;
-    Some(round_div(over as i128 * 1_000_000, l.count as i128) as i64)
+    over_threshold_share(lat(r, m)?)
 }
 /// The latency threshold a cell compared its samples with.
 pub(super) fn threshold_of(m: &Metrics) -> Option<u64> {
@@ -499,10 +498,15 @@ impl<'a> Group<'a> {
 
     /// A figure's cell: spread, `-` or the status.
     fn fig_cell(&self, f: &Fig) -> Cell {
-        match self.spread(f) {
+        self.spread_cell(f.unit, self.spread(f))
+    }
+
+    /// A spread's cell in `unit`, or `-` / the status when there is none.
+    fn spread_cell(&self, unit: Unit, s: Option<Spread>) -> Cell {
+        match s {
             Some(s) => Cell::new(
-                fig_text(f.unit, s),
-                vec![fig_value(f.unit, s.lo), fig_value(f.unit, s.hi)],
+                fig_text(unit, s),
+                vec![fig_value(unit, s.lo), fig_value(unit, s.hi)],
             ),
             None => Cell::new(self.placeholder(), vec![Value::Null, Value::Null]),
         }
@@ -926,18 +930,11 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
                     .filter_map(|(_, m)| metric(m, name?).and_then(f)),
             )
         };
-        let figure = |unit: Unit, s: Option<Spread>| match s {
-            Some(s) => Cell::new(
-                fig_text(unit, s),
-                vec![fig_value(unit, s.lo), fig_value(unit, s.hi)],
-            ),
-            None => Cell::new(g.placeholder(), vec![Value::Null, Value::Null]),
-        };
-        row.push(figure(Unit::Ns, pick(|s| s.min)));
-        row.push(figure(Unit::Ns, pick(|s| s.p50)));
-        row.push(figure(Unit::Ns, pick(|s| s.max)));
+        row.push(g.spread_cell(Unit::Ns, pick(|s| s.min)));
+        row.push(g.spread_cell(Unit::Ns, pick(|s| s.p50)));
+        row.push(g.spread_cell(Unit::Ns, pick(|s| s.max)));
         let over_spread = pick(over_threshold_share);
-        let mut over = figure(Unit::Pct4, over_spread);
+        let mut over = g.spread_cell(Unit::Pct4, over_spread);
         if over_spread.is_some() && common.is_none() {
             if let Some(t) = thr {
                 over.text = format!("{} (> {})", over.text, threshold_text(t));
