@@ -58,7 +58,8 @@ use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec, SpecC
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::measure::{measure, MeasureInput, RowWriter};
-use super::{check_writable, keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
+use super::output::{check_database, check_output};
+use super::{keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
 use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat, SpecSource};
 use crate::error::bad;
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
@@ -377,10 +378,11 @@ impl Progress {
 /// Everything a bench holds while its cells run.
 struct Bench<'a> {
     root: &'a Path,
-    db: &'a Path,
     spec: &'a Spec,
     journal: Journal,
     store: Option<Store>,
+    /// The first failure to store window rows; ends the bench.
+    store_failure: Option<String>,
     workdir: PathBuf,
     signalled: &'a AtomicBool,
     calibrations: BTreeMap<(usize, Vec<usize>), Vec<Calibration>>,
@@ -448,13 +450,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
     let workdir = std::env::temp_dir().join(format!("jitterlab-{}", std::process::id()));
+    check_database(db)?;
+    if let Some(p) = &a.json {
+        check_output("--json", p)?;
+    }
     // Validation plans in the work directory's parent, which exists already
     // (the work directory itself is created only when the bench starts).
     check_environment(root, &spec, &cells, &std::env::temp_dir())?;
-    check_writable("--db", db)?;
-    if let Some(p) = &a.json {
-        check_writable("--json", p)?;
-    }
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
     print!("{}", spec.plan_text(SETUP_NS, once_ns));
@@ -518,10 +520,10 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let signalled = termination_flag()?;
     let mut b = Bench {
         root,
-        db,
         spec: &spec,
         journal,
         store: Some(store),
+        store_failure: None,
         workdir: workdir.clone(),
         signalled: &signalled,
         calibrations: BTreeMap::new(),
@@ -575,8 +577,11 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
 
     let stored = store.load_run(run)?;
     if let Some(p) = &a.json {
-        std::fs::write(p, serde_json::to_string_pretty(&stored)? + "\n")
-            .with_context(|| format!("writing --json {}", p.display()))?;
+        use std::io::Write;
+        let mut f = super::output::create("--json", p)?;
+        serde_json::to_writer_pretty(&mut f, &stored)?;
+        writeln!(f)?;
+        f.flush()?;
     }
     let format = match a.format {
         ReportFormat::Text => report::tables::Format::Text,
@@ -760,6 +765,12 @@ impl Bench<'_> {
             self.progress
                 .say(&format!("jitterlab: cell {} failed: {f}", cp.key.name()));
         }
+        if let Some(e) = self.store_failure.take() {
+            anyhow::bail!(
+                "{e}; the bench stopped after cell {} (its settings are restored): fix the database or give another --db",
+                cp.key.name()
+            );
+        }
         Ok((status, limits))
     }
 
@@ -848,7 +859,6 @@ impl Bench<'_> {
             csv: None,
             store: self.store.take(),
             cell: Some(cell_id),
-            db: self.db,
             rows: Vec::new(),
             error: None,
         };
@@ -977,6 +987,11 @@ impl Bench<'_> {
             }
         };
         self.store = writer.store.take();
+        // Window rows that could not be stored end the bench after this
+        // cell (DESIGN rule 7): its later cells would be lost the same way.
+        if let Some(e) = writer.error.take() {
+            self.store_failure.get_or_insert(e);
+        }
         let after = counters::read(self.root);
         let missing = before.missing();
         if !missing.is_empty() {

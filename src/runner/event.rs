@@ -143,8 +143,8 @@ pub fn measure_events(
     plan: &RunPlan,
     mut probe: Box<dyn EventProbe>,
     mut input: EventInput<'_>,
-    writer: &mut RowWriter<'_>,
-    ready: &mut dyn FnMut(&mut RowWriter<'_>, bool) -> Result<()>,
+    writer: &mut RowWriter,
+    ready: &mut dyn FnMut(&mut RowWriter, bool) -> Result<()>,
     returned: &mut Returned,
 ) -> Result<EventMeasured> {
     let c = input.c;
@@ -311,7 +311,8 @@ pub fn measure_events(
         None => bail!("the probe thread ended without measuring"),
     };
     writer.drain(consumers);
-    if let Some(e) = writer.error.take() {
+    // Kept in the writer too: the caller turns it into exit status 2.
+    if let Some(e) = writer.error.clone() {
         input.warnings.push(e);
     }
     let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);

@@ -123,8 +123,8 @@ impl Measured {
 /// in the store and sets `writer.cell`); `tick` after every drain.
 pub fn measure(
     mut input: MeasureInput<'_>,
-    writer: &mut RowWriter<'_>,
-    ready: &mut dyn FnMut(&mut RowWriter<'_>, bool) -> Result<()>,
+    writer: &mut RowWriter,
+    ready: &mut dyn FnMut(&mut RowWriter, bool) -> Result<()>,
     tick: &mut dyn FnMut(),
 ) -> Result<Measured> {
     let plan = input.plan;
@@ -250,7 +250,8 @@ pub fn measure(
         bail!("{failure}");
     }
     writer.drain(&mut consumers);
-    if let Some(e) = writer.error.take() {
+    // Kept in the writer too: the caller turns it into exit status 2.
+    if let Some(e) = writer.error.clone() {
         input.warnings.push(e);
     }
     let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
@@ -373,22 +374,22 @@ fn assemble(
 /// commit per drain, so a crash loses at most the rows not yet drained). A
 /// write error never stops the probes: it is remembered and reported as a
 /// warning.
-pub struct RowWriter<'a> {
+pub struct RowWriter {
     /// `--csv`.
-    pub csv: Option<report::csv::WindowCsv<BufWriter<File>>>,
+    pub csv: Option<report::csv::WindowCsv<super::output::Named<BufWriter<File>>>>,
     /// The results database (`None` with `--no-db`).
     pub store: Option<Store>,
     /// The cell the rows belong to, once it is recorded.
     pub cell: Option<i64>,
-    /// Database path, for messages.
-    pub db: &'a Path,
     /// Rows of the current measurement.
     pub rows: Vec<WindowRow>,
-    /// The first write error.
+    /// The first write error (CSV or store): recorded as a warning in the
+    /// result and, after the outputs are written, an error of the command
+    /// (DESIGN rule 7: storing never fails silently).
     pub error: Option<String>,
 }
 
-impl RowWriter<'_> {
+impl RowWriter {
     /// Moves every queued row into memory, the CSV file and the store.
     pub fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
         let first_new = self.rows.len();
@@ -404,10 +405,8 @@ impl RowWriter<'_> {
         }
         if let (Some(s), Some(cell)) = (self.store.as_mut(), self.cell) {
             if let Err(e) = s.insert_windows(cell, &self.rows[first_new..]) {
-                self.error.get_or_insert(format!(
-                    "storing window rows in {}: {e:#}",
-                    self.db.display()
-                ));
+                self.error
+                    .get_or_insert(format!("storing window rows: {e:#}"));
             }
         }
     }

@@ -21,9 +21,8 @@
 //!    exporters (`report::*`) never measure. Exit 1 when a `--max-*` limit
 //!    was exceeded, 0 otherwise.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -46,6 +45,7 @@ pub mod apply;
 pub mod bench;
 pub mod event;
 pub mod measure;
+pub mod output;
 pub mod probes;
 pub mod timerlat;
 
@@ -224,11 +224,11 @@ fn plan_common(
         ("--histogram", &c.histogram),
     ] {
         if let Some(p) = path {
-            check_writable(flag, p)?;
+            output::check_output(flag, p)?;
         }
     }
     if let Some(db) = db {
-        check_writable("--db", db)?;
+        output::check_database(db)?;
     }
     let duration = match (c.duration, c.cycles) {
         (Some(d), _) => Some(d),
@@ -261,41 +261,6 @@ fn plan_common(
         },
         cpus,
     })
-}
-
-/// Refuses an output path that cannot be written, without creating it.
-fn check_writable(flag: &str, path: &Path) -> Result<()> {
-    let shown = path.display();
-    if path.is_dir() {
-        return Err(bad(format!(
-            "{flag} {shown} is a directory; give a file path"
-        )));
-    }
-    if path.exists() {
-        if !sys::can_write(path) {
-            return Err(bad(format!(
-                "{flag} {shown} is not writable; choose another path or fix its permissions"
-            )));
-        }
-        return Ok(());
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !parent.is_dir() {
-        return Err(bad(format!(
-            "{flag} {shown}: directory {} does not exist; create it or choose another path",
-            parent.display()
-        )));
-    }
-    if !sys::can_write(&parent) {
-        return Err(bad(format!(
-            "{flag} {shown}: directory {} is not writable; choose another path",
-            parent.display()
-        )));
-    }
-    Ok(())
 }
 
 /// Makes an event probe once the journal is open (a probe that changes the
@@ -332,9 +297,7 @@ pub fn execute(
 
     let csv = match &c.csv {
         Some(p) => Some(report::csv::WindowCsv::new(
-            BufWriter::new(
-                File::create(p).with_context(|| format!("creating --csv {}", p.display()))?,
-            ),
+            output::create("--csv", p)?,
             plan.kind.metrics(),
         )?),
         None => None,
@@ -343,7 +306,6 @@ pub fn execute(
         csv,
         store,
         cell: None,
-        db,
         rows: Vec::new(),
         error: None,
     };
@@ -351,7 +313,7 @@ pub fn execute(
     let params_json = serde_json::to_string(&plan.params)?;
     let host_json = serde_json::to_string(&host)?;
     let mut ids: Option<RunIds> = None;
-    let mut ready = |w: &mut RowWriter<'_>, realtime: bool| -> Result<()> {
+    let mut ready = |w: &mut RowWriter, realtime: bool| -> Result<()> {
         if let Some(s) = w.store.as_mut() {
             let started = s.begin_run(&RunStart {
                 started_at: &started_at,
@@ -367,7 +329,7 @@ pub fn execute(
                 spec_json: None,
             });
             let started =
-                started.with_context(|| format!("recording the run in {}", db.display()))?;
+                started.context("recording the run")?;
             w.cell = Some(started.cell);
             ids = Some(started);
         }
@@ -429,15 +391,15 @@ pub fn execute(
     drop(dma_guard);
     journal.finish()?;
     let result = &result;
+    // A result that cannot be stored is an error (exit 2), but only after
+    // everything else that can keep it is written: --json, --csv, the summary.
+    let mut failure = writer.error.take();
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
         match s.finish_run(ids, result, &histograms) {
             Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
             Err(e) => {
                 let _ = s.abandon_run(ids);
-                eprintln!(
-                    "jitterlab: warning: storing the result in {} failed: {e:#}",
-                    db.display()
-                );
+                failure.get_or_insert(format!("storing the result failed: {e:#}"));
             }
         }
     }
@@ -447,11 +409,24 @@ pub fn execute(
     }
     print!("{}", report::text::summary(result));
     std::io::stdout().flush()?;
+    if let Some(f) = failure {
+        return Err(not_stored(&f, c.json.as_deref()));
+    }
     Ok(if result.failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The error of a run whose result could not be stored (or streamed):
+/// says what failed and where the result is kept all the same.
+pub fn not_stored(failure: &str, json: Option<&Path>) -> anyhow::Error {
+    let kept = match json {
+        Some(p) => format!("the result is in --json {}", p.display()),
+        None => "the result is only in the summary above; pass --json FILE to keep a copy whatever happens to the database".into(),
+    };
+    anyhow::anyhow!("{failure}; {kept}")
 }
 
 /// The current time, RFC 3339.
@@ -484,9 +459,7 @@ pub fn termination_flag() -> Result<Arc<AtomicBool>> {
 
 /// Writes the whole versioned result to `--json`'s file.
 pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
-    let mut f = BufWriter::new(
-        File::create(p).with_context(|| format!("creating --json {}", p.display()))?,
-    );
+    let mut f = output::create("--json", p)?;
     serde_json::to_writer_pretty(&mut f, result)?;
     writeln!(f)?;
     f.flush()?;
@@ -499,9 +472,7 @@ fn write_files(c: &CommonArgs, result: &RunResult, outcomes: &[ThreadOutcome]) -
         write_json(p, result)?;
     }
     if let Some(p) = &c.histogram {
-        let mut f = BufWriter::new(
-            File::create(p).with_context(|| format!("creating --histogram {}", p.display()))?,
-        );
+        let mut f = output::create("--histogram", p)?;
         let latency: Vec<_> = outcomes
             .iter()
             .map(|o| o.recorder.stats[0].summary())

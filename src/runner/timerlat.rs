@@ -231,6 +231,12 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
         workdir: workdir.clone(),
     };
     req.validate()?;
+    if let Some(p) = &a.json {
+        super::output::check_output("--json", p)?;
+    }
+    if !a.no_db {
+        super::output::check_database(db)?;
+    }
     timerlat::availability(root)
         .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
     let journal = Journal::begin(root)?;
@@ -258,7 +264,7 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
                 name: ProbeKind::Timerlat.name(),
                 spec_json: None,
             })
-            .with_context(|| format!("recording the run in {}", db.display()))?,
+            .context("recording the run")?,
         ),
         None => None,
     };
@@ -274,13 +280,22 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
         }
     };
     journal.finish()?;
+    let mut failure = None;
     if let (Some(s), Some(ids)) = (store.as_mut(), ids) {
-        s.finish_run(ids, &m.result, &m.histograms)?;
-        eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display());
+        match s.finish_run(ids, &m.result, &m.histograms) {
+            Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
+            Err(e) => {
+                let _ = s.abandon_run(ids);
+                failure = Some(format!("storing the result failed: {e:#}"));
+            }
+        }
     }
     if let Some(p) = &a.json {
         super::write_json(p, &m.result)?;
     }
     print!("{}", report::text::summary(&m.result));
-    Ok(ExitCode::SUCCESS)
+    match failure {
+        Some(f) => Err(super::not_stored(&f, a.json.as_deref())),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -232,6 +232,8 @@ pub struct RunRow {
 /// An open results database.
 pub struct Store {
     conn: Connection,
+    /// The database file, named in every error.
+    path: std::path::PathBuf,
 }
 
 fn i(v: u64) -> i64 {
@@ -239,12 +241,126 @@ fn i(v: u64) -> i64 {
 }
 
 impl Store {
+    /// Names the database file in an error (DESIGN rule 8): "database disk
+    /// image is malformed" alone does not say which file. Every public
+    /// method below is its `_inner` twin with this context added.
+    fn named<T>(&self, r: Result<T>) -> Result<T> {
+        r.with_context(|| format!("results database {}", self.path.display()))
+    }
+
+    /// Records the end of a cell: its status, result and context, the
+    /// per-metric statistics with their histograms, and the outliers.
+    pub fn finish_cell(
+        &mut self,
+        cell: i64,
+        status: CellStatus,
+        result: Option<&RunResult>,
+        context: &CellContext,
+        histograms: &[StoredHistogram],
+    ) -> Result<()> {
+        let r = self.finish_cell_inner(cell, status, result, context, histograms);
+        self.named(r)
+    }
+
+    /// Records the end of a run (`status`: completed, interrupted,
+    /// break-trace), with the whole result for a `jitterlab run`.
+    pub fn finish_run_row(
+        &mut self,
+        run: i64,
+        status: &str,
+        realtime: Option<bool>,
+        elapsed_ns: u64,
+        result: Option<&RunResult>,
+    ) -> Result<()> {
+        let r = self.finish_run_row_inner(run, status, realtime, elapsed_ns, result);
+        self.named(r)
+    }
+
+    /// Records the end of a `jitterlab run`: its cell, then the run row.
+    pub fn finish_run(
+        &mut self,
+        ids: RunIds,
+        result: &RunResult,
+        histograms: &[StoredHistogram],
+    ) -> Result<()> {
+        let r = self.finish_run_inner(ids, result, histograms);
+        self.named(r)
+    }
+
+    /// Records the start of a `jitterlab run` with its one cell (running);
+    /// committed at once.
+    pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
+        let r = self.begin_run_inner(s);
+        self.named(r)
+    }
+
+    /// Records the start of a bench with every cell of its plan (pending);
+    /// committed at once. Returns the run id and the cell ids in plan order.
+    pub fn begin_bench(&mut self, s: &RunStart<'_>, cells: &[CellKey]) -> Result<(i64, Vec<i64>)> {
+        let r = self.begin_bench_inner(s, cells);
+        self.named(r)
+    }
+
+    /// Appends window rows in one transaction (one commit per drain).
+    pub fn insert_windows(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
+        let r = self.insert_windows_inner(cell, rows);
+        self.named(r)
+    }
+
+    /// Marks a cell running.
+    pub fn start_cell(&mut self, cell: i64) -> Result<()> {
+        let r = self.start_cell_inner(cell);
+        self.named(r)
+    }
+
+    /// Marks a run interrupted without a result (an error after its start).
+    pub fn abandon_run(&mut self, ids: RunIds) -> Result<()> {
+        let r = self.abandon_run_inner(ids);
+        self.named(r)
+    }
+
+    /// Every run, newest last.
+    pub fn list_runs(&self) -> Result<Vec<RunRow>> {
+        let r = self.list_runs_inner();
+        self.named(r)
+    }
+
+    /// A run with every cell, as reports read it. A `jitterlab run` that
+    /// finished has its result in its one cell; an unfinished cell has no
+    /// result (its window rows are still in the database).
+    pub fn load_run(&self, run: i64) -> Result<StoredRun> {
+        let r = self.load_run_inner(run);
+        self.named(r)
+    }
+
+    /// The newest run's id.
+    pub fn latest_run(&self) -> Result<Option<i64>> {
+        let r = self.latest_run_inner();
+        self.named(r)
+    }
+
+    /// The stored result of a finished run (`None` for a run that did not
+    /// finish); an error when there is no such run.
+    #[cfg(test)]
+    pub fn load_result(&self, run: i64) -> Result<Option<RunResult>> {
+        let r = self.load_result_inner(run);
+        self.named(r)
+    }
+
+    /// The listing row of one run.
+    pub fn run_row(&self, run: i64) -> Result<Option<RunRow>> {
+        let r = self.run_row_inner(run);
+        self.named(r)
+    }
     /// Opens (creating if needed) the database at `path`, brings its schema
     /// up to date, and marks runs whose process is gone as interrupted.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)
             .with_context(|| format!("opening the results database {}", path.display()))?;
-        let mut store = Store { conn };
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
         store.configure().with_context(|| {
             format!(
                 "{} is not a usable jitterlab database; give another path with --db",
@@ -252,7 +368,8 @@ impl Store {
             )
         })?;
         store.migrate(path)?;
-        store.mark_orphans()?;
+        let orphans = store.mark_orphans();
+        store.named(orphans)?;
         Ok(store)
     }
 
@@ -376,9 +493,8 @@ impl Store {
         Ok(tx.last_insert_rowid())
     }
 
-    /// Records the start of a `jitterlab run` with its one cell (running);
-    /// committed at once.
-    pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
+    /// The work of [`Store::begin_run`].
+    fn begin_run_inner(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
         let tx = self.conn.transaction()?;
         let run = Self::insert_run(&tx, s)?;
         let key = CellKey {
@@ -393,9 +509,12 @@ impl Store {
         Ok(RunIds { run, cell })
     }
 
-    /// Records the start of a bench with every cell of its plan (pending);
-    /// committed at once. Returns the run id and the cell ids in plan order.
-    pub fn begin_bench(&mut self, s: &RunStart<'_>, cells: &[CellKey]) -> Result<(i64, Vec<i64>)> {
+    /// The work of [`Store::begin_bench`].
+    fn begin_bench_inner(
+        &mut self,
+        s: &RunStart<'_>,
+        cells: &[CellKey],
+    ) -> Result<(i64, Vec<i64>)> {
         let tx = self.conn.transaction()?;
         let run = Self::insert_run(&tx, s)?;
         let ids = cells
@@ -406,8 +525,8 @@ impl Store {
         Ok((run, ids))
     }
 
-    /// Appends window rows in one transaction (one commit per drain).
-    pub fn insert_windows(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
+    /// The work of [`Store::insert_windows`].
+    fn insert_windows_inner(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -457,8 +576,8 @@ impl Store {
         Ok(())
     }
 
-    /// Marks a cell running.
-    pub fn start_cell(&mut self, cell: i64) -> Result<()> {
+    /// The work of [`Store::start_cell`].
+    fn start_cell_inner(&mut self, cell: i64) -> Result<()> {
         self.conn.execute(
             "UPDATE cells SET status = 'running', started_at = ?2 WHERE id = ?1",
             params![cell, now()],
@@ -466,9 +585,8 @@ impl Store {
         Ok(())
     }
 
-    /// Records the end of a cell: its status, result and context, the
-    /// per-metric statistics with their histograms, and the outliers.
-    pub fn finish_cell(
+    /// The work of [`Store::finish_cell`].
+    fn finish_cell_inner(
         &mut self,
         cell: i64,
         status: CellStatus,
@@ -499,9 +617,8 @@ impl Store {
         Ok(())
     }
 
-    /// Records the end of a run (`status`: completed, interrupted,
-    /// break-trace), with the whole result for a `jitterlab run`.
-    pub fn finish_run_row(
+    /// The work of [`Store::finish_run_row`].
+    fn finish_run_row_inner(
         &mut self,
         run: i64,
         status: &str,
@@ -524,8 +641,8 @@ impl Store {
         Ok(())
     }
 
-    /// Records the end of a `jitterlab run`: its cell, then the run row.
-    pub fn finish_run(
+    /// The work of [`Store::finish_run`].
+    fn finish_run_inner(
         &mut self,
         ids: RunIds,
         result: &RunResult,
@@ -535,14 +652,14 @@ impl Store {
             jitterlab_core::result::EndReason::Interrupted => CellStatus::Interrupted,
             _ => CellStatus::Completed,
         };
-        self.finish_cell(
+        self.finish_cell_inner(
             ids.cell,
             status,
             Some(result),
             &CellContext::default(),
             histograms,
         )?;
-        self.finish_run_row(
+        self.finish_run_row_inner(
             ids.run,
             result.end.name(),
             Some(result.realtime.realtime),
@@ -551,8 +668,8 @@ impl Store {
         )
     }
 
-    /// Marks a run interrupted without a result (an error after its start).
-    pub fn abandon_run(&mut self, ids: RunIds) -> Result<()> {
+    /// The work of [`Store::abandon_run`].
+    fn abandon_run_inner(&mut self, ids: RunIds) -> Result<()> {
         self.conn.execute(
             "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
             [ids.run],
@@ -564,8 +681,8 @@ impl Store {
         Ok(())
     }
 
-    /// Every run, newest last.
-    pub fn list_runs(&self) -> Result<Vec<RunRow>> {
+    /// The work of [`Store::list_runs`].
+    fn list_runs_inner(&self) -> Result<Vec<RunRow>> {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.started_at, r.kind, COALESCE(r.name, r.probe), r.status,
                     COALESCE(h.hostname, ''), r.realtime,
@@ -603,10 +720,8 @@ impl Store {
         Ok(rows)
     }
 
-    /// A run with every cell, as reports read it. A `jitterlab run` that
-    /// finished has its result in its one cell; an unfinished cell has no
-    /// result (its window rows are still in the database).
-    pub fn load_run(&self, run: i64) -> Result<StoredRun> {
+    /// The work of [`Store::load_run`].
+    fn load_run_inner(&self, run: i64) -> Result<StoredRun> {
         let head = self
             .conn
             .query_row(
@@ -711,17 +826,16 @@ impl Store {
         })
     }
 
-    /// The newest run's id.
-    pub fn latest_run(&self) -> Result<Option<i64>> {
+    /// The work of [`Store::latest_run`].
+    fn latest_run_inner(&self) -> Result<Option<i64>> {
         Ok(self
             .conn
             .query_row("SELECT MAX(id) FROM runs", [], |r| r.get(0))?)
     }
 
+    /// The work of [`Store::load_result`].
     #[cfg(test)]
-    /// The stored result of a finished run (`None` for a run that did not
-    /// finish); an error when there is no such run.
-    pub fn load_result(&self, run: i64) -> Result<Option<RunResult>> {
+    fn load_result_inner(&self, run: i64) -> Result<Option<RunResult>> {
         let json: Option<Option<String>> = self
             .conn
             .query_row("SELECT result_json FROM runs WHERE id = ?1", [run], |r| {
@@ -741,8 +855,8 @@ impl Store {
         }
     }
 
-    /// The listing row of one run.
-    pub fn run_row(&self, run: i64) -> Result<Option<RunRow>> {
+    /// The work of [`Store::run_row`].
+    fn run_row_inner(&self, run: i64) -> Result<Option<RunRow>> {
         Ok(self.list_runs()?.into_iter().find(|r| r.id == run))
     }
 }

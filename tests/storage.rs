@@ -1,0 +1,225 @@
+//! Results are never lost silently: an output path that cannot take a
+//! result is refused before the first release, every database error names
+//! the file, and a run whose result could not be stored exits 2 after
+//! writing it wherever else it was asked to (`--json`).
+
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serial_test::serial;
+
+fn jl(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_DB", dir.join("tests.db"))
+        .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .current_dir(dir);
+    c
+}
+
+fn is_root() -> bool {
+    jitterlab_sys::effective_uid() == 0
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A 30 s run whose output cannot be written is refused at once, with the
+/// flag and the path, exit 2, and nothing stored.
+#[test]
+fn unwritable_outputs_are_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, path, why) in [
+        (
+            "--json",
+            "/proc/version",
+            "--json /proc/version is on procfs, a kernel interface, not a place for results; choose another path",
+        ),
+        (
+            "--csv",
+            "/proc/version",
+            "--csv /proc/version is on procfs, a kernel interface, not a place for results; choose another path",
+        ),
+        (
+            "--histogram",
+            "/dev/full",
+            "--histogram /dev/full is a device, not a file; give a file path (or /dev/null to discard)",
+        ),
+    ] {
+        let t = Instant::now();
+        let o = jl(dir.path())
+            .args(["run", "cyclic", "--duration", "30s", flag, path])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flag} {path}: {}", stderr(&o));
+        assert_eq!(stderr(&o), format!("jitterlab: error: {why}\n"));
+        assert!(t.elapsed() < Duration::from_secs(10), "refused up front");
+        assert!(!dir.path().join("tests.db").exists(), "nothing stored");
+    }
+}
+
+#[test]
+fn a_bench_json_path_is_checked_before_the_first_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = jl(dir.path())
+        .args([
+            "bench",
+            "--preset",
+            "powerlink",
+            "--duration",
+            "30s",
+            "--json",
+            "/proc/version",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "jitterlab: error: --json /proc/version is on procfs, a kernel interface, not a place for results; choose another path\n"
+    );
+    assert!(!dir.path().join("journal.json").exists());
+}
+
+#[test]
+fn dev_null_is_no_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = jl(dir.path())
+        .args(["--db", "/dev/null", "run", "cyclic", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "jitterlab: error: --db /dev/null is not a regular file; the results database needs one (SQLite writes /dev/null-journal and /dev/null-wal beside it); give a file path\n"
+    );
+    assert!(!Path::new("/dev/null-journal").exists());
+}
+
+/// Overwrites every page of the database but the first two with garbage:
+/// SQLite still opens it, and fails on the first page it reads.
+fn damage(db: &Path) {
+    let mut bytes = std::fs::read(db).unwrap();
+    assert!(bytes.len() > 3 * 4096, "a database of several pages");
+    for b in bytes[2 * 4096..].iter_mut() {
+        *b = 0xa5;
+    }
+    std::fs::write(db, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_database_is_named_in_every_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tests.db");
+    jl(dir.path())
+        .args(["run", "cyclic", "--duration", "3s", "--period", "1ms"])
+        .assert()
+        .success();
+    damage(&db);
+    let prefix = format!("jitterlab: error: results database {}: ", db.display());
+    let o = jl(dir.path()).arg("runs").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with(&prefix), "{}", stderr(&o));
+    assert!(stderr(&o).contains("malformed"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1);
+
+    let json = dir.path().join("r.json");
+    let o = jl(dir.path())
+        .args(["run", "cyclic", "--duration", "1s", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!(
+            "jitterlab: error: recording the run: results database {}: ",
+            db.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A tmpfs of its own, unmounted on drop.
+struct SmallFs(tempfile::TempDir);
+
+impl SmallFs {
+    fn mount(bytes: u64) -> Option<SmallFs> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = StdCommand::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallFs(dir))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// The disk fills up while a run measures: window rows and the result can
+/// no longer be stored. The run still writes `--json`, prints its summary,
+/// then exits 2 naming the database and where the result is.
+#[test]
+#[serial]
+fn a_full_disk_during_a_run_exits_2_and_keeps_the_json() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let Some(fs) = SmallFs::mount(4 << 20) else {
+        eprintln!("skipped: mount -t tmpfs failed here");
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let db = fs.0.path().join("full.db");
+    let json = out.path().join("r.json");
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("JITTERLAB_JOURNAL", out.path().join("journal.json"))
+        .arg("--db")
+        .arg(&db)
+        .args(["run", "cyclic", "--duration", "4s", "--window", "100ms"])
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Fill the file system once the run row is in.
+    let t = Instant::now();
+    while !db.exists() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let filler = fs.0.path().join("filler");
+    let _ = StdCommand::new("dd")
+        .args(["if=/dev/zero", "bs=64k"])
+        .arg(format!("of={}", filler.display()))
+        .stderr(Stdio::null())
+        .status();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!(
+            "jitterlab: error: storing window rows: results database {}: ",
+            db.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        last.ends_with(&format!("; the result is in --json {}", json.display())),
+        "{err}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(result["threads"][0]["cycles"].as_u64().unwrap() > 3000);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("latency"));
+}
