@@ -503,6 +503,25 @@ working_set = "16KiB"
         .unwrap();
     assert!(windows >= 2, "every committed window is kept: {listing}");
 
+    // The report shows what the killed cell measured, marked partial.
+    let out = jl_with(&db).arg("report").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = String::from_utf8_lossy(&out.stdout);
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("default/sleeper/host/cyclic"))
+        .unwrap_or_else(|| panic!("a latency row for the killed cell: {report}"));
+    assert!(row.contains(" 0/1 "), "{row}");
+    assert_eq!(
+        row.matches(" µs*").count(),
+        2,
+        "min and max, partial: {row}"
+    );
+    assert!(
+        report.contains("* partial: no repetition completed;"),
+        "{report}"
+    );
+
     // While the journal is unreplayed, run and bench refuse.
     let out = jl_with(&db)
         .args(["run", "wakeup", "--duration", "100ms"])

@@ -150,7 +150,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     let load = |id: i64| {
         store
             .load_run(id)
-            .map_err(|e| anyhow::Error::new(BadInput(e.to_string())))
+            .map_err(|e| anyhow::Error::new(BadInput(format!("{e:#}"))))
     };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);

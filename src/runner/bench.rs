@@ -846,6 +846,9 @@ impl Bench<'_> {
         }
 
         let plan = cell_plan(spec, cp)?;
+        if let Some(s) = self.store.as_mut() {
+            s.record_cell_plan(cell_id, plan.kind, &plan.params)?;
+        }
         let c = cell_args(spec, config, probe);
         let calibrated = self
             .calibrations

@@ -437,7 +437,6 @@ mod tests {
     use super::*;
     use crate::cli::PolicyArg;
     use jitterlab_core::result::ProbeKind;
-    use std::path::Path;
 
     /// Pushes `n` hand-overs of 1, 2, … µs, then reports how many.
     struct Synthetic {
@@ -503,7 +502,6 @@ mod tests {
             csv: None,
             store: None,
             cell: None,
-            db: Path::new("unused.db"),
             rows: Vec::new(),
             error: None,
         };

@@ -328,8 +328,7 @@ pub fn execute(
                 name: plan.kind.name(),
                 spec_json: None,
             });
-            let started =
-                started.context("recording the run")?;
+            let started = started.context("recording the run")?;
             w.cell = Some(started.cell);
             ids = Some(started);
         }

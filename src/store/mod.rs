@@ -25,13 +25,14 @@ use anyhow::{bail, Context, Result};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, StoredCell, StoredRun};
-use jitterlab_core::result::{RunResult, ThreadResult};
+use jitterlab_core::result::{Params, ProbeKind, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
+use serde::Deserialize;
 
 /// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -133,6 +134,12 @@ const MIGRATIONS: &[&str] = &[
                                                     WHEN 'interrupted' THEN 'interrupted'
                                                     ELSE 'completed' END
                                FROM runs r WHERE r.id = cells.run_id);
+    "#,
+    // 2 → 3: a cell's probe and parameters, stored when it starts measuring,
+    // so that a cell whose process was killed can still be read: its
+    // committed windows become partial figures (see `partial_result`).
+    r#"
+    ALTER TABLE cells ADD COLUMN plan_json TEXT;
     "#,
 ];
 
@@ -244,8 +251,15 @@ impl Store {
     /// Names the database file in an error (DESIGN rule 8): "database disk
     /// image is malformed" alone does not say which file. Every public
     /// method below is its `_inner` twin with this context added.
+    /// Other errors (no such run) are the caller's and pass unchanged.
     fn named<T>(&self, r: Result<T>) -> Result<T> {
-        r.with_context(|| format!("results database {}", self.path.display()))
+        r.map_err(|e| {
+            if e.chain().any(|c| c.is::<rusqlite::Error>()) {
+                e.context(format!("results database {}", self.path.display()))
+            } else {
+                e
+            }
+        })
     }
 
     /// Records the end of a cell: its status, result and context, the
@@ -304,6 +318,14 @@ impl Store {
     /// Appends window rows in one transaction (one commit per drain).
     pub fn insert_windows(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
         let r = self.insert_windows_inner(cell, rows);
+        self.named(r)
+    }
+
+    /// Records the probe and parameters of a cell about to measure, so
+    /// that its committed windows can be read as partial figures should the
+    /// process die before the cell's result is stored.
+    pub fn record_cell_plan(&mut self, cell: i64, probe: ProbeKind, params: &Params) -> Result<()> {
+        let r = self.record_cell_plan_inner(cell, probe, params);
         self.named(r)
     }
 
@@ -576,6 +598,21 @@ impl Store {
         Ok(())
     }
 
+    /// The work of [`Store::record_cell_plan`].
+    fn record_cell_plan_inner(
+        &mut self,
+        cell: i64,
+        probe: ProbeKind,
+        params: &Params,
+    ) -> Result<()> {
+        let plan = serde_json::json!({ "probe": probe, "params": params });
+        self.conn.execute(
+            "UPDATE cells SET plan_json = ?2 WHERE id = ?1",
+            params![cell, plan.to_string()],
+        )?;
+        Ok(())
+    }
+
     /// The work of [`Store::start_cell`].
     fn start_cell_inner(&mut self, cell: i64) -> Result<()> {
         self.conn.execute(
@@ -749,10 +786,16 @@ impl Store {
         };
         let mut stmt = self.conn.prepare(
             "SELECT configuration, scenario, deployment, probe, repetition, status,
-                    result_json, context_json
+                    result_json, context_json, id, plan_json, started_at
              FROM cells WHERE run_id = ?1 ORDER BY id",
         )?;
-        type Row = (CellKey, String, Option<String>, Option<String>);
+        type Row = (
+            CellKey,
+            String,
+            Option<String>,
+            Option<String>,
+            (i64, Option<String>, Option<String>),
+        );
         let rows: Vec<Row> = stmt
             .query_map([run], |r| {
                 Ok((
@@ -766,18 +809,26 @@ impl Store {
                     r.get(5)?,
                     r.get(6)?,
                     r.get(7)?,
+                    (r.get(8)?, r.get(9)?, r.get(10)?),
                 ))
             })?
             .collect::<rusqlite::Result<_>>()?;
         let mut cells = Vec::with_capacity(rows.len());
         let single = rows.len() == 1 && kind == "run";
-        for (key, status, result, context) in rows {
+        for (key, status, result, context, (id, plan, cell_started)) in rows {
             // Schema-1 runs kept their result on the run row only.
             let result = result.or_else(|| if single { run_result.clone() } else { None });
-            let result: Option<RunResult> = result
+            let mut result: Option<RunResult> = result
                 .map(|j| serde_json::from_str(&j))
                 .transpose()
                 .with_context(|| format!("reading the result of run {run}, cell {}", key.name()))?;
+            if let (None, Some(plan)) = (&result, plan) {
+                let plan: CellPlanJson = serde_json::from_str(&plan).with_context(|| {
+                    format!("reading the plan of run {run}, cell {}", key.name())
+                })?;
+                let started = cell_started.unwrap_or_else(|| started_at.clone());
+                result = self.partial_result(id, plan, started)?;
+            }
             let context: CellContext = context
                 .map(|j| serde_json::from_str(&j))
                 .transpose()
@@ -858,6 +909,79 @@ impl Store {
     /// The work of [`Store::run_row`].
     fn run_row_inner(&self, run: i64) -> Result<Option<RunRow>> {
         Ok(self.list_runs()?.into_iter().find(|r| r.id == run))
+    }
+}
+
+/// What [`Store::record_cell_plan`] stores.
+#[derive(Deserialize)]
+struct CellPlanJson {
+    probe: ProbeKind,
+    params: Params,
+}
+
+impl Store {
+    /// The figures of a cell whose process ended before its result was
+    /// stored, from the window rows it committed: per metric (the probe's
+    /// first four, the window table's columns) the count, min, max and
+    /// count-weighted mean over every thread and window. Percentiles cannot
+    /// be had from windows and stay empty. `None` without any window.
+    fn partial_result(
+        &self,
+        cell: i64,
+        plan: CellPlanJson,
+        started_at: String,
+    ) -> Result<Option<RunResult>> {
+        let columns = ["latency", "period", "jitter", "exec"];
+        let mut select = String::from("SELECT COUNT(*), COALESCE(SUM(cycles), 0)");
+        for c in columns {
+            select.push_str(&format!(
+                ", SUM({c}_count), MIN({c}_min_ns), MAX({c}_max_ns), SUM(CAST({c}_mean_ns AS REAL) * {c}_count)"
+            ));
+        }
+        select.push_str(" FROM windows WHERE cell_id = ?1");
+        let (windows, row) = self.conn.query_row(&select, [cell], |r| {
+            let mut v = Vec::new();
+            for i in 0..columns.len() {
+                v.push((
+                    r.get::<_, Option<i64>>(2 + 4 * i)?,
+                    r.get::<_, Option<i64>>(3 + 4 * i)?,
+                    r.get::<_, Option<i64>>(4 + 4 * i)?,
+                    r.get::<_, Option<f64>>(5 + 4 * i)?,
+                ));
+            }
+            Ok((r.get::<_, i64>(0)?, v))
+        })?;
+        if windows == 0 {
+            return Ok(None);
+        }
+        let mut metrics = std::collections::BTreeMap::new();
+        for (def, (count, min, max, weighted)) in plan.probe.metrics().iter().zip(row) {
+            let count = count.unwrap_or(0).max(0) as u64;
+            if count == 0 {
+                continue;
+            }
+            metrics.insert(
+                def.name.to_string(),
+                MetricSummary {
+                    count,
+                    min,
+                    max,
+                    mean: weighted.map(|w| (w / count as f64).round() as i64),
+                    ..MetricSummary::default()
+                },
+            );
+        }
+        let per_thread = (windows as u64).div_ceil(plan.params.cpus.len().max(1) as u64);
+        Ok(Some(RunResult::partial(
+            plan.probe,
+            plan.params.clone(),
+            started_at,
+            per_thread.saturating_mul(plan.params.window_ns),
+            metrics,
+            format!(
+                "partial: the process ended before this cell's result was stored; figures from its {windows} committed window rows (count, min, max, mean; no percentiles)"
+            ),
+        )))
     }
 }
 

@@ -150,7 +150,7 @@ fn a_newer_schema_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} has schema version 99, newer than this jitterlab's 2; use a newer jitterlab or another --db",
+            "{} has schema version 99, newer than this jitterlab's 3; use a newer jitterlab or another --db",
             p.display()
         )
     );
@@ -376,9 +376,68 @@ fn a_schema_1_database_is_migrated_and_its_runs_still_read() {
         .unwrap();
     }
     let s = Store::open(&p).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 2);
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     let back = s.load_run(1).unwrap();
     assert_eq!((back.kind.as_str(), back.name.as_str()), ("run", "cyclic"));
     assert_eq!(back.cells[0].status, CellStatus::Completed);
     assert_eq!(back.cells[0].result.as_ref(), Some(&r));
+}
+
+#[test]
+fn a_killed_cell_reads_back_with_partial_figures_from_its_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+    let cmd = vec!["jitterlab".to_string(), "bench".to_string()];
+    let mut st = start(&cmd);
+    st.kind = "bench";
+    let keys = [key("tuned", "idle", 0), key("tuned", "cpu", 0)];
+    let (run, cells) = s.begin_bench(&st, &keys).unwrap();
+    let (r, _) = result();
+    let mut params = r.params.clone();
+    params.window_ns = 1_000_000_000;
+    s.start_cell(cells[0]).unwrap();
+    s.record_cell_plan(cells[0], ProbeKind::Cyclic, &params)
+        .unwrap();
+    let mut late = row(1, 90_000);
+    late.stats[0] = WindowStat {
+        count: 3000,
+        min: 2_000,
+        max: 90_000,
+        mean: 9_000,
+    };
+    s.insert_windows(cells[0], &[row(0, 40_000), late]).unwrap();
+    // The process dies here: no result; the next open marks it interrupted.
+    s.conn
+        .execute("UPDATE runs SET pid = 0, boot_id = 'gone'", [])
+        .unwrap();
+    drop(s);
+    let s = Store::open(&dir.path().join("j.db")).unwrap();
+    let back = s.load_run(run).unwrap();
+    let cell = &back.cells[0];
+    assert_eq!(cell.status, CellStatus::Interrupted);
+    let partial = cell.result.as_ref().expect("figures from the windows");
+    assert_eq!(partial.probe, ProbeKind::Cyclic);
+    assert!(partial.interrupted);
+    assert_eq!(partial.params, params);
+    assert_eq!(partial.elapsed_ns, 2_000_000_000);
+    assert_eq!(
+        partial.warnings,
+        ["partial: the process ended before this cell's result was stored; figures from its 2 committed window rows (count, min, max, mean; no percentiles)"]
+    );
+    let m = partial.combined.as_ref().unwrap();
+    // latency: 1000 samples at mean 5 µs and 3000 at mean 9 µs.
+    let lat = &m["latency"];
+    assert_eq!(
+        (lat.count, lat.min, lat.max, lat.mean, lat.p50),
+        (4000, Some(2_000), Some(90_000), Some(8_000), None)
+    );
+    let period = &m["period"];
+    assert_eq!(
+        (period.count, period.min, period.max, period.mean),
+        (2000, Some(3_000), Some(90_000), Some(5_000))
+    );
+    assert!(!m.contains_key("exec"), "no exec sample was stored");
+    // A cell that never measured has nothing to show.
+    assert_eq!(back.cells[1].status, CellStatus::Pending);
+    assert!(back.cells[1].result.is_none());
 }

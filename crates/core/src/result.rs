@@ -394,6 +394,39 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// The result of a cell whose process ended (killed, power lost) before
+    /// it stored its result: only what its committed windows say, as the
+    /// combined figures, marked interrupted, with `note` as its warning.
+    pub fn partial(
+        probe: ProbeKind,
+        params: Params,
+        started_at: String,
+        elapsed_ns: u64,
+        metrics: BTreeMap<String, MetricSummary>,
+        note: String,
+    ) -> RunResult {
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            tool: "jitterlab".into(),
+            tool_version: String::new(),
+            probe,
+            started_at,
+            elapsed_ns,
+            end: EndReason::Interrupted,
+            interrupted: true,
+            command_line: Vec::new(),
+            params,
+            realtime: RealtimeReport::default(),
+            host: HostSnapshot::default(),
+            threads: Vec::new(),
+            combined: Some(metrics),
+            limits: Vec::new(),
+            break_event: None,
+            warnings: vec![note],
+            detail: None,
+        }
+    }
+
     /// True when any limit was exceeded.
     pub fn failed(&self) -> bool {
         self.limits.iter().any(|l| l.exceeded)

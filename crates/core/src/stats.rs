@@ -296,7 +296,7 @@ fn magnitude_at_rank(h: &Histogram<u64>, rank: u64) -> u64 {
 }
 
 /// The statistics of one metric as stored and reported; all times in ns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MetricSummary {
     /// Number of samples.
     pub count: u64,

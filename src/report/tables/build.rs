@@ -421,13 +421,33 @@ impl<'a> Group<'a> {
         self.kind() == Some(ProbeKind::Chase)
     }
 
-    /// The completed repetitions' figures.
+    /// The figures the row shows: the completed repetitions', or, when no
+    /// repetition completed, those of the interrupted ones — what they
+    /// measured before they were stopped (a killed process's cell: its
+    /// committed windows), which the row marks partial.
     pub fn measured(&self) -> Vec<(&'a RunResult, &'a Metrics)> {
-        self.cells
-            .iter()
-            .filter(|c| c.status == CellStatus::Completed)
-            .filter_map(|c| figures_of(c))
-            .collect()
+        let of = |status: CellStatus| -> Vec<_> {
+            self.cells
+                .iter()
+                .filter(|c| c.status == status)
+                .filter_map(|c| figures_of(c))
+                .collect()
+        };
+        let completed = of(CellStatus::Completed);
+        if completed.is_empty() {
+            of(CellStatus::Interrupted)
+        } else {
+            completed
+        }
+    }
+
+    /// True when the figures shown are an interrupted repetition's.
+    pub fn interrupted_figures(&self) -> bool {
+        !self.measured().is_empty()
+            && !self
+                .cells
+                .iter()
+                .any(|c| c.status == CellStatus::Completed && figures_of(c).is_some())
     }
 
     /// The distinct statuses of its repetitions, first seen first, joined
@@ -443,10 +463,13 @@ impl<'a> Group<'a> {
         v.join("+")
     }
 
-    /// `n`, or `k/n` when only `k` repetitions have figures.
+    /// `n`, or `k/n` when only `k` repetitions have figures (`0/n` when
+    /// the figures are an interrupted repetition's).
     pub fn reps_text(&self) -> String {
         let (k, n) = (self.measured().len(), self.cells.len());
-        if k == n {
+        if self.interrupted_figures() {
+            format!("0/{n}")
+        } else if k == n {
             n.to_string()
         } else {
             format!("{k}/{n}")
@@ -503,18 +526,20 @@ impl<'a> Group<'a> {
 
     /// A spread's cell in `unit`, or `-` / the status when there is none.
     fn spread_cell(&self, unit: Unit, s: Option<Spread>) -> Cell {
+        let mark = if self.interrupted_figures() { "*" } else { "" };
         match s {
             Some(s) => Cell::new(
-                fig_text(unit, s),
+                format!("{}{mark}", fig_text(unit, s)),
                 vec![fig_value(unit, s.lo), fig_value(unit, s.hi)],
             ),
             None => Cell::new(self.placeholder(), vec![Value::Null, Value::Null]),
         }
     }
 
+    /// Some repetitions are left out of the figures (k/n in reps).
     fn partial(&self) -> bool {
         let k = self.measured().len();
-        k > 0 && k < self.cells.len()
+        k > 0 && k < self.cells.len() && !self.interrupted_figures()
     }
 }
 
@@ -589,6 +614,26 @@ fn distinct<'a, K: PartialEq + Copy>(
         }
     }
     v
+}
+
+/// The footnote of a row whose figures are an interrupted repetition's.
+pub(super) const INTERRUPTED_NOTE: &str = "* partial: no repetition completed; the figures are what an interrupted one measured before it was stopped (for a killed process, from the window rows it committed: min, max and mean only)";
+
+/// The footnotes a table's rows call for.
+fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
+    if members.iter().any(|g| g.partial()) {
+        notes.push(PARTIAL_NOTE.into());
+    }
+    if members.iter().any(|g| g.interrupted_figures()) {
+        notes.push(INTERRUPTED_NOTE.into());
+    }
+}
+
+/// [`row_notes`] as a new list.
+fn notes_of(members: &[&Group]) -> Vec<String> {
+    let mut notes = Vec::new();
+    row_notes(members, &mut notes);
+    notes
 }
 
 const PARTIAL_NOTE: &str = "k/n in reps: only k of n repetitions completed; the figures are theirs (see the explanations for the others)";
@@ -743,10 +788,10 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
         let cols = configuration_cols();
         let mut rows = Vec::new();
         let mut notes = Vec::new();
-        let mut partial = false;
+        let mut shown: Vec<&Group> = Vec::new();
         for c in &configs {
             if let Some(g) = members.iter().find(|g| g.configuration == c) {
-                partial |= g.partial();
+                shown.push(g);
                 let mut row = vec![
                     Cell::new(c.as_str(), g.key_values()),
                     g.reps_cell(),
@@ -788,9 +833,7 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
                 ));
             }
         }
-        if partial {
-            notes.push(PARTIAL_NOTE.into());
-        }
+        row_notes(&shown, &mut notes);
         sheets.push(Sheet {
             name: "configurations",
             title: format!(
@@ -822,7 +865,7 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
         }
         let cols = condition_cols();
         let mut rows = Vec::new();
-        let mut partial = false;
+        let mut shown: Vec<&Group> = Vec::new();
         let mut t0 = None;
         for s in &scenarios {
             let Some(g) = members.iter().find(|g| g.scenario == s) else {
@@ -836,7 +879,7 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
                 ));
                 continue;
             };
-            partial |= g.partial();
+            shown.push(g);
             let row_t0 = g.measured().first().map(|(r, _)| r.params.period_ns);
             t0 = t0.or(row_t0);
             let mut row = vec![
@@ -860,11 +903,7 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
             ),
             cols,
             rows,
-            notes: if partial {
-                vec![PARTIAL_NOTE.into()]
-            } else {
-                vec![]
-            },
+            notes: notes_of(&shown),
         });
     }
     sheets
@@ -908,9 +947,9 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
         None => "% over threshold".to_string(),
     };
     let mut rows = Vec::new();
-    let mut partial = false;
+    let mut shown: Vec<&Group> = Vec::new();
     for &(g, name) in &rows_of {
-        partial |= g.partial();
+        shown.push(g);
         let thr = row_threshold(g, name);
         let mut row = vec![
             Cell::new(g.name(), g.key_values()),
@@ -948,11 +987,7 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
         title: "Latency".into(),
         cols: latency_cols(&head, show_metric),
         rows,
-        notes: if partial {
-            vec![PARTIAL_NOTE.into()]
-        } else {
-            vec![]
-        },
+        notes: notes_of(&shown),
     }]
 }
 
@@ -1013,7 +1048,7 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
     let keys = distinct(&groups, |g| (g.scenario, g.deployment, g.probe));
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let mut partial = false;
+    let mut shown: Vec<&Group> = Vec::new();
     for c in &configuration_names(run) {
         let mine: Vec<&Group> = groups.iter().filter(|g| g.configuration == c).collect();
         if mine.is_empty() {
@@ -1034,7 +1069,7 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
             continue;
         }
         for g in mine {
-            partial |= g.partial();
+            shown.push(g);
             let mut row = vec![
                 Cell::new(g.name(), g.key_values()),
                 g.reps_cell(),
@@ -1064,9 +1099,7 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
             rows.push(row);
         }
     }
-    if partial {
-        notes.push(PARTIAL_NOTE.into());
-    }
+    row_notes(&shown, &mut notes);
     notes.push(CHASE_UNIT_NOTE.into());
     vec![Sheet {
         name: "chase",

@@ -1074,11 +1074,30 @@ fn cells_without_figures_show_their_status() {
         explain: false,
         ..TableOptions::default()
     };
+    // The interrupted repetition's figures are shown, marked partial.
+    let text = render(&run, &opts, Format::Text).unwrap();
+    assert_eq!(
+        text_line(&text, "Configurations — scenario idle", "tcc"),
+        "tcc             0/2       9.8 µs*   46.0–53.3%       -10.1 µs*   45.7–50.0%       150.0 µs*   48.3–49.8%       100.0 µs*   82.6–83.3%"
+    );
+    assert!(
+        text.contains(&format!("\n{}\n", super::build::INTERRUPTED_NOTE)),
+        "{text}"
+    );
+    // Without figures (killed before its first window), the status stands.
+    for c in run
+        .cells
+        .iter_mut()
+        .filter(|c| c.key.configuration == "tcc" && c.key.scenario == "idle")
+    {
+        c.result = None;
+    }
     let text = render(&run, &opts, Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Configurations — scenario idle", "tcc"),
         "tcc             0/2  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -"
     );
+    assert!(!text.contains(super::build::INTERRUPTED_NOTE), "{text}");
     assert_eq!(
         text_line(&text, "Conditions — configuration tcc", "cpu"),
         "cpu          -              not run              not run              not run"
