@@ -163,6 +163,58 @@ impl Drop for SmallFs {
     }
 }
 
+/// Runs a 4 s cyclic probe with `--json` on a healthy disk and `on_fs`
+/// (a flag and a file name) on a small tmpfs that fills up once the run
+/// measures. Returns the output and the paths of the JSON file and the file on
+/// the full file system.
+fn run_while_the_disk_fills(
+    flag: &str,
+    name: &str,
+) -> Option<(std::process::Output, std::path::PathBuf, std::path::PathBuf)> {
+    let fs = SmallFs::mount(4 << 20)?;
+    let out = tempfile::tempdir().unwrap();
+    let on_fs = fs.0.path().join(name);
+    let json = out.path().join("r.json");
+    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"));
+    cmd.env("JITTERLAB_JOURNAL", out.path().join("journal.json"))
+        .env("JITTERLAB_DB", out.path().join("ok.db"))
+        .args(["run", "cyclic", "--duration", "4s", "--window", "100ms"])
+        .arg("--json")
+        .arg(&json)
+        .arg(flag)
+        .arg(&on_fs);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Fill it once the run measures: its run row is in (--db), or its
+    // first window row is (--csv).
+    let measuring = || match flag {
+        "--db" => StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+            .arg("--db")
+            .arg(&on_fs)
+            .arg("runs")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("running")),
+        _ => std::fs::read_to_string(&on_fs).is_ok_and(|t| t.lines().count() > 1),
+    };
+    let t = Instant::now();
+    while !measuring() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let filler = fs.0.path().join("filler");
+    let _ = StdCommand::new("dd")
+        .args(["if=/dev/zero", "bs=64k"])
+        .arg(format!("of={}", filler.display()))
+        .stderr(Stdio::null())
+        .status();
+    let o = child.wait_with_output().unwrap();
+    let kept = out.keep();
+    Some((o, kept.join("r.json"), on_fs))
+}
+
 /// The disk fills up while a run measures: window rows and the result can
 /// no longer be stored. The run still writes `--json`, prints its summary,
 /// then exits 2 naming the database and where the result is.
@@ -173,53 +225,33 @@ fn a_full_disk_during_a_run_exits_2_and_keeps_the_json() {
         eprintln!("skipped: mounting a small tmpfs needs root");
         return;
     }
-    let Some(fs) = SmallFs::mount(4 << 20) else {
-        eprintln!("skipped: mount -t tmpfs failed here");
-        return;
-    };
-    let out = tempfile::tempdir().unwrap();
-    let db = fs.0.path().join("full.db");
-    let json = out.path().join("r.json");
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
-        .env("JITTERLAB_JOURNAL", out.path().join("journal.json"))
-        .arg("--db")
-        .arg(&db)
-        .args(["run", "cyclic", "--duration", "4s", "--window", "100ms"])
-        .arg("--json")
-        .arg(&json)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Fill the file system once the run row is in.
-    let t = Instant::now();
-    while !db.exists() && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
+    for (flag, name, first) in [
+        ("--db", "full.db", "storing window rows: results database"),
+        ("--csv", "windows.csv", "writing --csv"),
+    ] {
+        let Some((o, json, on_fs)) = run_while_the_disk_fills(flag, name) else {
+            eprintln!("skipped: mount -t tmpfs failed here");
+            return;
+        };
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let last = err.lines().last().unwrap();
+        assert!(
+            last.starts_with(&format!("jitterlab: error: {first} {}: ", on_fs.display())),
+            "{err}"
+        );
+        assert!(
+            last.contains("No space left on device") || last.contains("full"),
+            "{err}"
+        );
+        assert!(
+            last.ends_with(&format!("; the result is in --json {}", json.display())),
+            "{err}"
+        );
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(result["threads"][0]["cycles"].as_u64().unwrap() > 3000);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("latency"));
+        let _ = std::fs::remove_dir_all(json.parent().unwrap());
     }
-    std::thread::sleep(Duration::from_millis(1500));
-    let filler = fs.0.path().join("filler");
-    let _ = StdCommand::new("dd")
-        .args(["if=/dev/zero", "bs=64k"])
-        .arg(format!("of={}", filler.display()))
-        .stderr(Stdio::null())
-        .status();
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    let last = err.lines().last().unwrap();
-    assert!(
-        last.starts_with(&format!(
-            "jitterlab: error: storing window rows: results database {}: ",
-            db.display()
-        )),
-        "{err}"
-    );
-    assert!(
-        last.ends_with(&format!("; the result is in --json {}", json.display())),
-        "{err}"
-    );
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(result["threads"][0]["cycles"].as_u64().unwrap() > 3000);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("latency"));
 }

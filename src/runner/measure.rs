@@ -397,7 +397,7 @@ impl RowWriter {
             while let Ok(row) = rx.pop() {
                 if let Some(w) = self.csv.as_mut() {
                     if let Err(e) = w.write_row(&row).and_then(|()| w.flush()) {
-                        self.error.get_or_insert(format!("writing --csv: {e}"));
+                        self.error.get_or_insert(e.to_string());
                     }
                 }
                 self.rows.push(row);

@@ -404,7 +404,9 @@ pub fn execute(
     }
     write_files(c, result, outcomes.as_deref().unwrap_or_default())?;
     if let Some(w) = writer.csv.as_mut() {
-        w.flush()?;
+        if let Err(e) = w.flush() {
+            failure.get_or_insert(e.to_string());
+        }
     }
     print!("{}", report::text::summary(result));
     std::io::stdout().flush()?;
