@@ -463,7 +463,10 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     // that will be refused says only why. A dry run changes nothing, so it
     // only looks, and says after the plan why a real run would be refused.
     let (journal, refused) = match a.dry_run {
-        true => (None, journal::would_refuse(root)?),
+        true => {
+            let why = journal::would_refuse(root).unwrap_or_else(|e| Some(format!("{e:#}")));
+            (None, why)
+        }
         false => (Some(Journal::begin_as(root, Holder::Bench)?), None),
     };
     let calibration_sets = calibration_sets(&spec, &cells);

@@ -1122,7 +1122,8 @@ fn load(path: &Path) -> Result<Option<Document>> {
     };
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => return Err(symlink()),
-        Ok(m) if !m.is_file() => return Err(bad(format!(
+        Ok(m) if !m.is_file() => {
+            return Err(bad(format!(
             "the journal path {} is {}, not a journal; remove it, or point {JOURNAL_ENV} at a file",
             path.display(),
             if m.is_dir() {
@@ -1130,7 +1131,8 @@ fn load(path: &Path) -> Result<Option<Document>> {
             } else {
                 "not a regular file"
             }
-        ))),
+        )))
+        }
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => bail!("cannot read the journal {}: {e}", path.display()),
@@ -1282,12 +1284,12 @@ pub fn restore_command(root: &Path) -> Result<std::process::ExitCode> {
 /// What `restore` says on stderr when entries stay.
 fn left_message(r: &Replay) -> String {
     let (stay, lines) = if r.left == 1 {
-        ("stays", "its line")
+        ("stays", "its line above says")
     } else {
-        ("stay", "their lines")
+        ("stay", "their lines above say")
     };
     format!(
-        "{} could not be undone and {stay} in the journal {}: do by hand what {lines} above say, then run `jitterlab restore` again",
+        "{} could not be undone and {stay} in the journal {}: do by hand what {lines}, then run `jitterlab restore` again",
         changes(r.left),
         r.path.display()
     )
