@@ -1304,11 +1304,18 @@ mod tests {
     use std::process::Command;
 
     /// Points `JITTERLAB_JOURNAL` at a fresh temporary directory and returns
-    /// it with the journal path.
+    /// it with the journal path. Without root, `/run/jitterlab` cannot hold
+    /// the machine lock: that directory is the runtime directory too, as
+    /// `$XDG_RUNTIME_DIR` is for any user.
     fn journal_env() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal.json");
         std::env::set_var(JOURNAL_ENV, &path);
+        if sys::effective_uid() != 0 {
+            static RUNTIME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+            let runtime = RUNTIME.get_or_init(|| tempfile::tempdir().unwrap());
+            std::env::set_var("XDG_RUNTIME_DIR", runtime.path());
+        }
         (dir, path)
     }
 
