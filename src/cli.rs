@@ -63,7 +63,11 @@ pub enum Command {
     Presets(PresetsArgs),
     /// Put the machine back after a jitterlab that was killed: kill the
     /// neighbours it left, delete its network namespaces, write back every
-    /// value it changed (from its journal), and say what was done.
+    /// value it changed (from its journal), and say what was done. Only
+    /// files a jitterlab setting writes are written back; what is gone
+    /// (an IRQ, a namespace, a process) is dropped. Exit 0 when the journal
+    /// is done with, 1 when changes stay in it for a person (each line says
+    /// what to do), 2 for bad input.
     Restore,
     /// Audit the machine's readiness for real-time measurement: one finding
     /// per setting, with the fix for each (exit 1 only when nothing can be

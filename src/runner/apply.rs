@@ -9,6 +9,11 @@
 //! is what Ctrl-C or SIGTERM reaches. On either signal every value is written
 //! back, newest first, and each one is reported. After a `kill -9`,
 //! `jitterlab restore` does the same from the journal.
+//!
+//! While it holds the configuration, `apply` holds the machine lock
+//! (`system::journal`): no bench, other `apply` or changing run can alter
+//! the machine meanwhile, but a measuring-only `jitterlab run` may measure
+//! beside it — that is what `apply` is for.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,7 +26,7 @@ use super::bench::load;
 use super::termination_flag;
 use crate::cli::ApplyArgs;
 use crate::error::bad;
-use crate::system::journal::Journal;
+use crate::system::journal::{Holder, Journal};
 use crate::system::rt;
 use crate::system::settings::{apply_all, config_settings, restore_all};
 
@@ -57,7 +62,7 @@ pub fn apply(root: &Path, a: &ApplyArgs) -> Result<ExitCode> {
     for s in &settings {
         s.validate(root)?;
     }
-    let mut journal = Journal::begin(root)?;
+    let mut journal = Journal::begin_as(root, Holder::Apply)?;
     let signalled = termination_flag()?;
     for w in warnings {
         eprintln!("jitterlab: warning: {w}");

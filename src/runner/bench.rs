@@ -8,10 +8,14 @@
 //!    file, the line and the key); every scenario is planned for every
 //!    configuration and the tools it needs are looked up, so a missing
 //!    `stress-ng` is reported with its Debian package before anything
-//!    starts. The plan is printed: cells, total time including warm-ups and
-//!    set-up. `--dry-run` stops here. Nothing on the machine changed yet.
-//! 2. **Journal** — `Journal::begin` refuses to start while a journal of an
-//!    earlier, killed jitterlab is unreplayed (`jitterlab restore`).
+//!    starts.
+//! 2. **Lock and journal** — `Journal::begin_as` takes the machine lock
+//!    and refuses to start while another jitterlab changes the machine or
+//!    a journal of an earlier, killed jitterlab is unreplayed (`jitterlab
+//!    restore`), before the plan is printed, so a refusal is one line.
+//!    Then the plan is printed: cells, total time including warm-ups and
+//!    set-up. `--dry-run` takes nothing and stops here, with a note when a
+//!    real run would be refused now. Nothing on the machine changed yet.
 //! 3. **Calibrate** — the scan of each cyclic probe is calibrated once per
 //!    set of probe CPUs, idle, before any neighbour starts; every cell
 //!    reuses it, so a cell's scan does the same work under any load.
@@ -68,7 +72,7 @@ use crate::net::hosts::{NetChange, NetFlood};
 use crate::probe::periodic;
 use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
-use crate::system::journal::{Journal, Undo};
+use crate::system::journal::{self, Holder, Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
 use crate::system::settings::{self, apply_all, config_settings, restore_all};
 use crate::system::{counters, host};
@@ -457,6 +461,16 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     // Validation plans in the work directory's parent, which exists already
     // (the work directory itself is created only when the bench starts).
     check_environment(root, &spec, &cells, &std::env::temp_dir())?;
+    // The machine lock and the journal before the plan is printed: a bench
+    // that will be refused says only why. A dry run changes nothing, so it
+    // only looks, and says after the plan why a real run would be refused.
+    let (journal, refused) = match a.dry_run {
+        true => {
+            let why = journal::would_refuse(root).unwrap_or_else(|e| Some(format!("{e:#}")));
+            (None, why)
+        }
+        false => (Some(Journal::begin_as(root, Holder::Bench)?), None),
+    };
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
     print!("{}", spec.plan_text(SETUP_NS, once_ns));
@@ -481,11 +495,12 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     for (c, why) in &unavailable {
         println!("configuration {c}: N/A here: {why}");
     }
-    if a.dry_run {
+    let Some(journal) = journal else {
+        if let Some(why) = refused {
+            println!("note: a real run would be refused now: {why}");
+        }
         return Ok(ExitCode::SUCCESS);
-    }
-
-    let journal = Journal::begin(root)?;
+    };
     let mut store = Store::open(db)?;
     std::fs::create_dir_all(&workdir)
         .with_context(|| format!("creating the work directory {}", workdir.display()))?;

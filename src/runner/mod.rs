@@ -20,6 +20,12 @@
 //!    versioned `RunResult` with its histograms is stored at the end; the
 //!    exporters (`report::*`) never measure. Exit 1 when a `--max-*` limit
 //!    was exceeded, 0 otherwise.
+//!
+//! A run refuses to start while a killed jitterlab's journal is unreplayed.
+//! One that changes nothing on the machine takes no machine lock and so
+//! measures beside a live `jitterlab apply`; a probe that changes something
+//! (the chase's IRQ role, the response probe's namespaces) takes the lock
+//! and the journal at its first change (`Journal::on_demand`).
 
 use std::io::Write;
 use std::path::Path;
@@ -276,8 +282,10 @@ pub fn execute(
     c: &CommonArgs,
     event: Option<EventFactory<'_>>,
 ) -> Result<ExitCode> {
-    // A journal left by a killed bench means the machine is not as it was.
-    let mut journal = Journal::begin(root)?;
+    // A journal left by a killed bench means the machine is not as it was;
+    // a run that changes nothing runs beside `apply` and takes the machine
+    // lock only if its probe changes something (IRQ role, namespaces).
+    let mut journal = Journal::on_demand(root)?;
     let event = match event {
         Some(make) => Some(make(&mut journal)?),
         None => None,

@@ -239,7 +239,8 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
     }
     timerlat::availability(root)
         .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
-    let journal = Journal::begin(root)?;
+    // rtla changes nothing jitterlab journals: measuring only.
+    let journal = Journal::on_demand(root)?;
     let mut store = match a.no_db {
         true => None,
         false => Some(Store::open(db)?),

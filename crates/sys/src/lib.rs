@@ -488,6 +488,12 @@ pub const SIGCONT: i32 = libc::SIGCONT;
 /// `O_DIRECT`, for `std::os::unix::fs::OpenOptionsExt::custom_flags`: I/O
 /// that bypasses the page cache (some file systems refuse it with `EINVAL`).
 pub const O_DIRECT: i32 = libc::O_DIRECT;
+/// `O_NOFOLLOW`, for `std::os::unix::fs::OpenOptionsExt::custom_flags`:
+/// the open fails with [`ELOOP`] when the last component of the path is a
+/// symbolic link, so a file root writes can never be redirected by one.
+pub const O_NOFOLLOW: i32 = libc::O_NOFOLLOW;
+/// `ELOOP`: what an open with [`O_NOFOLLOW`] returns for a symbolic link.
+pub const ELOOP: i32 = libc::ELOOP;
 
 /// Makes a child started by `cmd` safe to leave beside a measurement: its own
 /// process group, killed when its parent dies, pinned to `cpus`, at `nice`.

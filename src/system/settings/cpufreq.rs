@@ -43,7 +43,7 @@ use crate::error::bad;
 use crate::system::journal::Journal;
 
 /// The CPU directory of sysfs.
-const CPU_DIR: &str = "sys/devices/system/cpu";
+pub(super) const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// What to set, on which CPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -53,9 +53,9 @@ use super::{check_online, check_writable, cpus_noun, read_value, Setting, Settin
 use crate::system::journal::Journal;
 
 /// The IRQ directory of procfs.
-const IRQ_DIR: &str = "proc/irq";
+pub(super) const IRQ_DIR: &str = "proc/irq";
 /// The CPUs new IRQs start on (hex mask).
-const DEFAULT: &str = "proc/irq/default_smp_affinity";
+pub(super) const DEFAULT: &str = "proc/irq/default_smp_affinity";
 
 /// Moves every movable IRQ, and the default for new ones, to some CPUs.
 #[derive(Debug)]

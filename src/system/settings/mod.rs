@@ -38,21 +38,28 @@
 //! against the fake trees `tests/fixtures/settings-*`, which reproduce the
 //! kernel's formats, and compare the whole tree byte for byte after
 //! restore.
+//!
+//! **Which files.** A setting writes only files on the allow-list of
+//! [`files`] (the sysctls, IRQ affinity, cpufreq, fair-server and resctrl
+//! files it knows, matched exactly under the sysroot): [`Writes`] refuses
+//! to journal any other, and `jitterlab restore` writes nothing else back.
+//! Every write and write-back opens with `O_NOFOLLOW` and never creates a
+//! file.
 
 // Not called by a command yet: `jitterlab apply` and the bench runner will;
 // remove this allow when they do.
 
 pub mod cpufreq;
+pub mod files;
 pub mod irq;
 pub mod irqbalance;
 pub mod resctrl;
 pub mod sysctl;
 
-use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 
@@ -218,7 +225,8 @@ struct Writes(Vec<Written>);
 
 impl Writes {
     /// Journals `old` (the content `path` holds now) and then writes
-    /// `value`. The outer error is the journal's: nothing was written. The
+    /// `value`. The outer error is the journal's, or a file that is not on
+    /// the allow-list ([`files::setting_file`]): nothing was written. The
     /// inner result is the write's own; when it failed, nothing changed, so
     /// the journal entry is dropped again.
     fn write(
@@ -228,6 +236,12 @@ impl Writes {
         old: &str,
         value: &str,
     ) -> Result<io::Result<()>> {
+        if files::setting_file(journal.root(), path).is_none() {
+            return Err(anyhow!(
+                "refusing to change {}: it is not on the list of files jitterlab's settings write (system::settings::files), so `jitterlab restore` could not put it back",
+                path.display()
+            ));
+        }
         let id = journal.record(Undo::File {
             path: path.to_path_buf(),
             old: old.to_string(),
@@ -306,12 +320,10 @@ impl Writes {
     }
 }
 
-/// Writes `value` to an existing file in one `write` (sysfs and procfs take
-/// a value in one call); truncates it, which procfs and sysfs ignore and a
-/// fake tree needs. Never creates a file.
+/// Writes `value` to an existing file, never through a symlink
+/// ([`files::write_value`], which `jitterlab restore` uses too).
 fn write_value(path: &Path, value: &str) -> io::Result<()> {
-    let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
-    f.write_all(value.as_bytes())
+    files::write_value(path, value)
 }
 
 /// The whole content of a kernel file (its trailing newline kept), or an
@@ -408,11 +420,16 @@ pub(crate) mod testing {
         (dir, path)
     }
 
-    /// Every file under `dir`, by path relative to `dir`, with its bytes.
+    /// Every file under `dir`, by path relative to `dir`, with its bytes;
+    /// without `run/`, where jitterlab keeps its own directory under a fake
+    /// sysroot (`run/jitterlab`: the machine lock), which is no setting.
     pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         fn walk(base: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
             for entry in fs::read_dir(dir).unwrap() {
                 let p = entry.unwrap().path();
+                if p == base.join("run") {
+                    continue;
+                }
                 if p.is_dir() {
                     walk(base, &p, out);
                 } else {

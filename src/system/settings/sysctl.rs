@@ -62,7 +62,7 @@ const RT_PERIOD: &str = "proc/sys/kernel/sched_rt_period_us";
 /// The kernel release, to tell a kernel without a fair server.
 const OSRELEASE: &str = "proc/sys/kernel/osrelease";
 /// The fair deadline server's per-CPU directories.
-const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
+pub(super) const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
 
 /// One of the sysctls `kernel.timer_migration` and
 /// `kernel.sched_rt_runtime_us`, set to an integer.
