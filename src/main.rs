@@ -4,8 +4,9 @@
 //! runs a probe (`probe`), with the machine reached only through `system`,
 //! every run kept in the results database (`store`), and results written
 //! only by `report`; `check` audits the machine before any run. Exit status:
-//! 0 when every limit held, 1 when a `--max-*` limit was exceeded (or, for
-//! `check`, when a finding is `fail`), 2 for any error — bad input
+//! 0 when every limit held, 1 when a `--max-*` limit was exceeded (for
+//! `check`, when a finding is `fail`; for `restore`, when journal entries
+//! stay for a person), 2 for any error — bad input
 //! among them, which is refused before anything starts.
 
 mod cli;
