@@ -17,6 +17,11 @@
 //!   "files": [] }`; `files` lists what a fake tree's stand-in created);
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
 //!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`).
+//! - [`Undo::WorkDir`]: a private work directory, to be removed with its
+//!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`);
+//! - [`Undo::Cgroup`]: the cgroup of a cell's neighbours, every process in
+//!   it killed and the group removed (`{ "kind": "cgroup", "path":
+//!   "/sys/fs/cgroup/jitterlab-…" }`).
 //!
 //! **Where.** `<sysroot>/run/jitterlab/journal.json`. `/run` is cleared by a
 //! reboot, exactly when the processes and sysfs values it describes are gone
@@ -135,6 +140,22 @@ pub enum Undo {
     ResctrlMount {
         /// The mount point (already under the sysroot).
         target: PathBuf,
+    },
+    /// A private work directory jitterlab made (neighbour output, disk
+    /// load files): removed with what it holds, symlink-safely
+    /// ([`crate::system::workdir::undo`]). Journaled before the `mkdir`.
+    WorkDir {
+        /// The directory (`<runtime dir>/jitterlab-XXXXXXXX` or
+        /// `<disk base>/jitterlab-disk-XXXXXXXX`).
+        path: PathBuf,
+    },
+    /// A cgroup jitterlab made for a cell's neighbours: every process in it
+    /// killed, then removed ([`crate::neighbour::cgroup::undo`]).
+    /// Journaled before the `mkdir`.
+    Cgroup {
+        /// The group's directory in the real cgroup file system (cgroups
+        /// are live kernel objects, never under the sysroot).
+        path: PathBuf,
     },
 }
 
@@ -363,6 +384,8 @@ fn undo(undo: &Undo, same_boot: bool) -> (String, bool) {
             crate::system::resctrl_undo::remove_group(path, files)
         }
         Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
+        Undo::WorkDir { path } => crate::system::workdir::undo(path),
+        Undo::Cgroup { path } => crate::neighbour::cgroup::undo(path, same_boot),
         Undo::Neighbour {
             pgid,
             start_ticks,
@@ -506,16 +529,25 @@ fn locate(root: &Path) -> Result<PathBuf> {
         }
         return Ok(path);
     }
+    Ok(runtime_dir(root)?.join("journal.json"))
+}
+
+/// jitterlab's runtime directory for `root`, created: `<root>/run/jitterlab`
+/// when this process may write there (root), else
+/// `$XDG_RUNTIME_DIR/jitterlab`. The journal lives there (unless
+/// `JITTERLAB_JOURNAL` says otherwise), and so do the private work
+/// directories of [`crate::system::workdir`].
+pub(crate) fn runtime_dir(root: &Path) -> Result<PathBuf> {
     let system = root.join("run/jitterlab");
     let system_err = match usable_dir(&system) {
-        Ok(()) => return Ok(system.join("journal.json")),
+        Ok(()) => return Ok(system),
         Err(e) => e,
     };
     let user_err = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => {
             let user = PathBuf::from(dir).join("jitterlab");
             match usable_dir(&user) {
-                Ok(()) => return Ok(user.join("journal.json")),
+                Ok(()) => return Ok(user),
                 Err(e) => format!("nor {}: {e}", user.display()),
             }
         }
