@@ -554,6 +554,18 @@ mod tests {
             .collect()
     }
 
+    /// Kills and removes the group at the path when a test fails before
+    /// it did (a leaked tree would outlive the test).
+    struct Cleanup(PathBuf, Kind);
+
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            if self.0.exists() {
+                let _ = kill_and_remove(&self.0, self.1);
+            }
+        }
+    }
+
     fn journal() -> (tempfile::TempDir, Journal) {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var(JOURNAL_ENV, dir.path().join("journal.json"));
@@ -573,7 +585,10 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg("setsid sleep 86431 & echo $! > \"$0\"; exec sleep 86432")
-            .arg(&pidfile);
+            .arg(&pidfile)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         sys::set_child_hooks(&mut cmd, &[], None);
         group.join_before_exec(&mut cmd).unwrap();
         let child = cmd.spawn().unwrap();
@@ -583,7 +598,9 @@ mod tests {
                 .ok()
                 .and_then(|t| t.trim().parse::<i32>().ok())
             {
-                if alive(pid) {
+                // Once `setsid` has run, the sleep leads a group of its own.
+                let stat = crate::system::procs::read_stat(pid);
+                if stat.is_some_and(|s| s.is_alive() && s.pgrp == pid) {
                     break pid;
                 }
             }
@@ -610,6 +627,7 @@ mod tests {
             let (jdir, mut j) = journal();
             let g = CellGroup::create(&h, &mut j).unwrap();
             let path = g.path().to_path_buf();
+            let _cleanup = Cleanup(path.clone(), h.kind);
             assert_eq!(path.parent().unwrap(), h.mount);
             assert_eq!(j.pending(), 1);
             let (mut child, escaped) = escaping_tree(&g, jdir.path());
@@ -650,6 +668,7 @@ mod tests {
         let (jdir, mut j) = journal();
         let g = CellGroup::create(&h, &mut j).unwrap();
         let path = g.path().to_path_buf();
+        let _cleanup = Cleanup(path.clone(), h.kind);
         let (mut child, escaped) = escaping_tree(&g, jdir.path());
         // kill -9 of jitterlab: the group and its journal entry stay.
         drop(g);

@@ -754,6 +754,16 @@ mod tests {
         let (dir, mut journal, work) = setup();
         let group = cgroup::CellGroup::create(&h, &mut journal).unwrap();
         let group_dir = group.path().to_path_buf();
+        // Whatever fails below, nothing of the tree outlives the test.
+        struct Cleanup(PathBuf);
+        impl Drop for Cleanup {
+            fn drop(&mut self) {
+                if self.0.exists() {
+                    let _ = cgroup::undo(&self.0, true);
+                }
+            }
+        }
+        let _cleanup = Cleanup(group_dir.clone());
         let pidfile = dir.path().join("escaped.pid");
         let argv = [
             "sh",
@@ -775,7 +785,8 @@ mod tests {
                 .ok()
                 .and_then(|t| t.trim().parse().ok())
                 .unwrap_or(0);
-            escaped > 0 && read_stat(escaped).is_some_and(|s| s.is_alive())
+            // Once `setsid` has run, the sleep leads a group of its own.
+            escaped > 0 && read_stat(escaped).is_some_and(|s| s.is_alive() && s.pgrp == escaped)
         });
         assert_ne!(read_stat(escaped).unwrap().pgrp, pgid);
         assert_eq!(journal.pending(), 2);
