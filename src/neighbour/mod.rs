@@ -17,6 +17,11 @@
 //! - **Journaled.** Right after the spawn returns its pid, the group is
 //!   written to the [`Journal`]; after a `kill -9` of jitterlab,
 //!   `jitterlab restore` kills what survived.
+//! - **In the cell's cgroup**, when the machine has a usable one
+//!   ([`cgroup`]): the child joins it before `exec`, so a worker that
+//!   leaves the process group (`setsid`) is still killed when the cell
+//!   stops the group ([`cgroup::CellGroup::stop`]) or `jitterlab restore`
+//!   replays it. Without one, the process group is all there is.
 //! - **Health-checked.** [`Running::check`] tells whether the leader still
 //!   lives; a neighbour that dies early fails the cell, with the tail of its
 //!   stderr. A dead leader is reaped only after the rest of its group was
@@ -33,7 +38,9 @@
 //!
 //! Output goes to files in the cell's work directory (`NAME.stdout`,
 //! `NAME.stderr`), never to pipes: a pipe nobody reads fills up and stalls
-//! the neighbour, which would quietly stop making noise.
+//! the neighbour, which would quietly stop making noise. The files are new
+//! ones, created without following a symbolic link
+//! ([`crate::system::workdir::create_file`]), in a private directory.
 //!
 //! **Proof of noise.** [`Running::mark`] starts the measured part; `stop`
 //! reports the CPU time the whole group used from the mark to the stop
@@ -48,6 +55,7 @@
 //! reaped by init takes its ticks out of the group; stress-ng reaps its own
 //! workers.) The kernel's resolution is one clock tick (usually 10 ms).
 
+pub mod cgroup;
 pub mod scenario;
 pub mod stressng;
 
@@ -162,11 +170,17 @@ pub struct Running {
 
 /// Starts the neighbour and journals its group at once: own process group,
 /// pinned and niced, killed if jitterlab dies (see
-/// [`jitterlab_sys::set_child_hooks`]), stdout and stderr to
-/// `WORKDIR/NAME.stdout` and `WORKDIR/NAME.stderr` (never pipes: a full pipe
-/// would stall it), stdin null. When journaling fails the group is killed
-/// and the error returned.
-pub fn start(spec: &NeighbourSpec, journal: &mut Journal, workdir: &Path) -> Result<Running> {
+/// [`jitterlab_sys::set_child_hooks`]), in `cgroup` from before its `exec`
+/// when given, stdout and stderr to the new files `WORKDIR/NAME.stdout` and
+/// `WORKDIR/NAME.stderr` (never pipes: a full pipe would stall it; never an
+/// existing file or a symbolic link), stdin null. When journaling fails the
+/// group is killed and the error returned.
+pub fn start(
+    spec: &NeighbourSpec,
+    journal: &mut Journal,
+    workdir: &Path,
+    cgroup: Option<&cgroup::CellGroup>,
+) -> Result<Running> {
     let Some(program) = spec.argv.first() else {
         return Err(bad(format!(
             "neighbour {} has an empty command; give it an argument vector",
@@ -176,7 +190,7 @@ pub fn start(spec: &NeighbourSpec, journal: &mut Journal, workdir: &Path) -> Res
     let stdout_path = workdir.join(format!("{}.stdout", spec.name));
     let stderr_path = workdir.join(format!("{}.stderr", spec.name));
     let create = |p: &Path| {
-        File::create(p).with_context(|| {
+        crate::system::workdir::create_file(p).with_context(|| {
             format!(
                 "cannot create the output file {} of neighbour {}",
                 p.display(),
@@ -190,6 +204,9 @@ pub fn start(spec: &NeighbourSpec, journal: &mut Journal, workdir: &Path) -> Res
         .stdout(create(&stdout_path)?)
         .stderr(create(&stderr_path)?);
     sys::set_child_hooks(&mut cmd, &spec.cpus, spec.nice);
+    if let Some(group) = cgroup {
+        group.join_before_exec(&mut cmd)?;
+    }
     let child = cmd.spawn().map_err(|e| {
         let hint = if e.kind() == std::io::ErrorKind::InvalidInput {
             format!(
@@ -556,7 +573,7 @@ mod tests {
         let (_dir, mut journal, work) = setup();
         let mut s = spec("sleeper", &["sleep", "1000"], vec![0]);
         s.nice = Some(3);
-        let mut n = start(&s, &mut journal, &work).unwrap();
+        let mut n = start(&s, &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         assert_eq!(journal.pending(), 1);
         assert_eq!(group_members(pgid), vec![pgid]);
@@ -601,7 +618,7 @@ mod tests {
             .map(|l| l.to_string())
             .collect();
         assert_eq!(expected_lines.len(), 12);
-        let mut n = start(&spec("ls", &argv, vec![]), &mut journal, &work).unwrap();
+        let mut n = start(&spec("ls", &argv, vec![]), &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         let mut failure = None;
         wait_for("ls to exit", || {
@@ -636,7 +653,13 @@ mod tests {
     #[serial]
     fn a_killed_leader_is_reported_with_its_signal() {
         let (_dir, mut journal, work) = setup();
-        let mut n = start(&spec("s", &["sleep", "1000"], vec![]), &mut journal, &work).unwrap();
+        let mut n = start(
+            &spec("s", &["sleep", "1000"], vec![]),
+            &mut journal,
+            &work,
+            None,
+        )
+        .unwrap();
         sys::kill_group(n.pgid(), sys::SIGTERM).unwrap();
         let mut failure = None;
         wait_for("sleep to die", || {
@@ -657,13 +680,25 @@ mod tests {
     fn start_errors_name_the_neighbour_and_leave_no_journal_entry() {
         let (_dir, mut journal, work) = setup();
         // CPU 1023 fits a cpu_set_t but is not online.
-        let e = start(&spec("x", &["sleep", "1"], vec![1023]), &mut journal, &work).unwrap_err();
+        let e = start(
+            &spec("x", &["sleep", "1"], vec![1023]),
+            &mut journal,
+            &work,
+            None,
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "cannot start neighbour x (`sleep 1`): Invalid argument (os error 22); is every CPU of 1023 online?"
         );
         let missing = work.join("missing");
-        let e = start(&spec("x", &["sleep", "1"], vec![]), &mut journal, &missing).unwrap_err();
+        let e = start(
+            &spec("x", &["sleep", "1"], vec![]),
+            &mut journal,
+            &missing,
+            None,
+        )
+        .unwrap_err();
         assert_eq!(
             format!("{e:#}"),
             format!(
@@ -677,6 +712,105 @@ mod tests {
 
     #[test]
     #[serial]
+    fn output_files_are_new_and_never_follow_a_planted_symlink() {
+        let (dir, mut journal, work) = setup();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious\n").unwrap();
+        let planted = work.join("x.stdout");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let e = start(
+            &spec("x", &["sleep", "1"], vec![]),
+            &mut journal,
+            &work,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "cannot create the output file {} of neighbour x: File exists (os error 17)",
+                planted.display()
+            )
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert_eq!(journal.pending(), 0);
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn a_worker_that_left_the_group_dies_with_the_cells_cgroup() {
+        if sys::effective_uid() != 0 {
+            eprintln!("skipping: cgroups need root");
+            return;
+        }
+        let h = match cgroup::find() {
+            Ok(h) => h,
+            Err(why) => {
+                eprintln!("skipping: no usable cgroup here: {why}");
+                return;
+            }
+        };
+        let (dir, mut journal, work) = setup();
+        let group = cgroup::CellGroup::create(&h, &mut journal).unwrap();
+        let group_dir = group.path().to_path_buf();
+        // Whatever fails below, nothing of the tree outlives the test.
+        struct Cleanup(PathBuf);
+        impl Drop for Cleanup {
+            fn drop(&mut self) {
+                if self.0.exists() {
+                    let _ = cgroup::undo(&self.0, true);
+                }
+            }
+        }
+        let _cleanup = Cleanup(group_dir.clone());
+        let pidfile = dir.path().join("escaped.pid");
+        let argv = [
+            "sh",
+            "-c",
+            "setsid sleep 86433 & echo $! > \"$0\"; exec sleep 86434",
+            pidfile.to_str().unwrap(),
+        ];
+        let n = start(
+            &spec("escaper", &argv, vec![]),
+            &mut journal,
+            &work,
+            Some(&group),
+        )
+        .unwrap();
+        let pgid = n.pgid();
+        let mut escaped = 0;
+        wait_for("the escaped sleep", || {
+            escaped = fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            // Once `setsid` has run, the sleep leads a group of its own.
+            escaped > 0 && read_stat(escaped).is_some_and(|s| s.is_alive() && s.pgrp == escaped)
+        });
+        assert_ne!(read_stat(escaped).unwrap().pgrp, pgid);
+        assert_eq!(journal.pending(), 2);
+        // Stopping the neighbour ends its process group; the worker that
+        // left it lives on until the cell's cgroup is stopped.
+        let report = n.stop(&mut journal);
+        assert_eq!((report.end.as_str(), report.healthy), ("stopped", true));
+        assert_eq!(group_members(pgid), Vec::<i32>::new());
+        assert!(read_stat(escaped).is_some_and(|s| s.is_alive()));
+        assert_eq!(
+            group.stop(&mut journal).unwrap(),
+            format!(
+                "killed 1 process left in cgroup {} and removed it",
+                group_dir.display()
+            )
+        );
+        assert!(!read_stat(escaped).is_some_and(|s| s.is_alive()));
+        assert!(!group_dir.exists());
+        assert_eq!(journal.pending(), 0);
+        journal.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
     fn dropping_a_running_neighbour_kills_its_group() {
         let (_dir, mut journal, work) = setup();
         let (argv, members): (&[&str], usize) = if have("stress-ng") {
@@ -684,7 +818,7 @@ mod tests {
         } else {
             (&["sleep", "1000"], 1)
         };
-        let n = start(&spec("drop", argv, vec![]), &mut journal, &work).unwrap();
+        let n = start(&spec("drop", argv, vec![]), &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         wait_for("the workers", || group_members(pgid).len() >= members);
         drop(n);
@@ -705,7 +839,7 @@ mod tests {
             &["stress-ng", "--cpu", "1", "--metrics-brief"],
             vec![last_cpu()],
         );
-        let mut n = start(&s, &mut journal, &work).unwrap();
+        let mut n = start(&s, &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         wait_for("the cpu worker", || group_members(pgid).len() >= 2);
         n.mark();
@@ -741,7 +875,7 @@ mod tests {
             &["stress-ng", "--cpu", "1", "--metrics-brief"],
             vec![],
         );
-        let mut n = start(&s, &mut journal, &work).unwrap();
+        let mut n = start(&s, &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         wait_for("the cpu worker", || group_members(pgid).len() >= 2);
         // No grace at all: the worker is killed at once, and the leader
@@ -776,7 +910,7 @@ mod tests {
             ],
             vec![],
         );
-        let mut n = start(&s, &mut journal, &work).unwrap();
+        let mut n = start(&s, &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         // Leader, 2 cpu, vm parent and child, fork: at least 5.
         wait_for("the workers", || group_members(pgid).len() >= 5);

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `idle` | 004 | none: the reference |
 //! | `cpu` | 004, cpuburn | `stress-ng --cpu N`: one full-load CPU worker per neighbour CPU (N = their number); stress-ng cycles through all its CPU methods, integer, floating point and bit work, as cpuburn kept every unit busy |
-//! | `disk` | 004, dd | `stress-ng --hdd 1 --hdd-opts direct,wr-seq,rd-seq --temp-path WORKDIR`: large sequential writes and reads past the page cache, as dd did; on a file system that refuses `O_DIRECT`, without `direct` |
+//! | `disk` | 004, dd | `stress-ng --hdd 1 --hdd-opts direct,wr-seq,rd-seq --temp-path DISKDIR`: large sequential writes and reads past the page cache, as dd did; on a file system that refuses `O_DIRECT`, without `direct` |
 //! | `usb` | 004, dd on a USB drive | the `disk` load in `usb_path` |
 //! | `network` | 004, flood ping; 003 | built by the network module |
 //! | `scheduling` | 004, hackbench | `hackbench -P -g 4 -f 10 -l 100000000`: 4 groups of 20 processes passing messages, until stopped |
@@ -18,11 +18,19 @@
 //! | `codesys` | 000 | the document's stress-ng line, verbatim |
 //! | `redhat` | 001 | four stress-ng instances, see below |
 //!
+//! **DISKDIR.** The `disk`, `misc` and `usb` loads must reach a block
+//! device, and must not write where another user could have prepared the
+//! place: they write in a fresh private directory (mode 0700) that the
+//! bench makes in `/var/tmp` (`disk`, `misc`) or in `usb_path` (`usb`) —
+//! see [`crate::system::workdir`]. Planning refuses a base directory that is
+//! missing, not writable, or on tmpfs or ramfs (memory), and writes
+//! nothing there.
+//!
 //! **misc.** A kernel compile creates and ends many short processes (make,
 //! the compiler driver, cc1, as), keeps CPUs busy compiling, reads sources
 //! and writes objects, and touches a lot of fresh memory: `--fork 2 --vfork 2`
 //! (process creation and teardown), `--cpu N`, `--iomix 1 --iomix-bytes
-//! 128M` (mixed file I/O in the work directory), `--vm 1 --vm-bytes 64M`.
+//! 128M` (mixed file I/O in DISKDIR), `--vm 1 --vm-bytes 64M`.
 //! stress-ng's `--exec` and `--spawn` would add real `execve`s, but they
 //! refuse to run as root, and jitterlab runs as root.
 //!
@@ -46,6 +54,7 @@ use jitterlab_sys as sys;
 
 use super::NeighbourSpec;
 use crate::error::bad;
+use crate::system::workdir::{check_disk_base, DEFAULT_DISK_BASE};
 
 /// The Debian package of stress-ng.
 const STRESS_NG_PKG: &str = "stress-ng";
@@ -59,10 +68,30 @@ pub struct ScenarioCtx {
     pub probe_cpus: Vec<usize>,
     /// CPUs left to the neighbours.
     pub neighbour_cpus: Vec<usize>,
-    /// The cell's work directory (neighbour output, disk load files).
-    pub workdir: PathBuf,
-    /// A directory on a USB drive, for the `usb` scenario.
+    /// Where the `disk` and `misc` loads write their files: when planning,
+    /// the base directory ([`DEFAULT_DISK_BASE`]); in a running bench, the
+    /// fresh private directory jitterlab made in it.
+    pub disk_dir: PathBuf,
+    /// The `usb` scenario's directory: when planning, its `usb_path`; in a
+    /// running bench, the fresh private directory made in it.
     pub usb_path: Option<PathBuf>,
+    /// True in a running bench, where the directories above are
+    /// jitterlab's own fresh ones: the disk loads probe them for
+    /// `O_DIRECT`. When planning (false) they are only checked — an
+    /// existing, writable directory, not on tmpfs or ramfs — and nothing is
+    /// written.
+    pub ready: bool,
+}
+
+/// The directory in which built-in scenario `name` needs a fresh private
+/// directory for its load files, if it writes any: [`DEFAULT_DISK_BASE`]
+/// for `disk` and `misc`, the scenario's `usb_path` for `usb`.
+pub fn disk_base(name: &str, usb_path: Option<&Path>) -> Option<PathBuf> {
+    match name {
+        "disk" | "misc" => Some(PathBuf::from(DEFAULT_DISK_BASE)),
+        "usb" => usb_path.map(Path::to_path_buf),
+        _ => None,
+    }
 }
 
 /// A built-in scenario, for listings.
@@ -144,9 +173,10 @@ pub enum Planned {
 /// The neighbours of built-in scenario `name` for the cell `ctx`.
 ///
 /// Refuses (BadInput) an unknown name, a scenario that needs neighbour CPUs
-/// when there are none, and a disk directory jitterlab cannot write. `disk`
-/// and `usb` probe their directory for `O_DIRECT` (see
-/// [`direct_io_works`]), so planning writes and removes one empty file there.
+/// when there are none, and a disk directory that cannot take the load
+/// (see [`ScenarioCtx::ready`]). In a running bench, `disk` and `usb` probe
+/// their private directory for `O_DIRECT` (see [`direct_io_works`]), which
+/// writes and removes one empty file there.
 pub fn plan(name: &str, ctx: &ScenarioCtx) -> Result<Planned> {
     let ncpu = || -> Result<String> {
         if ctx.neighbour_cpus.is_empty() {
@@ -168,10 +198,12 @@ pub fn plan(name: &str, ctx: &ScenarioCtx) -> Result<Planned> {
         }
         "disk" => {
             ncpu()?;
+            check_disk_dir(name, ctx)?;
             Planned::Neighbours(vec![disk_load(
                 "disk",
-                &ctx.workdir,
+                &ctx.disk_dir,
                 ctx.neighbour_cpus.clone(),
+                ctx.ready,
             )?])
         }
         "usb" => {
@@ -187,7 +219,20 @@ pub fn plan(name: &str, ctx: &ScenarioCtx) -> Result<Planned> {
                     dir.display()
                 )));
             }
-            Planned::Neighbours(vec![disk_load("usb", dir, ctx.neighbour_cpus.clone())?])
+            if !ctx.ready {
+                check_disk_base(dir).map_err(|why| {
+                    bad(format!(
+                        "usb_path {} {why}; name a writable directory on the USB drive",
+                        dir.display()
+                    ))
+                })?;
+            }
+            Planned::Neighbours(vec![disk_load(
+                "usb",
+                dir,
+                ctx.neighbour_cpus.clone(),
+                ctx.ready,
+            )?])
         }
         "scheduling" => {
             ncpu()?;
@@ -201,7 +246,8 @@ pub fn plan(name: &str, ctx: &ScenarioCtx) -> Result<Planned> {
         }
         "misc" => {
             let n = ncpu()?;
-            let dir = ctx.workdir.to_string_lossy();
+            check_disk_dir(name, ctx)?;
+            let dir = ctx.disk_dir.to_string_lossy();
             Planned::Neighbours(vec![on_neighbours(
                 "stress-ng",
                 &[
@@ -309,9 +355,25 @@ fn stress_ng(name: &str, args: &[&str], cpus: Vec<usize>, nice: Option<i32>) -> 
     }
 }
 
-/// The dd-like disk load in `dir`: direct I/O when its file system takes it.
-fn disk_load(name: &str, dir: &Path, cpus: Vec<usize>) -> Result<NeighbourSpec> {
-    Ok(disk_spec(name, dir, cpus, direct_io_works(dir)?))
+/// When planning, refuses a base directory for the `disk` and `misc` loads
+/// that cannot take them ([`check_disk_base`]), naming it and the fix.
+fn check_disk_dir(name: &str, ctx: &ScenarioCtx) -> Result<()> {
+    if ctx.ready {
+        return Ok(());
+    }
+    let dir = ctx.disk_dir.display();
+    check_disk_base(&ctx.disk_dir).map_err(|why| {
+        bad(format!(
+            "scenario {name} writes its load files in {dir}, which {why}; it needs a writable directory on a block device: mount one at {dir}, or use builtin = \"usb\" with usb_path = a directory on a disk"
+        ))
+    })
+}
+
+/// The dd-like disk load in `dir`: direct I/O when its file system takes it
+/// (probed only when `ready`; when planning, the argument vector assumes it).
+fn disk_load(name: &str, dir: &Path, cpus: Vec<usize>, ready: bool) -> Result<NeighbourSpec> {
+    let direct = if ready { direct_io_works(dir)? } else { true };
+    Ok(disk_spec(name, dir, cpus, direct))
 }
 
 /// `stress-ng --hdd 1 --hdd-opts [direct,]wr-seq,rd-seq --temp-path DIR`:
@@ -331,20 +393,25 @@ fn disk_spec(name: &str, dir: &Path, cpus: Vec<usize>, direct: bool) -> Neighbou
     )
 }
 
-/// Whether the file system of `dir` accepts `O_DIRECT`: creates a probe file
-/// there with `O_DIRECT` and removes it. File systems without direct I/O
-/// refuse the open with `EINVAL` (tmpfs before Linux 6.6, some FUSE and
-/// network file systems); stress-ng's `direct` option would then make its
-/// hdd workers fail. Any other failure means the directory cannot be written:
-/// BadInput naming it.
+/// Whether the file system of `dir` (a private directory jitterlab made)
+/// accepts `O_DIRECT`: creates the new probe file `.jitterlab-direct-io`
+/// there with `O_DIRECT` (and `O_EXCL | O_NOFOLLOW`: never an existing file
+/// or a symbolic link) and removes it — only when it made it. File systems
+/// without direct I/O refuse the open with `EINVAL` (tmpfs before Linux
+/// 6.6, some FUSE and network file systems); stress-ng's `direct` option
+/// would then make its hdd workers fail. Any other failure means the
+/// directory cannot be written: BadInput naming it.
 pub fn direct_io_works(dir: &Path) -> Result<bool> {
-    let probe = dir.join(format!(".jitterlab-direct-io-{}", std::process::id()));
+    let probe = dir.join(".jitterlab-direct-io");
     let opened = OpenOptions::new()
         .write(true)
         .create_new(true)
-        .custom_flags(sys::O_DIRECT)
+        .custom_flags(sys::O_DIRECT | sys::O_NOFOLLOW)
+        .mode(0o600)
         .open(&probe);
-    let _ = fs::remove_file(&probe);
+    if opened.is_ok() {
+        let _ = fs::remove_file(&probe);
+    }
     match opened {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == ErrorKind::InvalidInput => Ok(false),
@@ -364,12 +431,14 @@ mod tests {
     use super::*;
     use crate::error::BadInput;
 
-    fn ctx(workdir: &Path) -> ScenarioCtx {
+    /// A running bench's context: `disk_dir` is a private directory.
+    fn ctx(disk_dir: &Path) -> ScenarioCtx {
         ScenarioCtx {
             probe_cpus: vec![3],
             neighbour_cpus: vec![0, 1, 2],
-            workdir: workdir.to_path_buf(),
+            disk_dir: disk_dir.to_path_buf(),
             usb_path: None,
+            ready: true,
         }
     }
 
@@ -538,6 +607,32 @@ mod tests {
     }
 
     #[test]
+    fn the_direct_io_probe_never_follows_or_removes_what_it_did_not_make() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious\n").unwrap();
+        let planted = dir.path().join(".jitterlab-direct-io");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let e = direct_io_works(dir.path()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot write a file in {} (File exists (os error 17)); choose a directory jitterlab can write to",
+                dir.path().display()
+            )
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert!(fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        fs::remove_file(&planted).unwrap();
+        let direct = direct_io_works(dir.path()).unwrap();
+        assert_eq!(direct, direct_io_works(dir.path()).unwrap());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
     fn refusals_name_what_to_fix() {
         let dir = tempfile::tempdir().unwrap();
         let c = ctx(dir.path());
@@ -560,7 +655,7 @@ mod tests {
             )
         );
         let no_workdir = ScenarioCtx {
-            workdir: missing.clone(),
+            disk_dir: missing.clone(),
             ..c.clone()
         };
         assert_eq!(
@@ -569,6 +664,66 @@ mod tests {
                 "cannot write a file in {} (No such file or directory (os error 2)); choose a directory jitterlab can write to",
                 missing.display()
             )
+        );
+        // When planning, the base is checked and nothing is written.
+        let planning = ScenarioCtx {
+            ready: false,
+            ..no_workdir.clone()
+        };
+        for name in ["disk", "misc"] {
+            assert_eq!(
+                bad_msg(name, &planning),
+                format!(
+                    "scenario {name} writes its load files in {0}, which cannot be used (No such file or directory (os error 2)); it needs a writable directory on a block device: mount one at {0}, or use builtin = \"usb\" with usb_path = a directory on a disk",
+                    missing.display()
+                )
+            );
+        }
+        if sys::filesystem_type(Path::new("/dev/shm")).ok() == Some(sys::TMPFS_MAGIC) {
+            let shm = ScenarioCtx {
+                disk_dir: PathBuf::from("/dev/shm"),
+                usb_path: Some(PathBuf::from("/dev/shm")),
+                ready: false,
+                ..c.clone()
+            };
+            assert_eq!(
+                bad_msg("disk", &shm),
+                "scenario disk writes its load files in /dev/shm, which is on tmpfs (memory, not a block device); it needs a writable directory on a block device: mount one at /dev/shm, or use builtin = \"usb\" with usb_path = a directory on a disk"
+            );
+            assert_eq!(
+                bad_msg("usb", &shm),
+                "usb_path /dev/shm is on tmpfs (memory, not a block device); name a writable directory on the USB drive"
+            );
+        } else {
+            eprintln!("skipping the tmpfs refusals: /dev/shm is not tmpfs here");
+        }
+        let base = tempfile::tempdir().unwrap();
+        let fine = ScenarioCtx {
+            disk_dir: base.path().to_path_buf(),
+            ready: false,
+            ..c.clone()
+        };
+        // The argument vector assumes direct I/O; nothing was written.
+        assert_eq!(
+            neighbours("disk", &fine),
+            vec![disk_spec("disk", base.path(), vec![0, 1, 2], true)]
+        );
+        assert_eq!(fs::read_dir(base.path()).unwrap().count(), 0);
+        assert_eq!(
+            [
+                disk_base("disk", None),
+                disk_base("misc", Some(Path::new("/x"))),
+                disk_base("usb", Some(Path::new("/media/usb"))),
+                disk_base("usb", None),
+                disk_base("cpu", None),
+            ],
+            [
+                Some(PathBuf::from("/var/tmp")),
+                Some(PathBuf::from("/var/tmp")),
+                Some(PathBuf::from("/media/usb")),
+                None,
+                None
+            ]
         );
         let all_probe = ScenarioCtx {
             probe_cpus: vec![0, 1],

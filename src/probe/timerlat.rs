@@ -90,9 +90,11 @@
 //!
 //! rtla is started with an argument vector, in its own process group,
 //! pinned where asked and killed if jitterlab dies
-//! ([`jitterlab_sys::set_child_hooks`]); its stdout and stderr go to files
-//! in the work directory (`rtla.stdout`, `rtla.stderr`), never to pipes
-//! that could fill while it runs. rtla ends by itself after `-d`; on
+//! ([`jitterlab_sys::set_child_hooks`]); its stdout and stderr go to new
+//! files in the work directory (`rtla.stdout`, `rtla.stderr`, created
+//! without following a symbolic link:
+//! [`crate::system::workdir::create_file`]), never to pipes that could fill
+//! while it runs. rtla ends by itself after `-d`; on
 //! SIGINT/SIGTERM of jitterlab (the `signalled` flag) it gets SIGINT, as
 //! from a terminal's Ctrl-C, and prints its histogram. An rtla still running
 //! 10 s after its duration is sent SIGINT too, and one that has not ended
@@ -1135,7 +1137,8 @@ fn run_with(args: &TimerlatArgs, signalled: &AtomicBool, waits: Waits) -> Result
     let stdout_path = a.workdir.join("rtla.stdout");
     let stderr_path = a.workdir.join("rtla.stderr");
     let create = |p: &Path| {
-        File::create(p).with_context(|| format!("cannot create rtla's output file {}", p.display()))
+        crate::system::workdir::create_file(p)
+            .with_context(|| format!("cannot create rtla's output file {}", p.display()))
     };
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])

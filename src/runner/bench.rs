@@ -14,19 +14,31 @@
 //!    a journal of an earlier, killed jitterlab is unreplayed (`jitterlab
 //!    restore`), before the plan is printed, so a refusal is one line.
 //!    Then the plan is printed: cells, total time including warm-ups and
-//!    set-up. `--dry-run` takes nothing and stops here, with a note when a
-//!    real run would be refused now. Nothing on the machine changed yet.
+//!    set-up, the directories the bench will make, and how the neighbours
+//!    are contained (a cgroup per cell, or process groups only, and why).
+//!    `--dry-run` takes nothing and stops here, with a note when a real run
+//!    would be refused now. Nothing on the machine changed yet: the disk
+//!    loads' base directories (`/var/tmp`, a `usb_path`) are checked
+//!    (existing, writable, not tmpfs or ramfs), nothing is written there.
+//!    The bench then makes its private directories, each journaled
+//!    ([`crate::system::workdir`]): a work directory in jitterlab's runtime
+//!    directory (one `cell-N` directory per cell, for the neighbours' and
+//!    rtla's output) and one directory per disk base for the disk loads;
+//!    they are removed at the end, on every path.
 //! 3. **Calibrate** — the scan of each cyclic probe is calibrated once per
 //!    set of probe CPUs, idle, before any neighbour starts; every cell
 //!    reuses it, so a cell's scan does the same work under any load.
 //! 4. **Cells**, in plan order (repetitions outermost). Per cell: the
-//!    configuration's PM QoS request; the neighbours started (each journaled,
-//!    own process group, pinned, parent-death signal), then the warm-up
+//!    configuration's PM QoS request; the cell's cgroup made (journaled,
+//!    see [`crate::neighbour::cgroup`]) and the neighbours started in it
+//!    (each journaled, own process group, pinned, parent-death signal,
+//!    joining the cgroup before `exec`), then the warm-up
 //!    during which they are health-checked; the kernel's per-CPU counters
 //!    and the neighbours' CPU time are read; the probe measures
 //!    (`measure::measure`, exactly as `jitterlab run` does, rows committed
 //!    every 100 ms); the counters are read again; the neighbours are
-//!    checked once more and stopped with their whole group; the network
+//!    checked once more and stopped with their whole group, and whatever
+//!    is left in the cell's cgroup is killed and the group removed; the network
 //!    namespaces are deleted; the cell is stored with its context. A
 //!    neighbour that died early fails the cell (its stderr tail is kept).
 //! 5. **End** — SIGINT/SIGTERM ends the current cell (interrupted) and skips
@@ -53,7 +65,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
 use jitterlab_core::preset::{self, PresetMachine};
@@ -66,6 +78,7 @@ use super::output::{check_database, check_output};
 use super::{keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
 use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat, SpecSource};
 use crate::error::bad;
+use crate::neighbour::cgroup::{self, CellGroup, Hierarchy};
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
@@ -75,6 +88,7 @@ use crate::store::{BenchSpecJson, RunStart, Store};
 use crate::system::journal::{self, Holder, Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
 use crate::system::settings::{self, apply_all, config_settings, restore_all};
+use crate::system::workdir::{self, WorkDir, DEFAULT_DISK_BASE};
 use crate::system::{counters, host};
 
 /// Set-up time the plan counts per cell: starting and stopping the
@@ -190,16 +204,27 @@ struct CellLoad {
     skip: Option<String>,
 }
 
-/// Plans the scenario of a cell (pure: nothing starts).
-fn plan_load(spec: &Spec, cp: &CellPlan, workdir: &Path) -> Result<CellLoad> {
+/// The fresh private directories a running bench made for the disk loads,
+/// by the base directory they are in.
+type DiskDirs = BTreeMap<PathBuf, WorkDir>;
+
+/// Plans the scenario of a cell (nothing starts). `made`: the bench's disk
+/// directories once they exist; `None` when planning, where the base
+/// directories are only checked.
+fn plan_load(spec: &Spec, cp: &CellPlan, made: Option<&DiskDirs>) -> Result<CellLoad> {
     let config = &spec.configurations[cp.configuration];
     let sc = &spec.scenarios[cp.scenario];
     let ncpus = neighbour_cpus(spec, cp);
+    let fresh = |base: PathBuf| match made.and_then(|m| m.get(&base)) {
+        Some(dir) => dir.path().to_path_buf(),
+        None => base,
+    };
     let ctx = ScenarioCtx {
         probe_cpus: config.probe_cpus.clone(),
         neighbour_cpus: ncpus.clone(),
-        workdir: workdir.to_path_buf(),
-        usb_path: sc.usb_path.as_ref().map(PathBuf::from),
+        disk_dir: fresh(PathBuf::from(DEFAULT_DISK_BASE)),
+        usb_path: sc.usb_path.as_ref().map(PathBuf::from).map(fresh),
+        ready: made.is_some(),
     };
     let mut load = CellLoad {
         neighbours: Vec::new(),
@@ -234,7 +259,7 @@ fn plan_load(spec: &Spec, cp: &CellPlan, workdir: &Path) -> Result<CellLoad> {
 /// Refuses, before anything starts, a spec whose neighbours cannot run
 /// here — a missing tool (named with its Debian package), the network
 /// scenario without root or `ip` — or whose settings this machine refuses.
-fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan], workdir: &Path) -> Result<()> {
+fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan]) -> Result<()> {
     for c in &spec.configurations {
         for setting in config_settings(c)?.0 {
             setting.validate(root).map_err(|e| {
@@ -251,7 +276,7 @@ fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan], workdir: &Pat
     let mut specs = Vec::new();
     let mut network = false;
     for cp in cells {
-        let load = plan_load(spec, cp, workdir)?;
+        let load = plan_load(spec, cp, None)?;
         specs.extend(load.neighbours);
         network |= load.network.is_some();
     }
@@ -387,7 +412,12 @@ struct Bench<'a> {
     store: Option<Store>,
     /// The first failure to store window rows; ends the bench.
     store_failure: Option<String>,
-    workdir: PathBuf,
+    /// The private work directory: one `cell-N` directory per cell.
+    workdir: WorkDir,
+    /// The disk loads' private directories, by base directory.
+    disk_dirs: DiskDirs,
+    /// Where each cell's neighbours are contained, or why they cannot be.
+    cgroups: std::result::Result<Hierarchy, String>,
     signalled: &'a AtomicBool,
     calibrations: BTreeMap<(usize, Vec<usize>), Vec<Calibration>>,
     progress: Progress,
@@ -397,6 +427,8 @@ struct Bench<'a> {
 #[derive(Default)]
 struct Rig {
     running: Vec<Running>,
+    /// The cell's cgroup, made before its first neighbour starts.
+    cgroup: Option<CellGroup>,
     net: Option<(NetFlood, Vec<u64>)>,
     reports: Vec<NeighbourReport>,
     notes: Vec<String>,
@@ -427,10 +459,19 @@ impl Rig {
         None
     }
 
-    /// Stops every neighbour with its group and deletes the namespaces.
+    /// Stops every neighbour with its group, kills what is left in the
+    /// cell's cgroup (workers that left their process group) and removes
+    /// it, and deletes the namespaces.
     fn stop(&mut self, journal: &mut Journal) {
         for r in self.running.drain(..) {
             self.reports.push(r.stop(journal));
+        }
+        if let Some(group) = self.cgroup.take() {
+            match group.stop(journal) {
+                Ok(line) if line.ends_with("(empty)") => {}
+                Ok(line) => self.notes.push(line),
+                Err(e) => self.notes.push(format!("{e:#}")),
+            }
         }
         if let Some((net, ids)) = self.net.take() {
             match net.teardown() {
@@ -453,14 +494,13 @@ impl Rig {
 pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
-    let workdir = std::env::temp_dir().join(format!("jitterlab-{}", std::process::id()));
     check_database(db)?;
     if let Some(p) = &a.json {
         check_output("--json", p)?;
     }
-    // Validation plans in the work directory's parent, which exists already
-    // (the work directory itself is created only when the bench starts).
-    check_environment(root, &spec, &cells, &std::env::temp_dir())?;
+    // Validation plans with the disk loads' base directories, which are
+    // checked; the private directories are made only when the bench starts.
+    check_environment(root, &spec, &cells)?;
     // The machine lock and the journal before the plan is printed: a bench
     // that will be refused says only why. A dry run changes nothing, so it
     // only looks, and says after the plan why a real run would be refused.
@@ -477,7 +517,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let mut skipped = 0u64;
     for (i, cp) in cells.iter().enumerate() {
-        if let Some(why) = plan_load(&spec, cp, &std::env::temp_dir())?.skip {
+        if let Some(why) = plan_load(&spec, cp, None)?.skip {
             skipped += 1;
             println!("  {}/{} will be skipped: {why}", i + 1, cells.len());
         }
@@ -495,15 +535,16 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     for (c, why) in &unavailable {
         println!("configuration {c}: N/A here: {why}");
     }
-    let Some(journal) = journal else {
+    let disk_bases = disk_bases(&spec, &cells);
+    let cgroups = cgroup::find();
+    print!("{}", files_text(&spec, &cells, &disk_bases, &cgroups));
+    let Some(mut journal) = journal else {
         if let Some(why) = refused {
             println!("note: a real run would be refused now: {why}");
         }
         return Ok(ExitCode::SUCCESS);
     };
     let mut store = Store::open(db)?;
-    std::fs::create_dir_all(&workdir)
-        .with_context(|| format!("creating the work directory {}", workdir.display()))?;
     let host = host::snapshot(root);
     let spec_json = BenchSpecJson {
         configurations: spec.configurations.iter().map(|c| c.name.clone()).collect(),
@@ -533,13 +574,16 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
 
     let mlock = rt::lock_memory();
     let signalled = termination_flag()?;
+    let (workdir, disk_dirs) = make_dirs(root, &disk_bases, &mut journal)?;
     let mut b = Bench {
         root,
         spec: &spec,
         journal,
         store: Some(store),
         store_failure: None,
-        workdir: workdir.clone(),
+        workdir,
+        disk_dirs,
+        cgroups,
         signalled: &signalled,
         calibrations: BTreeMap::new(),
         progress: Progress::new(planned_ns),
@@ -551,25 +595,43 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let mut exceeded: Vec<String> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
     let mut interrupted = false;
-    for (i, (cp, &cell_id)) in cells.iter().zip(&cell_ids).enumerate() {
-        if signalled.load(Relaxed) {
-            interrupted = true;
-            break;
-        }
-        b.progress.cell(i, cells.len(), &cp.key);
-        let (status, limits) = b.run_cell(cp, cell_id, mlock.clone())?;
-        match status {
-            CellStatus::Failed => {
-                failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition))
+    let mut run_cells = || -> Result<()> {
+        for (i, (cp, &cell_id)) in cells.iter().zip(&cell_ids).enumerate() {
+            if signalled.load(Relaxed) {
+                interrupted = true;
+                break;
             }
-            CellStatus::Interrupted => interrupted = true,
-            _ => {}
+            b.progress.cell(i, cells.len(), &cp.key);
+            let (status, limits) = b.run_cell(cp, cell_id, mlock.clone())?;
+            match status {
+                CellStatus::Failed => {
+                    failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition))
+                }
+                CellStatus::Interrupted => interrupted = true,
+                _ => {}
+            }
+            exceeded.extend(limits);
         }
-        exceeded.extend(limits);
-    }
+        Ok(())
+    };
+    let ran = run_cells();
     b.progress.finish();
     let elapsed_ns = started.elapsed().as_nanos() as u64;
-    let Bench { journal, store, .. } = b;
+    let Bench {
+        mut journal,
+        store,
+        workdir,
+        disk_dirs,
+        ..
+    } = b;
+    // On every path, the private directories go (a failure keeps their
+    // journal entries, and `journal.finish` below says to restore).
+    for dir in std::iter::once(workdir).chain(disk_dirs.into_values()) {
+        if let Err(e) = dir.remove(&mut journal) {
+            eprintln!("jitterlab: warning: {e:#}");
+        }
+    }
+    ran?;
     let mut store = store.expect("store is open for the whole bench");
     store.finish_run_row(
         run,
@@ -583,7 +645,6 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         None,
     )?;
     journal.finish()?;
-    let _ = std::fs::remove_dir_all(&workdir);
     eprintln!(
         "jitterlab: bench took {} of a planned {}",
         format_duration_exact(elapsed_ns / 1_000_000 * 1_000_000),
@@ -622,6 +683,87 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The base directories in which the cells' disk loads need a private
+/// directory (see [`scenario::disk_base`]), in plan order.
+fn disk_bases(spec: &Spec, cells: &[CellPlan]) -> Vec<PathBuf> {
+    let mut bases: Vec<PathBuf> = Vec::new();
+    for cp in cells {
+        let sc = &spec.scenarios[cp.scenario];
+        let Some(b) = &sc.builtin else { continue };
+        if let Some(base) = scenario::disk_base(b, sc.usb_path.as_deref().map(Path::new)) {
+            if !bases.contains(&base) {
+                bases.push(base);
+            }
+        }
+    }
+    bases
+}
+
+/// The plan's lines on what the bench creates on the machine besides its
+/// settings: the work directory, the disk loads' directories, and how the
+/// neighbours are contained.
+fn files_text(
+    spec: &Spec,
+    cells: &[CellPlan],
+    disk_bases: &[PathBuf],
+    cgroups: &std::result::Result<Hierarchy, String>,
+) -> String {
+    let mut out = String::from(
+        "  work directory: a fresh private directory (0700) in jitterlab's runtime directory\n",
+    );
+    for base in disk_bases {
+        out.push_str(&format!(
+            "  disk load directory: a fresh private directory (0700) in {}\n",
+            base.display()
+        ));
+    }
+    let any_neighbours = cells.iter().any(|cp| {
+        let sc = &spec.scenarios[cp.scenario];
+        !sc.neighbours.is_empty() || sc.builtin.as_deref().is_some_and(|b| b != "idle")
+    });
+    if any_neighbours {
+        out.push_str(&match cgroups {
+            Ok(h) => format!(
+                "  neighbours: each cell's in a cgroup of their own ({})\n",
+                h.describe()
+            ),
+            Err(why) => {
+                format!("  neighbours: in their own process groups only, not in a cgroup: {why}\n")
+            }
+        });
+    }
+    out
+}
+
+/// Makes the bench's private work directory and one private directory per
+/// disk base, journaled; on failure removes what it made.
+fn make_dirs(
+    root: &Path,
+    disk_bases: &[PathBuf],
+    journal: &mut Journal,
+) -> Result<(WorkDir, DiskDirs)> {
+    let work = workdir::create_work_dir(root, journal)?;
+    let mut disk = DiskDirs::new();
+    for base in disk_bases {
+        let what = format!("the disk load directory {}", base.display());
+        match workdir::create_disk_dir(base, &what, journal) {
+            Ok(d) => {
+                disk.insert(base.clone(), d);
+            }
+            Err(e) => {
+                for d in std::iter::once(work).chain(disk.into_values()) {
+                    let _ = d.remove(journal);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut made = vec![work.path().display().to_string()];
+    made.extend(disk.values().map(|d| d.path().display().to_string()));
+    eprintln!("jitterlab: work directories: {}", made.join(", "));
+    Ok((work, disk))
 }
 
 /// The distinct (cyclic probe, probe CPUs) pairs whose scan needs a
@@ -683,7 +825,7 @@ impl Bench<'_> {
         let store = self.store.as_mut().expect("open store");
         store.start_cell(cell_id)?;
 
-        let mut load = plan_load(spec, cp, &self.workdir)?;
+        let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
         if spec.probes[cp.probe].kind == ProbeKind::Timerlat && load.skip.is_none() {
             if let Err(why) = crate::probe::timerlat::availability(self.root) {
                 load.skip = Some(format!("no interrupt latency here: {why}"));
@@ -803,9 +945,7 @@ impl Bench<'_> {
         let spec = self.spec;
         let config = &spec.configurations[cp.configuration];
         let probe = &spec.probes[cp.probe];
-        let cell_dir = self.workdir.join(format!("cell-{cell_id}"));
-        std::fs::create_dir_all(&cell_dir)
-            .with_context(|| format!("creating {}", cell_dir.display()))?;
+        let cell_dir = workdir::create_subdir(self.workdir.path(), &format!("cell-{cell_id}"))?;
 
         let mut starting = load.neighbours;
         if let Some(rps) = &load.network {
@@ -839,9 +979,18 @@ impl Bench<'_> {
             });
             rig.net = Some((net, ids));
         }
+        if !starting.is_empty() {
+            if let Ok(h) = &self.cgroups {
+                rig.cgroup = Some(CellGroup::create(h, &mut self.journal)?);
+            }
+        }
         for n in &starting {
-            rig.running
-                .push(neighbour::start(n, &mut self.journal, &cell_dir)?);
+            rig.running.push(neighbour::start(
+                n,
+                &mut self.journal,
+                &cell_dir,
+                rig.cgroup.as_ref(),
+            )?);
         }
 
         // Warm-up: the neighbours run alone; a neighbour that dies fails the cell.

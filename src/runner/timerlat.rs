@@ -10,6 +10,10 @@
 //! happened. What rtla printed, its command line and version are kept in the
 //! result's `detail`.
 //!
+//! rtla's output files go to a fresh private work directory in jitterlab's
+//! runtime directory ([`crate::system::workdir`]), journaled, and removed
+//! when rtla has ended.
+//!
 //! Where the tracer is missing (no `CONFIG_TIMERLAT_TRACER`, tracefs not
 //! mounted, no `rtla`), the run is refused before anything starts, with
 //! exit status 2 and the sentence [`timerlat::availability`] wrote; a bench
@@ -33,6 +37,7 @@ use crate::report;
 use crate::store::{RunStart, Store, StoredHistogram};
 use crate::system::host;
 use crate::system::journal::Journal;
+use crate::system::workdir;
 
 /// One timerlat measurement, assembled.
 pub struct TimerlatMeasured {
@@ -220,15 +225,15 @@ fn combined_stats(
 /// `jitterlab run timerlat`.
 pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<ExitCode> {
     let cpus = super::measured_cpus(&host::online_cpus(root)?, a.cpus.as_ref())?;
-    let workdir = std::env::temp_dir().join(format!("jitterlab-timerlat-{}", std::process::id()));
-    let req = TimerlatRequest {
+    let mut req = TimerlatRequest {
         cpus,
         period_ns: a.period,
         duration_ns: a.duration,
         priority: a.priority,
         threshold_ns: a.threshold,
         user_threads: a.user_threads,
-        workdir: workdir.clone(),
+        // Set below, once the private work directory exists.
+        workdir: PathBuf::new(),
     };
     req.validate()?;
     if let Some(p) = &a.json {
@@ -239,13 +244,16 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
     }
     timerlat::availability(root)
         .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
-    // rtla changes nothing jitterlab journals: measuring only.
-    let journal = Journal::on_demand(root)?;
+    // rtla changes nothing on the machine, but its output goes to a private
+    // work directory, journaled so that `restore` removes it after a kill -9:
+    // the machine lock is taken when that directory is made.
+    let mut journal = Journal::on_demand(root)?;
     let mut store = match a.no_db {
         true => None,
         false => Some(Store::open(db)?),
     };
-    std::fs::create_dir_all(&workdir).with_context(|| format!("creating {}", workdir.display()))?;
+    let workdir = workdir::create_work_dir(root, &mut journal)?;
+    req.workdir = workdir.path().to_path_buf();
     let host = host::snapshot(root);
     let started_at = super::rfc3339_now();
     let signalled = super::termination_flag()?;
@@ -270,7 +278,9 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
         None => None,
     };
     let measured = measure_timerlat(&req, host, started_at, &signalled);
-    let _ = std::fs::remove_dir_all(&workdir);
+    if let Err(e) = workdir.remove(&mut journal) {
+        eprintln!("jitterlab: warning: {e:#}");
+    }
     let m = match measured {
         Ok(m) => m,
         Err(e) => {

@@ -22,6 +22,11 @@
 //!   "files": [] }`; `files` lists what a fake tree's stand-in created);
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
 //!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`).
+//! - [`Undo::WorkDir`]: a private work directory, to be removed with its
+//!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`);
+//! - [`Undo::Cgroup`]: the cgroup of a cell's neighbours, every process in
+//!   it killed and the group removed (`{ "kind": "cgroup", "path":
+//!   "/sys/fs/cgroup/jitterlab-…" }`).
 //!
 //! **Where.** jitterlab's directory is `<sysroot>/run/jitterlab`. `/run` is
 //! cleared by a reboot, exactly when the processes and sysfs values the
@@ -219,6 +224,22 @@ pub enum Undo {
     ResctrlMount {
         /// The mount point (already under the sysroot).
         target: PathBuf,
+    },
+    /// A private work directory jitterlab made (neighbour output, disk
+    /// load files): removed with what it holds, symlink-safely
+    /// ([`crate::system::workdir::undo`]). Journaled before the `mkdir`.
+    WorkDir {
+        /// The directory (`<runtime dir>/jitterlab-XXXXXXXX` or
+        /// `<disk base>/jitterlab-disk-XXXXXXXX`).
+        path: PathBuf,
+    },
+    /// A cgroup jitterlab made for a cell's neighbours: every process in it
+    /// killed, then removed ([`crate::neighbour::cgroup::undo`]).
+    /// Journaled before the `mkdir`.
+    Cgroup {
+        /// The group's directory in the real cgroup file system (cgroups
+        /// are live kernel objects, never under the sysroot).
+        path: PathBuf,
     },
 }
 
@@ -746,11 +767,13 @@ pub fn restore(root: &Path) -> Result<Vec<String>> {
 }
 
 /// The line for an entry of a journal of another boot when what it undoes
-/// ended with that boot (every kind today: processes, namespaces, kernel
-/// values, resctrl); `None` for a kind that outlives a reboot, which is
-/// then undone as in the same boot.
+/// ended with that boot (processes, namespaces, kernel values, resctrl,
+/// cgroups); `None` for a kind that outlives a reboot (a work directory in
+/// `/var/tmp`), which is then undone as in the same boot.
 fn ended_with_boot(undo: &Undo) -> Option<String> {
     Some(match undo {
+        Undo::WorkDir { .. } => return None,
+        Undo::Cgroup { path } => format!("cgroup {} ended with the reboot", path.display()),
         Undo::File { path, old } => format!(
             "did not write {:?} back to {}: it was the value before the machine restarted",
             old.trim_end(),
@@ -783,6 +806,8 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
             crate::system::resctrl_undo::remove_group(path, files)
         }
         Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
+        Undo::WorkDir { path } => crate::system::workdir::undo(path),
+        Undo::Cgroup { path } => crate::neighbour::cgroup::undo(path),
         Undo::Neighbour {
             pgid,
             start_ticks,
@@ -1000,6 +1025,13 @@ fn journal_path(root: &Path, create: bool) -> Result<Option<PathBuf>> {
             Err(bad(format!("{JOURNAL_ENV}={}: {why}", path.display())))
         }
     }
+}
+
+/// jitterlab's runtime directory for `root`, created (`0700`): the journal
+/// lives there (unless `JITTERLAB_JOURNAL` says otherwise), and so do the
+/// private work directories of [`crate::system::workdir`].
+pub(crate) fn runtime_dir(root: &Path) -> Result<PathBuf> {
+    state_dir(root, true)?.ok_or_else(|| anyhow!("no runtime directory for jitterlab"))
 }
 
 /// jitterlab's directory for `root`: `<root>/run/jitterlab`, else

@@ -2,8 +2,9 @@
 //! (`check`), the host snapshot, the real-time set-up of probe threads, the
 //! kernel trace buffer, the per-CPU counters that explain a cell's
 //! outliers, the process table, the settings that partition the machine
-//! (IRQ affinity, sysctls, cpufreq), and the journal of every change with
-//! `jitterlab restore`.
+//! (IRQ affinity, sysctls, cpufreq), the journal of every change with
+//! `jitterlab restore`, and the private work directories jitterlab writes
+//! its files in.
 //!
 //! Every path is taken relative to `--sysroot` (DESIGN rule 5), so each fact
 //! and each change can be tested against fake `/sys`, `/proc` and `/dev`
@@ -18,3 +19,4 @@ pub mod resctrl_undo;
 pub mod rt;
 pub mod settings;
 pub mod trace;
+pub mod workdir;

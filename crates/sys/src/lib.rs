@@ -12,10 +12,11 @@
 //! nanoseconds on the hot path anyway. The handful of calls a probe needs fit
 //! on one page, each with its `// SAFETY:` argument, so we keep them here.
 //!
-//! One function is a hook rather than a call: [`set_child_hooks`] makes
-//! several calls, but all of them in a child between `fork` and `exec`,
-//! where only async-signal-safe calls are allowed and nothing may allocate;
-//! keeping them in one audited closure is the point.
+//! Two functions are hooks rather than calls: [`set_child_hooks`] makes
+//! several calls, and [`join_cgroup_before_exec`] one, but all of them in a
+//! child between `fork` and `exec`, where only async-signal-safe calls are
+//! allowed and nothing may allocate; keeping them in small audited closures
+//! is the point.
 //!
 //! Note the calling convention of `clock_nanosleep(2)`: it *returns* its error
 //! number instead of setting `errno` (and never fails with `EINTR` silently: a
@@ -494,6 +495,47 @@ pub const O_DIRECT: i32 = libc::O_DIRECT;
 pub const O_NOFOLLOW: i32 = libc::O_NOFOLLOW;
 /// `ELOOP`: what an open with [`O_NOFOLLOW`] returns for a symbolic link.
 pub const ELOOP: i32 = libc::ELOOP;
+/// The file system magic of tmpfs (`TMPFS_MAGIC`), as [`filesystem_type`]
+/// reports it: memory, not a block device.
+#[allow(clippy::unnecessary_cast)] // c_long is not i64 everywhere
+pub const TMPFS_MAGIC: i64 = libc::TMPFS_MAGIC as i64;
+/// The file system magic of ramfs (`RAMFS_MAGIC` of `<linux/magic.h>`,
+/// which the libc crate lacks): memory, not a block device.
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Makes the child started by `cmd` join a cgroup before it `exec`s: a
+/// `pre_exec` hook writes `0` ("the writing process") to `procs`, the
+/// group's `cgroup.procs` opened for writing by the caller, in the parent,
+/// before the fork. Everything the child later forks is born in the group,
+/// so no descendant can escape it by changing its process group or session.
+///
+/// The hook makes one `write(2)` on a descriptor that already exists — an
+/// async-signal-safe call that allocates nothing. The descriptor is
+/// close-on-exec (std opens every file so): the program never sees it. A
+/// failing write (the group was removed, the kernel refuses the move) makes
+/// `spawn` return that error. Combine it with [`set_child_hooks`]; hooks
+/// run in the order they were added.
+pub fn join_cgroup_before_exec(cmd: &mut std::process::Command, procs: File) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let hook = move || -> io::Result<()> {
+        // SAFETY: the descriptor belongs to `procs`, which the closure owns
+        // and so outlives the call; the buffer is a static one-byte string.
+        let n = unsafe { libc::write(procs.as_raw_fd(), b"0".as_ptr().cast(), 1) };
+        if n == 1 {
+            Ok(())
+        } else if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Err(io::Error::from(io::ErrorKind::WriteZero))
+        }
+    };
+    // SAFETY: the hook makes a single async-signal-safe system call
+    // (write), allocates nothing (`io::Error::last_os_error` stores the
+    // error number inline) and touches no lock or state shared with other
+    // threads of the parent.
+    unsafe { cmd.pre_exec(hook) };
+}
 
 /// Makes a child started by `cmd` safe to leave beside a measurement: its own
 /// process group, killed when its parent dies, pinned to `cpus`, at `nice`.
@@ -722,6 +764,29 @@ mod tests {
         assert_eq!(status_line(pid, "Cpus_allowed_list:"), "0");
         kill_group(pid as i32, SIGKILL).unwrap();
         assert_eq!(child.wait().unwrap().signal(), Some(SIGKILL));
+    }
+
+    #[test]
+    fn the_cgroup_hook_writes_0_in_the_child_before_exec() {
+        // A plain file stands in for `cgroup.procs`: the child's write is
+        // what the kernel would read as "move me".
+        let dir = std::env::temp_dir().join(format!("jl-sys-cgroup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cgroup.procs");
+        std::fs::write(&path, b"").unwrap();
+        let mut cmd = std::process::Command::new("true");
+        set_child_hooks(&mut cmd, &[], None);
+        join_cgroup_before_exec(
+            &mut cmd,
+            OpenOptions::new().write(true).open(&path).unwrap(),
+        );
+        assert!(cmd.status().unwrap().success());
+        assert_eq!(std::fs::read(&path).unwrap(), b"0");
+        // A descriptor the write fails on makes the spawn fail with its error.
+        let mut cmd = std::process::Command::new("true");
+        join_cgroup_before_exec(&mut cmd, File::open(&path).unwrap());
+        assert_eq!(cmd.spawn().unwrap_err().raw_os_error(), Some(libc::EBADF));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,0 +1,722 @@
+//! A cgroup per cell for its neighbours, so that stopping the cell — or
+//! `jitterlab restore` after a `kill -9` — ends the whole tree of processes
+//! they started, even those that left the neighbour's process group.
+//!
+//! **Why.** A neighbour's process group and its parent-death signal reach
+//! the leader and the workers that stay in the group; a worker that calls
+//! `setsid` or `setpgid` (hackbench's, a user's script running `setsid`)
+//! leaves the group, and the parent-death signal reaches only the direct
+//! child. A cgroup holds every descendant, whatever it does with its process
+//! group, and the kernel can kill it as a whole.
+//!
+//! **Which hierarchy** ([`find`], from `/proc/self/mountinfo`):
+//!
+//! - **cgroup v2**, wherever it is mounted — `/sys/fs/cgroup` on a unified
+//!   machine, `/sys/fs/cgroup/unified` on a hybrid one. No controller is
+//!   needed: a v2 group can always be killed (`cgroup.kill`, Linux ≥ 5.14;
+//!   on older kernels it is frozen with `cgroup.freeze` when it has that,
+//!   Linux ≥ 5.2, and every pid in `cgroup.procs` is sent `SIGKILL`, until
+//!   none is left). The group is made at the top of the hierarchy: a
+//!   controller enabled there (a systemd machine's `cpu`, `memory`) then
+//!   applies to it with its defaults (no limit, weight 100).
+//! - else the **v1 `freezer`**: the group is frozen (`freezer.state` =
+//!   `FROZEN`), every task is sent `SIGKILL`, the group is thawed so they
+//!   can die, until none is left.
+//! - **never the v1 `cpu` or `cpuset` controllers**, nor a freezer mounted
+//!   together with them: a new v1 `cpu` group has no real-time budget, a
+//!   `cpuset` group needs CPUs and memory nodes before it takes a task.
+//!
+//! Where no hierarchy is usable (no cgroup file system, or not writable:
+//! not root), neighbours are contained by their process group alone, as
+//! before; the bench says so once, in its plan.
+//!
+//! **Joining.** A neighbour joins its group before it `exec`s: the group's
+//! `cgroup.procs` is opened in the parent, and the child writes `0` to it
+//! between `fork` and `exec` ([`jitterlab_sys::join_cgroup_before_exec`]),
+//! so nothing it forks is ever outside the group.
+//!
+//! **Journaled.** [`CellGroup::create`] journals the group
+//! ([`Undo::Cgroup`]) before its `mkdir`; [`CellGroup::stop`] kills what is
+//! left in it, removes it and forgets the entry. [`undo`] does the same for
+//! `jitterlab restore`, and only for a directory named `jitterlab-` + 16 hex
+//! digits directly under the mount point of a cgroup v2 or v1 freezer
+//! hierarchy mounted now — nothing else is touched.
+//!
+//! **A fake `--sysroot`** does not apply: cgroups are live kernel objects,
+//! like the processes they hold (which the journal looks up in the real
+//! `/proc`), so the real `/proc/self/mountinfo` and the real cgroup file
+//! systems are used even when the settings go to a fake tree.
+
+use std::fs::{self, OpenOptions};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+use jitterlab_sys as sys;
+
+use crate::system::journal::{Journal, Undo};
+
+/// Where the kernel lists the mounts this process sees.
+const MOUNTINFO: &str = "/proc/self/mountinfo";
+/// The name prefix of a cell's group.
+const PREFIX: &str = "jitterlab-";
+/// How many hex digits follow the prefix.
+const RANDOM_DIGITS: usize = 16;
+/// How long a kill may take to empty the group, and its removal to succeed.
+const KILL_WAIT: Duration = Duration::from_secs(3);
+/// How long a freeze may take before the kill goes ahead anyway.
+const FREEZE_WAIT: Duration = Duration::from_secs(1);
+
+/// The kind of cgroup hierarchy a group lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// cgroup v2 (unified).
+    V2,
+    /// A cgroup v1 hierarchy with the freezer controller (and neither `cpu`
+    /// nor `cpuset`).
+    V1Freezer,
+}
+
+/// A mounted cgroup hierarchy neighbours can be contained in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hierarchy {
+    /// Its mount point, where the cells' groups are made.
+    pub mount: PathBuf,
+    /// Its kind.
+    pub kind: Kind,
+}
+
+impl Hierarchy {
+    /// For the plan: "cgroup v2 at /sys/fs/cgroup/unified".
+    pub fn describe(&self) -> String {
+        match self.kind {
+            Kind::V2 => format!("cgroup v2 at {}", self.mount.display()),
+            Kind::V1Freezer => format!("the cgroup v1 freezer at {}", self.mount.display()),
+        }
+    }
+}
+
+/// One mount of a cgroup file system, as `/proc/self/mountinfo` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CgroupMount {
+    mount: PathBuf,
+    kind: Option<Kind>,
+}
+
+/// The cgroup mounts in a `mountinfo` text: v2 mounts as [`Kind::V2`], v1
+/// mounts with `freezer` and without `cpu`/`cpuset` as
+/// [`Kind::V1Freezer`], other v1 mounts with no kind (never used).
+fn cgroup_mounts(mountinfo: &str) -> Vec<CgroupMount> {
+    let mut out = Vec::new();
+    for line in mountinfo.lines() {
+        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL…] - FSTYPE SOURCE SUPER
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let Some(mount) = left.split(' ').nth(4) else {
+            continue;
+        };
+        let mut r = right.split(' ');
+        let (Some(fstype), _, Some(superopts)) = (r.next(), r.next(), r.next()) else {
+            continue;
+        };
+        let kind = match fstype {
+            "cgroup2" => Some(Kind::V2),
+            "cgroup" => {
+                let opts: Vec<&str> = superopts.split(',').collect();
+                let has = |o: &str| opts.contains(&o);
+                (has("freezer") && !has("cpu") && !has("cpuset")).then_some(Kind::V1Freezer)
+            }
+            _ => continue,
+        };
+        out.push(CgroupMount {
+            mount: PathBuf::from(unescape(mount)),
+            kind,
+        });
+    }
+    out
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space).
+fn unescape(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let digit = |k: usize| u32::from(b[i + k] - b'0');
+            out.push((digit(1) * 64 + digit(2) * 8 + digit(3)) as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The hierarchy neighbours are contained in on this machine (see the
+/// module doc), or why there is none ("no cgroup v2 or v1 freezer is
+/// mounted", "… is not writable (not root)").
+pub fn find() -> std::result::Result<Hierarchy, String> {
+    let text =
+        fs::read_to_string(MOUNTINFO).map_err(|e| format!("cannot read {MOUNTINFO}: {e}"))?;
+    choose(&cgroup_mounts(&text), sys::can_write)
+}
+
+/// The first writable v2 mount, else the first writable v1 freezer.
+fn choose(
+    mounts: &[CgroupMount],
+    writable: impl Fn(&Path) -> bool,
+) -> std::result::Result<Hierarchy, String> {
+    let mut unwritable = None;
+    for kind in [Kind::V2, Kind::V1Freezer] {
+        for m in mounts.iter().filter(|m| m.kind == Some(kind)) {
+            let h = Hierarchy {
+                mount: m.mount.clone(),
+                kind,
+            };
+            if writable(&m.mount) {
+                return Ok(h);
+            }
+            unwritable.get_or_insert(h);
+        }
+    }
+    Err(match unwritable {
+        Some(h) => format!(
+            "{} is not writable by jitterlab (run as root)",
+            h.describe()
+        ),
+        None => "no cgroup v2 and no cgroup v1 freezer is mounted".into(),
+    })
+}
+
+/// The kind of the hierarchy mounted exactly at `mount` now, if it is one
+/// jitterlab uses.
+fn kind_of_mount(mount: &Path) -> Option<Kind> {
+    let text = fs::read_to_string(MOUNTINFO).ok()?;
+    cgroup_mounts(&text)
+        .into_iter()
+        .find(|m| m.mount == mount)?
+        .kind
+}
+
+/// The cgroup of one cell's neighbours, journaled until [`CellGroup::stop`].
+#[derive(Debug)]
+pub struct CellGroup {
+    path: PathBuf,
+    kind: Kind,
+    journal_id: Option<u64>,
+}
+
+impl CellGroup {
+    /// Makes a fresh group `jitterlab-<16 hex digits>` at the top of `h`,
+    /// journaled before the `mkdir` (a name that exists is drawn again).
+    pub fn create(h: &Hierarchy, journal: &mut Journal) -> Result<CellGroup> {
+        for _ in 0..32 {
+            let path = h.mount.join(format!("{PREFIX}{}", random_suffix()));
+            let id = journal.record(Undo::Cgroup { path: path.clone() })?;
+            match fs::create_dir(&path) {
+                Ok(()) => {
+                    return Ok(CellGroup {
+                        path,
+                        kind: h.kind,
+                        journal_id: Some(id),
+                    })
+                }
+                Err(e) => {
+                    journal.done(id)?;
+                    if e.kind() != ErrorKind::AlreadyExists {
+                        return Err(anyhow!(
+                            "cannot create a cgroup for the neighbours in {}: {e}",
+                            h.mount.display()
+                        ));
+                    }
+                }
+            }
+        }
+        Err(anyhow!(
+            "cannot create a cgroup for the neighbours in {}: every name drawn was taken",
+            h.mount.display()
+        ))
+    }
+
+    #[cfg(test)]
+    /// The group's directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Makes the child `cmd` starts join this group before it `exec`s:
+    /// opens `cgroup.procs` now, in the parent.
+    pub fn join_before_exec(&self, cmd: &mut Command) -> Result<()> {
+        let procs = self.path.join("cgroup.procs");
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&procs)
+            .map_err(|e| anyhow!("cannot open {} to add a neighbour: {e}", procs.display()))?;
+        sys::join_cgroup_before_exec(cmd, file);
+        Ok(())
+    }
+
+    /// Kills every process left in the group, removes it, and forgets its
+    /// journal entry. Returns the line for the cell's notes; on failure the
+    /// entry stays (for `jitterlab restore`) and the error says so.
+    pub fn stop(mut self, journal: &mut Journal) -> Result<String> {
+        let line = kill_and_remove(&self.path, self.kind)
+            .map_err(|e| anyhow!("{e}; `jitterlab restore` kills what is left and removes it"))?;
+        if let Some(id) = self.journal_id.take() {
+            journal.done(id)?;
+        }
+        Ok(line)
+    }
+}
+
+/// Kills everything in the group at `path` and removes the group: the line
+/// saying what was done, or the error.
+fn kill_and_remove(path: &Path, kind: Kind) -> std::result::Result<String, String> {
+    let shown = path.display();
+    let found = procs(path).len();
+    let deadline = Instant::now() + KILL_WAIT;
+    if found > 0 {
+        match kind {
+            Kind::V2 => kill_v2(path)?,
+            Kind::V1Freezer => kill_v1(path)?,
+        }
+        loop {
+            let left = procs(path);
+            if left.is_empty() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let pids: Vec<String> = left.iter().map(|p| p.to_string()).collect();
+                return Err(format!(
+                    "could not kill every process in cgroup {shown}: pids {} are still alive",
+                    pids.join(", ")
+                ));
+            }
+            // Whatever a fork slipped in before the freeze, or what is
+            // still being torn down: kill again.
+            match kind {
+                Kind::V2 => kill_v2(path)?,
+                Kind::V1Freezer => kill_v1(path)?,
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // A killed process leaves its group a moment after it is gone from
+    // `cgroup.procs`: the removal is retried while the kernel says busy.
+    loop {
+        match fs::remove_dir(path) {
+            Ok(()) => break,
+            Err(e) if e.kind() == ErrorKind::NotFound => break,
+            Err(e) if e.kind() == ErrorKind::ResourceBusy && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => return Err(format!("could not remove cgroup {shown}: {e}")),
+        }
+    }
+    Ok(match found {
+        0 => format!("removed cgroup {shown} (empty)"),
+        1 => format!("killed 1 process left in cgroup {shown} and removed it"),
+        n => format!("killed {n} processes left in cgroup {shown} and removed it"),
+    })
+}
+
+/// cgroup v2: `cgroup.kill` where the kernel has it; else freeze (where
+/// possible), `SIGKILL` every member, thaw.
+fn kill_v2(path: &Path) -> std::result::Result<(), String> {
+    let kill = path.join("cgroup.kill");
+    if kill.exists() {
+        return fs::write(&kill, "1").map_err(|e| format!("cannot write {}: {e}", kill.display()));
+    }
+    let freeze = path.join("cgroup.freeze");
+    let frozen = freeze.exists() && fs::write(&freeze, "1").is_ok();
+    if frozen {
+        let events = path.join("cgroup.events");
+        wait_until(FREEZE_WAIT, || {
+            fs::read_to_string(&events).is_ok_and(|t| t.lines().any(|l| l == "frozen 1"))
+        });
+    }
+    kill_members(path);
+    if frozen {
+        let _ = fs::write(&freeze, "0");
+    }
+    Ok(())
+}
+
+/// cgroup v1 freezer: freeze, `SIGKILL` every task, thaw (a frozen task
+/// cannot die).
+fn kill_v1(path: &Path) -> std::result::Result<(), String> {
+    let state = path.join("freezer.state");
+    fs::write(&state, "FROZEN").map_err(|e| format!("cannot write {}: {e}", state.display()))?;
+    wait_until(FREEZE_WAIT, || {
+        fs::read_to_string(&state).is_ok_and(|t| t.trim() == "FROZEN")
+    });
+    kill_members(path);
+    fs::write(&state, "THAWED").map_err(|e| format!("cannot write {}: {e}", state.display()))
+}
+
+/// `SIGKILL` to every process listed in the group (never this process).
+fn kill_members(path: &Path) {
+    let me = std::process::id() as i32;
+    for pid in procs(path) {
+        if pid != me {
+            let _ = sys::kill_process(pid, sys::SIGKILL);
+        }
+    }
+}
+
+/// The pids in the group's `cgroup.procs` (none when it cannot be read).
+fn procs(path: &Path) -> Vec<i32> {
+    fs::read_to_string(path.join("cgroup.procs"))
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Polls `done` every 5 ms until it holds or `timeout` passed.
+fn wait_until(timeout: Duration, done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// 16 random hex digits (see [`crate::system::workdir`]).
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(sys::monotonic_ns());
+    format!("{:0width$x}", h.finish(), width = RANDOM_DIGITS)
+}
+
+/// Why `path` is not a group jitterlab made, or its hierarchy's kind.
+fn check(path: &Path) -> std::result::Result<Kind, String> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let shaped = name.strip_prefix(PREFIX).is_some_and(|r| {
+        r.len() == RANDOM_DIGITS
+            && r.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    });
+    if !shaped {
+        return Err("it is not a name jitterlab gives its cgroups".into());
+    }
+    let Some(mount) = path.parent() else {
+        return Err("it is not a name jitterlab gives its cgroups".into());
+    };
+    kind_of_mount(mount).ok_or_else(|| {
+        format!(
+            "{} is not the mount point of a cgroup v2 or v1 freezer hierarchy",
+            mount.display()
+        )
+    })
+}
+
+/// Replays a journaled [`Undo::Cgroup`]: kills every process in the group
+/// and removes it. The line to print, and whether the entry is handled: a
+/// group that is gone (or that died with a reboot), or a path jitterlab
+/// would not have made (left alone, with the reason), is; a group whose
+/// processes or directory could not be removed is not.
+pub fn undo(path: &Path) -> (String, bool) {
+    let shown = path.display();
+    let kind = match check(path) {
+        Ok(k) => k,
+        Err(why) => return (format!("left {shown} alone: {why}"), true),
+    };
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return (format!("left {shown} alone: it is not a directory"), true),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return (format!("cgroup {shown} was already gone"), true)
+        }
+        Err(e) => return (format!("could not examine cgroup {shown}: {e}"), false),
+    }
+    match kill_and_remove(path, kind) {
+        Ok(line) => (line, true),
+        Err(e) => (e, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::journal::JOURNAL_ENV;
+    use serial_test::serial;
+    use std::os::unix::process::ExitStatusExt;
+
+    const HYBRID: &str = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset
+37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime shared:9 - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:10 - cgroup2 cgroup2 rw,nsdelegate
+";
+
+    #[test]
+    fn mountinfo_yields_v2_first_then_a_freezer_never_cpu_or_cpuset() {
+        let mounts = cgroup_mounts(HYBRID);
+        assert_eq!(
+            mounts,
+            vec![
+                CgroupMount {
+                    mount: "/sys/fs/cgroup/cpu".into(),
+                    kind: None
+                },
+                CgroupMount {
+                    mount: "/sys/fs/cgroup/cpuset".into(),
+                    kind: None
+                },
+                CgroupMount {
+                    mount: "/sys/fs/cgroup/freezer".into(),
+                    kind: Some(Kind::V1Freezer)
+                },
+                CgroupMount {
+                    mount: "/sys/fs/cgroup/systemd".into(),
+                    kind: None
+                },
+                CgroupMount {
+                    mount: "/sys/fs/cgroup/unified".into(),
+                    kind: Some(Kind::V2)
+                },
+            ]
+        );
+        let all = |_: &Path| true;
+        assert_eq!(
+            choose(&mounts, all),
+            Ok(Hierarchy {
+                mount: "/sys/fs/cgroup/unified".into(),
+                kind: Kind::V2
+            })
+        );
+        // Without v2: the freezer.
+        let v1 = cgroup_mounts(&HYBRID.replace("cgroup2 cgroup2", "tmpfs tmpfs"));
+        assert_eq!(
+            choose(&v1, all),
+            Ok(Hierarchy {
+                mount: "/sys/fs/cgroup/freezer".into(),
+                kind: Kind::V1Freezer
+            })
+        );
+        // A freezer mounted with cpu or cpuset is never used.
+        let shared = "1 0 0:1 / /cg rw - cgroup cgroup rw,cpu,freezer\n\
+                      2 0 0:2 / /cs rw - cgroup cgroup rw,freezer,cpuset\n";
+        assert_eq!(
+            choose(&cgroup_mounts(shared), all),
+            Err("no cgroup v2 and no cgroup v1 freezer is mounted".into())
+        );
+        // Unified, with a space in the mount point.
+        let unified = "25 1 0:22 / /sys/fs/my\\040cgroup rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            choose(&cgroup_mounts(unified), |_: &Path| false),
+            Err("cgroup v2 at /sys/fs/my cgroup is not writable by jitterlab (run as root)".into())
+        );
+    }
+
+    /// The usable hierarchy here, or why the test is skipped.
+    fn usable() -> Option<Hierarchy> {
+        match find() {
+            Ok(h) => Some(h),
+            Err(why) => {
+                eprintln!("skipping: no usable cgroup here: {why}");
+                None
+            }
+        }
+    }
+
+    /// Every usable hierarchy of this machine (v2 and the v1 freezer).
+    fn all_usable() -> Vec<Hierarchy> {
+        let text = fs::read_to_string(MOUNTINFO).unwrap();
+        cgroup_mounts(&text)
+            .into_iter()
+            .filter_map(|m| {
+                Some(Hierarchy {
+                    kind: m.kind?,
+                    mount: m.mount,
+                })
+            })
+            .filter(|h| sys::can_write(&h.mount))
+            .collect()
+    }
+
+    /// Kills and removes the group at the path when a test fails before
+    /// it did (a leaked tree would outlive the test).
+    struct Cleanup(PathBuf, Kind);
+
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            if self.0.exists() {
+                let _ = kill_and_remove(&self.0, self.1);
+            }
+        }
+    }
+
+    fn journal() -> (tempfile::TempDir, Journal) {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var(JOURNAL_ENV, dir.path().join("journal.json"));
+        (dir, Journal::begin(Path::new("/")).unwrap())
+    }
+
+    /// Whether a process `pid` is alive (not a zombie).
+    fn alive(pid: i32) -> bool {
+        crate::system::procs::read_stat(pid).is_some_and(|s| s.is_alive())
+    }
+
+    /// Starts, in `group`, a shell that puts a `sleep` in a session of its
+    /// own (out of its process group) and becomes a `sleep` itself;
+    /// returns the shell's child and the escaped sleep's pid.
+    fn escaping_tree(group: &CellGroup, dir: &Path) -> (std::process::Child, i32) {
+        let pidfile = dir.join("escaped.pid");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("setsid sleep 86431 & echo $! > \"$0\"; exec sleep 86432")
+            .arg(&pidfile)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        sys::set_child_hooks(&mut cmd, &[], None);
+        group.join_before_exec(&mut cmd).unwrap();
+        let child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let escaped = loop {
+            if let Some(pid) = fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+            {
+                // Once `setsid` has run, the sleep leads a group of its own.
+                let stat = crate::system::procs::read_stat(pid);
+                if stat.is_some_and(|s| s.is_alive() && s.pgrp == pid) {
+                    break pid;
+                }
+            }
+            assert!(Instant::now() < deadline, "the escaped sleep started");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        (child, escaped)
+    }
+
+    #[test]
+    #[serial]
+    fn stop_kills_a_tree_that_left_its_process_group_and_removes_the_group() {
+        if sys::effective_uid() != 0 {
+            eprintln!("skipping: cgroups need root");
+            return;
+        }
+        let hierarchies = all_usable();
+        if hierarchies.is_empty() {
+            eprintln!("skipping: no cgroup v2 or v1 freezer is mounted");
+            return;
+        }
+        // Every kind this machine has (a hybrid one has both).
+        for h in hierarchies {
+            let (jdir, mut j) = journal();
+            let g = CellGroup::create(&h, &mut j).unwrap();
+            let path = g.path().to_path_buf();
+            let _cleanup = Cleanup(path.clone(), h.kind);
+            assert_eq!(path.parent().unwrap(), h.mount);
+            assert_eq!(j.pending(), 1);
+            let (mut child, escaped) = escaping_tree(&g, jdir.path());
+            let leader = child.id() as i32;
+            // The escaped sleep is in another process group, but in the cgroup.
+            let pg = crate::system::procs::read_stat(escaped).unwrap().pgrp;
+            assert_ne!(pg, leader);
+            let mut members = procs(&path);
+            members.sort_unstable();
+            let mut expected = vec![leader, escaped];
+            expected.sort_unstable();
+            assert_eq!(members, expected, "{}", h.describe());
+
+            let line = g.stop(&mut j).unwrap();
+            assert_eq!(
+                line,
+                format!(
+                    "killed 2 processes left in cgroup {} and removed it",
+                    path.display()
+                )
+            );
+            assert_eq!(child.wait().unwrap().signal(), Some(sys::SIGKILL));
+            assert!(!alive(escaped));
+            assert!(!path.exists());
+            assert_eq!(j.pending(), 0);
+            j.finish().unwrap();
+        }
+    }
+
+    #[test]
+    #[serial]
+    fn undo_kills_and_removes_a_journaled_group_and_refuses_other_paths() {
+        let Some(h) = usable() else { return };
+        if sys::effective_uid() != 0 {
+            eprintln!("skipping: cgroups need root");
+            return;
+        }
+        let (jdir, mut j) = journal();
+        let g = CellGroup::create(&h, &mut j).unwrap();
+        let path = g.path().to_path_buf();
+        let _cleanup = Cleanup(path.clone(), h.kind);
+        let (mut child, escaped) = escaping_tree(&g, jdir.path());
+        // kill -9 of jitterlab: the group and its journal entry stay.
+        drop(g);
+        drop(j);
+        assert_eq!(
+            undo(&path),
+            (
+                format!(
+                    "killed 2 processes left in cgroup {} and removed it",
+                    path.display()
+                ),
+                true
+            )
+        );
+        assert_eq!(child.wait().unwrap().signal(), Some(sys::SIGKILL));
+        assert!(!alive(escaped));
+        assert!(!path.exists());
+        assert_eq!(
+            undo(&path),
+            (format!("cgroup {} was already gone", path.display()), true)
+        );
+        // Paths jitterlab would not have made are left alone.
+        let name = "it is not a name jitterlab gives its cgroups";
+        for (p, why) in [
+            (h.mount.clone(), name.to_string()),
+            (h.mount.join("system.slice"), name.to_string()),
+            (
+                PathBuf::from("/etc/jitterlab-0123456789abcdef"),
+                "/etc is not the mount point of a cgroup v2 or v1 freezer hierarchy".to_string(),
+            ),
+            (
+                h.mount.join("a/jitterlab-0123456789abcdef"),
+                format!(
+                    "{} is not the mount point of a cgroup v2 or v1 freezer hierarchy",
+                    h.mount.join("a").display()
+                ),
+            ),
+        ] {
+            assert_eq!(
+                undo(&p),
+                (format!("left {} alone: {why}", p.display()), true)
+            );
+        }
+        // An empty group is simply removed.
+        let (_jdir, mut j) = journal();
+        let g = CellGroup::create(&h, &mut j).unwrap();
+        let path = g.path().to_path_buf();
+        assert_eq!(
+            g.stop(&mut j).unwrap(),
+            format!("removed cgroup {} (empty)", path.display())
+        );
+        j.finish().unwrap();
+    }
+}

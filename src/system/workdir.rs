@@ -1,0 +1,514 @@
+//! Private work directories, and the files jitterlab creates in them: where
+//! jitterlab, running as root, writes without letting another local user
+//! choose what it writes to.
+//!
+//! **Why.** A predictable name in a world-writable directory
+//! (`/tmp/jitterlab-<pid>`) can be created first by anyone: reused with
+//! `create_dir_all` and filled with `File::create`, it lets another user
+//! plant a symbolic link that makes root truncate any file
+//! (`fs.protected_symlinks` is 0 on some machines). So:
+//!
+//! - **Fresh directories only.** [`create_work_dir`] and
+//!   [`create_disk_dir`] make a directory with a random name
+//!   (`jitterlab-` or `jitterlab-disk-`, then 16 hex digits) by a single
+//!   `mkdir(2)` with mode 0700, which fails when the name exists: a
+//!   directory jitterlab did not create is never used (a taken name is
+//!   simply drawn again). The random part comes from std's `RandomState`
+//!   (keys from the kernel's random source); safety does not rest on it,
+//!   the exclusive `mkdir` gives that, it only keeps names from being
+//!   guessed and taken in advance.
+//! - **Where.** The work directory (neighbours' and rtla's output, one
+//!   `cell-N` directory per bench cell, made with [`create_subdir`]) lies in
+//!   jitterlab's runtime directory
+//!   ([`crate::system::journal::runtime_dir`]: `<sysroot>/run/jitterlab` as
+//!   root, else `$XDG_RUNTIME_DIR/jitterlab`), which only its owner can
+//!   write. The `disk`, `misc` and `usb` loads need a real block device,
+//!   and the runtime directory is often tmpfs: they get a separate fresh
+//!   directory in [`DEFAULT_DISK_BASE`] (`/var/tmp`, the real one: the load
+//!   writes to the live machine, like a process runs on it) or in the
+//!   scenario's `usb_path`; [`check_disk_base`] refuses a base on tmpfs or
+//!   ramfs (`statfs(2)`).
+//! - **New files** are opened by [`create_file`] with
+//!   `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0600: never an existing file,
+//!   never through a symbolic link.
+//! - **Journaled.** Each directory is written to the journal
+//!   ([`Undo::WorkDir`]) *before* the `mkdir`, and forgotten once
+//!   [`WorkDir::remove`] has removed it at the end; after a `kill -9`,
+//!   `jitterlab restore` removes it through [`undo`].
+//!
+//! **Removal is symlink-safe.** [`undo`] removes only an absolute path with
+//! no `.`/`..` whose last component has one of the two name shapes above (a
+//! work directory must also lie in a directory named `jitterlab`, as the
+//! runtime directory is), that is a real directory (`lstat`, not a symbolic
+//! link) and is owned by the effective user — a directory no other user can
+//! have made. Anything else is left alone, with the reason. The removal
+//! itself is `std::fs::remove_dir_all`, which on Linux has been
+//! symlink-safe since Rust 1.58.1 (CVE-2022-21658): it walks the tree with
+//! `openat(O_NOFOLLOW)` and `unlinkat` relative to directory descriptors,
+//! removing a symbolic link itself, never what it points to.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, ErrorKind};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{anyhow, Context, Result};
+use jitterlab_sys as sys;
+
+use crate::system::journal::{runtime_dir, Journal, Undo};
+
+/// The name prefix of a work directory in the runtime directory.
+pub const WORK_PREFIX: &str = "jitterlab-";
+/// The name prefix of a disk load directory.
+pub const DISK_PREFIX: &str = "jitterlab-disk-";
+/// Where the disk loads write when the scenario names no directory: a
+/// directory that survives reboots and is normally on the root file
+/// system's block device (unlike `/tmp` on many machines).
+pub const DEFAULT_DISK_BASE: &str = "/var/tmp";
+/// How many hex digits the random part of a name has.
+const RANDOM_DIGITS: usize = 16;
+/// How many taken names [`fresh`] draws before it gives up.
+const ATTEMPTS: usize = 32;
+
+/// A directory jitterlab created, journaled until [`WorkDir::remove`].
+#[derive(Debug)]
+pub struct WorkDir {
+    path: PathBuf,
+    journal_id: Option<u64>,
+}
+
+impl WorkDir {
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the directory with everything in it and forgets its journal
+    /// entry. On failure the entry stays, for `jitterlab restore`.
+    pub fn remove(mut self, journal: &mut Journal) -> Result<()> {
+        match fs::remove_dir_all(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(anyhow!(
+                    "cannot remove the work directory {}: {e}; `jitterlab restore` removes it",
+                    self.path.display()
+                ))
+            }
+        }
+        if let Some(id) = self.journal_id.take() {
+            journal.done(id)?;
+        }
+        Ok(())
+    }
+}
+
+/// A fresh private work directory in jitterlab's runtime directory for
+/// `root` (see the module doc), journaled.
+pub fn create_work_dir(root: &Path, journal: &mut Journal) -> Result<WorkDir> {
+    fresh(&runtime_dir(root)?, WORK_PREFIX, journal)
+}
+
+/// A fresh private directory for the disk loads in `base`, journaled.
+/// `base` must pass [`check_disk_base`]; `what` names it in the error
+/// ("/var/tmp", "usb_path /media/usb").
+pub fn create_disk_dir(base: &Path, what: &str, journal: &mut Journal) -> Result<WorkDir> {
+    check_disk_base(base).map_err(|why| anyhow!("{what} {why}"))?;
+    fresh(base, DISK_PREFIX, journal)
+}
+
+/// Why `dir` cannot hold the disk loads' files, if it cannot: it is not an
+/// existing directory, it is on tmpfs or ramfs (memory, so the load would
+/// never reach a block device), or this process may not write in it. The
+/// reason reads after the directory's name ("is on tmpfs (memory, not a
+/// block device)").
+pub fn check_disk_base(dir: &Path) -> std::result::Result<(), String> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err("is not a directory".into()),
+        Err(e) => return Err(format!("cannot be used ({e})")),
+    }
+    let fs_name = match sys::filesystem_type(dir) {
+        Ok(sys::TMPFS_MAGIC) => Some("tmpfs"),
+        Ok(sys::RAMFS_MAGIC) => Some("ramfs"),
+        Ok(_) => None,
+        Err(e) => return Err(format!("cannot be used ({e})")),
+    };
+    if let Some(name) = fs_name {
+        return Err(format!("is on {name} (memory, not a block device)"));
+    }
+    if !sys::can_write(dir) {
+        return Err("is not writable by jitterlab".into());
+    }
+    Ok(())
+}
+
+/// Makes `base/PREFIX<random>` with mode 0700 by one exclusive `mkdir`,
+/// journaled first; a name that exists is drawn again.
+fn fresh(base: &Path, prefix: &str, journal: &mut Journal) -> Result<WorkDir> {
+    for _ in 0..ATTEMPTS {
+        let path = base.join(format!("{prefix}{}", random_suffix()));
+        let id = journal.record(Undo::WorkDir { path: path.clone() })?;
+        match DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {
+                return Ok(WorkDir {
+                    path,
+                    journal_id: Some(id),
+                })
+            }
+            Err(e) => {
+                journal.done(id)?;
+                if e.kind() != ErrorKind::AlreadyExists {
+                    return Err(anyhow!(
+                        "cannot create a work directory in {}: {e}",
+                        base.display()
+                    ));
+                }
+            }
+        }
+    }
+    Err(anyhow!(
+        "cannot create a work directory in {}: {ATTEMPTS} random names were all taken",
+        base.display()
+    ))
+}
+
+/// Makes the directory `parent/name` with mode 0700; fails when it exists.
+/// For directories inside a [`WorkDir`] (one per bench cell).
+pub fn create_subdir(parent: &Path, name: &str) -> Result<PathBuf> {
+    let path = parent.join(name);
+    DirBuilder::new()
+        .mode(0o700)
+        .create(&path)
+        .with_context(|| format!("cannot create the directory {}", path.display()))?;
+    Ok(path)
+}
+
+/// Creates the new file `path` for writing, mode 0600: fails when anything
+/// exists at `path` — a file, or a symbolic link, which is never followed
+/// (`O_CREAT | O_EXCL | O_NOFOLLOW`).
+pub fn create_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(sys::O_NOFOLLOW)
+        .mode(0o600)
+        .open(path)
+}
+
+/// 16 random hex digits.
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(sys::monotonic_ns());
+    format!("{:0width$x}", h.finish(), width = RANDOM_DIGITS)
+}
+
+/// True when `name` is `prefix` followed by the random part.
+fn has_shape(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix).is_some_and(|rest| {
+        rest.len() == RANDOM_DIGITS
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Why `path` is not a directory jitterlab made (see the module doc);
+/// `Ok(None)` when nothing is there.
+fn not_ours(path: &Path) -> std::result::Result<Option<()>, String> {
+    let plain = path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let in_runtime_dir = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "jitterlab");
+    let shaped = has_shape(name, DISK_PREFIX) || (has_shape(name, WORK_PREFIX) && in_runtime_dir);
+    if !plain || !shaped {
+        return Err("it is not a name jitterlab gives its work directories".into());
+    }
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot examine it ({e})")),
+    };
+    if meta.file_type().is_symlink() {
+        return Err("it is a symbolic link, not a directory jitterlab made".into());
+    }
+    if !meta.is_dir() {
+        return Err("it is not a directory".into());
+    }
+    let me = sys::effective_uid();
+    if meta.uid() != me {
+        return Err(format!(
+            "it belongs to uid {}, not to jitterlab's uid {me}",
+            meta.uid()
+        ));
+    }
+    Ok(Some(()))
+}
+
+/// Replays a journaled [`Undo::WorkDir`]: removes the directory with what
+/// it holds when it is one jitterlab made, symlink-safely (see the module
+/// doc). The line to print, and whether the entry is handled: a directory
+/// that is gone, or that jitterlab did not make (left alone), is; one that
+/// could not be removed is not.
+pub fn undo(path: &Path) -> (String, bool) {
+    let shown = path.display();
+    match not_ours(path) {
+        Ok(Some(())) => {}
+        Ok(None) => return (format!("work directory {shown} was already gone"), true),
+        Err(why) => return (format!("left {shown} alone: {why}"), true),
+    }
+    // Symlink-safe on Linux since Rust 1.58.1: see the module doc.
+    match fs::remove_dir_all(path) {
+        Ok(()) => (format!("removed work directory {shown}"), true),
+        Err(e) => (
+            format!("could not remove work directory {shown}: {e}"),
+            false,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::journal::JOURNAL_ENV;
+    use serial_test::serial;
+    use std::io::Write;
+    use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// A journal in a fresh temporary directory (`JITTERLAB_JOURNAL`).
+    fn journal() -> (tempfile::TempDir, Journal) {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var(JOURNAL_ENV, dir.path().join("journal.json"));
+        let j = Journal::begin(Path::new("/")).unwrap();
+        (dir, j)
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    /// The journal file's entries, as JSON.
+    fn entries(j: &tempfile::TempDir) -> Vec<serde_json::Value> {
+        let text = fs::read_to_string(j.path().join("journal.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["entries"].as_array().unwrap().clone()
+    }
+
+    #[test]
+    #[serial]
+    fn a_work_dir_is_fresh_private_journaled_and_removed() {
+        let (jdir, mut j) = journal();
+        let root = tempfile::tempdir().unwrap();
+        let w = create_work_dir(root.path(), &mut j).unwrap();
+        let name = w.path().file_name().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            w.path().parent().unwrap(),
+            root.path().join("run/jitterlab")
+        );
+        assert!(has_shape(&name, WORK_PREFIX), "{name}");
+        assert_eq!(mode(w.path()), 0o700);
+        assert_eq!(
+            entries(&jdir),
+            vec![serde_json::json!({"id": 1, "kind": "work-dir", "path": w.path()})]
+        );
+        // A second one has another name.
+        let w2 = create_work_dir(root.path(), &mut j).unwrap();
+        assert_ne!(w2.path(), w.path());
+
+        let cell = create_subdir(w.path(), "cell-1").unwrap();
+        assert_eq!(mode(&cell), 0o700);
+        assert_eq!(
+            format!("{:#}", create_subdir(w.path(), "cell-1").unwrap_err()),
+            format!(
+                "cannot create the directory {}: File exists (os error 17)",
+                cell.display()
+            )
+        );
+        let mut f = create_file(&cell.join("n.stdout")).unwrap();
+        f.write_all(b"out").unwrap();
+        assert_eq!(mode(&cell.join("n.stdout")), 0o600);
+        let path = w.path().to_path_buf();
+        w.remove(&mut j).unwrap();
+        w2.remove(&mut j).unwrap();
+        assert!(!path.exists());
+        assert_eq!(entries(&jdir), Vec::<serde_json::Value>::new());
+        j.finish().unwrap();
+    }
+
+    #[test]
+    fn create_file_refuses_existing_files_and_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious\n").unwrap();
+        let link = dir.path().join("n.stdout");
+        symlink(&victim, &link).unwrap();
+        assert_eq!(
+            create_file(&link).unwrap_err().kind(),
+            ErrorKind::AlreadyExists
+        );
+        let dangling = dir.path().join("n.stderr");
+        symlink(dir.path().join("would-be-created"), &dangling).unwrap();
+        assert_eq!(
+            create_file(&dangling).unwrap_err().kind(),
+            ErrorKind::AlreadyExists
+        );
+        assert!(!dir.path().join("would-be-created").exists());
+        assert_eq!(
+            create_file(&victim).unwrap_err().kind(),
+            ErrorKind::AlreadyExists
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    }
+
+    #[test]
+    #[serial]
+    fn a_disk_dir_is_refused_on_memory_file_systems() {
+        let (_jdir, mut j) = journal();
+        let base = tempfile::tempdir().unwrap();
+        let d = create_disk_dir(base.path(), "the base", &mut j).unwrap();
+        let name = d.path().file_name().unwrap().to_str().unwrap();
+        assert!(has_shape(name, DISK_PREFIX), "{name}");
+        assert_eq!(mode(d.path()), 0o700);
+        d.remove(&mut j).unwrap();
+
+        let missing = base.path().join("missing");
+        assert_eq!(
+            create_disk_dir(&missing, "usb_path", &mut j)
+                .unwrap_err()
+                .to_string(),
+            format!("usb_path cannot be used (No such file or directory (os error 2))")
+        );
+        let file = base.path().join("file");
+        fs::write(&file, "").unwrap();
+        assert_eq!(check_disk_base(&file), Err("is not a directory".into()));
+        // /dev/shm is tmpfs on every Linux with a standard /dev.
+        if sys::filesystem_type(Path::new("/dev/shm")).ok() == Some(sys::TMPFS_MAGIC) {
+            assert_eq!(
+                check_disk_base(Path::new("/dev/shm")),
+                Err("is on tmpfs (memory, not a block device)".into())
+            );
+        } else {
+            eprintln!("skipping the tmpfs case: /dev/shm is not tmpfs here");
+        }
+        assert_eq!(j.pending(), 0);
+        j.finish().unwrap();
+    }
+
+    #[test]
+    #[serial]
+    fn fresh_names_differ_and_errors_name_the_base() {
+        let (_jdir, mut j) = journal();
+        let base = tempfile::tempdir().unwrap();
+        // Every directory made is new: mkdir(2) without reuse, so a planted
+        // directory (or symlink) of the right shape can only be skipped.
+        let mut made = Vec::new();
+        for _ in 0..20 {
+            let d = fresh(base.path(), WORK_PREFIX, &mut j).unwrap();
+            assert!(!made.iter().any(|m: &WorkDir| m.path() == d.path()));
+            made.push(d);
+        }
+        let e = fresh(&base.path().join("missing"), WORK_PREFIX, &mut j).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot create a work directory in {}: No such file or directory (os error 2)",
+                base.path().join("missing").display()
+            )
+        );
+        assert_eq!(j.pending(), 20);
+        for d in made {
+            d.remove(&mut j).unwrap();
+        }
+        j.finish().unwrap();
+    }
+
+    #[test]
+    fn undo_removes_only_directories_jitterlab_made() {
+        let root = tempfile::tempdir().unwrap();
+        let rt = root.path().join("run/jitterlab");
+        fs::create_dir_all(&rt).unwrap();
+        let victim = root.path().join("victim");
+        fs::write(&victim, "precious\n").unwrap();
+
+        // Ours, with content and a symlink to the victim inside: removed,
+        // the victim untouched.
+        let ours = rt.join("jitterlab-0123456789abcdef");
+        fs::create_dir_all(ours.join("cell-1")).unwrap();
+        fs::write(ours.join("cell-1/n.stdout"), "x").unwrap();
+        symlink(&victim, ours.join("cell-1/link")).unwrap();
+        assert_eq!(
+            undo(&ours),
+            (format!("removed work directory {}", ours.display()), true)
+        );
+        assert!(!ours.exists());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert_eq!(
+            undo(&ours),
+            (
+                format!("work directory {} was already gone", ours.display()),
+                true
+            )
+        );
+
+        // A disk directory may lie anywhere.
+        let disk = root.path().join("jitterlab-disk-fedcba9876543210");
+        fs::create_dir(&disk).unwrap();
+        assert_eq!(
+            undo(&disk),
+            (format!("removed work directory {}", disk.display()), true)
+        );
+        assert!(!disk.exists());
+
+        // Refused, each with its reason, and nothing removed.
+        let left = |p: &Path, why: &str| {
+            assert_eq!(
+                undo(p),
+                (format!("left {} alone: {why}", p.display()), true)
+            );
+        };
+        let not_a_name = "it is not a name jitterlab gives its work directories";
+        left(&victim, not_a_name);
+        left(Path::new("/etc"), not_a_name);
+        // The runtime shape outside a `jitterlab` directory.
+        let stray = root.path().join("jitterlab-0123456789abcdef");
+        fs::create_dir(&stray).unwrap();
+        left(&stray, not_a_name);
+        left(
+            &rt.join("../jitterlab/jitterlab-0123456789abcdef"),
+            not_a_name,
+        );
+        left(
+            Path::new("run/jitterlab/jitterlab-0123456789abcdef"),
+            not_a_name,
+        );
+        let link = rt.join("jitterlab-aaaaaaaaaaaaaaaa");
+        symlink(root.path(), &link).unwrap();
+        left(
+            &link,
+            "it is a symbolic link, not a directory jitterlab made",
+        );
+        let file = rt.join("jitterlab-bbbbbbbbbbbbbbbb");
+        fs::write(&file, "").unwrap();
+        left(&file, "it is not a directory");
+        assert!(stray.exists() && link.exists() && file.exists());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+
+        // Another user's directory of the right shape.
+        if sys::effective_uid() == 0 {
+            let theirs = rt.join("jitterlab-cccccccccccccccc");
+            fs::create_dir(&theirs).unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+            left(&theirs, "it belongs to uid 65534, not to jitterlab's uid 0");
+            assert!(theirs.exists());
+        } else {
+            eprintln!("skipping the foreign-owner case: chown needs root");
+        }
+    }
+}
