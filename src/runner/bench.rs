@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
+use jitterlab_core::limits;
 use jitterlab_core::preset::{self, PresetMachine};
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec, SpecContext};
@@ -113,20 +114,17 @@ fn fitted_preset(
 pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
     let online = host::online_cpus(root)?;
     let (text, file, unavailable) = match (&a.spec, &a.preset) {
-        (Some(p), None) => {
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                bad(format!(
-                    "cannot read the spec {}: {e}; give the path of a TOML spec (examples/ has some) or use --preset",
-                    p.display()
-                ))
-            })?;
-            (text, p.display().to_string(), Vec::new())
-        }
+        (Some(p), None) => (read_spec(p)?, p.display().to_string(), Vec::new()),
         (None, Some(name)) => {
             let (text, unavailable) = fitted_preset(root, &online, name)?;
             (text, format!("preset {name}"), unavailable)
         }
-        _ => return Err(bad("give a spec file or --preset NAME, not both")),
+        (None, None) => {
+            return Err(bad(
+                "give a SPEC file (e.g. examples/codesys.toml) or --preset NAME (list them with: jitterlab presets)",
+            ))
+        }
+        (Some(_), Some(_)) => return Err(bad("give a spec file or --preset NAME, not both")),
     };
     let builtins: Vec<&str> = scenario::BUILTINS.iter().map(|b| b.name).collect();
     let mut spec = spec::parse(
@@ -153,6 +151,26 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         }
         spec.repetitions = r;
     }
+    spec.check_limits().map_err(|e| {
+        let flags = match (a.duration.is_some(), a.repetitions.is_some()) {
+            (true, true) => "--duration and --repetitions",
+            (true, false) => "--duration",
+            (false, true) => "--repetitions",
+            (false, false) => "",
+        };
+        // The spec alone was checked by the parser: an override made it so.
+        bad(format!("{flags} with {file}: {e}"))
+    })?;
+    for (i, p) in spec.probes.iter().enumerate() {
+        let (key, bytes) = match p.kind {
+            ProbeKind::Cyclic => ("working_set", Some(p.working_set_bytes)),
+            ProbeKind::Chase => ("buffer", p.buffer_bytes),
+            _ => continue,
+        };
+        if let Some(bytes) = bytes {
+            super::check_machine_memory(root, &format!("{file}: probe[{i}].{key}: "), bytes)?;
+        }
+    }
     if let Some(p) = &a.usb_path {
         if !p.is_dir() {
             return Err(bad(format!(
@@ -167,6 +185,31 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         }
     }
     Ok(Loaded { spec, unavailable })
+}
+
+/// Reads a spec file of at most [`limits::MAX_SPEC_BYTES`]; anything else
+/// (missing, unreadable, not UTF-8, larger — `/dev/zero` among them) is bad
+/// input naming the file.
+fn read_spec(p: &Path) -> Result<String> {
+    use std::io::Read;
+    let refuse = |why: String| {
+        bad(format!(
+            "cannot read the spec {}: {why}; give the path of a TOML spec (examples/ has some) or use --preset",
+            p.display()
+        ))
+    };
+    let file = std::fs::File::open(p).map_err(|e| refuse(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(limits::MAX_SPEC_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > limits::MAX_SPEC_BYTES {
+        return Err(refuse(format!(
+            "it is larger than {}, the largest spec jitterlab reads",
+            limits::format_size(limits::MAX_SPEC_BYTES)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".into()))
 }
 
 /// The neighbour CPUs of a cell: the scenario's, else the configuration's.

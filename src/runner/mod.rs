@@ -29,6 +29,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use jitterlab_core::limits;
 use jitterlab_core::result::{Params, ProbeKind, RunResult};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 use jitterlab_sys::{self as sys, Policy};
@@ -85,6 +86,7 @@ pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
             format_duration_exact(a.period)
         )));
     }
+    check_machine_memory(root, "--working-set ", a.working_set)?;
     plan_common(
         (!a.common.no_db).then_some(db),
         ProbeKind::Cyclic,
@@ -235,6 +237,26 @@ fn plan_common(
         (None, Some(_)) => None,
         (None, None) => Some(DEFAULT_DURATION_NS),
     };
+    // How long the run lasts: its duration, or its cycles of one period.
+    let lasts = match (duration, c.cycles) {
+        (Some(d), _) => Some(d),
+        (None, Some(n)) if period > 0 => {
+            let ns = n.saturating_mul(period);
+            if ns > limits::MAX_TIME_NS {
+                return Err(bad(format!(
+                    "--cycles {n} of {} take longer than {}, the longest run; give fewer cycles",
+                    format_duration_exact(period),
+                    format_duration_exact(limits::MAX_TIME_NS)
+                )));
+            }
+            Some(ns)
+        }
+        _ => None,
+    };
+    if let Some(ns) = lasts {
+        limits::check_window_rows(ns, c.window, cpus.len() as u64)
+            .map_err(|e| bad(format!("--window {}: {e}", format_duration_exact(c.window))))?;
+    }
     Ok(RunPlan {
         kind,
         period,
@@ -261,6 +283,22 @@ fn plan_common(
         },
         cpus,
     })
+}
+
+/// Refuses a buffer of `bytes` (a working set, a chase buffer) larger than
+/// half of the machine's memory, `MemTotal` of `<root>/proc/meminfo`: the
+/// probe allocates, touches and locks it (`mlockall`). `what` starts the
+/// message (`--working-set `, `spec.toml: probe[0].working_set: `). Where
+/// meminfo cannot be read (a fake sysroot without it) only the static
+/// bound of the parser applies.
+pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
+        return Ok(());
+    };
+    let Some(total) = limits::mem_total_bytes(&text) else {
+        return Ok(());
+    };
+    limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
 }
 
 /// Refuses an output path that cannot be written, without creating it.

@@ -240,6 +240,9 @@ pub fn plan_chase<'a>(
     if a.samples == Some(0) {
         return Err(bad("--samples must be at least 1"));
     }
+    if let Some(bytes) = a.buffer {
+        super::check_machine_memory(root, "--buffer ", bytes)?;
+    }
     let mut plan = plan_common(
         (!c.no_db).then_some(db),
         ProbeKind::Chase,
