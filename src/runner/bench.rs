@@ -8,8 +8,14 @@
 //!    file, the line and the key); every scenario is planned for every
 //!    configuration and the tools it needs are looked up, so a missing
 //!    `stress-ng` is reported with its Debian package before anything
-//!    starts. The plan is printed: cells, total time including warm-ups and
-//!    set-up. `--dry-run` stops here. Nothing on the machine changed yet.
+//!    starts. The spec is at most 1MiB, and the bounds of
+//!    `jitterlab_core::limits` hold after the command line's overrides
+//!    (cells, window rows), as does every working set and chase buffer
+//!    against the machine's memory. The plan is printed: cells, total time
+//!    including warm-ups and set-up. `--dry-run` stops here. Nothing on the
+//!    machine changed yet. Stdout is written through `output`: a reader that
+//!    went away ends the bench quietly, through the same cleanup as any
+//!    error.
 //! 2. **Journal** — `Journal::begin` refuses to start while a journal of an
 //!    earlier, killed jitterlab is unreplayed (`jitterlab restore`).
 //! 3. **Calibrate** — the scan of each cyclic probe is calibrated once per
@@ -65,6 +71,7 @@ use crate::error::bad;
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
+use crate::output::{errln, out, outln};
 use crate::probe::periodic;
 use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
@@ -389,7 +396,7 @@ impl Progress {
                 let left = self
                     .planned_ns
                     .saturating_sub(self.start.elapsed().as_nanos() as u64);
-                eprintln!(
+                errln!(
                     "jitterlab: {msg} (about {} left)",
                     format_duration_exact(left / 1_000_000_000 * 1_000_000_000)
                 );
@@ -406,7 +413,7 @@ impl Progress {
     fn say(&self, line: &str) {
         match &self.bar {
             Some(b) => b.println(line),
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 
@@ -500,13 +507,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     }
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
-    print!("{}", spec.plan_text(SETUP_NS, once_ns));
+    out!("{}", spec.plan_text(SETUP_NS, once_ns))?;
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let mut skipped = 0u64;
     for (i, cp) in cells.iter().enumerate() {
         if let Some(why) = plan_load(&spec, cp, &std::env::temp_dir())?.skip {
             skipped += 1;
-            println!("  {}/{} will be skipped: {why}", i + 1, cells.len());
+            outln!("  {}/{} will be skipped: {why}", i + 1, cells.len())?;
         }
     }
     let per_cell = SETUP_NS + spec.warmup_ns + spec.duration_ns;
@@ -514,13 +521,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         .planned_ns(SETUP_NS, once_ns)
         .saturating_sub(skipped * per_cell);
     if skipped > 0 {
-        println!(
+        outln!(
             "  total without the skipped cells: {}",
             format_duration_exact(planned_ns / 1_000_000 * 1_000_000)
-        );
+        )?;
     }
     for (c, why) in &unavailable {
-        println!("configuration {c}: N/A here: {why}");
+        outln!("configuration {c}: N/A here: {why}")?;
     }
     if a.dry_run {
         return Ok(ExitCode::SUCCESS);
@@ -555,7 +562,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         },
         &keys,
     )?;
-    eprintln!("jitterlab: bench stored as run {run} in {}", db.display());
+    errln!("jitterlab: bench stored as run {run} in {}", db.display());
 
     let mlock = rt::lock_memory();
     let signalled = termination_flag()?;
@@ -610,7 +617,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     )?;
     journal.finish()?;
     let _ = std::fs::remove_dir_all(&workdir);
-    eprintln!(
+    errln!(
         "jitterlab: bench took {} of a planned {}",
         format_duration_exact(elapsed_ns / 1_000_000 * 1_000_000),
         format_duration_exact(planned_ns / 1_000_000 * 1_000_000)
@@ -627,18 +634,18 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         ReportFormat::Csv => report::tables::Format::Csv,
         ReportFormat::Json => report::tables::Format::Json,
     };
-    print!(
+    out!(
         "{}",
         report::tables::render(&stored, &report::tables::TableOptions::default(), format)?
-    );
+    )?;
     for f in &failed {
-        eprintln!("jitterlab: cell {f} failed (see its explanation above)");
+        errln!("jitterlab: cell {f} failed (see its explanation above)");
     }
     for e in &exceeded {
-        eprintln!("jitterlab: limit exceeded: {e}");
+        errln!("jitterlab: limit exceeded: {e}");
     }
     if interrupted {
-        eprintln!("jitterlab: the bench was interrupted; the cells that ran are stored");
+        errln!("jitterlab: the bench was interrupted; the cells that ran are stored");
     }
     Ok(if failed.is_empty() && exceeded.is_empty() {
         ExitCode::SUCCESS
@@ -800,8 +807,12 @@ impl Bench<'_> {
             None => store.finish_cell(cell_id, status, None, &context, &[])?,
         }
         if let Some(f) = &context.failure {
-            self.progress
-                .say(&format!("jitterlab: cell {} failed: {f}", cp.key.name()));
+            // The failure may quote a neighbour's stderr: escaped.
+            self.progress.say(&format!(
+                "jitterlab: cell {} failed: {}",
+                cp.key.name(),
+                report::safe::shown(f)
+            ));
         }
         Ok((status, limits))
     }
@@ -1053,7 +1064,7 @@ enum CellEnd {
 pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
     let online: CpuList = host::online_cpus(root)?;
     match show {
-        Some(name) => print!("{}", fitted_preset(root, &online, name)?.0),
+        Some(name) => out!("{}", fitted_preset(root, &online, name)?.0)?,
         None => {
             let cache = settings::resctrl::capabilities(root)?;
             let machine = PresetMachine {
@@ -1066,15 +1077,15 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
                 .max()
                 .unwrap_or(0);
             for p in preset::PRESETS {
-                println!("{:<w$}  {}", p.name, p.summary);
-                println!("{:<w$}  reproduces: {}", "", p.reproduces);
+                outln!("{:<w$}  {}", p.name, p.summary)?;
+                outln!("{:<w$}  reproduces: {}", "", p.reproduces)?;
                 for (c, why) in preset::unavailable(p.name, &machine) {
-                    println!("{:<w$}  configuration {c}: N/A: {why}", "");
+                    outln!("{:<w$}  configuration {c}: N/A: {why}", "")?;
                 }
             }
-            println!(
+            outln!(
                 "\nrun one with: jitterlab bench --preset NAME (add --dry-run to see its plan)"
-            );
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -3,9 +3,12 @@
 //! The order is the contract with the user:
 //!
 //! 1. **Validate** everything that can be wrong with the input — units,
-//!    ranges, CPUs against the machine's online list, the policy/priority
-//!    pair, every output path — and refuse with a one-line error naming the
-//!    fix (exit 2) before any thread starts or anything is written.
+//!    ranges (the parser's bounds of `jitterlab_core::limits`, then the
+//!    window rows a run makes and a working set or buffer against half of
+//!    the machine's `MemTotal`), CPUs against the machine's online list, the
+//!    policy/priority pair, every output path — and refuse with a one-line
+//!    error naming the fix (exit 2) before any thread starts or anything is
+//!    written.
 //! 2. **Set up** the process-wide real-time defaults (mlockall, the PM QoS
 //!    request), start one probe thread per CPU, let each apply its own
 //!    defaults and calibrate, and collect what held. `--strict` aborts here.
@@ -36,6 +39,7 @@ use jitterlab_sys::{self as sys, Policy};
 
 use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
 use crate::error::bad;
+use crate::output::{errln, out};
 use crate::probe::periodic::ThreadOutcome;
 use crate::report;
 use crate::store::{RunIds, RunStart, Store};
@@ -452,7 +456,7 @@ pub fn execute(
     // What the probe changed goes back on every path, before anything else.
     if let Some(mut p) = returned.take() {
         for line in p.teardown(root, &mut journal) {
-            eprintln!("jitterlab: {line}");
+            errln!("jitterlab: {}", report::safe::shown(&line));
         }
     }
     let (histograms, result, outcomes) = match measured {
@@ -469,10 +473,10 @@ pub fn execute(
     let result = &result;
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
         match s.finish_run(ids, result, &histograms) {
-            Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
+            Ok(()) => errln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
             Err(e) => {
                 let _ = s.abandon_run(ids);
-                eprintln!(
+                errln!(
                     "jitterlab: warning: storing the result in {} failed: {e:#}",
                     db.display()
                 );
@@ -483,8 +487,7 @@ pub fn execute(
     if let Some(w) = writer.csv.as_mut() {
         w.flush()?;
     }
-    print!("{}", report::text::summary(result));
-    std::io::stdout().flush()?;
+    out!("{}", report::text::summary(result))?;
     Ok(if result.failed() {
         ExitCode::from(1)
     } else {

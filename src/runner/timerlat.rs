@@ -28,6 +28,7 @@ use jitterlab_core::stats::MetricStats;
 
 use crate::cli::TimerlatRunArgs;
 use crate::error::bad;
+use crate::output::{errln, out};
 use crate::probe::timerlat::{self, TimerlatArgs};
 use crate::report;
 use crate::store::{RunStart, Store, StoredHistogram};
@@ -276,11 +277,11 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
     journal.finish()?;
     if let (Some(s), Some(ids)) = (store.as_mut(), ids) {
         s.finish_run(ids, &m.result, &m.histograms)?;
-        eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display());
+        errln!("jitterlab: stored as run {} in {}", ids.run, db.display());
     }
     if let Some(p) = &a.json {
         super::write_json(p, &m.result)?;
     }
-    print!("{}", report::text::summary(&m.result));
+    out!("{}", report::text::summary(&m.result))?;
     Ok(ExitCode::SUCCESS)
 }
