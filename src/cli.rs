@@ -130,7 +130,7 @@ pub struct SpecSource {
     pub warmup: Option<u64>,
 
     /// Override the number of repetitions (at most 1000).
-    #[arg(long, value_name = "N", value_parser = repetitions)]
+    #[arg(long, value_name = "N", value_parser = repetitions, allow_hyphen_values = true)]
     pub repetitions: Option<u32>,
 
     /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
@@ -272,16 +272,16 @@ pub struct ChaseRunArgs {
     pub buffer: Option<u64>,
 
     /// Timed chases per sample; a sample's jitter is their max - min.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = iterations)]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = iterations, allow_hyphen_values = true)]
     pub iterations: u64,
 
     /// Samples to take [default: 200, or as many as --duration allows].
-    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = samples)]
+    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = samples, allow_hyphen_values = true)]
     pub samples: Option<u64>,
 
     /// Dependent loads in one timed chase (continuing around the buffer's
     /// cycle from one chase to the next).
-    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = chase_length)]
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = chase_length, allow_hyphen_values = true)]
     pub chase_length: u64,
 
     /// Options every probe shares (--cycles, --break-trace, --histogram and
@@ -454,7 +454,7 @@ pub struct CommonArgs {
     pub duration: Option<u64>,
 
     /// Number of measured cycles per thread, instead of --duration.
-    #[arg(long, value_name = "N", value_parser = cycles)]
+    #[arg(long, value_name = "N", value_parser = cycles, allow_hyphen_values = true)]
     pub cycles: Option<u64>,
 
     /// Scheduling policy.
@@ -485,7 +485,7 @@ pub struct CommonArgs {
 
     /// Outliers kept per metric, with cycle number and time since start
     /// (at most 10000).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = outliers)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = outliers, allow_hyphen_values = true)]
     pub outliers: usize,
 
     /// Write the schema-versioned result (statistics, host snapshot, real-time
@@ -504,7 +504,7 @@ pub struct CommonArgs {
 
     /// Number of 1 us buckets in --histogram (at most 100000); later
     /// wake-ups count as overflows.
-    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = histogram_buckets)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = histogram_buckets, allow_hyphen_values = true)]
     pub histogram_buckets: usize,
 
     /// Exit 1 when a wake-up latency exceeds this.
@@ -559,10 +559,16 @@ fn memory(s: &str) -> Result<u64, String> {
     limits::check_memory(parse_size(s).map_err(|e| e.to_string())?)
 }
 
-/// A count up to `bound`'s maximum (its minimum is the runner's, which
-/// names the flag).
+/// A count up to `bound`'s maximum; one below its minimum is left to the
+/// runner, whose message names the flag (`--cycles must be at least 1`).
 fn at_most(s: &str, bound: &Count) -> Result<u64, String> {
-    Count { min: 0, ..*bound }.parse(s)
+    match bound.parse(s) {
+        Ok(n) => Ok(n),
+        Err(e) => match s.trim().parse::<u64>() {
+            Ok(n) if n < bound.min => Ok(n),
+            _ => Err(e),
+        },
+    }
 }
 
 fn outliers(s: &str) -> Result<usize, String> {

@@ -129,14 +129,18 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Help and version go to stdout with status 0; every other parse error is
-/// printed as one line naming the problem, with status 2.
+/// Help and version go to stdout with status 0 (141 when stdout's reader
+/// has gone); every other parse error is printed as one line naming the
+/// problem, with status 2 (a missing argument is named on that line).
 fn clap_exit(e: clap::Error) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
+            if e.print().is_err() {
+                // Help asked for and its reader gone (`--help | head -1`).
+                return ExitCode::from(output::READER_GONE_STATUS);
+            }
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 ExitCode::from(2)
             } else {

@@ -565,7 +565,12 @@ fn too_many_cells(
     probes: usize,
 ) -> String {
     format!(
-        "the bench has {cells} cells ({repetitions} repetitions × {configurations} configurations × {scenarios} scenarios × {deployments} deployments × {probes} probes), more than {}, the most one bench runs; use fewer repetitions or split the spec",
+        "the bench has {cells} cells ({} × {} × {} × {} × {}), more than {}, the most one bench runs; use fewer repetitions or split the spec",
+        count(repetitions as usize, "repetition"),
+        count(configurations, "configuration"),
+        count(scenarios, "scenario"),
+        count(deployments, "deployment"),
+        count(probes, "probe"),
         limits::MAX_CELLS
     )
 }
@@ -2714,7 +2719,7 @@ max_exec = "1ms"
         }
         assert_eq!(
             err(&text),
-            "bench.toml:2: repetitions: the bench has 11000 cells (1000 repetitions × 1 configurations × 1 scenarios × 1 deployments × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec"
+            "bench.toml:2: repetitions: the bench has 11000 cells (1000 repetitions × 1 configuration × 1 scenario × 1 deployment × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec"
         );
         let spec = ok(&text.replace("repetitions = 1000\n", "repetitions = 900\n"));
         assert_eq!(spec.cell_count(), 9900);
@@ -2723,7 +2728,7 @@ max_exec = "1ms"
         more.repetitions = 1000;
         assert_eq!(
             more.check_limits(),
-            Err("the bench has 11000 cells (1000 repetitions × 1 configurations × 1 scenarios × 1 deployments × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec".into())
+            Err("the bench has 11000 cells (1000 repetitions × 1 configuration × 1 scenario × 1 deployment × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec".into())
         );
         // A wake-up probe on both CPUs for 7 days in 1 s windows.
         let wide = "duration = \"7d\"\n[[configuration]]\nname = \"w\"\nprobe_cpus = \"0-1\"\n[[probe]]\nkind = \"wakeup\"\nwindow = \"1s\"\n";
