@@ -175,7 +175,7 @@ pub struct BenchArgs {
 pub struct ReportArgs {
     /// Run ids, as `jitterlab runs` lists them [default: the latest run].
     /// Two runs are compared cell by cell (A, B, and B as % of A).
-    #[arg(value_name = "RUN")]
+    #[arg(value_name = "RUN", allow_negative_numbers = true)]
     pub runs: Vec<i64>,
 
     /// Output format.

@@ -524,4 +524,52 @@ fn stored_names_are_printed_with_control_characters_escaped() {
     // JSON keeps the exact name, in JSON's own escaping.
     let json = jl(&["report", "--format", "json", "1", "1"]);
     assert!(!json.contains('\u{1b}'));
+    // A negative run id is a run id, not an unknown flag.
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["report", "-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "jitterlab: error: there is no run -1 in the database; list the runs with: jitterlab runs\n"
+    );
+}
+
+#[test]
+fn apply_whose_reader_is_gone_puts_everything_back_at_once() {
+    // Without the fix the first println! panicked while timer_migration
+    // was 0, and the value stayed so until `jitterlab restore`.
+    let root = sysroot();
+    let before = tree(root.path());
+    let scratch = tempfile::tempdir().unwrap();
+    let spec = scratch.path().join("apply.toml");
+    std::fs::write(
+        &spec,
+        with("[[configuration]]\nname = \"t\"\ntimer_migration = false\n"),
+    )
+    .unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("JITTERLAB_DB", scratch.path().join("j.db"))
+        .env("JITTERLAB_JOURNAL", scratch.path().join("journal.json"))
+        .arg("--sysroot")
+        .arg(root.path())
+        .arg("apply")
+        .arg(&spec)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(141), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(tree(root.path()), before, "timer_migration is back");
+    assert!(
+        !scratch.path().join("journal.json").exists(),
+        "the journal is finished"
+    );
 }
