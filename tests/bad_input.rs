@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
@@ -294,18 +295,59 @@ fn corpus() -> Vec<Case> {
     ]
 }
 
-/// Runs `args` with the journal and database in `scratch`.
-fn jl(root: &Path, scratch: &Path, args: &[String]) -> Output {
-    Command::cargo_bin("jitterlab")
-        .unwrap()
-        .current_dir(scratch)
+/// How long a refusal may take: an input that is wrongly accepted starts a
+/// run (or an apply that holds), which the test kills rather than waits for.
+const REFUSED_WITHIN: Duration = Duration::from_secs(20);
+
+/// Runs `cmd` to its end, or kills it (SIGKILL) after [`REFUSED_WITHIN`];
+/// its stderr must be piped and small.
+fn output_within(mut cmd: StdCommand) -> Output {
+    let mut child = cmd.spawn().unwrap();
+    let end = Instant::now() + REFUSED_WITHIN;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The address space a refusal may use: an overlarge input wrongly
+/// accepted then fails its allocation (and the test) at once instead of
+/// taking the machine's memory.
+const ADDRESS_SPACE: &str = "--as=2147483648";
+
+/// jitterlab on `root` with its journal and database in `scratch`, stdout
+/// and stderr piped, its address space limited by util-linux's `prlimit`
+/// where there is one.
+fn jl_cmd(root: &Path, scratch: &Path) -> StdCommand {
+    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
+    let prlimit = Path::new("/usr/bin/prlimit");
+    let mut c = if prlimit.exists() {
+        let mut c = StdCommand::new(prlimit);
+        c.arg(ADDRESS_SPACE).arg("--").arg(bin);
+        c
+    } else {
+        StdCommand::new(bin)
+    };
+    c.current_dir(scratch)
         .env("JITTERLAB_DB", scratch.join("j.db"))
         .env("JITTERLAB_JOURNAL", scratch.join("journal.json"))
         .arg("--sysroot")
         .arg(root)
-        .args(args)
-        .output()
-        .unwrap()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs `args` with the journal and database in `scratch`.
+fn jl(root: &Path, scratch: &Path, args: &[String]) -> Output {
+    let mut c = jl_cmd(root, scratch);
+    c.args(args);
+    output_within(c)
 }
 
 #[test]
@@ -372,54 +414,44 @@ fn every_bad_input_is_one_line_exit_2_and_changes_nothing() {
 /// The name and host name a hand-edited database gives the stored run.
 const HOSTILE: &str = "x\u{1b}[31m\nforged";
 
-/// A results database with one real, short wake-up run whose stored name
-/// and host name are [`HOSTILE`] (as a database from elsewhere, or edited
-/// by hand, may have them).
-fn hostile_db() -> &'static Path {
-    static DB: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = DB.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::cargo_bin("jitterlab")
-            .unwrap()
-            .env("JITTERLAB_DB", dir.path().join("runs.db"))
-            .env("JITTERLAB_JOURNAL", dir.path().join("journal.json"))
-            .args(["run", "wakeup", "--duration", "200ms", "--window", "100ms"])
-            .arg("--no-dma-latency")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let db = rusqlite::Connection::open(dir.path().join("runs.db")).unwrap();
-        db.execute("UPDATE runs SET name = ?1", [HOSTILE]).unwrap();
-        db.execute("UPDATE hosts SET hostname = ?1", [HOSTILE])
-            .unwrap();
-        dir
-    });
-    dir.path()
+/// A directory whose `j.db` holds one real, short wake-up run (on this
+/// machine, not the fake one) whose stored name and host name are
+/// [`HOSTILE`], as a database from elsewhere, or edited by hand, may have
+/// them.
+fn hostile_db() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .env("JITTERLAB_DB", dir.path().join("j.db"))
+        .env("JITTERLAB_JOURNAL", dir.path().join("journal.json"))
+        .args(["run", "wakeup", "--duration", "200ms", "--window", "100ms"])
+        .arg("--no-dma-latency")
+        .timeout(REFUSED_WITHIN)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let db = rusqlite::Connection::open(dir.path().join("j.db")).unwrap();
+    db.execute("UPDATE runs SET name = ?1", [HOSTILE]).unwrap();
+    db.execute("UPDATE hosts SET hostname = ?1", [HOSTILE])
+        .unwrap();
+    dir
 }
 
-/// Runs jitterlab with the hostile database and `args`, stdout a pipe whose
-/// reader is already closed.
-fn with_closed_stdout(root: &Path, args: &[&str]) -> Output {
+/// Runs jitterlab on `root` with the database and journal of `scratch`,
+/// stdout a pipe whose reader is already closed.
+fn with_closed_stdout(root: &Path, scratch: &Path, args: &[&str]) -> Output {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let db = hostile_db();
-    StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
-        .env("JITTERLAB_DB", db.join("runs.db"))
-        .env("JITTERLAB_JOURNAL", db.join("journal.json"))
-        .arg("--sysroot")
-        .arg(root)
-        .args(args)
-        .stdout(writer)
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
+    let mut c = jl_cmd(root, scratch);
+    c.args(args).stdout(writer);
+    output_within(c)
 }
 
 #[test]
 fn a_closed_stdout_ends_every_command_quietly() {
     let root = sysroot();
     let before = tree(root.path());
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = hostile_db();
     let spec = scratch.path().join("plan.toml");
     std::fs::write(&spec, with("")).unwrap();
     let spec = spec.to_str().unwrap();
@@ -437,7 +469,7 @@ fn a_closed_stdout_ends_every_command_quietly() {
         &["--help"],
         &["run", "--help"],
     ] {
-        let out = with_closed_stdout(root.path(), args);
+        let out = with_closed_stdout(root.path(), scratch.path(), args);
         assert_eq!(
             (
                 out.status.code(),
@@ -458,17 +490,9 @@ fn a_reader_that_goes_after_the_first_line_ends_a_long_plan_quietly() {
     let scratch = tempfile::tempdir().unwrap();
     let spec = scratch.path().join("long.toml");
     std::fs::write(&spec, eleven_probes(900)).unwrap();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
-        .env("JITTERLAB_DB", scratch.path().join("j.db"))
-        .env("JITTERLAB_JOURNAL", scratch.path().join("journal.json"))
-        .arg("--sysroot")
-        .arg(root.path())
-        .args(["bench", "--dry-run"])
-        .arg(&spec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut c = jl_cmd(root.path(), scratch.path());
+    c.args(["bench", "--dry-run"]).arg(&spec);
+    let mut child = c.spawn().unwrap();
     let mut first = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(child.stdout.take().unwrap()),
@@ -476,7 +500,13 @@ fn a_reader_that_goes_after_the_first_line_ends_a_long_plan_quietly() {
     )
     .unwrap();
     assert_eq!(first, "plan: long\n");
-    // The reader is dropped here, after one line.
+    // The reader was dropped after one line; a bench that wrongly went on
+    // is killed after a while rather than waited for.
+    let end = Instant::now() + REFUSED_WITHIN;
+    while child.try_wait().unwrap().is_none() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
@@ -486,15 +516,20 @@ fn a_reader_that_goes_after_the_first_line_ends_a_long_plan_quietly() {
 
 #[test]
 fn stored_names_are_printed_with_control_characters_escaped() {
-    let db = hostile_db().join("runs.db");
-    let jl = |args: &[&str]| {
-        let out = Command::cargo_bin("jitterlab")
+    let dir = hostile_db();
+    let db = dir.path().join("j.db");
+    let run = |args: &[&str]| {
+        Command::cargo_bin("jitterlab")
             .unwrap()
             .arg("--db")
             .arg(&db)
             .args(args)
+            .timeout(REFUSED_WITHIN)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let jl = |args: &[&str]| {
+        let out = run(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
         String::from_utf8(out.stdout).unwrap()
     };
@@ -525,13 +560,7 @@ fn stored_names_are_printed_with_control_characters_escaped() {
     let json = jl(&["report", "--format", "json", "1", "1"]);
     assert!(!json.contains('\u{1b}'));
     // A negative run id is a run id, not an unknown flag.
-    let out = Command::cargo_bin("jitterlab")
-        .unwrap()
-        .arg("--db")
-        .arg(&db)
-        .args(["report", "-1"])
-        .output()
-        .unwrap();
+    let out = run(&["report", "-1"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -542,7 +571,8 @@ fn stored_names_are_printed_with_control_characters_escaped() {
 #[test]
 fn apply_whose_reader_is_gone_puts_everything_back_at_once() {
     // Without the fix the first println! panicked while timer_migration
-    // was 0, and the value stayed so until `jitterlab restore`.
+    // was 0, and the value stayed so until `jitterlab restore`; a fix that
+    // went missing holds until the test kills it.
     let root = sysroot();
     let before = tree(root.path());
     let scratch = tempfile::tempdir().unwrap();
@@ -552,19 +582,11 @@ fn apply_whose_reader_is_gone_puts_everything_back_at_once() {
         with("[[configuration]]\nname = \"t\"\ntimer_migration = false\n"),
     )
     .unwrap();
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
-        .env("JITTERLAB_DB", scratch.path().join("j.db"))
-        .env("JITTERLAB_JOURNAL", scratch.path().join("journal.json"))
-        .arg("--sysroot")
-        .arg(root.path())
-        .arg("apply")
-        .arg(&spec)
-        .stdout(writer)
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
+    let out = with_closed_stdout(
+        root.path(),
+        scratch.path(),
+        &["apply", spec.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(141), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(tree(root.path()), before, "timer_migration is back");
