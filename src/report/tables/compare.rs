@@ -13,7 +13,7 @@
 //! those cells. The share over the threshold is compared only as a number:
 //! when the two runs used different thresholds its label says so.
 //! Stored text (names, hosts, statuses) is printed through
-//! [`shown`](crate::report::safe::shown), as in every table.
+//! `report::safe::shown`, as in every table.
 
 use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
