@@ -3,14 +3,23 @@
 //! Every time value on the command line goes through the one unit grammar of
 //! `jitterlab_core::units` (`ns`, `us`, `ms`, `s`, `m`, `h`, `d`), every size
 //! through its size grammar, every CPU list through the kernel's list format.
-//! Parsing here only checks the grammar; what depends on the machine (is the
-//! CPU online? can the file be written?) is checked by `runner::validate`
-//! before any thread starts. Clap reports its own errors with exit status 2,
-//! as jitterlab does for every bad input.
+//! Parsing here checks the grammar and the bounds of `jitterlab_core::limits`
+//! — the same constants, with the same words, as a spec's keys: every time
+//! at most 7d, periods and intervals at least 10us, windows at least 1ms,
+//! working sets and buffers at most 4GiB, and an upper bound on every count
+//! (`--outliers`, `--histogram-buckets`, `--cycles`, `--samples`,
+//! `--iterations`, `--chase-length`, `--repetitions`) — so a value too large
+//! for the machine is refused before anything is allocated. The lower
+//! bounds of counts (at least 1) and what depends on the machine (is the
+//! CPU online? can the file be written? does the working set fit in
+//! memory?) are checked by the runner before any thread starts. Clap
+//! reports its own errors with exit status 2, as jitterlab does for every
+//! bad input.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use jitterlab_core::limits::{self, Count};
 use jitterlab_core::units::{parse_duration, parse_size, CpuList};
 
 /// Measure and prove the real-time determinism of a Linux machine.
@@ -108,12 +117,8 @@ pub struct PresetsArgs {
 /// Where a spec comes from, and the command line's overrides of it.
 #[derive(Debug, Args)]
 pub struct SpecSource {
-    /// The experiment's spec (TOML; see examples/).
-    #[arg(
-        value_name = "SPEC",
-        required_unless_present = "preset",
-        conflicts_with = "preset"
-    )]
+    /// The experiment's spec (TOML; see examples/); or give --preset.
+    #[arg(value_name = "SPEC", conflicts_with = "preset")]
     pub spec: Option<PathBuf>,
 
     /// A built-in experiment instead of a spec file (see `jitterlab presets`).
@@ -128,8 +133,8 @@ pub struct SpecSource {
     #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Option<u64>,
 
-    /// Override the number of repetitions.
-    #[arg(long, value_name = "N")]
+    /// Override the number of repetitions (at most 1000).
+    #[arg(long, value_name = "N", value_parser = repetitions, allow_hyphen_values = true)]
     pub repetitions: Option<u32>,
 
     /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
@@ -174,7 +179,7 @@ pub struct BenchArgs {
 pub struct ReportArgs {
     /// Run ids, as `jitterlab runs` lists them [default: the latest run].
     /// Two runs are compared cell by cell (A, B, and B as % of A).
-    #[arg(value_name = "RUN")]
+    #[arg(value_name = "RUN", allow_negative_numbers = true)]
     pub runs: Vec<i64>,
 
     /// Output format.
@@ -267,20 +272,20 @@ pub struct ChaseRunArgs {
 
     /// Buffer to chase [default: half of the cache level the probe CPU
     /// shares with the neighbours].
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = memory)]
     pub buffer: Option<u64>,
 
     /// Timed chases per sample; a sample's jitter is their max - min.
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = iterations, allow_hyphen_values = true)]
     pub iterations: u64,
 
     /// Samples to take [default: 200, or as many as --duration allows].
-    #[arg(long, value_name = "N", conflicts_with = "duration")]
+    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = samples, allow_hyphen_values = true)]
     pub samples: Option<u64>,
 
     /// Dependent loads in one timed chase (continuing around the buffer's
     /// cycle from one chase to the next).
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = chase_length, allow_hyphen_values = true)]
     pub chase_length: u64,
 
     /// Options every probe shares (--cycles, --break-trace, --histogram and
@@ -296,10 +301,10 @@ pub struct CtxswitchRunArgs {
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
 
-    /// One round trip (two hand-overs) per interval; 0 hands the token back
-    /// to back, as `perf bench sched pipe` does (the CPU is then busy with
-    /// real-time work for the whole run).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    /// One round trip (two hand-overs) per interval (at least 10us); 0
+    /// hands the token back to back, as `perf bench sched pipe` does (the
+    /// CPU is then busy with real-time work for the whole run).
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// Options every probe shares (--cycles counts hand-overs; --max-latency
@@ -332,8 +337,8 @@ pub struct ResponseRunArgs {
     #[arg(long, value_enum, default_value = "eventfd")]
     pub source: SourceArg,
 
-    /// Time between events.
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    /// Time between events (at least 10us).
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// Options every probe shares (--cycles counts events; --max-latency
@@ -351,7 +356,7 @@ pub struct TimerlatRunArgs {
     pub cpus: Option<CpuList>,
 
     /// Period of the tracer's timer (whole microseconds, 100us to 1s).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
     pub period: u64,
 
     /// How long to measure (whole seconds: rtla's own unit).
@@ -383,8 +388,8 @@ pub struct TimerlatRunArgs {
 /// `jitterlab run cyclic`.
 #[derive(Debug, Args)]
 pub struct CyclicArgs {
-    /// Task period T0.
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    /// Task period T0 (at least 10us).
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
     pub period: u64,
 
     /// CPU to run the task on [default: the last online CPU].
@@ -397,8 +402,8 @@ pub struct CyclicArgs {
     pub scan: u64,
 
     /// Memory the scan walks per cycle in a random order, one cache line at a
-    /// time (0 for none).
-    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = size)]
+    /// time (0 for none; at most 4GiB and half the machine's memory).
+    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = memory)]
     pub working_set: u64,
 
     /// Options every probe shares.
@@ -409,8 +414,8 @@ pub struct CyclicArgs {
 /// `jitterlab run wakeup`.
 #[derive(Debug, Args)]
 pub struct WakeupArgs {
-    /// Wake-up interval of every thread.
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = duration, allow_hyphen_values = true)]
+    /// Wake-up interval of every thread (at least 10us).
+    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
@@ -453,7 +458,7 @@ pub struct CommonArgs {
     pub duration: Option<u64>,
 
     /// Number of measured cycles per thread, instead of --duration.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = cycles, allow_hyphen_values = true)]
     pub cycles: Option<u64>,
 
     /// Scheduling policy.
@@ -474,16 +479,17 @@ pub struct CommonArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// Width of the per-window rows (min, max, mean, count).
-    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    /// Width of the per-window rows (min, max, mean, count); at least 1ms.
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = window, allow_hyphen_values = true)]
     pub window: u64,
 
     /// Threshold for the share of samples over it (EPICS tables use 100us).
     #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
     pub threshold: u64,
 
-    /// Outliers kept per metric, with cycle number and time since start.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Outliers kept per metric, with cycle number and time since start
+    /// (at most 10000).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = outliers, allow_hyphen_values = true)]
     pub outliers: usize,
 
     /// Write the schema-versioned result (statistics, host snapshot, real-time
@@ -500,8 +506,9 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub histogram: Option<PathBuf>,
 
-    /// Number of 1 us buckets in --histogram; later wake-ups count as overflows.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    /// Number of 1 us buckets in --histogram (at most 100000); later
+    /// wake-ups count as overflows.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = histogram_buckets, allow_hyphen_values = true)]
     pub histogram_buckets: usize,
 
     /// Exit 1 when a wake-up latency exceeds this.
@@ -535,12 +542,65 @@ pub struct CommonArgs {
     pub no_db: bool,
 }
 
+/// A time: the unit grammar, at most 7d.
 fn duration(s: &str) -> Result<u64, String> {
-    parse_duration(s).map_err(|e| e.to_string())
+    limits::check_time(parse_duration(s).map_err(|e| e.to_string())?)
 }
 
-fn size(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
+/// A period or interval: a time of at least 10us (0 is left to the
+/// runner, which says what it means for the probe).
+fn period(s: &str) -> Result<u64, String> {
+    limits::check_period(duration(s)?)
+}
+
+/// A window: a time of at least 1ms (0 is left to the runner).
+fn window(s: &str) -> Result<u64, String> {
+    limits::check_window(duration(s)?)
+}
+
+/// A working set or buffer: the size grammar, at most 4GiB.
+fn memory(s: &str) -> Result<u64, String> {
+    limits::check_memory(parse_size(s).map_err(|e| e.to_string())?)
+}
+
+/// A count up to `bound`'s maximum; one below its minimum is left to the
+/// runner, whose message names the flag (`--cycles must be at least 1`).
+fn at_most(s: &str, bound: &Count) -> Result<u64, String> {
+    match bound.parse(s) {
+        Ok(n) => Ok(n),
+        Err(e) => match s.trim().parse::<u64>() {
+            Ok(n) if n < bound.min => Ok(n),
+            _ => Err(e),
+        },
+    }
+}
+
+fn outliers(s: &str) -> Result<usize, String> {
+    at_most(s, &limits::OUTLIERS).map(|n| n as usize)
+}
+
+fn histogram_buckets(s: &str) -> Result<usize, String> {
+    at_most(s, &limits::HISTOGRAM_BUCKETS).map(|n| n as usize)
+}
+
+fn cycles(s: &str) -> Result<u64, String> {
+    at_most(s, &limits::CYCLES)
+}
+
+fn samples(s: &str) -> Result<u64, String> {
+    at_most(s, &limits::SAMPLES)
+}
+
+fn iterations(s: &str) -> Result<u64, String> {
+    at_most(s, &limits::ITERATIONS)
+}
+
+fn chase_length(s: &str) -> Result<u64, String> {
+    at_most(s, &limits::CHASE_LENGTH)
+}
+
+fn repetitions(s: &str) -> Result<u32, String> {
+    at_most(s, &limits::REPETITIONS).map(|n| n as u32)
 }
 
 fn cpu_list(s: &str) -> Result<CpuList, String> {

@@ -114,7 +114,7 @@ impl LiveView {
                         Goal::Releases(n) | Goal::Cycles(n) => n.max(1),
                     };
                     for ((cpu, s), pos) in self.threads.iter().zip(positions) {
-                        eprintln!(
+                        crate::output::errln!(
                             "CPU {cpu}: {} {:>3}%",
                             Self::line(s),
                             (pos.min(total) * 100) / total

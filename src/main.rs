@@ -6,14 +6,20 @@
 //! only by `report`; `check` audits the machine before any run. Exit status:
 //! 0 when every limit held, 1 when a `--max-*` limit was exceeded (for
 //! `check`, when a finding is `fail`; for `restore`, when journal entries
-//! stay for a person), 2 for any error — bad input
-//! among them, which is refused before anything starts.
+//! stay for a person), 2 for any error — bad input among them, which is
+//! refused before anything starts — and 141 when stdout's reader went away
+//! (`jitterlab runs | head -1`): the command then ends quietly, through its
+//! normal cleanup (see `output`).
+//!
+//! An error is printed as one line, `jitterlab: error: …`, with control
+//! characters escaped (`report::safe`), whatever text it quotes.
 
 mod cli;
 mod error;
 mod live;
 mod neighbour;
 mod net;
+mod output;
 mod probe;
 mod report;
 mod runner;
@@ -35,7 +41,62 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
     };
-    let outcome = match &cli.command {
+    quiet_on_closed_stdout();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command(&cli)));
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(payload) if is_stdout_panic(payload.as_ref()) => {
+            return ExitCode::from(output::READER_GONE_STATUS)
+        }
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) if output::is_reader_gone(&e) => ExitCode::from(output::READER_GONE_STATUS),
+        Err(e) => {
+            output::errln!(
+                "jitterlab: error: {}",
+                report::safe::shown(&format!("{e:#}"))
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The message of the panic `println!` raises when stdout's reader went
+/// away (the standard library's words).
+fn is_stdout_panic_message(m: &str) -> bool {
+    m.starts_with("failed printing to stdout") && m.contains("Broken pipe")
+}
+
+fn is_stdout_panic(payload: &(dyn std::any::Any + Send)) -> bool {
+    let m = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied());
+    m.is_some_and(is_stdout_panic_message)
+}
+
+/// The last line of defence of `output`: a `println!` that stdout's closed
+/// pipe made panic prints nothing; `main` turns the panic into the quiet
+/// exit of [`output::ReaderGone`]. Every other panic is reported as before.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let m = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if !m.is_some_and(is_stdout_panic_message) {
+            default(info);
+        }
+    }));
+}
+
+/// Runs the parsed command.
+fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
         Command::Run(RunCommand::Cyclic(a)) => runner::plan_cyclic(&cli.sysroot, &cli.db, a)
             .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
         Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
@@ -66,24 +127,21 @@ fn main() -> ExitCode {
         Command::Check(a) => system::check::run(&cli.sysroot, a),
         Command::NetSink(a) => net::flood::sink_main(a),
         Command::NetFlood(a) => net::flood::flood_main(a),
-    };
-    match outcome {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("jitterlab: error: {e:#}");
-            ExitCode::from(2)
-        }
     }
 }
 
-/// Help and version go to stdout with status 0; every other parse error is
-/// printed as one line naming the problem, with status 2.
+/// Help and version go to stdout with status 0 (141 when stdout's reader
+/// has gone); every other parse error is printed as one line naming the
+/// problem, with status 2 (a missing argument is named on that line).
 fn clap_exit(e: clap::Error) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
+            if e.print().is_err() {
+                // Help asked for and its reader gone (`--help | head -1`).
+                return ExitCode::from(output::READER_GONE_STATUS);
+            }
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 ExitCode::from(2)
             } else {
@@ -92,9 +150,22 @@ fn clap_exit(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("jitterlab: error: {first} (see jitterlab --help)");
+            let mut line = first.to_string();
+            if e.kind() == ErrorKind::MissingRequiredArgument {
+                // clap lists the missing arguments on the lines after.
+                let missing: Vec<&str> = lines
+                    .take_while(|l| l.starts_with("  "))
+                    .map(str::trim)
+                    .collect();
+                line = format!("{} {}", line.trim_end(), missing.join(", "));
+            }
+            output::errln!(
+                "jitterlab: error: {} (see jitterlab --help)",
+                report::safe::shown(&line)
+            );
             ExitCode::from(2)
         }
     }

@@ -108,7 +108,9 @@ pub struct NeighbourSpec {
 /// Checks that every neighbour's `argv[0]` is found on `PATH` (or is an
 /// existing executable path); else BadInput "neighbour NAME needs `TOOL`,
 /// which is not installed; install it with: apt-get install PKG" (without a
-/// package: "…; install it or fix the scenario's command").
+/// package: "…; install it or fix the scenario's command"). A path that
+/// exists but is no program says what it is instead: a directory, not a
+/// regular file, or a file without an execute bit (see [`not_a_program`]).
 pub fn check_tools(specs: &[NeighbourSpec]) -> Result<()> {
     for spec in specs {
         let Some(tool) = spec.argv.first().filter(|t| !t.is_empty()) else {
@@ -118,6 +120,9 @@ pub fn check_tools(specs: &[NeighbourSpec]) -> Result<()> {
             )));
         };
         if find_tool(tool).is_none() {
+            if let Some(why) = not_a_program(tool) {
+                return Err(bad(format!("neighbour {}: {why}", spec.name)));
+            }
             let fix = match spec.package {
                 Some(pkg) => format!("install it with: apt-get install {pkg}"),
                 None => "install it or fix the scenario's command".to_string(),
@@ -129,6 +134,41 @@ pub fn check_tools(specs: &[NeighbourSpec]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why `tool`, which [`find_tool`] did not find, is there but cannot be
+/// started, with the fix; `None` when there is nothing of that name (it is
+/// not installed). With a `/` the path itself is examined, else the first
+/// file of that name on `PATH` that is not executable.
+fn not_a_program(tool: &str) -> Option<String> {
+    let why = |p: &Path| -> Option<String> {
+        let m = fs::metadata(p).ok()?;
+        let shown = p.display();
+        if m.is_dir() {
+            Some(format!(
+                "`{shown}` is a directory, not a program; give the program to start as the first word of its command, e.g. [\"stress-ng\", \"--cpu\", \"1\"]"
+            ))
+        } else if !m.is_file() {
+            Some(format!(
+                "`{shown}` is not a regular file, so not a program; give the program to start as the first word of its command"
+            ))
+        } else if m.permissions().mode() & 0o111 == 0 {
+            Some(format!(
+                "`{shown}` is not executable (mode {:04o}); make it executable (chmod +x {shown}) or fix the scenario's command",
+                m.permissions().mode() & 0o7777
+            ))
+        } else {
+            None
+        }
+    };
+    if tool.contains('/') {
+        return why(Path::new(tool));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .filter(|p| p.is_file())
+        .find_map(|p| why(&p))
 }
 
 /// Where `tool` is: itself when it holds a `/`, else the first executable
@@ -548,12 +588,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plain = dir.path().join("not-executable");
         fs::write(&plain, "").unwrap();
+        fs::set_permissions(&plain, fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(
             msg(&[spec("mine", &[plain.to_str().unwrap()], vec![])]),
             format!(
-                "neighbour mine needs `{}`, which is not installed; install it or fix the scenario's command",
+                "neighbour mine: `{0}` is not executable (mode 0644); make it executable (chmod +x {0}) or fix the scenario's command",
                 plain.display()
             )
+        );
+        assert_eq!(
+            msg(&[spec("etc", &["/etc"], vec![])]),
+            "neighbour etc: `/etc` is a directory, not a program; give the program to start as the first word of its command, e.g. [\"stress-ng\", \"--cpu\", \"1\"]"
+        );
+        assert_eq!(
+            msg(&[spec("null", &["/dev/null"], vec![])]),
+            "neighbour null: `/dev/null` is not a regular file, so not a program; give the program to start as the first word of its command"
         );
         assert_eq!(
             msg(&[spec("empty", &[], vec![])]),

@@ -23,10 +23,15 @@
 //!   window, integer nanoseconds) for the timeline plot and spreadsheets.
 //! * [`histogram`] — cyclictest's `-h`/`-H` histogram text, byte for byte,
 //!   so that plotting scripts written for cyclictest read our file unchanged.
+//! * [`safe`] — the one escaping of control characters every renderer of
+//!   text and Markdown applies to stored, user-provided text (names,
+//!   command lines, a neighbour's stderr, notes), so that a report cannot
+//!   rewrite the reader's terminal or forge a line.
 
 pub mod chase;
 pub mod csv;
 pub mod histogram;
+pub mod safe;
 pub mod stored;
 pub mod tables;
 pub mod text;

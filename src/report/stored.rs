@@ -7,6 +7,9 @@
 //! that did not finish — its process was killed or the machine lost power —
 //! has no result, but every window row committed until then: `report` says
 //! so and summarises those rows.
+//!
+//! The database may come from another machine or be edited by hand, so
+//! every stored text printed here goes through [`super::safe::shown`].
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,9 +18,11 @@ use anyhow::Result;
 
 use crate::cli::{ReportArgs, ReportFormat, TableArg};
 use crate::error::BadInput;
+use crate::output::{out, outln};
 use crate::store::{RunRow, Store};
 use jitterlab_core::cell::CellStatus;
 
+use super::safe::shown;
 use super::tables;
 
 /// Opens an existing database for reading; a missing file is bad input (a
@@ -76,12 +81,12 @@ pub fn runs_table(rows: &[RunRow]) -> String {
         o.push_str(&format!(
             "{:>4}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
             r.id,
-            to_second(&r.started_at),
-            r.kind,
-            r.name,
-            r.status,
+            shown(&to_second(&r.started_at)),
+            shown(&r.kind),
+            shown(&r.name),
+            shown(&r.status),
             format!("{}/{}", r.cells_done, r.cells),
-            r.hostname,
+            shown(&r.hostname),
             yes_no(r.realtime),
             r.cycles,
             r.windows,
@@ -96,9 +101,9 @@ pub fn runs(db: &Path) -> Result<ExitCode> {
     let store = open_existing(db)?;
     let rows = store.list_runs()?;
     if rows.is_empty() {
-        println!("no runs stored in {}", db.display());
+        outln!("no runs stored in {}", db.display())?;
     } else {
-        print!("{}", runs_table(&rows));
+        out!("{}", runs_table(&rows))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -109,9 +114,9 @@ pub fn unfinished_text(r: &RunRow) -> String {
         "run {} ({}, started {}) did not finish: its process ended before the result was stored (killed, or the machine lost power); status {}.\n\
          stored until then: {} window rows, {} cycles, largest wake-up latency {}.\n",
         r.id,
-        r.name,
-        r.started_at,
-        r.status,
+        shown(&r.name),
+        shown(&r.started_at),
+        shown(&r.status),
         r.windows,
         r.cycles,
         latency(r.latency_max_ns)
@@ -154,7 +159,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
-        print!("{}", tables::compare(&ra, &rb, table_format(a.format))?);
+        out!("{}", tables::compare(&ra, &rb, table_format(a.format))?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let opts = tables::TableOptions {
@@ -175,7 +180,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     for id in ids {
         let run = load(id)?;
         if !first && a.format == ReportFormat::Text {
-            println!();
+            outln!()?;
         }
         first = false;
         let single = run.kind == "run" && run.cells.len() == 1;
@@ -185,15 +190,15 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
                     if run.status != "running" =>
                 {
                     match a.format {
-                        ReportFormat::Text => print!("{}", super::text::summary(r)),
-                        _ => println!("{}", serde_json::to_string_pretty(r)?),
+                        ReportFormat::Text => out!("{}", super::text::summary(r))?,
+                        _ => outln!("{}", serde_json::to_string_pretty(r)?)?,
                     }
                 }
                 _ => {
                     let row = store.run_row(id)?.expect("load_run found the run");
                     match a.format {
-                        ReportFormat::Text => print!("{}", unfinished_text(&row)),
-                        _ => println!(
+                        ReportFormat::Text => out!("{}", unfinished_text(&row))?,
+                        _ => outln!(
                             "{}",
                             serde_json::to_string_pretty(&serde_json::json!({
                                 "run": row.id,
@@ -205,13 +210,13 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
                                 "cycles": row.cycles,
                                 "latency_max_ns": row.latency_max_ns,
                             }))?
-                        ),
+                        )?,
                     }
                 }
             }
             continue;
         }
-        print!("{}", tables::render(&run, &opts, table_format(a.format))?);
+        out!("{}", tables::render(&run, &opts, table_format(a.format))?)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -246,6 +251,18 @@ mod tests {
                 "   7  2026-11-21T12:00:00Z       run    cyclic            completed        1/1  plc-7         yes             12000       12        48.123us\n",
             )
         );
+    }
+
+    #[test]
+    fn runs_table_escapes_control_characters_of_stored_text() {
+        let mut r = row("completed", Some(48_123));
+        r.name = "x\u{1b}[31m\nforged".into();
+        r.hostname = "plc\r7".into();
+        assert_eq!(
+            runs_table(&[r.clone()]).lines().nth(1).unwrap(),
+            "   7  2026-11-21T12:00:00Z       run    x\\u{1b}[31m\\nforged  completed        1/1  plc\\r7        yes             12000       12        48.123us"
+        );
+        assert!(unfinished_text(&r).starts_with("run 7 (x\\u{1b}[31m\\nforged, started"));
     }
 
     #[test]

@@ -92,6 +92,11 @@
 //! bogo-ops and, when it did not live through the cell, how it ended and the
 //! tail of its stderr; and where NET_RX work landed. A zero is said out loud
 //! (`no steal`, `no involuntary`) so that the reader can trust its absence.
+//!
+//! Names, notes, failures and a neighbour's stderr come from the database;
+//! text and Markdown print them through [`super::safe::shown`] (control
+//! characters escaped, so one stored line stays one printed line), CSV the
+//! same, JSON exact.
 
 // `jitterlab report` is the only caller; until it renders these tables the
 // binary itself uses nothing here but the tests do.
@@ -108,6 +113,7 @@ use jitterlab_core::cell::StoredRun;
 use serde::Serialize;
 
 use crate::error::bad;
+use crate::report::safe::shown;
 use build::Spread;
 use explain::Explanation;
 use sheet::Sheet;
@@ -291,11 +297,11 @@ fn header_fields(run: &StoredRun) -> Vec<(&'static str, String)> {
 fn text(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
     let mut o = String::new();
     for (k, v) in header_fields(run) {
-        o.push_str(&format!("{k:<LABEL$}{v}\n"));
+        o.push_str(&format!("{k:<LABEL$}{}\n", shown(&v)));
     }
     for n in notes {
         o.push('\n');
-        o.push_str(n);
+        o.push_str(&shown(n));
         o.push('\n');
     }
     for s in sheets {
@@ -307,7 +313,7 @@ fn text(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation])
         for e in ex {
             for (depth, l) in e.lines() {
                 o.push_str(&"  ".repeat(depth));
-                o.push_str(&l);
+                o.push_str(&shown(&l));
                 o.push('\n');
             }
         }
@@ -320,7 +326,7 @@ fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -
         "## Run {}: {} ({})\n\n",
         run.id,
         sheet::md_escape(&run.name),
-        run.kind
+        sheet::md_escape(&run.kind)
     );
     for (k, v) in header_fields(run).into_iter().skip(1) {
         o.push_str(&format!("- {k}: {}\n", sheet::md_escape(&v)));

@@ -32,7 +32,9 @@
 //!   figure is the largest magnitude, and the line says so (`max |jitter|`).
 //!
 //! The function only formats a finished [`RunResult`]; it reads nothing else,
-//! so the same summary can be printed again from a stored result.
+//! so the same summary can be printed again from a stored result. Every
+//! text it did not write itself (the host's names, the defaults' details,
+//! notes, warnings) is printed through [`super::safe::shown`].
 
 use std::fmt::Write as _;
 
@@ -41,6 +43,8 @@ use jitterlab_core::outlier::Outlier;
 use jitterlab_core::result::{EndReason, ProbeKind, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
+
+use super::safe::shown;
 
 /// Outliers listed per metric and thread.
 const OUTLIERS_SHOWN: usize = 5;
@@ -130,7 +134,7 @@ fn or_unknown(s: &str) -> &str {
 // Writing into a String cannot fail; `let _ =` below says so.
 
 fn kv(o: &mut String, label: &str, value: &str) {
-    let _ = writeln!(o, "{label:<LABEL$}{value}");
+    let _ = writeln!(o, "{label:<LABEL$}{}", shown(value));
 }
 
 fn header(o: &mut String, r: &RunResult) {
@@ -182,7 +186,10 @@ fn header(o: &mut String, r: &RunResult) {
             let _ = writeln!(
                 o,
                 "{:LABEL$}- {} (requested {}): {}",
-                "", d.name, d.requested, d.detail
+                "",
+                shown(&d.name),
+                shown(&d.requested),
+                shown(&d.detail)
             );
         }
     }
@@ -219,7 +226,7 @@ fn thread_line(o: &mut String, r: &RunResult, t: &ThreadResult) {
                 readable(c.scan_target_ns)
             );
             if let Some(note) = &c.note {
-                let _ = writeln!(o, "  calibration note: {note}");
+                let _ = writeln!(o, "  calibration note: {}", shown(note));
             }
         }
     }
@@ -403,14 +410,14 @@ fn tail(o: &mut String, r: &RunResult) {
         if b.detail.trim().is_empty() {
             o.push('\n');
         } else {
-            let _ = writeln!(o, ": {}", b.detail.trim());
+            let _ = writeln!(o, ": {}", shown(b.detail.trim()));
         }
     }
     if !r.warnings.is_empty() {
         o.push('\n');
     }
     for w in &r.warnings {
-        let _ = writeln!(o, "warning: {w}");
+        let _ = writeln!(o, "warning: {}", shown(w));
     }
 }
 
@@ -785,6 +792,23 @@ break-trace: latency 7.000us on CPU 1 at cycle 1, tracing stopped: trace in /sys
 ";
         let got = summary(&r);
         assert_eq!(got, want, "\n--- got ---\n{got}");
+    }
+
+    #[test]
+    fn stored_text_in_the_summary_is_escaped() {
+        let mut r = small_cyclic();
+        r.warnings = vec!["neighbour said \u{1b}[2J\nPASS".into()];
+        r.host.kernel_release = "6.12\u{1b}]0;title\u{7}".into();
+        let text = summary(&r);
+        assert!(!text.contains('\u{1b}'), "{text}");
+        assert!(
+            text.contains("\nwarning: neighbour said \\u{1b}[2J\\nPASS\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nkernel       6.12\\u{1b}]0;title\\u{7} (preemption"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -14,6 +14,12 @@
 //! (`system::journal`): no bench, other `apply` or changing run can alter
 //! the machine meanwhile, but a measuring-only `jitterlab run` may measure
 //! beside it — that is what `apply` is for.
+//!
+//! What `apply` prints goes to stdout in two blocks: what it applied, and
+//! what it put back. When stdout's reader has gone before the first block
+//! is written (`jitterlab apply … | head -1`), nothing is held for anyone:
+//! everything is put back at once and the command ends quietly (see
+//! `output`); the second block is then not printed.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,6 +32,7 @@ use super::bench::load;
 use super::termination_flag;
 use crate::cli::ApplyArgs;
 use crate::error::bad;
+use crate::output::{errln, out, outln};
 use crate::system::journal::{Holder, Journal};
 use crate::system::rt;
 use crate::system::settings::{apply_all, config_settings, restore_all};
@@ -65,44 +72,47 @@ pub fn apply(root: &Path, a: &ApplyArgs) -> Result<ExitCode> {
     let mut journal = Journal::begin_as(root, Holder::Apply)?;
     let signalled = termination_flag()?;
     for w in warnings {
-        eprintln!("jitterlab: warning: {w}");
+        errln!("jitterlab: warning: {w}");
     }
     let reports = apply_all(&mut settings, root, &mut journal)?;
     let (guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
-    println!("configuration {} applied:", config.name);
+    let mut applied = format!("configuration {} applied:\n", config.name);
     for r in &reports {
         let state = if r.ok { "in effect" } else { "NOT in effect" };
-        println!(
-            "  {} = {}: {state} (was {}; read back {})",
+        applied.push_str(&format!(
+            "  {} = {}: {state} (was {}; read back {})\n",
             r.name, r.requested, r.before, r.verified
-        );
+        ));
         for n in &r.notes {
-            println!("    {n}");
+            applied.push_str(&format!("    {n}\n"));
         }
     }
     if config.dma_latency {
-        println!(
-            "  cpu_dma_latency: {} ({})",
+        applied.push_str(&format!(
+            "  cpu_dma_latency: {} ({})\n",
             if dma.applied {
                 "held at 0 us"
             } else {
                 "NOT held"
             },
             dma.detail
-        );
+        ));
     }
-    println!("holding it; Ctrl-C (or SIGTERM) puts everything back");
-    while !signalled.load(Relaxed) {
+    applied.push_str("holding it; Ctrl-C (or SIGTERM) puts everything back\n");
+    // A reader that is gone (or any failure to print) ends the hold at once.
+    let printed = out!("{applied}");
+    while printed.is_ok() && !signalled.load(Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
     }
     drop(guard);
     let lines = restore_all(&mut settings, root, &mut journal)?;
+    journal.finish()?;
+    printed?;
     for l in &lines {
-        println!("{l}");
+        outln!("{l}")?;
     }
     if config.dma_latency {
-        println!("released the cpu_dma_latency request");
+        outln!("released the cpu_dma_latency request")?;
     }
-    journal.finish()?;
     Ok(ExitCode::SUCCESS)
 }

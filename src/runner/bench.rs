@@ -8,7 +8,10 @@
 //!    file, the line and the key); every scenario is planned for every
 //!    configuration and the tools it needs are looked up, so a missing
 //!    `stress-ng` is reported with its Debian package before anything
-//!    starts.
+//!    starts. The spec is at most 1MiB, and the bounds of
+//!    `jitterlab_core::limits` hold after the command line's overrides
+//!    (cells, window rows), as does every working set and chase buffer
+//!    against the machine's memory.
 //! 2. **Lock and journal** — `Journal::begin_as` takes the machine lock
 //!    and refuses to start while another jitterlab changes the machine or
 //!    a journal of an earlier, killed jitterlab is unreplayed (`jitterlab
@@ -20,6 +23,8 @@
 //!    would be refused now. Nothing on the machine changed yet: the disk
 //!    loads' base directories (`/var/tmp`, a `usb_path`) are checked
 //!    (existing, writable, not tmpfs or ramfs), nothing is written there.
+//!    Stdout is written through `output`: a reader that went away ends the
+//!    bench quietly, through the same cleanup as any error.
 //!    The bench then makes its private directories, each journaled
 //!    ([`crate::system::workdir`]): a work directory in jitterlab's runtime
 //!    directory (one `cell-N` directory per cell, for the neighbours' and
@@ -68,6 +73,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
+use jitterlab_core::limits;
 use jitterlab_core::preset::{self, PresetMachine};
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec, SpecContext};
@@ -82,6 +88,7 @@ use crate::neighbour::cgroup::{self, CellGroup, Hierarchy};
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
+use crate::output::{errln, out, outln};
 use crate::probe::periodic;
 use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
@@ -132,20 +139,17 @@ fn fitted_preset(
 pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
     let online = host::online_cpus(root)?;
     let (text, file, unavailable) = match (&a.spec, &a.preset) {
-        (Some(p), None) => {
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                bad(format!(
-                    "cannot read the spec {}: {e}; give the path of a TOML spec (examples/ has some) or use --preset",
-                    p.display()
-                ))
-            })?;
-            (text, p.display().to_string(), Vec::new())
-        }
+        (Some(p), None) => (read_spec(p)?, p.display().to_string(), Vec::new()),
         (None, Some(name)) => {
             let (text, unavailable) = fitted_preset(root, &online, name)?;
             (text, format!("preset {name}"), unavailable)
         }
-        _ => return Err(bad("give a spec file or --preset NAME, not both")),
+        (None, None) => {
+            return Err(bad(
+                "give a SPEC file (e.g. examples/codesys.toml) or --preset NAME (list them with: jitterlab presets)",
+            ))
+        }
+        (Some(_), Some(_)) => return Err(bad("give a spec file or --preset NAME, not both")),
     };
     let builtins: Vec<&str> = scenario::BUILTINS.iter().map(|b| b.name).collect();
     let mut spec = spec::parse(
@@ -172,6 +176,26 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         }
         spec.repetitions = r;
     }
+    spec.check_limits().map_err(|e| {
+        let flags = match (a.duration.is_some(), a.repetitions.is_some()) {
+            (true, true) => "--duration and --repetitions",
+            (true, false) => "--duration",
+            (false, true) => "--repetitions",
+            (false, false) => "",
+        };
+        // The spec alone was checked by the parser: an override made it so.
+        bad(format!("{flags} with {file}: {e}"))
+    })?;
+    for (i, p) in spec.probes.iter().enumerate() {
+        let (key, bytes) = match p.kind {
+            ProbeKind::Cyclic => ("working_set", Some(p.working_set_bytes)),
+            ProbeKind::Chase => ("buffer", p.buffer_bytes),
+            _ => continue,
+        };
+        if let Some(bytes) = bytes {
+            super::check_machine_memory(root, &format!("{file}: probe[{i}].{key}: "), bytes)?;
+        }
+    }
     if let Some(p) = &a.usb_path {
         if !p.is_dir() {
             return Err(bad(format!(
@@ -186,6 +210,31 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         }
     }
     Ok(Loaded { spec, unavailable })
+}
+
+/// Reads a spec file of at most [`limits::MAX_SPEC_BYTES`]; anything else
+/// (missing, unreadable, not UTF-8, larger — `/dev/zero` among them) is bad
+/// input naming the file.
+fn read_spec(p: &Path) -> Result<String> {
+    use std::io::Read;
+    let refuse = |why: String| {
+        bad(format!(
+            "cannot read the spec {}: {why}; give the path of a TOML spec (examples/ has some) or use --preset",
+            p.display()
+        ))
+    };
+    let file = std::fs::File::open(p).map_err(|e| refuse(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(limits::MAX_SPEC_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > limits::MAX_SPEC_BYTES {
+        return Err(refuse(format!(
+            "it is larger than {}, the largest spec jitterlab reads",
+            limits::format_size(limits::MAX_SPEC_BYTES)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".into()))
 }
 
 /// The neighbour CPUs of a cell: the scenario's, else the configuration's.
@@ -376,7 +425,7 @@ impl Progress {
                 let left = self
                     .planned_ns
                     .saturating_sub(self.start.elapsed().as_nanos() as u64);
-                eprintln!(
+                errln!(
                     "jitterlab: {msg} (about {} left)",
                     format_duration_exact(left / 1_000_000_000 * 1_000_000_000)
                 );
@@ -393,7 +442,7 @@ impl Progress {
     fn say(&self, line: &str) {
         match &self.bar {
             Some(b) => b.println(line),
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 
@@ -513,13 +562,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     };
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
-    print!("{}", spec.plan_text(SETUP_NS, once_ns));
+    out!("{}", spec.plan_text(SETUP_NS, once_ns))?;
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let mut skipped = 0u64;
     for (i, cp) in cells.iter().enumerate() {
         if let Some(why) = plan_load(&spec, cp, None)?.skip {
             skipped += 1;
-            println!("  {}/{} will be skipped: {why}", i + 1, cells.len());
+            outln!("  {}/{} will be skipped: {why}", i + 1, cells.len())?;
         }
     }
     let per_cell = SETUP_NS + spec.warmup_ns + spec.duration_ns;
@@ -527,20 +576,20 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         .planned_ns(SETUP_NS, once_ns)
         .saturating_sub(skipped * per_cell);
     if skipped > 0 {
-        println!(
+        outln!(
             "  total without the skipped cells: {}",
             format_duration_exact(planned_ns / 1_000_000 * 1_000_000)
-        );
+        )?;
     }
     for (c, why) in &unavailable {
-        println!("configuration {c}: N/A here: {why}");
+        outln!("configuration {c}: N/A here: {why}")?;
     }
     let disk_bases = disk_bases(&spec, &cells);
     let cgroups = cgroup::find();
-    print!("{}", files_text(&spec, &cells, &disk_bases, &cgroups));
+    out!("{}", files_text(&spec, &cells, &disk_bases, &cgroups))?;
     let Some(mut journal) = journal else {
         if let Some(why) = refused {
-            println!("note: a real run would be refused now: {why}");
+            outln!("note: a real run would be refused now: {why}")?;
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -570,7 +619,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         },
         &keys,
     )?;
-    eprintln!("jitterlab: bench stored as run {run} in {}", db.display());
+    errln!("jitterlab: bench stored as run {run} in {}", db.display());
 
     let mlock = rt::lock_memory();
     let signalled = termination_flag()?;
@@ -645,7 +694,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         None,
     )?;
     journal.finish()?;
-    eprintln!(
+    errln!(
         "jitterlab: bench took {} of a planned {}",
         format_duration_exact(elapsed_ns / 1_000_000 * 1_000_000),
         format_duration_exact(planned_ns / 1_000_000 * 1_000_000)
@@ -665,18 +714,18 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         ReportFormat::Csv => report::tables::Format::Csv,
         ReportFormat::Json => report::tables::Format::Json,
     };
-    print!(
+    out!(
         "{}",
         report::tables::render(&stored, &report::tables::TableOptions::default(), format)?
-    );
+    )?;
     for f in &failed {
-        eprintln!("jitterlab: cell {f} failed (see its explanation above)");
+        errln!("jitterlab: cell {f} failed (see its explanation above)");
     }
     for e in &exceeded {
-        eprintln!("jitterlab: limit exceeded: {e}");
+        errln!("jitterlab: limit exceeded: {e}");
     }
     if interrupted {
-        eprintln!("jitterlab: the bench was interrupted; the cells that ran are stored");
+        errln!("jitterlab: the bench was interrupted; the cells that ran are stored");
     }
     Ok(if failed.is_empty() && exceeded.is_empty() {
         ExitCode::SUCCESS
@@ -919,8 +968,12 @@ impl Bench<'_> {
             None => store.finish_cell(cell_id, status, None, &context, &[])?,
         }
         if let Some(f) = &context.failure {
-            self.progress
-                .say(&format!("jitterlab: cell {} failed: {f}", cp.key.name()));
+            // The failure may quote a neighbour's stderr: escaped.
+            self.progress.say(&format!(
+                "jitterlab: cell {} failed: {}",
+                cp.key.name(),
+                report::safe::shown(f)
+            ));
         }
         if let Some(e) = self.store_failure.take() {
             anyhow::bail!(
@@ -1192,7 +1245,7 @@ enum CellEnd {
 pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
     let online: CpuList = host::online_cpus(root)?;
     match show {
-        Some(name) => print!("{}", fitted_preset(root, &online, name)?.0),
+        Some(name) => out!("{}", fitted_preset(root, &online, name)?.0)?,
         None => {
             let cache = settings::resctrl::capabilities(root)?;
             let machine = PresetMachine {
@@ -1205,15 +1258,15 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
                 .max()
                 .unwrap_or(0);
             for p in preset::PRESETS {
-                println!("{:<w$}  {}", p.name, p.summary);
-                println!("{:<w$}  reproduces: {}", "", p.reproduces);
+                outln!("{:<w$}  {}", p.name, p.summary)?;
+                outln!("{:<w$}  reproduces: {}", "", p.reproduces)?;
                 for (c, why) in preset::unavailable(p.name, &machine) {
-                    println!("{:<w$}  configuration {c}: N/A: {why}", "");
+                    outln!("{:<w$}  configuration {c}: N/A: {why}", "")?;
                 }
             }
-            println!(
+            outln!(
                 "\nrun one with: jitterlab bench --preset NAME (add --dry-run to see its plan)"
-            );
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -22,7 +22,7 @@
 //! 5. the statistics become a [`RunResult`] whose `detail` holds what the
 //!    probe reports beyond its metrics.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{mpsc, Arc, Barrier};
@@ -254,7 +254,7 @@ pub fn measure_events(
     }
     if input.live {
         for w in &input.warnings {
-            eprintln!("jitterlab: warning: {w}");
+            crate::output::errln!("jitterlab: warning: {w}");
         }
     }
     if let Err(e) = ready(writer, realtime) {
@@ -290,21 +290,20 @@ pub fn measure_events(
                     MetricUnit::Cycles => format!("{x} cycles"),
                 }
             };
-            eprint!(
+            crate::output::err!(
                 "\r{} CPU {cpu}: {} samples, last {}, max {}   ",
                 plan.kind.name(),
                 live.samples.load(Relaxed),
                 v(&live.last),
                 v(&live.max)
             );
-            let _ = std::io::stderr().flush();
         }
         if handle.is_finished() {
             break;
         }
     }
     if progress {
-        eprintln!();
+        crate::output::errln!();
     }
     let mut end = match join(handle)? {
         Some(end) => end,

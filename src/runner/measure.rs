@@ -195,7 +195,7 @@ pub fn measure(
     }
     if input.live {
         for w in &input.warnings {
-            eprintln!("jitterlab: warning: {w}");
+            crate::output::errln!("jitterlab: warning: {w}");
         }
     }
     if let Err(e) = ready(writer, realtime) {

@@ -3,9 +3,12 @@
 //! The order is the contract with the user:
 //!
 //! 1. **Validate** everything that can be wrong with the input — units,
-//!    ranges, CPUs against the machine's online list, the policy/priority
-//!    pair, every output path — and refuse with a one-line error naming the
-//!    fix (exit 2) before any thread starts or anything is written.
+//!    ranges (the parser's bounds of `jitterlab_core::limits`, then the
+//!    window rows a run makes and a working set or buffer against half of
+//!    the machine's `MemTotal`), CPUs against the machine's online list, the
+//!    policy/priority pair, every output path — and refuse with a one-line
+//!    error naming the fix (exit 2) before any thread starts or anything is
+//!    written.
 //! 2. **Set up** the process-wide real-time defaults (mlockall, the PM QoS
 //!    request), start one probe thread per CPU, let each apply its own
 //!    defaults and calibrate, and collect what held. `--strict` aborts here.
@@ -34,12 +37,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use jitterlab_core::limits;
 use jitterlab_core::result::{Params, ProbeKind, RunResult};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 use jitterlab_sys::{self as sys, Policy};
 
 use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
 use crate::error::bad;
+use crate::output::{errln, out};
 use crate::probe::periodic::ThreadOutcome;
 use crate::report;
 use crate::store::{RunIds, RunStart, Store};
@@ -91,6 +96,7 @@ pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
             format_duration_exact(a.period)
         )));
     }
+    check_machine_memory(root, "--working-set ", a.working_set)?;
     plan_common(
         (!a.common.no_db).then_some(db),
         ProbeKind::Cyclic,
@@ -241,6 +247,26 @@ fn plan_common(
         (None, Some(_)) => None,
         (None, None) => Some(DEFAULT_DURATION_NS),
     };
+    // How long the run lasts: its duration, or its cycles of one period.
+    let lasts = match (duration, c.cycles) {
+        (Some(d), _) => Some(d),
+        (None, Some(n)) if period > 0 => {
+            let ns = n.saturating_mul(period);
+            if ns > limits::MAX_TIME_NS {
+                return Err(bad(format!(
+                    "--cycles {n} of {} take longer than {}, the longest run; give fewer cycles",
+                    format_duration_exact(period),
+                    format_duration_exact(limits::MAX_TIME_NS)
+                )));
+            }
+            Some(ns)
+        }
+        _ => None,
+    };
+    if let Some(ns) = lasts {
+        limits::check_window_rows(ns, c.window, cpus.len() as u64)
+            .map_err(|e| bad(format!("--window {}: {e}", format_duration_exact(c.window))))?;
+    }
     Ok(RunPlan {
         kind,
         period,
@@ -267,6 +293,22 @@ fn plan_common(
         },
         cpus,
     })
+}
+
+/// Refuses a buffer of `bytes` (a working set, a chase buffer) larger than
+/// half of the machine's memory, `MemTotal` of `<root>/proc/meminfo`: the
+/// probe allocates, touches and locks it (`mlockall`). `what` starts the
+/// message (`--working-set `, `spec.toml: probe[0].working_set: `). Where
+/// meminfo cannot be read (a fake sysroot without it) only the static
+/// bound of the parser applies.
+pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
+        return Ok(());
+    };
+    let Some(total) = limits::mem_total_bytes(&text) else {
+        return Ok(());
+    };
+    limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
 }
 
 /// Makes an event probe once the journal is open (a probe that changes the
@@ -383,7 +425,7 @@ pub fn execute(
     // What the probe changed goes back on every path, before anything else.
     if let Some(mut p) = returned.take() {
         for line in p.teardown(root, &mut journal) {
-            eprintln!("jitterlab: {line}");
+            errln!("jitterlab: {}", report::safe::shown(&line));
         }
     }
     let (histograms, result, outcomes) = match measured {
@@ -403,7 +445,7 @@ pub fn execute(
     let mut failure = writer.error.take();
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
         match s.finish_run(ids, result, &histograms) {
-            Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
+            Ok(()) => errln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
             Err(e) => {
                 let _ = s.abandon_run(ids);
                 failure.get_or_insert(format!("storing the result failed: {e:#}"));
@@ -416,8 +458,7 @@ pub fn execute(
             failure.get_or_insert(e.to_string());
         }
     }
-    print!("{}", report::text::summary(result));
-    std::io::stdout().flush()?;
+    out!("{}", report::text::summary(result))?;
     if let Some(f) = failure {
         return Err(not_stored(&f, c.json.as_deref()));
     }

@@ -131,7 +131,7 @@ pub fn make_response(args: ResponseArgs, journal: &mut Journal) -> Result<Box<dy
     match response {
         Ok(r) => {
             if let Some((a, b)) = r.namespaces() {
-                eprintln!(
+                crate::output::errln!(
                     "jitterlab: response: {} events from namespace {a} to namespace {b} over a veth pair",
                     args.source.name()
                 );
@@ -162,12 +162,12 @@ pub fn make_chase(
     if let Some(irq) = irq_cpu {
         let (s, warnings) = irq_settings(&[irq], [args.cpu].into_iter().collect());
         for w in warnings {
-            eprintln!("jitterlab: warning: {w}");
+            crate::output::errln!("jitterlab: warning: {w}");
         }
         settings = s;
         for r in apply_all(&mut settings, root, journal)? {
             for n in &r.notes {
-                eprintln!("jitterlab: {}: {n}", r.name);
+                crate::output::errln!("jitterlab: {}: {n}", r.name);
             }
         }
     }
@@ -239,6 +239,9 @@ pub fn plan_chase<'a>(
     }
     if a.samples == Some(0) {
         return Err(bad("--samples must be at least 1"));
+    }
+    if let Some(bytes) = a.buffer {
+        super::check_machine_memory(root, "--buffer ", bytes)?;
     }
     let mut plan = plan_common(
         (!c.no_db).then_some(db),
@@ -336,7 +339,7 @@ pub fn plan_response<'a>(
         duration: plan.params.duration_ns,
     };
     for w in response::validate(&args, &online)? {
-        eprintln!("jitterlab: warning: {w}");
+        crate::output::errln!("jitterlab: warning: {w}");
     }
     response::check_environment(&args)?;
     Ok((

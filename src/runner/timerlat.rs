@@ -32,6 +32,7 @@ use jitterlab_core::stats::MetricStats;
 
 use crate::cli::TimerlatRunArgs;
 use crate::error::bad;
+use crate::output::{errln, out};
 use crate::probe::timerlat::{self, TimerlatArgs};
 use crate::report;
 use crate::store::{RunStart, Store, StoredHistogram};
@@ -294,7 +295,7 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
     let mut failure = None;
     if let (Some(s), Some(ids)) = (store.as_mut(), ids) {
         match s.finish_run(ids, &m.result, &m.histograms) {
-            Ok(()) => eprintln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
+            Ok(()) => errln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
             Err(e) => {
                 let _ = s.abandon_run(ids);
                 failure = Some(format!("storing the result failed: {e:#}"));
@@ -304,7 +305,7 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
     if let Some(p) = &a.json {
         super::write_json(p, &m.result)?;
     }
-    print!("{}", report::text::summary(&m.result));
+    out!("{}", report::text::summary(&m.result))?;
     match failure {
         Some(f) => Err(super::not_stored(&f, a.json.as_deref())),
         None => Ok(ExitCode::SUCCESS),

@@ -219,9 +219,9 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<ExitCode> {
     );
     let host = host::snapshot(root);
     if args.json {
-        println!("{}", render_json(&host, &found)?);
+        crate::output::outln!("{}", render_json(&host, &found)?)?;
     } else {
-        print!("{}", render_text(&found));
+        crate::output::out!("{}", render_text(&found))?;
     }
     Ok(if found.iter().any(|f| f.severity == Severity::Fail) {
         ExitCode::from(1)

@@ -122,6 +122,7 @@ use jitterlab_sys as sys;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad;
+use crate::output::{errln, outln};
 use crate::system::procs::{group_members, read_stat, wait_for};
 use crate::system::settings::files::{self, is_symlink_error, read_nofollow};
 
@@ -1301,13 +1302,15 @@ fn now_rfc3339() -> String {
 pub fn restore_command(root: &Path) -> Result<std::process::ExitCode> {
     let r = replay(root)?;
     if r.lines.is_empty() {
-        println!("nothing to restore");
+        outln!("nothing to restore")?;
     }
+    // The lines quote what the journal recorded (a neighbour's command):
+    // its control characters are escaped.
     for l in &r.lines {
-        println!("{l}");
+        outln!("{}", crate::report::safe::shown(l))?;
     }
     if r.left > 0 {
-        eprintln!("jitterlab: {}", left_message(&r));
+        errln!("jitterlab: {}", left_message(&r));
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)

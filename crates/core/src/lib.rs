@@ -4,7 +4,8 @@
 //! grammar ([`units`]), the release schedule and per-cycle formulas
 //! ([`cycle`]), statistics ([`stats`]), the push-model sinks a probe feeds
 //! ([`sink`], [`window`], [`outlier`]) and the versioned result model
-//! ([`result`]), and the arithmetic of the pointer-chase probe ([`chase`]).
+//! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), and
+//! the bounds of every size, count and time a user gives ([`limits`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand.
 
@@ -16,6 +17,7 @@ pub mod chase;
 pub mod cycle;
 pub mod event;
 pub mod hist;
+pub mod limits;
 pub mod outlier;
 pub mod preset;
 pub mod resctrl;

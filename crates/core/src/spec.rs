@@ -15,8 +15,8 @@
 //! # Format
 //!
 //! ```toml
-//! name = "codesys-table10"   # optional; default: the file stem
-//! duration = "10s"           # measured part of each cell (required)
+//! name = "codesys-table10"   # optional; default: the file stem; no control characters
+//! duration = "10s"           # measured part of each cell (required), at most 7d
 //! warmup = "2s"              # neighbours run alone before the probe starts; default "2s"; "0" ok
 //! repetitions = 1            # default 1, 1..=1000
 //! deployments = ["host"]     # default ["host"]; only "host" is accepted for now
@@ -44,7 +44,7 @@
 //! cpus = "0"                 # optional: neighbour CPUs, overriding the configuration's
 //! usb_path = "/media/usb"    # optional, only with builtin = "usb"
 //! rps_cpus = "1"             # optional, only with builtin = "network"; default: the probe CPUs
-//! [[scenario.neighbour]]     # zero or more extra commands, started without a shell
+//! [[scenario.neighbour]]     # up to 64 extra commands, started without a shell
 //! name = "my-load"           # optional; default: argv[0]'s file name; unique in the scenario
 //! command = ["stress-ng", "--cpu", "1"]   # non-empty argument vector
 //! cpus = "0"                 # optional; default: the scenario's / configuration's neighbour CPUs
@@ -53,19 +53,21 @@
 //! kind = "cyclic"            # cyclic | wakeup | chase | ctxswitch | response | timerlat
 //! name = "cyclic"            # optional, default = kind; unique
 //! period = "1ms"             # cyclic: period; wakeup: interval; response: event
-//!                            # interval; timerlat: timer period; default 1ms
+//!                            # interval; timerlat: timer period; default 1ms;
+//!                            # at least 10us
 //! scan = "100us"             # cyclic only; default 100us; must be < period
-//! working_set = "256KiB"     # cyclic only; default 256KiB
-//! buffer = "1MiB"            # chase only; default: half the cache shared with the neighbours
-//! iterations = 100           # chase only: timed chases per sample; default 100
+//! working_set = "256KiB"     # cyclic only; default 256KiB; at most 4GiB
+//! buffer = "1MiB"            # chase only; default: half the cache shared with the neighbours;
+//!                            # at most 4GiB
+//! iterations = 100           # chase only: timed chases per sample; default 100, 1..=1000000
 //! samples = 200              # chase only: the cell ends after this many samples
 //!                            # (or at duration, if sooner); default: as many as
-//!                            # fit in duration
+//!                            # fit in duration; 1..=1048576
 //! source = "eventfd"         # response only: eventfd | udp; default eventfd
 //! event_cpu = "0"            # response only: where events are made; default: the
 //!                            # first neighbour CPU
 //! threshold = "100us"        # optional, for % over threshold
-//! window = "1s"              # default 1s
+//! window = "1s"              # default 1s; at least 1ms
 //! outliers = 10              # default 10, 0..=10000
 //! max_latency = "200us"      # optional limits: a cell above any → bench exits 1
 //!                            # (event probes: on the main metric — handover,
@@ -76,6 +78,15 @@
 //!
 //! Times go through [`parse_duration`], sizes through [`parse_size`], CPU
 //! lists through [`CpuList::parse`]; every CPU named must be online.
+//!
+//! Every size, count and time is bounded by the same constants of
+//! [`crate::limits`] as the command line's flags, with the same words: a
+//! time is at most 7d, a working set or buffer at most 4GiB (and, checked
+//! by the bench against the machine, half its memory), and the matrix at
+//! most 10 000 cells, each probe's cells at most a million window rows
+//! (`duration ÷ window × threads`). [`Spec::check_limits`] checks the
+//! bounds that involve several keys again after the command line changed
+//! the duration or the repetitions.
 //!
 //! Frequencies (`min_freq`, `max_freq`) are a decimal number and one of the
 //! units `kHz`, `MHz`, `GHz` (case does not matter: no one means
@@ -148,6 +159,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::cell::CellKey;
+use crate::limits::{self, Count};
 use crate::resctrl::{
     check_group_name, parse_mask, parse_ways, CacheDefault, CacheGroup, CacheMask, Resource,
 };
@@ -419,12 +431,39 @@ impl Spec {
     }
 
     /// Number of cells, without building them.
-    fn cell_count(&self) -> u64 {
-        u64::from(self.repetitions)
-            * self.configurations.len() as u64
-            * self.scenarios.len() as u64
-            * self.deployments.len() as u64
-            * self.probes.len() as u64
+    pub fn cell_count(&self) -> u64 {
+        cell_count(
+            u64::from(self.repetitions),
+            self.configurations.len(),
+            self.scenarios.len(),
+            self.deployments.len(),
+            self.probes.len(),
+        )
+    }
+
+    /// The bounds that depend on several values — the number of cells
+    /// ([`limits::MAX_CELLS`]) and each probe's window rows
+    /// ([`limits::MAX_WINDOW_ROWS`]) — checked again after the command
+    /// line changed the duration or the repetitions. The message says
+    /// what is too large and what to change.
+    pub fn check_limits(&self) -> Result<(), String> {
+        let cells = self.cell_count();
+        if cells > limits::MAX_CELLS {
+            return Err(too_many_cells(
+                cells,
+                u64::from(self.repetitions),
+                self.configurations.len(),
+                self.scenarios.len(),
+                self.deployments.len(),
+                self.probes.len(),
+            ));
+        }
+        for (i, p) in self.probes.iter().enumerate() {
+            let threads = probe_threads(p.kind, &self.configurations);
+            limits::check_window_rows(self.duration_ns, p.window_ns, threads)
+                .map_err(|e| format!("probe[{i}] ({}): {e}", p.name))?;
+        }
+        Ok(())
     }
 
     /// Planned wall time: for every cell setup_ns + warmup + duration, plus
@@ -501,6 +540,94 @@ impl Spec {
         }
         out
     }
+}
+
+/// Cells of a matrix, saturating.
+fn cell_count(
+    repetitions: u64,
+    configurations: usize,
+    scenarios: usize,
+    deployments: usize,
+    probes: usize,
+) -> u64 {
+    [configurations, scenarios, deployments, probes]
+        .iter()
+        .fold(repetitions, |n, &k| n.saturating_mul(k as u64))
+}
+
+/// The refusal of a matrix of more than [`limits::MAX_CELLS`] cells.
+fn too_many_cells(
+    cells: u64,
+    repetitions: u64,
+    configurations: usize,
+    scenarios: usize,
+    deployments: usize,
+    probes: usize,
+) -> String {
+    format!(
+        "the bench has {cells} cells ({} × {} × {} × {} × {}), more than {}, the most one bench runs; use fewer repetitions or split the spec",
+        count(repetitions as usize, "repetition"),
+        count(configurations, "configuration"),
+        count(scenarios, "scenario"),
+        count(deployments, "deployment"),
+        count(probes, "probe"),
+        limits::MAX_CELLS
+    )
+}
+
+/// Threads a probe of `kind` measures on in the widest configuration: one
+/// per probe CPU for wakeup, one otherwise (see the bench's cell plan).
+fn probe_threads(kind: ProbeKind, configurations: &[Configuration]) -> u64 {
+    match kind {
+        ProbeKind::Wakeup => configurations
+            .iter()
+            .map(|c| c.probe_cpus.len() as u64)
+            .max()
+            .unwrap_or(1),
+        _ => 1,
+    }
+}
+
+/// Refuses a matrix of more than [`limits::MAX_CELLS`] cells, at
+/// `repetitions` when the spec gives it.
+fn check_cells(
+    ck: &Checker,
+    raw: &RawSpec,
+    repetitions: u32,
+    configurations: usize,
+    scenarios: usize,
+    deployments: usize,
+    probes: usize,
+) -> Check<()> {
+    let reps = u64::from(repetitions);
+    let cells = cell_count(reps, configurations, scenarios, deployments, probes);
+    if cells <= limits::MAX_CELLS {
+        return Ok(());
+    }
+    let message = too_many_cells(cells, reps, configurations, scenarios, deployments, probes);
+    Err(match &raw.repetitions {
+        Some(v) => ck.err(v.span(), "repetitions", message),
+        None => ck.err(0..0, "", message),
+    })
+}
+
+/// Refuses a probe whose cells would make more than
+/// [`limits::MAX_WINDOW_ROWS`] window rows, at its `window`.
+fn check_window_rows(
+    ck: &Checker,
+    raw: &[Spanned<RawProbe>],
+    probes: &[ProbeSpec],
+    configurations: &[Configuration],
+    duration_ns: u64,
+) -> Check<()> {
+    for (i, (t, p)) in raw.iter().zip(probes).enumerate() {
+        let threads = probe_threads(p.kind, configurations);
+        if let Err(e) = limits::check_window_rows(duration_ns, p.window_ns, threads) {
+            let span = t.get_ref().window.as_ref().map_or(t.span(), |v| v.span());
+            return Err(ck.err(span, &format!("probe[{i}].window"), e));
+        }
+    }
+    Ok(())
 }
 
 /// `1 cell`, `3 cells`.
@@ -717,8 +844,24 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A time, at most [`limits::MAX_TIME_NS`].
     fn duration(&self, v: &Spanned<String>, key: &str) -> Check<u64> {
-        parse_duration(v.get_ref()).map_err(|e| self.err(v.span(), key, e.to_string()))
+        let ns = parse_duration(v.get_ref()).map_err(|e| self.err(v.span(), key, e.to_string()))?;
+        limits::check_time(ns).map_err(|e| self.err(v.span(), key, e))
+    }
+
+    /// A count within `bound` (see [`crate::limits`]).
+    fn count(&self, v: &Spanned<i64>, key: &str, bound: &Count) -> Check<u64> {
+        bound
+            .check_signed(*v.get_ref())
+            .map_err(|e| self.err(v.span(), key, e))
+    }
+
+    /// A working set or buffer: the size grammar, at most
+    /// [`limits::MAX_MEMORY_BYTES`].
+    fn memory(&self, v: &Spanned<String>, key: &str) -> Check<u64> {
+        let b = parse_size(v.get_ref()).map_err(|e| self.err(v.span(), key, e.to_string()))?;
+        limits::check_memory(b).map_err(|e| self.err(v.span(), key, e))
     }
 
     fn positive_duration(&self, v: &Spanned<String>, key: &str, what: &str) -> Check<u64> {
@@ -961,6 +1104,16 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
                 "name is empty; leave the key out to use the file name",
             ))
         }
+        Some(v) if v.get_ref().chars().any(char::is_control) => {
+            return Err(ck.err(
+                v.span(),
+                "name",
+                format!(
+                    "name {:?} holds control characters; use printable text (it is printed by runs and report)",
+                    v.get_ref()
+                ),
+            ))
+        }
         Some(v) => v.get_ref().clone(),
         None => file_stem(file),
     };
@@ -979,7 +1132,7 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
         None => 2_000_000_000,
     };
     let repetitions = match &raw.repetitions {
-        Some(v) => ck.int(v, "repetitions", 1, 1000)? as u32,
+        Some(v) => ck.count(v, "repetitions", &limits::REPETITIONS)? as u32,
         None => 1,
     };
     let deployments = deployments(&ck, &raw.deployments)?;
@@ -987,6 +1140,17 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
     let configurations = configurations(&mut ck, &raw.configuration)?;
     let scenarios = scenarios(&mut ck, &raw.scenario, &configurations)?;
     let probes = probes(&ck, &raw.probe)?;
+
+    check_cells(
+        &ck,
+        &raw,
+        repetitions,
+        configurations.len(),
+        scenarios.len(),
+        deployments.len(),
+        probes.len(),
+    )?;
+    check_window_rows(&ck, &raw.probe, &probes, &configurations, duration_ns)?;
 
     let baseline = match &raw.baseline {
         Some(v) => {
@@ -1552,6 +1716,17 @@ fn scenarios(
             }
             None => None,
         };
+        if let Some(extra) = s.neighbour.get(limits::MAX_NEIGHBOURS) {
+            return Err(ck.err(
+                extra.span(),
+                &format!("{p}.neighbour[{}]", limits::MAX_NEIGHBOURS),
+                format!(
+                    "scenario {name} has {} neighbours, more than {}, the most one scenario starts; split the load over scenarios",
+                    s.neighbour.len(),
+                    limits::MAX_NEIGHBOURS
+                ),
+            ));
+        }
         let mut neighbours: Vec<CommandSpec> = Vec::new();
         for (j, nt) in s.neighbour.iter().enumerate() {
             let np = format!("{p}.neighbour[{j}]");
@@ -1683,7 +1858,10 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
         let used = out.iter().map(|o| o.name.as_str());
         ck.unique(&name, span, &k("name"), used, "probe", "probe")?;
         let period_ns = match &r.period {
-            Some(v) => ck.positive_duration(v, &k("period"), "period")?,
+            Some(v) => {
+                let ns = ck.positive_duration(v, &k("period"), "period")?;
+                limits::check_period(ns).map_err(|e| ck.err(v.span(), &k("period"), e))?
+            }
             None => 1_000_000,
         };
         let cyclic = kind == ProbeKind::Cyclic;
@@ -1737,8 +1915,7 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
         }
         let buffer_bytes = match &r.buffer {
             Some(v) => {
-                let b = parse_size(v.get_ref())
-                    .map_err(|e| ck.err(v.span(), &k("buffer"), e.to_string()))?;
+                let b = ck.memory(v, &k("buffer"))?;
                 if b < 128 {
                     return Err(ck.err(
                         v.span(),
@@ -1751,11 +1928,11 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             None => None,
         };
         let iterations = match &r.iterations {
-            Some(v) => Some(ck.int(v, &k("iterations"), 1, 1_000_000)? as u64),
+            Some(v) => Some(ck.count(v, &k("iterations"), &limits::ITERATIONS)?),
             None => None,
         };
         let samples = match &r.samples {
-            Some(v) => Some(ck.int(v, &k("samples"), 1, crate::chase::MAX_SAMPLES as i64)? as u64),
+            Some(v) => Some(ck.count(v, &k("samples"), &limits::SAMPLES)?),
             None => None,
         };
         let source = match &r.source {
@@ -1806,8 +1983,7 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
                 ));
             }
             let ws = match &r.working_set {
-                Some(v) => parse_size(v.get_ref())
-                    .map_err(|e| ck.err(v.span(), &k("working_set"), e.to_string()))?,
+                Some(v) => ck.memory(v, &k("working_set"))?,
                 None => 256 << 10,
             };
             (scan_ns, ws)
@@ -1819,11 +1995,14 @@ fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
             None => None,
         };
         let window_ns = match &r.window {
-            Some(v) => ck.positive_duration(v, &k("window"), "window")?,
+            Some(v) => {
+                let ns = ck.positive_duration(v, &k("window"), "window")?;
+                limits::check_window(ns).map_err(|e| ck.err(v.span(), &k("window"), e))?
+            }
             None => 1_000_000_000,
         };
         let outliers = match &r.outliers {
-            Some(v) => ck.int(v, &k("outliers"), 0, 10_000)? as usize,
+            Some(v) => ck.count(v, &k("outliers"), &limits::OUTLIERS)? as usize,
             None => 10,
         };
         out.push(ProbeSpec {
@@ -2454,7 +2633,7 @@ max_exec = "1ms"
     fn numbers_out_of_range() {
         assert_eq!(
             err(&with("repetitions = 0\n")),
-            "bench.toml:2: repetitions: 0 is out of range 1..=1000"
+            "bench.toml:2: repetitions: 0 is less than 1"
         );
         assert_eq!(
             err(&with("[[configuration]]\nname = \"a\"\npriority = 100\n")),
@@ -2468,7 +2647,130 @@ max_exec = "1ms"
         );
         assert_eq!(
             err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\noutliers = -1\n"),
-            "bench.toml:4: probe[0].outliers: -1 is out of range 0..=10000"
+            "bench.toml:4: probe[0].outliers: -1 is negative; give 0 to 10000"
+        );
+    }
+
+    #[test]
+    fn sizes_counts_and_times_are_bounded_as_on_the_command_line() {
+        let probe = |kind: &str, body: &str| {
+            err(&format!(
+                "duration = \"10s\"\n[[probe]]\nkind = \"{kind}\"\n{body}"
+            ))
+        };
+        assert_eq!(
+            probe("cyclic", "outliers = 100000000\n"),
+            "bench.toml:4: probe[0].outliers: 100000000 is more than 10000, the most outliers kept per metric"
+        );
+        assert_eq!(
+            probe("cyclic", "working_set = \"1000GiB\"\n"),
+            "bench.toml:4: probe[0].working_set: 1000GiB is more than 4GiB, the largest buffer jitterlab allocates"
+        );
+        assert_eq!(
+            probe("chase", "buffer = \"5G\"\n"),
+            "bench.toml:4: probe[0].buffer: 5GiB is more than 4GiB, the largest buffer jitterlab allocates"
+        );
+        assert_eq!(
+            probe("chase", "iterations = 1000001\n"),
+            "bench.toml:4: probe[0].iterations: 1000001 is more than 1000000, the most timed chases per sample"
+        );
+        assert_eq!(
+            probe("chase", "samples = 1048577\n"),
+            "bench.toml:4: probe[0].samples: 1048577 is more than 1048576, the most samples a chase keeps"
+        );
+        assert_eq!(
+            probe("wakeup", "period = \"1ns\"\n"),
+            "bench.toml:4: probe[0].period: 1ns is shorter than 10us, the shortest period jitterlab measures (below it the probe measures its own overhead)"
+        );
+        assert_eq!(ok(&with("")).probes[0].period_ns, 1_000_000);
+        assert_eq!(
+            ok("duration = \"1s\"\n[[probe]]\nkind = \"wakeup\"\nperiod = \"10us\"\n").probes[0]
+                .period_ns,
+            10_000
+        );
+        assert_eq!(
+            probe("wakeup", "window = \"100us\"\n"),
+            "bench.toml:4: probe[0].window: 100us is shorter than 1ms, the shortest window"
+        );
+        assert_eq!(
+            probe("cyclic", "max_latency = \"8d\"\n"),
+            "bench.toml:4: probe[0].max_latency: 8d is more than 7d, the longest time jitterlab takes"
+        );
+        assert_eq!(
+            err("duration = \"30d\"\n[[probe]]\nkind = \"cyclic\"\n"),
+            "bench.toml:1: duration: 30d is more than 7d, the longest time jitterlab takes"
+        );
+        assert_eq!(
+            err(&with("warmup = \"8d\"\n")),
+            "bench.toml:2: warmup: 8d is more than 7d, the longest time jitterlab takes"
+        );
+        assert_eq!(
+            err(&with("repetitions = 1000000\n")),
+            "bench.toml:2: repetitions: 1000000 is more than 1000, the most repetitions of a bench"
+        );
+    }
+
+    #[test]
+    fn the_matrix_and_its_window_rows_are_bounded() {
+        // 1000 repetitions × 11 probes = 11000 cells.
+        let mut text = String::from("duration = \"1s\"\nrepetitions = 1000\n");
+        for i in 0..11 {
+            text.push_str(&format!("[[probe]]\nkind = \"wakeup\"\nname = \"p{i}\"\n"));
+        }
+        assert_eq!(
+            err(&text),
+            "bench.toml:2: repetitions: the bench has 11000 cells (1000 repetitions × 1 configuration × 1 scenario × 1 deployment × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec"
+        );
+        let spec = ok(&text.replace("repetitions = 1000\n", "repetitions = 900\n"));
+        assert_eq!(spec.cell_count(), 9900);
+        assert_eq!(spec.check_limits(), Ok(()));
+        let mut more = spec.clone();
+        more.repetitions = 1000;
+        assert_eq!(
+            more.check_limits(),
+            Err("the bench has 11000 cells (1000 repetitions × 1 configuration × 1 scenario × 1 deployment × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec".into())
+        );
+        // A wake-up probe on both CPUs for 7 days in 1 s windows.
+        let wide = "duration = \"7d\"\n[[configuration]]\nname = \"w\"\nprobe_cpus = \"0-1\"\n[[probe]]\nkind = \"wakeup\"\nwindow = \"1s\"\n";
+        assert_eq!(
+            err(wide),
+            "bench.toml:7: probe[0].window: 7d in windows of 1s makes 1209600 window rows over 2 threads, more than 1000000, the most one run keeps; use windows of at least 1210ms or a shorter duration"
+        );
+        let mut long = ok(&wide.replace("\"7d\"", "\"1d\""));
+        assert_eq!(long.check_limits(), Ok(()));
+        long.duration_ns = 7 * 86_400_000_000_000;
+        assert_eq!(
+            long.check_limits(),
+            Err("probe[0] (wakeup): 7d in windows of 1s makes 1209600 window rows over 2 threads, more than 1000000, the most one run keeps; use windows of at least 1210ms or a shorter duration".into())
+        );
+    }
+
+    #[test]
+    fn a_scenario_starts_at_most_64_neighbours() {
+        let mut text = String::from("duration = \"1s\"\n[[scenario]]\nname = \"many\"\n");
+        for i in 0..65 {
+            text.push_str(&format!(
+                "[[scenario.neighbour]]\nname = \"n{i}\"\ncommand = [\"sleep\", \"1\"]\n"
+            ));
+        }
+        text.push_str("[[probe]]\nkind = \"cyclic\"\n");
+        assert_eq!(
+            err(&text),
+            "bench.toml:196: scenario[0].neighbour[64]: scenario many has 65 neighbours, more than 64, the most one scenario starts; split the load over scenarios"
+        );
+        let fewer = text.replacen(
+            "[[scenario.neighbour]]\nname = \"n64\"\ncommand = [\"sleep\", \"1\"]\n",
+            "",
+            1,
+        );
+        assert_eq!(ok(&fewer).scenarios[0].neighbours.len(), 64);
+    }
+
+    #[test]
+    fn a_name_with_control_characters_is_refused() {
+        assert_eq!(
+            err(&with("name = \"x\\u001b[31m\\ny\"\n")),
+            "bench.toml:2: name: name \"x\\u{1b}[31m\\ny\" holds control characters; use printable text (it is printed by runs and report)"
         );
     }
 
@@ -3142,7 +3444,7 @@ warning: scenario cpu: cpus = "0-1" puts neighbours on probe CPU 1 of configurat
         );
         assert_eq!(
             err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nsamples = 0\n"),
-            "bench.toml:4: probe[0].samples: 0 is out of range 1..=1048576"
+            "bench.toml:4: probe[0].samples: 0 is less than 1"
         );
     }
 }

@@ -10,7 +10,11 @@
 //!
 //! Sizes are bytes with an optional binary suffix (`K`/`KiB`, `M`/`MiB`,
 //! `G`/`GiB`; `B` for bytes). CPU lists use the kernel's own format
-//! (`0-3,5`), as in `/sys/devices/system/cpu/online`.
+//! (`0-3,5`), as in `/sys/devices/system/cpu/online`, with CPU numbers
+//! below [`MAX_CPUS`].
+//!
+//! This module checks only the grammar; how large a value may be is
+//! [`crate::limits`]'s business.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -57,7 +61,20 @@ pub enum UnitError {
     /// A malformed CPU list.
     #[error("\"{0}\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)")]
     BadCpuList(String),
+    /// A CPU list naming a CPU number no kernel has.
+    #[error("\"{list}\" names CPU {cpu}; CPU numbers stop at {max} (the kernel's largest NR_CPUS)", max = MAX_CPUS - 1)]
+    CpuTooLarge {
+        /// The whole list.
+        list: String,
+        /// The first number at or above [`MAX_CPUS`], as written.
+        cpu: String,
+    },
 }
+
+/// CPU numbers a list may name are below this: the largest `NR_CPUS` a
+/// Linux kernel is built with (8192), so that a list like `0-4000000000`
+/// is refused instead of filling memory.
+pub const MAX_CPUS: usize = 8192;
 
 /// Splits `text` into its numeric part and its unit part, rejecting a sign.
 fn split_number(text: &str) -> Result<(&str, &str), UnitError> {
@@ -214,9 +231,21 @@ impl CpuList {
                 Some((a, b)) => (a, b),
                 None => (part, part),
             };
-            let a: usize = a.trim().parse().map_err(|_| bad())?;
-            let b: usize = b.trim().parse().map_err(|_| bad())?;
-            if a > b || b >= 8192 {
+            let number = |n: &str| -> Result<usize, UnitError> {
+                let n = n.trim();
+                if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                match n.parse::<usize>() {
+                    Ok(c) if c < MAX_CPUS => Ok(c),
+                    _ => Err(UnitError::CpuTooLarge {
+                        list: text.trim().to_string(),
+                        cpu: n.to_string(),
+                    }),
+                }
+            };
+            let (a, b) = (number(a)?, number(b)?);
+            if a > b {
                 return Err(bad());
             }
             set.extend(a..=b);
@@ -369,5 +398,18 @@ mod tests {
             "\"3-1\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)"
         );
         assert!(CpuList::parse("a").is_err());
+        assert_eq!(CpuList::parse("0-8191").unwrap().len(), 8192);
+        assert_eq!(
+            CpuList::parse("0-4000000000").unwrap_err().to_string(),
+            "\"0-4000000000\" names CPU 4000000000; CPU numbers stop at 8191 (the kernel's largest NR_CPUS)"
+        );
+        assert_eq!(
+            CpuList::parse("99999999999999999999999").unwrap_err().to_string(),
+            "\"99999999999999999999999\" names CPU 99999999999999999999999; CPU numbers stop at 8191 (the kernel's largest NR_CPUS)"
+        );
+        assert_eq!(
+            CpuList::parse("+1").unwrap_err(),
+            UnitError::BadCpuList("+1".into())
+        );
     }
 }

@@ -12,11 +12,15 @@
 //! one run has is listed with `absent` on the other side, and a footnote names
 //! those cells. The share over the threshold is compared only as a number:
 //! when the two runs used different thresholds its label says so.
+//! Stored text (names, hosts, statuses) is printed through
+//! `report::safe::shown`, as in every table.
 
 use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
 use serde::Serialize;
 use serde_json::{json, Value};
+
+use crate::report::safe::shown;
 
 use super::build::{
     self, fig_text, fig_value, pct1_values, threshold_of, Fig, Group, DEVIATION, MAX_CHASE,
@@ -236,7 +240,7 @@ pub(super) fn render(a: &StoredRun, b: &StoredRun, format: Format) -> Result<Str
     let s = sheet(a, b);
     Ok(match format {
         Format::Text => {
-            let mut o = format!("A  {}\nB  {}\n\n", describe(a), describe(b));
+            let mut o = format!("A  {}\nB  {}\n\n", shown(&describe(a)), shown(&describe(b)));
             s.write_text(&mut o);
             o
         }

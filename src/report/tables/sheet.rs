@@ -7,11 +7,18 @@
 //! and which machine columns it stands for (a spread is two: `_min`,
 //! `_max`). So the text, Markdown, CSV and JSON of one table cannot disagree
 //! about what is in it.
+//!
+//! Every printed cell, header, title and footnote goes through
+//! [`shown`] (control characters escaped), in the Markdown after its
+//! syntax is escaped, and so does every string field of the CSV: names
+//! and notes come from the database, which anyone may have written.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::report::safe::shown;
 
 /// One column.
 pub(super) struct Col {
@@ -106,7 +113,8 @@ pub(super) struct JsonTable {
     notes: Vec<String>,
 }
 
-/// Escapes what Markdown would read as table syntax or emphasis.
+/// Escapes what Markdown would read as table syntax or emphasis, then the
+/// control characters ([`shown`]).
 pub(super) fn md_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -115,7 +123,7 @@ pub(super) fn md_escape(s: &str) -> String {
         }
         o.push(c);
     }
-    o
+    shown(&o).into_owned()
 }
 
 fn push_line(o: &mut String, cells: &[&str], widths: &[usize], right: &[bool]) {
@@ -164,27 +172,37 @@ impl Sheet {
     /// figures right-aligned), footnotes. Widths count characters, so `µ`
     /// and `–` take one column as on a terminal.
     pub fn write_text(&self, o: &mut String) {
-        o.push_str(&self.title);
+        o.push_str(&shown(&self.title));
         o.push('\n');
-        let shown = self.shown();
-        let heads: Vec<&str> = shown
+        let cols = self.shown();
+        let heads: Vec<String> = cols
             .iter()
-            .map(|&i| self.cols[i].head.as_deref().unwrap_or(""))
+            .map(|&i| shown(self.cols[i].head.as_deref().unwrap_or("")).into_owned())
+            .collect();
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|row| {
+                cols.iter()
+                    .map(|&i| shown(&row[i].text).into_owned())
+                    .collect()
+            })
             .collect();
         let mut widths: Vec<usize> = heads.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (k, &i) in shown.iter().enumerate() {
-                widths[k] = widths[k].max(row[i].text.chars().count());
+        for row in &rows {
+            for (k, cell) in row.iter().enumerate() {
+                widths[k] = widths[k].max(cell.chars().count());
             }
         }
-        let right: Vec<bool> = shown.iter().map(|&i| self.cols[i].right).collect();
+        let right: Vec<bool> = cols.iter().map(|&i| self.cols[i].right).collect();
+        let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
         push_line(o, &heads, &widths, &right);
-        for row in &self.rows {
-            let cells: Vec<&str> = shown.iter().map(|&i| row[i].text.as_str()).collect();
+        for row in &rows {
+            let cells: Vec<&str> = row.iter().map(String::as_str).collect();
             push_line(o, &cells, &widths, &right);
         }
         for n in &self.notes {
-            o.push_str(n);
+            o.push_str(&shown(n));
             o.push('\n');
         }
     }
@@ -230,16 +248,18 @@ impl Sheet {
     }
 }
 
-/// One CSV field: numbers as JSON prints them, strings quoted only when they
-/// hold a comma, a quote or a line break, `null` as an empty field.
+/// One CSV field: numbers as JSON prints them, strings with their control
+/// characters escaped ([`shown`]: so never a line break) and quoted only
+/// when they hold a comma or a quote, `null` as an empty field.
 pub(super) fn csv_field(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => {
-            if s.contains([',', '"', '\n', '\r']) {
+            let s = shown(s);
+            if s.contains([',', '"']) {
                 format!("\"{}\"", s.replace('"', "\"\""))
             } else {
-                s.clone()
+                s.into_owned()
             }
         }
         other => other.to_string(),

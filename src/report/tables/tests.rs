@@ -1840,3 +1840,76 @@ tuned/network/host/response   response     1  11.5 µs  43.6 µs  2509.1 µs    
         ]
     );
 }
+
+/// Run 7 with hostile text in every stored string a report prints: the
+/// run's name and host, a configuration's unavailability reason, a cell's
+/// note and failure, a neighbour's name, command and stderr.
+fn hostile_run() -> StoredRun {
+    const EVIL: &str = "x\u{1b}[31m\nforged";
+    let mut run = fixture_run();
+    run.name = EVIL.into();
+    run.hostname = EVIL.into();
+    run.unavailable[0].1 = EVIL.into();
+    let cell = run
+        .cells
+        .iter_mut()
+        .find(|c| !c.context.neighbours.is_empty())
+        .unwrap();
+    cell.context.notes.push(EVIL.into());
+    cell.context.failure = Some(EVIL.into());
+    let n = &mut cell.context.neighbours[0];
+    n.name = EVIL.into();
+    n.argv.push(EVIL.into());
+    n.healthy = false;
+    n.end = EVIL.into();
+    n.stderr_tail = vec![EVIL.into()];
+    run
+}
+
+#[test]
+fn stored_text_is_printed_with_its_control_characters_escaped() {
+    let run = hostile_run();
+    for format in [Format::Text, Format::Md, Format::Csv] {
+        let out = render(&run, &TableOptions::default(), format).unwrap();
+        assert!(!out.contains('\u{1b}'), "{format:?}: {out}");
+        assert!(
+            !out.lines().any(|l| l.starts_with("forged")),
+            "{format:?}: a stored newline forged a line: {out}"
+        );
+        assert!(out.contains("x\\u{1b}[31m\\nforged"), "{format:?}: {out}");
+    }
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert!(
+        text.starts_with("run          7 (bench x\\u{1b}[31m\\nforged)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nhost         x\\u{1b}[31m\\nforged\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n    stderr: x\\u{1b}[31m\\nforged\n"),
+        "{text}"
+    );
+    let md = render(&run, &TableOptions::default(), Format::Md).unwrap();
+    assert!(
+        md.starts_with("## Run 7: x\\u{1b}[31m\\nforged (bench)\n"),
+        "{md}"
+    );
+    // JSON keeps the exact text, escaped by JSON itself.
+    let json = render(&run, &TableOptions::default(), Format::Json).unwrap();
+    assert!(!json.contains('\u{1b}'));
+    assert!(
+        json.contains("\"name\": \"x\\u001b[31m\\nforged\""),
+        "{json}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["name"], "x\u{1b}[31m\nforged");
+    // The comparison's header too.
+    let cmp = compare(&run, &fixture_run(), Format::Text).unwrap();
+    assert!(!cmp.contains('\u{1b}'), "{cmp}");
+    assert!(
+        cmp.starts_with("A  run 7 (bench x\\u{1b}[31m\\nforged), started"),
+        "{cmp}"
+    );
+}

@@ -1,0 +1,152 @@
+//! Printing that survives its reader: stdout and stderr writes that never
+//! panic.
+//!
+//! `println!` panics when stdout is a pipe whose reader has gone
+//! (`jitterlab bench … --dry-run | head -1`: "failed printing to stdout:
+//! Broken pipe", status 101). Rust ignores `SIGPIPE`, and it must stay
+//! ignored: a bench killed by `SIGPIPE` in the middle of a cell would skip
+//! putting the machine's settings back. So every line jitterlab prints on
+//! stdout goes through [`out!`]/[`outln!`], which return the write's error
+//! instead: a closed pipe becomes [`ReaderGone`], which travels up the
+//! command's normal error path — through the same cleanup as any other
+//! error (`apply` restores what it holds first) — and `main` then ends the
+//! process quietly, with no message and status [`READER_GONE_STATUS`]
+//! (141 = 128 + SIGPIPE, what a shell reports for a writer that a closed
+//! pipe ended: `yes | head -1`, so `set -o pipefail` scripts see that the
+//! output was cut short). Any other write error (`> /dev/full`) is an
+//! ordinary error naming stdout.
+//!
+//! Diagnostics on stderr go through [`errln!`], which ignores a failed
+//! write: when stderr is a closed pipe too (`… 2>&1 | head -1`) a bench
+//! goes on and cleans up rather than panicking between two settings.
+//!
+//! As a last line of defence `main` also treats the panic of a `println!`
+//! left elsewhere as [`ReaderGone`] (see `main.rs`).
+
+use std::fmt;
+use std::io::{self, Write};
+
+/// Exit status of a command whose stdout reader went away: 128 + SIGPIPE.
+pub const READER_GONE_STATUS: u8 = 141;
+
+/// Stdout was closed by its reader: the command ends quietly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReaderGone;
+
+impl fmt::Display for ReaderGone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("stdout was closed by its reader")
+    }
+}
+
+impl std::error::Error for ReaderGone {}
+
+/// Writes `text` to stdout and flushes it: a broken pipe is [`ReaderGone`],
+/// any other failure an error naming stdout.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    write_to(&mut io::stdout().lock(), text)
+}
+
+/// [`write_stdout`] on any writer (the tests use a closed pipe).
+pub fn write_to(w: &mut impl Write, text: &str) -> anyhow::Result<()> {
+    match w.write_all(text.as_bytes()).and_then(|()| w.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(anyhow::Error::new(ReaderGone)),
+        Err(e) => Err(anyhow::Error::new(e).context("writing to stdout")),
+    }
+}
+
+/// Writes a line to stderr; a failed write is ignored (see the module doc).
+pub fn write_stderr(text: &str) {
+    let mut e = io::stderr().lock();
+    let _ = e.write_all(text.as_bytes());
+    let _ = e.flush();
+}
+
+/// True when `e` is, or was caused by, [`ReaderGone`].
+pub fn is_reader_gone(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<ReaderGone>())
+}
+
+/// `print!` that returns `anyhow::Result<()>` (see the module doc).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(&format!($($arg)*))
+    };
+}
+
+/// `println!` that returns `anyhow::Result<()>` (see the module doc).
+macro_rules! outln {
+    () => {
+        $crate::output::write_stdout("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` that never panics (see the module doc).
+macro_rules! err {
+    ($($arg:tt)*) => {
+        $crate::output::write_stderr(&format!($($arg)*))
+    };
+}
+
+/// `eprintln!` that never panics (see the module doc).
+macro_rules! errln {
+    () => {
+        $crate::output::write_stderr("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+pub(crate) use {err, errln, out, outln};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer whose reader has gone.
+    struct Closed;
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A writer on a full disk.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(28))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_is_reader_gone_and_other_errors_name_stdout() {
+        let e = write_to(&mut Closed, "plan\n").unwrap_err();
+        assert!(is_reader_gone(&e));
+        assert_eq!(e.to_string(), "stdout was closed by its reader");
+        // Still recognised under the context a caller adds.
+        assert!(is_reader_gone(&e.context("printing the plan")));
+        let e = write_to(&mut Full, "plan\n").unwrap_err();
+        assert!(!is_reader_gone(&e));
+        assert_eq!(
+            format!("{e:#}"),
+            "writing to stdout: No space left on device (os error 28)"
+        );
+        let mut v = Vec::new();
+        write_to(&mut v, "plan\n").unwrap();
+        assert_eq!(v, b"plan\n");
+    }
+}

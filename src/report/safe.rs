@@ -1,0 +1,77 @@
+//! Stored text made safe to print: control characters escaped.
+//!
+//! Much of what jitterlab prints was typed by someone else or written by
+//! another program: run and spec names, configuration, scenario and
+//! neighbour names, command lines, a neighbour's stderr, notes and failure
+//! messages kept in the results database — which may come from another
+//! machine, or be edited by hand. Printed raw, an ESC sequence in any of
+//! them recolours or rewrites the reader's terminal, and a newline forges
+//! a line of the report (`runs` printed both before this module).
+//!
+//! [`shown`] is the one convention, used by every renderer of text and
+//! Markdown (the run listing, the run summary, the tables, their
+//! explanations and footnotes, the comparison), by the bench's live notes
+//! and by `main`'s error line: each control character (Unicode `Cc`: C0,
+//! DEL, C1) and each bidirectional-formatting character (which can reorder
+//! what a terminal shows, "Trojan Source") is written as Rust writes it in
+//! a string literal — `\n`, `\r`, `\t`, `\0`, else `\u{1b}` — and every
+//! other character as it is. Text without such characters is returned
+//! unchanged, without a copy. CSV fields get the same treatment (a spreadsheet
+//! needs no terminal escapes either); JSON keeps every string exact, as
+//! JSON's own escaping already writes control characters as `\u001b`.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// True for a character [`shown`] escapes.
+fn unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `s` with its control and bidirectional-formatting characters escaped
+/// (see the module doc); borrowed when there is none.
+pub fn shown(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            '\0' => o.push_str("\\0"),
+            c if unsafe_char(c) => {
+                // Writing into a String cannot fail.
+                let _ = write!(o, "\\u{{{:x}}}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    Cow::Owned(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_written_as_in_a_rust_literal() {
+        assert_eq!(shown("evil\u{1b}[31m\nrun"), "evil\\u{1b}[31m\\nrun");
+        assert_eq!(
+            shown("a\tb\rc\0d\u{7f}e\u{9b}f"),
+            "a\\tb\\rc\\0d\\u{7f}e\\u{9b}f"
+        );
+        assert_eq!(shown("abc\u{202e}cba"), "abc\\u{202e}cba");
+        // Printable text, µ and – included, is left alone and not copied.
+        assert!(matches!(
+            shown("tuned/cpu/host 57.9 µs – ok"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(shown("C:\\path \"quoted\""), "C:\\path \"quoted\"");
+    }
+}
