@@ -120,7 +120,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
         Command::Apply(a) => runner::apply::apply(&cli.sysroot, a),
-        Command::Presets(a) => runner::bench::presets(&cli.sysroot, a.show.as_deref()),
+        Command::Presets(a) => runner::spec_source::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => system::journal::restore_command(&cli.sysroot),
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, a),

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serial_test::serial;
 
+#[path = "common/procs.rs"]
+mod procs;
+use procs::{processes_with, wait_gone, wait_started};
+
 /// One scratch directory per test process: database, journal, specs.
 fn scratch() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
@@ -45,35 +49,6 @@ fn have(tool: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok()
-}
-
-/// Pids of live processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) && !cmd.contains("cargo") {
-                // Zombies have an empty cmdline; a live process matched.
-                v.push(pid);
-            }
-        }
-    }
-    v
-}
-
-fn wait_gone(marker: &str, within: Duration) -> Vec<u32> {
-    let end = Instant::now() + within;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || Instant::now() > end {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 const TWO_BY_TWO: &str = r#"
@@ -435,15 +410,6 @@ fn spawn_bench(spec: &Path, db: &Path, capture: bool) -> std::process::Child {
         .stderr(out())
         .spawn()
         .unwrap()
-}
-
-/// Waits (up to 20 s) until a process carrying `marker` runs.
-fn wait_started(marker: &str) {
-    let end = Instant::now() + Duration::from_secs(20);
-    while processes_with(marker).is_empty() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!processes_with(marker).is_empty(), "{marker} started");
 }
 
 /// `kill(2)` through the `kill` program (tests have no `unsafe`).

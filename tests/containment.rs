@@ -10,10 +10,14 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use assert_cmd::Command;
 use serial_test::serial;
+
+#[path = "common/procs.rs"]
+mod procs;
+use procs::{processes_with, wait_gone, wait_started};
 
 /// One scratch directory per test process: database, journal, specs.
 fn scratch() -> &'static Path {
@@ -40,42 +44,6 @@ fn spec(name: &str, text: &str) -> PathBuf {
 
 fn is_root() -> bool {
     jitterlab_sys::effective_uid() == 0
-}
-
-/// Pids of live processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) && !cmd.contains("cargo") {
-                v.push(pid);
-            }
-        }
-    }
-    v
-}
-
-fn wait_gone(marker: &str, within: Duration) -> Vec<u32> {
-    let end = Instant::now() + within;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || Instant::now() > end {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn wait_started(marker: &str) {
-    let end = Instant::now() + Duration::from_secs(20);
-    while processes_with(marker).is_empty() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!processes_with(marker).is_empty(), "{marker} started");
 }
 
 /// Whether a cgroup v2 or v1 freezer hierarchy is mounted (jitterlab's

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::bench::load;
+use super::spec_source::load;
 use super::termination_flag;
 use crate::cli::ApplyArgs;
 use crate::error::bad;

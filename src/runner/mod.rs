@@ -58,6 +58,7 @@ pub mod event;
 pub mod measure;
 pub mod output;
 pub mod probes;
+pub mod spec_source;
 pub mod timerlat;
 
 use event::{measure_events, EventInput, EventProbe};
