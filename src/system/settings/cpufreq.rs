@@ -36,14 +36,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use jitterlab_core::units::CpuList;
 
+use super::files::CPU_DIR;
 use super::{
     check_online, check_writable, cpus_phrase, read_value, Setting, SettingReport, Writes,
 };
 use crate::error::bad;
 use crate::system::journal::Journal;
-
-/// The CPU directory of sysfs.
-pub(super) const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// What to set, on which CPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -37,6 +37,12 @@
 //! back: [`SettingFile::is_gone`] says so, so that `restore` can drop the
 //! entry instead of keeping it for ever. A sysctl or the default IRQ mask
 //! never goes.
+//!
+//! **Below the settings.** The journal's restore consults this list, and
+//! the settings journal every write, so this module must not depend on
+//! the settings: the paths it matches ([`CPU_DIR`], [`IRQ_DIR`],
+//! [`IRQ_DEFAULT`], [`FAIR_SERVER`], [`SYSCTL_NAMES`]) are defined here,
+//! and the settings take them from here.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
@@ -45,10 +51,18 @@ use std::path::{Component, Path, PathBuf};
 
 use jitterlab_sys as sys;
 
-use super::cpufreq::CPU_DIR;
-use super::irq::{DEFAULT, IRQ_DIR};
-use super::sysctl::{Sysctl, FAIR_SERVER};
 use crate::system::resctrl_undo::RESCTRL;
+
+/// The sysctls [`super::sysctl::Sysctl`] sets (its `NAMES`).
+pub(super) const SYSCTL_NAMES: [&str; 2] = ["kernel.timer_migration", "kernel.sched_rt_runtime_us"];
+/// The IRQ directory of procfs.
+pub(super) const IRQ_DIR: &str = "proc/irq";
+/// The CPUs new IRQs start on (hex mask).
+pub(super) const IRQ_DEFAULT: &str = "proc/irq/default_smp_affinity";
+/// The CPU directory of sysfs.
+pub(super) const CPU_DIR: &str = "sys/devices/system/cpu";
+/// The fair deadline server's per-CPU directories.
+pub(super) const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
 
 /// The cpufreq files [`super::cpufreq::Cpufreq`] writes in a policy.
 const CPUFREQ_FILES: [&str; 3] = ["scaling_governor", "scaling_min_freq", "scaling_max_freq"];
@@ -96,12 +110,12 @@ pub fn setting_file(root: &Path, path: &Path) -> Option<SettingFile> {
     };
     if let Some(rest) = under(&parts, "proc/sys") {
         let name = rest.join(".");
-        return Sysctl::NAMES
+        return SYSCTL_NAMES
             .contains(&name.as_str())
             .then(|| file(name, None))
             .flatten();
     }
-    if parts == split(DEFAULT) {
+    if parts == split(IRQ_DEFAULT) {
         return file("the default IRQ affinity".into(), None);
     }
     if let Some([n, "smp_affinity_list"]) = under(&parts, IRQ_DIR) {

@@ -49,13 +49,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use jitterlab_core::units::CpuList;
 
+use super::files::{IRQ_DEFAULT, IRQ_DIR};
 use super::{check_online, check_writable, cpus_noun, read_value, Setting, SettingReport, Writes};
 use crate::system::journal::Journal;
-
-/// The IRQ directory of procfs.
-pub(super) const IRQ_DIR: &str = "proc/irq";
-/// The CPUs new IRQs start on (hex mask).
-pub(super) const DEFAULT: &str = "proc/irq/default_smp_affinity";
 
 /// Moves every movable IRQ, and the default for new ones, to some CPUs.
 #[derive(Debug)]
@@ -211,7 +207,7 @@ impl Setting for IrqAffinity {
     fn validate(&self, root: &Path) -> Result<()> {
         check_online(root, &self.cpus, "IRQ CPUs")?;
         check_writable(
-            &root.join(DEFAULT),
+            &root.join(IRQ_DEFAULT),
             "is --sysroot the root of a Linux system with /proc mounted?",
             "moving IRQs",
         )
@@ -233,7 +229,7 @@ impl IrqAffinity {
         let want = self.cpus.to_string();
         let mut notes = self.warnings();
 
-        let default_path = root.join(DEFAULT);
+        let default_path = root.join(IRQ_DEFAULT);
         let read_default = |path: &Path| -> Result<CpuList> {
             let text = read_value(path)?;
             parse_mask(&text).ok_or_else(|| {
@@ -523,7 +519,7 @@ mod tests {
             "no IRQ CPUs given; name at least one online CPU (online: 0-3)"
         );
         let dir = copy_fixture("settings-vm");
-        fs::remove_file(dir.path().join(DEFAULT)).unwrap();
+        fs::remove_file(dir.path().join(IRQ_DEFAULT)).unwrap();
         assert_eq!(
             bad_text(IrqAffinity::new(cpus("0"), cpus("1")).validate(dir.path()).unwrap_err()),
             format!(

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use jitterlab_core::units::CpuList;
 
+use super::files::{FAIR_SERVER, SYSCTL_NAMES};
 use super::{check_online, check_writable, read_value, Setting, SettingReport, Writes};
 use crate::error::bad;
 use crate::system::host::read_opt;
@@ -61,8 +62,6 @@ impl Key {
 const RT_PERIOD: &str = "proc/sys/kernel/sched_rt_period_us";
 /// The kernel release, to tell a kernel without a fair server.
 const OSRELEASE: &str = "proc/sys/kernel/osrelease";
-/// The fair deadline server's per-CPU directories.
-pub(super) const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
 
 /// One of the sysctls `kernel.timer_migration` and
 /// `kernel.sched_rt_runtime_us`, set to an integer.
@@ -75,7 +74,7 @@ pub struct Sysctl {
 
 impl Sysctl {
     /// The names [`Sysctl::new`] accepts.
-    pub const NAMES: [&'static str; 2] = ["kernel.timer_migration", "kernel.sched_rt_runtime_us"];
+    pub const NAMES: [&'static str; 2] = SYSCTL_NAMES;
 
     /// The request `name = value`; an unknown name is bad input.
     pub fn new(name: &str, value: i64) -> Result<Sysctl> {
