@@ -23,7 +23,8 @@
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
 //!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`).
 //! - [`Undo::WorkDir`]: a private work directory, to be removed with its
-//!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`);
+//!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`;
+//!   [`crate::system::workdir_undo`]);
 //! - [`Undo::Cgroup`]: the cgroup of a cell's neighbours, every process in
 //!   it killed and the group removed (`{ "kind": "cgroup", "path":
 //!   "/sys/fs/cgroup/jitterlab-…" }`).
@@ -228,7 +229,7 @@ pub enum Undo {
     },
     /// A private work directory jitterlab made (neighbour output, disk
     /// load files): removed with what it holds, symlink-safely
-    /// ([`crate::system::workdir::undo`]). Journaled before the `mkdir`.
+    /// ([`crate::system::workdir_undo::undo`]). Journaled before the `mkdir`.
     WorkDir {
         /// The directory (`<runtime dir>/jitterlab-XXXXXXXX` or
         /// `<disk base>/jitterlab-disk-XXXXXXXX`).
@@ -807,7 +808,7 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
             crate::system::resctrl_undo::remove_group(path, files)
         }
         Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
-        Undo::WorkDir { path } => crate::system::workdir::undo(path),
+        Undo::WorkDir { path } => crate::system::workdir_undo::undo(path),
         Undo::Cgroup { path } => crate::neighbour::cgroup::undo(path),
         Undo::Neighbour {
             pgid,

@@ -20,3 +20,4 @@ pub mod rt;
 pub mod settings;
 pub mod trace;
 pub mod workdir;
+pub mod workdir_undo;
