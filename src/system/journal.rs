@@ -8,26 +8,37 @@
 //! so each change is written here *before* it is made — or, for a process,
 //! right after it exists — and forgotten once it has been undone:
 //!
-//! - [`Undo::Neighbour`]: a neighbour's process group, to be killed;
-//! - [`Undo::Netns`]: a network namespace, to be deleted;
+//! - [`Undo::Neighbour`]: a neighbour's process group, to be killed
+//!   (here);
+//! - [`Undo::Netns`]: a network namespace, to be deleted (here);
 //! - [`Undo::File`]: a sysfs/procfs value, to be written back verbatim —
 //!   only to a file on the settings' allow-list
 //!   ([`crate::system::settings::files`]), never through a symlink, never
-//!   creating one;
+//!   creating one (here);
 //! - [`Undo::Stopped`]: a process jitterlab stopped with `SIGSTOP` (a
 //!   running irqbalance, paused while IRQs are moved), to be resumed with
-//!   `SIGCONT` — only while its pid and start time still match.
+//!   `SIGCONT` — only while its pid and start time still match (here,
+//!   [`resume_stopped`]).
 //! - [`Undo::ResctrlGroup`]: a resctrl group jitterlab created, to be
 //!   removed (`{ "kind": "resctrl-group", "path": "/sys/fs/resctrl/rt",
-//!   "files": [] }`; `files` lists what a fake tree's stand-in created);
+//!   "files": [] }`; `files` lists what a fake tree's stand-in created;
+//!   [`crate::system::resctrl_undo`]);
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
-//!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`).
+//!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`;
+//!   [`crate::system::resctrl_undo`]).
 //! - [`Undo::WorkDir`]: a private work directory, to be removed with its
 //!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`;
 //!   [`crate::system::workdir_undo`]);
 //! - [`Undo::Cgroup`]: the cgroup of a cell's neighbours, every process in
 //!   it killed and the group removed (`{ "kind": "cgroup", "path":
-//!   "/sys/fs/cgroup/jitterlab-…" }`).
+//!   "/sys/fs/cgroup/jitterlab-…" }`; [`crate::system::cgroup_undo`]).
+//!
+//! **Layering.** The modules that journal their changes — the settings,
+//! the neighbours' cgroup, the work directories — use this module, so it
+//! never uses them: each undo step lives here or in a small module below
+//! the journal (`resctrl_undo`, `workdir_undo`, `cgroup_undo`, and the
+//! settings' allow-list `settings::files`), which the modules above may
+//! call too.
 //!
 //! **Where.** jitterlab's directory is `<sysroot>/run/jitterlab`. `/run` is
 //! cleared by a reboot, exactly when the processes and sysfs values the
@@ -236,7 +247,7 @@ pub enum Undo {
         path: PathBuf,
     },
     /// A cgroup jitterlab made for a cell's neighbours: every process in it
-    /// killed, then removed ([`crate::neighbour::cgroup::undo`]).
+    /// killed, then removed ([`crate::system::cgroup_undo::undo`]).
     /// Journaled before the `mkdir`.
     Cgroup {
         /// The group's directory in the real cgroup file system (cgroups
@@ -809,7 +820,7 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
         }
         Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
         Undo::WorkDir { path } => crate::system::workdir_undo::undo(path),
-        Undo::Cgroup { path } => crate::neighbour::cgroup::undo(path),
+        Undo::Cgroup { path } => crate::system::cgroup_undo::undo(path),
         Undo::Neighbour {
             pgid,
             start_ticks,

@@ -6,10 +6,16 @@
 //! `jitterlab restore`, and the private work directories jitterlab writes
 //! its files in.
 //!
+//! The `*_undo` modules (resctrl, work directories, the neighbours'
+//! cgroups) hold the steps that put a change back: the journal's replay
+//! calls them, so they sit below the journal, while the modules that make
+//! and journal the changes sit above it.
+//!
 //! Every path is taken relative to `--sysroot` (DESIGN rule 5), so each fact
 //! and each change can be tested against fake `/sys`, `/proc` and `/dev`
 //! trees under `tests/fixtures/`.
 
+pub mod cgroup_undo;
 pub mod check;
 pub mod counters;
 pub mod host;
