@@ -59,7 +59,7 @@ use anyhow::{anyhow, Result};
 use jitterlab_sys as sys;
 
 use crate::system::cgroup_undo::{
-    cgroup_mounts, kill_and_remove, CgroupMount, Kind, MOUNTINFO, PREFIX, RANDOM_DIGITS,
+    cgroup_mounts, kill_and_remove, CgroupMount, Kind, MOUNTINFO, PREFIX,
 };
 use crate::system::journal::{Journal, Undo};
 
@@ -131,7 +131,9 @@ impl CellGroup {
     /// journaled before the `mkdir` (a name that exists is drawn again).
     pub fn create(h: &Hierarchy, journal: &mut Journal) -> Result<CellGroup> {
         for _ in 0..32 {
-            let path = h.mount.join(format!("{PREFIX}{}", random_suffix()));
+            let path = h
+                .mount
+                .join(format!("{PREFIX}{}", crate::system::random_suffix()));
             let id = journal.record(Undo::Cgroup { path: path.clone() })?;
             match fs::create_dir(&path) {
                 Ok(()) => {
@@ -187,15 +189,6 @@ impl CellGroup {
         }
         Ok(line)
     }
-}
-
-/// 16 random hex digits (see [`crate::system::workdir`]).
-fn random_suffix() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u64(sys::monotonic_ns());
-    format!("{:0width$x}", h.finish(), width = RANDOM_DIGITS)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! replay calls [`undo`]: so this step lives below the journal (as
 //! [`crate::system::resctrl_undo`] does) and the neighbours' cgroup module
 //! above it, and the journal does not depend on the neighbours. What both
-//! need — the group's name shape ([`PREFIX`], [`RANDOM_DIGITS`]), the
+//! need — the group's name shape ([`PREFIX`], [`super::RANDOM_DIGITS`]), the
 //! hierarchy [`Kind`]s and the cgroup mounts of `/proc/self/mountinfo`
 //! ([`cgroup_mounts`]) — lives here too.
 //!
@@ -37,8 +37,6 @@ use jitterlab_sys as sys;
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 /// The name prefix of a cell's group.
 pub const PREFIX: &str = "jitterlab-";
-/// How many hex digits follow the prefix.
-pub const RANDOM_DIGITS: usize = 16;
 /// How long a kill may take to empty the group, and its removal to succeed.
 const KILL_WAIT: Duration = Duration::from_secs(3);
 /// How long a freeze may take before the kill goes ahead anyway.
@@ -247,12 +245,7 @@ fn wait_until(timeout: Duration, done: impl Fn() -> bool) -> bool {
 /// Why `path` is not a group jitterlab made, or its hierarchy's kind.
 fn check(path: &Path) -> std::result::Result<Kind, String> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let shaped = name.strip_prefix(PREFIX).is_some_and(|r| {
-        r.len() == RANDOM_DIGITS
-            && r.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    });
-    if !shaped {
+    if !super::has_shape(name, PREFIX) {
         return Err("it is not a name jitterlab gives its cgroups".into());
     }
     let Some(mount) = path.parent() else {

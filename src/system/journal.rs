@@ -144,7 +144,7 @@ pub const JOURNAL_ENV: &str = "JITTERLAB_JOURNAL";
 const VERSION: u32 = 1;
 /// Where the kernel names the current boot.
 const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
-/// How long [`restore`] waits for a killed process group to vanish.
+/// How long [`replay`] waits for a killed process group to vanish.
 const KILL_WAIT: Duration = Duration::from_secs(3);
 /// How long [`MachineLock::take`] retries a held lock before it refuses:
 /// long enough to ride over a holder that is just letting go.

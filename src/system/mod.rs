@@ -27,3 +27,29 @@ pub mod settings;
 pub mod trace;
 pub mod workdir;
 pub mod workdir_undo;
+
+/// How many hex digits the random part of a name jitterlab gives what it
+/// makes (work directories, cgroups) has.
+pub const RANDOM_DIGITS: usize = 16;
+
+/// A fresh random name part of [`RANDOM_DIGITS`] hex digits. Names are
+/// taken with an exclusive `mkdir`, so the part needs to be unguessable by
+/// another user, not unique: std's `RandomState` is keyed from the
+/// operating system's random source (no crate needed for 64 bits).
+pub fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(jitterlab_sys::monotonic_ns());
+    format!("{:0width$x}", h.finish(), width = RANDOM_DIGITS)
+}
+
+/// True when `name` is `prefix` followed by a [`random_suffix`].
+pub fn has_shape(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix).is_some_and(|rest| {
+        rest.len() == RANDOM_DIGITS
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}

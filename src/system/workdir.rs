@@ -50,7 +50,7 @@ use anyhow::{anyhow, Context, Result};
 use jitterlab_sys as sys;
 
 use crate::system::journal::{runtime_dir, Journal, Undo};
-use crate::system::workdir_undo::{DISK_PREFIX, RANDOM_DIGITS, WORK_PREFIX};
+use crate::system::workdir_undo::{DISK_PREFIX, WORK_PREFIX};
 
 /// Where the disk loads write when the scenario names no directory: a
 /// directory that survives reboots and is normally on the root file
@@ -136,7 +136,7 @@ pub fn check_disk_base(dir: &Path) -> std::result::Result<(), String> {
 /// journaled first; a name that exists is drawn again.
 fn fresh(base: &Path, prefix: &str, journal: &mut Journal) -> Result<WorkDir> {
     for _ in 0..ATTEMPTS {
-        let path = base.join(format!("{prefix}{}", random_suffix()));
+        let path = base.join(format!("{prefix}{}", crate::system::random_suffix()));
         let id = journal.record(Undo::WorkDir { path: path.clone() })?;
         match DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => {
@@ -185,20 +185,11 @@ pub fn create_file(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-/// 16 random hex digits.
-fn random_suffix() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u64(sys::monotonic_ns());
-    format!("{:0width$x}", h.finish(), width = RANDOM_DIGITS)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::system::has_shape;
     use crate::system::journal::JOURNAL_ENV;
-    use crate::system::workdir_undo::has_shape;
     use serial_test::serial;
     use std::io::Write;
     use std::os::unix::fs::{symlink, PermissionsExt};

@@ -5,8 +5,9 @@
 //! journal's replay calls [`undo`], so this step lives below the journal
 //! (as [`crate::system::resctrl_undo`] does), and `workdir` above it: the
 //! journal does not depend on `workdir`, and `workdir` depends on the
-//! journal. The name shapes ([`WORK_PREFIX`], [`DISK_PREFIX`],
-//! [`RANDOM_DIGITS`]) live here, since both sides need them.
+//! journal. The name prefixes ([`WORK_PREFIX`], [`DISK_PREFIX`]) live
+//! here, since both sides need them; the random part and its shape are
+//! [`crate::system::random_suffix`] and [`crate::system::has_shape`].
 //!
 //! **Removal is symlink-safe.** [`undo`] removes only an absolute path with
 //! no `.`/`..` whose last component has one of the two name shapes (a
@@ -24,24 +25,14 @@ use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path};
 
+use super::has_shape;
+
 use jitterlab_sys as sys;
 
 /// The name prefix of a work directory in the runtime directory.
 pub const WORK_PREFIX: &str = "jitterlab-";
 /// The name prefix of a disk load directory.
 pub const DISK_PREFIX: &str = "jitterlab-disk-";
-/// How many hex digits the random part of a name has.
-pub const RANDOM_DIGITS: usize = 16;
-
-/// True when `name` is `prefix` followed by the random part.
-pub fn has_shape(name: &str, prefix: &str) -> bool {
-    name.strip_prefix(prefix).is_some_and(|rest| {
-        rest.len() == RANDOM_DIGITS
-            && rest
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
-}
 
 /// Why `path` is not a directory jitterlab made (see the module doc);
 /// `Ok(None)` when nothing is there.

@@ -21,7 +21,7 @@
 //! 4. **restores** it ([`Setting::restore`]): writes each old content back,
 //!    newest first, and forgets the journal entry. After a crash, the
 //!    journal still holds the entries, and `jitterlab restore`
-//!    ([`crate::system::journal::restore`]) writes them back.
+//!    ([`crate::system::journal::replay`]) writes them back.
 //!
 //! A value that already reads as requested is not written (and not
 //! journaled): writing it would change nothing but could still disturb the
