@@ -8,39 +8,16 @@
 //! line (`sleep 86401`, `stress-ng … --cpu-ops 98765432`), so a test can
 //! prove that no process of theirs is left.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serial_test::serial;
 
-#[path = "common/procs.rs"]
-mod procs;
-use procs::{processes_with, wait_gone, wait_started};
-
-/// One scratch directory per test process: database, journal, specs.
-fn scratch() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-fn journal() -> PathBuf {
-    scratch().join("journal.json")
-}
-
-fn jl_with(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("jitterlab").unwrap();
-    c.env("JITTERLAB_DB", db)
-        .env("JITTERLAB_JOURNAL", journal());
-    c
-}
-
-fn spec(name: &str, text: &str) -> PathBuf {
-    let p = scratch().join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
+#[path = "common/harness.rs"]
+mod harness;
+use harness::{jl_with, journal, processes_with, spec, wait_gone, wait_started};
 
 fn have(tool: &str) -> bool {
     StdCommand::new(tool)

@@ -12,35 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use serial_test::serial;
 
-#[path = "common/procs.rs"]
-mod procs;
-use procs::{processes_with, wait_gone, wait_started};
-
-/// One scratch directory per test process: database, journal, specs.
-fn scratch() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-fn journal() -> PathBuf {
-    scratch().join("journal.json")
-}
-
-fn jl(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("jitterlab").unwrap();
-    c.env("JITTERLAB_DB", db)
-        .env("JITTERLAB_JOURNAL", journal());
-    c
-}
-
-fn spec(name: &str, text: &str) -> PathBuf {
-    let p = scratch().join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
+#[path = "common/harness.rs"]
+mod harness;
+use harness::{jl_with, journal, processes_with, scratch, spec, wait_gone, wait_started};
 
 fn is_root() -> bool {
     jitterlab_sys::effective_uid() == 0
@@ -128,7 +104,7 @@ kind = "wakeup"
     assert!(workdir.join("cell-1").is_dir());
     let neighbour = &entries("neighbour")[0];
 
-    let out = jl(&db).arg("restore").output().unwrap();
+    let out = jl_with(&db).arg("restore").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -170,7 +146,7 @@ kind = "wakeup"
         usb.display()
     );
     let p = spec("plan.toml", &text);
-    let out = jl(&db)
+    let out = jl_with(&db)
         .args(["bench", "--dry-run"])
         .arg(&p)
         .output()
@@ -208,7 +184,7 @@ kind = "wakeup"
             "shm.toml",
             &text.replace(&usb.display().to_string(), "/dev/shm"),
         );
-        let out = jl(&db)
+        let out = jl_with(&db)
             .args(["bench", "--dry-run"])
             .arg(&p)
             .output()

@@ -1,7 +1,40 @@
-//! Live processes seen from the tests: find the ones a test started by a
-//! marker in their command line, wait for them to start or to go.
+//! What the tests that run real benches share: one scratch directory per
+//! test process (database, journal, specs), the jitterlab command with the
+//! test's journal, and the live processes a test started, found by a marker
+//! in their command line, waited for until they start or go.
 
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+
+/// One scratch directory per test process: database, journal, specs.
+pub fn scratch() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+/// The test process's journal.
+pub fn journal() -> PathBuf {
+    scratch().join("journal.json")
+}
+
+/// `jitterlab` with the database `db` and the test's journal.
+pub fn jl_with(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_DB", db)
+        .env("JITTERLAB_JOURNAL", journal());
+    c
+}
+
+/// Writes a spec file `name` in the scratch directory.
+pub fn spec(name: &str, text: &str) -> PathBuf {
+    let p = scratch().join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
 
 /// Pids of live processes whose command line contains `marker` (zombies
 /// have an empty command line, so a match is a live process).
