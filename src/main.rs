@@ -14,6 +14,8 @@
 //! An error is printed as one line, `jitterlab: error: …`, with control
 //! characters escaped (`report::safe`), whatever text it quotes.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod error;
 mod live;

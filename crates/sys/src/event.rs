@@ -22,6 +22,7 @@
 //! `CLOCK_REALTIME`, not `CLOCK_MONOTONIC`: compare it only with a
 //! [`realtime_ns`] read, never with [`monotonic_ns`](crate::monotonic_ns).
 
+use crate::minus_one;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
@@ -116,11 +117,7 @@ pub fn enter_net_namespace(ns: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: plain integer arguments; the descriptor is borrowed, so open
     // for the whole call.
     let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Asks the kernel to stamp every datagram the socket receives
@@ -139,11 +136,7 @@ pub fn enable_rx_timestamps(socket: BorrowedFd<'_>) -> io::Result<()> {
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Receives one datagram into `buf` (`recvmsg(2)`, blocking, or until the

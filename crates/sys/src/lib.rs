@@ -117,11 +117,7 @@ pub fn set_scheduler(policy: Policy, priority: i32) -> io::Result<()> {
     };
     // SAFETY: `param` is a valid sched_param; pid 0 names the calling thread.
     let rc = unsafe { libc::sched_setscheduler(0, policy.raw(), &param) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Returns the calling thread's scheduling policy and priority as the kernel
@@ -158,11 +154,7 @@ pub fn set_thread_nice(nice: i32) -> io::Result<()> {
     let tid = gettid();
     // SAFETY: plain integer arguments; `tid` is this thread's id.
     let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// The calling thread's kernel thread id (`gettid(2)`).
@@ -189,11 +181,7 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     }
     // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is this thread.
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// The CPU the calling thread runs on right now (`sched_getcpu(3)`).
@@ -212,22 +200,14 @@ pub fn current_cpu() -> io::Result<usize> {
 pub fn lock_all_memory() -> io::Result<()> {
     // SAFETY: plain flag argument.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Undoes [`lock_all_memory`] (`munlockall(2)`).
 pub fn unlock_all_memory() -> io::Result<()> {
     // SAFETY: no arguments.
     let rc = unsafe { libc::munlockall() };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Blocks `SIGINT` and `SIGTERM` in the calling thread
@@ -295,10 +275,18 @@ pub fn flock(file: &File, op: FlockOp) -> io::Result<()> {
     // SAFETY: the descriptor belongs to `file`, which outlives the call;
     // the operation is a valid flag combination.
     let rc = unsafe { libc::flock(file.as_raw_fd(), raw) };
-    if rc == 0 {
-        Ok(())
-    } else {
+    minus_one(rc).map(drop)
+}
+
+/// The result of a call that returns `-1` and sets `errno` on failure (most
+/// of them): the OS error for `-1`, else the value. The few calls that
+/// return their error number instead (`clock_nanosleep`, the `pthread_*`
+/// calls) do not go through it.
+pub(crate) fn minus_one(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc == -1 {
         Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
     }
 }
 
@@ -328,11 +316,7 @@ pub fn mount(source: &str, target: &Path, fstype: &str) -> io::Result<()> {
             std::ptr::null(),
         )
     };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Unmounts the file system mounted on `target` (`umount2(target, 0)`);
@@ -342,11 +326,7 @@ pub fn unmount(target: &Path) -> io::Result<()> {
     // SAFETY: `target` is a valid NUL-terminated C string that outlives the
     // call; flags 0 ask for a normal unmount.
     let rc = unsafe { libc::umount2(target.as_ptr(), 0) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// The magic number of the file system `path` is on (`statfs(2)`'s
@@ -633,11 +613,7 @@ pub fn kill_group(pgid: i32, sig: i32) -> io::Result<()> {
     }
     // SAFETY: plain integer arguments.
     let rc = unsafe { libc::killpg(pgid, sig) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// Sends `sig` to the single process `pid` (`kill(2)`).
@@ -651,11 +627,7 @@ pub fn kill_process(pid: i32, sig: i32) -> io::Result<()> {
     }
     // SAFETY: plain integer arguments.
     let rc = unsafe { libc::kill(pid, sig) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    minus_one(rc).map(drop)
 }
 
 /// The kernel's clock tick (`USER_HZ`, `sysconf(_SC_CLK_TCK)`), the unit of
