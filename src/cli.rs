@@ -364,7 +364,7 @@ pub struct TimerlatRunArgs {
     pub duration: u64,
 
     /// SCHED_FIFO priority of the tracer's measuring threads.
-    #[arg(long, value_name = "PRIO", default_value_t = 95)]
+    #[arg(long, value_name = "PRIO", default_value_t = jitterlab_core::defaults::PRIORITY as u8)]
     pub priority: u8,
 
     /// Latency above which a sample counts in the "% over" column.

@@ -298,7 +298,7 @@ impl TimerlatArgs {
             cpus,
             period_ns: 1_000_000,
             duration_ns,
-            priority: Some(95),
+            priority: Some(jitterlab_core::defaults::PRIORITY as u8),
             threshold_ns: 100_000,
             nano: true,
             bucket_ns: 100,

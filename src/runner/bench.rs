@@ -705,7 +705,7 @@ impl Bench<'_> {
         let probe = &self.spec.probes[set.0];
         let sched = SchedRequest {
             policy: jitterlab_sys::Policy::Fifo,
-            priority: 95,
+            priority: jitterlab_core::defaults::PRIORITY,
             nice: 0,
         };
         let cals: Vec<Calibration> = set
@@ -977,7 +977,11 @@ impl Bench<'_> {
                     cpus: plan.cpus.clone(),
                     period_ns: probe.period_ns,
                     duration_ns: spec.duration_ns,
-                    priority: config.priority.map_or(95, |p| p.clamp(1, 99) as u8),
+                    priority: config
+                        .priority
+                        .map_or(jitterlab_core::defaults::PRIORITY as u8, |p| {
+                            p.clamp(1, 99) as u8
+                        }),
                     threshold_ns: c.threshold,
                     user_threads: false,
                     workdir: cell_dir.clone(),
@@ -996,7 +1000,10 @@ impl Bench<'_> {
             kind => {
                 let cpu = plan.cpus[0];
                 let neighbours: CpuList = neighbour_cpus(spec, cp).into_iter().collect();
-                let priority = plan.params.priority.unwrap_or(95);
+                let priority = plan
+                    .params
+                    .priority
+                    .unwrap_or(jitterlab_core::defaults::PRIORITY);
                 let made: Result<Box<dyn EventProbe>> = match kind {
                     ProbeKind::Chase => make_chase(
                         self.root,

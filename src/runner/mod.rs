@@ -204,7 +204,7 @@ fn plan_common(
                 )));
             }
             let (lo, hi) = sys::priority_range(p);
-            let prio = c.priority.unwrap_or(95);
+            let prio = c.priority.unwrap_or(jitterlab_core::defaults::PRIORITY);
             if !(lo..=hi).contains(&prio) {
                 return Err(bad(format!(
                     "--priority {prio} is outside {lo}-{hi} for --policy {}; choose a priority in that range",

@@ -290,7 +290,10 @@ pub fn plan_ctxswitch<'a>(
     )?;
     let args = CtxswitchArgs {
         cpu,
-        priority: plan.params.priority.unwrap_or(95),
+        priority: plan
+            .params
+            .priority
+            .unwrap_or(jitterlab_core::defaults::PRIORITY),
         count: c.cycles,
         duration: plan.params.duration_ns,
         interval: a.interval,
@@ -329,7 +332,10 @@ pub fn plan_response<'a>(
     let args = ResponseArgs {
         cpu,
         event_cpu,
-        priority: plan.params.priority.unwrap_or(95),
+        priority: plan
+            .params
+            .priority
+            .unwrap_or(jitterlab_core::defaults::PRIORITY),
         source: match a.source {
             SourceArg::Eventfd => ResponseSource::Eventfd,
             SourceArg::Udp => ResponseSource::Udp,

@@ -15,6 +15,7 @@
 pub mod cell;
 pub mod chase;
 pub mod cycle;
+pub mod defaults;
 pub mod event;
 pub mod hist;
 pub mod limits;
