@@ -489,7 +489,7 @@ pub struct CommonArgs {
 
     /// Outliers kept per metric, with cycle number and time since start
     /// (at most 10000).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = outliers, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = jitterlab_core::defaults::OUTLIERS, value_parser = outliers, allow_hyphen_values = true)]
     pub outliers: usize,
 
     /// Write the schema-versioned result (statistics, host snapshot, real-time

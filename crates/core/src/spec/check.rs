@@ -945,7 +945,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
         };
         let outliers = match &r.outliers {
             Some(v) => ck.count(v, &k("outliers"), &limits::OUTLIERS)? as usize,
-            None => 10,
+            None => crate::defaults::OUTLIERS,
         };
         out.push(ProbeSpec {
             name,

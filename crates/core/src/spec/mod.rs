@@ -68,7 +68,7 @@
 //!                            # first neighbour CPU
 //! threshold = "100us"        # optional, for % over threshold
 //! window = "1s"              # default 1s; at least 1ms
-//! outliers = 10              # default 10, 0..=10000
+//! outliers = 20              # default 20, 0..=10000
 //! max_latency = "200us"      # optional limits: a cell above any → bench exits 1
 //!                            # (event probes: on the main metric — handover,
 //!                            # response, irq)

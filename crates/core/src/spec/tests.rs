@@ -210,7 +210,7 @@ fn minimal_spec_gets_every_default() {
                 working_set_bytes: 256 << 10,
                 threshold_ns: None,
                 window_ns: 1_000_000_000,
-                outliers: 10,
+                outliers: 20,
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: None,
