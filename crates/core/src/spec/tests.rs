@@ -374,7 +374,7 @@ max_exec = "1ms"
                 working_set_bytes: 1 << 20,
                 threshold_ns: None,
                 window_ns: 1_000_000_000,
-                outliers: 10,
+                outliers: 20,
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: Some(1_000_000),
@@ -405,7 +405,7 @@ fn spec_serializes_for_the_store() {
             r#""scenarios":[{"name":"idle","builtin":"idle","cpus":null,"usb_path":null,"#,
             r#""rps_cpus":null,"neighbours":[]}],"#,
             r#""probes":[{"name":"wakeup","kind":"wakeup","period_ns":1000000,"scan_ns":0,"#,
-            r#""working_set_bytes":0,"threshold_ns":null,"window_ns":1000000000,"outliers":10,"#,
+            r#""working_set_bytes":0,"threshold_ns":null,"window_ns":1000000000,"outliers":20,"#,
             r#""max_latency_ns":null,"max_jitter_ns":null,"max_exec_ns":null}],"warnings":[]}"#
         )
     );
