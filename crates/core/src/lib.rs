@@ -4,7 +4,8 @@
 //! grammar ([`units`]), the release schedule and per-cycle formulas
 //! ([`cycle`]), statistics ([`stats`]), the push-model sinks a probe feeds
 //! ([`sink`], [`window`], [`outlier`]) and the versioned result model
-//! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), and
+//! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
+//! histogram text ([`rtla`]), and
 //! the bounds of every size, count and time a user gives ([`limits`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand.
@@ -23,6 +24,7 @@ pub mod outlier;
 pub mod preset;
 pub mod resctrl;
 pub mod result;
+pub mod rtla;
 pub mod sink;
 pub mod spec;
 pub mod stats;
