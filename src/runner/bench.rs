@@ -78,7 +78,7 @@ use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::measure::{measure, MeasureInput, RowWriter};
-use super::output::{check_database, check_output};
+use super::out_files::{check_database, check_output};
 use super::spec_source::{load, Loaded};
 use super::{keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
 use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat};
@@ -570,7 +570,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
     let stored = store.load_run(run)?;
     if let Some(p) = &a.json {
         use std::io::Write;
-        let mut f = super::output::create("--json", p)?;
+        let mut f = super::out_files::create("--json", p)?;
         serde_json::to_writer_pretty(&mut f, &stored)?;
         writeln!(f)?;
         f.flush()?;

@@ -376,7 +376,7 @@ fn assemble(
 /// warning.
 pub struct RowWriter {
     /// `--csv`.
-    pub csv: Option<report::csv::WindowCsv<super::output::Named<BufWriter<File>>>>,
+    pub csv: Option<report::csv::WindowCsv<super::out_files::Named<BufWriter<File>>>>,
     /// The results database (`None` with `--no-db`).
     pub store: Option<Store>,
     /// The cell the rows belong to, once it is recorded.

@@ -56,7 +56,7 @@ pub mod apply;
 pub mod bench;
 pub mod event;
 pub mod measure;
-pub mod output;
+pub mod out_files;
 pub mod probes;
 pub mod spec_source;
 pub mod timerlat;
@@ -237,11 +237,11 @@ fn plan_common(
         ("--histogram", &c.histogram),
     ] {
         if let Some(p) = path {
-            output::check_output(flag, p)?;
+            out_files::check_output(flag, p)?;
         }
     }
     if let Some(db) = db {
-        output::check_database(db)?;
+        out_files::check_database(db)?;
     }
     let duration = match (c.duration, c.cycles) {
         (Some(d), _) => Some(d),
@@ -348,7 +348,7 @@ pub fn execute(
 
     let csv = match &c.csv {
         Some(p) => Some(report::csv::WindowCsv::new(
-            output::create("--csv", p)?,
+            out_files::create("--csv", p)?,
             plan.kind.metrics(),
         )?),
         None => None,
@@ -445,12 +445,8 @@ pub fn execute(
     // everything else that can keep it is written: --json, --csv, the summary.
     let mut failure = writer.error.take();
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
-        match s.finish_run(ids, result, &histograms) {
-            Ok(()) => errln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
-            Err(e) => {
-                let _ = s.abandon_run(ids);
-                failure.get_or_insert(format!("storing the result failed: {e:#}"));
-            }
+        if let Some(f) = store_result(s, ids, result, &histograms, db) {
+            failure.get_or_insert(f);
         }
     }
     write_files(c, result, outcomes.as_deref().unwrap_or_default())?;
@@ -468,6 +464,27 @@ pub fn execute(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Stores a finished run's result and says so; when that fails, marks the
+/// run interrupted and returns what failed, for [`not_stored`].
+pub fn store_result(
+    s: &mut Store,
+    ids: RunIds,
+    result: &RunResult,
+    histograms: &[crate::store::StoredHistogram],
+    db: &Path,
+) -> Option<String> {
+    match s.finish_run(ids, result, histograms) {
+        Ok(()) => {
+            errln!("jitterlab: stored as run {} in {}", ids.run, db.display());
+            None
+        }
+        Err(e) => {
+            let _ = s.abandon_run(ids);
+            Some(format!("storing the result failed: {e:#}"))
+        }
+    }
 }
 
 /// The error of a run whose result could not be stored (or streamed):
@@ -510,7 +527,7 @@ pub fn termination_flag() -> Result<Arc<AtomicBool>> {
 
 /// Writes the whole versioned result to `--json`'s file.
 pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
-    let mut f = output::create("--json", p)?;
+    let mut f = out_files::create("--json", p)?;
     serde_json::to_writer_pretty(&mut f, result)?;
     writeln!(f)?;
     f.flush()?;
@@ -523,7 +540,7 @@ fn write_files(c: &CommonArgs, result: &RunResult, outcomes: &[ThreadOutcome]) -
         write_json(p, result)?;
     }
     if let Some(p) = &c.histogram {
-        let mut f = output::create("--histogram", p)?;
+        let mut f = out_files::create("--histogram", p)?;
         let latency: Vec<_> = outcomes
             .iter()
             .map(|o| o.recorder.stats[0].summary())

@@ -32,7 +32,7 @@ use jitterlab_core::stats::MetricStats;
 
 use crate::cli::TimerlatRunArgs;
 use crate::error::bad;
-use crate::output::{errln, out};
+use crate::output::out;
 use crate::probe::timerlat::{self, TimerlatArgs};
 use crate::report;
 use crate::store::{RunStart, Store, StoredHistogram};
@@ -238,10 +238,10 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
     };
     req.validate()?;
     if let Some(p) = &a.json {
-        super::output::check_output("--json", p)?;
+        super::out_files::check_output("--json", p)?;
     }
     if !a.no_db {
-        super::output::check_database(db)?;
+        super::out_files::check_database(db)?;
     }
     timerlat::availability(root)
         .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
@@ -292,16 +292,10 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
         }
     };
     journal.finish()?;
-    let mut failure = None;
-    if let (Some(s), Some(ids)) = (store.as_mut(), ids) {
-        match s.finish_run(ids, &m.result, &m.histograms) {
-            Ok(()) => errln!("jitterlab: stored as run {} in {}", ids.run, db.display()),
-            Err(e) => {
-                let _ = s.abandon_run(ids);
-                failure = Some(format!("storing the result failed: {e:#}"));
-            }
-        }
-    }
+    let failure = match (store.as_mut(), ids) {
+        (Some(s), Some(ids)) => super::store_result(s, ids, &m.result, &m.histograms, db),
+        _ => None,
+    };
     if let Some(p) = &a.json {
         super::write_json(p, &m.result)?;
     }
