@@ -18,6 +18,10 @@
 #   PAUSE=1                     seconds of rest between runs
 #   JITTERLAB=target/release/jitterlab   (built with cargo build --release if missing)
 #   OUT=bench/out/fidelity-<date>        output directory
+#   JITTERLAB_OLD=PATH          a second jitterlab binary (e.g. an older build)
+#                               run in every round too, as tool "jitterlab-old";
+#                               the three tools' order rotates from round to round
+#                               and the summary adds a new/old table
 # Smoke test: ROUNDS=1 SECS=2 bench/fidelity.sh
 #
 # Needs root (SCHED_FIFO, mlockall), rt-tests, stress-ng, python3. Sends no
@@ -56,6 +60,12 @@ done
 need_root_cpu "$CPU"
 
 ensure_jitterlab
+JITTERLAB_OLD=${JITTERLAB_OLD:-}
+TOOLS=(jitterlab cyclictest)
+if [[ -n $JITTERLAB_OLD ]]; then
+    [[ -x $JITTERLAB_OLD ]] || die "JITTERLAB_OLD=$JITTERLAB_OLD is not an executable file"
+    TOOLS=(jitterlab jitterlab-old cyclictest)
+fi
 
 # --- the stress-ng neighbour: its own process group, stopped on exit -------
 STRESS_PID=""
@@ -83,9 +93,17 @@ start_stress() { # start_stress LOGFILE
 run_jitterlab() { # run_jitterlab DIR
     run_child "$1/jitterlab.log" "$1/jitterlab.log" \
         "$JITTERLAB" run wakeup --cpus "$CPU" --interval "${INTERVAL_US}us" \
-        --priority "$PRIORITY" --duration "${SECS}s" \
+        --priority "$PRIORITY" --duration "${SECS}s" --no-db \
         --json "$1/jitterlab.json" --histogram "$1/jitterlab.hist" ||
         die "jitterlab failed; see $1/jitterlab.log"
+}
+
+run_jitterlab-old() { # run_jitterlab-old DIR
+    run_child "$1/jitterlab-old.log" "$1/jitterlab-old.log" \
+        "$JITTERLAB_OLD" run wakeup --cpus "$CPU" --interval "${INTERVAL_US}us" \
+        --priority "$PRIORITY" --duration "${SECS}s" --no-db \
+        --json "$1/jitterlab-old.json" --histogram "$1/jitterlab-old.hist" ||
+        die "jitterlab-old failed; see $1/jitterlab-old.log"
 }
 
 run_cyclictest() { # run_cyclictest DIR
@@ -112,16 +130,18 @@ printf '%s\n' "${CONDS[@]}" >"$OUT/conditions"
     echo "rt-tests: $(dpkg-query -W -f '${Version}' rt-tests 2>/dev/null || echo unknown)"
     echo "stress-ng: $(stress-ng --version 2>/dev/null || echo none)"
     echo "jitterlab: $("$JITTERLAB" --version 2>/dev/null || echo unknown) ($JITTERLAB)"
+    [[ -z $JITTERLAB_OLD ]] || echo "jitterlab-old: $("$JITTERLAB_OLD" --version 2>/dev/null || echo unknown) ($JITTERLAB_OLD)"
     echo "loadavg at start: $(cat /proc/loadavg)"
     echo "ROUNDS=$ROUNDS SECS=$SECS CPU=$CPU PRIORITY=$PRIORITY INTERVAL_US=$INTERVAL_US HIST_US=$HIST_US"
     echo "CONDITIONS=$CONDITIONS STRESS_CPU=$STRESS_CPU"
-    echo "jitterlab: $JITTERLAB run wakeup --cpus $CPU --interval ${INTERVAL_US}us --priority $PRIORITY --duration ${SECS}s --json J --histogram H"
+    echo "jitterlab: $JITTERLAB run wakeup --cpus $CPU --interval ${INTERVAL_US}us --priority $PRIORITY --duration ${SECS}s --no-db --json J --histogram H"
     echo "cyclictest: cyclictest -m -p$PRIORITY -i$INTERVAL_US -a$CPU -t1 -D$SECS -q -h $HIST_US"
     echo "stress: stress-ng --cpu 1 --taskset $STRESS_CPU --timeout 0"
 } >"$OUT/meta.txt"
 
 nconds=${#CONDS[@]}
-note "$nconds condition(s) x $ROUNDS round(s) x 2 tools x ${SECS}s ~ $((nconds * ROUNDS * 2 * (SECS + PAUSE) + nconds * 2))s; output in $OUT"
+ntools=${#TOOLS[@]}
+note "$nconds condition(s) x $ROUNDS round(s) x $ntools tools x ${SECS}s ~ $((nconds * ROUNDS * ntools * (SECS + PAUSE) + nconds * 2))s; output in $OUT"
 
 for cond in "${CONDS[@]}"; do
     if [[ $cond == cpu-stress ]]; then
@@ -131,7 +151,9 @@ for cond in "${CONDS[@]}"; do
     for ((r = 1; r <= ROUNDS; r++)); do
         dir="$OUT/$cond/round$r"
         mkdir -p "$dir"
-        if ((r % 2)); then order=(jitterlab cyclictest); else order=(cyclictest jitterlab); fi
+        # Rotate which tool goes first (two tools: alternate).
+        order=()
+        for ((k = 0; k < ntools; k++)); do order+=("${TOOLS[$(((r - 1 + k) % ntools))]}"); done
         echo "${order[*]}" >"$dir/order"
         for tool in "${order[@]}"; do
             note "[$cond] round $r/$ROUNDS: $tool (${SECS}s)"

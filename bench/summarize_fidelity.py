@@ -10,7 +10,9 @@ directory per round:
     OUTDIR/<condition>/round<N>/jitterlab.hist   1 us histogram (cyclictest -h format)
     OUTDIR/<condition>/round<N>/jitterlab.json   jitterlab's result (optional)
     OUTDIR/<condition>/round<N>/cyclictest.hist  cyclictest -q -h output
-    OUTDIR/<condition>/round<N>/order            "jitterlab cyclictest" or the reverse
+    OUTDIR/<condition>/round<N>/order            the tools in the order they ran
+    OUTDIR/<condition>/round<N>/jitterlab-old.hist  optional: a second jitterlab build
+                                                 (JITTERLAB_OLD); adds the new/old table
 
 Fairness: the percentiles of BOTH tools are computed here, by the same code,
 from their 1 us histogram files (nearest rank: the q-quantile of n samples is
@@ -197,19 +199,26 @@ def main(argv):
         except (OSError, ValueError):
             return ""
 
+    tools = list(TOOLS)
+    if any(os.path.exists(os.path.join(rd, "jitterlab-old.hist"))
+           for c in conds for rd in rounds(os.path.join(outdir, c))):
+        tools = ["jitterlab", "jitterlab-old", "cyclictest"]
+    old_new = []  # per condition: new vs old, each vs cyclictest
     summary = []  # rows of the main table
     paired = []  # per condition: median over rounds of the per-round p99 ratio
     detail = []  # rows of the per-round table
     nrounds = set()
     for cond in conds:
         rdirs = rounds(os.path.join(outdir, cond))
-        stats = {t: {"q": {label: [] for label, *_ in QUANTILES}, "max": [], "n": [], "over": 0} for t in TOOLS}
+        stats = {t: {"q": {label: [] for label, *_ in QUANTILES}, "max": [], "n": [], "over": 0} for t in tools}
         ns = {key: [] for key in ["p50", "p99", "p99_9", "max"]}
         pair_ratios = []
+        old_ratios = []  # per round: new p99 / old p99
+        old_cyc = []  # per round: old p99 / cyclictest p99
         used = 0
         for rdir in rdirs:
             try:
-                hists = {t: Hist(os.path.join(rdir, f"{t}.hist")) for t in TOOLS}
+                hists = {t: Hist(os.path.join(rdir, f"{t}.hist")) for t in tools}
             except (OSError, ValueError) as e:
                 print(f"warning: skipping {rdir}: {e}", file=sys.stderr)
                 continue
@@ -224,6 +233,12 @@ def main(argv):
             b99 = hists["cyclictest"].quantile(99, 100)
             if a99[0] is not None and b99[0] and not a99[1] and not b99[1]:
                 pair_ratios.append(a99[0] / b99[0])
+            if "jitterlab-old" in hists:
+                o99 = hists["jitterlab-old"].quantile(99, 100)
+                if a99[0] is not None and o99[0] and not a99[1] and not o99[1]:
+                    old_ratios.append(a99[0] / o99[0])
+                if o99[0] is not None and b99[0] and not o99[1] and not b99[1]:
+                    old_cyc.append(o99[0] / b99[0])
             for t, h in hists.items():
                 row = [cond, os.path.basename(rdir), order, t, str(h.n)]
                 for label, num, den, _ in QUANTILES:
@@ -259,6 +274,13 @@ def main(argv):
         b = median_flagged(stats["cyclictest"]["n"])
         summary.append([cond, "samples", fmt_us(a), fmt_us(b), fmt_ratio(a, b), ""])
         summary.append([cond, "overflows (all rounds)", str(stats["jitterlab"]["over"]), str(stats["cyclictest"]["over"]), "", ""])
+        if "jitterlab-old" in tools:
+            a = median_flagged(stats["jitterlab"]["q"]["p99"])
+            o = median_flagged(stats["jitterlab-old"]["q"]["p99"])
+            med = lambda v: f"{statistics.median(v):.2f}" if v else ""
+            old_new.append([cond, fmt_us(o), fmt_us(a), fmt_ratio(a, o), med(old_ratios),
+                            " ".join(f"{x:.2f}" for x in old_ratios),
+                            med(old_cyc), med(pair_ratios)])
         if pair_ratios:
             paired.append([cond, f"{statistics.median(pair_ratios):.2f}",
                            " ".join(f"{x:.2f}" for x in pair_ratios)])
@@ -288,6 +310,15 @@ def main(argv):
         print("Each round runs the two tools back to back, so a round's ratio compares them under "
               "nearly the same host conditions; the median of those ratios is less sensitive to "
               "noise that drifts from round to round than the ratio of two medians.")
+    if old_new:
+        print("\n### New build vs old build (p99, us)\n")
+        print_table(["condition", "old median p99", "new median p99", "ratio new/old",
+                     "median of per-round new/old", "per-round new/old",
+                     "old/cyclictest (per-round median)", "new/cyclictest (per-round median)"],
+                    old_new, "lrrrrlrr")
+        print()
+        print("Each round runs the three tools back to back on the same CPU, the order "
+              "rotating from round to round; a ratio below 1 means the new build's p99 is lower.")
     print("\n### Per round\n")
     print_table(
         ["condition", "round", "order", "tool", "samples", "p50", "p99", "p99.9", "max", "overflows",
