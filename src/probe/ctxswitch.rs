@@ -8,7 +8,7 @@
 //! [`CtxswitchArgs::priority`] before calling [`run`]) and a *partner* thread
 //! [`run`] starts on the same CPU with the same policy and priority. The token
 //! travels through two eventfds (`ping`: measuring → partner, `pong`: partner
-//! → measuring); `jitterlab_sys::event` explains why eventfd and not a futex.
+//! → measuring); `jitterlab_sys::eventfd` explains why eventfd and not a futex.
 //!
 //! **One hand-over.** The giver reads `CLOCK_MONOTONIC` just before its
 //! eventfd write (`t_give`); the taker reads it as soon as its blocking read
@@ -61,7 +61,7 @@ use std::sync::mpsc;
 use anyhow::{bail, Context, Result};
 use jitterlab_core::event::{EventSample, EventSink};
 use jitterlab_core::units::CpuList;
-use jitterlab_sys::event::{EventFd, EVENTFD_MAX};
+use jitterlab_sys::eventfd::{EventFd, EVENTFD_MAX};
 use jitterlab_sys::{self as sys, Policy};
 use serde::Serialize;
 

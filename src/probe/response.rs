@@ -86,7 +86,8 @@ use anyhow::{bail, Context, Result};
 use jitterlab_core::event::{EventSample, EventSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
-use jitterlab_sys::event::{self as ev, EventFd, EVENTFD_MAX};
+use jitterlab_sys::eventfd::{EventFd, EVENTFD_MAX};
+use jitterlab_sys::{netns, rx_timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::ctxswitch::{
@@ -336,7 +337,7 @@ fn udp_sockets(pair: &NetnsPair) -> Result<(UdpSocket, UdpSocket)> {
     probe
         .set_read_timeout(Some(PROBE_POLL))
         .context("setting the probe socket's receive timeout")?;
-    ev::enable_rx_timestamps(probe.as_fd())
+    rx_timestamp::enable_rx_timestamps(probe.as_fd())
         .context("asking for receive stamps (SO_TIMESTAMPNS)")?;
     Ok((event, probe))
 }
@@ -349,7 +350,7 @@ fn socket_in(netns: &str, addr: SocketAddrV4) -> Result<UdpSocket> {
     std::thread::scope(|s| {
         s.spawn(|| -> Result<UdpSocket> {
             let ns = File::open(&path).with_context(|| format!("opening {path}"))?;
-            ev::enter_net_namespace(ns.as_fd())
+            netns::enter_net_namespace(ns.as_fd())
                 .with_context(|| format!("entering network namespace {netns}"))?;
             UdpSocket::bind(addr).with_context(|| format!("binding {addr} in {netns}"))
         })
@@ -640,7 +641,7 @@ fn udp_answers<S: EventSink>(sink: &mut S, socket: &UdpSocket, halt: &AtomicBool
     let mut index = 0;
     let mut buf = [0u8; DATAGRAM];
     loop {
-        let (n, stamp) = match ev::recv_with_timestamp(socket.as_fd(), &mut buf) {
+        let (n, stamp) = match rx_timestamp::recv_with_timestamp(socket.as_fd(), &mut buf) {
             Ok(got) => got,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if is_timeout(&e) => {
@@ -655,7 +656,7 @@ fn udp_answers<S: EventSink>(sink: &mut S, socket: &UdpSocket, halt: &AtomicBool
             }
         };
         // Realtime first, then monotonic: see the module doc.
-        let real_run = ev::realtime_ns();
+        let real_run = rx_timestamp::realtime_ns();
         let t_run = sys::monotonic_ns();
         if n != DATAGRAM {
             continue;
