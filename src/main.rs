@@ -126,7 +126,13 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Restore => system::journal::restore_command(&cli.sysroot),
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, a),
-        Command::Check(a) => system::check::run(&cli.sysroot, a),
+        Command::Check(a) => system::check::run(
+            &cli.sysroot,
+            &system::check::CheckRequest {
+                json: a.json,
+                cpus: a.cpus.clone(),
+            },
+        ),
         Command::NetSink(a) => net::flood::sink_main(a),
         Command::NetFlood(a) => net::flood::flood_main(a),
     }

@@ -8,7 +8,7 @@
 //! [`CtxswitchArgs::priority`] before calling [`run`]) and a *partner* thread
 //! [`run`] starts on the same CPU with the same policy and priority. The token
 //! travels through two eventfds (`ping`: measuring → partner, `pong`: partner
-//! → measuring); `jitterlab_sys::event` explains why eventfd and not a futex.
+//! → measuring); `jitterlab_sys::eventfd` explains why eventfd and not a futex.
 //!
 //! **One hand-over.** The giver reads `CLOCK_MONOTONIC` just before its
 //! eventfd write (`t_give`); the taker reads it as soon as its blocking read
@@ -46,10 +46,11 @@
 //! the end of `duration` (checked before each round), or when `stop` is
 //! raised; then a last token, [`STOP_TOKEN`], ends the partner.
 //!
-//! The helpers at the end of this module ([`setup_helper_thread`],
-//! [`read_token`], [`check_cpu`], …) are shared with the `response` probe,
-//! whose event thread is set up, and whose arguments are checked, the same
-//! way.
+//! What this probe shares with the `response` probe — the helper thread's
+//! set-up, the argument checks, the paced sleep, why a run ended — is in
+//! [`super::helper_thread`]; the eventfd token calls are in
+//! [`super::token`]; the skip rule of a paced run is
+//! [`jitterlab_core::cycle::next_release_after`].
 
 // The runner wires `jitterlab run ctxswitch` to this module; until then only
 // the tests call it.
@@ -59,27 +60,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
+use jitterlab_core::cycle::next_release_after;
 use jitterlab_core::event::{EventSample, EventSink};
 use jitterlab_core::units::CpuList;
-use jitterlab_sys::event::{EventFd, EVENTFD_MAX};
-use jitterlab_sys::{self as sys, Policy};
+use jitterlab_sys as sys;
+use jitterlab_sys::eventfd::EventFd;
 use serde::Serialize;
 
-use crate::error::bad;
-use crate::system::rt::{self, SchedRequest};
+use super::helper_thread::{
+    check_cpu, check_limits, check_priority, own_thread_warnings, setup_helper_thread, sleep_until,
+    Ended, HELPER_STACK,
+};
+use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
 
 // The metric table lives with the probe kinds: `ProbeKind::Ctxswitch.metrics()`.
-
-/// The token that ends the partner thread (no monotonic reading ever gets
-/// near it: it is 584 years after boot).
-pub const STOP_TOKEN: u64 = EVENTFD_MAX;
-
-/// The token a failing partner sends back so the measuring thread does not
-/// wait for ever.
-const FAILED_TOKEN: u64 = EVENTFD_MAX - 1;
-
-/// Stack of the partner thread: what it pre-faults plus room for the rest.
-pub(crate) const HELPER_STACK: usize = rt::PREFAULT_STACK + 512 * 1024;
 
 /// What `jitterlab run ctxswitch` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,18 +88,6 @@ pub struct CtxswitchArgs {
     pub duration: Option<u64>,
     /// One round trip (two hand-overs) per interval, ns; 0: back to back.
     pub interval: u64,
-}
-
-/// Why the run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Ended {
-    /// `count` samples were pushed.
-    Count,
-    /// `duration` passed.
-    Duration,
-    /// The stop flag was raised.
-    Stopped,
 }
 
 /// What one run did.
@@ -228,7 +210,7 @@ fn measure_loop<S: EventSink>(
             break Ended::Count;
         }
         if args.interval > 0 && rounds > 0 {
-            let (next, missed) = next_release(release, args.interval, sys::monotonic_ns());
+            let (next, missed) = next_release_after(release, args.interval, sys::monotonic_ns());
             skipped += missed;
             release = next;
             if release >= deadline {
@@ -282,134 +264,11 @@ fn sample(index: u64, take: u64, give: u64) -> EventSample {
     }
 }
 
-/// The first release after `now` on the grid `release + k·interval` (k ≥
-/// 1), and how many grid points were skipped to get there (0 when the next
-/// one is still ahead). `interval` must be positive.
-pub(crate) fn next_release(release: u64, interval: u64, now: u64) -> (u64, u64) {
-    let next = release.saturating_add(interval);
-    if now < next {
-        return (next, 0);
-    }
-    // `now` is at or past `next`: jump to the first point after `now`.
-    let behind = (now - next) / interval + 1;
-    (next.saturating_add(behind.saturating_mul(interval)), behind)
-}
-
-/// Sleeps until the absolute monotonic time `t`, again after a signal.
-#[inline(always)]
-pub(crate) fn sleep_until(t: u64) {
-    while let Err(e) = sys::sleep_until_ns(t) {
-        if e != sys::EINTR {
-            break;
-        }
-    }
-}
-
-/// The monotonic clock as a token: never 0 (a write of 0 would wake
-/// nobody).
-#[inline(always)]
-fn token_now() -> u64 {
-    sys::monotonic_ns().max(1)
-}
-
-/// Reads one token from `fd`, again after a signal.
-#[inline(always)]
-pub(crate) fn read_token(fd: &EventFd) -> io::Result<u64> {
-    loop {
-        match fd.read() {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => return r,
-        }
-    }
-}
-
-/// Writes one token to `fd`, again after a signal.
-#[inline(always)]
-pub(crate) fn write_token(fd: &EventFd, token: u64) -> io::Result<()> {
-    loop {
-        match fd.write(token) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => return r,
-        }
-    }
-}
-
-/// Sets up a helper thread of a probe (the partner, the event thread) on
-/// `cpu` at SCHED_FIFO `priority` with the probe thread's defaults
-/// (signals blocked, pinned, scheduled, stack pre-faulted); returns one
-/// warning per default that failed, prefixed with `role`.
-pub(crate) fn setup_helper_thread(role: &str, cpu: usize, priority: i32) -> Vec<String> {
-    let sched = SchedRequest {
-        policy: Policy::Fifo,
-        priority,
-        nice: 0,
-    };
-    rt::setup_probe_thread(cpu, sched)
-        .into_iter()
-        .filter(|s| !s.applied)
-        .map(|s| format!("{role}: {}", s.detail))
-        .collect()
-}
-
-/// Warnings when the calling thread is not where the runner should have
-/// put it: on `cpu`, SCHED_FIFO at `priority`.
-pub(crate) fn own_thread_warnings(role: &str, cpu: usize, priority: i32) -> Vec<String> {
-    let mut out = Vec::new();
-    match sys::current_cpu() {
-        Ok(c) if c == cpu => {}
-        Ok(c) => out.push(format!(
-            "{role}: runs on CPU {c}, not on CPU {cpu}; pin it before the probe runs"
-        )),
-        Err(e) => out.push(format!("{role}: sched_getcpu failed: {e}")),
-    }
-    match sys::get_scheduler() {
-        Ok((policy, prio)) if policy & 0xff == Policy::Fifo.raw() && prio == priority => {}
-        Ok((policy, prio)) => out.push(format!(
-            "{role}: runs with policy {policy} priority {prio}, not SCHED_FIFO priority {priority}"
-        )),
-        Err(e) => out.push(format!("{role}: sched_getscheduler failed: {e}")),
-    }
-    out
-}
-
-/// Refuses (as bad input) a CPU that is not online; `flag` names the option.
-pub(crate) fn check_cpu(cpu: usize, online: &CpuList, flag: &str) -> Result<()> {
-    if online.contains(cpu) {
-        Ok(())
-    } else {
-        Err(bad(format!(
-            "CPU {cpu} is not online (online CPUs: {online}); choose one of them with {flag}"
-        )))
-    }
-}
-
-/// Refuses (as bad input) a priority outside SCHED_FIFO's range.
-pub(crate) fn check_priority(priority: i32) -> Result<()> {
-    let (lo, hi) = sys::priority_range(Policy::Fifo);
-    if (lo..=hi).contains(&priority) {
-        Ok(())
-    } else {
-        Err(bad(format!(
-            "--priority {priority} is outside SCHED_FIFO's {lo}-{hi}; choose a priority in that range"
-        )))
-    }
-}
-
-/// Refuses (as bad input) a zero `--count` or `--duration`.
-pub(crate) fn check_limits(count: Option<u64>, duration: Option<u64>) -> Result<()> {
-    if count == Some(0) {
-        return Err(bad("--count must be positive; give e.g. --count 10000"));
-    }
-    if duration == Some(0) {
-        return Err(bad("--duration must be positive; give e.g. --duration 10s"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::error::BadInput;
+    use crate::probe::helper_thread::test_support::{can_run_realtime, probe_cpu};
     use jitterlab_core::event::{MetricDef, MetricUnit};
 
     fn args(cpu: usize) -> CtxswitchArgs {
@@ -477,16 +336,6 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn next_release_skips_missed_points_without_a_burst() {
-        // On time: the next grid point, nothing skipped.
-        assert_eq!(next_release(1_000, 100, 1_050), (1_100, 0));
-        // Exactly at the next point: it is due now, so it counts as missed.
-        assert_eq!(next_release(1_000, 100, 1_100), (1_200, 1));
-        // 2.5 intervals late: points 1100 and 1200 skipped.
-        assert_eq!(next_release(1_000, 100, 1_250), (1_300, 2));
-    }
-
-    #[test]
     fn one_thresholded_metric_in_ns() {
         assert_eq!(
             jitterlab_core::result::ProbeKind::Ctxswitch.metrics(),
@@ -509,25 +358,6 @@ pub(crate) mod tests {
                 values: [Some(1_800), None, None, None]
             }
         );
-    }
-
-    /// True when this process may use SCHED_FIFO; otherwise says why the
-    /// test is skipped.
-    pub(crate) fn can_run_realtime() -> bool {
-        if sys::effective_uid() != 0 {
-            eprintln!("skipping: SCHED_FIFO threads need root (CAP_SYS_NICE)");
-            return false;
-        }
-        true
-    }
-
-    /// The last online CPU.
-    pub(crate) fn probe_cpu() -> usize {
-        crate::system::host::online_cpus(std::path::Path::new("/"))
-            .unwrap()
-            .iter()
-            .last()
-            .unwrap()
     }
 
     /// Runs `args` as the runner would: in a thread pinned to the CPU and

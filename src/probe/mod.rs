@@ -15,12 +15,18 @@
 //!   `EventSample`s into the `EventRecorder` of `runner::event`, which gives
 //!   them the same statistics, windows and store as the periodic probes.
 //!
+//! `ctxswitch` and `response` run a helper thread beside the calling one
+//! and share its set-up, their argument checks and their pacing
+//! ([`helper_thread`]) and their eventfd token calls ([`token`]).
+//!
 //! [`timerlat`] is not ours: it drives the kernel's timerlat tracer through
 //! `rtla`, for the interrupt latency no user-space probe can see.
 
 pub mod chase;
 pub mod ctxswitch;
+pub mod helper_thread;
 pub mod periodic;
 pub mod response;
 pub mod scan;
 pub mod timerlat;
+pub mod token;

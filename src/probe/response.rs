@@ -83,16 +83,19 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use jitterlab_core::cycle::next_release_after;
 use jitterlab_core::event::{EventSample, EventSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
-use jitterlab_sys::event::{self as ev, EventFd, EVENTFD_MAX};
+use jitterlab_sys::eventfd::EventFd;
+use jitterlab_sys::{netns, rx_timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::ctxswitch::{
-    check_cpu, check_limits, check_priority, next_release, own_thread_warnings, read_token,
-    setup_helper_thread, sleep_until, write_token, Ended, HELPER_STACK,
+use super::helper_thread::{
+    check_cpu, check_limits, check_priority, own_thread_warnings, setup_helper_thread, sleep_until,
+    Ended, HELPER_STACK,
 };
+use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
 use crate::error::bad;
 use crate::net::hosts::{
     check_kind_environment, in_benchmark_range, NetChange, NetnsPair, RESPONSE_PAIR,
@@ -115,13 +118,6 @@ pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How often the probe thread's receive gives up waiting to see whether
 /// the event thread has finished (only matters if the last datagram is lost).
 const PROBE_POLL: Duration = Duration::from_millis(200);
-
-/// The eventfd value that ends the probe thread.
-pub const STOP_TOKEN: u64 = EVENTFD_MAX;
-
-/// The eventfd value a failing thread sends so that the other one does not
-/// wait for ever.
-const FAILED_TOKEN: u64 = EVENTFD_MAX - 1;
 
 /// The sequence number of the datagram that ends the probe thread.
 const STOP_SEQ: u64 = u64::MAX;
@@ -336,7 +332,7 @@ fn udp_sockets(pair: &NetnsPair) -> Result<(UdpSocket, UdpSocket)> {
     probe
         .set_read_timeout(Some(PROBE_POLL))
         .context("setting the probe socket's receive timeout")?;
-    ev::enable_rx_timestamps(probe.as_fd())
+    rx_timestamp::enable_rx_timestamps(probe.as_fd())
         .context("asking for receive stamps (SO_TIMESTAMPNS)")?;
     Ok((event, probe))
 }
@@ -349,7 +345,7 @@ fn socket_in(netns: &str, addr: SocketAddrV4) -> Result<UdpSocket> {
     std::thread::scope(|s| {
         s.spawn(|| -> Result<UdpSocket> {
             let ns = File::open(&path).with_context(|| format!("opening {path}"))?;
-            ev::enter_net_namespace(ns.as_fd())
+            netns::enter_net_namespace(ns.as_fd())
                 .with_context(|| format!("entering network namespace {netns}"))?;
             UdpSocket::bind(addr).with_context(|| format!("binding {addr} in {netns}"))
         })
@@ -500,7 +496,7 @@ impl Pacer {
             return Err(Ended::Count);
         }
         if self.made > 0 {
-            let (next, missed) = next_release(self.release, self.interval, now);
+            let (next, missed) = next_release_after(self.release, self.interval, now);
             self.release = next;
             self.skipped += missed;
         }
@@ -534,7 +530,7 @@ fn eventfd_events(
         if let Err(ended) = pacer.wait(stop, halt) {
             break Ok(ended);
         }
-        let t_event = sys::monotonic_ns().max(1);
+        let t_event = token_now();
         if let Err(e) = write_token(event, t_event) {
             break Err(e);
         }
@@ -640,7 +636,7 @@ fn udp_answers<S: EventSink>(sink: &mut S, socket: &UdpSocket, halt: &AtomicBool
     let mut index = 0;
     let mut buf = [0u8; DATAGRAM];
     loop {
-        let (n, stamp) = match ev::recv_with_timestamp(socket.as_fd(), &mut buf) {
+        let (n, stamp) = match rx_timestamp::recv_with_timestamp(socket.as_fd(), &mut buf) {
             Ok(got) => got,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if is_timeout(&e) => {
@@ -655,7 +651,7 @@ fn udp_answers<S: EventSink>(sink: &mut S, socket: &UdpSocket, halt: &AtomicBool
             }
         };
         // Realtime first, then monotonic: see the module doc.
-        let real_run = ev::realtime_ns();
+        let real_run = rx_timestamp::realtime_ns();
         let t_run = sys::monotonic_ns();
         if n != DATAGRAM {
             continue;
@@ -741,7 +737,7 @@ mod tests {
     use super::*;
     use crate::error::BadInput;
     use crate::net::hosts::namespaces;
-    use crate::probe::ctxswitch::tests::{can_run_realtime, probe_cpu};
+    use crate::probe::helper_thread::test_support::{can_run_realtime, probe_cpu};
     use jitterlab_core::event::MetricUnit;
 
     fn args(source: ResponseSource) -> ResponseArgs {

@@ -27,8 +27,11 @@
 //!   text and Markdown applies to stored, user-provided text (names,
 //!   command lines, a neighbour's stderr, notes), so that a report cannot
 //!   rewrite the reader's terminal or forge a line.
+//! * [`check`] — the text table and the JSON document of `jitterlab
+//!   check`'s findings.
 
 pub mod chase;
+pub mod check;
 pub mod csv;
 pub mod histogram;
 pub mod safe;

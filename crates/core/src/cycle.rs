@@ -14,6 +14,11 @@
 //!   cyclictest rule, and what a PLC runtime does). Always:
 //!   `cycles + skipped = releases`.
 //!
+//! The skip rule itself is [`next_release_after`]: [`Schedule`] applies it
+//! to the end of each cycle, and the event probes that pace themselves on a
+//! release grid (`ctxswitch`, `response`) apply it to the moment they are
+//! ready for the next release, so it exists once.
+//!
 //! [`run`] is the probe loop itself, generic over a [`Clock`], so the very
 //! loop that runs on the machine is driven in tests by an injected clock.
 //! With the real clock it compiles to: read clock, sleep, read clock, work,
@@ -189,14 +194,10 @@ impl Schedule {
             }
             None => (None, None),
         };
-        let following = release + self.period;
-        let (overrun, skipped, next) = if end > following {
-            // First release at or after `end`: ceil((end − t0) / T).
-            let m = (end - self.t0).div_ceil(self.period);
-            (true, m - k - 1, m)
-        } else {
-            (false, 0, k + 1)
-        };
+        // A release at `end` itself is still served (with zero latency): the
+        // releases skipped are those before `end`, i.e. at or before end − 1.
+        let (_, skipped) = next_release_after(release, self.period, end.saturating_sub(1));
+        let (overrun, next) = (skipped > 0, k + 1 + skipped);
         let sample = CycleSample {
             cycle: self.cycles,
             release_index: k,
@@ -217,6 +218,22 @@ impl Schedule {
         self.prev = Some((start, release));
         sample
     }
+}
+
+/// The skip-after-overrun rule on the release grid `release + k·period`
+/// (k ≥ 1): the first release after `now`, and how many grid points were
+/// passed over to get there (0 when the next one is still ahead). A point
+/// at `now` itself has come due, so it is passed over: a task never runs a
+/// burst of catch-up releases. `period` must be positive.
+#[inline]
+pub fn next_release_after(release: u64, period: u64, now: u64) -> (u64, u64) {
+    let next = release.saturating_add(period);
+    if now < next {
+        return (next, 0);
+    }
+    // `now` is at or past `next`: jump to the first point after `now`.
+    let behind = (now - next) / period + 1;
+    (next.saturating_add(behind.saturating_mul(period)), behind)
 }
 
 /// The clock a probe loop reads and sleeps on.
@@ -383,6 +400,16 @@ mod tests {
         assert_eq!(sched.next_release(), 7_000);
         assert_eq!(sched.overruns(), 2);
         assert_eq!(sched.cycles() + sched.skipped(), sched.releases());
+    }
+
+    #[test]
+    fn next_release_skips_missed_points_without_a_burst() {
+        // On time: the next grid point, nothing skipped.
+        assert_eq!(next_release_after(1_000, 100, 1_050), (1_100, 0));
+        // Exactly at the next point: it is due now, so it counts as missed.
+        assert_eq!(next_release_after(1_000, 100, 1_100), (1_200, 1));
+        // 2.5 intervals late: points 1100 and 1200 skipped.
+        assert_eq!(next_release_after(1_000, 100, 1_250), (1_300, 2));
     }
 
     #[test]

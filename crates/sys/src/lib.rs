@@ -31,7 +31,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-pub mod event;
+pub mod eventfd;
+pub mod netns;
+pub mod rx_timestamp;
 
 /// The error number of an interrupted call, as [`sleep_until_ns`] returns it.
 pub const EINTR: i32 = libc::EINTR;

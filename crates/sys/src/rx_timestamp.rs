@@ -1,19 +1,5 @@
-//! The kernel calls of the event-driven probes: eventfd, entering a network
-//! namespace, kernel receive timestamps, and the wall clock those stamps are
-//! read on.
-//!
-//! **Why eventfd, not futex, for the context-switch probe.** Both hand a
-//! token from one thread to another through a kernel wait queue, and both
-//! cost one wake-up and one context switch. An eventfd is a file: the same
-//! `read`/`write` pair serves the `ctxswitch` probe and the eventfd source of
-//! the `response` probe, the blocking read has no lost-wake-up race to get
-//! right (a futex wait must re-check its word, and a wrapper that passes a
-//! raw pointer to an atomic needs more `unsafe` than a read of 8 bytes), and
-//! its path — file write, wait-queue wake-up, file read — is the one
-//! `perf bench sched pipe` measures with a pipe, the peer a benchmark
-//! compares against. The counter also carries a value: with strict
-//! alternation (one write, then one read) a read returns exactly what the
-//! other side wrote, so a token can be a timestamp.
+//! Kernel receive timestamps of datagrams (`SO_TIMESTAMPNS`, `recvmsg`) and
+//! the wall clock those stamps are read on.
 //!
 //! **Receive timestamps.** With `SO_TIMESTAMPNS` set, the kernel stamps each
 //! datagram when it enters the network stack (for a veth pair: when the
@@ -22,103 +8,9 @@
 //! `CLOCK_REALTIME`, not `CLOCK_MONOTONIC`: compare it only with a
 //! [`realtime_ns`] read, never with [`monotonic_ns`](crate::monotonic_ns).
 
-use crate::minus_one;
+use crate::{minus_one, NS_PER_SEC};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-
-/// Nanoseconds per second, for `timespec` conversions.
-const NS_PER_SEC: u64 = 1_000_000_000;
-
-/// The largest value one eventfd write may add (`0xffff_ffff_ffff_fffe`);
-/// `u64::MAX` is refused with `EINVAL`.
-pub const EVENTFD_MAX: u64 = u64::MAX - 1;
-
-/// An eventfd (`eventfd(2)`, counter mode, close-on-exec, blocking): a
-/// 64-bit counter in the kernel that a write adds to and a read takes and
-/// resets to zero, blocking while it is zero.
-#[derive(Debug)]
-pub struct EventFd(OwnedFd);
-
-impl EventFd {
-    /// Creates an eventfd whose counter starts at 0
-    /// (`eventfd(0, EFD_CLOEXEC)`).
-    pub fn new() -> io::Result<EventFd> {
-        // SAFETY: plain integer arguments; returns a new descriptor or -1.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just returned by eventfd, is open, and nothing
-        // else owns it.
-        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    /// Waits until the counter is non-zero, then returns it and resets it
-    /// to zero (`read(fd, &u64, 8)`). `Interrupted` when a signal handler ran:
-    /// the caller reads again.
-    #[inline(always)]
-    pub fn read(&self) -> io::Result<u64> {
-        let mut value: u64 = 0;
-        // SAFETY: `value` is a valid, writable 8-byte buffer for the whole
-        // call; the descriptor is open for as long as `self` lives.
-        let n = unsafe {
-            libc::read(
-                self.0.as_raw_fd(),
-                (&mut value as *mut u64).cast(),
-                std::mem::size_of::<u64>(),
-            )
-        };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            // An eventfd read is all 8 bytes or an error.
-            Ok(value)
-        }
-    }
-
-    /// Adds `value` to the counter and wakes a reader
-    /// (`write(fd, &u64, 8)`). `value` must be at most [`EVENTFD_MAX`]
-    /// (`EINVAL` otherwise); a write that would overflow the counter blocks
-    /// until a read empties it.
-    #[inline(always)]
-    pub fn write(&self, value: u64) -> io::Result<()> {
-        // SAFETY: `value` is a valid, readable 8-byte buffer for the whole
-        // call; the descriptor is open for as long as `self` lives.
-        let n = unsafe {
-            libc::write(
-                self.0.as_raw_fd(),
-                (&value as *const u64).cast(),
-                std::mem::size_of::<u64>(),
-            )
-        };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    }
-}
-
-impl AsFd for EventFd {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.0.as_fd()
-    }
-}
-
-/// Moves the calling thread into the network namespace `ns`, an open
-/// `/run/netns/NAME` or `/proc/PID/ns/net` (`setns(fd, CLONE_NEWNET)`).
-///
-/// Only this thread moves; sockets it creates afterwards belong to that
-/// namespace for their whole life, wherever they are used. A thread that
-/// must go back keeps its old namespace open (`/proc/thread-self/ns/net`)
-/// and enters it again. Needs `CAP_SYS_ADMIN`; `EINVAL` when `ns` is not a
-/// network namespace.
-pub fn enter_net_namespace(ns: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: plain integer arguments; the descriptor is borrowed, so open
-    // for the whole call.
-    let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
-    minus_one(rc).map(drop)
-}
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// Asks the kernel to stamp every datagram the socket receives
 /// (`setsockopt(SOL_SOCKET, SO_TIMESTAMPNS, 1)`); [`recv_with_timestamp`]
@@ -241,33 +133,6 @@ mod tests {
     use std::os::fd::AsFd;
 
     #[test]
-    fn eventfd_carries_the_value_written() {
-        let e = EventFd::new().unwrap();
-        e.write(1_234_567_890_123).unwrap();
-        assert_eq!(e.read().unwrap(), 1_234_567_890_123);
-        // Two writes before a read add up.
-        e.write(3).unwrap();
-        e.write(4).unwrap();
-        assert_eq!(e.read().unwrap(), 7);
-        assert_eq!(
-            e.write(u64::MAX).unwrap_err().raw_os_error(),
-            Some(libc::EINVAL)
-        );
-        e.write(EVENTFD_MAX).unwrap();
-        assert_eq!(e.read().unwrap(), EVENTFD_MAX);
-    }
-
-    #[test]
-    fn eventfd_read_blocks_until_another_thread_writes() {
-        let e = EventFd::new().unwrap();
-        std::thread::scope(|s| {
-            let reader = s.spawn(|| e.read().unwrap());
-            e.write(42).unwrap();
-            assert_eq!(reader.join().unwrap(), 42);
-        });
-    }
-
-    #[test]
     fn timespec_conversion() {
         assert_eq!(ns_from_timespec(0, 0), 0);
         assert_eq!(ns_from_timespec(1, 5), 1_000_000_005);
@@ -288,25 +153,6 @@ mod tests {
         let ours = realtime_ns();
         // Read after SystemTime on the same clock: never earlier.
         assert!(ours >= wall, "{ours} < {wall}");
-    }
-
-    #[test]
-    fn entering_our_own_namespace_works_and_a_non_namespace_is_refused() {
-        if crate::effective_uid() != 0 {
-            eprintln!("skipping: setns needs CAP_SYS_ADMIN (run as root)");
-            return;
-        }
-        std::thread::spawn(|| {
-            let own = std::fs::File::open("/proc/thread-self/ns/net").unwrap();
-            enter_net_namespace(own.as_fd()).unwrap();
-            let e = EventFd::new().unwrap();
-            assert_eq!(
-                enter_net_namespace(e.as_fd()).unwrap_err().raw_os_error(),
-                Some(libc::EINVAL)
-            );
-        })
-        .join()
-        .unwrap();
     }
 
     #[test]
