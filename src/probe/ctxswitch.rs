@@ -81,7 +81,9 @@ const FAILED_TOKEN: u64 = EVENTFD_MAX - 1;
 /// Stack of the partner thread: what it pre-faults plus room for the rest.
 pub(crate) const HELPER_STACK: usize = rt::PREFAULT_STACK + 512 * 1024;
 
-/// What `jitterlab run ctxswitch` asks for.
+/// What the runner asks of the probe (for `jitterlab run ctxswitch` and a
+/// bench cell alike), built from a cell of the typed spec in one place
+/// (`runner::probes::ctxswitch_args`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CtxswitchArgs {
     /// The CPU both threads run on.

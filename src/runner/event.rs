@@ -38,7 +38,6 @@ use jitterlab_core::stats::MetricStats;
 use jitterlab_core::units::format_ns;
 use jitterlab_sys as sys;
 
-use crate::cli::CommonArgs;
 use crate::error::BadInput;
 use crate::store::StoredHistogram;
 use crate::system::journal::Journal;
@@ -79,8 +78,6 @@ pub trait EventProbe: Send {
 
 /// What an event measurement needs besides the plan and the probe.
 pub struct EventInput<'a> {
-    /// Window, threshold, outliers, limit, `--strict`, duration.
-    pub c: &'a CommonArgs,
     /// Host snapshot stored with the result.
     pub host: HostSnapshot,
     /// RFC 3339 start time.
@@ -147,12 +144,18 @@ pub fn measure_events(
     ready: &mut dyn FnMut(&mut RowWriter, bool) -> Result<()>,
     returned: &mut Returned,
 ) -> Result<EventMeasured> {
-    let c = input.c;
     let cpu = plan.cpus[0];
     let defs = plan.kind.metrics();
     let (tx, mut rx) = rtrb::RingBuffer::new(ROW_QUEUE);
-    let mut recorder =
-        EventRecorder::new(defs, 0, cpu as u32, c.window, c.threshold, c.outliers, tx);
+    let mut recorder = EventRecorder::new(
+        defs,
+        0,
+        cpu as u32,
+        plan.params.window_ns,
+        plan.params.threshold_ns,
+        plan.outliers,
+        tx,
+    );
     let live = Arc::clone(&recorder.live);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -239,7 +242,7 @@ pub fn measure_events(
             .warnings
             .push(format!("not real-time: {}: {}", d.name, d.detail));
     }
-    if c.strict && !realtime {
+    if plan.params.strict && !realtime {
         release(true);
         let _ = join(handle);
         let failed: Vec<String> = defaults
@@ -325,7 +328,6 @@ pub fn measure_events(
     input.warnings.extend(report.warnings);
     let result = assemble(
         plan,
-        c,
         AssembleInput {
             host: input.host,
             started_at: input.started_at,
@@ -354,7 +356,7 @@ struct AssembleInput {
     detail: serde_json::Value,
 }
 
-fn assemble(plan: &RunPlan, c: &CommonArgs, a: AssembleInput, end: &ThreadEnd) -> RunResult {
+fn assemble(plan: &RunPlan, a: AssembleInput, end: &ThreadEnd) -> RunResult {
     let r = &end.recorder;
     let metrics = r
         .defs
@@ -368,7 +370,7 @@ fn assemble(plan: &RunPlan, c: &CommonArgs, a: AssembleInput, end: &ThreadEnd) -
         .zip(&r.outliers)
         .map(|(d, o)| (d.name.to_string(), o.sorted()))
         .collect();
-    let limits = limit_metric(plan, c, &r.stats)
+    let limits = limit_metric(plan, &r.stats)
         .map(|(name, limit, stats)| vec![check_limit(name, limit, &stats.summary())])
         .unwrap_or_default();
     RunResult {
@@ -415,10 +417,9 @@ fn assemble(plan: &RunPlan, c: &CommonArgs, a: AssembleInput, end: &ThreadEnd) -
 /// first thresholded one (`handover`, `response`).
 fn limit_metric<'a>(
     plan: &RunPlan,
-    c: &CommonArgs,
     stats: &'a [MetricStats],
 ) -> Option<(&'static str, u64, &'a MetricStats)> {
-    let limit = c.max_latency?;
+    let limit = plan.limits.latency?;
     let defs = plan.kind.metrics();
     let i = main_metric(plan.kind)?;
     Some((defs[i].name, limit, &stats[i]))
@@ -434,7 +435,6 @@ pub fn main_metric(kind: jitterlab_core::result::ProbeKind) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::PolicyArg;
     use jitterlab_core::result::ProbeKind;
 
     /// Pushes `n` hand-overs of 1, 2, … µs, then reports how many.
@@ -465,37 +465,33 @@ mod tests {
         }
     }
 
-    fn args() -> CommonArgs {
-        CommonArgs {
-            duration: Some(5_000_000_000),
-            cycles: None,
-            policy: PolicyArg::Other,
-            priority: None,
-            nice: None,
-            strict: false,
-            window: 1_000_000_000,
-            threshold: 100_000,
-            outliers: 3,
-            json: None,
-            csv: None,
-            histogram: None,
-            histogram_buckets: 10_000,
-            max_latency: Some(150_000),
-            max_jitter: None,
-            max_exec: None,
-            break_trace: None,
-            progress: false,
-            no_dma_latency: true,
-            no_db: true,
-        }
+    /// A ctxswitch cell on `cpu` under SCHED_OTHER, keeping 3 outliers,
+    /// limited to 150 µs.
+    fn plan_on(cpu: usize) -> super::super::RunPlan {
+        let online: jitterlab_core::units::CpuList = [cpu].into_iter().collect();
+        let spec = jitterlab_core::spec::parse(
+            &format!(
+                "duration = \"5s\"\n[[configuration]]\nname = \"c\"\nprobe_cpus = \"{cpu}\"\npolicy = \"other\"\n\
+                 [[probe]]\nkind = \"ctxswitch\"\noutliers = 3\nmax_latency = \"150us\"\n"
+            ),
+            "t.toml",
+            &jitterlab_core::spec::SpecContext {
+                online: &online,
+                builtins: &["idle"],
+            },
+        )
+        .unwrap();
+        super::super::plan(&spec, &spec.cells()[0], &Default::default())
     }
 
     #[test]
     fn every_sample_reaches_the_statistics_windows_limit_and_detail() {
-        let c = args();
         let cpu = sys::current_cpu().unwrap_or(0);
-        let plan =
-            super::super::plan_common(None, ProbeKind::Ctxswitch, 0, vec![cpu], None, &c).unwrap();
+        let plan = plan_on(cpu);
+        assert_eq!(
+            (plan.params.threshold_ns, plan.outliers, plan.limits.latency),
+            (100_000, 3, Some(150_000))
+        );
         let signalled = AtomicBool::new(false);
         let mut writer = RowWriter {
             csv: None,
@@ -510,7 +506,6 @@ mod tests {
             &plan,
             Box::new(Synthetic { n: 200 }),
             EventInput {
-                c: &c,
                 host: HostSnapshot::default(),
                 started_at: "now".into(),
                 defaults: Vec::new(),

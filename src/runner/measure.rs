@@ -38,7 +38,6 @@ use jitterlab_core::stats::MetricStats;
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
-use crate::cli::CommonArgs;
 use crate::error::BadInput;
 use crate::live::{Goal, LiveView};
 use crate::probe::periodic::{
@@ -60,8 +59,6 @@ pub struct MeasureInput<'a> {
     pub root: &'a Path,
     /// The validated plan.
     pub plan: &'a RunPlan,
-    /// Window, threshold, outliers, limits, stop rule, `--strict`.
-    pub c: &'a CommonArgs,
     /// Host snapshot stored with the result.
     pub host: HostSnapshot,
     /// RFC 3339 start time.
@@ -76,6 +73,8 @@ pub struct MeasureInput<'a> {
     pub signalled: &'a AtomicBool,
     /// Draw the per-thread live view (a bench draws its own progress).
     pub live: bool,
+    /// Draw it even when stdout is not a terminal (`--progress`).
+    pub progress: bool,
 }
 
 /// What a measurement produced.
@@ -128,9 +127,11 @@ pub fn measure(
     tick: &mut dyn FnMut(),
 ) -> Result<Measured> {
     let plan = input.plan;
-    let c = input.c;
     // --break-trace: find the trace buffer once, open it per thread.
-    let tracefs = c.break_trace.map(|_| trace::find_tracefs(input.root));
+    let tracefs = plan
+        .params
+        .break_trace_ns
+        .map(|_| trace::find_tracefs(input.root));
     if let Some(status) = &tracefs {
         if !matches!(status, trace::TracefsStatus::Ready(_)) {
             input.warnings.push(format!(
@@ -153,7 +154,6 @@ pub fn measure(
         setup: setup_rx,
     } = spawn_probes(
         plan,
-        c,
         tracefs.as_ref(),
         &shared,
         releases,
@@ -181,7 +181,7 @@ pub fn measure(
             }
         }
     }
-    if c.strict && !realtime {
+    if plan.params.strict && !realtime {
         abort_probes(&shared, handles);
         let failed: Vec<String> = defaults
             .iter()
@@ -209,12 +209,14 @@ pub fn measure(
     shared.t0.store(t0, Relaxed);
     shared.barrier.wait();
 
-    let goal = match (releases, c.cycles) {
+    let goal = match (releases, plan.params.cycles) {
         (Some(r), _) => Goal::Releases(r),
         (None, Some(n)) => Goal::Cycles(n),
         (None, None) => Goal::Releases(0),
     };
-    let mut view = input.live.then(|| LiveView::new(lives, goal, c.progress));
+    let mut view = input
+        .live
+        .then(|| LiveView::new(lives, goal, input.progress));
     let mut interrupted = false;
     loop {
         std::thread::sleep(Duration::from_millis(100));
@@ -259,7 +261,6 @@ pub fn measure(
     let combined = combine(&outcomes);
     let result = assemble(
         plan,
-        c,
         input.host,
         input.started_at,
         elapsed_ns,
@@ -279,7 +280,6 @@ pub fn measure(
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     plan: &RunPlan,
-    c: &CommonArgs,
     host: jitterlab_core::result::HostSnapshot,
     started_at: String,
     elapsed_ns: u64,
@@ -339,9 +339,9 @@ fn assemble(
     });
     let mut limits = Vec::new();
     for (name, idx, limit) in [
-        ("latency", 0usize, c.max_latency),
-        ("jitter", 2, c.max_jitter),
-        ("exec", 3, c.max_exec),
+        ("latency", 0usize, plan.limits.latency),
+        ("jitter", 2, plan.limits.jitter),
+        ("exec", 3, plan.limits.exec),
     ] {
         if let Some(l) = limit {
             limits.push(check_limit(name, l, &combined_stats[idx].summary()));
@@ -439,7 +439,6 @@ struct Probes {
 /// live statistics and (for `--break-trace`) its own open trace files.
 fn spawn_probes(
     plan: &RunPlan,
-    c: &CommonArgs,
     tracefs: Option<&trace::TracefsStatus>,
     shared: &Arc<Shared>,
     releases: Option<u64>,
@@ -466,17 +465,17 @@ fn spawn_probes(
             recorder: RecorderConfig {
                 thread: i as u32,
                 cpu: cpu as u32,
-                window_ns: c.window,
-                threshold_ns: c.threshold,
-                outliers: c.outliers,
-                histogram_us: c.histogram.as_ref().map(|_| c.histogram_buckets),
+                window_ns: plan.params.window_ns,
+                threshold_ns: plan.params.threshold_ns,
+                outliers: plan.outliers,
+                histogram_us: plan.histogram_buckets,
             },
             rows: tx,
             stop: StopRule {
                 releases,
-                cycles: c.cycles,
+                cycles: plan.params.cycles,
             },
-            break_rule: c.break_trace.map(|l| break_rule(l, tracefs)),
+            break_rule: plan.params.break_trace_ns.map(|l| break_rule(l, tracefs)),
             calibrated: calibrated.and_then(|cs| cs.get(i).cloned()),
         };
         probes.handles.push(

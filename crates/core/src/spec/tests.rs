@@ -5,6 +5,7 @@
 use super::check::parse_khz;
 use super::*;
 use crate::resctrl::{CacheMask, Resource};
+use crate::result::ProbeKind;
 
 const BUILTINS: &[&str] = &[
     "idle",
@@ -204,21 +205,17 @@ fn minimal_spec_gets_every_default() {
             }],
             probes: vec![ProbeSpec {
                 name: "cyclic".into(),
-                kind: ProbeKind::Cyclic,
                 period_ns: 1_000_000,
-                scan_ns: 100_000,
-                working_set_bytes: 256 << 10,
                 threshold_ns: None,
                 window_ns: 1_000_000_000,
                 outliers: 20,
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: None,
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                source: None,
-                event_cpu: None,
+                params: ProbeParams::Cyclic {
+                    scan_ns: 100_000,
+                    working_set_bytes: 256 << 10,
+                },
             }],
             warnings: vec![],
         }
@@ -305,7 +302,7 @@ max_exec = "1ms"
                 name: "rt".into(),
                 probe_cpus: vec![1],
                 neighbour_cpus: vec![0],
-                policy: Policy::Rr,
+                policy: Policy::RoundRobin,
                 priority: Some(80),
                 nice: None,
                 dma_latency: true,
@@ -350,39 +347,28 @@ max_exec = "1ms"
         [
             ProbeSpec {
                 name: "timer".into(),
-                kind: ProbeKind::Wakeup,
                 period_ns: 250_000,
-                scan_ns: 0,
-                working_set_bytes: 0,
                 threshold_ns: Some(100_000),
                 window_ns: 500_000_000,
                 outliers: 0,
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                source: None,
-                event_cpu: None,
+                params: ProbeParams::Wakeup,
             },
             ProbeSpec {
                 name: "cyclic".into(),
-                kind: ProbeKind::Cyclic,
                 period_ns: 4_000_000,
-                scan_ns: 500_000,
-                working_set_bytes: 1 << 20,
                 threshold_ns: None,
                 window_ns: 1_000_000_000,
                 outliers: 20,
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: Some(1_000_000),
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                source: None,
-                event_cpu: None,
+                params: ProbeParams::Cyclic {
+                    scan_ns: 500_000,
+                    working_set_bytes: 1 << 20,
+                },
             },
         ]
     );
@@ -1290,21 +1276,27 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     );
     let p = &spec.probes;
     assert_eq!(
-        (p[0].kind, p[0].buffer_bytes, p[0].iterations, p[0].samples),
-        (ProbeKind::Chase, Some(1 << 20), Some(50), Some(200))
+        p[0].params,
+        ProbeParams::Chase {
+            buffer_bytes: Some(1 << 20),
+            iterations: Some(50),
+            samples: Some(200),
+            chase_length: 1024,
+        }
     );
-    assert_eq!(p[1].samples, None);
+    assert_eq!(p[1].samples(), None);
     assert_eq!(
+        (&p[1].params, p[1].period_ns),
         (
-            p[1].kind,
-            p[1].source.as_deref(),
-            p[1].event_cpu,
-            p[1].period_ns
-        ),
-        (ProbeKind::Response, Some("udp"), Some(0), 2_000_000)
+            &ProbeParams::Response {
+                source: Some(ResponseSource::Udp),
+                event_cpu: Some(0),
+            },
+            2_000_000
+        )
     );
     assert_eq!(
-        (p[2].kind, p[2].max_latency_ns),
+        (p[2].kind(), p[2].max_latency_ns),
         (ProbeKind::Ctxswitch, Some(50_000))
     );
     assert_eq!(
