@@ -324,7 +324,7 @@ pub struct CtxswitchRunArgs {
     /// One round trip (two hand-overs) per interval (at least 10us); 0
     /// hands the token back to back, as `perf bench sched pipe` does (the
     /// CPU is then busy with real-time work for the whole run).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// Options every probe shares (--cycles counts hand-overs; --max-latency
@@ -349,7 +349,7 @@ pub struct ResponseRunArgs {
     pub source: ResponseSource,
 
     /// Time between events (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// Options every probe shares (--cycles counts events; --max-latency
@@ -367,11 +367,11 @@ pub struct TimerlatRunArgs {
     pub cpus: Option<CpuList>,
 
     /// Period of the tracer's timer (whole microseconds, 100us to 1s).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub period: u64,
 
     /// How long to measure (whole seconds: rtla's own unit).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::DURATION_NS), value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::DURATION_NS), value_parser = duration, allow_hyphen_values = true)]
     pub duration: u64,
 
     /// SCHED_FIFO priority of the tracer's measuring threads.
@@ -379,7 +379,7 @@ pub struct TimerlatRunArgs {
     pub priority: u8,
 
     /// Latency above which a sample counts in the "% over" column.
-    #[arg(long, value_name = "TIME", default_value = time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
     pub threshold: u64,
 
     /// Measure with user-space threads (rtla -u, since rtla 6.6): adds the
@@ -400,7 +400,7 @@ pub struct TimerlatRunArgs {
 #[derive(Debug, Args)]
 pub struct CyclicArgs {
     /// Task period T0 (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub period: u64,
 
     /// CPU to run the task on [default: the last online CPU].
@@ -409,12 +409,12 @@ pub struct CyclicArgs {
 
     /// Compute time of the scan per cycle, calibrated once on the idle probe
     /// CPU before the run and then fixed (0 for none).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
     pub scan: u64,
 
     /// Memory the scan walks per cycle in a random order, one cache line at a
     /// time (0 for none; at most 4GiB and half the machine's memory).
-    #[arg(long, value_name = "SIZE", default_value = size(defaults::WORKING_SET_BYTES), value_parser = memory)]
+    #[arg(long, value_name = "SIZE", default_value = default_size(defaults::WORKING_SET_BYTES), value_parser = memory)]
     pub working_set: u64,
 
     /// Options every probe shares.
@@ -426,7 +426,7 @@ pub struct CyclicArgs {
 #[derive(Debug, Args)]
 pub struct WakeupArgs {
     /// Wake-up interval of every thread (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
@@ -469,11 +469,11 @@ pub struct CommonArgs {
     pub strict: bool,
 
     /// Width of the per-window rows (min, max, mean, count); at least 1ms.
-    #[arg(long, value_name = "TIME", default_value = time(defaults::WINDOW_NS), value_parser = window, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::WINDOW_NS), value_parser = window, allow_hyphen_values = true)]
     pub window: u64,
 
     /// Threshold for the share of samples over it (EPICS tables use 100us).
-    #[arg(long, value_name = "TIME", default_value = time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
     pub threshold: u64,
 
     /// Outliers kept per metric, with cycle number and time since start
@@ -667,12 +667,12 @@ impl NetFloodArgs {
 /// The text of a default time (`1ms` for [`defaults::PERIOD_NS`]), as help
 /// shows it and the parser reads it back: the constants stay the one place
 /// a default is written. Built once per parse of the command line.
-fn time(ns: u64) -> &'static str {
+fn default_time(ns: u64) -> &'static str {
     Box::leak(format_duration_exact(ns).into_boxed_str())
 }
 
-/// The text of a default size (`256KiB`), as [`time`] for times.
-fn size(bytes: u64) -> &'static str {
+/// The text of a default size (`256KiB`), as [`default_time`] for times.
+fn default_size(bytes: u64) -> &'static str {
     Box::leak(limits::format_size(bytes).into_boxed_str())
 }
 
@@ -799,6 +799,52 @@ mod tests {
         assert_eq!(a.common.window, 1_000_000_000);
         assert_eq!(a.common.threshold, 100_000);
         assert_eq!(a.common.outliers, 20);
+    }
+
+    #[test]
+    fn report_names_are_the_tables_own() {
+        for t in TableArg::value_variants() {
+            let table: tables::Table = (*t).into();
+            assert_eq!(t.to_possible_value().unwrap().get_name(), table.name());
+        }
+        let formats: Vec<String> = ReportFormat::value_variants()
+            .iter()
+            .map(|f| f.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(formats, ["text", "md", "csv", "json"]);
+        assert_eq!(
+            ReportFormat::value_variants()
+                .iter()
+                .map(|&f| tables::Format::from(f))
+                .collect::<Vec<_>>(),
+            [
+                tables::Format::Text,
+                tables::Format::Md,
+                tables::Format::Csv,
+                tables::Format::Json
+            ]
+        );
+    }
+
+    #[test]
+    fn policy_and_source_parse_to_the_one_type() {
+        let cli = Cli::try_parse_from([
+            "jitterlab",
+            "run",
+            "response",
+            "--policy",
+            "rr",
+            "--source",
+            "udp",
+        ])
+        .unwrap();
+        let Command::Run(RunCommand::Response(a)) = cli.command else {
+            panic!("not response")
+        };
+        assert_eq!(
+            (a.common.policy, a.source),
+            (Policy::RoundRobin, ResponseSource::Udp)
+        );
     }
 
     #[test]

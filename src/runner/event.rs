@@ -2,7 +2,7 @@
 //! one real-time thread that measures each time an event happens, rather
 //! than a release schedule.
 //!
-//! The order mirrors [`super::measure`] so that a result means the same
+//! The order mirrors [`super::measure`](mod@super::measure) so that a result means the same
 //! whatever the probe:
 //!
 //! 1. the probe was prepared by the caller (buffers allocated, namespaces

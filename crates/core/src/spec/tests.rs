@@ -411,6 +411,116 @@ fn spec_serializes_for_the_store() {
     );
 }
 
+/// Every kind's keys as a bench has always stored them: the flat object,
+/// `scan_ns` and `working_set_bytes` on every probe, the other kinds' keys
+/// only when set; and the same values back.
+#[test]
+fn every_kind_serializes_as_stored_and_back() {
+    let s = ok(concat!(
+        "duration = \"1s\"\n",
+        "[[configuration]]\nname = \"rr\"\npolicy = \"rr\"\npriority = 5\n",
+        "[[probe]]\nkind = \"cyclic\"\nscan = \"300us\"\nworking_set = \"1MiB\"\nmax_exec = \"1ms\"\n",
+        "[[probe]]\nkind = \"chase\"\nbuffer = \"1MiB\"\niterations = 100\nsamples = 50\n",
+        "[[probe]]\nkind = \"chase\"\nname = \"c2\"\n",
+        "[[probe]]\nkind = \"response\"\nsource = \"eventfd\"\nevent_cpu = \"0\"\n",
+        "[[probe]]\nkind = \"response\"\nname = \"r2\"\n",
+        "[[probe]]\nkind = \"ctxswitch\"\n",
+        "[[probe]]\nkind = \"timerlat\"\nthreshold = \"20us\"\n",
+    ));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["configurations"][0]["policy"], "rr");
+    let common = |name: &str, kind: &str| {
+        serde_json::json!({
+            "name": name, "kind": kind, "period_ns": 1_000_000, "scan_ns": 0,
+            "working_set_bytes": 0, "threshold_ns": null, "window_ns": 1_000_000_000,
+            "outliers": 20, "max_latency_ns": null, "max_jitter_ns": null, "max_exec_ns": null,
+        })
+    };
+    let with = |mut v: serde_json::Value, extra: serde_json::Value| {
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    assert_eq!(
+        json["probes"],
+        serde_json::json!([
+            with(
+                common("cyclic", "cyclic"),
+                serde_json::json!({"scan_ns": 300_000, "working_set_bytes": 1 << 20, "max_exec_ns": 1_000_000})
+            ),
+            with(
+                common("chase", "chase"),
+                serde_json::json!({"buffer_bytes": 1 << 20, "iterations": 100, "samples": 50})
+            ),
+            common("c2", "chase"),
+            with(
+                common("response", "response"),
+                serde_json::json!({"source": "eventfd", "event_cpu": 0})
+            ),
+            common("r2", "response"),
+            common("ctxswitch", "ctxswitch"),
+            with(
+                common("timerlat", "timerlat"),
+                serde_json::json!({"threshold_ns": 20_000})
+            ),
+        ])
+    );
+    let back: Spec = serde_json::from_value(json).unwrap();
+    assert_eq!(back, s);
+}
+
+/// What a spec file cannot say but `jitterlab run` can (a chase length, a
+/// timerlat on every probe CPU) is stored only when it is not the default,
+/// and read back; a key of another kind is refused.
+#[test]
+fn run_only_parameters_round_trip() {
+    let chase = ProbeSpec {
+        name: "chase".into(),
+        period_ns: 0,
+        threshold_ns: Some(100_000),
+        window_ns: 1_000_000_000,
+        outliers: 20,
+        max_latency_ns: None,
+        max_jitter_ns: None,
+        max_exec_ns: None,
+        params: ProbeParams::Chase {
+            buffer_bytes: None,
+            iterations: Some(100),
+            samples: None,
+            chase_length: 512,
+        },
+    };
+    let timerlat = ProbeSpec {
+        name: "timerlat".into(),
+        params: ProbeParams::Timerlat {
+            user_threads: true,
+            every_probe_cpu: true,
+        },
+        ..chase.clone()
+    };
+    for p in [&chase, &timerlat] {
+        let json = serde_json::to_value(p).unwrap();
+        assert_eq!(&serde_json::from_value::<ProbeSpec>(json).unwrap(), p);
+    }
+    let json = serde_json::to_value(&chase).unwrap();
+    assert_eq!(json["chase_length"], 512);
+    assert_eq!(json["iterations"], 100);
+    let json = serde_json::to_value(&timerlat).unwrap();
+    assert_eq!(
+        (&json["user_threads"], &json["every_probe_cpu"]),
+        (&true.into(), &true.into())
+    );
+    let mut wrong = serde_json::to_value(&chase).unwrap();
+    wrong["source"] = "udp".into();
+    assert_eq!(
+        serde_json::from_value::<ProbeSpec>(wrong)
+            .unwrap_err()
+            .to_string(),
+        "source does not apply to a chase probe"
+    );
+}
+
 #[test]
 fn name_defaults_to_the_file_stem() {
     let online = CpuList::parse("0-1").unwrap();
