@@ -9,7 +9,9 @@
 //!    and (unless the bench calibrated the scan once, idle, before any
 //!    neighbour started) calibrates its scan, then reports and waits;
 //! 2. merge what held into the result's real-time report; `--strict`
-//!    aborts here, before anything was released;
+//!    aborts here, before anything was released (both steps, and the
+//!    result's assembly in 5, are [`super::lifecycle`]'s, shared with the
+//!    event probes);
 //! 3. `ready` is called (the run row or the cell is marked started in the
 //!    store), then every thread is released at one common first release;
 //! 4. the calling thread — SCHED_OTHER, kept off the probe CPUs by the
@@ -30,15 +32,13 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::result::{
-    check_limit, Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult,
-    ThreadResult, SCHEMA_VERSION,
+    Calibration, DefaultStatus, EndReason, HostSnapshot, RunResult, ThreadResult,
 };
 use jitterlab_core::sink::{LiveStats, RecorderConfig, METRICS};
 use jitterlab_core::stats::MetricStats;
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
-use crate::error::BadInput;
 use crate::live::{Goal, LiveView};
 use crate::probe::periodic::{
     self, BreakRule, SetupReport, Shared, StopRule, ThreadOutcome, ThreadPlan,
@@ -47,6 +47,7 @@ use crate::report;
 use crate::store::{Store, StoredHistogram};
 use crate::system::{rt, trace};
 
+use super::lifecycle::{self, Figures, ResultContext};
 use super::RunPlan;
 
 /// Window rows each probe thread can queue before the writer must drain:
@@ -163,17 +164,8 @@ pub fn measure(
     let (per_thread, calibrations) = collect_setup(&setup_rx, plan.cpus.len())?;
     let mut defaults = std::mem::take(&mut input.defaults);
     defaults.extend(rt::merge_thread_statuses(&per_thread));
-    defaults.push(rt::clock_status());
-    defaults.push(rt::throttling_status(
-        input.host.sched_rt_runtime_us,
-        input.host.sched_rt_period_us,
-    ));
-    let realtime = defaults.iter().all(|d| d.applied || !d.required);
-    for d in defaults.iter().filter(|d| d.required && !d.applied) {
-        input
-            .warnings
-            .push(format!("not real-time: {}: {}", d.name, d.detail));
-    }
+    let report = lifecycle::realtime_report(defaults, &input.host, &mut input.warnings);
+    let realtime = report.realtime;
     if input.calibrated.is_none() {
         for cal in calibrations.iter().flatten() {
             if let Some(n) = &cal.note {
@@ -181,23 +173,11 @@ pub fn measure(
             }
         }
     }
-    if plan.params.strict && !realtime {
+    if let Err(e) = lifecycle::strict_check(plan, &report) {
         abort_probes(&shared, handles);
-        let failed: Vec<String> = defaults
-            .iter()
-            .filter(|d| d.required && !d.applied)
-            .map(|d| format!("{}: {}", d.name, d.detail))
-            .collect();
-        bail!(BadInput(format!(
-            "--strict: a real-time default could not be applied ({}); fix it or drop --strict",
-            failed.join("; ")
-        )));
+        return Err(e);
     }
-    if input.live {
-        for w in &input.warnings {
-            crate::output::errln!("jitterlab: warning: {w}");
-        }
-    }
+    lifecycle::say_warnings(input.live, &input.warnings);
     if let Err(e) = ready(writer, realtime) {
         abort_probes(&shared, handles);
         return Err(e);
@@ -261,14 +241,17 @@ pub fn measure(
     let combined = combine(&outcomes);
     let result = assemble(
         plan,
-        input.host,
-        input.started_at,
-        elapsed_ns,
+        ResultContext {
+            host: input.host,
+            started_at: input.started_at,
+            elapsed_ns,
+            end: EndReason::Completed,
+            realtime: report,
+            warnings: input.warnings,
+        },
         interrupted,
-        RealtimeReport { realtime, defaults },
         &outcomes,
         &combined,
-        input.warnings,
     );
     Ok(Measured {
         result,
@@ -277,20 +260,19 @@ pub fn measure(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The result of a periodic measurement: every thread's figures, their
+/// merged statistics when there are several, and the limits checked on
+/// those. A break event ends it as a break, else `interrupted` as
+/// interrupted.
 fn assemble(
     plan: &RunPlan,
-    host: jitterlab_core::result::HostSnapshot,
-    started_at: String,
-    elapsed_ns: u64,
+    mut context: ResultContext,
     interrupted: bool,
-    realtime: RealtimeReport,
     outcomes: &[ThreadOutcome],
     combined_stats: &[MetricStats],
-    warnings: Vec<String>,
 ) -> RunResult {
     let break_event = outcomes.iter().find_map(|o| o.break_event.clone());
-    let end = if break_event.is_some() {
+    context.end = if break_event.is_some() {
         EndReason::BreakTrace
     } else if interrupted {
         EndReason::Interrupted
@@ -337,36 +319,22 @@ fn assemble(
             .map(|m| (m.name().to_string(), combined_stats[*m as usize].summary()))
             .collect()
     });
-    let mut limits = Vec::new();
-    for (name, idx, limit) in [
-        ("latency", 0usize, plan.limits.latency),
-        ("jitter", 2, plan.limits.jitter),
-        ("exec", 3, plan.limits.exec),
-    ] {
-        if let Some(l) = limit {
-            limits.push(check_limit(name, l, &combined_stats[idx].summary()));
-        }
-    }
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        probe: plan.kind,
-        started_at,
-        elapsed_ns,
-        end,
-        interrupted: interrupted || break_event.is_some(),
-        command_line: std::env::args().collect(),
-        params: plan.params.clone(),
-        realtime,
-        host,
-        threads,
-        combined,
-        limits,
-        break_event,
-        warnings,
-        detail: None,
-    }
+    let limits = lifecycle::limits(plan, |name| {
+        let m = METRICS.iter().find(|m| m.name() == name)?;
+        Some(combined_stats[*m as usize].summary())
+    });
+    lifecycle::assemble(
+        plan.kind,
+        plan.params.clone(),
+        context,
+        Figures {
+            threads,
+            combined,
+            limits,
+            break_event,
+            detail: None,
+        },
+    )
 }
 
 /// The low-priority writer's state: it drains every probe thread's queue of

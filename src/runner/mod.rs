@@ -62,6 +62,7 @@ use crate::system::settings::{apply_all, config_settings, restore_all, Settings}
 pub mod apply;
 pub mod bench;
 pub mod event;
+pub mod lifecycle;
 pub mod measure;
 pub mod out_files;
 pub mod plan;

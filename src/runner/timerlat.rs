@@ -30,8 +30,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result};
 use jitterlab_core::defaults;
 use jitterlab_core::result::{
-    EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult,
-    UsageDelta, SCHEMA_VERSION,
+    EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult, UsageDelta,
 };
 use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
 use jitterlab_core::stats::MetricStats;
@@ -44,6 +43,7 @@ use crate::system::host;
 use crate::system::journal::Journal;
 use crate::system::workdir;
 
+use super::lifecycle::{self, Figures, ResultContext};
 use super::RunOptions;
 
 /// One timerlat measurement, assembled.
@@ -200,35 +200,30 @@ pub fn measure_timerlat(
             "rtla reported missed events ({m:?}): the histograms may lack samples"
         ));
     }
-    let result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        probe: ProbeKind::Timerlat,
+    let context = ResultContext {
+        host,
         started_at,
         elapsed_ns: out.wall_ns,
-        end: if out.interrupted {
-            EndReason::Interrupted
-        } else {
-            EndReason::Completed
+        end: match out.interrupted {
+            true => EndReason::Interrupted,
+            false => EndReason::Completed,
         },
-        interrupted: out.interrupted,
-        command_line: std::env::args().collect(),
-        params: req.params(),
         // rtla applies its own SCHED_FIFO threads and PM QoS request; what
         // it could not have, it reports as an error.
         realtime: RealtimeReport {
             realtime: true,
             defaults: Vec::new(),
         },
-        host,
+        warnings,
+    };
+    let figures = Figures {
         threads,
         combined,
         limits: Vec::new(),
         break_event: None,
-        warnings,
         detail: Some(serde_json::to_value(&out)?),
     };
+    let result = lifecycle::assemble(ProbeKind::Timerlat, req.params(), context, figures);
     Ok(TimerlatMeasured { result, histograms })
 }
 
