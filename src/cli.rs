@@ -12,15 +12,35 @@
 //! for the machine is refused before anything is allocated. The lower
 //! bounds of counts (at least 1) and what depends on the machine (is the
 //! CPU online? can the file be written? does the working set fit in
-//! memory?) are checked by the runner before any thread starts. Clap
-//! reports its own errors with exit status 2, as jitterlab does for every
-//! bad input.
+//! memory?) are checked by [`one_cell`], which turns `jitterlab run X`'s
+//! flags into the one-cell spec the runner measures, before any thread
+//! starts. Clap reports its own errors with exit status 2, as jitterlab
+//! does for every bad input.
+//!
+//! Clap's types stop here and in `main`: every other command gets a plain
+//! request of the module that acts on it ([`BenchRequest`],
+//! [`ApplyRequest`], [`ReportRequest`], [`SpecSource`], the network
+//! flood's [`SinkArgs`] and [`FloodArgs`]), and the defaults shown in
+//! `--help` are the constants of `jitterlab_core::defaults`.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
-use jitterlab_core::units::{parse_duration, parse_size, CpuList};
+use jitterlab_core::spec::{Policy, ResponseSource};
+use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
+
+use crate::net::flood::{FloodArgs, SinkArgs};
+use crate::report::stored::ReportRequest;
+use crate::report::tables;
+use crate::runner::apply::ApplyRequest;
+use crate::runner::bench::BenchRequest;
+use crate::runner::spec_source::SpecSource;
+
+pub mod one_cell;
 
 /// Measure and prove the real-time determinism of a Linux machine.
 #[derive(Debug, Parser)]
@@ -85,11 +105,11 @@ pub enum Command {
     /// Internal: the network flood's receiver, run inside the probe's
     /// namespace by `ip netns exec`.
     #[command(name = "__net-sink", hide = true)]
-    NetSink(crate::net::flood::SinkArgs),
+    NetSink(NetSinkArgs),
     /// Internal: the network flood's sender, run inside the sender
     /// namespace by `ip netns exec`.
     #[command(name = "__net-flood", hide = true)]
-    NetFlood(crate::net::flood::FloodArgs),
+    NetFlood(NetFloodArgs),
 }
 
 /// `jitterlab check`.
@@ -116,7 +136,7 @@ pub struct PresetsArgs {
 
 /// Where a spec comes from, and the command line's overrides of it.
 #[derive(Debug, Args)]
-pub struct SpecSource {
+pub struct SpecSourceArgs {
     /// The experiment's spec (TOML; see examples/); or give --preset.
     #[arg(value_name = "SPEC", conflicts_with = "preset")]
     pub spec: Option<PathBuf>,
@@ -147,7 +167,7 @@ pub struct SpecSource {
 pub struct ApplyArgs {
     /// The spec (or preset) that defines the configuration.
     #[command(flatten)]
-    pub source: SpecSource,
+    pub source: SpecSourceArgs,
 
     /// The configuration to hold [default: the spec's only one].
     #[arg(long, value_name = "NAME")]
@@ -159,7 +179,7 @@ pub struct ApplyArgs {
 pub struct BenchArgs {
     /// The spec, a preset, and overrides.
     #[command(flatten)]
-    pub source: SpecSource,
+    pub source: SpecSourceArgs,
 
     /// Validate the spec and print the plan only; change nothing.
     #[arg(long)]
@@ -276,7 +296,7 @@ pub struct ChaseRunArgs {
     pub buffer: Option<u64>,
 
     /// Timed chases per sample; a sample's jitter is their max - min.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = iterations, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = defaults::ITERATIONS, value_parser = iterations, allow_hyphen_values = true)]
     pub iterations: u64,
 
     /// Samples to take [default: 200, or as many as --duration allows].
@@ -285,7 +305,7 @@ pub struct ChaseRunArgs {
 
     /// Dependent loads in one timed chase (continuing around the buffer's
     /// cycle from one chase to the next).
-    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = chase_length, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = defaults::CHASE_LENGTH, value_parser = chase_length, allow_hyphen_values = true)]
     pub chase_length: u64,
 
     /// Options every probe shares (--cycles, --break-trace, --histogram and
@@ -304,22 +324,13 @@ pub struct CtxswitchRunArgs {
     /// One round trip (two hand-overs) per interval (at least 10us); 0
     /// hands the token back to back, as `perf bench sched pipe` does (the
     /// CPU is then busy with real-time work for the whole run).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// Options every probe shares (--cycles counts hand-overs; --max-latency
     /// limits the hand-over latency).
     #[command(flatten)]
     pub common: CommonArgs,
-}
-
-/// Where a response probe's events come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SourceArg {
-    /// An eventfd write from the event thread.
-    Eventfd,
-    /// A UDP datagram through a veth pair between two namespaces.
-    Udp,
 }
 
 /// `jitterlab run response`.
@@ -334,11 +345,11 @@ pub struct ResponseRunArgs {
     pub event_cpu: Option<usize>,
 
     /// What makes the event.
-    #[arg(long, value_enum, default_value = "eventfd")]
-    pub source: SourceArg,
+    #[arg(long, default_value = ResponseSource::Eventfd.name(), value_parser = source_parser())]
+    pub source: ResponseSource,
 
     /// Time between events (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// Options every probe shares (--cycles counts events; --max-latency
@@ -356,19 +367,19 @@ pub struct TimerlatRunArgs {
     pub cpus: Option<CpuList>,
 
     /// Period of the tracer's timer (whole microseconds, 100us to 1s).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub period: u64,
 
     /// How long to measure (whole seconds: rtla's own unit).
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::DURATION_NS), value_parser = duration, allow_hyphen_values = true)]
     pub duration: u64,
 
     /// SCHED_FIFO priority of the tracer's measuring threads.
-    #[arg(long, value_name = "PRIO", default_value_t = jitterlab_core::defaults::PRIORITY as u8)]
+    #[arg(long, value_name = "PRIO", default_value_t = defaults::PRIORITY as u8)]
     pub priority: u8,
 
     /// Latency above which a sample counts in the "% over" column.
-    #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
     pub threshold: u64,
 
     /// Measure with user-space threads (rtla -u, since rtla 6.6): adds the
@@ -389,7 +400,7 @@ pub struct TimerlatRunArgs {
 #[derive(Debug, Args)]
 pub struct CyclicArgs {
     /// Task period T0 (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub period: u64,
 
     /// CPU to run the task on [default: the last online CPU].
@@ -398,12 +409,12 @@ pub struct CyclicArgs {
 
     /// Compute time of the scan per cycle, calibrated once on the idle probe
     /// CPU before the run and then fixed (0 for none).
-    #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
     pub scan: u64,
 
     /// Memory the scan walks per cycle in a random order, one cache line at a
     /// time (0 for none; at most 4GiB and half the machine's memory).
-    #[arg(long, value_name = "SIZE", default_value = "256KiB", value_parser = memory)]
+    #[arg(long, value_name = "SIZE", default_value = default_size(defaults::WORKING_SET_BYTES), value_parser = memory)]
     pub working_set: u64,
 
     /// Options every probe shares.
@@ -415,7 +426,7 @@ pub struct CyclicArgs {
 #[derive(Debug, Args)]
 pub struct WakeupArgs {
     /// Wake-up interval of every thread (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub interval: u64,
 
     /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
@@ -426,28 +437,6 @@ pub struct WakeupArgs {
     /// Options every probe shares.
     #[command(flatten)]
     pub common: CommonArgs,
-}
-
-/// Scheduling policy of the probe threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PolicyArg {
-    /// SCHED_FIFO (real-time).
-    Fifo,
-    /// SCHED_RR (real-time, round robin among equal priorities).
-    Rr,
-    /// SCHED_OTHER (time-sharing; not real-time).
-    Other,
-}
-
-impl PolicyArg {
-    /// The name stored in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyArg::Fifo => "fifo",
-            PolicyArg::Rr => "rr",
-            PolicyArg::Other => "other",
-        }
-    }
 }
 
 /// Options shared by `run cyclic` and `run wakeup`.
@@ -462,8 +451,8 @@ pub struct CommonArgs {
     pub cycles: Option<u64>,
 
     /// Scheduling policy.
-    #[arg(long, value_enum, default_value = "fifo")]
-    pub policy: PolicyArg,
+    #[arg(long, default_value = Policy::Fifo.name(), value_parser = policy_parser())]
+    pub policy: Policy,
 
     /// Real-time priority for fifo/rr (1-99) [default: 95]; not with other.
     #[arg(long, value_name = "PRIO", allow_negative_numbers = true)]
@@ -480,16 +469,16 @@ pub struct CommonArgs {
     pub strict: bool,
 
     /// Width of the per-window rows (min, max, mean, count); at least 1ms.
-    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = window, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::WINDOW_NS), value_parser = window, allow_hyphen_values = true)]
     pub window: u64,
 
     /// Threshold for the share of samples over it (EPICS tables use 100us).
-    #[arg(long, value_name = "TIME", default_value = "100us", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
     pub threshold: u64,
 
     /// Outliers kept per metric, with cycle number and time since start
     /// (at most 10000).
-    #[arg(long, value_name = "N", default_value_t = jitterlab_core::defaults::OUTLIERS, value_parser = outliers, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = defaults::OUTLIERS, value_parser = outliers, allow_hyphen_values = true)]
     pub outliers: usize,
 
     /// Write the schema-versioned result (statistics, host snapshot, real-time
@@ -508,7 +497,7 @@ pub struct CommonArgs {
 
     /// Number of 1 us buckets in --histogram (at most 100000); later
     /// wake-ups count as overflows.
-    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = histogram_buckets, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = defaults::HISTOGRAM_BUCKETS, value_parser = histogram_buckets, allow_hyphen_values = true)]
     pub histogram_buckets: usize,
 
     /// Exit 1 when a wake-up latency exceeds this.
@@ -540,6 +529,174 @@ pub struct CommonArgs {
     /// Do not store the run in the results database.
     #[arg(long)]
     pub no_db: bool,
+}
+
+/// `jitterlab __net-sink`: receive the flood inside the probe's namespace.
+#[derive(Debug, Args)]
+pub struct NetSinkArgs {
+    /// Interface whose receive queue 0 is steered with RPS.
+    #[arg(long, value_name = "IFACE")]
+    pub iface: String,
+
+    /// CPUs that do the interface's receive work, kernel list format (e.g. 1
+    /// or 0-1).
+    #[arg(long, value_name = "LIST", value_parser = rps_cpus)]
+    pub rps_cpus: CpuList,
+
+    /// UDP port to receive on.
+    #[arg(long, value_name = "PORT")]
+    pub port: u16,
+}
+
+/// `jitterlab __net-flood`: send UDP datagrams as fast as possible.
+#[derive(Debug, Args)]
+pub struct NetFloodArgs {
+    /// Destination address: in 198.18.0.0/15 or loopback, nothing else.
+    #[arg(long, value_name = "ADDR")]
+    pub dst: IpAddr,
+
+    /// Destination UDP port.
+    #[arg(long, value_name = "PORT")]
+    pub port: u16,
+
+    /// Payload bytes per datagram.
+    #[arg(long, value_name = "BYTES", default_value_t = 1400, value_parser = clap::value_parser!(u16).range(1..=65507))]
+    pub size: u16,
+}
+
+// ---------------------------------------------------------------------------
+// From the parsed command line to the plain requests of the modules that
+// act on it (no module but this one and `main` sees a clap type).
+
+impl SpecSourceArgs {
+    /// The spec source `bench` and `apply` load.
+    pub fn source(&self) -> SpecSource {
+        SpecSource {
+            spec: self.spec.clone(),
+            preset: self.preset.clone(),
+            duration: self.duration,
+            warmup: self.warmup,
+            repetitions: self.repetitions,
+            usb_path: self.usb_path.clone(),
+        }
+    }
+}
+
+impl BenchArgs {
+    /// What the bench is asked for.
+    pub fn request(&self) -> BenchRequest {
+        BenchRequest {
+            source: self.source.source(),
+            dry_run: self.dry_run,
+            json: self.json.clone(),
+            format: self.format.into(),
+        }
+    }
+}
+
+impl ApplyArgs {
+    /// What `apply` is asked for.
+    pub fn request(&self) -> ApplyRequest {
+        ApplyRequest {
+            source: self.source.source(),
+            configuration: self.configuration.clone(),
+        }
+    }
+}
+
+impl ReportArgs {
+    /// What the report is asked for.
+    pub fn request(&self) -> ReportRequest {
+        ReportRequest {
+            runs: self.runs.clone(),
+            format: self.format.into(),
+            baseline: self.baseline.clone(),
+            tables: self.tables.iter().map(|&t| t.into()).collect(),
+            explain: !self.no_explain,
+        }
+    }
+}
+
+impl From<ReportFormat> for tables::Format {
+    fn from(f: ReportFormat) -> tables::Format {
+        match f {
+            ReportFormat::Text => tables::Format::Text,
+            ReportFormat::Md => tables::Format::Md,
+            ReportFormat::Csv => tables::Format::Csv,
+            ReportFormat::Json => tables::Format::Json,
+        }
+    }
+}
+
+impl From<TableArg> for tables::Table {
+    fn from(t: TableArg) -> tables::Table {
+        match t {
+            TableArg::Configurations => tables::Table::Configurations,
+            TableArg::Conditions => tables::Table::Conditions,
+            TableArg::Latency => tables::Table::Latency,
+            TableArg::Chase => tables::Table::Chase,
+        }
+    }
+}
+
+impl NetSinkArgs {
+    /// What the sink is asked for.
+    pub fn request(&self) -> SinkArgs {
+        SinkArgs {
+            iface: self.iface.clone(),
+            rps_cpus: self.rps_cpus.clone(),
+            port: self.port,
+        }
+    }
+}
+
+impl NetFloodArgs {
+    /// What the flood is asked for.
+    pub fn request(&self) -> FloodArgs {
+        FloodArgs {
+            dst: self.dst,
+            port: self.port,
+            size: self.size,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Value parsers and defaults.
+
+/// The text of a default time (`1ms` for [`defaults::PERIOD_NS`]), as help
+/// shows it and the parser reads it back: the constants stay the one place
+/// a default is written. Built once per parse of the command line.
+fn default_time(ns: u64) -> &'static str {
+    Box::leak(format_duration_exact(ns).into_boxed_str())
+}
+
+/// The text of a default size (`256KiB`), as [`default_time`] for times.
+fn default_size(bytes: u64) -> &'static str {
+    Box::leak(limits::format_size(bytes).into_boxed_str())
+}
+
+/// `--policy`: the one [`Policy`] type, each name with its help.
+fn policy_parser() -> impl TypedValueParser<Value = Policy> {
+    let help = |p: Policy| match p {
+        Policy::Fifo => "SCHED_FIFO (real-time)",
+        Policy::RoundRobin => "SCHED_RR (real-time, round robin among equal priorities)",
+        Policy::Other => "SCHED_OTHER (time-sharing; not real-time)",
+    };
+    PossibleValuesParser::new(Policy::ALL.map(|p| PossibleValue::new(p.name()).help(help(p))))
+        .map(|name| Policy::parse(&name).expect("one of the possible values"))
+}
+
+/// `--source`: the one [`ResponseSource`] type, each name with its help.
+fn source_parser() -> impl TypedValueParser<Value = ResponseSource> {
+    let help = |s: ResponseSource| match s {
+        ResponseSource::Eventfd => "An eventfd write from the event thread",
+        ResponseSource::Udp => "A UDP datagram through a veth pair between two namespaces",
+    };
+    PossibleValuesParser::new(
+        ResponseSource::ALL.map(|s| PossibleValue::new(s.name()).help(help(s))),
+    )
+    .map(|name| ResponseSource::parse(&name).expect("one of the possible values"))
 }
 
 /// A time: the unit grammar, at most 7d.
@@ -603,6 +760,12 @@ fn repetitions(s: &str) -> Result<u32, String> {
     at_most(s, &limits::REPETITIONS).map(|n| n as u32)
 }
 
+/// The sink's `--rps-cpus`: any CPU list (an empty one is refused by the
+/// sink itself, which says what to give).
+fn rps_cpus(s: &str) -> Result<CpuList, String> {
+    CpuList::parse(s).map_err(|e| e.to_string())
+}
+
 fn cpu_list(s: &str) -> Result<CpuList, String> {
     let l = CpuList::parse(s).map_err(|e| e.to_string())?;
     if l.is_empty() {
@@ -631,11 +794,57 @@ mod tests {
         assert_eq!(a.scan, 100_000);
         assert_eq!(a.working_set, 256 * 1024);
         assert_eq!(a.cpu, None);
-        assert_eq!(a.common.policy, PolicyArg::Fifo);
+        assert_eq!(a.common.policy, Policy::Fifo);
         assert_eq!(a.common.priority, None);
         assert_eq!(a.common.window, 1_000_000_000);
         assert_eq!(a.common.threshold, 100_000);
         assert_eq!(a.common.outliers, 20);
+    }
+
+    #[test]
+    fn report_names_are_the_tables_own() {
+        for t in TableArg::value_variants() {
+            let table: tables::Table = (*t).into();
+            assert_eq!(t.to_possible_value().unwrap().get_name(), table.name());
+        }
+        let formats: Vec<String> = ReportFormat::value_variants()
+            .iter()
+            .map(|f| f.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(formats, ["text", "md", "csv", "json"]);
+        assert_eq!(
+            ReportFormat::value_variants()
+                .iter()
+                .map(|&f| tables::Format::from(f))
+                .collect::<Vec<_>>(),
+            [
+                tables::Format::Text,
+                tables::Format::Md,
+                tables::Format::Csv,
+                tables::Format::Json
+            ]
+        );
+    }
+
+    #[test]
+    fn policy_and_source_parse_to_the_one_type() {
+        let cli = Cli::try_parse_from([
+            "jitterlab",
+            "run",
+            "response",
+            "--policy",
+            "rr",
+            "--source",
+            "udp",
+        ])
+        .unwrap();
+        let Command::Run(RunCommand::Response(a)) = cli.command else {
+            panic!("not response")
+        };
+        assert_eq!(
+            (a.common.policy, a.source),
+            (Policy::RoundRobin, ResponseSource::Udp)
+        );
     }
 
     #[test]

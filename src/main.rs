@@ -36,7 +36,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use cli::{Cli, Command, RunCommand};
+use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -96,36 +96,21 @@ fn quiet_on_closed_stdout() {
     }));
 }
 
-/// Runs the parsed command.
+/// Runs the parsed command: clap's types end here, each command gets the
+/// plain request of the module that acts on it.
 fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Run(RunCommand::Cyclic(a)) => runner::plan_cyclic(&cli.sysroot, &cli.db, a)
-            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
-        Command::Run(RunCommand::Wakeup(a)) => runner::plan_wakeup(&cli.sysroot, &cli.db, a)
-            .and_then(|plan| runner::execute(&cli.sysroot, &cli.db, plan, &a.common, None)),
-        Command::Run(RunCommand::Chase(a)) => runner::probes::plan_chase(&cli.sysroot, &cli.db, a)
-            .and_then(|(plan, make)| {
-                runner::execute(&cli.sysroot, &cli.db, plan, &a.common, Some(make))
-            }),
-        Command::Run(RunCommand::Ctxswitch(a)) => {
-            runner::probes::plan_ctxswitch(&cli.sysroot, &cli.db, a).and_then(|(plan, make)| {
-                runner::execute(&cli.sysroot, &cli.db, plan, &a.common, Some(make))
-            })
+        Command::Run(run) => {
+            let cli::one_cell::OneCell { spec, options } =
+                cli::one_cell::one_cell(&cli.sysroot, &cli.db, run)?;
+            runner::run(&cli.sysroot, &cli.db, &spec, &options)
         }
-        Command::Run(RunCommand::Response(a)) => {
-            runner::probes::plan_response(&cli.sysroot, &cli.db, a).and_then(|(plan, make)| {
-                runner::execute(&cli.sysroot, &cli.db, plan, &a.common, Some(make))
-            })
-        }
-        Command::Run(RunCommand::Timerlat(a)) => {
-            runner::timerlat::execute_timerlat(&cli.sysroot, &cli.db, a)
-        }
-        Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, a),
-        Command::Apply(a) => runner::apply::apply(&cli.sysroot, a),
+        Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, &a.request()),
+        Command::Apply(a) => runner::apply::apply(&cli.sysroot, &a.request()),
         Command::Presets(a) => runner::spec_source::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => system::journal::restore_command(&cli.sysroot),
         Command::Runs => report::stored::runs(&cli.db),
-        Command::Report(a) => report::stored::report(&cli.db, a),
+        Command::Report(a) => report::stored::report(&cli.db, &a.request()),
         Command::Check(a) => system::check::run(
             &cli.sysroot,
             &system::check::CheckRequest {
@@ -133,8 +118,8 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
                 cpus: a.cpus.clone(),
             },
         ),
-        Command::NetSink(a) => net::flood::sink_main(a),
-        Command::NetFlood(a) => net::flood::flood_main(a),
+        Command::NetSink(a) => net::flood::sink_main(&a.request()),
+        Command::NetFlood(a) => net::flood::flood_main(&a.request()),
     }
 }
 

@@ -34,7 +34,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
@@ -42,36 +41,28 @@ use crate::error::bad;
 /// How often a blocked receive or send wakes to check for a signal.
 const POLL: Duration = Duration::from_millis(100);
 
-/// `jitterlab __net-sink`: receive the flood inside the probe's namespace.
-#[derive(Debug, Clone, Args)]
+/// What `jitterlab __net-sink` is asked for: receive the flood inside the
+/// probe's namespace (the command line parses `--iface`, `--rps-cpus`,
+/// `--port`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkArgs {
     /// Interface whose receive queue 0 is steered with RPS.
-    #[arg(long, value_name = "IFACE")]
     pub iface: String,
-
-    /// CPUs that do the interface's receive work, kernel list format (e.g. 1
-    /// or 0-1).
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    /// CPUs that do the interface's receive work.
     pub rps_cpus: CpuList,
-
     /// UDP port to receive on.
-    #[arg(long, value_name = "PORT")]
     pub port: u16,
 }
 
-/// `jitterlab __net-flood`: send UDP datagrams as fast as possible.
-#[derive(Debug, Clone, Args)]
+/// What `jitterlab __net-flood` is asked for: send UDP datagrams as fast
+/// as possible (`--dst`, `--port`, `--size`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FloodArgs {
     /// Destination address: in 198.18.0.0/15 or loopback, nothing else.
-    #[arg(long, value_name = "ADDR")]
     pub dst: IpAddr,
-
     /// Destination UDP port.
-    #[arg(long, value_name = "PORT")]
     pub port: u16,
-
-    /// Payload bytes per datagram.
-    #[arg(long, value_name = "BYTES", default_value_t = 1400, value_parser = clap::value_parser!(u16).range(1..=65507))]
+    /// Payload bytes per datagram (1 to 65507).
     pub size: u16,
 }
 
@@ -236,10 +227,6 @@ fn is_transient(e: &std::io::Error) -> bool {
         e.kind(),
         ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
     )
-}
-
-fn cpu_list(s: &str) -> Result<CpuList, String> {
-    CpuList::parse(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

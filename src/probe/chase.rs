@@ -93,11 +93,11 @@ use crate::system::host::{cpuinfo_has_flag, read_opt};
 // The metric table lives with the probe kinds: `ProbeKind::Chase.metrics()`.
 
 /// Timed chases per sample (`--iterations`).
-pub const DEFAULT_ITERATIONS: u64 = 100;
+pub const DEFAULT_ITERATIONS: u64 = jitterlab_core::defaults::ITERATIONS;
 /// Samples per run (`--samples`), as in seed 002.
-pub const DEFAULT_SAMPLES: u64 = 200;
+pub const DEFAULT_SAMPLES: u64 = jitterlab_core::defaults::SAMPLES;
 /// Dependent loads per timed chase (`--chase-length`); see the module doc.
-pub const DEFAULT_CHASE_LENGTH: u64 = 1024;
+pub const DEFAULT_CHASE_LENGTH: u64 = jitterlab_core::defaults::CHASE_LENGTH;
 /// The seed of the cycle: the same walk order in every run.
 pub const DEFAULT_SEED: u64 = 0x243F_6A88_85A3_08D3;
 pub use jitterlab_core::chase::MAX_SAMPLES;
@@ -106,7 +106,8 @@ const DEFAULT_LINE: u64 = 64;
 /// Where the CPUs' directories are, under the sysroot.
 const CPU_DIR: &str = "sys/devices/system/cpu";
 
-/// What the caller asks of the probe (the CLI's flags, parsed).
+/// What the runner asks of the probe, built from a cell of the typed spec
+/// in one place (`runner::probes::chase_args`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChaseArgs {
     /// The probe's CPU, whose caches size the default buffer.

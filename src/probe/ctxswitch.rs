@@ -75,7 +75,9 @@ use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN}
 
 // The metric table lives with the probe kinds: `ProbeKind::Ctxswitch.metrics()`.
 
-/// What `jitterlab run ctxswitch` asks for.
+/// What the runner asks of the probe (for `jitterlab run ctxswitch` and a
+/// bench cell alike), built from a cell of the typed spec in one place
+/// (`runner::probes::ctxswitch_args`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CtxswitchArgs {
     /// The CPU both threads run on.

@@ -89,7 +89,7 @@ use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::eventfd::EventFd;
 use jitterlab_sys::{netns, rx_timestamp};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::helper_thread::{
     check_cpu, check_limits, check_priority, own_thread_warnings, setup_helper_thread, sleep_until,
@@ -105,7 +105,7 @@ use crate::net::hosts::{
 
 /// One event per millisecond unless told otherwise.
 #[cfg(test)]
-pub const DEFAULT_INTERVAL: u64 = 1_000_000;
+pub const DEFAULT_INTERVAL: u64 = jitterlab_core::defaults::PERIOD_NS;
 
 /// The UDP port of both ends (the "echo" service: the probe sends back what
 /// it got).
@@ -126,28 +126,12 @@ const STOP_SEQ: u64 = u64::MAX;
 /// little-endian u64.
 const DATAGRAM: usize = 16;
 
-/// What makes the event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ResponseSource {
-    /// An eventfd write; the response is a write to a second eventfd.
-    Eventfd,
-    /// A UDP datagram through a veth pair between two namespaces; the
-    /// response is a datagram back.
-    Udp,
-}
+/// What makes the event: the spec model's one source type.
+pub use jitterlab_core::spec::ResponseSource;
 
-impl ResponseSource {
-    /// The name on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            ResponseSource::Eventfd => "eventfd",
-            ResponseSource::Udp => "udp",
-        }
-    }
-}
-
-/// What `jitterlab run response` asks for.
+/// What the runner asks of the probe (for `jitterlab run response` and a
+/// bench cell alike), built from a cell of the typed spec in one place
+/// (`runner::probes::response_args`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseArgs {
     /// The probe thread's CPU.

@@ -256,10 +256,10 @@ impl TimerlatArgs {
         TimerlatArgs {
             rtla: PathBuf::from("rtla"),
             cpus,
-            period_ns: 1_000_000,
+            period_ns: jitterlab_core::defaults::PERIOD_NS,
             duration_ns,
             priority: Some(jitterlab_core::defaults::PRIORITY as u8),
-            threshold_ns: 100_000,
+            threshold_ns: jitterlab_core::defaults::THRESHOLD_NS,
             nano: true,
             bucket_ns: 100,
             range_ns: 10_000_000,

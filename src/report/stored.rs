@@ -16,7 +16,6 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{ReportArgs, ReportFormat, TableArg};
 use crate::error::BadInput;
 use crate::output::{out, outln};
 use crate::store::{RunRow, Store};
@@ -123,13 +122,19 @@ pub fn unfinished_text(r: &RunRow) -> String {
     )
 }
 
-fn table_format(f: ReportFormat) -> tables::Format {
-    match f {
-        ReportFormat::Text => tables::Format::Text,
-        ReportFormat::Md => tables::Format::Md,
-        ReportFormat::Csv => tables::Format::Csv,
-        ReportFormat::Json => tables::Format::Json,
-    }
+/// What `jitterlab report` is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportRequest {
+    /// Run ids; empty: the latest run. Two runs are compared.
+    pub runs: Vec<i64>,
+    /// Output format.
+    pub format: tables::Format,
+    /// The configuration "vs baseline" compares with; `None`: the spec's.
+    pub baseline: Option<String>,
+    /// Only these tables; empty: the default choice.
+    pub tables: Vec<tables::Table>,
+    /// Explain the outliers of each cell.
+    pub explain: bool,
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
@@ -137,7 +142,7 @@ fn table_format(f: ReportFormat) -> tables::Format {
 /// `jitterlab run` prints, in text and JSON, exactly what the run printed
 /// (its summary, or the result `--json` wrote), and its latency table in
 /// Markdown and CSV.
-pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
+pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     let store = open_existing(db)?;
     let ids = if a.runs.is_empty() {
         match store.latest_run()? {
@@ -159,45 +164,36 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
     };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
-        out!("{}", tables::compare(&ra, &rb, table_format(a.format))?)?;
+        out!("{}", tables::compare(&ra, &rb, a.format)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let opts = tables::TableOptions {
         baseline: a.baseline.clone(),
-        tables: a
-            .tables
-            .iter()
-            .map(|t| match t {
-                TableArg::Configurations => tables::Table::Configurations,
-                TableArg::Conditions => tables::Table::Conditions,
-                TableArg::Latency => tables::Table::Latency,
-                TableArg::Chase => tables::Table::Chase,
-            })
-            .collect(),
-        explain: !a.no_explain,
+        tables: a.tables.clone(),
+        explain: a.explain,
     };
     let mut first = true;
     for id in ids {
         let run = load(id)?;
-        if !first && a.format == ReportFormat::Text {
+        if !first && a.format == tables::Format::Text {
             outln!()?;
         }
         first = false;
         let single = run.kind == "run" && run.cells.len() == 1;
-        if single && matches!(a.format, ReportFormat::Text | ReportFormat::Json) {
+        if single && matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (&run.cells[0].result, run.cells[0].status) {
                 (Some(r), CellStatus::Completed | CellStatus::Interrupted)
                     if run.status != "running" =>
                 {
                     match a.format {
-                        ReportFormat::Text => out!("{}", super::text::summary(r))?,
+                        tables::Format::Text => out!("{}", super::text::summary(r))?,
                         _ => outln!("{}", serde_json::to_string_pretty(r)?)?,
                     }
                 }
                 _ => {
                     let row = store.run_row(id)?.expect("load_run found the run");
                     match a.format {
-                        ReportFormat::Text => out!("{}", unfinished_text(&row))?,
+                        tables::Format::Text => out!("{}", unfinished_text(&row))?,
                         _ => outln!(
                             "{}",
                             serde_json::to_string_pretty(&serde_json::json!({
@@ -216,7 +212,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
             }
             continue;
         }
-        out!("{}", tables::render(&run, &opts, table_format(a.format))?)?;
+        out!("{}", tables::render(&run, &opts, a.format)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }

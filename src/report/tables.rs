@@ -122,7 +122,7 @@ use sheet::Sheet;
 pub const TABLES_SCHEMA_VERSION: u32 = 1;
 
 /// An output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Aligned columns for a terminal.
     Text,
@@ -135,7 +135,7 @@ pub enum Format {
 }
 
 /// One kind of table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Table {
     /// Per configuration, against a baseline (seed 000, Table 10).
     Configurations,

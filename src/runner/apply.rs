@@ -28,17 +28,25 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::spec_source::load;
+use super::spec_source::{load, SpecSource};
 use super::termination_flag;
-use crate::cli::ApplyArgs;
 use crate::error::bad;
 use crate::output::{errln, out, outln};
 use crate::system::journal::{Holder, Journal};
 use crate::system::rt;
 use crate::system::settings::{apply_all, config_settings, restore_all};
 
+/// What `jitterlab apply` is asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplyRequest {
+    /// The spec (or preset) that defines the configuration.
+    pub source: SpecSource,
+    /// The configuration to hold; `None`: the spec's only one.
+    pub configuration: Option<String>,
+}
+
 /// `jitterlab apply`.
-pub fn apply(root: &Path, a: &ApplyArgs) -> Result<ExitCode> {
+pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
     let loaded = load(root, &a.source)?;
     let spec = &loaded.spec;
     let names: Vec<&str> = spec

@@ -57,12 +57,10 @@
 //! calibration. Both are what this orchestration measured on a 2-CPU machine
 //! (BENCHMARKS.md, "Orchestration overhead").
 
-use super::event::{measure_events, EventInput, EventProbe};
-use super::probes::{make_chase, make_response, CtxswitchProbe};
+use super::event::{measure_events, EventInput};
+use super::plan::{plan, RunOptions, Stop};
+use super::probes;
 use super::timerlat::{measure_timerlat, TimerlatRequest};
-use crate::probe::chase::ChaseArgs;
-use crate::probe::ctxswitch::CtxswitchArgs;
-use crate::probe::response::{ResponseArgs, ResponseSource};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -73,15 +71,15 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
+use jitterlab_core::defaults;
 use jitterlab_core::result::{Calibration, ProbeKind};
-use jitterlab_core::spec::{self, CellPlan, Configuration, ProbeSpec, Spec};
+use jitterlab_core::spec::{CellPlan, Policy, Spec};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::measure::{measure, MeasureInput, RowWriter};
 use super::out_files::{check_database, check_output};
-use super::spec_source::{load, Loaded};
-use super::{keep_off_probe_cpus, plan_common, rfc3339_now, termination_flag};
-use crate::cli::{BenchArgs, CommonArgs, PolicyArg, ReportFormat};
+use super::spec_source::{load, Loaded, SpecSource};
+use super::{keep_off_probe_cpus, rfc3339_now, termination_flag};
 use crate::error::bad;
 use crate::neighbour::cgroup::{self, CellGroup, Hierarchy};
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
@@ -104,15 +102,6 @@ pub const SETUP_NS: u64 = 300_000_000;
 /// Time the plan counts per idle scan calibration.
 pub const CALIBRATION_NS: u64 = 200_000_000;
 
-/// The neighbour CPUs of a cell: the scenario's, else the configuration's.
-fn neighbour_cpus(spec: &Spec, cp: &CellPlan) -> Vec<usize> {
-    let config = &spec.configurations[cp.configuration];
-    spec.scenarios[cp.scenario]
-        .cpus
-        .clone()
-        .unwrap_or_else(|| config.neighbour_cpus.clone())
-}
-
 /// What one cell's scenario will start.
 struct CellLoad {
     neighbours: Vec<NeighbourSpec>,
@@ -130,7 +119,7 @@ type DiskDirs = BTreeMap<PathBuf, WorkDir>;
 fn plan_load(spec: &Spec, cp: &CellPlan, made: Option<&DiskDirs>) -> Result<CellLoad> {
     let config = &spec.configurations[cp.configuration];
     let sc = &spec.scenarios[cp.scenario];
-    let ncpus = neighbour_cpus(spec, cp);
+    let ncpus = spec.neighbour_cpus(cp);
     let fresh = |base: PathBuf| match made.and_then(|m| m.get(&base)) {
         Some(dir) => dir.path().to_path_buf(),
         None => base,
@@ -201,58 +190,6 @@ fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan]) -> Result<()>
         crate::net::hosts::check_environment()?;
     }
     Ok(())
-}
-
-/// The command-line view of one cell's probe, so the cell measures exactly
-/// as `jitterlab run` would with these flags.
-fn cell_args(spec: &Spec, config: &Configuration, probe: &ProbeSpec) -> CommonArgs {
-    CommonArgs {
-        duration: Some(spec.duration_ns),
-        cycles: None,
-        policy: match config.policy {
-            spec::Policy::Fifo => PolicyArg::Fifo,
-            spec::Policy::Rr => PolicyArg::Rr,
-            spec::Policy::Other => PolicyArg::Other,
-        },
-        priority: config.priority,
-        nice: config.nice,
-        strict: false,
-        window: probe.window_ns,
-        threshold: probe.threshold_ns.unwrap_or(100_000),
-        outliers: probe.outliers,
-        json: None,
-        csv: None,
-        histogram: None,
-        histogram_buckets: 10_000,
-        max_latency: probe.max_latency_ns,
-        max_jitter: probe.max_jitter_ns,
-        max_exec: probe.max_exec_ns,
-        break_trace: None,
-        progress: false,
-        no_dma_latency: !config.dma_latency,
-        no_db: false,
-    }
-}
-
-/// The CPUs a probe of `kind` runs on in a configuration: the wake-up
-/// probe runs one thread per CPU, every other probe one real-time thread on
-/// the first probe CPU.
-fn probe_cpus(config: &Configuration, kind: ProbeKind) -> Vec<usize> {
-    match kind {
-        ProbeKind::Wakeup => config.probe_cpus.clone(),
-        _ => config.probe_cpus[..1].to_vec(),
-    }
-}
-
-/// The plan of one cell's probe.
-fn cell_plan(spec: &Spec, cp: &CellPlan) -> Result<super::RunPlan> {
-    let config = &spec.configurations[cp.configuration];
-    let probe = &spec.probes[cp.probe];
-    let c = cell_args(spec, config, probe);
-    let scan =
-        (probe.kind == ProbeKind::Cyclic).then_some((probe.working_set_bytes, probe.scan_ns));
-    let cpus = probe_cpus(config, probe.kind);
-    plan_common(None, probe.kind, probe.period_ns, cpus, scan, &c)
 }
 
 /// Progress of the whole bench: a bar over the planned time on a terminal,
@@ -406,8 +343,21 @@ impl Rig {
     }
 }
 
+/// What `jitterlab bench` is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchRequest {
+    /// The spec, a preset, and overrides.
+    pub source: SpecSource,
+    /// Validate the spec and print the plan only; change nothing.
+    pub dry_run: bool,
+    /// Write the stored run as JSON to this file.
+    pub json: Option<PathBuf>,
+    /// Format of the tables printed at the end.
+    pub format: report::tables::Format,
+}
+
 /// `jitterlab bench`.
-pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
+pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
     check_database(db)?;
@@ -575,15 +525,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchArgs) -> Result<ExitCode> {
         writeln!(f)?;
         f.flush()?;
     }
-    let format = match a.format {
-        ReportFormat::Text => report::tables::Format::Text,
-        ReportFormat::Md => report::tables::Format::Md,
-        ReportFormat::Csv => report::tables::Format::Csv,
-        ReportFormat::Json => report::tables::Format::Json,
-    };
     out!(
         "{}",
-        report::tables::render(&stored, &report::tables::TableOptions::default(), format)?
+        report::tables::render(&stored, &report::tables::TableOptions::default(), a.format)?
     )?;
     for f in &failed {
         errln!("jitterlab: cell {f} failed (see its explanation above)");
@@ -687,10 +631,10 @@ fn make_dirs(
 fn calibration_sets(spec: &Spec, cells: &[CellPlan]) -> Vec<(usize, Vec<usize>)> {
     let mut sets: Vec<(usize, Vec<usize>)> = Vec::new();
     for cp in cells {
-        if spec.probes[cp.probe].kind != ProbeKind::Cyclic {
+        if spec.probes[cp.probe].kind() != ProbeKind::Cyclic {
             continue;
         }
-        let cpus = probe_cpus(&spec.configurations[cp.configuration], ProbeKind::Cyclic);
+        let cpus = spec.probes[cp.probe].cpus(&spec.configurations[cp.configuration].probe_cpus);
         if !sets.contains(&(cp.probe, cpus.clone())) {
             sets.push((cp.probe, cpus));
         }
@@ -702,18 +646,18 @@ impl Bench<'_> {
     /// Calibrates one probe's scan on its CPUs, idle, at FIFO 95 where the
     /// machine allows it.
     fn calibrate(&mut self, set: &(usize, Vec<usize>)) {
-        let probe = &self.spec.probes[set.0];
+        let Some(scan) = self.spec.probes[set.0].scan() else {
+            return;
+        };
         let sched = SchedRequest {
-            policy: jitterlab_sys::Policy::Fifo,
-            priority: jitterlab_core::defaults::PRIORITY,
-            nice: 0,
+            policy: Policy::Fifo,
+            priority: defaults::PRIORITY,
+            nice: defaults::NICE,
         };
         let cals: Vec<Calibration> = set
             .1
             .iter()
-            .filter_map(|&cpu| {
-                periodic::calibrate_idle(cpu, sched, (probe.working_set_bytes, probe.scan_ns))
-            })
+            .filter_map(|&cpu| periodic::calibrate_idle(cpu, sched, scan))
             .collect();
         for cal in &cals {
             if let Some(n) = &cal.note {
@@ -742,7 +686,7 @@ impl Bench<'_> {
         store.start_cell(cell_id)?;
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
-        if spec.probes[cp.probe].kind == ProbeKind::Timerlat && load.skip.is_none() {
+        if spec.probes[cp.probe].kind() == ProbeKind::Timerlat && load.skip.is_none() {
             if let Err(why) = crate::probe::timerlat::availability(self.root) {
                 load.skip = Some(format!("no interrupt latency here: {why}"));
             }
@@ -863,8 +807,6 @@ impl Bench<'_> {
         defaults: Vec<jitterlab_core::result::DefaultStatus>,
     ) -> Result<CellEnd> {
         let spec = self.spec;
-        let config = &spec.configurations[cp.configuration];
-        let probe = &spec.probes[cp.probe];
         let cell_dir = workdir::create_subdir(self.workdir.path(), &format!("cell-{cell_id}"))?;
 
         let mut starting = load.neighbours;
@@ -876,7 +818,7 @@ impl Bench<'_> {
                 ids.push(journal.record(Undo::Netns { name: name.clone() })?);
                 Ok(())
             })?;
-            let ncpus = neighbour_cpus(spec, cp);
+            let ncpus = spec.neighbour_cpus(cp);
             context.notes.push(format!(
                 "network: UDP flood from namespace {} to namespace {} over a veth pair, receive work steered by RPS to CPUs {}",
                 net.tx_netns(),
@@ -929,11 +871,11 @@ impl Bench<'_> {
             return Ok(CellEnd::Failed(f));
         }
 
-        let plan = cell_plan(spec, cp)?;
+        let opts = RunOptions::default();
+        let plan = plan(spec, cp, &opts);
         if let Some(s) = self.store.as_mut() {
             s.record_cell_plan(cell_id, plan.kind, &plan.params)?;
         }
-        let c = cell_args(spec, config, probe);
         let calibrated = self
             .calibrations
             .get(&(cp.probe, plan.cpus.clone()))
@@ -950,12 +892,11 @@ impl Bench<'_> {
             error: None,
         };
         let progress = &self.progress;
-        let measured = match probe.kind {
+        let measured = match plan.kind {
             ProbeKind::Cyclic | ProbeKind::Wakeup => measure(
                 MeasureInput {
                     root: self.root,
                     plan: &plan,
-                    c: &c,
                     host: host::snapshot(self.root),
                     started_at: rfc3339_now(),
                     defaults,
@@ -963,6 +904,7 @@ impl Bench<'_> {
                     calibrated,
                     signalled: self.signalled,
                     live: false,
+                    progress: opts.progress,
                 },
                 &mut writer,
                 &mut |_, _| Ok(()),
@@ -972,91 +914,31 @@ impl Bench<'_> {
                 histograms: m.histograms(),
                 result: m.result,
             }),
-            ProbeKind::Timerlat => {
-                let req = TimerlatRequest {
-                    cpus: plan.cpus.clone(),
-                    period_ns: probe.period_ns,
-                    duration_ns: spec.duration_ns,
-                    priority: config
-                        .priority
-                        .map_or(jitterlab_core::defaults::PRIORITY as u8, |p| {
-                            p.clamp(1, 99) as u8
-                        }),
-                    threshold_ns: c.threshold,
-                    user_threads: false,
-                    workdir: cell_dir.clone(),
-                };
-                measure_timerlat(
-                    &req,
-                    host::snapshot(self.root),
-                    rfc3339_now(),
-                    self.signalled,
-                )
-                .map(|m| CellMeasured {
-                    result: m.result,
-                    histograms: m.histograms,
-                })
-            }
-            kind => {
-                let cpu = plan.cpus[0];
-                let neighbours: CpuList = neighbour_cpus(spec, cp).into_iter().collect();
-                let priority = plan
-                    .params
-                    .priority
-                    .unwrap_or(jitterlab_core::defaults::PRIORITY);
-                let made: Result<Box<dyn EventProbe>> = match kind {
-                    ProbeKind::Chase => make_chase(
-                        self.root,
-                        ChaseArgs {
-                            cpu,
-                            neighbours: neighbours.clone(),
-                            buffer: probe.buffer_bytes,
-                            iterations: probe.iterations.unwrap_or(100),
-                            // With `samples` the cell ends after them; the
-                            // runner's deadline (the duration) still caps it.
-                            samples: probe.samples,
-                            duration_ns: match probe.samples {
-                                Some(_) => None,
-                                None => Some(spec.duration_ns),
-                            },
-                            ..ChaseArgs::default()
-                        },
-                        None,
-                        &mut self.journal,
-                    ),
-                    ProbeKind::Ctxswitch => Ok(Box::new(CtxswitchProbe::new(CtxswitchArgs {
-                        cpu,
-                        priority,
-                        count: None,
-                        duration: Some(spec.duration_ns),
-                        interval: probe.period_ns,
-                    }))),
-                    _ => make_response(
-                        ResponseArgs {
-                            cpu,
-                            event_cpu: probe
-                                .event_cpu
-                                .or_else(|| neighbours.iter().next())
-                                .unwrap_or(cpu),
-                            priority,
-                            source: match probe.source.as_deref() {
-                                Some("udp") => ResponseSource::Udp,
-                                _ => ResponseSource::Eventfd,
-                            },
-                            interval: probe.period_ns,
-                            count: None,
-                            duration: Some(spec.duration_ns),
-                        },
-                        &mut self.journal,
-                    ),
-                };
+            ProbeKind::Timerlat => measure_timerlat(
+                &TimerlatRequest::new(spec, cp, cell_dir.clone()),
+                host::snapshot(self.root),
+                rfc3339_now(),
+                self.signalled,
+            )
+            .map(|m| CellMeasured {
+                result: m.result,
+                histograms: m.histograms,
+            }),
+            _ => {
+                let made = probes::make(
+                    self.root,
+                    spec,
+                    cp,
+                    &plan,
+                    Stop::Duration,
+                    &mut self.journal,
+                );
                 let mut returned = None;
                 let measured = made.and_then(|p| {
                     measure_events(
                         &plan,
                         p,
                         EventInput {
-                            c: &c,
                             host: host::snapshot(self.root),
                             started_at: rfc3339_now(),
                             defaults,

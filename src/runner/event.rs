@@ -2,7 +2,7 @@
 //! one real-time thread that measures each time an event happens, rather
 //! than a release schedule.
 //!
-//! The order mirrors [`super::measure`] so that a result means the same
+//! The order mirrors [`super::measure`](mod@super::measure) so that a result means the same
 //! whatever the probe:
 //!
 //! 1. the probe was prepared by the caller (buffers allocated, namespaces
@@ -31,19 +31,16 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use jitterlab_core::event::{EventRecorder, MetricUnit};
 use jitterlab_core::result::{
-    check_limit, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult, ThreadResult,
-    UsageDelta, SCHEMA_VERSION,
+    DefaultStatus, EndReason, HostSnapshot, RunResult, ThreadResult, UsageDelta,
 };
-use jitterlab_core::stats::MetricStats;
 use jitterlab_core::units::format_ns;
 use jitterlab_sys as sys;
 
-use crate::cli::CommonArgs;
-use crate::error::BadInput;
 use crate::store::StoredHistogram;
 use crate::system::journal::Journal;
 use crate::system::rt;
 
+use super::lifecycle::{self, Figures, ResultContext};
 use super::measure::{RowWriter, ROW_QUEUE};
 use super::RunPlan;
 
@@ -79,8 +76,6 @@ pub trait EventProbe: Send {
 
 /// What an event measurement needs besides the plan and the probe.
 pub struct EventInput<'a> {
-    /// Window, threshold, outliers, limit, `--strict`, duration.
-    pub c: &'a CommonArgs,
     /// Host snapshot stored with the result.
     pub host: HostSnapshot,
     /// RFC 3339 start time.
@@ -147,12 +142,18 @@ pub fn measure_events(
     ready: &mut dyn FnMut(&mut RowWriter, bool) -> Result<()>,
     returned: &mut Returned,
 ) -> Result<EventMeasured> {
-    let c = input.c;
     let cpu = plan.cpus[0];
     let defs = plan.kind.metrics();
     let (tx, mut rx) = rtrb::RingBuffer::new(ROW_QUEUE);
-    let mut recorder =
-        EventRecorder::new(defs, 0, cpu as u32, c.window, c.threshold, c.outliers, tx);
+    let mut recorder = EventRecorder::new(
+        defs,
+        0,
+        cpu as u32,
+        plan.params.window_ns,
+        plan.params.threshold_ns,
+        plan.outliers,
+        tx,
+    );
     let live = Arc::clone(&recorder.live);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -228,35 +229,14 @@ pub fn measure_events(
 
     let mut defaults = std::mem::take(&mut input.defaults);
     defaults.extend(statuses);
-    defaults.push(rt::clock_status());
-    defaults.push(rt::throttling_status(
-        input.host.sched_rt_runtime_us,
-        input.host.sched_rt_period_us,
-    ));
-    let realtime = defaults.iter().all(|d| d.applied || !d.required);
-    for d in defaults.iter().filter(|d| d.required && !d.applied) {
-        input
-            .warnings
-            .push(format!("not real-time: {}: {}", d.name, d.detail));
-    }
-    if c.strict && !realtime {
+    let report = lifecycle::realtime_report(defaults, &input.host, &mut input.warnings);
+    let realtime = report.realtime;
+    if let Err(e) = lifecycle::strict_check(plan, &report) {
         release(true);
         let _ = join(handle);
-        let failed: Vec<String> = defaults
-            .iter()
-            .filter(|d| d.required && !d.applied)
-            .map(|d| format!("{}: {}", d.name, d.detail))
-            .collect();
-        bail!(BadInput(format!(
-            "--strict: a real-time default could not be applied ({}); fix it or drop --strict",
-            failed.join("; ")
-        )));
+        return Err(e);
     }
-    if input.live {
-        for w in &input.warnings {
-            crate::output::errln!("jitterlab: warning: {w}");
-        }
-    }
+    lifecycle::say_warnings(input.live, &input.warnings);
     if let Err(e) = ready(writer, realtime) {
         release(true);
         let _ = join(handle);
@@ -315,26 +295,28 @@ pub fn measure_events(
         input.warnings.push(e);
     }
     let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
-    let report = std::mem::replace(
+    let probe_report = std::mem::replace(
         &mut end.report,
         Ok(ProbeReport {
             detail: serde_json::Value::Null,
             warnings: Vec::new(),
         }),
     )?;
-    input.warnings.extend(report.warnings);
+    input.warnings.extend(probe_report.warnings);
     let result = assemble(
         plan,
-        c,
-        AssembleInput {
+        ResultContext {
             host: input.host,
             started_at: input.started_at,
             elapsed_ns,
-            interrupted,
-            realtime: RealtimeReport { realtime, defaults },
+            end: match interrupted {
+                true => EndReason::Interrupted,
+                false => EndReason::Completed,
+            },
+            realtime: report,
             warnings: input.warnings,
-            detail: report.detail,
         },
+        probe_report.detail,
         &end,
     );
     Ok(EventMeasured {
@@ -343,18 +325,14 @@ pub fn measure_events(
     })
 }
 
-/// The parts of a result that do not come from the probe thread.
-struct AssembleInput {
-    host: HostSnapshot,
-    started_at: String,
-    elapsed_ns: u64,
-    interrupted: bool,
-    realtime: RealtimeReport,
-    warnings: Vec<String>,
+/// The result of an event measurement: the one thread's figures, the
+/// probe's `detail`, and `--max-latency` checked on its main metric.
+fn assemble(
+    plan: &RunPlan,
+    context: ResultContext,
     detail: serde_json::Value,
-}
-
-fn assemble(plan: &RunPlan, c: &CommonArgs, a: AssembleInput, end: &ThreadEnd) -> RunResult {
+    end: &ThreadEnd,
+) -> RunResult {
     let r = &end.recorder;
     let metrics = r
         .defs
@@ -368,73 +346,42 @@ fn assemble(plan: &RunPlan, c: &CommonArgs, a: AssembleInput, end: &ThreadEnd) -
         .zip(&r.outliers)
         .map(|(d, o)| (d.name.to_string(), o.sorted()))
         .collect();
-    let limits = limit_metric(plan, c, &r.stats)
-        .map(|(name, limit, stats)| vec![check_limit(name, limit, &stats.summary())])
-        .unwrap_or_default();
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        probe: plan.kind,
-        started_at: a.started_at,
-        elapsed_ns: a.elapsed_ns,
-        end: if a.interrupted {
-            EndReason::Interrupted
-        } else {
-            EndReason::Completed
+    let limits = lifecycle::limits(plan, |name| {
+        let i = r.defs.iter().position(|d| d.name == name)?;
+        Some(r.stats[i].summary())
+    });
+    let thread = ThreadResult {
+        thread: 0,
+        cpu: plan.cpus[0],
+        tid: end.tid,
+        cycles: r.samples,
+        releases: r.samples,
+        skipped: 0,
+        overruns: 0,
+        metrics,
+        outliers,
+        calibration: None,
+        usage: end.usage,
+        window_rows: r.windows.pushed(),
+        dropped_rows: r.windows.dropped(),
+    };
+    lifecycle::assemble(
+        plan.kind,
+        plan.params.clone(),
+        context,
+        Figures {
+            threads: vec![thread],
+            combined: None,
+            limits,
+            break_event: None,
+            detail: Some(detail),
         },
-        interrupted: a.interrupted,
-        command_line: std::env::args().collect(),
-        params: plan.params.clone(),
-        realtime: a.realtime,
-        host: a.host,
-        threads: vec![ThreadResult {
-            thread: 0,
-            cpu: plan.cpus[0],
-            tid: end.tid,
-            cycles: r.samples,
-            releases: r.samples,
-            skipped: 0,
-            overruns: 0,
-            metrics,
-            outliers,
-            calibration: None,
-            usage: end.usage,
-            window_rows: r.windows.pushed(),
-            dropped_rows: r.windows.dropped(),
-        }],
-        combined: None,
-        limits,
-        break_event: None,
-        warnings: a.warnings,
-        detail: Some(a.detail),
-    }
-}
-
-/// `--max-latency` of an event probe: a limit on its main metric, the
-/// first thresholded one (`handover`, `response`).
-fn limit_metric<'a>(
-    plan: &RunPlan,
-    c: &CommonArgs,
-    stats: &'a [MetricStats],
-) -> Option<(&'static str, u64, &'a MetricStats)> {
-    let limit = c.max_latency?;
-    let defs = plan.kind.metrics();
-    let i = main_metric(plan.kind)?;
-    Some((defs[i].name, limit, &stats[i]))
-}
-
-/// Index of the metric `--max-latency` applies to: the probe kind's
-/// [`main_latency`](jitterlab_core::result::ProbeKind::main_latency).
-pub fn main_metric(kind: jitterlab_core::result::ProbeKind) -> Option<usize> {
-    let name = kind.main_latency()?;
-    kind.metrics().iter().position(|d| d.name == name)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::PolicyArg;
     use jitterlab_core::result::ProbeKind;
 
     /// Pushes `n` hand-overs of 1, 2, … µs, then reports how many.
@@ -465,37 +412,33 @@ mod tests {
         }
     }
 
-    fn args() -> CommonArgs {
-        CommonArgs {
-            duration: Some(5_000_000_000),
-            cycles: None,
-            policy: PolicyArg::Other,
-            priority: None,
-            nice: None,
-            strict: false,
-            window: 1_000_000_000,
-            threshold: 100_000,
-            outliers: 3,
-            json: None,
-            csv: None,
-            histogram: None,
-            histogram_buckets: 10_000,
-            max_latency: Some(150_000),
-            max_jitter: None,
-            max_exec: None,
-            break_trace: None,
-            progress: false,
-            no_dma_latency: true,
-            no_db: true,
-        }
+    /// A ctxswitch cell on `cpu` under SCHED_OTHER, keeping 3 outliers,
+    /// limited to 150 µs.
+    fn plan_on(cpu: usize) -> super::super::RunPlan {
+        let online: jitterlab_core::units::CpuList = [cpu].into_iter().collect();
+        let spec = jitterlab_core::spec::parse(
+            &format!(
+                "duration = \"5s\"\n[[configuration]]\nname = \"c\"\nprobe_cpus = \"{cpu}\"\npolicy = \"other\"\n\
+                 [[probe]]\nkind = \"ctxswitch\"\noutliers = 3\nmax_latency = \"150us\"\n"
+            ),
+            "t.toml",
+            &jitterlab_core::spec::SpecContext {
+                online: &online,
+                builtins: &["idle"],
+            },
+        )
+        .unwrap();
+        super::super::plan(&spec, &spec.cells()[0], &Default::default())
     }
 
     #[test]
     fn every_sample_reaches_the_statistics_windows_limit_and_detail() {
-        let c = args();
         let cpu = sys::current_cpu().unwrap_or(0);
-        let plan =
-            super::super::plan_common(None, ProbeKind::Ctxswitch, 0, vec![cpu], None, &c).unwrap();
+        let plan = plan_on(cpu);
+        assert_eq!(
+            (plan.params.threshold_ns, plan.outliers, plan.limits.latency),
+            (100_000, 3, Some(150_000))
+        );
         let signalled = AtomicBool::new(false);
         let mut writer = RowWriter {
             csv: None,
@@ -510,7 +453,6 @@ mod tests {
             &plan,
             Box::new(Synthetic { n: 200 }),
             EventInput {
-                c: &c,
                 host: HostSnapshot::default(),
                 started_at: "now".into(),
                 defaults: Vec::new(),
@@ -561,12 +503,5 @@ mod tests {
         assert_eq!(rows, 200);
         assert_eq!(m.histograms().len(), 1);
         assert_eq!(m.histograms()[0].metric, "handover");
-    }
-
-    #[test]
-    fn the_main_metric_is_the_answer_or_the_first_thresholded() {
-        assert_eq!(main_metric(ProbeKind::Response), Some(1));
-        assert_eq!(main_metric(ProbeKind::Ctxswitch), Some(0));
-        assert_eq!(main_metric(ProbeKind::Chase), None);
     }
 }

@@ -9,7 +9,9 @@
 //!    and (unless the bench calibrated the scan once, idle, before any
 //!    neighbour started) calibrates its scan, then reports and waits;
 //! 2. merge what held into the result's real-time report; `--strict`
-//!    aborts here, before anything was released;
+//!    aborts here, before anything was released (both steps, and the
+//!    result's assembly in 5, are [`super::lifecycle`]'s, shared with the
+//!    event probes);
 //! 3. `ready` is called (the run row or the cell is marked started in the
 //!    store), then every thread is released at one common first release;
 //! 4. the calling thread — SCHED_OTHER, kept off the probe CPUs by the
@@ -30,16 +32,13 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::result::{
-    check_limit, Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult,
-    ThreadResult, SCHEMA_VERSION,
+    Calibration, DefaultStatus, EndReason, HostSnapshot, RunResult, ThreadResult,
 };
 use jitterlab_core::sink::{LiveStats, RecorderConfig, METRICS};
 use jitterlab_core::stats::MetricStats;
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
-use crate::cli::CommonArgs;
-use crate::error::BadInput;
 use crate::live::{Goal, LiveView};
 use crate::probe::periodic::{
     self, BreakRule, SetupReport, Shared, StopRule, ThreadOutcome, ThreadPlan,
@@ -48,6 +47,7 @@ use crate::report;
 use crate::store::{Store, StoredHistogram};
 use crate::system::{rt, trace};
 
+use super::lifecycle::{self, Figures, ResultContext};
 use super::RunPlan;
 
 /// Window rows each probe thread can queue before the writer must drain:
@@ -60,8 +60,6 @@ pub struct MeasureInput<'a> {
     pub root: &'a Path,
     /// The validated plan.
     pub plan: &'a RunPlan,
-    /// Window, threshold, outliers, limits, stop rule, `--strict`.
-    pub c: &'a CommonArgs,
     /// Host snapshot stored with the result.
     pub host: HostSnapshot,
     /// RFC 3339 start time.
@@ -76,6 +74,8 @@ pub struct MeasureInput<'a> {
     pub signalled: &'a AtomicBool,
     /// Draw the per-thread live view (a bench draws its own progress).
     pub live: bool,
+    /// Draw it even when stdout is not a terminal (`--progress`).
+    pub progress: bool,
 }
 
 /// What a measurement produced.
@@ -128,9 +128,11 @@ pub fn measure(
     tick: &mut dyn FnMut(),
 ) -> Result<Measured> {
     let plan = input.plan;
-    let c = input.c;
     // --break-trace: find the trace buffer once, open it per thread.
-    let tracefs = c.break_trace.map(|_| trace::find_tracefs(input.root));
+    let tracefs = plan
+        .params
+        .break_trace_ns
+        .map(|_| trace::find_tracefs(input.root));
     if let Some(status) = &tracefs {
         if !matches!(status, trace::TracefsStatus::Ready(_)) {
             input.warnings.push(format!(
@@ -153,7 +155,6 @@ pub fn measure(
         setup: setup_rx,
     } = spawn_probes(
         plan,
-        c,
         tracefs.as_ref(),
         &shared,
         releases,
@@ -163,17 +164,8 @@ pub fn measure(
     let (per_thread, calibrations) = collect_setup(&setup_rx, plan.cpus.len())?;
     let mut defaults = std::mem::take(&mut input.defaults);
     defaults.extend(rt::merge_thread_statuses(&per_thread));
-    defaults.push(rt::clock_status());
-    defaults.push(rt::throttling_status(
-        input.host.sched_rt_runtime_us,
-        input.host.sched_rt_period_us,
-    ));
-    let realtime = defaults.iter().all(|d| d.applied || !d.required);
-    for d in defaults.iter().filter(|d| d.required && !d.applied) {
-        input
-            .warnings
-            .push(format!("not real-time: {}: {}", d.name, d.detail));
-    }
+    let report = lifecycle::realtime_report(defaults, &input.host, &mut input.warnings);
+    let realtime = report.realtime;
     if input.calibrated.is_none() {
         for cal in calibrations.iter().flatten() {
             if let Some(n) = &cal.note {
@@ -181,23 +173,11 @@ pub fn measure(
             }
         }
     }
-    if c.strict && !realtime {
+    if let Err(e) = lifecycle::strict_check(plan, &report) {
         abort_probes(&shared, handles);
-        let failed: Vec<String> = defaults
-            .iter()
-            .filter(|d| d.required && !d.applied)
-            .map(|d| format!("{}: {}", d.name, d.detail))
-            .collect();
-        bail!(BadInput(format!(
-            "--strict: a real-time default could not be applied ({}); fix it or drop --strict",
-            failed.join("; ")
-        )));
+        return Err(e);
     }
-    if input.live {
-        for w in &input.warnings {
-            crate::output::errln!("jitterlab: warning: {w}");
-        }
-    }
+    lifecycle::say_warnings(input.live, &input.warnings);
     if let Err(e) = ready(writer, realtime) {
         abort_probes(&shared, handles);
         return Err(e);
@@ -209,12 +189,14 @@ pub fn measure(
     shared.t0.store(t0, Relaxed);
     shared.barrier.wait();
 
-    let goal = match (releases, c.cycles) {
+    let goal = match (releases, plan.params.cycles) {
         (Some(r), _) => Goal::Releases(r),
         (None, Some(n)) => Goal::Cycles(n),
         (None, None) => Goal::Releases(0),
     };
-    let mut view = input.live.then(|| LiveView::new(lives, goal, c.progress));
+    let mut view = input
+        .live
+        .then(|| LiveView::new(lives, goal, input.progress));
     let mut interrupted = false;
     loop {
         std::thread::sleep(Duration::from_millis(100));
@@ -259,15 +241,17 @@ pub fn measure(
     let combined = combine(&outcomes);
     let result = assemble(
         plan,
-        c,
-        input.host,
-        input.started_at,
-        elapsed_ns,
+        ResultContext {
+            host: input.host,
+            started_at: input.started_at,
+            elapsed_ns,
+            end: EndReason::Completed,
+            realtime: report,
+            warnings: input.warnings,
+        },
         interrupted,
-        RealtimeReport { realtime, defaults },
         &outcomes,
         &combined,
-        input.warnings,
     );
     Ok(Measured {
         result,
@@ -276,21 +260,19 @@ pub fn measure(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The result of a periodic measurement: every thread's figures, their
+/// merged statistics when there are several, and the limits checked on
+/// those. A break event ends it as a break, else `interrupted` as
+/// interrupted.
 fn assemble(
     plan: &RunPlan,
-    c: &CommonArgs,
-    host: jitterlab_core::result::HostSnapshot,
-    started_at: String,
-    elapsed_ns: u64,
+    mut context: ResultContext,
     interrupted: bool,
-    realtime: RealtimeReport,
     outcomes: &[ThreadOutcome],
     combined_stats: &[MetricStats],
-    warnings: Vec<String>,
 ) -> RunResult {
     let break_event = outcomes.iter().find_map(|o| o.break_event.clone());
-    let end = if break_event.is_some() {
+    context.end = if break_event.is_some() {
         EndReason::BreakTrace
     } else if interrupted {
         EndReason::Interrupted
@@ -337,36 +319,22 @@ fn assemble(
             .map(|m| (m.name().to_string(), combined_stats[*m as usize].summary()))
             .collect()
     });
-    let mut limits = Vec::new();
-    for (name, idx, limit) in [
-        ("latency", 0usize, c.max_latency),
-        ("jitter", 2, c.max_jitter),
-        ("exec", 3, c.max_exec),
-    ] {
-        if let Some(l) = limit {
-            limits.push(check_limit(name, l, &combined_stats[idx].summary()));
-        }
-    }
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        probe: plan.kind,
-        started_at,
-        elapsed_ns,
-        end,
-        interrupted: interrupted || break_event.is_some(),
-        command_line: std::env::args().collect(),
-        params: plan.params.clone(),
-        realtime,
-        host,
-        threads,
-        combined,
-        limits,
-        break_event,
-        warnings,
-        detail: None,
-    }
+    let limits = lifecycle::limits(plan, |name| {
+        let m = METRICS.iter().find(|m| m.name() == name)?;
+        Some(combined_stats[*m as usize].summary())
+    });
+    lifecycle::assemble(
+        plan.kind,
+        plan.params.clone(),
+        context,
+        Figures {
+            threads,
+            combined,
+            limits,
+            break_event,
+            detail: None,
+        },
+    )
 }
 
 /// The low-priority writer's state: it drains every probe thread's queue of
@@ -439,7 +407,6 @@ struct Probes {
 /// live statistics and (for `--break-trace`) its own open trace files.
 fn spawn_probes(
     plan: &RunPlan,
-    c: &CommonArgs,
     tracefs: Option<&trace::TracefsStatus>,
     shared: &Arc<Shared>,
     releases: Option<u64>,
@@ -466,17 +433,17 @@ fn spawn_probes(
             recorder: RecorderConfig {
                 thread: i as u32,
                 cpu: cpu as u32,
-                window_ns: c.window,
-                threshold_ns: c.threshold,
-                outliers: c.outliers,
-                histogram_us: c.histogram.as_ref().map(|_| c.histogram_buckets),
+                window_ns: plan.params.window_ns,
+                threshold_ns: plan.params.threshold_ns,
+                outliers: plan.outliers,
+                histogram_us: plan.histogram_buckets,
             },
             rows: tx,
             stop: StopRule {
                 releases,
-                cycles: c.cycles,
+                cycles: plan.params.cycles,
             },
-            break_rule: c.break_trace.map(|l| break_rule(l, tracefs)),
+            break_rule: plan.params.break_trace_ns.map(|l| break_rule(l, tracefs)),
             calibrated: calibrated.and_then(|cs| cs.get(i).cloned()),
         };
         probes.handles.push(

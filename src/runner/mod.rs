@@ -1,6 +1,12 @@
-//! `jitterlab run …`: from validated flags to a stored, printed result.
+//! `jitterlab run …`: from a checked one-cell spec to a stored, printed
+//! result.
 //!
-//! The order is the contract with the user:
+//! The command line turns `jitterlab run X`'s flags into a one-cell spec
+//! (one configuration, the `idle` scenario, the `host` deployment, one
+//! probe) and [`RunOptions`]; a bench's cells come from the spec the user
+//! wrote. Both reach the probes through [`plan::plan`] and, for the event
+//! probes, [`probes::make`]: the same typed values, the same code. The
+//! order of a run is the contract with the user:
 //!
 //! 1. **Validate** everything that can be wrong with the input — units,
 //!    ranges (the parser's bounds of `jitterlab_core::limits`, then the
@@ -8,7 +14,7 @@
 //!    the machine's `MemTotal`), CPUs against the machine's online list, the
 //!    policy/priority pair, every output path — and refuse with a one-line
 //!    error naming the fix (exit 2) before any thread starts or anything is
-//!    written.
+//!    written. The command line does this while it builds the spec.
 //! 2. **Set up** the process-wide real-time defaults (mlockall, the PM QoS
 //!    request), start one probe thread per CPU, let each apply its own
 //!    defaults and calibrate, and collect what held. `--strict` aborts here.
@@ -26,9 +32,10 @@
 //!
 //! A run refuses to start while a killed jitterlab's journal is unreplayed.
 //! One that changes nothing on the machine takes no machine lock and so
-//! measures beside a live `jitterlab apply`; a probe that changes something
-//! (the chase's IRQ role, the response probe's namespaces) takes the lock
-//! and the journal at its first change (`Journal::on_demand`).
+//! measures beside a live `jitterlab apply`; a run that changes something
+//! (the settings of its configuration — the chase's IRQ role —, the
+//! response probe's namespaces) takes the lock and the journal at its first
+//! change (`Journal::on_demand`).
 
 use std::io::Write;
 use std::path::Path;
@@ -38,11 +45,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use jitterlab_core::limits;
-use jitterlab_core::result::{Params, ProbeKind, RunResult};
-use jitterlab_core::units::{format_duration_exact, CpuList};
-use jitterlab_sys::{self as sys, Policy};
+use jitterlab_core::result::{ProbeKind, RunResult};
+use jitterlab_core::spec::{CellPlan, Configuration, Spec};
+use jitterlab_sys as sys;
 
-use crate::cli::{CommonArgs, CyclicArgs, PolicyArg, WakeupArgs};
 use crate::error::bad;
 use crate::output::{errln, out};
 use crate::probe::periodic::ThreadOutcome;
@@ -50,250 +56,35 @@ use crate::report;
 use crate::store::{RunIds, RunStart, Store};
 use crate::system::host;
 use crate::system::journal::Journal;
-use crate::system::rt::{self, SchedRequest};
+use crate::system::rt;
+use crate::system::settings::{apply_all, config_settings, restore_all, Settings};
 
 pub mod apply;
 pub mod bench;
 pub mod event;
+pub mod lifecycle;
 pub mod measure;
 pub mod out_files;
+pub mod plan;
 pub mod probes;
 pub mod spec_source;
 pub mod timerlat;
 
-use event::{measure_events, EventInput, EventProbe};
+use event::{measure_events, EventInput};
 use measure::{measure, MeasureInput, RowWriter};
+pub use plan::{plan, RunOptions, RunPlan, Stop};
 
-/// Duration when neither `--duration` nor `--cycles` is given.
-pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-
-/// A run, validated and ready to start.
-#[derive(Debug)]
-pub struct RunPlan {
-    /// The probe.
-    pub kind: ProbeKind,
-    /// Period or interval, ns.
-    pub period: u64,
-    /// Probe CPUs, one thread each.
-    pub cpus: Vec<usize>,
-    /// `(working set, scan)` for the cyclic probe.
-    pub scan: Option<(u64, u64)>,
-    /// Scheduling request.
-    pub sched: SchedRequest,
-    /// Parameters as stored in the result.
-    pub params: Params,
-}
-
-/// Validates `jitterlab run cyclic`.
-pub fn plan_cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<RunPlan> {
-    let cpu = probe_cpu(&host::online_cpus(root)?, a.cpu, "--cpu")?;
-    if a.period == 0 {
-        return Err(bad("--period must be positive; give e.g. --period 1ms"));
-    }
-    if a.scan >= a.period {
-        return Err(bad(format!(
-            "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
-            format_duration_exact(a.scan),
-            format_duration_exact(a.period)
-        )));
-    }
-    check_machine_memory(root, "--working-set ", a.working_set)?;
-    plan_common(
-        (!a.common.no_db).then_some(db),
-        ProbeKind::Cyclic,
-        a.period,
-        vec![cpu],
-        Some((a.working_set, a.scan)),
-        &a.common,
-    )
-}
-
-/// The CPUs of a `--cpus` list, each online; without one, every online CPU
-/// but CPU 0 when there is more than one (CPU 0 takes the housekeeping).
-pub fn measured_cpus(online: &CpuList, list: Option<&CpuList>) -> Result<Vec<usize>> {
-    let cpus: Vec<usize> = match list {
-        Some(list) => {
-            if let Some(off) = list.iter().find(|c| !online.contains(*c)) {
-                return Err(bad(format!(
-                    "CPU {off} in --cpus is not online (online CPUs: {online}); choose CPUs from that list"
-                )));
-            }
-            list.iter().collect()
-        }
-        None if online.len() > 1 => online.iter().filter(|&c| c != 0).collect(),
-        None => online.iter().collect(),
+/// Runs `jitterlab run`'s one-cell spec, checked by the command line, and
+/// reports it. Returns the exit code.
+pub fn run(root: &Path, db: &Path, spec: &Spec, opts: &RunOptions) -> Result<ExitCode> {
+    let cells = spec.cells();
+    let [cell] = cells.as_slice() else {
+        anyhow::bail!("a run measures one cell, and this spec has {}", cells.len());
     };
-    if cpus.is_empty() {
-        return Err(bad("no CPU is online"));
+    match spec.probes[cell.probe].kind() {
+        ProbeKind::Timerlat => timerlat::execute_timerlat(root, db, spec, cell, opts),
+        _ => execute(root, db, spec, cell, opts),
     }
-    Ok(cpus)
-}
-
-/// The one CPU a probe runs on: `cpu` if given and online (else a refusal
-/// naming `flag`), or the last online CPU.
-pub fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
-    let cpu = match cpu {
-        Some(c) => c,
-        None => online
-            .iter()
-            .last()
-            .ok_or_else(|| bad("no CPU is online"))?,
-    };
-    if !online.contains(cpu) {
-        return Err(bad(format!(
-            "CPU {cpu} is not online (online CPUs: {online}); choose one of them with {flag}"
-        )));
-    }
-    Ok(cpu)
-}
-
-/// Validates `jitterlab run wakeup`.
-pub fn plan_wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<RunPlan> {
-    let cpus = measured_cpus(&host::online_cpus(root)?, a.cpus.as_ref())?;
-    if a.interval == 0 {
-        return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
-    }
-    plan_common(
-        (!a.common.no_db).then_some(db),
-        ProbeKind::Wakeup,
-        a.interval,
-        cpus,
-        None,
-        &a.common,
-    )
-}
-
-fn plan_common(
-    db: Option<&Path>,
-    kind: ProbeKind,
-    period: u64,
-    cpus: Vec<usize>,
-    scan: Option<(u64, u64)>,
-    c: &CommonArgs,
-) -> Result<RunPlan> {
-    let policy = match c.policy {
-        PolicyArg::Fifo => Policy::Fifo,
-        PolicyArg::Rr => Policy::RoundRobin,
-        PolicyArg::Other => Policy::Other,
-    };
-    let (priority, nice) = match policy {
-        Policy::Other => {
-            if let Some(p) = c.priority {
-                return Err(bad(format!(
-                    "--priority {p} is not allowed with --policy other; use --nice to weight a time-sharing thread, or --policy fifo"
-                )));
-            }
-            if c.strict {
-                return Err(bad(
-                    "--strict needs a real-time policy, and --policy other is never real-time; use --policy fifo or rr",
-                ));
-            }
-            let n = c.nice.unwrap_or(0);
-            if !(-20..=19).contains(&n) {
-                return Err(bad(format!(
-                    "--nice {n} is outside -20..19; choose a nice value in that range"
-                )));
-            }
-            (None, Some(n))
-        }
-        p => {
-            if let Some(n) = c.nice {
-                return Err(bad(format!(
-                    "--nice {n} applies only to --policy other; use --priority with --policy {}",
-                    c.policy.name()
-                )));
-            }
-            let (lo, hi) = sys::priority_range(p);
-            let prio = c.priority.unwrap_or(jitterlab_core::defaults::PRIORITY);
-            if !(lo..=hi).contains(&prio) {
-                return Err(bad(format!(
-                    "--priority {prio} is outside {lo}-{hi} for --policy {}; choose a priority in that range",
-                    c.policy.name()
-                )));
-            }
-            (Some(prio), None)
-        }
-    };
-    if c.duration == Some(0) {
-        return Err(bad("--duration must be positive; give e.g. --duration 10s"));
-    }
-    if c.cycles == Some(0) {
-        return Err(bad("--cycles must be at least 1"));
-    }
-    if c.window == 0 {
-        return Err(bad("--window must be positive; give e.g. --window 1s"));
-    }
-    if c.break_trace == Some(0) {
-        return Err(bad(
-            "--break-trace must be positive; give e.g. --break-trace 500us",
-        ));
-    }
-    if c.histogram_buckets == 0 {
-        return Err(bad("--histogram-buckets must be at least 1"));
-    }
-    for (flag, path) in [
-        ("--json", &c.json),
-        ("--csv", &c.csv),
-        ("--histogram", &c.histogram),
-    ] {
-        if let Some(p) = path {
-            out_files::check_output(flag, p)?;
-        }
-    }
-    if let Some(db) = db {
-        out_files::check_database(db)?;
-    }
-    let duration = match (c.duration, c.cycles) {
-        (Some(d), _) => Some(d),
-        (None, Some(_)) => None,
-        (None, None) => Some(DEFAULT_DURATION_NS),
-    };
-    // How long the run lasts: its duration, or its cycles of one period.
-    let lasts = match (duration, c.cycles) {
-        (Some(d), _) => Some(d),
-        (None, Some(n)) if period > 0 => {
-            let ns = n.saturating_mul(period);
-            if ns > limits::MAX_TIME_NS {
-                return Err(bad(format!(
-                    "--cycles {n} of {} take longer than {}, the longest run; give fewer cycles",
-                    format_duration_exact(period),
-                    format_duration_exact(limits::MAX_TIME_NS)
-                )));
-            }
-            Some(ns)
-        }
-        _ => None,
-    };
-    if let Some(ns) = lasts {
-        limits::check_window_rows(ns, c.window, cpus.len() as u64)
-            .map_err(|e| bad(format!("--window {}: {e}", format_duration_exact(c.window))))?;
-    }
-    Ok(RunPlan {
-        kind,
-        period,
-        scan,
-        sched: SchedRequest {
-            policy,
-            priority: priority.unwrap_or(0),
-            nice: nice.unwrap_or(0),
-        },
-        params: Params {
-            period_ns: period,
-            duration_ns: duration,
-            cycles: c.cycles,
-            cpus: cpus.clone(),
-            policy: c.policy.name().into(),
-            priority,
-            nice,
-            scan_ns: scan.map_or(0, |s| s.1),
-            working_set_bytes: scan.map_or(0, |s| s.0),
-            window_ns: c.window,
-            threshold_ns: c.threshold,
-            break_trace_ns: c.break_trace,
-            strict: c.strict,
-        },
-        cpus,
-    })
 }
 
 /// Refuses a buffer of `bytes` (a working set, a chase buffer) larger than
@@ -312,28 +103,108 @@ pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
     limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
 }
 
-/// Makes an event probe once the journal is open (a probe that changes the
-/// machine — namespaces, IRQ affinity — journals each change first).
-pub type EventFactory<'a> = Box<dyn FnOnce(&mut Journal) -> Result<Box<dyn EventProbe>> + 'a>;
-
-/// Runs a validated plan and reports it: a periodic probe when `event` is
-/// `None`, else the event probe it makes. Returns the exit code.
-pub fn execute(
+/// Runs the one cell of a run (any probe but timerlat) and reports it.
+/// Returns the exit code.
+fn execute(
     root: &Path,
     db: &Path,
-    plan: RunPlan,
-    c: &CommonArgs,
-    event: Option<EventFactory<'_>>,
+    spec: &Spec,
+    cell: &CellPlan,
+    opts: &RunOptions,
 ) -> Result<ExitCode> {
+    let plan = plan(spec, cell, opts);
     // A journal left by a killed bench means the machine is not as it was;
     // a run that changes nothing runs beside `apply` and takes the machine
-    // lock only if its probe changes something (IRQ role, namespaces).
+    // lock only if it changes something (its settings, namespaces).
     let mut journal = Journal::on_demand(root)?;
-    let event = match event {
-        Some(make) => Some(make(&mut journal)?),
-        None => None,
+    let config = &spec.configurations[cell.configuration];
+    let mut settings = apply_settings(root, config, &mut journal)?;
+    let measured = measure_run(root, db, spec, cell, opts, &plan, &mut journal);
+    // What the run changed goes back on every path, before anything else.
+    let restored = restore_all(&mut settings, root, &mut journal)
+        .unwrap_or_else(|e| vec![format!("restoring the IRQ role failed: {e:#}")]);
+    for line in restored {
+        errln!("jitterlab: {}", report::safe::shown(&line));
+    }
+    let RunMeasured {
+        result,
+        histograms,
+        outcomes,
+        mut writer,
+        ids,
+        dma_guard,
+    } = measured?;
+    drop(dma_guard);
+    journal.finish()?;
+    let result = &result;
+    // A result that cannot be stored is an error (exit 2), but only after
+    // everything else that can keep it is written: --json, --csv, the summary.
+    let mut failure = writer.error.take();
+    if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
+        if let Some(f) = store_result(s, ids, result, &histograms, db) {
+            failure.get_or_insert(f);
+        }
+    }
+    write_files(opts, result, outcomes.as_deref().unwrap_or_default())?;
+    if let Some(w) = writer.csv.as_mut() {
+        if let Err(e) = w.flush() {
+            failure.get_or_insert(e.to_string());
+        }
+    }
+    out!("{}", report::text::summary(result))?;
+    if let Some(f) = failure {
+        return Err(not_stored(&f, opts.json.as_deref()));
+    }
+    Ok(if result.failed() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Applies the machine settings of a run's configuration (the chase's
+/// `--roles` IRQ CPU), saying what each did.
+fn apply_settings(root: &Path, config: &Configuration, journal: &mut Journal) -> Result<Settings> {
+    let (mut settings, warnings) = config_settings(config)?;
+    for w in warnings {
+        errln!("jitterlab: warning: {w}");
+    }
+    for r in apply_all(&mut settings, root, journal)? {
+        for n in &r.notes {
+            errln!("jitterlab: {}: {n}", r.name);
+        }
+    }
+    Ok(settings)
+}
+
+/// What [`measure_run`] hands back for storing and reporting.
+struct RunMeasured {
+    result: RunResult,
+    histograms: Vec<crate::store::StoredHistogram>,
+    /// The periodic probes' threads (for `--histogram`).
+    outcomes: Option<Vec<ThreadOutcome>>,
+    writer: RowWriter,
+    ids: Option<RunIds>,
+    dma_guard: Option<sys::DmaLatencyGuard>,
+}
+
+/// Measures a run once its settings are applied: makes its event probe (if
+/// any), records the run in the store at the start, measures, and tears the
+/// probe down; on failure the run is marked abandoned.
+fn measure_run(
+    root: &Path,
+    db: &Path,
+    spec: &Spec,
+    cell: &CellPlan,
+    opts: &RunOptions,
+    plan: &RunPlan,
+    journal: &mut Journal,
+) -> Result<RunMeasured> {
+    let event = match plan.kind.periodic() {
+        true => None,
+        false => Some(probes::make(root, spec, cell, plan, opts.stop, journal)?),
     };
-    let store = match c.no_db {
+    let store = match opts.no_db {
         true => None,
         false => Some(Store::open(db)?),
     };
@@ -342,11 +213,12 @@ pub fn execute(
 
     // Process-wide defaults.
     let mlock = rt::lock_memory();
-    let (dma_guard, dma) = rt::hold_dma_latency(root, c.no_dma_latency);
+    let config = &spec.configurations[cell.configuration];
+    let (dma_guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
     keep_off_probe_cpus(root, &plan.cpus);
     let signalled = termination_flag()?;
 
-    let csv = match &c.csv {
+    let csv = match &opts.csv {
         Some(p) => Some(report::csv::WindowCsv::new(
             out_files::create("--csv", p)?,
             plan.kind.metrics(),
@@ -390,8 +262,7 @@ pub fn execute(
         None => measure(
             MeasureInput {
                 root,
-                plan: &plan,
-                c,
+                plan,
                 host: host.clone(),
                 started_at: started_at.clone(),
                 defaults: vec![mlock, dma],
@@ -399,6 +270,7 @@ pub fn execute(
                 calibrated: None,
                 signalled: &signalled,
                 live: true,
+                progress: opts.progress,
             },
             &mut writer,
             &mut ready,
@@ -406,10 +278,9 @@ pub fn execute(
         )
         .map(|m| (m.histograms(), m.result, Some(m.outcomes))),
         Some(probe) => measure_events(
-            &plan,
+            plan,
             probe,
             EventInput {
-                c,
                 host: host.clone(),
                 started_at: started_at.clone(),
                 defaults: vec![mlock, dma],
@@ -425,45 +296,26 @@ pub fn execute(
     };
     // What the probe changed goes back on every path, before anything else.
     if let Some(mut p) = returned.take() {
-        for line in p.teardown(root, &mut journal) {
+        for line in p.teardown(root, journal) {
             errln!("jitterlab: {}", report::safe::shown(&line));
         }
     }
-    let (histograms, result, outcomes) = match measured {
-        Ok(m) => m,
+    match measured {
+        Ok((histograms, result, outcomes)) => Ok(RunMeasured {
+            result,
+            histograms,
+            outcomes,
+            writer,
+            ids,
+            dma_guard,
+        }),
         Err(e) => {
             if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
                 let _ = s.abandon_run(ids);
             }
-            return Err(e);
-        }
-    };
-    drop(dma_guard);
-    journal.finish()?;
-    let result = &result;
-    // A result that cannot be stored is an error (exit 2), but only after
-    // everything else that can keep it is written: --json, --csv, the summary.
-    let mut failure = writer.error.take();
-    if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
-        if let Some(f) = store_result(s, ids, result, &histograms, db) {
-            failure.get_or_insert(f);
+            Err(e)
         }
     }
-    write_files(c, result, outcomes.as_deref().unwrap_or_default())?;
-    if let Some(w) = writer.csv.as_mut() {
-        if let Err(e) = w.flush() {
-            failure.get_or_insert(e.to_string());
-        }
-    }
-    out!("{}", report::text::summary(result))?;
-    if let Some(f) = failure {
-        return Err(not_stored(&f, c.json.as_deref()));
-    }
-    Ok(if result.failed() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 /// Stores a finished run's result and says so; when that fails, marks the
@@ -535,11 +387,11 @@ pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
 }
 
 /// Writes `--json` and `--histogram` from the finished result.
-fn write_files(c: &CommonArgs, result: &RunResult, outcomes: &[ThreadOutcome]) -> Result<()> {
-    if let Some(p) = &c.json {
+fn write_files(opts: &RunOptions, result: &RunResult, outcomes: &[ThreadOutcome]) -> Result<()> {
+    if let Some(p) = &opts.json {
         write_json(p, result)?;
     }
-    if let Some(p) = &c.histogram {
+    if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;
         let latency: Vec<_> = outcomes
             .iter()

@@ -8,21 +8,37 @@
 //! `--usb-path`) are applied and checked against the same limits. Everything
 //! here only reads: a bench and `apply` start from [`load`]'s result.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 use jitterlab_core::limits;
 use jitterlab_core::preset::{self, PresetMachine};
-use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{self, Spec, SpecContext};
+use jitterlab_core::spec::{self, ProbeParams, Spec, SpecContext};
 use jitterlab_core::units::CpuList;
 
-use crate::cli::SpecSource;
 use crate::error::bad;
 use crate::neighbour::scenario;
 use crate::output::{out, outln};
 use crate::system::{host, settings};
+
+/// Where a spec comes from (a file or a preset), and the command line's
+/// overrides of it (`bench`, `apply`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpecSource {
+    /// The spec file.
+    pub spec: Option<PathBuf>,
+    /// A built-in experiment instead of a spec file.
+    pub preset: Option<String>,
+    /// `--duration`: every cell's measured duration, ns.
+    pub duration: Option<u64>,
+    /// `--warmup`: the warm-up before each cell's probe, ns.
+    pub warmup: Option<u64>,
+    /// `--repetitions`.
+    pub repetitions: Option<u32>,
+    /// `--usb-path`: the `usb` scenario's directory when the spec gives none.
+    pub usb_path: Option<PathBuf>,
+}
 
 /// The spec, loaded and validated, with what the machine cannot run.
 pub struct Loaded {
@@ -106,9 +122,11 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         bad(format!("{flags} with {file}: {e}"))
     })?;
     for (i, p) in spec.probes.iter().enumerate() {
-        let (key, bytes) = match p.kind {
-            ProbeKind::Cyclic => ("working_set", Some(p.working_set_bytes)),
-            ProbeKind::Chase => ("buffer", p.buffer_bytes),
+        let (key, bytes) = match p.params {
+            ProbeParams::Cyclic {
+                working_set_bytes, ..
+            } => ("working_set", Some(working_set_bytes)),
+            ProbeParams::Chase { buffer_bytes, .. } => ("buffer", buffer_bytes),
             _ => continue,
         };
         if let Some(bytes) = bytes {

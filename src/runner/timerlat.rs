@@ -15,23 +15,26 @@
 //! when rtla has ended.
 //!
 //! Where the tracer is missing (no `CONFIG_TIMERLAT_TRACER`, tracefs not
-//! mounted, no `rtla`), the run is refused before anything starts, with
-//! exit status 2 and the sentence [`timerlat::availability`] wrote; a bench
-//! skips such a cell with that sentence as its note.
+//! mounted, no `rtla`), the run is refused before anything starts (the
+//! command line checks, with exit status 2 and the sentence
+//! [`timerlat::availability`] wrote); a bench skips such a cell with that
+//! sentence as its note.
+//!
+//! A run and a bench cell ask rtla the same way: [`TimerlatRequest::new`]
+//! builds the request from the cell of the typed spec.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
+use jitterlab_core::defaults;
 use jitterlab_core::result::{
-    EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult,
-    UsageDelta, SCHEMA_VERSION,
+    EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult, UsageDelta,
 };
+use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
 use jitterlab_core::stats::MetricStats;
 
-use crate::cli::TimerlatRunArgs;
-use crate::error::bad;
 use crate::output::out;
 use crate::probe::timerlat::{self, TimerlatArgs};
 use crate::report;
@@ -39,6 +42,9 @@ use crate::store::{RunStart, Store, StoredHistogram};
 use crate::system::host;
 use crate::system::journal::Journal;
 use crate::system::workdir;
+
+use super::lifecycle::{self, Figures, ResultContext};
+use super::RunOptions;
 
 /// One timerlat measurement, assembled.
 pub struct TimerlatMeasured {
@@ -49,6 +55,7 @@ pub struct TimerlatMeasured {
 }
 
 /// What a timerlat measurement is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimerlatRequest {
     /// CPUs to measure.
     pub cpus: Vec<usize>,
@@ -67,6 +74,29 @@ pub struct TimerlatRequest {
 }
 
 impl TimerlatRequest {
+    /// The request of a cell: the probe's CPUs, period and threshold, the
+    /// spec's duration, the configuration's priority (SCHED_FIFO 95 under a
+    /// policy that has none); rtla's output goes to `workdir`.
+    pub fn new(spec: &Spec, cell: &CellPlan, workdir: PathBuf) -> TimerlatRequest {
+        let config = &spec.configurations[cell.configuration];
+        let probe = &spec.probes[cell.probe];
+        let user_threads = match probe.params {
+            ProbeParams::Timerlat { user_threads, .. } => user_threads,
+            _ => false,
+        };
+        TimerlatRequest {
+            cpus: probe.cpus(&config.probe_cpus),
+            period_ns: probe.period_ns,
+            duration_ns: spec.duration_ns,
+            priority: config
+                .priority
+                .map_or(defaults::PRIORITY as u8, |p| p.clamp(0, 255) as u8),
+            threshold_ns: probe.threshold(),
+            user_threads,
+            workdir,
+        }
+    }
+
     fn args(&self) -> TimerlatArgs {
         let mut a = TimerlatArgs::new(
             self.cpus.iter().copied().collect(),
@@ -170,35 +200,30 @@ pub fn measure_timerlat(
             "rtla reported missed events ({m:?}): the histograms may lack samples"
         ));
     }
-    let result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        probe: ProbeKind::Timerlat,
+    let context = ResultContext {
+        host,
         started_at,
         elapsed_ns: out.wall_ns,
-        end: if out.interrupted {
-            EndReason::Interrupted
-        } else {
-            EndReason::Completed
+        end: match out.interrupted {
+            true => EndReason::Interrupted,
+            false => EndReason::Completed,
         },
-        interrupted: out.interrupted,
-        command_line: std::env::args().collect(),
-        params: req.params(),
         // rtla applies its own SCHED_FIFO threads and PM QoS request; what
         // it could not have, it reports as an error.
         realtime: RealtimeReport {
             realtime: true,
             defaults: Vec::new(),
         },
-        host,
+        warnings,
+    };
+    let figures = Figures {
         threads,
         combined,
         limits: Vec::new(),
         break_event: None,
-        warnings,
         detail: Some(serde_json::to_value(&out)?),
     };
+    let result = lifecycle::assemble(ProbeKind::Timerlat, req.params(), context, figures);
     Ok(TimerlatMeasured { result, histograms })
 }
 
@@ -223,38 +248,25 @@ fn combined_stats(
         .collect()
 }
 
-/// `jitterlab run timerlat`.
-pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<ExitCode> {
-    let cpus = super::measured_cpus(&host::online_cpus(root)?, a.cpus.as_ref())?;
-    let mut req = TimerlatRequest {
-        cpus,
-        period_ns: a.period,
-        duration_ns: a.duration,
-        priority: a.priority,
-        threshold_ns: a.threshold,
-        user_threads: a.user_threads,
-        // Set below, once the private work directory exists.
-        workdir: PathBuf::new(),
-    };
-    req.validate()?;
-    if let Some(p) = &a.json {
-        super::out_files::check_output("--json", p)?;
-    }
-    if !a.no_db {
-        super::out_files::check_database(db)?;
-    }
-    timerlat::availability(root)
-        .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
+/// `jitterlab run timerlat`: the one cell of a run's spec, checked by the
+/// command line (see the module doc).
+pub fn execute_timerlat(
+    root: &Path,
+    db: &Path,
+    spec: &Spec,
+    cell: &CellPlan,
+    opts: &RunOptions,
+) -> Result<ExitCode> {
     // rtla changes nothing on the machine, but its output goes to a private
     // work directory, journaled so that `restore` removes it after a kill -9:
     // the machine lock is taken when that directory is made.
     let mut journal = Journal::on_demand(root)?;
-    let mut store = match a.no_db {
+    let mut store = match opts.no_db {
         true => None,
         false => Some(Store::open(db)?),
     };
     let workdir = workdir::create_work_dir(root, &mut journal)?;
-    req.workdir = workdir.path().to_path_buf();
+    let req = TimerlatRequest::new(spec, cell, workdir.path().to_path_buf());
     let host = host::snapshot(root);
     let started_at = super::rfc3339_now();
     let signalled = super::termination_flag()?;
@@ -296,12 +308,12 @@ pub fn execute_timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<E
         (Some(s), Some(ids)) => super::store_result(s, ids, &m.result, &m.histograms, db),
         _ => None,
     };
-    if let Some(p) = &a.json {
+    if let Some(p) = &opts.json {
         super::write_json(p, &m.result)?;
     }
     out!("{}", report::text::summary(&m.result))?;
     match failure {
-        Some(f) => Err(super::not_stored(&f, a.json.as_deref())),
+        Some(f) => Err(super::not_stored(&f, opts.json.as_deref())),
         None => Ok(ExitCode::SUCCESS),
     }
 }

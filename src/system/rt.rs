@@ -107,7 +107,7 @@ pub fn hold_dma_latency(root: &Path, skip: bool) -> (Option<DmaLatencyGuard>, De
 }
 
 /// The scheduling request of a probe thread.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchedRequest {
     /// Policy.
     pub policy: Policy,

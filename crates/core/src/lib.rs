@@ -6,9 +6,13 @@
 //! ([`sink`], [`window`], [`outlier`]) and the versioned result model
 //! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
 //! histogram text ([`rtla`]), and
-//! the bounds of every size, count and time a user gives ([`limits`]).
+//! the bounds of every size, count and time a user gives ([`limits`]), the
+//! defaults every front door shares ([`defaults`]) and the one model of an
+//! experiment, a spec file's or a `jitterlab run`'s ([`spec`]).
 //! Keeping it free of I/O is what lets the tests drive the real
-//! probe loop with an injected clock and check every figure by hand.
+//! probe loop with an injected clock and check every figure by hand. The
+//! one thing it takes from `jitterlab-sys` is the scheduling policy type,
+//! so that jitterlab has one.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

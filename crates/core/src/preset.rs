@@ -23,6 +23,7 @@
 //! [`unavailable`] lists them with the reason so reports print that row as
 //! N/A instead of silently dropping it.
 
+use crate::defaults::PRIORITY;
 use crate::resctrl::{ways_text, CacheInfo, Capabilities, Resource};
 use crate::units::CpuList;
 
@@ -206,7 +207,7 @@ name = "tuned"
 probe_cpus = "{probe}"
 {nl}
 policy = "fifo"
-priority = 95
+priority = {PRIORITY}
 dma_latency = true
 
 # Configuration 3 (per-core cache partitioning) needs resctrl; see
@@ -240,7 +241,7 @@ name = "tuned"
 probe_cpus = "{probe}"
 {nl}
 policy = "fifo"
-priority = 95
+priority = {PRIORITY}
 dma_latency = true
 
 [[scenario]]
@@ -290,7 +291,7 @@ name = "tuned"
 probe_cpus = "{probe}"
 {nl}
 policy = "fifo"
-priority = 95
+priority = {PRIORITY}
 dma_latency = true
 "#
             );
@@ -333,7 +334,7 @@ fn caterpillar(machine: &PresetMachine) -> String {
     };
     let configuration = |name: &str| {
         format!(
-            "[[configuration]]\nname = \"{name}\"\n{placement}\npolicy = \"fifo\"\npriority = 95\ndma_latency = false\n"
+            "[[configuration]]\nname = \"{name}\"\n{placement}\npolicy = \"fifo\"\npriority = {PRIORITY}\ndma_latency = false\n"
         )
     };
     let mut text = format!(
@@ -430,7 +431,7 @@ pub fn unavailable(name: &str, machine: &PresetMachine) -> Vec<(String, String)>
 mod tests {
     use super::*;
     use crate::result::ProbeKind;
-    use crate::spec::{parse, Policy, SpecContext};
+    use crate::spec::{parse, Policy, ProbeParams, SpecContext};
 
     const BUILTINS: &[&str] = &[
         "idle",
@@ -513,8 +514,8 @@ mod tests {
             assert_eq!(s.probes.len(), 1);
             let p = &s.probes[0];
             assert_eq!(
-                (p.kind, p.period_ns, p.scan_ns, p.working_set_bytes),
-                (ProbeKind::Cyclic, 4_000_000, 500_000, 1 << 20)
+                (p.kind(), p.period_ns, p.scan()),
+                (ProbeKind::Cyclic, 4_000_000, Some((1 << 20, 500_000)))
             );
             assert_eq!(s.warnings.len(), warnings, "{online}: {:?}", s.warnings);
             assert_eq!(s.cells().len(), 2);
@@ -557,8 +558,8 @@ mod tests {
             }
             let p = &s.probes[0];
             assert_eq!(
-                (p.kind, p.period_ns, p.scan_ns, p.working_set_bytes),
-                (ProbeKind::Cyclic, 500_000, 50_000, 64 << 10)
+                (p.kind(), p.period_ns, p.scan()),
+                (ProbeKind::Cyclic, 500_000, Some((64 << 10, 50_000)))
             );
             assert_eq!(s.warnings.len(), warnings, "{online}: {:?}", s.warnings);
             assert_eq!(s.cells().len(), 7);
@@ -647,8 +648,13 @@ mod tests {
             assert_eq!(s.probes.len(), 1);
             let p = &s.probes[0];
             assert_eq!(
-                (p.kind, p.iterations, p.samples, p.buffer_bytes),
-                (ProbeKind::Chase, Some(100), Some(200), None)
+                p.params,
+                ProbeParams::Chase {
+                    buffer_bytes: None,
+                    iterations: Some(100),
+                    samples: Some(200),
+                    chase_length: 1024,
+                }
             );
             assert_eq!(s.warnings.len(), warnings, "{online}: {:?}", s.warnings);
             assert_eq!(s.cells().len(), 2);
@@ -897,10 +903,14 @@ mod tests {
                 .map(|c| (c.name.as_str(), c.builtin.as_deref()))
                 .collect();
             assert_eq!(sc, [("idle", Some("idle")), ("network", Some("network"))]);
+            let source = |p: &crate::spec::ProbeSpec| match p.params {
+                ProbeParams::Response { source, .. } => source.map(|s| s.name()),
+                _ => None,
+            };
             let probes: Vec<(&str, ProbeKind, Option<u64>, Option<&str>)> = s
                 .probes
                 .iter()
-                .map(|p| (p.name.as_str(), p.kind, p.threshold_ns, p.source.as_deref()))
+                .map(|p| (p.name.as_str(), p.kind(), p.threshold_ns, source(p)))
                 .collect();
             assert_eq!(
                 probes,

@@ -41,7 +41,9 @@ pub const EINTR: i32 = libc::EINTR;
 /// Nanoseconds per second, for `timespec` conversions.
 const NS_PER_SEC: u64 = 1_000_000_000;
 
-/// Scheduling policies a probe thread can ask for.
+/// Scheduling policies a probe thread can ask for: the one policy type of
+/// jitterlab (the spec model re-exports it, the command line parses it, the
+/// results store its [`name`](Policy::name)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// `SCHED_FIFO`: run until blocked or preempted by a higher priority.
@@ -53,6 +55,24 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// Every policy, in the order the command line lists them.
+    pub const ALL: [Policy; 3] = [Policy::Fifo, Policy::RoundRobin, Policy::Other];
+
+    /// The name on the command line, in spec files and in results: `fifo`,
+    /// `rr`, `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::RoundRobin => "rr",
+            Policy::Other => "other",
+        }
+    }
+
+    /// The policy of a [`name`](Policy::name); `None` for any other text.
+    pub fn parse(name: &str) -> Option<Policy> {
+        Policy::ALL.into_iter().find(|p| p.name() == name)
+    }
+
     /// The kernel's number for the policy (`SCHED_FIFO` = 1, …), as
     /// `sched_getscheduler` reports it.
     pub fn raw(self) -> libc::c_int {
@@ -670,6 +690,16 @@ mod tests {
         assert_eq!(priority_range(Policy::Fifo), (1, 99));
         assert_eq!(priority_range(Policy::RoundRobin), (1, 99));
         assert_eq!(priority_range(Policy::Other), (0, 0));
+    }
+
+    #[test]
+    fn policy_names_round_trip() {
+        for p in Policy::ALL {
+            assert_eq!(Policy::parse(p.name()), Some(p));
+        }
+        assert_eq!(Policy::RoundRobin.name(), "rr");
+        assert_eq!(Policy::parse("deadline"), None);
+        assert_eq!(Policy::parse("FIFO"), None);
     }
 
     #[test]

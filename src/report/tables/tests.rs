@@ -1192,19 +1192,6 @@ fn compare_names_differing_thresholds() {
     );
 }
 
-#[test]
-fn names_match_the_command_line() {
-    use clap::ValueEnum;
-    for t in Table::value_variants() {
-        assert_eq!(t.to_possible_value().unwrap().get_name(), t.name());
-    }
-    let formats: Vec<String> = Format::value_variants()
-        .iter()
-        .map(|f| f.to_possible_value().unwrap().get_name().to_string())
-        .collect();
-    assert_eq!(formats, ["text", "md", "csv", "json"]);
-}
-
 // ---------------------------------------------------------------------------
 // Through the database.
 

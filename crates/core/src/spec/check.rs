@@ -12,8 +12,10 @@ use super::cache::cache_settings;
 use super::plan::short;
 use super::raw::{RawConfiguration, RawProbe, RawScenario};
 use super::{
-    CommandSpec, ConfigSettings, Configuration, Policy, ProbeSpec, Scenario, SpecContext, SpecError,
+    scan_fits, sched_fields, CommandSpec, ConfigSettings, Configuration, Policy, ProbeParams,
+    ProbeSpec, ResponseSource, Scenario, SchedError, SpecContext, SpecError, NICES, PRIORITIES,
 };
+use crate::defaults;
 use crate::limits::{self, Count};
 use crate::result::ProbeKind;
 use crate::units::{parse_duration, parse_size, CpuList};
@@ -212,7 +214,7 @@ impl<'a> Checker<'a> {
     pub(super) fn int(&self, v: &Spanned<i64>, key: &str, lo: i64, hi: i64) -> Check<i64> {
         let n = *v.get_ref();
         if n < lo || n > hi {
-            return Err(self.err(v.span(), key, format!("{n} is out of range {lo}..={hi}")));
+            return Err(self.err(v.span(), key, out_of_range(n, &(lo..=hi))));
         }
         Ok(n)
     }
@@ -305,6 +307,11 @@ pub(super) fn parse_khz(text: &str) -> Result<u64, String> {
     }
 }
 
+/// `5 is out of range 1..=99`.
+fn out_of_range(n: i64, range: &std::ops::RangeInclusive<i64>) -> String {
+    format!("{n} is out of range {}..={}", range.start(), range.end())
+}
+
 /// `CPU 1` or `CPUs 0-1`.
 pub(super) fn cpu_words(list: &CpuList) -> String {
     if list.len() == 1 {
@@ -381,7 +388,7 @@ pub(super) fn configurations(
             probe_cpus,
             neighbour_cpus,
             policy: Policy::Fifo,
-            priority: Some(95),
+            priority: Some(defaults::PRIORITY),
             nice: None,
             dma_latency: true,
             settings: ConfigSettings::default(),
@@ -440,49 +447,38 @@ pub(super) fn configurations(
         };
         let policy = match &c.policy {
             None => Policy::Fifo,
-            Some(v) => match v.get_ref().as_str() {
-                "fifo" => Policy::Fifo,
-                "rr" => Policy::Rr,
-                "other" => Policy::Other,
-                other => {
-                    return Err(ck.err(
-                        v.span(),
-                        &k("policy"),
-                        format!("unknown policy {other:?}; use fifo, rr or other"),
-                    ))
-                }
-            },
-        };
-        let (priority, nice) = if policy == Policy::Other {
-            if let Some(v) = &c.priority {
-                return Err(ck.err(
+            Some(v) => Policy::parse(v.get_ref()).ok_or_else(|| {
+                ck.err(
                     v.span(),
+                    &k("policy"),
+                    format!("unknown policy {:?}; use fifo, rr or other", v.get_ref()),
+                )
+            })?,
+        };
+        let span = |v: &Option<Spanned<i64>>| v.as_ref().map_or(0..0, |v| v.span());
+        let value = |v: &Option<Spanned<i64>>| v.as_ref().map(|v| *v.get_ref());
+        let (priority, nice) =
+            sched_fields(policy, value(&c.priority), value(&c.nice)).map_err(|e| match e {
+                SchedError::PriorityWithOther(_) => ck.err(
+                    span(&c.priority),
                     &k("priority"),
                     "priority applies only to policy fifo or rr; give nice for policy other",
-                ));
-            }
-            let nice = match &c.nice {
-                Some(v) => ck.int(v, &k("nice"), -20, 19)? as i32,
-                None => 0,
-            };
-            (None, Some(nice))
-        } else {
-            if let Some(v) = &c.nice {
-                return Err(ck.err(
-                    v.span(),
+                ),
+                SchedError::NiceWithRealtime(_) => ck.err(
+                    span(&c.nice),
                     &k("nice"),
                     format!(
                         "nice applies only to policy other; give priority for policy {}",
                         policy.name()
                     ),
-                ));
-            }
-            let priority = match &c.priority {
-                Some(v) => ck.int(v, &k("priority"), 1, 99)? as i32,
-                None => 95,
-            };
-            (Some(priority), None)
-        };
+                ),
+                SchedError::Priority(n) => ck.err(
+                    span(&c.priority),
+                    &k("priority"),
+                    out_of_range(n, &PRIORITIES),
+                ),
+                SchedError::Nice(n) => ck.err(span(&c.nice), &k("nice"), out_of_range(n, &NICES)),
+            })?;
         let dma_latency = c.dma_latency.as_ref().is_none_or(|v| *v.get_ref());
         let (cache, cache_default) = cache_settings(ck, c, &p)?;
         let irq_cpus = match &c.irq_cpus {
@@ -804,9 +800,8 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
                 let ns = ck.positive_duration(v, &k("period"), "period")?;
                 limits::check_period(ns).map_err(|e| ck.err(v.span(), &k("period"), e))?
             }
-            None => 1_000_000,
+            None => defaults::PERIOD_NS,
         };
-        let cyclic = kind == ProbeKind::Cyclic;
         // A key that only some kinds take: refused, with the kinds, elsewhere.
         let only = |span: Option<Range<usize>>, key: &str, kinds: &[ProbeKind]| -> Check<()> {
             match span {
@@ -878,16 +873,13 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             None => None,
         };
         let source = match &r.source {
-            Some(v) => match v.get_ref().as_str() {
-                "eventfd" | "udp" => Some(v.get_ref().clone()),
-                other => {
-                    return Err(ck.err(
-                        v.span(),
-                        &k("source"),
-                        format!("unknown event source {other:?}; use eventfd or udp"),
-                    ))
-                }
-            },
+            Some(v) => Some(ResponseSource::parse(v.get_ref()).ok_or_else(|| {
+                ck.err(
+                    v.span(),
+                    &k("source"),
+                    format!("unknown event source {:?}; use eventfd or udp", v.get_ref()),
+                )
+            })?),
             None => None,
         };
         let event_cpu = match &r.event_cpu {
@@ -903,34 +895,45 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             },
             None => None,
         };
-        let (scan_ns, working_set_bytes) = if cyclic {
-            let scan_ns = match &r.scan {
-                Some(v) => ck.duration(v, &k("scan"))?,
-                None => 100_000,
-            };
-            if scan_ns >= period_ns {
-                let span = r
-                    .scan
-                    .as_ref()
-                    .or(r.period.as_ref())
-                    .map_or(t.span(), |v| v.span());
-                return Err(ck.err(
-                    span,
-                    &k("scan"),
-                    format!(
-                        "scan {} must be shorter than the period {}",
-                        short(scan_ns),
-                        short(period_ns)
-                    ),
-                ));
+        let params = match kind {
+            P::Cyclic => {
+                let scan_ns = match &r.scan {
+                    Some(v) => ck.duration(v, &k("scan"))?,
+                    None => defaults::SCAN_NS,
+                };
+                if !scan_fits(scan_ns, period_ns) {
+                    let span = r
+                        .scan
+                        .as_ref()
+                        .or(r.period.as_ref())
+                        .map_or(t.span(), |v| v.span());
+                    return Err(ck.err(
+                        span,
+                        &k("scan"),
+                        format!(
+                            "scan {} must be shorter than the period {}",
+                            short(scan_ns),
+                            short(period_ns)
+                        ),
+                    ));
+                }
+                let working_set_bytes = match &r.working_set {
+                    Some(v) => ck.memory(v, &k("working_set"))?,
+                    None => defaults::WORKING_SET_BYTES,
+                };
+                ProbeParams::Cyclic {
+                    scan_ns,
+                    working_set_bytes,
+                }
             }
-            let ws = match &r.working_set {
-                Some(v) => ck.memory(v, &k("working_set"))?,
-                None => 256 << 10,
-            };
-            (scan_ns, ws)
-        } else {
-            (0, 0)
+            P::Chase => ProbeParams::Chase {
+                buffer_bytes,
+                iterations,
+                samples,
+                chase_length: defaults::CHASE_LENGTH,
+            },
+            P::Response => ProbeParams::Response { source, event_cpu },
+            kind => ProbeParams::defaults(kind),
         };
         let threshold_ns = match &r.threshold {
             Some(v) => Some(ck.positive_duration(v, &k("threshold"), "threshold")?),
@@ -941,29 +944,22 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
                 let ns = ck.positive_duration(v, &k("window"), "window")?;
                 limits::check_window(ns).map_err(|e| ck.err(v.span(), &k("window"), e))?
             }
-            None => 1_000_000_000,
+            None => defaults::WINDOW_NS,
         };
         let outliers = match &r.outliers {
             Some(v) => ck.count(v, &k("outliers"), &limits::OUTLIERS)? as usize,
-            None => crate::defaults::OUTLIERS,
+            None => defaults::OUTLIERS,
         };
         out.push(ProbeSpec {
             name,
-            kind,
             period_ns,
-            scan_ns,
-            working_set_bytes,
             threshold_ns,
             window_ns,
             outliers,
             max_latency_ns: ck.opt_duration(&r.max_latency, &k("max_latency"))?,
             max_jitter_ns: ck.opt_duration(&r.max_jitter, &k("max_jitter"))?,
             max_exec_ns: ck.opt_duration(&r.max_exec, &k("max_exec"))?,
-            buffer_bytes,
-            iterations,
-            samples,
-            source,
-            event_cpu,
+            params,
         });
     }
     Ok(out)

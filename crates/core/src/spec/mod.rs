@@ -155,11 +155,18 @@
 //! # Layout
 //!
 //! This file holds the checked model and [`parse`]; the rest is split by
-//! responsibility: `raw` mirrors the file as written (and names the key of
-//! a TOML or serde error), `check` turns it into the model value by value,
-//! `cache` checks the resctrl tables of a configuration, and `plan`
+//! responsibility: `probe` is the typed probe model ([`ProbeSpec`] with its
+//! per-kind [`ProbeParams`]), `sched` the scheduling policy and its
+//! priority/nice rule, `raw` mirrors the file as written (and names the key
+//! of a TOML or serde error), `check` turns it into the model value by
+//! value, `cache` checks the resctrl tables of a configuration, and `plan`
 //! answers what runs, in which order and for how long, and bounds the
 //! matrix.
+//!
+//! The model is not only a spec file's: `jitterlab run X` builds a one-cell
+//! [`Spec`] from its flags (one configuration, the `idle` scenario, the
+//! `host` deployment, one probe), so the runner has one input whichever
+//! front door it came through.
 //!
 //! [`parse_duration`]: crate::units::parse_duration
 //! [`parse_size`]: crate::units::parse_size
@@ -168,7 +175,9 @@
 mod cache;
 mod check;
 mod plan;
+mod probe;
 mod raw;
+mod sched;
 
 use std::fmt;
 
@@ -180,8 +189,10 @@ use self::raw::{serde_error, RawSpec};
 use crate::cell::CellKey;
 use crate::limits;
 use crate::resctrl::{CacheDefault, CacheGroup};
-use crate::result::ProbeKind;
 use crate::units::CpuList;
+
+pub use self::probe::{scan_fits, ProbeParams, ProbeSpec, ResponseSource};
+pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};
 
 /// What a spec is checked against: facts about the machine and the caller.
 #[derive(Debug, Clone, Copy)]
@@ -248,29 +259,6 @@ pub struct Spec {
     pub warnings: Vec<String>,
 }
 
-/// Scheduling policy of the probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    /// SCHED_FIFO.
-    Fifo,
-    /// SCHED_RR.
-    Rr,
-    /// SCHED_OTHER.
-    Other,
-}
-
-impl Policy {
-    /// The name in spec files: `fifo`, `rr`, `other`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Fifo => "fifo",
-            Policy::Rr => "rr",
-            Policy::Other => "other",
-        }
-    }
-}
-
 /// One configuration: how the probe is placed and scheduled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Configuration {
@@ -280,7 +268,8 @@ pub struct Configuration {
     pub probe_cpus: Vec<usize>,
     /// CPUs neighbours run on unless a scenario says otherwise.
     pub neighbour_cpus: Vec<usize>,
-    /// Probe scheduling policy.
+    /// Probe scheduling policy (stored by its name).
+    #[serde(with = "sched::policy_name")]
     pub policy: Policy,
     /// Real-time priority (fifo/rr), `None` for other.
     pub priority: Option<i32>,
@@ -360,49 +349,6 @@ pub struct CommandSpec {
     pub cpus: Option<Vec<usize>>,
 }
 
-/// One probe and its parameters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeSpec {
-    /// Name, unique in the spec.
-    pub name: String,
-    /// Which probe.
-    pub kind: ProbeKind,
-    /// Period (cyclic) or interval (wakeup), ns.
-    pub period_ns: u64,
-    /// Scan (busy work per cycle), ns; 0 for wakeup.
-    pub scan_ns: u64,
-    /// Working set the scan touches, bytes; 0 for wakeup.
-    pub working_set_bytes: u64,
-    /// Threshold for "% over threshold", ns.
-    pub threshold_ns: Option<u64>,
-    /// Window length, ns.
-    pub window_ns: u64,
-    /// How many worst samples to keep.
-    pub outliers: usize,
-    /// Limit on the maximum latency, ns.
-    pub max_latency_ns: Option<u64>,
-    /// Limit on the maximum absolute jitter, ns.
-    pub max_jitter_ns: Option<u64>,
-    /// Limit on the maximum execution time, ns (cyclic only).
-    pub max_exec_ns: Option<u64>,
-    /// Chase buffer, bytes (chase only; `None`: from the cache topology).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffer_bytes: Option<u64>,
-    /// Timed chases per sample (chase only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<u64>,
-    /// Samples after which a chase cell ends (chase only; `None`: as many
-    /// as fit in the duration, which stays the cap either way).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub samples: Option<u64>,
-    /// Event source, `eventfd` or `udp` (response only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// CPU the events are made on (response only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_cpu: Option<usize>,
-}
-
 /// One cell of the matrix, in run order: repetition (outermost),
 /// configuration, scenario, deployment, probe (innermost) — repetitions
 /// outermost so slow drift of the machine spreads over every cell alike.
@@ -463,7 +409,7 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
     };
     let warmup_ns = match &raw.warmup {
         Some(v) => ck.duration(v, "warmup")?,
-        None => 2_000_000_000,
+        None => crate::defaults::WARMUP_NS,
     };
     let repetitions = match &raw.repetitions {
         Some(v) => ck.count(v, "repetitions", &limits::REPETITIONS)? as u32,

@@ -11,7 +11,6 @@ use super::raw::{RawProbe, RawSpec};
 use super::{CellPlan, Configuration, ProbeSpec, Spec};
 use crate::cell::CellKey;
 use crate::limits;
-use crate::result::ProbeKind;
 use crate::units::format_duration_exact;
 
 impl Spec {
@@ -43,6 +42,19 @@ impl Spec {
         cells
     }
 
+    /// The neighbour CPUs of a cell: its scenario's, else its
+    /// configuration's.
+    pub fn neighbour_cpus(&self, cell: &CellPlan) -> Vec<usize> {
+        self.scenarios[cell.scenario]
+            .cpus
+            .clone()
+            .unwrap_or_else(|| {
+                self.configurations[cell.configuration]
+                    .neighbour_cpus
+                    .clone()
+            })
+    }
+
     /// Number of cells, without building them.
     pub fn cell_count(&self) -> u64 {
         cell_count(
@@ -72,7 +84,7 @@ impl Spec {
             ));
         }
         for (i, p) in self.probes.iter().enumerate() {
-            let threads = probe_threads(p.kind, &self.configurations);
+            let threads = probe_threads(p, &self.configurations);
             limits::check_window_rows(self.duration_ns, p.window_ns, threads)
                 .map_err(|e| format!("probe[{i}] ({}): {e}", p.name))?;
         }
@@ -125,7 +137,7 @@ impl Spec {
             "  total: {}\n",
             wall(self.planned_ns(setup_ns, once_ns))
         ));
-        if self.probes.iter().any(|p| p.samples.is_some()) {
+        if self.probes.iter().any(|p| p.samples().is_some()) {
             out.push_str(
                 "  (a chase cell with samples ends after them: the times are upper bounds)\n",
             );
@@ -133,7 +145,7 @@ impl Spec {
         let index_width = format!("{n}/{n}").len();
         let name_width = cells.iter().map(|c| c.key.name().len()).max().unwrap_or(0);
         for (i, c) in cells.iter().enumerate() {
-            let measured = match self.probes[c.probe].samples {
+            let measured = match self.probes[c.probe].samples() {
                 Some(k) => format!("{k} samples, at most {}", short(self.duration_ns)),
                 None => short(self.duration_ns),
             };
@@ -188,17 +200,14 @@ pub(super) fn too_many_cells(
     )
 }
 
-/// Threads a probe of `kind` measures on in the widest configuration: one
-/// per probe CPU for wakeup, one otherwise (see the bench's cell plan).
-pub(super) fn probe_threads(kind: ProbeKind, configurations: &[Configuration]) -> u64 {
-    match kind {
-        ProbeKind::Wakeup => configurations
-            .iter()
-            .map(|c| c.probe_cpus.len() as u64)
-            .max()
-            .unwrap_or(1),
-        _ => 1,
-    }
+/// Threads a probe measures on in the widest configuration
+/// ([`ProbeSpec::cpus`]: one per probe CPU for wakeup, one otherwise).
+pub(super) fn probe_threads(probe: &ProbeSpec, configurations: &[Configuration]) -> u64 {
+    configurations
+        .iter()
+        .map(|c| probe.cpus(&c.probe_cpus).len() as u64)
+        .max()
+        .unwrap_or(1)
 }
 
 /// Refuses a matrix of more than [`limits::MAX_CELLS`] cells, at
@@ -234,7 +243,7 @@ pub(super) fn check_window_rows(
     duration_ns: u64,
 ) -> Check<()> {
     for (i, (t, p)) in raw.iter().zip(probes).enumerate() {
-        let threads = probe_threads(p.kind, configurations);
+        let threads = probe_threads(p, configurations);
         if let Err(e) = limits::check_window_rows(duration_ns, p.window_ns, threads) {
             let span = t.get_ref().window.as_ref().map_or(t.span(), |v| v.span());
             return Err(ck.err(span, &format!("probe[{i}].window"), e));

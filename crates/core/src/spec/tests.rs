@@ -5,6 +5,7 @@
 use super::check::parse_khz;
 use super::*;
 use crate::resctrl::{CacheMask, Resource};
+use crate::result::ProbeKind;
 
 const BUILTINS: &[&str] = &[
     "idle",
@@ -204,21 +205,17 @@ fn minimal_spec_gets_every_default() {
             }],
             probes: vec![ProbeSpec {
                 name: "cyclic".into(),
-                kind: ProbeKind::Cyclic,
                 period_ns: 1_000_000,
-                scan_ns: 100_000,
-                working_set_bytes: 256 << 10,
                 threshold_ns: None,
                 window_ns: 1_000_000_000,
                 outliers: 20,
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: None,
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                source: None,
-                event_cpu: None,
+                params: ProbeParams::Cyclic {
+                    scan_ns: 100_000,
+                    working_set_bytes: 256 << 10,
+                },
             }],
             warnings: vec![],
         }
@@ -305,7 +302,7 @@ max_exec = "1ms"
                 name: "rt".into(),
                 probe_cpus: vec![1],
                 neighbour_cpus: vec![0],
-                policy: Policy::Rr,
+                policy: Policy::RoundRobin,
                 priority: Some(80),
                 nice: None,
                 dma_latency: true,
@@ -350,39 +347,28 @@ max_exec = "1ms"
         [
             ProbeSpec {
                 name: "timer".into(),
-                kind: ProbeKind::Wakeup,
                 period_ns: 250_000,
-                scan_ns: 0,
-                working_set_bytes: 0,
                 threshold_ns: Some(100_000),
                 window_ns: 500_000_000,
                 outliers: 0,
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                source: None,
-                event_cpu: None,
+                params: ProbeParams::Wakeup,
             },
             ProbeSpec {
                 name: "cyclic".into(),
-                kind: ProbeKind::Cyclic,
                 period_ns: 4_000_000,
-                scan_ns: 500_000,
-                working_set_bytes: 1 << 20,
                 threshold_ns: None,
                 window_ns: 1_000_000_000,
                 outliers: 20,
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: Some(1_000_000),
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                source: None,
-                event_cpu: None,
+                params: ProbeParams::Cyclic {
+                    scan_ns: 500_000,
+                    working_set_bytes: 1 << 20,
+                },
             },
         ]
     );
@@ -422,6 +408,116 @@ fn spec_serializes_for_the_store() {
             irq_cpus: Some(vec![0]),
             ..ConfigSettings::default()
         }
+    );
+}
+
+/// Every kind's keys as a bench has always stored them: the flat object,
+/// `scan_ns` and `working_set_bytes` on every probe, the other kinds' keys
+/// only when set; and the same values back.
+#[test]
+fn every_kind_serializes_as_stored_and_back() {
+    let s = ok(concat!(
+        "duration = \"1s\"\n",
+        "[[configuration]]\nname = \"rr\"\npolicy = \"rr\"\npriority = 5\n",
+        "[[probe]]\nkind = \"cyclic\"\nscan = \"300us\"\nworking_set = \"1MiB\"\nmax_exec = \"1ms\"\n",
+        "[[probe]]\nkind = \"chase\"\nbuffer = \"1MiB\"\niterations = 100\nsamples = 50\n",
+        "[[probe]]\nkind = \"chase\"\nname = \"c2\"\n",
+        "[[probe]]\nkind = \"response\"\nsource = \"eventfd\"\nevent_cpu = \"0\"\n",
+        "[[probe]]\nkind = \"response\"\nname = \"r2\"\n",
+        "[[probe]]\nkind = \"ctxswitch\"\n",
+        "[[probe]]\nkind = \"timerlat\"\nthreshold = \"20us\"\n",
+    ));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["configurations"][0]["policy"], "rr");
+    let common = |name: &str, kind: &str| {
+        serde_json::json!({
+            "name": name, "kind": kind, "period_ns": 1_000_000, "scan_ns": 0,
+            "working_set_bytes": 0, "threshold_ns": null, "window_ns": 1_000_000_000,
+            "outliers": 20, "max_latency_ns": null, "max_jitter_ns": null, "max_exec_ns": null,
+        })
+    };
+    let with = |mut v: serde_json::Value, extra: serde_json::Value| {
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    assert_eq!(
+        json["probes"],
+        serde_json::json!([
+            with(
+                common("cyclic", "cyclic"),
+                serde_json::json!({"scan_ns": 300_000, "working_set_bytes": 1 << 20, "max_exec_ns": 1_000_000})
+            ),
+            with(
+                common("chase", "chase"),
+                serde_json::json!({"buffer_bytes": 1 << 20, "iterations": 100, "samples": 50})
+            ),
+            common("c2", "chase"),
+            with(
+                common("response", "response"),
+                serde_json::json!({"source": "eventfd", "event_cpu": 0})
+            ),
+            common("r2", "response"),
+            common("ctxswitch", "ctxswitch"),
+            with(
+                common("timerlat", "timerlat"),
+                serde_json::json!({"threshold_ns": 20_000})
+            ),
+        ])
+    );
+    let back: Spec = serde_json::from_value(json).unwrap();
+    assert_eq!(back, s);
+}
+
+/// What a spec file cannot say but `jitterlab run` can (a chase length, a
+/// timerlat on every probe CPU) is stored only when it is not the default,
+/// and read back; a key of another kind is refused.
+#[test]
+fn run_only_parameters_round_trip() {
+    let chase = ProbeSpec {
+        name: "chase".into(),
+        period_ns: 0,
+        threshold_ns: Some(100_000),
+        window_ns: 1_000_000_000,
+        outliers: 20,
+        max_latency_ns: None,
+        max_jitter_ns: None,
+        max_exec_ns: None,
+        params: ProbeParams::Chase {
+            buffer_bytes: None,
+            iterations: Some(100),
+            samples: None,
+            chase_length: 512,
+        },
+    };
+    let timerlat = ProbeSpec {
+        name: "timerlat".into(),
+        params: ProbeParams::Timerlat {
+            user_threads: true,
+            every_probe_cpu: true,
+        },
+        ..chase.clone()
+    };
+    for p in [&chase, &timerlat] {
+        let json = serde_json::to_value(p).unwrap();
+        assert_eq!(&serde_json::from_value::<ProbeSpec>(json).unwrap(), p);
+    }
+    let json = serde_json::to_value(&chase).unwrap();
+    assert_eq!(json["chase_length"], 512);
+    assert_eq!(json["iterations"], 100);
+    let json = serde_json::to_value(&timerlat).unwrap();
+    assert_eq!(
+        (&json["user_threads"], &json["every_probe_cpu"]),
+        (&true.into(), &true.into())
+    );
+    let mut wrong = serde_json::to_value(&chase).unwrap();
+    wrong["source"] = "udp".into();
+    assert_eq!(
+        serde_json::from_value::<ProbeSpec>(wrong)
+            .unwrap_err()
+            .to_string(),
+        "source does not apply to a chase probe"
     );
 }
 
@@ -1290,21 +1386,27 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     );
     let p = &spec.probes;
     assert_eq!(
-        (p[0].kind, p[0].buffer_bytes, p[0].iterations, p[0].samples),
-        (ProbeKind::Chase, Some(1 << 20), Some(50), Some(200))
+        p[0].params,
+        ProbeParams::Chase {
+            buffer_bytes: Some(1 << 20),
+            iterations: Some(50),
+            samples: Some(200),
+            chase_length: 1024,
+        }
     );
-    assert_eq!(p[1].samples, None);
+    assert_eq!(p[1].samples(), None);
     assert_eq!(
+        (&p[1].params, p[1].period_ns),
         (
-            p[1].kind,
-            p[1].source.as_deref(),
-            p[1].event_cpu,
-            p[1].period_ns
-        ),
-        (ProbeKind::Response, Some("udp"), Some(0), 2_000_000)
+            &ProbeParams::Response {
+                source: Some(ResponseSource::Udp),
+                event_cpu: Some(0),
+            },
+            2_000_000
+        )
     );
     assert_eq!(
-        (p[2].kind, p[2].max_latency_ns),
+        (p[2].kind(), p[2].max_latency_ns),
         (ProbeKind::Ctxswitch, Some(50_000))
     );
     assert_eq!(

@@ -1,0 +1,158 @@
+//! From one cell of a checked spec to what the measurement needs: the
+//! [`RunPlan`].
+//!
+//! Both front doors end here. A bench cell is a cell of the spec the user
+//! wrote; `jitterlab run X` is the one cell of the spec the command line
+//! built from its flags. Neither is checked again: the spec checker and the
+//! command line each refused what is wrong, naming their own keys or flags.
+//! What only a run can ask for — output files, `--cycles`, `--strict`,
+//! `--break-trace`, the live view — travels beside the spec in
+//! [`RunOptions`]; a bench cell measures with [`RunOptions::default`].
+
+use std::path::PathBuf;
+
+use jitterlab_core::defaults;
+use jitterlab_core::result::{Params, ProbeKind};
+use jitterlab_core::spec::{CellPlan, Spec};
+
+use crate::system::rt::SchedRequest;
+
+/// How a measurement ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stop {
+    /// At the spec's duration (a bench cell; a run with `--duration` or its
+    /// default). A chase with a sample count ends after it, sooner.
+    #[default]
+    Duration,
+    /// After this many cycles (hand-overs, events) per thread: `--cycles`.
+    Cycles(u64),
+    /// After the chase's samples ([`jitterlab_core::defaults::SAMPLES`]
+    /// unless given), with no deadline: `run chase` without `--duration`.
+    Samples,
+}
+
+/// What `jitterlab run` asks for beside its one-cell spec; the default is
+/// a bench cell's (no files of its own, rows into the bench's store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOptions {
+    /// How the measurement ends.
+    pub stop: Stop,
+    /// `--strict`: fail when a real-time default cannot be applied.
+    pub strict: bool,
+    /// `--json`: the whole result.
+    pub json: Option<PathBuf>,
+    /// `--csv`: the window rows, streamed.
+    pub csv: Option<PathBuf>,
+    /// `--histogram`: cyclictest's wake-up latency histogram.
+    pub histogram: Option<PathBuf>,
+    /// `--histogram-buckets`: its 1 µs buckets.
+    pub histogram_buckets: usize,
+    /// `--break-trace`: the latency that stops the kernel trace and the run.
+    pub break_trace: Option<u64>,
+    /// `--progress`: the live view even when stdout is not a terminal.
+    pub progress: bool,
+    /// `--no-db`: do not store the run.
+    pub no_db: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            stop: Stop::Duration,
+            strict: false,
+            json: None,
+            csv: None,
+            histogram: None,
+            histogram_buckets: defaults::HISTOGRAM_BUCKETS,
+            break_trace: None,
+            progress: false,
+            no_db: false,
+        }
+    }
+}
+
+/// The limits a measurement checks its result against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// On the main latency, ns.
+    pub latency: Option<u64>,
+    /// On the periodic jitter's magnitude, ns.
+    pub jitter: Option<u64>,
+    /// On the execution time, ns.
+    pub exec: Option<u64>,
+}
+
+/// A measurement, planned and ready to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    /// The probe.
+    pub kind: ProbeKind,
+    /// Period or interval, ns.
+    pub period: u64,
+    /// Probe CPUs, one thread each.
+    pub cpus: Vec<usize>,
+    /// `(working set, scan)` for the cyclic probe.
+    pub scan: Option<(u64, u64)>,
+    /// Scheduling request.
+    pub sched: SchedRequest,
+    /// Parameters as stored in the result.
+    pub params: Params,
+    /// Worst samples kept per metric.
+    pub outliers: usize,
+    /// The limits of the result.
+    pub limits: Limits,
+    /// 1 µs buckets of the wake-up latency histogram, when one is written.
+    pub histogram_buckets: Option<usize>,
+}
+
+/// The plan of one cell of `spec` (a run's only cell, or a bench's).
+pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
+    let config = &spec.configurations[cell.configuration];
+    let probe = &spec.probes[cell.probe];
+    let cpus = probe.cpus(&config.probe_cpus);
+    let (duration_ns, cycles) = match opts.stop {
+        Stop::Duration => (Some(spec.duration_ns), None),
+        Stop::Cycles(n) => (None, Some(n)),
+        Stop::Samples => (None, probe.samples()),
+    };
+    let scan = probe.scan();
+    RunPlan {
+        kind: probe.kind(),
+        period: probe.period_ns,
+        scan,
+        sched: SchedRequest {
+            policy: config.policy,
+            priority: config.priority.unwrap_or(0),
+            nice: config.nice.unwrap_or(0),
+        },
+        params: Params {
+            period_ns: probe.period_ns,
+            duration_ns,
+            cycles,
+            cpus: cpus.clone(),
+            policy: config.policy.name().into(),
+            priority: config.priority,
+            nice: config.nice,
+            scan_ns: scan.map_or(0, |s| s.1),
+            working_set_bytes: scan.map_or(0, |s| s.0),
+            window_ns: probe.window_ns,
+            threshold_ns: probe.threshold(),
+            break_trace_ns: opts.break_trace,
+            strict: opts.strict,
+        },
+        cpus,
+        outliers: probe.outliers,
+        limits: Limits {
+            latency: probe.max_latency_ns,
+            jitter: probe.max_jitter_ns,
+            exec: probe.max_exec_ns,
+        },
+        histogram_buckets: opts.histogram.as_ref().map(|_| opts.histogram_buckets),
+    }
+}
+
+/// The priority of a probe's real-time threads in `plan` (the event probes'
+/// and rtla's threads are SCHED_FIFO whatever the policy).
+pub fn fifo_priority(plan: &RunPlan) -> i32 {
+    plan.params.priority.unwrap_or(defaults::PRIORITY)
+}
