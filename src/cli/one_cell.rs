@@ -52,9 +52,9 @@ use super::{
 };
 use crate::error::bad;
 use crate::output::errln;
+use crate::probe::timerlat::TimerlatRequest;
 use crate::probe::{ctxswitch, response, timerlat};
-use crate::runner::timerlat::TimerlatRequest;
-use crate::runner::{self, out_files, probes, RunOptions, Stop};
+use crate::runner::{self, out_files, RunOptions, Stop};
 use crate::system::host;
 
 /// A run, as the runner takes it.
@@ -137,7 +137,7 @@ pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
             check_common(db, &a.common, a.interval, 1)?;
             let run = ctxswitch_cell(a, &online)?;
             let (cell, plan) = cell_and_plan(&run);
-            ctxswitch::validate(&probes::ctxswitch_args(&run.spec, &cell, &plan), &online)?;
+            ctxswitch::validate(&ctxswitch::args(&run.spec, &cell, &plan), &online)?;
             Ok(run)
         }
         RunCommand::Response(a) => {
@@ -147,7 +147,7 @@ pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
             check_common(db, &a.common, a.interval, 1)?;
             let run = response_cell(a, &online)?;
             let (cell, plan) = cell_and_plan(&run);
-            let args = probes::response_args(&run.spec, &cell, &plan);
+            let args = response::args(&run.spec, &cell, &plan);
             for w in response::validate(&args, &online)? {
                 errln!("jitterlab: warning: {w}");
             }

@@ -66,17 +66,13 @@
 //! `nonstop_tsc` in `/proc/cpuinfo` gets a warning: its cycles are not a
 //! steady clock.
 
-// The integrator wires `jitterlab run chase`; until then nothing outside the
-// tests calls into this module, and this expectation fails the build once
-// something does, so that it is removed with the wiring.
-
 use std::fs;
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use jitterlab_core::chase::{
     choose_buffer, duration_sample_bound, format_bytes, single_cycle, CacheInfo, CacheKind,
     CpuidTsc, SampleAccumulator, SampleRow, TscSource,
@@ -89,6 +85,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::bad;
 use crate::system::host::{cpuinfo_has_flag, read_opt};
+use crate::system::journal::Journal;
+
+use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
+use crate::runner::{RunPlan, Stop};
+use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
 
 // The metric table lives with the probe kinds: `ProbeKind::Chase.metrics()`.
 
@@ -107,7 +108,7 @@ const DEFAULT_LINE: u64 = 64;
 const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// What the runner asks of the probe, built from a cell of the typed spec
-/// in one place (`runner::probes::chase_args`).
+/// in one place ([`args`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChaseArgs {
     /// The probe's CPU, whose caches size the default buffer.
@@ -602,6 +603,83 @@ impl Chase {
             stopped_early: stopped,
             warnings,
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The probe the runner measures.
+
+/// The chase's arguments for a cell: the probe CPU, the cell's neighbour
+/// CPUs (their shared cache sizes the default buffer), and how it ends — by
+/// its samples, else at the spec's duration (a run without `--duration`
+/// ends by the default sample count, with no deadline).
+pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan, stop: Stop) -> ChaseArgs {
+    let ProbeParams::Chase {
+        buffer_bytes,
+        iterations,
+        samples,
+        chase_length,
+    } = spec.probes[cell.probe].params
+    else {
+        unreachable!("chase arguments of a probe that is no chase")
+    };
+    ChaseArgs {
+        cpu: plan.cpus[0],
+        neighbours: spec.neighbour_cpus(cell).into_iter().collect(),
+        buffer: buffer_bytes,
+        iterations: iterations.unwrap_or(jitterlab_core::defaults::ITERATIONS),
+        samples,
+        duration_ns: match (stop, samples) {
+            (Stop::Duration, None) => Some(spec.duration_ns),
+            _ => None,
+        },
+        chase_length,
+        ..ChaseArgs::default()
+    }
+}
+
+/// The chase of a cell, on one thread (see [`ChaseProbe`]).
+pub fn build(cell: &Cell<'_>, _journal: &mut Journal) -> Result<Probes> {
+    Ok(Probes::threads(vec![Box::new(ChaseProbe {
+        root: cell.root.to_path_buf(),
+        args: args(cell.spec, cell.cell, cell.plan, cell.stop),
+        chase: None,
+    })]))
+}
+
+/// The chase, prepared on the probe thread: the buffer is allocated and
+/// touched there, near the probe CPU.
+pub struct ChaseProbe {
+    root: PathBuf,
+    args: ChaseArgs,
+    chase: Option<Chase>,
+}
+
+impl Probe for ChaseProbe {
+    fn prepare(&mut self) -> Result<Prepared> {
+        let c = prepare(&self.root, &self.args)?;
+        let warnings = c.warnings().to_vec();
+        self.chase = Some(c);
+        Ok(Prepared {
+            warnings,
+            ..Prepared::default()
+        })
+    }
+
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
+        let sink = recorder.events()?;
+        let c = self.chase.as_mut().context("the chase was not prepared")?;
+        let out = c.run(start.stop, sink);
+        Ok(Report {
+            warnings: out.warnings.clone(),
+            detail: Some(serde_json::to_value(&out)?),
+            ..Report::default()
+        })
+    }
+
+    fn teardown(&mut self, _root: &Path, _journal: &mut Journal) -> Vec<String> {
+        self.chase = None;
+        Vec::new()
     }
 }
 

@@ -52,9 +52,6 @@
 //! [`super::token`]; the skip rule of a paced run is
 //! [`jitterlab_core::cycle::next_release_after`].
 
-// The runner wires `jitterlab run ctxswitch` to this module; until then only
-// the tests call it.
-
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -72,12 +69,15 @@ use super::helper_thread::{
     Ended, HELPER_STACK,
 };
 use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
+use super::{Probe, Probes, Recorder, Report, Start};
+use crate::runner::plan::{fifo_priority, RunPlan};
+use jitterlab_core::spec::{CellPlan, Spec};
 
 // The metric table lives with the probe kinds: `ProbeKind::Ctxswitch.metrics()`.
 
 /// What the runner asks of the probe (for `jitterlab run ctxswitch` and a
 /// bench cell alike), built from a cell of the typed spec in one place
-/// (`runner::probes::ctxswitch_args`).
+/// ([`args`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CtxswitchArgs {
     /// The CPU both threads run on.
@@ -263,6 +263,47 @@ fn sample(index: u64, take: u64, give: u64) -> EventSample {
         index,
         at: take,
         values: [Some(take as i64 - give as i64), None, None, None],
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The probe the runner measures.
+
+/// The context-switch probe's arguments for a cell.
+pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> CtxswitchArgs {
+    CtxswitchArgs {
+        cpu: plan.cpus[0],
+        priority: fifo_priority(plan),
+        count: plan.params.cycles,
+        duration: plan.params.duration_ns,
+        interval: spec.probes[cell.probe].period_ns,
+    }
+}
+
+/// The context-switch probe of a cell, on one thread.
+pub fn build(
+    cell: &super::Cell<'_>,
+    _journal: &mut crate::system::journal::Journal,
+) -> Result<Probes> {
+    Ok(Probes::threads(vec![Box::new(CtxswitchProbe {
+        args: args(cell.spec, cell.cell, cell.plan),
+    })]))
+}
+
+/// Two threads handing a token back and forth; the partner is started by
+/// [`run`] on the measuring thread.
+pub struct CtxswitchProbe {
+    args: CtxswitchArgs,
+}
+
+impl Probe for CtxswitchProbe {
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
+        let out = run(&self.args, start.stop, recorder.events()?)?;
+        Ok(Report {
+            warnings: out.warnings.clone(),
+            detail: Some(serde_json::to_value(&out)?),
+            ..Report::default()
+        })
     }
 }
 

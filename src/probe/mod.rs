@@ -1,32 +1,352 @@
-//! The measured real-time workloads.
+//! The measured real-time workloads, and the one interface the runner
+//! measures them through.
 //!
-//! Two kinds of probe:
+//! # One probe interface
+//!
+//! Every probe is built for one cell of the typed spec ([`Cell`]) by the
+//! function [`registry`] names for its kind, and comes back as [`Probes`]:
+//!
+//! * **Threads** — one [`Probe`] per measuring thread (the wake-up probe
+//!   has one per probe CPU, every other probe one). The runner's lifecycle
+//!   (`runner::lifecycle`) starts a thread per probe, pins and schedules it
+//!   (DESIGN rule 3), calls [`Probe::prepare`] on it, allocates the
+//!   thread's [`Recorder`] there, waits at the start barrier (where
+//!   `--strict` may abort), then calls [`Probe::measure`], which pushes
+//!   every sample into the recorder until the probe's own count is reached
+//!   or the stop flag is raised. Whatever the probe changed on the machine
+//!   goes back in [`Probe::teardown`], with the journal, on every path.
+//! * **External** — an [`ExternalProbe`] runs a tool that measures on its
+//!   own threads (`timerlat` drives `rtla`) and returns finished statistics
+//!   ([`Finished`]) for the same result model.
+//!
+//! The probes:
 //!
 //! * **Periodic** — `cyclic` and `wakeup` share one thread body
 //!   ([`periodic`]): `cyclic` adds the scan workload ([`scan`]) that emulates
 //!   a PLC task; `wakeup` runs the bare loop on one thread per CPU, as
-//!   cyclictest does. Each thread pushes every cycle into its own
-//!   preallocated `Recorder` (the sink of `jitterlab_core::sink`).
+//!   cyclictest does. Each pushes one `CycleSample` per cycle.
 //! * **Event** — each sample is one event rather than one release:
 //!   [`chase`] (a pointer chase over a buffer sized to the cache the
 //!   neighbour shares, timed in TSC cycles), [`ctxswitch`] (a token handed
 //!   between two real-time threads on one CPU) and [`response`] (an event
 //!   made on another CPU, answered by the real-time thread). They push
-//!   `EventSample`s into the `EventRecorder` of `runner::event`, which gives
-//!   them the same statistics, windows and store as the periodic probes.
+//!   `EventSample`s, which get the same statistics, windows and store as
+//!   the periodic probes' cycles.
+//! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
+//!   through `rtla`, for the interrupt latency no user-space probe can see.
 //!
 //! `ctxswitch` and `response` run a helper thread beside the calling one
 //! and share its set-up, their argument checks and their pacing
 //! ([`helper_thread`]) and their eventfd token calls ([`token`]).
-//!
-//! [`timerlat`] is not ours: it drives the kernel's timerlat tracer through
-//! `rtla`, for the interrupt latency no user-space probe can see.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use jitterlab_core::event::{EventLive, EventRecorder};
+use jitterlab_core::outlier::OutlierKeeper;
+use jitterlab_core::result::{BreakEvent, Calibration, Params, ThreadResult};
+use jitterlab_core::sink::{self, LatencyHistogram, LiveStats, METRICS};
+use jitterlab_core::spec::{CellPlan, Spec};
+use jitterlab_core::stats::{MetricStats, MetricSummary};
+use jitterlab_core::window::WindowAggregator;
+
+use crate::runner::{RunPlan, Stop};
+use crate::store::StoredHistogram;
+use crate::system::journal::Journal;
 
 pub mod chase;
 pub mod ctxswitch;
+#[cfg(test)]
+pub mod fake;
 pub mod helper_thread;
 pub mod periodic;
+pub mod registry;
 pub mod response;
 pub mod scan;
 pub mod timerlat;
 pub mod token;
+
+/// One cell of the typed spec, planned: everything a probe is built from.
+pub struct Cell<'a> {
+    /// The sysroot.
+    pub root: &'a Path,
+    /// The checked spec.
+    pub spec: &'a Spec,
+    /// The cell of `spec` to measure.
+    pub cell: &'a CellPlan,
+    /// Its plan.
+    pub plan: &'a RunPlan,
+    /// How the measurement ends.
+    pub stop: Stop,
+    /// Scan calibrations made once before, idle (a bench), by thread.
+    pub calibrated: Option<&'a [Calibration]>,
+    /// Where an external tool writes its files: the bench's directory of
+    /// the cell; `None`: the probe makes a work directory of its own (a
+    /// run).
+    pub workdir: Option<&'a Path>,
+}
+
+/// What a probe reports once it is set up on its thread.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// Warnings, said before the real-time report.
+    pub warnings: Vec<String>,
+    /// The scan calibration the thread measures with.
+    pub calibration: Option<Calibration>,
+    /// What the calibration made here, on this thread, has to say (said
+    /// after the real-time report; a bench's idle calibration said it
+    /// already).
+    pub calibration_note: Option<String>,
+}
+
+/// What every measuring thread of a probe shares once released.
+pub struct Start<'a> {
+    /// The common first release (CLOCK_MONOTONIC, ns): a periodic probe's
+    /// schedule starts there; an event probe starts when it is released.
+    pub t0: u64,
+    /// Raised to end every thread (a signal, the deadline, a break event);
+    /// a probe may raise it to end the others.
+    pub stop: &'a AtomicBool,
+}
+
+/// The release schedule's counts of a periodic thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScheduleCounts {
+    /// Measured cycles.
+    pub cycles: u64,
+    /// Releases due.
+    pub releases: u64,
+    /// Releases skipped after an overrun.
+    pub skipped: u64,
+    /// Cycles that overran their period.
+    pub overruns: u64,
+}
+
+/// What a probe reports once it has measured.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Stored as the result's `detail` (the probe module documents it).
+    pub detail: Option<serde_json::Value>,
+    /// Warnings, stored with the result's own.
+    pub warnings: Vec<String>,
+    /// A periodic probe's schedule; `None`: every sample is one release.
+    pub schedule: Option<ScheduleCounts>,
+    /// What `--break-trace` caught.
+    pub break_event: Option<BreakEvent>,
+}
+
+/// One measuring thread's probe: built by the registry (with the journal
+/// at hand for any change to the machine), moved to its real-time thread
+/// and back.
+pub trait Probe: Send {
+    /// Runs on the real-time thread once it is pinned and scheduled, before
+    /// the start is recorded: allocate and touch buffers here (first touch
+    /// places memory near the probe CPU), calibrate.
+    fn prepare(&mut self) -> Result<Prepared> {
+        Ok(Prepared::default())
+    }
+
+    /// Runs on the real-time thread from the release until the probe's own
+    /// count is reached or `start.stop` is raised, pushing every sample
+    /// into `recorder` (allocating nothing, taking no lock).
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report>;
+
+    /// Undoes what building the probe changed on the machine (namespaces,
+    /// settings), forgetting the journal entries it made; one line per
+    /// thing put back. Called on every path after the measurement.
+    fn teardown(&mut self, _root: &Path, _journal: &mut Journal) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// What an external tool measured, finished: its figures in the result
+/// model.
+#[derive(Debug)]
+pub struct Finished {
+    /// One entry per measured CPU.
+    pub threads: Vec<ThreadResult>,
+    /// Every CPU merged, when there are several.
+    pub combined: Option<BTreeMap<String, MetricSummary>>,
+    /// The histograms behind every metric summary.
+    pub histograms: Vec<StoredHistogram>,
+    /// Warnings, in the order they arose.
+    pub warnings: Vec<String>,
+    /// What the tool reports beyond its metrics.
+    pub detail: serde_json::Value,
+    /// From the tool's start to its end, ns.
+    pub elapsed_ns: u64,
+    /// Stopped early by SIGINT/SIGTERM.
+    pub interrupted: bool,
+}
+
+/// A probe that runs an external tool, which applies its own real-time
+/// set-up and measures on its own threads.
+pub trait ExternalProbe: Send {
+    /// The parameters stored with its result.
+    fn params(&self) -> Params;
+
+    /// Runs the tool until it ends by itself or `signalled` is raised.
+    fn measure(&mut self, signalled: &AtomicBool) -> Result<Finished>;
+
+    /// Removes what building the probe made (a work directory), with the
+    /// journal; one line per thing that did not go as it should.
+    fn teardown(&mut self, _root: &Path, _journal: &mut Journal) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The measuring threads' probes of a cell.
+pub struct Threads {
+    /// One probe per thread; thread `i` runs on the plan's CPU `i`.
+    pub probes: Vec<Box<dyn Probe>>,
+    /// Warnings from building them, said first.
+    pub warnings: Vec<String>,
+}
+
+/// What the registry builds for a cell.
+pub enum Probes {
+    /// Probes measured on threads of ours.
+    Threads(Threads),
+    /// A probe that runs an external tool.
+    External(Box<dyn ExternalProbe>),
+}
+
+impl Probes {
+    /// The cell's probes on their threads, without warnings.
+    pub fn threads(probes: Vec<Box<dyn Probe>>) -> Probes {
+        Probes::Threads(Threads {
+            probes,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The parameters stored with the result: the plan's, or the ones the
+    /// external tool measures with.
+    pub fn params(&self, plan: &RunPlan) -> Params {
+        match self {
+            Probes::Threads(_) => plan.params.clone(),
+            Probes::External(p) => p.params(),
+        }
+    }
+
+    /// Tears every probe down (see [`Probe::teardown`]); the lines of all.
+    pub fn teardown(&mut self, root: &Path, journal: &mut Journal) -> Vec<String> {
+        match self {
+            Probes::Threads(t) => t
+                .probes
+                .iter_mut()
+                .flat_map(|p| p.teardown(root, journal))
+                .collect(),
+            Probes::External(p) => p.teardown(root, journal),
+        }
+    }
+}
+
+/// The recorder a measuring thread pushes every sample into, allocated on
+/// that thread before the start barrier. (One per thread, moved only
+/// before and after the measurement: its size does not matter.)
+#[allow(clippy::large_enum_variant)]
+pub enum Recorder {
+    /// A periodic probe's: one `CycleSample` per cycle, with the four
+    /// periodic metrics, the 1 µs latency histogram and the live view's
+    /// atomics.
+    Cycles(sink::Recorder),
+    /// Any other probe's: one `EventSample` per event, with the metrics of
+    /// its table.
+    Events(EventRecorder),
+}
+
+impl Recorder {
+    /// The periodic recorder (a bug when this thread records events).
+    pub fn cycles(&mut self) -> Result<&mut sink::Recorder> {
+        match self {
+            Recorder::Cycles(r) => Ok(r),
+            Recorder::Events(_) => {
+                bail!("a periodic probe without its recorder; this is a bug in jitterlab")
+            }
+        }
+    }
+
+    /// The event recorder (a bug when this thread records cycles).
+    pub fn events(&mut self) -> Result<&mut EventRecorder> {
+        match self {
+            Recorder::Events(r) => Ok(r),
+            Recorder::Cycles(_) => {
+                bail!("an event probe without its recorder; this is a bug in jitterlab")
+            }
+        }
+    }
+
+    /// Sets the start of the measurement (windows and outlier times are
+    /// relative to it).
+    pub fn start_at(&mut self, t0: u64) {
+        match self {
+            Recorder::Cycles(r) => r.start_at(t0),
+            Recorder::Events(r) => r.start_at(t0),
+        }
+    }
+
+    /// Pushes the last window; called once after the measurement.
+    pub fn finish(&mut self) {
+        match self {
+            Recorder::Cycles(r) => r.finish(),
+            Recorder::Events(r) => r.finish(),
+        }
+    }
+
+    /// Samples pushed (for a periodic recorder, its latency count).
+    pub fn samples(&self) -> u64 {
+        match self {
+            Recorder::Cycles(r) => r.stats[0].summary().count,
+            Recorder::Events(r) => r.samples,
+        }
+    }
+
+    /// Every metric's name, statistics and outliers, in its table's order.
+    pub fn metrics(&self) -> Vec<(&'static str, &MetricStats, &OutlierKeeper)> {
+        match self {
+            Recorder::Cycles(r) => METRICS
+                .iter()
+                .map(|m| {
+                    let i = *m as usize;
+                    (m.name(), &r.stats[i], &r.outliers[i])
+                })
+                .collect(),
+            Recorder::Events(r) => r
+                .defs
+                .iter()
+                .zip(r.stats.iter().zip(&r.outliers))
+                .map(|(d, (s, o))| (d.name, s, o))
+                .collect(),
+        }
+    }
+
+    /// The window aggregator (rows pushed and dropped).
+    pub fn windows(&self) -> &WindowAggregator {
+        match self {
+            Recorder::Cycles(r) => &r.windows,
+            Recorder::Events(r) => &r.windows,
+        }
+    }
+
+    /// The 1 µs wake-up latency histogram and the latency's summary, when
+    /// one is kept (`--histogram`).
+    pub fn latency_histogram(&self) -> Option<(&LatencyHistogram, MetricSummary)> {
+        match self {
+            Recorder::Cycles(r) => r.histogram.as_ref().map(|h| (h, r.stats[0].summary())),
+            Recorder::Events(_) => None,
+        }
+    }
+}
+
+/// What the live view reads of a measuring thread while it runs.
+#[derive(Clone)]
+pub enum Live {
+    /// A periodic thread's cycle counts and wake-up latencies.
+    Cycles(Arc<LiveStats>),
+    /// An event thread's sample count and first metric.
+    Events(Arc<EventLive>),
+}

@@ -1,36 +1,39 @@
-//! One periodic probe thread: set-up, calibration, the measured loop.
+//! The periodic probes, `cyclic` and `wakeup`: one thread body, a
+//! [`Probe`] per probe CPU.
 //!
-//! The life of a thread, in order:
-//! 1. apply the per-thread real-time defaults (signals blocked, pinned,
-//!    scheduled, stack pre-faulted) — `system::rt`;
-//! 2. allocate and touch everything the loop will use (working set,
-//!    histograms, queues) and, for the cyclic probe, calibrate the scan on
-//!    this CPU while nothing else runs;
-//! 3. report the set-up to the controlling thread and wait at the start
-//!    barrier — the controller may abort here (`--strict`);
-//! 4. run `jitterlab_core::cycle::run` from the common first release `t0`:
-//!    the loop reads the clock, sleeps, works and pushes the sample into the
-//!    recorder; it stops at the end of the duration, after N cycles, on
-//!    `--break-trace`, or when the controller raises the stop flag (SIGINT,
-//!    SIGTERM);
-//! 5. hand everything it measured back through its join handle.
+//! The life of a thread, in order (the runner's lifecycle does the steps
+//! every probe shares):
+//! 1. the lifecycle applies the per-thread real-time defaults (signals
+//!    blocked, pinned, scheduled, stack pre-faulted) — `system::rt`;
+//! 2. [`Probe::prepare`]: for the cyclic probe, allocate and touch the
+//!    working set and calibrate the scan on this CPU while nothing else
+//!    runs (or take the calibration a bench made once, idle); the
+//!    lifecycle then allocates the thread's recorder (histograms, queues);
+//! 3. the lifecycle reports the set-up to the controlling thread and waits
+//!    at the start barrier — the controller may abort here (`--strict`);
+//! 4. [`Probe::measure`] runs `jitterlab_core::cycle::run` from the common
+//!    first release `t0`: the loop reads the clock, sleeps, works and
+//!    pushes the sample into the recorder; it stops at the end of the
+//!    duration (its releases), after N cycles, on `--break-trace`, or when
+//!    the controller raises the stop flag (SIGINT, SIGTERM);
+//! 5. the schedule's counts and any break event go back in the [`Report`].
 //!
 //! Inside the loop the only system calls are the clock reads and the sleep
 //! (and, once, the trace-marker write of `--break-trace`).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{mpsc, Arc, Barrier};
-use std::thread::JoinHandle;
+use std::sync::atomic::Ordering::Relaxed;
 
+use anyhow::Result;
 use jitterlab_core::cycle::{self, Clock, Flow, Schedule};
-use jitterlab_core::result::{BreakEvent, Calibration, DefaultStatus, UsageDelta};
-use jitterlab_core::sink::{LiveStats, Recorder, RecorderConfig, Sink};
-use jitterlab_core::window::WindowRow;
+use jitterlab_core::result::{BreakEvent, Calibration};
+use jitterlab_core::sink::Sink;
 use jitterlab_sys as sys;
 
+use super::{Cell, Prepared, Probe, Probes, Recorder, Report, ScheduleCounts, Start, Threads};
 use crate::probe::scan::Scan;
+use crate::system::journal::Journal;
 use crate::system::rt::{self, SchedRequest};
-use crate::system::trace::BreakTracer;
+use crate::system::trace::{self, BreakTracer, TracefsStatus};
 
 /// The real clock: vDSO `CLOCK_MONOTONIC` reads and absolute sleeps.
 pub struct RealClock;
@@ -72,80 +75,86 @@ pub struct BreakRule {
     pub missing: String,
 }
 
-/// Everything one thread needs to know.
-pub struct ThreadPlan {
-    /// Thread index.
-    pub index: u32,
-    /// CPU.
-    pub cpu: usize,
+/// One periodic thread: its CPU, its schedule, its work.
+pub struct PeriodicProbe {
+    /// CPU (for the break event).
+    cpu: usize,
     /// Period T0, ns.
-    pub period: u64,
-    /// Scheduling request.
-    pub sched: SchedRequest,
-    /// `(working set bytes, scan ns)` for the cyclic probe; `None` for a bare
-    /// wake-up loop.
-    pub scan: Option<(u64, u64)>,
-    /// Recorder set-up (its `t0` is replaced by the common start).
-    pub recorder: RecorderConfig,
-    /// Rows queue.
-    pub rows: rtrb::Producer<WindowRow>,
+    period: u64,
+    /// `(working set bytes, scan ns)` for the cyclic probe; `None` for a
+    /// bare wake-up loop.
+    scan: Option<(u64, u64)>,
     /// When to stop.
-    pub stop: StopRule,
+    stop: StopRule,
     /// `--break-trace`.
-    pub break_rule: Option<BreakRule>,
+    break_rule: Option<BreakRule>,
     /// A calibration made once before (a bench calibrates idle, before any
     /// neighbour starts, and every cell reuses it); `None`: calibrate here.
-    pub calibrated: Option<Calibration>,
+    calibrated: Option<Calibration>,
+    /// The scan workload, made in [`Probe::prepare`].
+    work: Option<Scan>,
 }
 
-/// State the controller shares with every probe thread.
-pub struct Shared {
-    /// Raised to end every loop (signal, break-trace elsewhere).
-    pub stop: AtomicBool,
-    /// Raised before the barrier to end threads without measuring.
-    pub abort: AtomicBool,
-    /// The common first release.
-    pub t0: AtomicU64,
-    /// Start barrier: every probe thread plus the controller.
-    pub barrier: Barrier,
+/// The periodic probes of a cell: one per probe CPU of its plan, each
+/// with its `--break-trace` rule (the trace files opened now) and the
+/// bench's calibration for its thread, if any.
+pub fn build(cell: &Cell<'_>, _journal: &mut Journal) -> Result<Probes> {
+    let plan = cell.plan;
+    let mut warnings = Vec::new();
+    // --break-trace: find the trace buffer once, open it per thread.
+    let tracefs = plan
+        .params
+        .break_trace_ns
+        .map(|_| trace::find_tracefs(cell.root));
+    if let Some(status) = &tracefs {
+        if !matches!(status, TracefsStatus::Ready(_)) {
+            warnings.push(format!(
+                "--break-trace: {}; the run still ends at the first wake-up over the limit, without a trace",
+                status.explain()
+            ));
+        }
+    }
+    let stop = StopRule {
+        releases: plan.params.duration_ns.map(|d| d.div_ceil(plan.period)),
+        cycles: plan.params.cycles,
+    };
+    let probes = plan
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &cpu)| {
+            Box::new(PeriodicProbe {
+                cpu,
+                period: plan.period,
+                scan: plan.scan,
+                stop,
+                break_rule: plan
+                    .params
+                    .break_trace_ns
+                    .map(|l| break_rule(l, tracefs.as_ref())),
+                calibrated: cell.calibrated.and_then(|cs| cs.get(i).cloned()),
+                work: None,
+            }) as Box<dyn Probe>
+        })
+        .collect();
+    Ok(Probes::Threads(Threads { probes, warnings }))
 }
 
-/// What a thread reports once it is set up.
-pub struct SetupReport {
-    /// Thread index.
-    pub index: u32,
-    /// CPU.
-    pub cpu: usize,
-    /// Per-thread defaults.
-    pub statuses: Vec<DefaultStatus>,
-    /// Scan calibration.
-    pub calibration: Option<Calibration>,
-}
-
-/// What a thread measured.
-pub struct ThreadOutcome {
-    /// Thread index.
-    pub index: u32,
-    /// CPU.
-    pub cpu: usize,
-    /// Kernel thread id.
-    pub tid: i32,
-    /// Everything recorded.
-    pub recorder: Recorder,
-    /// Measured cycles.
-    pub cycles: u64,
-    /// Releases due.
-    pub releases: u64,
-    /// Skipped releases.
-    pub skipped: u64,
-    /// Overruns.
-    pub overruns: u64,
-    /// Context switches and faults during the loop.
-    pub usage: UsageDelta,
-    /// Calibration used.
-    pub calibration: Option<Calibration>,
-    /// The break-trace event, when this thread saw it.
-    pub break_event: Option<BreakEvent>,
+/// One thread's `--break-trace` rule, with the trace files opened now.
+fn break_rule(latency_ns: u64, tracefs: Option<&TracefsStatus>) -> BreakRule {
+    let (tracer, missing) = match tracefs {
+        Some(TracefsStatus::Ready(dir)) => match BreakTracer::open(dir, latency_ns) {
+            Ok(t) => (Some(t), String::new()),
+            Err(e) => (None, e.to_string()),
+        },
+        Some(other) => (None, other.explain()),
+        None => (None, String::new()),
+    };
+    BreakRule {
+        latency_ns,
+        tracer,
+        missing,
+    }
 }
 
 /// Calibrates the scan of `(working set, scan ns)` on `cpu`, in a thread of
@@ -164,141 +173,98 @@ pub fn calibrate_idle(cpu: usize, sched: SchedRequest, scan: (u64, u64)) -> Opti
         .ok()
 }
 
-/// Starts a probe thread; it reports on `setup` and then waits at the barrier.
-pub fn spawn(
-    plan: ThreadPlan,
-    shared: Arc<Shared>,
-    live: Arc<LiveStats>,
-    setup: mpsc::Sender<SetupReport>,
-) -> std::io::Result<JoinHandle<Option<ThreadOutcome>>> {
-    std::thread::Builder::new()
-        .name(format!("probe-cpu{}", plan.cpu))
-        .stack_size(rt::PREFAULT_STACK + 512 * 1024)
-        .spawn(move || body(plan, shared, live, setup))
-}
-
-fn body(
-    plan: ThreadPlan,
-    shared: Arc<Shared>,
-    live: Arc<LiveStats>,
-    setup: mpsc::Sender<SetupReport>,
-) -> Option<ThreadOutcome> {
-    let ThreadPlan {
-        index,
-        cpu,
-        period,
-        sched,
-        scan,
-        recorder,
-        rows,
-        stop,
-        mut break_rule,
-        calibrated,
-    } = plan;
-    let statuses = rt::setup_probe_thread(cpu, sched);
-    let tid = sys::gettid();
-
-    let mut work = scan.map(|(ws, _)| Scan::new(ws));
-    let calibration = match (work.as_mut(), scan, calibrated) {
-        (Some(w), Some(_), Some(cal)) => {
-            w.use_calibration(&cal);
-            Some(cal)
-        }
-        (Some(w), Some((_, scan_ns)), None) => Some(w.calibrate(cpu, scan_ns)),
-        _ => None,
-    };
-    let mut rec = Recorder::new(&recorder, rows, live);
-
-    let _ = setup.send(SetupReport {
-        index,
-        cpu,
-        statuses,
-        calibration: calibration.clone(),
-    });
-    drop(setup);
-    shared.barrier.wait();
-    if shared.abort.load(Relaxed) {
-        return None;
-    }
-
-    let t0 = shared.t0.load(Relaxed);
-    rec.start_at(t0);
-    let mut schedule = Schedule::new(t0, period);
-    let mut clock = RealClock;
-    let mut break_event = None;
-    let usage_before = sys::thread_usage().unwrap_or_default();
-
-    {
-        let on_cycle = |s: &cycle::CycleSample| {
-            rec.push(s);
-            if let Some(b) = break_rule.as_mut() {
-                if s.latency > b.latency_ns as i64 {
-                    let stopped = b
-                        .tracer
-                        .as_mut()
-                        .map(|t| t.fire(cpu, s.cycle, s.latency as u64))
-                        .unwrap_or(false);
-                    break_event = Some((s.cycle, s.latency as u64, stopped));
-                    shared.stop.store(true, Relaxed);
-                    return Flow::Stop;
+impl Probe for PeriodicProbe {
+    fn prepare(&mut self) -> Result<Prepared> {
+        let mut work = self.scan.map(|(ws, _)| Scan::new(ws));
+        let prepared = match (work.as_mut(), self.scan, self.calibrated.take()) {
+            (Some(w), Some(_), Some(cal)) => {
+                w.use_calibration(&cal);
+                Prepared {
+                    calibration: Some(cal),
+                    ..Prepared::default()
                 }
             }
-            if shared.stop.load(Relaxed) {
-                return Flow::Stop;
-            }
-            if let Some(n) = stop.cycles {
-                if s.cycle + 1 >= n {
-                    return Flow::Stop;
+            (Some(w), Some((_, scan_ns)), None) => {
+                let cal = w.calibrate(self.cpu, scan_ns);
+                Prepared {
+                    calibration_note: cal.note.clone(),
+                    calibration: Some(cal),
+                    ..Prepared::default()
                 }
             }
-            if let Some(r) = stop.releases {
-                if s.release_index + 1 + s.skipped >= r {
-                    return Flow::Stop;
-                }
-            }
-            Flow::Continue
+            _ => Prepared::default(),
         };
-        match work.as_mut() {
-            Some(w) => cycle::run(&mut clock, &mut schedule, || w.run(), on_cycle),
-            None => cycle::run(&mut clock, &mut schedule, || {}, on_cycle),
-        }
+        self.work = work;
+        Ok(prepared)
     }
 
-    let usage_after = sys::thread_usage().unwrap_or_default();
-    rec.finish();
-    let break_event = break_event.map(|(cycle, latency_ns, stopped)| {
-        let b = break_rule.as_ref().expect("break event implies rule");
-        BreakEvent {
-            cpu,
-            cycle,
-            latency_ns,
-            tracing_stopped: stopped,
-            detail: if stopped {
-                "marker written to trace_marker and tracing stopped: read the trace with cat /sys/kernel/tracing/trace".into()
-            } else if b.tracer.is_some() {
-                "writing to the trace buffer failed; no trace was kept".into()
-            } else {
-                b.missing.clone()
-            },
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
+        let rec = recorder.cycles()?;
+        let (cpu, stop, shared_stop) = (self.cpu, self.stop, start.stop);
+        let mut schedule = Schedule::new(start.t0, self.period);
+        let mut clock = RealClock;
+        let mut break_event = None;
+        let break_rule = &mut self.break_rule;
+        {
+            let on_cycle = |s: &cycle::CycleSample| {
+                rec.push(s);
+                if let Some(b) = break_rule.as_mut() {
+                    if s.latency > b.latency_ns as i64 {
+                        let stopped = b
+                            .tracer
+                            .as_mut()
+                            .map(|t| t.fire(cpu, s.cycle, s.latency as u64))
+                            .unwrap_or(false);
+                        break_event = Some((s.cycle, s.latency as u64, stopped));
+                        shared_stop.store(true, Relaxed);
+                        return Flow::Stop;
+                    }
+                }
+                if shared_stop.load(Relaxed) {
+                    return Flow::Stop;
+                }
+                if let Some(n) = stop.cycles {
+                    if s.cycle + 1 >= n {
+                        return Flow::Stop;
+                    }
+                }
+                if let Some(r) = stop.releases {
+                    if s.release_index + 1 + s.skipped >= r {
+                        return Flow::Stop;
+                    }
+                }
+                Flow::Continue
+            };
+            match self.work.as_mut() {
+                Some(w) => cycle::run(&mut clock, &mut schedule, || w.run(), on_cycle),
+                None => cycle::run(&mut clock, &mut schedule, || {}, on_cycle),
+            }
         }
-    });
-    Some(ThreadOutcome {
-        index,
-        cpu,
-        tid,
-        cycles: schedule.cycles(),
-        releases: schedule.releases(),
-        skipped: schedule.skipped(),
-        overruns: schedule.overruns(),
-        recorder: rec,
-        usage: UsageDelta {
-            voluntary_switches: usage_after.voluntary_switches - usage_before.voluntary_switches,
-            involuntary_switches: usage_after.involuntary_switches
-                - usage_before.involuntary_switches,
-            minor_faults: usage_after.minor_faults - usage_before.minor_faults,
-            major_faults: usage_after.major_faults - usage_before.major_faults,
-        },
-        calibration,
-        break_event,
-    })
+        let break_event = break_event.map(|(cycle, latency_ns, stopped)| {
+            let b = self.break_rule.as_ref().expect("break event implies rule");
+            BreakEvent {
+                cpu,
+                cycle,
+                latency_ns,
+                tracing_stopped: stopped,
+                detail: if stopped {
+                    "marker written to trace_marker and tracing stopped: read the trace with cat /sys/kernel/tracing/trace".into()
+                } else if b.tracer.is_some() {
+                    "writing to the trace buffer failed; no trace was kept".into()
+                } else {
+                    b.missing.clone()
+                },
+            }
+        });
+        Ok(Report {
+            schedule: Some(ScheduleCounts {
+                cycles: schedule.cycles(),
+                releases: schedule.releases(),
+                skipped: schedule.skipped(),
+                overruns: schedule.overruns(),
+            }),
+            break_event,
+            ..Report::default()
+        })
+    }
 }

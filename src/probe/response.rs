@@ -71,9 +71,6 @@
 //! event, [`STOP_TOKEN`] or a datagram with sequence number `u64::MAX`, that
 //! ends the probe thread's loop.
 
-// The runner wires `jitterlab run response` to this module; until then only
-// the tests call it.
-
 use std::fs::File;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
@@ -96,10 +93,15 @@ use super::helper_thread::{
     Ended, HELPER_STACK,
 };
 use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
+use super::{Cell, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;
 use crate::net::hosts::{
     check_kind_environment, in_benchmark_range, NetChange, NetnsPair, RESPONSE_PAIR,
 };
+use crate::runner::plan::{fifo_priority, RunPlan};
+use crate::system::journal::{Journal, Undo};
+use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
+use std::path::Path;
 
 // The metric table lives with the probe kinds: `ProbeKind::Response.metrics()`.
 
@@ -131,7 +133,7 @@ pub use jitterlab_core::spec::ResponseSource;
 
 /// What the runner asks of the probe (for `jitterlab run response` and a
 /// bench cell alike), built from a cell of the typed spec in one place
-/// (`runner::probes::response_args`).
+/// ([`args`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseArgs {
     /// The probe thread's CPU.
@@ -713,6 +715,102 @@ fn sample(index: u64, t_event: u64, t_run: u64, t_sent: u64, rx: Option<i64>) ->
             rx,
             None,
         ],
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The probe the runner measures.
+
+/// The response probe's arguments for a cell: events from its `event_cpu`,
+/// else from the cell's first neighbour CPU, else from the probe's own.
+pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> ResponseArgs {
+    let probe = &spec.probes[cell.probe];
+    let ProbeParams::Response { source, event_cpu } = probe.params else {
+        unreachable!("response arguments of a probe that is no response probe")
+    };
+    let cpu = plan.cpus[0];
+    let neighbours: CpuList = spec.neighbour_cpus(cell).into_iter().collect();
+    ResponseArgs {
+        cpu,
+        event_cpu: event_cpu
+            .or_else(|| neighbours.iter().next())
+            .unwrap_or(cpu),
+        priority: fifo_priority(plan),
+        source: source.unwrap_or(ResponseSource::Eventfd),
+        interval: probe.period_ns,
+        count: plan.params.cycles,
+        duration: plan.params.duration_ns,
+    }
+}
+
+/// The response probe of a cell, on one thread: its eventfds, or its
+/// namespaces (each journaled first) and sockets, made now.
+pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
+    let args = args(cell.spec, cell.cell, cell.plan);
+    let mut journaled = Vec::new();
+    let response = prepare(&args, &mut |change: &NetChange| {
+        let NetChange::Netns(name) = change;
+        journaled.push(journal.record(Undo::Netns { name: name.clone() })?);
+        Ok(())
+    });
+    match response {
+        Ok(r) => {
+            if let Some((a, b)) = r.namespaces() {
+                crate::output::errln!(
+                    "jitterlab: response: {} events from namespace {a} to namespace {b} over a veth pair",
+                    args.source.name()
+                );
+            }
+            Ok(Probes::threads(vec![Box::new(ResponseProbe {
+                response: Some(r),
+                journaled,
+            })]))
+        }
+        Err(e) => {
+            // `prepare` deleted what it had made; forget the entries.
+            for id in journaled {
+                let _ = journal.done(id);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Events made on another CPU; for UDP, the namespaces and their journal
+/// entries.
+pub struct ResponseProbe {
+    response: Option<Response>,
+    journaled: Vec<u64>,
+}
+
+impl Probe for ResponseProbe {
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
+        let sink = recorder.events()?;
+        let r = self
+            .response
+            .as_mut()
+            .context("the response probe is gone")?;
+        let out = r.run(start.stop, sink)?;
+        Ok(Report {
+            warnings: out.warnings.clone(),
+            detail: Some(serde_json::to_value(&out)?),
+            ..Report::default()
+        })
+    }
+
+    fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
+        let mut lines = match self.response.take().map(Response::teardown) {
+            Some(Ok(l)) if l.is_empty() => l,
+            Some(Ok(l)) => vec![format!("response namespaces deleted: {}", l.join(", "))],
+            Some(Err(e)) => vec![format!("tearing the response probe down failed: {e:#}")],
+            None => Vec::new(),
+        };
+        for id in self.journaled.drain(..) {
+            if let Err(e) = journal.done(id) {
+                lines.push(format!("journal: {e:#}"));
+            }
+        }
+        lines
     }
 }
 

@@ -29,7 +29,7 @@
 //! - [`parse_hist`] (in [`jitterlab_core::rtla`], with the format of
 //!   rtla's output across versions) reads rtla's output into a [`TimerlatHist`];
 //!   [`to_metrics`] turns it into our own
-//!   [`MetricStats`](jitterlab_core::stats::MetricStats) per CPU, so the
+//!   [`MetricStats`] per CPU, so the
 //!   store and the reports treat rtla's latencies like our probes' metrics.
 //! - [`run`] starts rtla, waits, stops it, and returns everything
 //!   ([`TimerlatOutcome`]).
@@ -63,12 +63,23 @@
 //! has set up its handler ends it without a histogram; that is an error too.
 //! Whatever is left of rtla's process group once it has ended is killed.
 //!
+//! ## In a run and a bench cell
+//!
+//! A run and a bench cell ask rtla the same way: [`build`] makes the
+//! [`TimerlatRequest`] from the cell of the typed spec, and the runner's
+//! lifecycle measures the [`TimerlatProbe`] like any external tool. rtla's
+//! output files go to the bench's directory of the cell, or, for a run, to
+//! a fresh private work directory in jitterlab's runtime directory
+//! ([`crate::system::workdir`]), journaled, and removed when rtla has
+//! ended. Where the tracer is missing (no `CONFIG_TIMERLAT_TRACER`,
+//! tracefs not mounted, no `rtla`), a run is refused before anything
+//! starts (the command line checks, with exit status 2 and the sentence
+//! [`availability`] wrote); a bench skips such a cell with that sentence as
+//! its note ([`unavailable`]).
+//!
 //! rtla, through libtracefs, mounts tracefs by itself when it finds it
 //! unmounted — a change to the machine no journal would undo. Run it only
 //! after [`availability`] agreed, which asks for tracefs to be mounted.
-
-// Wired into `jitterlab run timerlat` by the runner; until then only the
-// tests use it.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -90,6 +101,14 @@ use serde::{Deserialize, Serialize};
 use crate::error::bad;
 use crate::system::procs::group_members;
 use crate::system::trace::{find_tracefs, TracefsStatus};
+
+use super::{Cell, ExternalProbe, Finished, Probes};
+use crate::store::StoredHistogram;
+use crate::system::journal::Journal;
+use crate::system::workdir::{self, WorkDir};
+use jitterlab_core::result::{Params, ThreadResult, UsageDelta};
+use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
+use jitterlab_core::stats::MetricStats;
 
 /// The kernel option that builds the tracer.
 const CONFIG_OPTION: &str = "CONFIG_TIMERLAT_TRACER";
@@ -631,6 +650,237 @@ fn stderr_tail(stderr: &str, path: &Path) -> String {
             .collect::<Vec<_>>()
             .join(" | ")
     )
+}
+
+// ---------------------------------------------------------------------------
+// The probe the runner measures.
+
+/// What a timerlat measurement is asked for: the same for `jitterlab run
+/// timerlat` and a bench cell, built from the cell of the typed spec by
+/// [`TimerlatRequest::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimerlatRequest {
+    /// CPUs to measure.
+    pub cpus: Vec<usize>,
+    /// Timer period, ns.
+    pub period_ns: u64,
+    /// Duration, ns (whole seconds).
+    pub duration_ns: u64,
+    /// SCHED_FIFO priority of rtla's threads.
+    pub priority: u8,
+    /// "% over" threshold, ns.
+    pub threshold_ns: u64,
+    /// rtla's user-space threads (`-u`).
+    pub user_threads: bool,
+    /// Where rtla's output files go.
+    pub workdir: PathBuf,
+}
+
+impl TimerlatRequest {
+    /// The request of a cell: the probe's CPUs, period and threshold, the
+    /// spec's duration, the configuration's priority (SCHED_FIFO 95 under a
+    /// policy that has none); rtla's output goes to `workdir`.
+    pub fn new(spec: &Spec, cell: &CellPlan, workdir: PathBuf) -> TimerlatRequest {
+        let config = &spec.configurations[cell.configuration];
+        let probe = &spec.probes[cell.probe];
+        let user_threads = match probe.params {
+            ProbeParams::Timerlat { user_threads, .. } => user_threads,
+            _ => false,
+        };
+        TimerlatRequest {
+            cpus: probe.cpus(&config.probe_cpus),
+            period_ns: probe.period_ns,
+            duration_ns: spec.duration_ns,
+            priority: config
+                .priority
+                .map_or(jitterlab_core::defaults::PRIORITY as u8, |p| {
+                    p.clamp(0, 255) as u8
+                }),
+            threshold_ns: probe.threshold(),
+            user_threads,
+            workdir,
+        }
+    }
+
+    fn args(&self) -> TimerlatArgs {
+        let mut a = TimerlatArgs::new(
+            self.cpus.iter().copied().collect(),
+            self.duration_ns,
+            self.workdir.clone(),
+        );
+        a.period_ns = self.period_ns;
+        a.priority = Some(self.priority);
+        a.threshold_ns = self.threshold_ns;
+        a.user_threads = self.user_threads;
+        a
+    }
+
+    /// Refuses what rtla would refuse, before anything starts.
+    pub fn validate(&self) -> Result<()> {
+        validate(&self.args())
+    }
+
+    /// The parameters stored with the result.
+    pub fn params(&self) -> Params {
+        Params {
+            period_ns: self.period_ns,
+            duration_ns: Some(self.duration_ns),
+            cycles: None,
+            cpus: self.cpus.clone(),
+            policy: "fifo".into(),
+            priority: Some(i32::from(self.priority)),
+            nice: None,
+            scan_ns: 0,
+            working_set_bytes: 0,
+            window_ns: 0,
+            threshold_ns: self.threshold_ns,
+            break_trace_ns: None,
+            strict: false,
+        }
+    }
+}
+
+/// Where a bench cell's timerlat probe cannot measure, the note its
+/// skipped cell gets; `None` where it can.
+pub fn unavailable(root: &Path) -> Option<String> {
+    availability(root)
+        .err()
+        .map(|why| format!("no interrupt latency here: {why}"))
+}
+
+/// The timerlat probe of a cell. rtla's output goes to the bench's
+/// directory of the cell; a run makes a fresh private work directory in
+/// jitterlab's runtime directory ([`crate::system::workdir`]), journaled,
+/// removed in [`ExternalProbe::teardown`].
+pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
+    let (dir, own) = match cell.workdir {
+        Some(d) => (d.to_path_buf(), None),
+        None => {
+            let w = workdir::create_work_dir(cell.root, journal)?;
+            (w.path().to_path_buf(), Some(w))
+        }
+    };
+    Ok(Probes::External(Box::new(TimerlatProbe {
+        request: TimerlatRequest::new(cell.spec, cell.cell, dir),
+        workdir: own,
+    })))
+}
+
+/// rtla, measuring on its own threads (see the module doc). Such a result
+/// has per-CPU statistics (`irq`, `thread`, and `user` with
+/// `--user-threads`) and the histograms behind them, but no window rows and
+/// no outliers: the tracer does not say when a sample happened. What rtla
+/// printed, its command line and version are kept in the result's
+/// `detail`.
+pub struct TimerlatProbe {
+    request: TimerlatRequest,
+    workdir: Option<WorkDir>,
+}
+
+impl ExternalProbe for TimerlatProbe {
+    fn params(&self) -> Params {
+        self.request.params()
+    }
+
+    fn measure(&mut self, signalled: &AtomicBool) -> Result<Finished> {
+        let req = &self.request;
+        let out = run(&req.args(), signalled)?;
+        let per_cpu = to_metrics(&out.hist, req.threshold_ns);
+        let defs = jitterlab_core::result::ProbeKind::Timerlat.metrics();
+        let mut threads = Vec::new();
+        let mut histograms = Vec::new();
+        for (i, (cpu, metrics)) in per_cpu.iter().enumerate() {
+            let mut summaries = std::collections::BTreeMap::new();
+            for d in defs {
+                let Some(s) = metrics.get(d.name) else {
+                    continue;
+                };
+                summaries.insert(d.name.to_string(), s.summary());
+                let h = s.histograms();
+                histograms.push(StoredHistogram {
+                    thread: Some(i as u32),
+                    metric: d.name,
+                    positive: h.positive,
+                    negative: h.negative,
+                });
+            }
+            let count = summaries.get("irq").map_or(0, |s| s.count);
+            threads.push(ThreadResult {
+                thread: i as u32,
+                cpu: *cpu,
+                tid: 0,
+                cycles: count,
+                releases: count,
+                skipped: 0,
+                overruns: 0,
+                metrics: summaries,
+                outliers: Default::default(),
+                calibration: None,
+                usage: UsageDelta::default(),
+                window_rows: 0,
+                dropped_rows: 0,
+            });
+        }
+        let combined = (threads.len() > 1).then(|| {
+            let mut summaries = std::collections::BTreeMap::new();
+            for (d, s) in defs.iter().zip(combined_stats(&per_cpu, defs)) {
+                if let Some(s) = s {
+                    summaries.insert(d.name.to_string(), s.summary());
+                    let h = s.histograms();
+                    histograms.push(StoredHistogram {
+                        thread: None,
+                        metric: d.name,
+                        positive: h.positive,
+                        negative: h.negative,
+                    });
+                }
+            }
+            summaries
+        });
+        let mut warnings = out.notes.clone();
+        if let Some(m) = &out.hist.missed_events {
+            warnings.push(format!(
+                "rtla reported missed events ({m:?}): the histograms may lack samples"
+            ));
+        }
+        Ok(Finished {
+            threads,
+            combined,
+            histograms,
+            warnings,
+            detail: serde_json::to_value(&out)?,
+            elapsed_ns: out.wall_ns,
+            interrupted: out.interrupted,
+        })
+    }
+
+    fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
+        match self.workdir.take().map(|w| w.remove(journal)) {
+            Some(Err(e)) => vec![format!("warning: {e:#}")],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Every CPU's statistics merged, per metric of `defs`.
+fn combined_stats(
+    per_cpu: &[(usize, std::collections::BTreeMap<String, MetricStats>)],
+    defs: &[jitterlab_core::event::MetricDef],
+) -> Vec<Option<MetricStats>> {
+    defs.iter()
+        .map(|d| {
+            let mut acc: Option<MetricStats> = None;
+            for (_, m) in per_cpu {
+                if let Some(s) = m.get(d.name) {
+                    match acc.as_mut() {
+                        Some(a) => a.merge(s),
+                        None => acc = Some(s.clone()),
+                    }
+                }
+            }
+            acc
+        })
+        .collect()
 }
 
 #[cfg(test)]

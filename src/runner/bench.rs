@@ -40,7 +40,7 @@
 //!    joining the cgroup before `exec`), then the warm-up
 //!    during which they are health-checked; the kernel's per-CPU counters
 //!    and the neighbours' CPU time are read; the probe measures
-//!    (`measure::measure`, exactly as `jitterlab run` does, rows committed
+//!    ([`measure_cell`]: the one lifecycle, exactly as `jitterlab run` does, rows committed
 //!    every 100 ms); the counters are read again; the neighbours are
 //!    checked once more and stopped with their whole group, and whatever
 //!    is left in the cell's cgroup is killed and the group removed; the network
@@ -57,10 +57,8 @@
 //! calibration. Both are what this orchestration measured on a 2-CPU machine
 //! (BENCHMARKS.md, "Orchestration overhead").
 
-use super::event::{measure_events, EventInput};
+use super::lifecycle::{measure, MeasureInput, RowWriter};
 use super::plan::{plan, RunOptions, Stop};
-use super::probes;
-use super::timerlat::{measure_timerlat, TimerlatRequest};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -72,11 +70,10 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
 use jitterlab_core::defaults;
-use jitterlab_core::result::{Calibration, ProbeKind};
+use jitterlab_core::result::{Calibration, DefaultStatus, RunResult};
 use jitterlab_core::spec::{CellPlan, Policy, Spec};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
-use super::measure::{measure, MeasureInput, RowWriter};
 use super::out_files::{check_database, check_output};
 use super::spec_source::{load, Loaded, SpecSource};
 use super::{keep_off_probe_cpus, rfc3339_now, termination_flag};
@@ -86,7 +83,7 @@ use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
 use crate::output::{errln, out, outln};
-use crate::probe::periodic;
+use crate::probe::{periodic, registry, Cell, Probes};
 use crate::report;
 use crate::store::{BenchSpecJson, RunStart, Store};
 use crate::system::journal::{self, Holder, Journal, Undo};
@@ -626,12 +623,12 @@ fn make_dirs(
     Ok((work, disk))
 }
 
-/// The distinct (cyclic probe, probe CPUs) pairs whose scan needs a
+/// The distinct (probe with a scan, probe CPUs) pairs whose scan needs a
 /// calibration, in plan order.
 fn calibration_sets(spec: &Spec, cells: &[CellPlan]) -> Vec<(usize, Vec<usize>)> {
     let mut sets: Vec<(usize, Vec<usize>)> = Vec::new();
     for cp in cells {
-        if spec.probes[cp.probe].kind() != ProbeKind::Cyclic {
+        if spec.probes[cp.probe].scan().is_none() {
             continue;
         }
         let cpus = spec.probes[cp.probe].cpus(&spec.configurations[cp.configuration].probe_cpus);
@@ -676,7 +673,7 @@ impl Bench<'_> {
         &mut self,
         cp: &CellPlan,
         cell_id: i64,
-        mlock: jitterlab_core::result::DefaultStatus,
+        mlock: DefaultStatus,
     ) -> Result<(CellStatus, Vec<String>)> {
         let spec = self.spec;
         let config = &spec.configurations[cp.configuration];
@@ -686,10 +683,8 @@ impl Bench<'_> {
         store.start_cell(cell_id)?;
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
-        if spec.probes[cp.probe].kind() == ProbeKind::Timerlat && load.skip.is_none() {
-            if let Err(why) = crate::probe::timerlat::availability(self.root) {
-                load.skip = Some(format!("no interrupt latency here: {why}"));
-            }
+        if load.skip.is_none() {
+            load.skip = registry::unavailable(spec.probes[cp.probe].kind(), self.root);
         }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());
@@ -707,7 +702,7 @@ impl Bench<'_> {
         let outcome = match applied {
             Ok(reports) => {
                 context.settings = reports;
-                self.measure_cell(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma])
+                self.start_and_measure(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma])
             }
             Err(e) => Ok(CellEnd::Failed(format!(
                 "applying the settings of configuration {} failed: {e:#}",
@@ -795,16 +790,17 @@ impl Bench<'_> {
         Ok((status, limits))
     }
 
-    /// Starts the neighbours, warms up, measures. Whatever it started is in
-    /// `rig`, for the caller to stop on every path.
-    fn measure_cell(
+    /// Starts the neighbours, warms up, measures ([`measure_cell`]).
+    /// Whatever it started is in `rig`, for the caller to stop on every
+    /// path.
+    fn start_and_measure(
         &mut self,
         cp: &CellPlan,
         cell_id: i64,
         load: CellLoad,
         rig: &mut Rig,
         context: &mut CellContext,
-        defaults: Vec<jitterlab_core::result::DefaultStatus>,
+        defaults: Vec<DefaultStatus>,
     ) -> Result<CellEnd> {
         let spec = self.spec;
         let cell_dir = workdir::create_subdir(self.workdir.path(), &format!("cell-{cell_id}"))?;
@@ -871,121 +867,143 @@ impl Bench<'_> {
             return Ok(CellEnd::Failed(f));
         }
 
-        let opts = RunOptions::default();
-        let plan = plan(spec, cp, &opts);
-        if let Some(s) = self.store.as_mut() {
-            s.record_cell_plan(cell_id, plan.kind, &plan.params)?;
-        }
-        let calibrated = self
-            .calibrations
-            .get(&(cp.probe, plan.cpus.clone()))
-            .cloned();
+        let probe = &spec.probes[cp.probe];
+        let cpus = probe.cpus(&spec.configurations[cp.configuration].probe_cpus);
+        let calibrated = self.calibrations.get(&(cp.probe, cpus));
         for r in rig.running.iter_mut() {
             r.mark();
         }
-        let before = counters::read(self.root);
-        let mut writer = RowWriter {
-            csv: None,
-            store: self.store.take(),
-            cell: Some(cell_id),
-            rows: Vec::new(),
-            error: None,
-        };
         let progress = &self.progress;
-        let measured = match plan.kind {
-            ProbeKind::Cyclic | ProbeKind::Wakeup => measure(
-                MeasureInput {
-                    root: self.root,
-                    plan: &plan,
-                    host: host::snapshot(self.root),
-                    started_at: rfc3339_now(),
-                    defaults,
-                    warnings: Vec::new(),
-                    calibrated,
-                    signalled: self.signalled,
-                    live: false,
-                    progress: opts.progress,
-                },
-                &mut writer,
-                &mut |_, _| Ok(()),
-                &mut || progress.tick(),
-            )
-            .map(|m| CellMeasured {
-                histograms: m.histograms(),
-                result: m.result,
-            }),
-            ProbeKind::Timerlat => measure_timerlat(
-                &TimerlatRequest::new(spec, cp, cell_dir.clone()),
-                host::snapshot(self.root),
-                rfc3339_now(),
-                self.signalled,
-            )
-            .map(|m| CellMeasured {
-                result: m.result,
-                histograms: m.histograms,
-            }),
-            _ => {
-                let made = probes::make(
-                    self.root,
-                    spec,
-                    cp,
-                    &plan,
-                    Stop::Duration,
-                    &mut self.journal,
-                );
-                let mut returned = None;
-                let measured = made.and_then(|p| {
-                    measure_events(
-                        &plan,
-                        p,
-                        EventInput {
-                            host: host::snapshot(self.root),
-                            started_at: rfc3339_now(),
-                            defaults,
-                            warnings: Vec::new(),
-                            signalled: self.signalled,
-                            live: false,
-                        },
-                        &mut writer,
-                        &mut |_, _| Ok(()),
-                        &mut returned,
-                    )
-                });
-                if let Some(mut p) = returned {
-                    context
-                        .notes
-                        .extend(p.teardown(self.root, &mut self.journal));
-                }
-                measured.map(|m| CellMeasured {
-                    histograms: m.histograms(),
-                    result: m.result,
-                })
-            }
-        };
-        self.store = writer.store.take();
-        // Window rows that could not be stored end the bench after this
-        // cell (DESIGN rule 7): its later cells would be lost the same way.
-        if let Some(e) = writer.error.take() {
-            self.store_failure.get_or_insert(e);
-        }
-        let after = counters::read(self.root);
-        let missing = before.missing();
-        if !missing.is_empty() {
-            context.notes.push(format!(
-                "unknown (unreadable): {}; the explanations lack those counters",
-                missing.join(", ")
-            ));
-        }
-        let (cpus, net_rx) = counters::delta(&before, &after, &plan.cpus);
-        context.cpus = cpus;
-        context.net_rx = net_rx;
-        Ok(CellEnd::Measured(Box::new(measured?)))
+        let measured = measure_cell(
+            CellRequest {
+                root: self.root,
+                spec,
+                cell: cp,
+                id: cell_id,
+                calibrated: calibrated.map(Vec::as_slice),
+                defaults,
+                signalled: self.signalled,
+                workdir: &cell_dir,
+            },
+            CellState {
+                store: &mut self.store,
+                journal: &mut self.journal,
+                store_failure: &mut self.store_failure,
+                context,
+            },
+            &mut registry::build,
+            &mut || progress.tick(),
+        )?;
+        Ok(CellEnd::Measured(Box::new(measured)))
     }
+}
+
+/// One cell's measurement, as the bench asks for it.
+struct CellRequest<'a> {
+    root: &'a Path,
+    spec: &'a Spec,
+    cell: &'a CellPlan,
+    /// The cell's id in the store.
+    id: i64,
+    /// The scan calibrations the bench made once, idle, for its probe CPUs.
+    calibrated: Option<&'a [Calibration]>,
+    /// Process-wide defaults already applied (mlockall, PM QoS).
+    defaults: Vec<DefaultStatus>,
+    signalled: &'a AtomicBool,
+    /// The cell's directory (rtla's output).
+    workdir: &'a Path,
+}
+
+/// What of the bench a cell's measurement writes to.
+struct CellState<'a> {
+    /// The results database (lent to the row writer while it measures).
+    store: &'a mut Option<Store>,
+    journal: &'a mut Journal,
+    /// The first failure to store window rows; ends the bench.
+    store_failure: &'a mut Option<String>,
+    /// The cell's context: the probe's teardown notes, the counters.
+    context: &'a mut CellContext,
+}
+
+/// Measures one cell whose neighbours run, exactly as `jitterlab run`
+/// measures: plans it with a bench cell's options (to its duration) and
+/// records the plan, builds its probe(s) with `build` (the registry's),
+/// measures them through the one lifecycle with rows committed under the
+/// cell, tears them down (their lines become notes of the cell), and reads
+/// the kernel's per-CPU counters around it all.
+fn measure_cell(
+    req: CellRequest<'_>,
+    st: CellState<'_>,
+    build: &mut dyn FnMut(&Cell<'_>, &mut Journal) -> Result<Probes>,
+    tick: &mut dyn FnMut(),
+) -> Result<CellMeasured> {
+    let plan = plan(req.spec, req.cell, &RunOptions::default());
+    if let Some(s) = st.store.as_mut() {
+        s.record_cell_plan(req.id, plan.kind, &plan.params)?;
+    }
+    let before = counters::read(req.root);
+    let mut writer = RowWriter::new(st.store.take(), Some(req.id));
+    let built = build(
+        &Cell {
+            root: req.root,
+            spec: req.spec,
+            cell: req.cell,
+            plan: &plan,
+            stop: Stop::Duration,
+            calibrated: req.calibrated,
+            workdir: Some(req.workdir),
+        },
+        st.journal,
+    );
+    let measured = built.and_then(|mut probes| {
+        let measured = measure(
+            MeasureInput {
+                plan: &plan,
+                host: host::snapshot(req.root),
+                started_at: rfc3339_now(),
+                defaults: req.defaults,
+                warnings: Vec::new(),
+                signalled: req.signalled,
+                live: false,
+                progress: false,
+            },
+            &mut probes,
+            &mut writer,
+            &mut |_, _| Ok(()),
+            tick,
+        );
+        st.context
+            .notes
+            .extend(probes.teardown(req.root, st.journal));
+        measured
+    });
+    *st.store = writer.store.take();
+    // Window rows that could not be stored end the bench after this
+    // cell (DESIGN rule 7): its later cells would be lost the same way.
+    if let Some(e) = writer.error.take() {
+        st.store_failure.get_or_insert(e);
+    }
+    let after = counters::read(req.root);
+    let missing = before.missing();
+    if !missing.is_empty() {
+        st.context.notes.push(format!(
+            "unknown (unreadable): {}; the explanations lack those counters",
+            missing.join(", ")
+        ));
+    }
+    let (cpus, net_rx) = counters::delta(&before, &after, &plan.cpus);
+    st.context.cpus = cpus;
+    st.context.net_rx = net_rx;
+    let m = measured?;
+    Ok(CellMeasured {
+        result: m.result,
+        histograms: m.histograms,
+    })
 }
 
 /// What a measured cell stores.
 struct CellMeasured {
-    result: jitterlab_core::result::RunResult,
+    result: RunResult,
     histograms: Vec<crate::store::StoredHistogram>,
 }
 
@@ -995,3 +1013,6 @@ enum CellEnd {
     Interrupted,
     Failed(String),
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,24 +1,126 @@
-//! The steps every measurement shares, whichever pipeline measures it (the
-//! periodic probes' threads in [`super::measure`], an event probe's thread
-//! in [`super::event`], rtla in [`super::timerlat`]): the real-time report
-//! and the `--strict` abort before anything is released, the warnings shown
-//! on a terminal, the limits a result is checked against, and the
-//! assembly of the versioned [`RunResult`]. Written once, so a result
-//! means the same whatever produced it.
+//! One measurement, whatever the probe: the lifecycle `jitterlab run` and
+//! every bench cell go through, so a cell's figures mean exactly what a
+//! run's figures mean.
+//!
+//! The caller has planned the cell ([`super::plan()`]) and built its probes
+//! through the registry ([`crate::probe::registry`]). [`measure`] then,
+//! for probes measured on threads of ours ([`Probes::Threads`]):
+//!
+//! 1. **real-time set-up** — starts one thread per probe, each pinned to
+//!    its CPU of the plan and scheduled as the plan asks (DESIGN rule 3);
+//!    on it the probe prepares ([`Probe::prepare`]: buffers, the scan's
+//!    calibration) and the thread's recorder is allocated; each thread
+//!    reports what held and waits at the start barrier;
+//! 2. **strict check** — what held is merged into the result's real-time
+//!    report ([`realtime_report`]); `--strict` aborts here, before
+//!    anything was released ([`strict_check`]), as does a probe that could
+//!    not prepare;
+//! 3. **start barrier** — `ready` is called (the run row or the cell is
+//!    marked started in the store), then every thread is released at one
+//!    common first release `t0` (a periodic probe's schedule starts there,
+//!    far enough ahead for every thread to be asleep in its first sleep;
+//!    any other probe starts at once);
+//! 4. **drain windows** — the calling thread, SCHED_OTHER and kept off the
+//!    probe CPUs by the caller, is the low-priority writer of DESIGN rule
+//!    2: every 100 ms it drains every thread's window rows into the CSV
+//!    file and the store (one [`RowWriter`], one commit per drain), redraws
+//!    the live view, and turns SIGINT/SIGTERM into the stop flag;
+//! 5. **stop** — a periodic probe ends by itself after its releases or
+//!    cycles; any other is stopped at the plan's duration by the
+//!    controller, unless its own count ends it first;
+//! 6. **assemble** — the threads are joined and their recorders and
+//!    reports become the versioned result ([`super::assemble`]). Storing
+//!    the final figures is the caller's (a run finishes its run row, a
+//!    bench its cell).
+//!
+//! A probe that runs an external tool ([`Probes::External`]: rtla) applies
+//! its own real-time set-up and measures on its own threads: `ready` is
+//! called, the tool runs, and its finished statistics are assembled into
+//! the same result model.
 
-use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{anyhow, bail, Context, Result};
+use jitterlab_core::event::{EventLive, EventRecorder, MetricDef, MetricUnit};
 use jitterlab_core::result::{
-    check_limit, BreakEvent, DefaultStatus, EndReason, HostSnapshot, LimitCheck, Params, ProbeKind,
-    RealtimeReport, RunResult, ThreadResult, SCHEMA_VERSION,
+    Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult, UsageDelta,
 };
-use jitterlab_core::stats::MetricSummary;
+use jitterlab_core::sink::{self, LiveStats, RecorderConfig};
+use jitterlab_core::units::format_ns;
+use jitterlab_core::window::WindowRow;
+use jitterlab_sys as sys;
 
-use crate::error::BadInput;
-use crate::system::rt;
+use crate::live::{Goal, LiveView};
+use crate::probe::{
+    ExternalProbe, Live, Prepared, Probe, Probes, Recorder, Report, Start, Threads,
+};
+use crate::report;
+use crate::store::{Store, StoredHistogram};
+use crate::system::rt::{self, SchedRequest};
 
+use super::assemble::{self, Figures, ResultContext, ThreadFigures};
 use super::RunPlan;
+
+/// Window rows each probe thread can queue before the writer must drain:
+/// 4096 one-second windows is over an hour of slack.
+pub const ROW_QUEUE: usize = 4096;
+
+/// What one measurement needs besides the plan's probes.
+pub struct MeasureInput<'a> {
+    /// The validated plan.
+    pub plan: &'a RunPlan,
+    /// Host snapshot stored with the result.
+    pub host: HostSnapshot,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Process-wide defaults already applied (mlockall, PM QoS).
+    pub defaults: Vec<DefaultStatus>,
+    /// Warnings so far.
+    pub warnings: Vec<String>,
+    /// Raised by SIGINT/SIGTERM.
+    pub signalled: &'a AtomicBool,
+    /// Show the measurement live (a run; a bench draws its own progress).
+    pub live: bool,
+    /// Draw the live view even when stdout is not a terminal (`--progress`).
+    pub progress: bool,
+}
+
+/// What a measurement produced.
+pub struct Measured {
+    /// The assembled result.
+    pub result: RunResult,
+    /// The histograms behind every stored metric summary.
+    pub histograms: Vec<StoredHistogram>,
+    /// Every measuring thread's recorder, by thread (none for an external
+    /// tool).
+    pub recorders: Vec<Recorder>,
+}
+
+/// `ready(writer, realtime)`: called once every thread is set up, before
+/// the first release (the caller records the start in the store and sets
+/// `writer.cell`).
+pub type Ready<'a> = &'a mut dyn FnMut(&mut RowWriter, bool) -> Result<()>;
+
+/// Runs one measurement of `probes` (see the module doc); `tick` is called
+/// after every drain. The probes measured on threads come back into
+/// `probes` on every path but a panic, for the caller's teardown.
+pub fn measure(
+    input: MeasureInput<'_>,
+    probes: &mut Probes,
+    writer: &mut RowWriter,
+    ready: Ready<'_>,
+    tick: &mut dyn FnMut(),
+) -> Result<Measured> {
+    match probes {
+        Probes::Threads(threads) => measure_threads(input, threads, writer, ready, tick),
+        Probes::External(probe) => measure_external(input, probe.as_mut(), writer, ready),
+    }
+}
 
 /// The real-time report of a measurement: the process-wide and per-thread
 /// `defaults` that were applied, with the clock and the kernel's RT
@@ -44,7 +146,7 @@ pub fn realtime_report(
 /// `--strict`: refuses (as bad input, exit 2) a measurement whose
 /// real-time defaults did not all hold, naming each; the caller aborts its
 /// threads before anything was released.
-pub fn strict_check(plan: &RunPlan, report: &RealtimeReport) -> anyhow::Result<()> {
+pub fn strict_check(plan: &RunPlan, report: &RealtimeReport) -> Result<()> {
     if !plan.params.strict || report.realtime {
         return Ok(());
     }
@@ -54,7 +156,7 @@ pub fn strict_check(plan: &RunPlan, report: &RealtimeReport) -> anyhow::Result<(
         .filter(|d| d.required && !d.applied)
         .map(|d| format!("{}: {}", d.name, d.detail))
         .collect();
-    bail!(BadInput(format!(
+    bail!(crate::error::BadInput(format!(
         "--strict: a real-time default could not be applied ({}); fix it or drop --strict",
         failed.join("; ")
     )))
@@ -70,195 +172,589 @@ pub fn say_warnings(live: bool, warnings: &[String]) {
     }
 }
 
-/// The limits of `plan` checked against the run's statistics, by metric
-/// name: `--max-latency` on the probe's main latency, `--max-jitter` on
-/// `jitter`, `--max-exec` on `exec`.
-pub fn limits(plan: &RunPlan, summary: impl Fn(&str) -> Option<MetricSummary>) -> Vec<LimitCheck> {
-    let asked = [
-        (plan.kind.main_latency(), plan.limits.latency),
-        (Some("jitter"), plan.limits.jitter),
-        (Some("exec"), plan.limits.exec),
-    ];
-    asked
-        .into_iter()
-        .filter_map(|(metric, limit)| {
-            let (metric, limit) = (metric?, limit?);
-            Some(check_limit(metric, limit, &summary(metric)?))
-        })
-        .collect()
+/// The low-priority writer's state: it drains every probe thread's queue of
+/// window rows into memory, the `--csv` file and the results database (one
+/// commit per drain, so a crash loses at most the rows not yet drained). A
+/// write error never stops the probes: it is remembered and reported as a
+/// warning.
+pub struct RowWriter {
+    /// `--csv`.
+    pub csv: Option<report::csv::WindowCsv<super::out_files::Named<BufWriter<File>>>>,
+    /// The results database (`None` with `--no-db`).
+    pub store: Option<Store>,
+    /// The cell the rows belong to, once it is recorded.
+    pub cell: Option<i64>,
+    /// Rows of the current measurement.
+    pub rows: Vec<WindowRow>,
+    /// The first write error (CSV or store): recorded as a warning in the
+    /// result and, after the outputs are written, an error of the command
+    /// (DESIGN rule 7: storing never fails silently).
+    pub error: Option<String>,
 }
 
-/// How a measurement went, besides its figures.
-pub struct ResultContext {
-    /// Host snapshot stored with the result.
-    pub host: HostSnapshot,
-    /// RFC 3339 start time.
-    pub started_at: String,
-    /// From the first release (or rtla's start) to the end, ns.
-    pub elapsed_ns: u64,
-    /// Why it ended.
-    pub end: EndReason,
-    /// The real-time set-up as it was.
-    pub realtime: RealtimeReport,
-    /// Every warning, in the order they arose.
-    pub warnings: Vec<String>,
-}
-
-/// What the measurement itself produced.
-pub struct Figures {
-    /// One entry per measuring thread (or CPU).
-    pub threads: Vec<ThreadResult>,
-    /// Every thread merged, when there are several.
-    pub combined: Option<BTreeMap<String, MetricSummary>>,
-    /// The limits checked.
-    pub limits: Vec<LimitCheck>,
-    /// What `--break-trace` caught.
-    pub break_event: Option<BreakEvent>,
-    /// What the probe reports beyond its metrics.
-    pub detail: Option<serde_json::Value>,
-}
-
-/// The versioned result of a measurement of `probe` with `params`.
-pub fn assemble(probe: ProbeKind, params: Params, c: ResultContext, f: Figures) -> RunResult {
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        probe,
-        started_at: c.started_at,
-        elapsed_ns: c.elapsed_ns,
-        interrupted: c.end != EndReason::Completed,
-        end: c.end,
-        command_line: std::env::args().collect(),
-        params,
-        realtime: c.realtime,
-        host: c.host,
-        threads: f.threads,
-        combined: f.combined,
-        limits: f.limits,
-        break_event: f.break_event,
-        warnings: c.warnings,
-        detail: f.detail,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runner::plan::{Limits, RunOptions};
-    use jitterlab_core::spec::{parse, SpecContext};
-    use jitterlab_core::units::CpuList;
-
-    fn status(name: &str, applied: bool, required: bool) -> DefaultStatus {
-        DefaultStatus {
-            name: name.into(),
-            requested: "x".into(),
-            applied,
-            detail: format!("{name} detail"),
-            required,
+impl RowWriter {
+    /// A writer into `store` (and no CSV file), for the rows of `cell`.
+    pub fn new(store: Option<Store>, cell: Option<i64>) -> RowWriter {
+        RowWriter {
+            csv: None,
+            store,
+            cell,
+            rows: Vec::new(),
+            error: None,
         }
     }
 
-    fn plan(kind: &str, strict: bool) -> RunPlan {
-        let online = CpuList::parse("0-1").unwrap();
-        let spec = parse(
-            &format!("duration = \"1s\"\n[[probe]]\nkind = \"{kind}\"\n"),
-            "t.toml",
-            &SpecContext {
-                online: &online,
-                builtins: &["idle"],
-            },
-        )
-        .unwrap();
-        let opts = RunOptions {
-            strict,
-            ..RunOptions::default()
-        };
-        super::super::plan(&spec, &spec.cells()[0], &opts)
-    }
-
-    #[test]
-    fn a_required_default_that_failed_is_a_warning_and_fails_strict() {
-        let host = HostSnapshot {
-            sched_rt_runtime_us: Some(-1),
-            ..HostSnapshot::default()
-        };
-        let mut warnings = vec!["before".to_string()];
-        let report = realtime_report(
-            vec![
-                status("mlockall", false, true),
-                status("cpu_dma_latency", false, false),
-            ],
-            &host,
-            &mut warnings,
-        );
-        assert!(!report.realtime);
-        let names: Vec<&str> = report.defaults.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["mlockall", "cpu_dma_latency", "clock", "rt_throttling"]
-        );
-        assert_eq!(
-            warnings,
-            ["before", "not real-time: mlockall: mlockall detail"]
-        );
-        assert!(strict_check(&plan("cyclic", false), &report).is_ok());
-        let e = strict_check(&plan("ctxswitch", true), &report).unwrap_err();
-        assert!(e.downcast_ref::<BadInput>().is_some());
-        assert_eq!(
-            e.to_string(),
-            "--strict: a real-time default could not be applied (mlockall: mlockall detail); fix it or drop --strict"
-        );
-    }
-
-    #[test]
-    fn limits_apply_to_the_main_latency_jitter_and_exec() {
-        let summary = |max: i64| MetricSummary {
-            max: Some(max),
-            ..MetricSummary::default()
-        };
-        let stats = |m: &str| match m {
-            "latency" => Some(summary(50_000)),
-            "handover" => Some(summary(7_000)),
-            "jitter" => Some(summary(-90_000)),
-            _ => None,
-        };
-        let mut cyclic = plan("cyclic", false);
-        cyclic.limits = Limits {
-            latency: Some(60_000),
-            jitter: Some(80_000),
-            exec: Some(1),
-        };
-        let got: Vec<(String, u64, bool)> = limits(&cyclic, stats)
-            .into_iter()
-            .map(|l| (l.metric, l.observed_ns, l.exceeded))
-            .collect();
-        // No exec statistics: no exec check.
-        assert_eq!(
-            got,
-            [
-                ("latency".to_string(), 50_000, false),
-                ("jitter".to_string(), 90_000, true)
-            ]
-        );
-        let mut ctxswitch = plan("ctxswitch", false);
-        ctxswitch.limits.latency = Some(5_000);
-        let got = limits(&ctxswitch, stats);
-        assert_eq!(
-            (got[0].metric.as_str(), got[0].exceeded, got.len()),
-            ("handover", true, 1)
-        );
-        assert!(limits(&plan("chase", false), stats).is_empty());
-        // The response probe's limit is on the answer sent (its second
-        // metric), not on the wake-up.
-        let mut response = plan("response", false);
-        response.limits.latency = Some(5_000);
-        let answer = |m: &str| (m == "response").then(|| summary(9_000));
-        let got = limits(&response, answer);
-        assert_eq!(
-            (got[0].metric.as_str(), got[0].observed_ns, got.len()),
-            ("response", 9_000, 1)
-        );
-        assert_eq!(ProbeKind::Response.metrics()[1].name, "response");
+    /// Moves every queued row into memory, the CSV file and the store.
+    pub fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
+        let first_new = self.rows.len();
+        for rx in consumers.iter_mut() {
+            while let Ok(row) = rx.pop() {
+                if let Some(w) = self.csv.as_mut() {
+                    if let Err(e) = w.write_row(&row).and_then(|()| w.flush()) {
+                        self.error.get_or_insert(e.to_string());
+                    }
+                }
+                self.rows.push(row);
+            }
+        }
+        if let (Some(s), Some(cell)) = (self.store.as_mut(), self.cell) {
+            if let Err(e) = s.insert_windows(cell, &self.rows[first_new..]) {
+                self.error
+                    .get_or_insert(format!("storing window rows: {e:#}"));
+            }
+        }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Probes on threads of ours.
+
+/// State the controller shares with every measuring thread.
+struct Shared {
+    /// Raised to end every thread (signal, deadline, a break event).
+    stop: AtomicBool,
+    /// Raised before the barrier to end threads without measuring.
+    abort: AtomicBool,
+    /// The common first release.
+    t0: AtomicU64,
+    /// Start barrier: every measuring thread plus the controller.
+    barrier: Barrier,
+}
+
+/// What a thread needs besides its probe.
+struct ThreadStart {
+    index: u32,
+    cpu: usize,
+    sched: SchedRequest,
+    recorder: RecorderConfig,
+    metrics: &'static [MetricDef],
+    rows: rtrb::Producer<WindowRow>,
+    live: Live,
+    shared: Arc<Shared>,
+    setup: mpsc::Sender<Setup>,
+}
+
+/// What a thread reports once it is set up.
+struct Setup {
+    index: u32,
+    cpu: usize,
+    statuses: Vec<DefaultStatus>,
+    prepared: Result<Prepared>,
+}
+
+/// What a thread measured.
+struct ThreadMeasured {
+    index: u32,
+    cpu: usize,
+    tid: i32,
+    recorder: Recorder,
+    usage: UsageDelta,
+    calibration: Option<Calibration>,
+    report: Result<Report>,
+}
+
+/// What a thread hands back through its join handle: its probe always
+/// (for the teardown), its measurement when it measured.
+struct ThreadEnd {
+    probe: Box<dyn Probe>,
+    measured: Option<ThreadMeasured>,
+}
+
+/// Measures probes on threads of ours (see the module doc).
+fn measure_threads(
+    mut input: MeasureInput<'_>,
+    threads: &mut Threads,
+    writer: &mut RowWriter,
+    ready: Ready<'_>,
+    tick: &mut dyn FnMut(),
+) -> Result<Measured> {
+    let plan = input.plan;
+    let periodic = plan.kind.periodic();
+    let n = threads.probes.len();
+    if n == 0 || n > plan.cpus.len() {
+        bail!(
+            "{n} probes for {} CPUs; this is a bug in jitterlab",
+            plan.cpus.len()
+        );
+    }
+    input.warnings.append(&mut threads.warnings);
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        abort: AtomicBool::new(false),
+        t0: AtomicU64::new(0),
+        barrier: Barrier::new(n + 1),
+    });
+    let (setup_tx, setup_rx) = mpsc::channel();
+    let mut handles = Vec::new();
+    let mut consumers = Vec::new();
+    let mut lives = Vec::new();
+    for (i, probe) in threads.probes.drain(..).enumerate() {
+        let cpu = plan.cpus[i];
+        let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
+        consumers.push(rx);
+        let live = match periodic {
+            true => Live::Cycles(Arc::new(LiveStats::new())),
+            false => Live::Events(Arc::new(EventLive::default())),
+        };
+        lives.push((cpu, live.clone()));
+        let start = ThreadStart {
+            index: i as u32,
+            cpu,
+            sched: plan.sched,
+            recorder: RecorderConfig {
+                thread: i as u32,
+                cpu: cpu as u32,
+                window_ns: plan.params.window_ns,
+                threshold_ns: plan.params.threshold_ns,
+                outliers: plan.outliers,
+                histogram_us: plan.histogram_buckets,
+            },
+            metrics: plan.kind.metrics(),
+            rows: tx,
+            live,
+            shared: Arc::clone(&shared),
+            setup: setup_tx.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("{}-cpu{cpu}", plan.kind.name()))
+            .stack_size(rt::PREFAULT_STACK + 512 * 1024)
+            .spawn(move || thread_body(probe, start))
+            .context("starting a probe thread")?;
+        handles.push(handle);
+    }
+    drop(setup_tx);
+
+    let mut per_thread: Vec<(usize, Vec<DefaultStatus>)> = Vec::new();
+    let mut prepared = Vec::new();
+    let mut failed = None;
+    for s in collect_setup(&setup_rx, n)? {
+        per_thread.push((s.cpu, s.statuses));
+        match s.prepared {
+            Ok(p) => prepared.push(p),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = failed {
+        abort(&shared, handles, &mut threads.probes);
+        return Err(e);
+    }
+    for p in &mut prepared {
+        input.warnings.append(&mut p.warnings);
+    }
+    per_thread.sort_by_key(|(cpu, _)| *cpu);
+    let mut defaults = std::mem::take(&mut input.defaults);
+    defaults.extend(rt::merge_thread_statuses(&per_thread));
+    let report = realtime_report(defaults, &input.host, &mut input.warnings);
+    let realtime = report.realtime;
+    for note in prepared.iter().filter_map(|p| p.calibration_note.as_ref()) {
+        input.warnings.push(format!("scan calibration: {note}"));
+    }
+    if let Err(e) = strict_check(plan, &report) {
+        abort(&shared, handles, &mut threads.probes);
+        return Err(e);
+    }
+    say_warnings(input.live, &input.warnings);
+    if let Err(e) = ready(writer, realtime) {
+        abort(&shared, handles, &mut threads.probes);
+        return Err(e);
+    }
+
+    // A periodic probe's threads start at one common t0, far enough ahead
+    // for all of them to be asleep in their first clock_nanosleep; any
+    // other probe starts when it is released.
+    let lead = match periodic {
+        true => 20_000_000u64.max(plan.period),
+        false => 0,
+    };
+    let t0 = sys::monotonic_ns() + lead;
+    shared.t0.store(t0, Relaxed);
+    shared.barrier.wait();
+    // A periodic probe counts its own releases; any other is stopped at
+    // the duration.
+    let deadline = match periodic {
+        true => None,
+        false => plan.params.duration_ns.map(|d| t0 + d),
+    };
+    let mut display = Display::new(&input, lives);
+    let mut interrupted = false;
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        if input.signalled.load(Relaxed) && !interrupted {
+            interrupted = true;
+            shared.stop.store(true, Relaxed);
+        }
+        if deadline.is_some_and(|d| sys::monotonic_ns() >= d) {
+            shared.stop.store(true, Relaxed);
+        }
+        writer.drain(&mut consumers);
+        display.tick();
+        tick();
+        if handles.iter().all(|h| h.is_finished()) {
+            break;
+        }
+    }
+    display.finish();
+
+    let mut measured = Vec::new();
+    let mut failure = None;
+    for h in handles {
+        match h.join() {
+            Ok(end) => {
+                threads.probes.push(end.probe);
+                match end.measured {
+                    Some(m) => measured.push(m),
+                    None => {
+                        failure.get_or_insert(thread_failure(n, "ended without measuring"));
+                    }
+                }
+            }
+            Err(_) => {
+                failure.get_or_insert(thread_failure(n, "panicked; this is a bug in jitterlab"));
+            }
+        }
+    }
+    writer.drain(&mut consumers);
+    if let Some(f) = failure {
+        bail!("{f}");
+    }
+    // Kept in the writer too: the caller turns it into exit status 2.
+    if let Some(e) = writer.error.clone() {
+        input.warnings.push(e);
+    }
+    let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
+    let mut reports = Vec::new();
+    let mut figures = Vec::new();
+    for m in measured {
+        let report = m.report?;
+        figures.push(ThreadFigures {
+            index: m.index,
+            cpu: m.cpu,
+            tid: m.tid,
+            recorder: m.recorder,
+            usage: m.usage,
+            calibration: m.calibration,
+        });
+        reports.push(report);
+    }
+    for r in &mut reports {
+        input.warnings.append(&mut r.warnings);
+    }
+    let context = ResultContext {
+        host: input.host,
+        started_at: input.started_at,
+        elapsed_ns,
+        end: match interrupted {
+            true => EndReason::Interrupted,
+            false => EndReason::Completed,
+        },
+        realtime: report,
+        warnings: input.warnings,
+    };
+    Ok(assemble::threads(plan, context, figures, reports))
+}
+
+/// "the probe thread …" of a one-thread measurement, "a probe thread …" of
+/// one with several.
+fn thread_failure(threads: usize, what: &str) -> String {
+    match threads {
+        1 => format!("the probe thread {what}"),
+        _ => format!("a probe thread {what}"),
+    }
+}
+
+/// One measuring thread: real-time set-up, the probe's preparation and
+/// the recorder on this thread, the start barrier, the measurement.
+fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
+    let ThreadStart {
+        index,
+        cpu,
+        sched,
+        recorder,
+        metrics,
+        rows,
+        live,
+        shared,
+        setup,
+    } = start;
+    let statuses = rt::setup_probe_thread(cpu, sched);
+    let tid = sys::gettid();
+    let prepared = probe.prepare();
+    let calibration = prepared.as_ref().ok().and_then(|p| p.calibration.clone());
+    // Allocated here, after the probe's own buffers: first touch places it
+    // near this CPU.
+    let mut recorder = prepared
+        .is_ok()
+        .then(|| new_recorder(&recorder, metrics, rows, live));
+    let _ = setup.send(Setup {
+        index,
+        cpu,
+        statuses,
+        prepared,
+    });
+    drop(setup);
+    shared.barrier.wait();
+    let Some(mut recorder) = recorder.take() else {
+        return ThreadEnd {
+            probe,
+            measured: None,
+        };
+    };
+    if shared.abort.load(Relaxed) {
+        return ThreadEnd {
+            probe,
+            measured: None,
+        };
+    }
+    let t0 = shared.t0.load(Relaxed);
+    // The windows start at the common first release, or when this thread
+    // was released if that is later (a probe that starts at once).
+    recorder.start_at(t0.max(sys::monotonic_ns()));
+    let before = sys::thread_usage().unwrap_or_default();
+    let report = probe.measure(
+        &Start {
+            t0,
+            stop: &shared.stop,
+        },
+        &mut recorder,
+    );
+    let after = sys::thread_usage().unwrap_or_default();
+    recorder.finish();
+    ThreadEnd {
+        probe,
+        measured: Some(ThreadMeasured {
+            index,
+            cpu,
+            tid,
+            recorder,
+            usage: UsageDelta {
+                voluntary_switches: after
+                    .voluntary_switches
+                    .saturating_sub(before.voluntary_switches),
+                involuntary_switches: after
+                    .involuntary_switches
+                    .saturating_sub(before.involuntary_switches),
+                minor_faults: after.minor_faults.saturating_sub(before.minor_faults),
+                major_faults: after.major_faults.saturating_sub(before.major_faults),
+            },
+            calibration,
+            report,
+        }),
+    }
+}
+
+/// A thread's recorder: the periodic one for a thread whose live view reads
+/// cycles, the event one (for the probe's `metrics`) otherwise.
+fn new_recorder(
+    config: &RecorderConfig,
+    metrics: &'static [MetricDef],
+    rows: rtrb::Producer<WindowRow>,
+    live: Live,
+) -> Recorder {
+    match live {
+        Live::Cycles(live) => Recorder::Cycles(sink::Recorder::new(config, rows, live)),
+        Live::Events(live) => {
+            let mut r = EventRecorder::new(
+                metrics,
+                config.thread,
+                config.cpu,
+                config.window_ns,
+                config.threshold_ns,
+                config.outliers,
+                rows,
+            );
+            r.live = live;
+            Recorder::Events(r)
+        }
+    }
+}
+
+/// Waits for every thread's set-up report; in thread order.
+fn collect_setup(rx: &mpsc::Receiver<Setup>, threads: usize) -> Result<Vec<Setup>> {
+    let mut setups = Vec::new();
+    for _ in 0..threads {
+        let s = rx
+            .recv()
+            .map_err(|_| anyhow!("{}", thread_failure(threads, "died during its set-up")))?;
+        setups.push(s);
+    }
+    setups.sort_by_key(|s| s.index);
+    Ok(setups)
+}
+
+/// Releases the start barrier with the abort flag raised: every thread
+/// returns its probe without measuring.
+fn abort(shared: &Shared, handles: Vec<JoinHandle<ThreadEnd>>, probes: &mut Vec<Box<dyn Probe>>) {
+    shared.abort.store(true, Relaxed);
+    shared.barrier.wait();
+    for h in handles {
+        if let Ok(end) = h.join() {
+            probes.push(end.probe);
+        }
+    }
+}
+
+/// What the controller shows while the threads measure: a periodic
+/// probe's live view (one line per thread, on stdout or with
+/// `--progress`), else one progress line on a terminal's stderr.
+enum Display {
+    View(LiveView),
+    Line {
+        name: &'static str,
+        cpu: usize,
+        unit: MetricUnit,
+        live: Arc<EventLive>,
+        ticks: u64,
+    },
+    Off,
+}
+
+impl Display {
+    fn new(input: &MeasureInput<'_>, lives: Vec<(usize, Live)>) -> Display {
+        if !input.live {
+            return Display::Off;
+        }
+        let plan = input.plan;
+        let cycles: Vec<(usize, Arc<LiveStats>)> = lives
+            .iter()
+            .filter_map(|(cpu, l)| match l {
+                Live::Cycles(s) => Some((*cpu, Arc::clone(s))),
+                Live::Events(_) => None,
+            })
+            .collect();
+        if !cycles.is_empty() {
+            let goal = match (plan.params.duration_ns, plan.params.cycles) {
+                (Some(d), _) => Goal::Releases(d.div_ceil(plan.period)),
+                (None, Some(n)) => Goal::Cycles(n),
+                (None, None) => Goal::Releases(0),
+            };
+            return Display::View(LiveView::new(cycles, goal, input.progress));
+        }
+        match lives.into_iter().next() {
+            Some((cpu, Live::Events(live))) if std::io::stderr().is_terminal() => Display::Line {
+                name: plan.kind.name(),
+                cpu,
+                unit: plan
+                    .kind
+                    .metrics()
+                    .first()
+                    .map_or(MetricUnit::Ns, |d| d.unit),
+                live,
+                ticks: 0,
+            },
+            _ => Display::Off,
+        }
+    }
+
+    fn tick(&mut self) {
+        match self {
+            Display::View(v) => v.tick(),
+            Display::Line {
+                name,
+                cpu,
+                unit,
+                live,
+                ticks,
+            } => {
+                *ticks += 1;
+                if ticks.is_multiple_of(5) {
+                    let v = |a: &AtomicU64| {
+                        let x = a.load(Relaxed);
+                        match unit {
+                            MetricUnit::Ns => format_ns(i64::try_from(x).unwrap_or(i64::MAX)),
+                            MetricUnit::Cycles => format!("{x} cycles"),
+                        }
+                    };
+                    crate::output::err!(
+                        "\r{name} CPU {cpu}: {} samples, last {}, max {}   ",
+                        live.samples.load(Relaxed),
+                        v(&live.last),
+                        v(&live.max)
+                    );
+                }
+            }
+            Display::Off => {}
+        }
+    }
+
+    fn finish(&mut self) {
+        match self {
+            Display::View(v) => {
+                v.tick();
+                v.finish();
+            }
+            Display::Line { .. } => crate::output::errln!(),
+            Display::Off => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A probe that runs an external tool.
+
+/// Measures with an external tool: it applies its own real-time set-up
+/// (rtla's SCHED_FIFO threads and PM QoS request; what it could not have,
+/// it reports as an error), so the result is real-time and `ready` is
+/// called before it starts.
+fn measure_external(
+    input: MeasureInput<'_>,
+    probe: &mut dyn ExternalProbe,
+    writer: &mut RowWriter,
+    ready: Ready<'_>,
+) -> Result<Measured> {
+    ready(writer, true)?;
+    let finished = probe.measure(input.signalled)?;
+    let mut warnings = input.warnings;
+    warnings.extend(finished.warnings);
+    let context = ResultContext {
+        host: input.host,
+        started_at: input.started_at,
+        elapsed_ns: finished.elapsed_ns,
+        end: match finished.interrupted {
+            true => EndReason::Interrupted,
+            false => EndReason::Completed,
+        },
+        realtime: RealtimeReport {
+            realtime: true,
+            defaults: Vec::new(),
+        },
+        warnings,
+    };
+    let figures = Figures {
+        threads: finished.threads,
+        combined: finished.combined,
+        limits: Vec::new(),
+        break_event: None,
+        detail: Some(finished.detail),
+    };
+    let result = assemble::assemble(input.plan.kind, probe.params(), context, figures);
+    Ok(Measured {
+        result,
+        histograms: finished.histograms,
+        recorders: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

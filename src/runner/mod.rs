@@ -4,9 +4,10 @@
 //! The command line turns `jitterlab run X`'s flags into a one-cell spec
 //! (one configuration, the `idle` scenario, the `host` deployment, one
 //! probe) and [`RunOptions`]; a bench's cells come from the spec the user
-//! wrote. Both reach the probes through [`plan::plan`] and, for the event
-//! probes, [`probes::make`]: the same typed values, the same code. The
-//! order of a run is the contract with the user:
+//! wrote. Both are planned by [`plan::plan`], get their probes from the
+//! registry ([`crate::probe::registry`]) and are measured by the one
+//! lifecycle ([`lifecycle::measure`]): the same typed values, the same
+//! code. The order of a run is the contract with the user:
 //!
 //! 1. **Validate** everything that can be wrong with the input — units,
 //!    ranges (the parser's bounds of `jitterlab_core::limits`, then the
@@ -18,6 +19,7 @@
 //! 2. **Set up** the process-wide real-time defaults (mlockall, the PM QoS
 //!    request), start one probe thread per CPU, let each apply its own
 //!    defaults and calibrate, and collect what held. `--strict` aborts here.
+//!    (rtla, for `run timerlat`, sets itself up.)
 //! 3. **Measure**: release every thread at one common first release `t0`.
 //!    The controlling thread — SCHED_OTHER, kept off the probe CPUs where
 //!    the machine has others — is the low-priority writer of DESIGN rule 2:
@@ -34,8 +36,8 @@
 //! One that changes nothing on the machine takes no machine lock and so
 //! measures beside a live `jitterlab apply`; a run that changes something
 //! (the settings of its configuration — the chase's IRQ role —, the
-//! response probe's namespaces) takes the lock and the journal at its first
-//! change (`Journal::on_demand`).
+//! response probe's namespaces, timerlat's work directory) takes the lock
+//! and the journal at its first change (`Journal::on_demand`).
 
 use std::io::Write;
 use std::path::Path;
@@ -45,13 +47,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use jitterlab_core::limits;
-use jitterlab_core::result::{ProbeKind, RunResult};
+use jitterlab_core::result::RunResult;
 use jitterlab_core::spec::{CellPlan, Configuration, Spec};
 use jitterlab_sys as sys;
 
 use crate::error::bad;
 use crate::output::{errln, out};
-use crate::probe::periodic::ThreadOutcome;
+use crate::probe::{registry, Cell, Probes, Recorder};
 use crate::report;
 use crate::store::{RunIds, RunStart, Store};
 use crate::system::host;
@@ -60,18 +62,14 @@ use crate::system::rt;
 use crate::system::settings::{apply_all, config_settings, restore_all, Settings};
 
 pub mod apply;
+pub mod assemble;
 pub mod bench;
-pub mod event;
 pub mod lifecycle;
-pub mod measure;
 pub mod out_files;
 pub mod plan;
-pub mod probes;
 pub mod spec_source;
-pub mod timerlat;
 
-use event::{measure_events, EventInput};
-use measure::{measure, MeasureInput, RowWriter};
+use lifecycle::{measure, MeasureInput, RowWriter};
 pub use plan::{plan, RunOptions, RunPlan, Stop};
 
 /// Runs `jitterlab run`'s one-cell spec, checked by the command line, and
@@ -81,10 +79,7 @@ pub fn run(root: &Path, db: &Path, spec: &Spec, opts: &RunOptions) -> Result<Exi
     let [cell] = cells.as_slice() else {
         anyhow::bail!("a run measures one cell, and this spec has {}", cells.len());
     };
-    match spec.probes[cell.probe].kind() {
-        ProbeKind::Timerlat => timerlat::execute_timerlat(root, db, spec, cell, opts),
-        _ => execute(root, db, spec, cell, opts),
-    }
+    execute(root, db, spec, cell, opts)
 }
 
 /// Refuses a buffer of `bytes` (a working set, a chase buffer) larger than
@@ -103,8 +98,7 @@ pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
     limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
 }
 
-/// Runs the one cell of a run (any probe but timerlat) and reports it.
-/// Returns the exit code.
+/// Runs the one cell of a run and reports it. Returns the exit code.
 fn execute(
     root: &Path,
     db: &Path,
@@ -115,7 +109,8 @@ fn execute(
     let plan = plan(spec, cell, opts);
     // A journal left by a killed bench means the machine is not as it was;
     // a run that changes nothing runs beside `apply` and takes the machine
-    // lock only if it changes something (its settings, namespaces).
+    // lock only if it changes something (its settings, namespaces, a work
+    // directory).
     let mut journal = Journal::on_demand(root)?;
     let config = &spec.configurations[cell.configuration];
     let mut settings = apply_settings(root, config, &mut journal)?;
@@ -127,25 +122,23 @@ fn execute(
         errln!("jitterlab: {}", report::safe::shown(&line));
     }
     let RunMeasured {
-        result,
-        histograms,
-        outcomes,
+        measured,
         mut writer,
         ids,
         dma_guard,
     } = measured?;
     drop(dma_guard);
     journal.finish()?;
-    let result = &result;
+    let result = &measured.result;
     // A result that cannot be stored is an error (exit 2), but only after
     // everything else that can keep it is written: --json, --csv, the summary.
     let mut failure = writer.error.take();
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
-        if let Some(f) = store_result(s, ids, result, &histograms, db) {
+        if let Some(f) = store_result(s, ids, result, &measured.histograms, db) {
             failure.get_or_insert(f);
         }
     }
-    write_files(opts, result, outcomes.as_deref().unwrap_or_default())?;
+    write_files(opts, result, &measured.recorders)?;
     if let Some(w) = writer.csv.as_mut() {
         if let Err(e) = w.flush() {
             failure.get_or_insert(e.to_string());
@@ -179,18 +172,16 @@ fn apply_settings(root: &Path, config: &Configuration, journal: &mut Journal) ->
 
 /// What [`measure_run`] hands back for storing and reporting.
 struct RunMeasured {
-    result: RunResult,
-    histograms: Vec<crate::store::StoredHistogram>,
-    /// The periodic probes' threads (for `--histogram`).
-    outcomes: Option<Vec<ThreadOutcome>>,
+    measured: lifecycle::Measured,
     writer: RowWriter,
     ids: Option<RunIds>,
     dma_guard: Option<sys::DmaLatencyGuard>,
 }
 
-/// Measures a run once its settings are applied: makes its event probe (if
-/// any), records the run in the store at the start, measures, and tears the
-/// probe down; on failure the run is marked abandoned.
+/// Measures a run once its settings are applied: builds its probe(s)
+/// through the registry, measures them through the one lifecycle (the run
+/// recorded in the store when every thread is ready), and tears them down
+/// on every path; on failure the run is marked abandoned.
 fn measure_run(
     root: &Path,
     db: &Path,
@@ -200,10 +191,36 @@ fn measure_run(
     plan: &RunPlan,
     journal: &mut Journal,
 ) -> Result<RunMeasured> {
-    let event = match plan.kind.periodic() {
-        true => None,
-        false => Some(probes::make(root, spec, cell, plan, opts.stop, journal)?),
-    };
+    let mut probes = registry::build(
+        &Cell {
+            root,
+            spec,
+            cell,
+            plan,
+            stop: opts.stop,
+            calibrated: None,
+            workdir: None,
+        },
+        journal,
+    )?;
+    let measured = measure_built(root, db, spec, cell, opts, plan, &mut probes);
+    // What the probe changed goes back on every path, before anything else.
+    for line in probes.teardown(root, journal) {
+        errln!("jitterlab: {}", report::safe::shown(&line));
+    }
+    measured
+}
+
+/// [`measure_run`] once the probes are built.
+fn measure_built(
+    root: &Path,
+    db: &Path,
+    spec: &Spec,
+    cell: &CellPlan,
+    opts: &RunOptions,
+    plan: &RunPlan,
+    probes: &mut Probes,
+) -> Result<RunMeasured> {
     let store = match opts.no_db {
         true => None,
         false => Some(Store::open(db)?),
@@ -211,29 +228,29 @@ fn measure_run(
     let host = host::snapshot(root);
     let started_at = rfc3339_now();
 
-    // Process-wide defaults.
-    let mlock = rt::lock_memory();
-    let config = &spec.configurations[cell.configuration];
-    let (dma_guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
-    keep_off_probe_cpus(root, &plan.cpus);
+    // Process-wide defaults, for probes measured on threads of ours (an
+    // external tool applies its own).
+    let (dma_guard, defaults) = match probes {
+        Probes::Threads(_) => {
+            let mlock = rt::lock_memory();
+            let config = &spec.configurations[cell.configuration];
+            let (dma_guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
+            keep_off_probe_cpus(root, &plan.cpus);
+            (dma_guard, vec![mlock, dma])
+        }
+        Probes::External(_) => (None, Vec::new()),
+    };
     let signalled = termination_flag()?;
 
-    let csv = match &opts.csv {
-        Some(p) => Some(report::csv::WindowCsv::new(
+    let mut writer = RowWriter::new(store, None);
+    if let Some(p) = &opts.csv {
+        writer.csv = Some(report::csv::WindowCsv::new(
             out_files::create("--csv", p)?,
             plan.kind.metrics(),
-        )?),
-        None => None,
-    };
-    let mut writer = RowWriter {
-        csv,
-        store,
-        cell: None,
-        rows: Vec::new(),
-        error: None,
-    };
+        )?);
+    }
     let command_line: Vec<String> = std::env::args().collect();
-    let params_json = serde_json::to_string(&plan.params)?;
+    let params_json = serde_json::to_string(&probes.params(plan))?;
     let host_json = serde_json::to_string(&host)?;
     let mut ids: Option<RunIds> = None;
     let mut ready = |w: &mut RowWriter, realtime: bool| -> Result<()> {
@@ -257,54 +274,25 @@ fn measure_run(
         }
         Ok(())
     };
-    let mut returned: event::Returned = None;
-    let measured = match event {
-        None => measure(
-            MeasureInput {
-                root,
-                plan,
-                host: host.clone(),
-                started_at: started_at.clone(),
-                defaults: vec![mlock, dma],
-                warnings: Vec::new(),
-                calibrated: None,
-                signalled: &signalled,
-                live: true,
-                progress: opts.progress,
-            },
-            &mut writer,
-            &mut ready,
-            &mut || {},
-        )
-        .map(|m| (m.histograms(), m.result, Some(m.outcomes))),
-        Some(probe) => measure_events(
+    let measured = measure(
+        MeasureInput {
             plan,
-            probe,
-            EventInput {
-                host: host.clone(),
-                started_at: started_at.clone(),
-                defaults: vec![mlock, dma],
-                warnings: Vec::new(),
-                signalled: &signalled,
-                live: true,
-            },
-            &mut writer,
-            &mut ready,
-            &mut returned,
-        )
-        .map(|m| (m.histograms(), m.result, None)),
-    };
-    // What the probe changed goes back on every path, before anything else.
-    if let Some(mut p) = returned.take() {
-        for line in p.teardown(root, journal) {
-            errln!("jitterlab: {}", report::safe::shown(&line));
-        }
-    }
+            host: host.clone(),
+            started_at: started_at.clone(),
+            defaults,
+            warnings: Vec::new(),
+            signalled: &signalled,
+            live: true,
+            progress: opts.progress,
+        },
+        probes,
+        &mut writer,
+        &mut ready,
+        &mut || {},
+    );
     match measured {
-        Ok((histograms, result, outcomes)) => Ok(RunMeasured {
-            result,
-            histograms,
-            outcomes,
+        Ok(measured) => Ok(RunMeasured {
+            measured,
             writer,
             ids,
             dma_guard,
@@ -386,29 +374,21 @@ pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
     Ok(())
 }
 
-/// Writes `--json` and `--histogram` from the finished result.
-fn write_files(opts: &RunOptions, result: &RunResult, outcomes: &[ThreadOutcome]) -> Result<()> {
+/// Writes `--json` and `--histogram` (from the threads' recorders) from
+/// the finished result.
+fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
     if let Some(p) = &opts.json {
         write_json(p, result)?;
     }
     if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;
-        let latency: Vec<_> = outcomes
+        let kept: Vec<_> = recorders
             .iter()
-            .map(|o| o.recorder.stats[0].summary())
+            .filter_map(Recorder::latency_histogram)
             .collect();
-        let threads: Vec<report::histogram::HistThread> = outcomes
+        let threads: Vec<report::histogram::HistThread> = kept
             .iter()
-            .zip(&latency)
-            .filter_map(|(o, l)| {
-                o.recorder
-                    .histogram
-                    .as_ref()
-                    .map(|h| report::histogram::HistThread {
-                        hist: h,
-                        latency: l,
-                    })
-            })
+            .map(|(hist, latency)| report::histogram::HistThread { hist, latency })
             .collect();
         report::histogram::write_cyclictest_histogram(&mut f, &threads)?;
         f.flush()?;

@@ -7,6 +7,7 @@ use jitterlab_core::spec::{parse, CellPlan, ResponseSource, SpecContext};
 
 use super::*;
 use crate::cli::{Cli, Command};
+use crate::probe::chase;
 
 /// The online CPUs of the tests' machine: two, as the VM fixture.
 fn online() -> CpuList {
@@ -221,7 +222,7 @@ fn run_chase_with_roles_places_probe_neighbour_and_irqs() {
     let cell = &r.spec.cells()[0];
     let plan = runner::plan(&r.spec, cell, &r.options);
     assert_eq!((plan.params.duration_ns, plan.params.cycles), (None, None));
-    let args = probes::chase_args(&r.spec, cell, &plan, r.options.stop);
+    let args = chase::args(&r.spec, cell, &plan, r.options.stop);
     assert_eq!(
         (args.cpu, args.neighbours, args.samples, args.duration_ns),
         (1, [0].into_iter().collect(), None, None)
@@ -245,7 +246,7 @@ fn run_response_with_the_udp_source() {
     // The events come from the first other online CPU.
     let cell = &r.spec.cells()[0];
     let plan = runner::plan(&r.spec, cell, &r.options);
-    let args = probes::response_args(&r.spec, cell, &plan);
+    let args = response::args(&r.spec, cell, &plan);
     assert_eq!(
         (args.cpu, args.event_cpu, args.source, args.interval),
         (1, 0, ResponseSource::Udp, 1_000_000)
@@ -343,23 +344,23 @@ fn a_bench_cell_and_the_equivalent_run_reach_the_probe_alike() {
     ]);
     let (rp, cp) = (run_plan(&chase), cell_plan(2));
     assert_eq!(
-        probes::chase_args(&chase.spec, &chase.spec.cells()[0], &rp, chase.options.stop),
-        probes::chase_args(&bench, &cells[2], &cp, Stop::Duration)
+        chase::args(&chase.spec, &chase.spec.cells()[0], &rp, chase.options.stop),
+        chase::args(&bench, &cells[2], &cp, Stop::Duration)
     );
     assert_eq!(
-        probes::chase_args(&bench, &cells[2], &cp, Stop::Duration).duration_ns,
+        chase::args(&bench, &cells[2], &cp, Stop::Duration).duration_ns,
         Some(5_000_000_000)
     );
 
     let ctxswitch = run(&["ctxswitch", "--cpu", "1", "--duration", "5s"]);
     assert_eq!(run_plan(&ctxswitch), cell_plan(3));
     assert_eq!(
-        probes::ctxswitch_args(
+        ctxswitch::args(
             &ctxswitch.spec,
             &ctxswitch.spec.cells()[0],
             &run_plan(&ctxswitch)
         ),
-        probes::ctxswitch_args(&bench, &cells[3], &cell_plan(3))
+        ctxswitch::args(&bench, &cells[3], &cell_plan(3))
     );
 
     let response = run(&[
@@ -373,12 +374,12 @@ fn a_bench_cell_and_the_equivalent_run_reach_the_probe_alike() {
     ]);
     assert_eq!(run_plan(&response), cell_plan(4));
     assert_eq!(
-        probes::response_args(
+        response::args(
             &response.spec,
             &response.spec.cells()[0],
             &run_plan(&response)
         ),
-        probes::response_args(&bench, &cells[4], &cell_plan(4))
+        response::args(&bench, &cells[4], &cell_plan(4))
     );
 
     let timerlat = run(&["timerlat", "--cpus", "1", "--duration", "5s"]);
