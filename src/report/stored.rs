@@ -19,7 +19,7 @@ use anyhow::Result;
 use crate::cli::{ReportArgs, ReportFormat, TableArg};
 use crate::error::BadInput;
 use crate::output::{out, outln};
-use crate::store::{RunRow, Store};
+use crate::store::{RunKind, RunRow, RunStatus, Store};
 use jitterlab_core::cell::CellStatus;
 
 use super::safe::shown;
@@ -183,11 +183,11 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<ExitCode> {
             outln!()?;
         }
         first = false;
-        let single = run.kind == "run" && run.cells.len() == 1;
+        let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
         if single && matches!(a.format, ReportFormat::Text | ReportFormat::Json) {
             match (&run.cells[0].result, run.cells[0].status) {
                 (Some(r), CellStatus::Completed | CellStatus::Interrupted)
-                    if run.status != "running" =>
+                    if RunStatus::parse(&run.status) != Some(RunStatus::Running) =>
                 {
                     match a.format {
                         ReportFormat::Text => out!("{}", super::text::summary(r))?,

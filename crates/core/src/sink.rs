@@ -16,6 +16,7 @@ pub use crate::cycle::{Metric, Sink, METRICS};
 
 use crate::cycle::CycleSample;
 use crate::outlier::OutlierKeeper;
+use crate::probe::PERIODIC_METRICS;
 use crate::stats::MetricStats;
 use crate::window::{WindowAggregator, WindowRow};
 
@@ -179,7 +180,14 @@ impl Recorder {
         Recorder {
             stats,
             outliers,
-            windows: WindowAggregator::new(cfg.thread, cfg.cpu, 0, cfg.window_ns, rows),
+            windows: WindowAggregator::new(
+                cfg.thread,
+                cfg.cpu,
+                0,
+                cfg.window_ns,
+                PERIODIC_METRICS,
+                rows,
+            ),
             histogram: cfg.histogram_us.map(LatencyHistogram::new),
             live,
             t0: 0,
