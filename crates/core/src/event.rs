@@ -147,15 +147,18 @@ impl EventSink for EventRecorder {
     #[inline(always)]
     fn push(&mut self, s: &EventSample) {
         let since = s.at.saturating_sub(self.t0);
-        // Only the table's slots: the others are None by contract.
-        let values = &s.values[..self.defs.len()];
-        for ((v, stats), outliers) in values.iter().zip(&mut self.stats).zip(&mut self.outliers) {
+        let window = self.windows.count(s.at, false);
+        // One pass over the table's slots (`stats` has one per metric):
+        // run statistics, outliers and the window together.
+        let slots = (s.values.iter().zip(window.iter_mut()))
+            .zip(self.stats.iter_mut().zip(self.outliers.iter_mut()));
+        for ((v, window), (stats, outliers)) in slots {
             if let Some(v) = *v {
                 stats.record(v);
                 outliers.offer(v, s.index, since);
+                window.add(v);
             }
         }
-        self.windows.push_values(s.at, values, false);
         self.samples += 1;
         self.live.samples.store(self.samples, Relaxed);
         if let Some(v) = s.values[0] {

@@ -212,13 +212,15 @@ impl Sink for Recorder {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
         let since = s.start.saturating_sub(self.t0);
+        // One pass: run statistics, outliers and the window together.
+        let window = self.windows.count(s.start, s.overrun);
         for m in METRICS {
             if let Some(v) = m.value(s) {
                 self.stats[m as usize].record(v);
                 self.outliers[m as usize].offer(v, s.cycle, since);
+                window[m as usize].add(v);
             }
         }
-        self.windows.push(s);
         if let Some(h) = self.histogram.as_mut() {
             h.push(s);
         }

@@ -195,11 +195,9 @@ impl WindowAggregator {
         if self.cycles == 0 {
             return;
         }
-        let n = self.metrics.len();
         let mut stats = [WindowStat::default(); MAX_METRICS];
-        for (s, m) in stats.iter_mut().zip(&mut self.moments[..n]) {
-            *s = WindowStat::from(&*m);
-            *m = WindowMoments::default();
+        for (s, m) in stats.iter_mut().zip(&self.moments).take(self.metrics.len()) {
+            *s = WindowStat::from(m);
         }
         let row = WindowRow {
             thread: self.thread,
@@ -217,6 +215,7 @@ impl WindowAggregator {
         }
         self.cycles = 0;
         self.overruns = 0;
+        self.moments = [WindowMoments::default(); MAX_METRICS];
     }
 
     /// Pushes the last, possibly partial, window. Call once at the end.
@@ -229,10 +228,27 @@ impl WindowAggregator {
     /// Adds one sample that happened at `at` (absolute, ns) with the values
     /// of its first `values.len()` slots (`None`: the slot's metric has no
     /// value this time), in the order of the aggregator's metric table;
-    /// values beyond the table are ignored. Pass only the table's slots:
-    /// the loop runs once per value.
+    /// values beyond the table are never reported. Pass only the table's
+    /// slots: the loop runs once per value.
     #[inline(always)]
     pub fn push_values(&mut self, at: u64, values: &[Option<i64>], overrun: bool) {
+        for (m, v) in self.count(at, overrun).iter_mut().zip(values) {
+            if let Some(v) = v {
+                m.add(*v);
+            }
+        }
+    }
+
+    /// Counts one sample that happened at `at` (absolute, ns), closing the
+    /// current window first when `at` is past it, and returns the
+    /// accumulators of the sample's window, slot `i` for metric `i`: the
+    /// caller adds the sample's values to them ([`push_values`] does).
+    /// Lets a recorder that walks a sample's values anyway feed the window
+    /// in the same pass.
+    ///
+    /// [`push_values`]: WindowAggregator::push_values
+    #[inline(always)]
+    pub fn count(&mut self, at: u64, overrun: bool) -> &mut [WindowMoments; MAX_METRICS] {
         let w = at.saturating_sub(self.t0) / self.width;
         if w != self.current {
             self.flush();
@@ -240,12 +256,7 @@ impl WindowAggregator {
         }
         self.cycles += 1;
         self.overruns += overrun as u64;
-        let n = self.metrics.len();
-        for (m, v) in self.moments[..n].iter_mut().zip(values) {
-            if let Some(v) = v {
-                m.add(*v);
-            }
-        }
+        &mut self.moments
     }
 }
 
