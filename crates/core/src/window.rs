@@ -381,6 +381,15 @@ mod tests {
     }
 
     #[test]
+    fn a_row_is_312_bytes() {
+        // What a run keeps per window row until its result is stored
+        // (limits::MAX_WINDOW_ROWS): the header, the metric table and
+        // eight slots of 32 bytes.
+        assert_eq!(std::mem::size_of::<WindowStat>(), 32);
+        assert_eq!(std::mem::size_of::<WindowRow>(), 312);
+    }
+
+    #[test]
     fn window_mean_rounds_like_the_run_mean() {
         let mut m = WindowMoments::default();
         for v in [-1, -2] {

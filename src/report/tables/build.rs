@@ -932,7 +932,8 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
             .and_then(|(_, m)| m.get(name?)?.threshold)
     };
     // The periodic probes' one latency needs no name; every other does.
-    let show_metric = rows_of.iter().any(|(_, m)| *m != Some("latency"));
+    let periodic = ProbeKind::Cyclic.main_latency();
+    let show_metric = rows_of.iter().any(|(_, m)| *m != periodic);
     let mut known: Vec<u64> = Vec::new();
     for &(g, name) in &rows_of {
         if let Some(t) = row_threshold(g, name) {
