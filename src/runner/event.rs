@@ -364,6 +364,7 @@ fn assemble(
         usage: end.usage,
         window_rows: r.windows.pushed(),
         dropped_rows: r.windows.dropped(),
+        counters: Default::default(),
     };
     lifecycle::assemble(
         plan.kind,
@@ -397,7 +398,7 @@ mod tests {
                 sink.push(&EventSample {
                     index: i,
                     at: sys::monotonic_ns(),
-                    values: [Some(((i + 1) * 1_000) as i64), None, None, None],
+                    values: jitterlab_core::event::slots([Some(((i + 1) * 1_000) as i64)]),
                 });
                 i += 1;
             }

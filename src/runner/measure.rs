@@ -311,6 +311,7 @@ fn assemble(
             usage: o.usage,
             window_rows: o.recorder.windows.pushed(),
             dropped_rows: o.recorder.windows.dropped(),
+            counters: Default::default(),
         })
         .collect();
     let combined = (outcomes.len() > 1).then(|| {

@@ -38,7 +38,7 @@ use jitterlab_core::stats::MetricStats;
 use crate::output::out;
 use crate::probe::timerlat::{self, TimerlatArgs};
 use crate::report;
-use crate::store::{RunStart, Store, StoredHistogram};
+use crate::store::{RunKind, RunStart, Store, StoredHistogram};
 use crate::system::host;
 use crate::system::journal::Journal;
 use crate::system::workdir;
@@ -176,6 +176,7 @@ pub fn measure_timerlat(
             usage: UsageDelta::default(),
             window_rows: 0,
             dropped_rows: 0,
+            counters: Default::default(),
         });
     }
     let combined = (threads.len() > 1).then(|| {
@@ -282,7 +283,7 @@ pub fn execute_timerlat(
                 hostname: &host.hostname,
                 kernel_release: &host.kernel_release,
                 realtime: Some(true),
-                kind: "run",
+                kind: RunKind::Run,
                 name: ProbeKind::Timerlat.name(),
                 spec_json: None,
             })
