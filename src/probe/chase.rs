@@ -77,7 +77,7 @@ use jitterlab_core::chase::{
     choose_buffer, duration_sample_bound, format_bytes, single_cycle, CacheInfo, CacheKind,
     CpuidTsc, SampleAccumulator, SampleRow, TscSource,
 };
-use jitterlab_core::event::{EventSample, EventSink, MAX_EVENT_METRICS};
+use jitterlab_core::event::{EventSample, EventSink, MAX_METRICS};
 use jitterlab_core::units::{parse_size, CpuList};
 use jitterlab_sys as sys;
 use jitterlab_sys::tsc;
@@ -562,7 +562,7 @@ impl Chase {
                 at = sys::monotonic_ns();
                 let cycles = t1.saturating_sub(t0);
                 acc.push(cycles);
-                let mut values = [None; MAX_EVENT_METRICS];
+                let mut values = [None; MAX_METRICS];
                 values[0] = Some(i64::try_from(cycles).unwrap_or(i64::MAX));
                 if k + 1 == iterations {
                     if let Some(row) = acc.end_sample() {
@@ -1049,7 +1049,7 @@ mod tests {
                 assert_eq!(e.index, (s * 10 + k) as u64);
                 let want = (k == 9).then_some(row.jitter as i64);
                 assert_eq!(e.values[1], want);
-                assert_eq!(&e.values[2..], &[None, None]);
+                assert!(e.values[2..].iter().all(Option::is_none));
             }
         }
         for row in &out.rows {

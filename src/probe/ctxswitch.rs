@@ -58,7 +58,7 @@ use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
 use jitterlab_core::cycle::next_release_after;
-use jitterlab_core::event::{EventSample, EventSink};
+use jitterlab_core::event::{slots, EventSample, EventSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::eventfd::EventFd;
@@ -262,7 +262,7 @@ fn sample(index: u64, take: u64, give: u64) -> EventSample {
     EventSample {
         index,
         at: take,
-        values: [Some(take as i64 - give as i64), None, None, None],
+        values: slots([Some(take as i64 - give as i64)]),
     }
 }
 
@@ -398,7 +398,7 @@ mod tests {
             EventSample {
                 index: 7,
                 at: 5_000,
-                values: [Some(1_800), None, None, None]
+                values: slots([Some(1_800)])
             }
         );
     }
@@ -436,7 +436,7 @@ mod tests {
             assert_eq!(s.index, i as u64);
             let v = s.values[0].unwrap();
             assert!(v > 0 && v < 1_000_000_000, "sample {i}: {v} ns");
-            assert_eq!(&s.values[1..], &[None, None, None]);
+            assert!(s.values[1..].iter().all(Option::is_none));
             // One CPU, one monotonic clock: hand-overs are taken in order.
             assert!(s.at >= last_at, "sample {i} at {} before {last_at}", s.at);
             last_at = s.at;

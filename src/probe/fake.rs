@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use jitterlab_core::cycle::Schedule;
-use jitterlab_core::event::{EventSample, EventSink};
+use jitterlab_core::event::{slots, EventSample, EventSink};
 use jitterlab_core::sink::Sink;
 use jitterlab_sys as sys;
 
@@ -64,7 +64,7 @@ impl Probe for Synthetic {
             sink.push(&EventSample {
                 index: i,
                 at,
-                values: [Some(value as i64), None, None, None],
+                values: slots([Some(value as i64)]),
             });
             i += 1;
             if self.n == u64::MAX {

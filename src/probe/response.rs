@@ -81,7 +81,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use jitterlab_core::cycle::next_release_after;
-use jitterlab_core::event::{EventSample, EventSink};
+use jitterlab_core::event::{slots, EventSample, EventSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::eventfd::EventFd;
@@ -709,12 +709,11 @@ fn sample(index: u64, t_event: u64, t_run: u64, t_sent: u64, rx: Option<i64>) ->
     EventSample {
         index,
         at: t_event,
-        values: [
+        values: slots([
             Some(t_run as i64 - t_event as i64),
             Some(t_sent as i64 - t_event as i64),
             rx,
-            None,
-        ],
+        ]),
     }
 }
 
@@ -961,7 +960,7 @@ mod tests {
             EventSample {
                 index: 3,
                 at: 1_000,
-                values: [Some(250), Some(900), Some(180), None]
+                values: slots([Some(250), Some(900), Some(180)])
             }
         );
         // Realtime stamps near 2025 (1.7e18 ns) subtract exactly.
@@ -1059,7 +1058,7 @@ mod tests {
                 0 < wakeup && wakeup <= response,
                 "sample {i}: {wakeup} {response}"
             );
-            assert_eq!(s.values[2..], [None, None]);
+            assert!(s.values[2..].iter().all(Option::is_none));
         }
         // A finished run leaves nothing behind: the next one starts clean.
         let (r, again, samples) = run_pinned(r, 200);

@@ -819,6 +819,7 @@ impl ExternalProbe for TimerlatProbe {
                 usage: UsageDelta::default(),
                 window_rows: 0,
                 dropped_rows: 0,
+                counters: Default::default(),
             });
         }
         let combined = (threads.len() > 1).then(|| {

@@ -14,11 +14,14 @@
 //! period_count,period_min_ns,…,exec_mean_ns
 //! ```
 //!
-//! one group of four per metric in [`METRICS`] order. All times are integer
+//! one group of four per metric of the probe's descriptor, in its order and
+//! under its name (`_cycles` instead of `_ns` for a metric in CPU cycles);
+//! each row's figures are looked up by those names. All times are integer
 //! nanoseconds, exactly as measured (DESIGN rule 1); `start_ns` is relative to
 //! the run's first release. When a metric has no sample in a window (period and
 //! jitter have none for the very first cycle) its count is `0` and its
-//! min/max/mean fields are empty rather than a misleading `0`. Every field is a
+//! min/max/mean fields are empty rather than a misleading `0` (so are those
+//! of a metric the row does not carry). Every field is a
 //! number or empty, so no quoting is ever needed. Lines end with `\n`.
 //!
 //! Each row is formatted into a reused buffer (no allocation per row once it
@@ -30,7 +33,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use jitterlab_core::event::{MetricDef, MetricUnit};
+use jitterlab_core::event::MetricDef;
 use jitterlab_core::window::WindowRow;
 
 /// Streams window rows as CSV to `W`.
@@ -38,19 +41,16 @@ use jitterlab_core::window::WindowRow;
 pub struct WindowCsv<W: Write> {
     out: W,
     line: String,
-    slots: usize,
+    metrics: &'static [MetricDef],
 }
 
-/// The header line for a probe's metric table (`ProbeKind::metrics()`),
-/// without its line ending. A metric in cycles has `_cycles` columns.
+/// The header line for a probe's metric table (its descriptor's
+/// `metrics`), without its line ending. A metric in cycles has `_cycles`
+/// columns.
 pub fn header(defs: &[MetricDef]) -> String {
     let mut h = String::from("thread,cpu,window,start_ns,cycles,overruns");
     for d in defs {
-        let n = d.name;
-        let u = match d.unit {
-            MetricUnit::Ns => "ns",
-            MetricUnit::Cycles => "cycles",
-        };
+        let (n, u) = (d.name, d.unit.name());
         // Writing into a String cannot fail.
         let _ = write!(h, ",{n}_count,{n}_min_{u},{n}_max_{u},{n}_mean_{u}");
     }
@@ -58,9 +58,9 @@ pub fn header(defs: &[MetricDef]) -> String {
 }
 
 impl<W: Write> WindowCsv<W> {
-    /// Writes the header line for the probe's metrics and returns the
-    /// writer.
-    pub fn new(mut out: W, defs: &[MetricDef]) -> io::Result<Self> {
+    /// Writes the header line for the probe's metrics (its descriptor's
+    /// `metrics`) and returns the writer.
+    pub fn new(mut out: W, defs: &'static [MetricDef]) -> io::Result<Self> {
         let mut line = header(defs);
         line.push('\n');
         out.write_all(line.as_bytes())?;
@@ -68,11 +68,12 @@ impl<W: Write> WindowCsv<W> {
         Ok(WindowCsv {
             out,
             line,
-            slots: defs.len(),
+            metrics: defs,
         })
     }
 
-    /// Writes one row as one line.
+    /// Writes one row as one line, its figures found by the header's metric
+    /// names.
     pub fn write_row(&mut self, row: &WindowRow) -> io::Result<()> {
         let l = &mut self.line;
         l.clear();
@@ -82,11 +83,12 @@ impl<W: Write> WindowCsv<W> {
             "{},{},{},{},{},{}",
             row.thread, row.cpu, row.window, row.start_ns, row.cycles, row.overruns
         );
-        for s in &row.stats[..self.slots] {
-            if s.count == 0 {
-                l.push_str(",0,,,");
-            } else {
-                let _ = write!(l, ",{},{},{},{}", s.count, s.min, s.max, s.mean);
+        for d in self.metrics {
+            match row.stat(d.name).filter(|s| s.count > 0) {
+                None => l.push_str(",0,,,"),
+                Some(s) => {
+                    let _ = write!(l, ",{},{},{},{}", s.count, s.min, s.max, s.mean);
+                }
             }
         }
         l.push('\n');
@@ -102,8 +104,25 @@ impl<W: Write> WindowCsv<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jitterlab_core::event::MAX_METRICS;
     use jitterlab_core::result::ProbeKind;
     use jitterlab_core::window::WindowStat;
+
+    /// A row of `kind`'s table with `stats` in its first slots.
+    fn row(kind: ProbeKind, head: [u64; 6], stats: &[WindowStat]) -> WindowRow {
+        let mut all = [WindowStat::default(); MAX_METRICS];
+        all[..stats.len()].copy_from_slice(stats);
+        WindowRow {
+            thread: head[0] as u32,
+            cpu: head[1] as u32,
+            window: head[2],
+            start_ns: head[3],
+            cycles: head[4],
+            overruns: head[5],
+            metrics: kind.metrics(),
+            stats: all,
+        }
+    }
 
     fn stat(count: u64, min: i64, max: i64, mean: i64) -> WindowStat {
         WindowStat {
@@ -116,35 +135,27 @@ mod tests {
 
     #[test]
     fn header_and_two_rows_are_exact() {
-        let first = WindowRow {
-            thread: 0,
-            cpu: 1,
-            window: 0,
-            start_ns: 0,
-            cycles: 4,
-            overruns: 0,
-            stats: [
+        let first = row(
+            ProbeKind::Cyclic,
+            [0, 1, 0, 0, 4, 0],
+            &[
                 stat(4, 2_100, 13_250, 5_004),
                 // No period or jitter for the very first cycle of the run.
                 stat(3, 999_100, 1_011_000, 1_003_667),
                 stat(3, -900, 11_000, 3_667),
                 stat(4, 500_000, 503_999, 501_250),
             ],
-        };
-        let second = WindowRow {
-            thread: 1,
-            cpu: 3,
-            window: 7,
-            start_ns: 7_000_000_000,
-            cycles: 1,
-            overruns: 1,
-            stats: [
+        );
+        let second = row(
+            ProbeKind::Cyclic,
+            [1, 3, 7, 7_000_000_000, 1, 1],
+            &[
                 stat(1, 1_200_345, 1_200_345, 1_200_345),
                 WindowStat::default(),
                 WindowStat::default(),
                 stat(1, 2_500_000, 2_500_000, 2_500_000),
             ],
-        };
+        );
         let mut out = Vec::new();
         let mut w = WindowCsv::new(&mut out, ProbeKind::Cyclic.metrics()).unwrap();
         w.write_row(&first).unwrap();
@@ -167,19 +178,11 @@ exec_count,exec_min_ns,exec_max_ns,exec_mean_ns
     fn every_line_has_the_header_s_field_count() {
         let fields = header(ProbeKind::Cyclic.metrics()).split(',').count();
         assert_eq!(fields, 6 + 4 * jitterlab_core::sink::METRICS.len());
-        let row = WindowRow {
-            thread: 0,
-            cpu: 0,
-            window: 0,
-            start_ns: 0,
-            cycles: 0,
-            overruns: 0,
-            stats: [WindowStat::default(); 4],
-        };
+        let empty = row(ProbeKind::Cyclic, [0; 6], &[]);
         let mut out = Vec::new();
         WindowCsv::new(&mut out, ProbeKind::Cyclic.metrics())
             .unwrap()
-            .write_row(&row)
+            .write_row(&empty)
             .unwrap();
         let text = String::from_utf8(out).unwrap();
         for line in text.lines() {
@@ -196,25 +199,40 @@ chase_count,chase_min_cycles,chase_max_cycles,chase_mean_cycles,\
 sample-jitter_count,sample-jitter_min_cycles,sample-jitter_max_cycles,sample-jitter_mean_cycles"
         );
         let mut out = Vec::new();
-        let row = WindowRow {
-            thread: 0,
-            cpu: 1,
-            window: 0,
-            start_ns: 0,
-            cycles: 2,
-            overruns: 0,
-            stats: [
-                stat(2, 10, 20, 15),
-                stat(0, 0, 0, 0),
-                stat(0, 0, 0, 0),
-                stat(0, 0, 0, 0),
-            ],
-        };
+        let handover = row(
+            ProbeKind::Ctxswitch,
+            [0, 1, 0, 0, 2, 0],
+            &[stat(2, 10, 20, 15)],
+        );
         let mut w = WindowCsv::new(&mut out, ProbeKind::Ctxswitch.metrics()).unwrap();
-        w.write_row(&row).unwrap();
+        w.write_row(&handover).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "thread,cpu,window,start_ns,cycles,overruns,handover_count,handover_min_ns,handover_max_ns,handover_mean_ns\n0,1,0,0,2,0,2,10,20,15\n"
+        );
+    }
+
+    #[test]
+    fn figures_are_written_by_metric_name_not_by_slot() {
+        // A row whose table orders the metrics otherwise, and lacks one:
+        // each figure lands under its own name, the missing one is empty.
+        const OTHER: &[MetricDef] = &[
+            jitterlab_core::probe::PERIODIC_METRICS[3],
+            jitterlab_core::probe::PERIODIC_METRICS[0],
+        ];
+        let mut r = row(
+            ProbeKind::Cyclic,
+            [0, 1, 2, 2_000, 3, 0],
+            &[stat(3, 50, 70, 60), stat(3, 1, 9, 5)],
+        );
+        r.metrics = OTHER;
+        let mut out = Vec::new();
+        let mut w = WindowCsv::new(&mut out, ProbeKind::Cyclic.metrics()).unwrap();
+        w.write_row(&r).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text.lines().nth(1).unwrap(),
+            "0,1,2,2000,3,0,3,1,9,5,0,,,,0,,,,3,50,70,60"
         );
     }
 }

@@ -18,7 +18,7 @@ use anyhow::Result;
 
 use crate::error::BadInput;
 use crate::output::{out, outln};
-use crate::store::{RunRow, Store};
+use crate::store::{RunKind, RunRow, RunStatus, Store};
 use jitterlab_core::cell::CellStatus;
 
 use super::safe::shown;
@@ -179,11 +179,11 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
             outln!()?;
         }
         first = false;
-        let single = run.kind == "run" && run.cells.len() == 1;
+        let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
         if single && matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (&run.cells[0].result, run.cells[0].status) {
                 (Some(r), CellStatus::Completed | CellStatus::Interrupted)
-                    if run.status != "running" =>
+                    if RunStatus::parse(&run.status) != Some(RunStatus::Running) =>
                 {
                     match a.format {
                         tables::Format::Text => out!("{}", super::text::summary(r))?,

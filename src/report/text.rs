@@ -9,8 +9,8 @@
 //! Layout choices:
 //!
 //! * **One table per thread** (and one for all threads combined when the
-//!   result has it): a row per metric in [`METRICS`] order, only metrics that
-//!   have samples; columns
+//!   result has it): a row per metric in the order of the probe's metric
+//!   table (its descriptor's), only metrics that have samples; columns
 //!   `min p50 p90 p99 p99.9 p99.99 max mean stddev >thr%`. Every time in the
 //!   tables is printed in microseconds with three decimals, which is exactly
 //!   the nanosecond the core measured — no rounding, no unit switching within
@@ -31,6 +31,11 @@
 //! * **Limits** print as `PASS`/`FAIL` lines; for a signed metric the observed
 //!   figure is the largest magnitude, and the line says so (`max |jitter|`).
 //!
+//! What differs between probes — the label of the period line, what a
+//! sample is called, which metrics have outlier lists, whether threads
+//! report a calibration — is read from the probe's descriptor
+//! (`jitterlab_core::probe`), never switched on by kind.
+//!
 //! The function only formats a finished [`RunResult`]; it reads nothing else,
 //! so the same summary can be printed again from a stored result. Every
 //! text it did not write itself (the host's names, the defaults' details,
@@ -40,7 +45,7 @@ use std::fmt::Write as _;
 
 use jitterlab_core::event::{MetricDef, MetricUnit};
 use jitterlab_core::outlier::Outlier;
-use jitterlab_core::result::{EndReason, ProbeKind, RunResult, ThreadResult};
+use jitterlab_core::result::{EndReason, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
 
@@ -139,13 +144,8 @@ fn kv(o: &mut String, label: &str, value: &str) {
 
 fn header(o: &mut String, r: &RunResult) {
     let p = &r.params;
-    let period_label = match r.probe {
-        ProbeKind::Cyclic | ProbeKind::Timerlat => Some("period"),
-        ProbeKind::Wakeup | ProbeKind::Response => Some("interval"),
-        ProbeKind::Chase | ProbeKind::Ctxswitch => None,
-    };
     kv(o, "probe", r.probe.name());
-    if let Some(label) = period_label {
+    if let Some(label) = r.probe.descriptor().words.period {
         kv(o, label, &format_duration_exact(p.period_ns));
     }
     let cpus: CpuList = p.cpus.iter().copied().collect();
@@ -206,16 +206,17 @@ fn header(o: &mut String, r: &RunResult) {
 }
 
 fn thread_line(o: &mut String, r: &RunResult, t: &ThreadResult) {
-    if r.probe.periodic() {
+    let d = r.probe.descriptor();
+    if d.periodic {
         let _ = writeln!(
             o,
             "CPU {}: cycles {}, releases {}, skipped {}, overruns {}",
             t.cpu, t.cycles, t.releases, t.skipped, t.overruns
         );
     } else {
-        let _ = writeln!(o, "CPU {}: {} {}", t.cpu, t.cycles, sample_noun(r.probe));
+        let _ = writeln!(o, "CPU {}: {} {}", t.cpu, t.cycles, d.words.samples);
     }
-    if r.probe == ProbeKind::Cyclic {
+    if d.calibrated {
         if let Some(c) = &t.calibration {
             let _ = writeln!(
                 o,
@@ -308,37 +309,18 @@ fn table(
     }
 }
 
-/// The metrics whose largest values are listed: latency and |jitter| for
-/// the periodic probes, every thresholded metric (or the chase) otherwise.
-fn outlier_metrics(r: &RunResult) -> Vec<&'static MetricDef> {
-    r.probe
-        .metrics()
+/// The metrics whose largest values are listed, as the probe's descriptor
+/// names them (latency and |jitter| for the periodic probes, the chase's
+/// cycles, every latency of the others), in its metric-table order.
+fn outlier_metrics(r: &RunResult) -> impl Iterator<Item = &'static MetricDef> {
+    let d = r.probe.descriptor();
+    d.metrics
         .iter()
-        .filter(|d| match r.probe {
-            ProbeKind::Cyclic | ProbeKind::Wakeup => d.name == "latency" || d.name == "jitter",
-            ProbeKind::Chase => d.name == "chase",
-            _ => d.thresholded,
-        })
-        .collect()
-}
-
-/// What one sample of a probe is, in the plural.
-fn sample_noun(kind: ProbeKind) -> &'static str {
-    match kind {
-        ProbeKind::Cyclic | ProbeKind::Wakeup => "cycles",
-        ProbeKind::Chase => "chases",
-        ProbeKind::Ctxswitch => "hand-overs",
-        ProbeKind::Response => "events",
-        ProbeKind::Timerlat => "timer activations",
-    }
+        .filter(|m| d.words.outliers.contains(&m.name))
 }
 
 fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
-    let what = if r.probe.periodic() {
-        "cycle"
-    } else {
-        "sample"
-    };
+    let what = r.probe.descriptor().words.sample;
     for d in outlier_metrics(r) {
         let label = if d.signed {
             format!("|{}|", d.name)
@@ -427,8 +409,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use jitterlab_core::result::{
-        BreakEvent, Calibration, DefaultStatus, HostSnapshot, LimitCheck, Params, RealtimeReport,
-        UsageDelta, SCHEMA_VERSION,
+        BreakEvent, Calibration, DefaultStatus, HostSnapshot, LimitCheck, Params, ProbeKind,
+        RealtimeReport, UsageDelta, SCHEMA_VERSION,
     };
 
     /// A summary; `over`/`pct` of `None` for metrics without a threshold.
@@ -614,6 +596,7 @@ mod tests {
                 usage: UsageDelta::default(),
                 window_rows: 5,
                 dropped_rows: 0,
+                counters: BTreeMap::new(),
             }],
             combined: None,
             limits: vec![
@@ -718,6 +701,7 @@ warning: RT throttling is on (kernel.sched_rt_runtime_us = 950000)
             overruns: 0,
             window_rows: 1,
             dropped_rows: 2,
+            counters: BTreeMap::new(),
             ..r.threads[0].clone()
         };
         let t1 = ThreadResult {

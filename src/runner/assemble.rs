@@ -208,6 +208,7 @@ fn thread_result(f: &ThreadFigures, report: &Report) -> ThreadResult {
         usage: f.usage,
         window_rows: r.windows().pushed(),
         dropped_rows: r.windows().dropped(),
+        counters: Default::default(),
     }
 }
 

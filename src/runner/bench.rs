@@ -85,7 +85,7 @@ use crate::net::hosts::{NetChange, NetFlood};
 use crate::output::{errln, out, outln};
 use crate::probe::{periodic, registry, Cell, Probes};
 use crate::report;
-use crate::store::{BenchSpecJson, RunStart, Store};
+use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
 use crate::system::journal::{self, Holder, Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
 use crate::system::settings::{apply_all, config_settings, restore_all};
@@ -427,7 +427,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
             hostname: &host.hostname,
             kernel_release: &host.kernel_release,
             realtime: None,
-            kind: "bench",
+            kind: RunKind::Bench,
             name: &spec.name,
             spec_json: Some(serde_json::to_string(&spec_json)?),
         },
@@ -499,9 +499,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     store.finish_run_row(
         run,
         if interrupted {
-            "interrupted"
+            RunStatus::Interrupted
         } else {
-            "completed"
+            RunStatus::Completed
         },
         None,
         elapsed_ns,

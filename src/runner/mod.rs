@@ -55,7 +55,7 @@ use crate::error::bad;
 use crate::output::{errln, out};
 use crate::probe::{registry, Cell, Probes, Recorder};
 use crate::report;
-use crate::store::{RunIds, RunStart, Store};
+use crate::store::{RunIds, RunKind, RunStart, Store};
 use crate::system::host;
 use crate::system::journal::Journal;
 use crate::system::rt;
@@ -264,7 +264,7 @@ fn measure_built(
                 hostname: &host.hostname,
                 kernel_release: &host.kernel_release,
                 realtime: Some(realtime),
-                kind: "run",
+                kind: RunKind::Run,
                 name: plan.kind.name(),
                 spec_json: None,
             });

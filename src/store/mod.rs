@@ -3,6 +3,9 @@
 //! One file (default `./jitterlab.db`, `--db PATH`) holds every run with its
 //! host snapshot, its cells, the statistics of every metric with the
 //! serialized HDR histograms behind them, every window row and the outliers.
+//! Metrics are data, not columns: every figure is stored under the name the
+//! probe's descriptor gives its metric, so a probe with other or more
+//! metrics (and named counters per thread) needs no new column.
 //! Reports read only this database (DESIGN: measuring never formats, reporting
 //! never measures), so a result can be re-rendered at any time, elsewhere.
 //!
@@ -15,9 +18,16 @@
 //! alive, or another boot) and marks it `interrupted`, keeping every row.
 //!
 //! **Schema versions.** `PRAGMA user_version` holds the schema version;
-//! [`MIGRATIONS`] lists the steps from 0 (empty file) up, applied in order,
+//! [`schema`] lists the steps from 0 (empty file) up, applied in order,
 //! each in its own transaction. A database from a newer jitterlab is refused
 //! with a message rather than misread.
+//!
+//! Window rows are written and read back in [`windows`]; a run's kind and
+//! status are the types of [`status`].
+
+mod schema;
+mod status;
+mod windows;
 
 use std::path::Path;
 
@@ -29,119 +39,12 @@ use jitterlab_core::result::{Params, ProbeKind, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Deserialize;
 
-/// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub use schema::SCHEMA_VERSION;
+pub use status::{RunKind, RunStatus};
 
-/// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
-    // 0 → 1: the first schema.
-    r#"
-    CREATE TABLE runs (
-        id            INTEGER PRIMARY KEY,
-        started_at    TEXT    NOT NULL,
-        finished_at   TEXT,
-        probe         TEXT    NOT NULL,
-        status        TEXT    NOT NULL
-                      CHECK (status IN ('running', 'completed', 'interrupted', 'break-trace')),
-        command_line  TEXT    NOT NULL,
-        tool_version  TEXT    NOT NULL,
-        result_schema INTEGER NOT NULL,
-        params_json   TEXT    NOT NULL,
-        pid           INTEGER NOT NULL,
-        boot_id       TEXT    NOT NULL,
-        realtime      INTEGER,
-        elapsed_ns    INTEGER,
-        result_json   TEXT
-    );
-    CREATE TABLE hosts (
-        run_id         INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-        hostname       TEXT NOT NULL,
-        kernel_release TEXT NOT NULL,
-        snapshot_json  TEXT NOT NULL
-    );
-    CREATE TABLE cells (
-        id            INTEGER PRIMARY KEY,
-        run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        name          TEXT    NOT NULL,
-        configuration TEXT    NOT NULL,
-        scenario      TEXT    NOT NULL,
-        deployment    TEXT    NOT NULL,
-        probe         TEXT    NOT NULL,
-        repetition    INTEGER NOT NULL DEFAULT 0,
-        UNIQUE (run_id, name, repetition)
-    );
-    CREATE TABLE metrics (
-        cell_id        INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-        thread         INTEGER,          -- NULL: all threads combined
-        cpu            INTEGER,
-        metric         TEXT    NOT NULL,
-        count          INTEGER NOT NULL,
-        min_ns         INTEGER,
-        max_ns         INTEGER,
-        mean_ns        INTEGER,
-        stddev_ns      INTEGER,
-        p50_ns         INTEGER,
-        p90_ns         INTEGER,
-        p99_ns         INTEGER,
-        p99_9_ns       INTEGER,
-        p99_99_ns      INTEGER,
-        threshold_ns   INTEGER,
-        over_threshold INTEGER,
-        hist_positive  BLOB,             -- HdrHistogram V2 serialization
-        hist_negative  BLOB              -- magnitudes of negative samples
-    );
-    CREATE INDEX metrics_cell ON metrics (cell_id, metric);
-    CREATE TABLE windows (
-        cell_id  INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-        thread   INTEGER NOT NULL,
-        cpu      INTEGER NOT NULL,
-        window   INTEGER NOT NULL,
-        start_ns INTEGER NOT NULL,
-        cycles   INTEGER NOT NULL,
-        overruns INTEGER NOT NULL,
-        latency_count INTEGER, latency_min_ns INTEGER, latency_max_ns INTEGER, latency_mean_ns INTEGER,
-        period_count  INTEGER, period_min_ns  INTEGER, period_max_ns  INTEGER, period_mean_ns  INTEGER,
-        jitter_count  INTEGER, jitter_min_ns  INTEGER, jitter_max_ns  INTEGER, jitter_mean_ns  INTEGER,
-        exec_count    INTEGER, exec_min_ns    INTEGER, exec_max_ns    INTEGER, exec_mean_ns    INTEGER,
-        PRIMARY KEY (cell_id, thread, window)
-    );
-    CREATE TABLE outliers (
-        cell_id        INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-        thread         INTEGER NOT NULL,
-        metric         TEXT    NOT NULL,
-        rank           INTEGER NOT NULL,
-        value_ns       INTEGER NOT NULL,
-        cycle          INTEGER NOT NULL,
-        since_start_ns INTEGER NOT NULL,
-        PRIMARY KEY (cell_id, thread, metric, rank)
-    );
-    "#,
-    // 1 → 2: benches — a run has a kind and a spec; cells have their own
-    // status, times, result and context (neighbours, counters).
-    r#"
-    ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';
-    ALTER TABLE runs ADD COLUMN name TEXT;
-    ALTER TABLE runs ADD COLUMN spec_json TEXT;
-    ALTER TABLE cells ADD COLUMN status TEXT NOT NULL DEFAULT 'completed';
-    ALTER TABLE cells ADD COLUMN started_at TEXT;
-    ALTER TABLE cells ADD COLUMN finished_at TEXT;
-    ALTER TABLE cells ADD COLUMN result_json TEXT;
-    ALTER TABLE cells ADD COLUMN context_json TEXT;
-    UPDATE runs SET name = probe;
-    UPDATE cells SET status = (SELECT CASE r.status WHEN 'running' THEN 'running'
-                                                    WHEN 'interrupted' THEN 'interrupted'
-                                                    ELSE 'completed' END
-                               FROM runs r WHERE r.id = cells.run_id);
-    "#,
-    // 2 → 3: a cell's probe and parameters, stored when it starts measuring,
-    // so that a cell whose process was killed can still be read: its
-    // committed windows become partial figures (see `partial_result`).
-    r#"
-    ALTER TABLE cells ADD COLUMN plan_json TEXT;
-    "#,
-];
+use schema::MIGRATIONS;
+use windows::CellPlanJson;
 
 /// What is known about a run when it starts.
 #[derive(Debug, Clone)]
@@ -164,7 +67,7 @@ pub struct RunStart<'a> {
     /// says for itself).
     pub realtime: Option<bool>,
     /// `run` or `bench`.
-    pub kind: &'a str,
+    pub kind: RunKind,
     /// The probe (run) or the spec's name (bench).
     pub name: &'a str,
     /// For a bench: the expanded spec as JSON ([`BenchSpecJson`]).
@@ -214,11 +117,11 @@ pub struct RunRow {
     pub id: i64,
     /// Start time.
     pub started_at: String,
-    /// `run` or `bench`.
+    /// `run` or `bench` ([`RunKind::name`]).
     pub kind: String,
     /// The probe (run) or the spec's name (bench).
     pub name: String,
-    /// Status.
+    /// Status ([`RunStatus::name`]).
     pub status: String,
     /// Host name.
     pub hostname: String,
@@ -232,7 +135,8 @@ pub struct RunRow {
     pub cycles: i64,
     /// Window rows stored.
     pub windows: i64,
-    /// Largest wake-up latency seen in the stored windows, ns.
+    /// Largest wake-up latency seen in the stored windows, ns: the largest
+    /// value of a probe's first metric when that is in nanoseconds.
     pub latency_max_ns: Option<i64>,
 }
 
@@ -281,7 +185,7 @@ impl Store {
     pub fn finish_run_row(
         &mut self,
         run: i64,
-        status: &str,
+        status: RunStatus,
         realtime: Option<bool>,
         elapsed_ns: u64,
         result: Option<&RunResult>,
@@ -315,7 +219,8 @@ impl Store {
         self.named(r)
     }
 
-    /// Appends window rows in one transaction (one commit per drain).
+    /// Appends window rows in one transaction (one commit per drain), each
+    /// metric of a row under its name.
     pub fn insert_windows(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
         let r = self.insert_windows_inner(cell, rows);
         self.named(r)
@@ -416,9 +321,9 @@ impl Store {
                 path.display()
             );
         }
-        for (from, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.transaction()?;
-            tx.execute_batch(sql)
+            step.apply(&tx)
                 .with_context(|| format!("migrating {} from schema {from}", path.display()))?;
             tx.pragma_update(None, "user_version", from as i64 + 1)?;
             tx.commit()?;
@@ -441,20 +346,22 @@ impl Store {
         let boot = boot_id();
         let mut stmt = self
             .conn
-            .prepare("SELECT id, pid, boot_id FROM runs WHERE status = 'running'")?;
+            .prepare("SELECT id, pid, boot_id FROM runs WHERE status = ?1")?;
         let running: Vec<(i64, i64, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .query_map([RunStatus::Running.name()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         drop(stmt);
         for (id, pid, run_boot) in running {
             let alive = run_boot == boot && Path::new(&format!("/proc/{pid}")).exists();
             if !alive {
                 let tx = self.conn.transaction()?;
-                tx.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?1", [id])?;
                 tx.execute(
-                    "UPDATE cells SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
-                    [id],
+                    "UPDATE runs SET status = ?2 WHERE id = ?1",
+                    params![id, RunStatus::Interrupted.name()],
                 )?;
+                interrupt_cells(&tx, id)?;
                 tx.commit()?;
             }
         }
@@ -466,7 +373,7 @@ impl Store {
             "INSERT INTO runs (started_at, probe, status, command_line, tool_version,
                                result_schema, params_json, pid, boot_id, realtime,
                                kind, name, spec_json)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 s.started_at,
                 s.probe,
@@ -477,9 +384,10 @@ impl Store {
                 std::process::id(),
                 boot_id(),
                 s.realtime,
-                s.kind,
+                s.kind.name(),
                 s.name,
                 s.spec_json,
+                RunStatus::Running.name(),
             ],
         )?;
         let run = tx.last_insert_rowid();
@@ -499,7 +407,7 @@ impl Store {
         tx.execute(
             "INSERT INTO cells (run_id, name, configuration, scenario, deployment, probe,
                                 repetition, status, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?8 = 'running' THEN ?9 END)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, CASE WHEN ?8 = ?10 THEN ?9 END)",
             params![
                 run,
                 key.name(),
@@ -510,6 +418,7 @@ impl Store {
                 key.repetition,
                 status.name(),
                 now(),
+                CellStatus::Running.name(),
             ],
         )?;
         Ok(tx.last_insert_rowid())
@@ -547,57 +456,6 @@ impl Store {
         Ok((run, ids))
     }
 
-    /// The work of [`Store::insert_windows`].
-    fn insert_windows_inner(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let tx = self.conn.transaction()?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO windows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-                    ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-            )?;
-            for r in rows {
-                let mut v: Vec<Option<i64>> = Vec::with_capacity(16);
-                for st in &r.stats {
-                    if st.count == 0 {
-                        v.extend([Some(0), None, None, None]);
-                    } else {
-                        v.extend([Some(i(st.count)), Some(st.min), Some(st.max), Some(st.mean)]);
-                    }
-                }
-                stmt.execute(params![
-                    cell,
-                    r.thread,
-                    r.cpu,
-                    i(r.window),
-                    i(r.start_ns),
-                    i(r.cycles),
-                    i(r.overruns),
-                    v[0],
-                    v[1],
-                    v[2],
-                    v[3],
-                    v[4],
-                    v[5],
-                    v[6],
-                    v[7],
-                    v[8],
-                    v[9],
-                    v[10],
-                    v[11],
-                    v[12],
-                    v[13],
-                    v[14],
-                    v[15],
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
     /// The work of [`Store::record_cell_plan`].
     fn record_cell_plan_inner(
         &mut self,
@@ -616,8 +474,8 @@ impl Store {
     /// The work of [`Store::start_cell`].
     fn start_cell_inner(&mut self, cell: i64) -> Result<()> {
         self.conn.execute(
-            "UPDATE cells SET status = 'running', started_at = ?2 WHERE id = ?1",
-            params![cell, now()],
+            "UPDATE cells SET status = ?3, started_at = ?2 WHERE id = ?1",
+            params![cell, now(), CellStatus::Running.name()],
         )?;
         Ok(())
     }
@@ -646,8 +504,12 @@ impl Store {
         if let Some(result) = result {
             insert_metrics(&tx, cell, result, histograms)?;
             let mut o = tx.prepare("INSERT INTO outliers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+            let mut c = tx.prepare("INSERT INTO counters VALUES (?1, ?2, ?3, ?4)")?;
             for t in &result.threads {
                 insert_outliers(&mut o, cell, t)?;
+                for (name, value) in &t.counters {
+                    c.execute(params![cell, t.thread, name, i(*value)])?;
+                }
             }
         }
         tx.commit()?;
@@ -658,7 +520,7 @@ impl Store {
     fn finish_run_row_inner(
         &mut self,
         run: i64,
-        status: &str,
+        status: RunStatus,
         realtime: Option<bool>,
         elapsed_ns: u64,
         result: Option<&RunResult>,
@@ -668,7 +530,7 @@ impl Store {
                              result_json = ?6 WHERE id = ?1",
             params![
                 run,
-                status,
+                status.name(),
                 now(),
                 realtime,
                 i(elapsed_ns),
@@ -698,7 +560,7 @@ impl Store {
         )?;
         self.finish_run_row_inner(
             ids.run,
-            result.end.name(),
+            RunStatus::from(&result.end),
             Some(result.realtime.realtime),
             result.elapsed_ns,
             Some(result),
@@ -708,36 +570,49 @@ impl Store {
     /// The work of [`Store::abandon_run`].
     fn abandon_run_inner(&mut self, ids: RunIds) -> Result<()> {
         self.conn.execute(
-            "UPDATE runs SET status = 'interrupted' WHERE id = ?1 AND status = 'running'",
-            [ids.run],
+            "UPDATE runs SET status = ?2 WHERE id = ?1 AND status = ?3",
+            params![
+                ids.run,
+                RunStatus::Interrupted.name(),
+                RunStatus::Running.name()
+            ],
         )?;
-        self.conn.execute(
-            "UPDATE cells SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
-            [ids.run],
-        )?;
+        interrupt_cells(&self.conn, ids.run)?;
         Ok(())
     }
 
     /// The work of [`Store::list_runs`].
     fn list_runs_inner(&self) -> Result<Vec<RunRow>> {
-        let mut stmt = self.conn.prepare(
+        let done = [
+            CellStatus::Completed,
+            CellStatus::Failed,
+            CellStatus::Skipped,
+        ]
+        .map(CellStatus::name);
+        let latencies = schema::listed_latencies();
+        let marks = |from: usize, n: usize| -> String {
+            let v: Vec<String> = (from..from + n).map(|k| format!("?{k}")).collect();
+            v.join(", ")
+        };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.started_at, r.kind, COALESCE(r.name, r.probe), r.status,
                     COALESCE(h.hostname, ''), r.realtime,
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id),
-                    (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id
-                                                    AND c.status IN ('completed', 'failed', 'skipped')),
+                    (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.status IN ({})),
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window),
-                    -- A chase's first window slot holds CPU cycles, not a latency.
-                    MAX(CASE WHEN COALESCE(json_extract(c.result_json, '$.probe'), c.probe) = 'chase'
-                             THEN NULL ELSE w.latency_max_ns END)
+                    (SELECT MAX(m.max) FROM window_metrics m JOIN cells c ON c.id = m.cell_id
+                     WHERE c.run_id = r.id AND m.metric IN ({}))
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
              LEFT JOIN windows w ON w.cell_id = c.id
              GROUP BY r.id ORDER BY r.id",
-        )?;
+            marks(1, done.len()),
+            marks(1 + done.len(), latencies.len()),
+        ))?;
+        let names = done.iter().chain(&latencies);
         let rows = stmt
-            .query_map([], |r| {
+            .query_map(rusqlite::params_from_iter(names), |r| {
                 Ok(RunRow {
                     id: r.get(0)?,
                     started_at: r.get(1)?,
@@ -814,7 +689,7 @@ impl Store {
             })?
             .collect::<rusqlite::Result<_>>()?;
         let mut cells = Vec::with_capacity(rows.len());
-        let single = rows.len() == 1 && kind == "run";
+        let single = rows.len() == 1 && RunKind::parse(&kind) == Some(RunKind::Run);
         for (key, status, result, context, (id, plan, cell_started)) in rows {
             // Schema-1 runs kept their result on the run row only.
             let result = result.or_else(|| if single { run_result.clone() } else { None });
@@ -912,79 +787,6 @@ impl Store {
     }
 }
 
-/// What [`Store::record_cell_plan`] stores.
-#[derive(Deserialize)]
-struct CellPlanJson {
-    probe: ProbeKind,
-    params: Params,
-}
-
-impl Store {
-    /// The figures of a cell whose process ended before its result was
-    /// stored, from the window rows it committed: per metric (the probe's
-    /// first four, the window table's columns) the count, min, max and
-    /// count-weighted mean over every thread and window. Percentiles cannot
-    /// be had from windows and stay empty. `None` without any window.
-    fn partial_result(
-        &self,
-        cell: i64,
-        plan: CellPlanJson,
-        started_at: String,
-    ) -> Result<Option<RunResult>> {
-        let columns = ["latency", "period", "jitter", "exec"];
-        let mut select = String::from("SELECT COUNT(*), COALESCE(SUM(cycles), 0)");
-        for c in columns {
-            select.push_str(&format!(
-                ", SUM({c}_count), MIN({c}_min_ns), MAX({c}_max_ns), SUM(CAST({c}_mean_ns AS REAL) * {c}_count)"
-            ));
-        }
-        select.push_str(" FROM windows WHERE cell_id = ?1");
-        let (windows, row) = self.conn.query_row(&select, [cell], |r| {
-            let mut v = Vec::new();
-            for i in 0..columns.len() {
-                v.push((
-                    r.get::<_, Option<i64>>(2 + 4 * i)?,
-                    r.get::<_, Option<i64>>(3 + 4 * i)?,
-                    r.get::<_, Option<i64>>(4 + 4 * i)?,
-                    r.get::<_, Option<f64>>(5 + 4 * i)?,
-                ));
-            }
-            Ok((r.get::<_, i64>(0)?, v))
-        })?;
-        if windows == 0 {
-            return Ok(None);
-        }
-        let mut metrics = std::collections::BTreeMap::new();
-        for (def, (count, min, max, weighted)) in plan.probe.metrics().iter().zip(row) {
-            let count = count.unwrap_or(0).max(0) as u64;
-            if count == 0 {
-                continue;
-            }
-            metrics.insert(
-                def.name.to_string(),
-                MetricSummary {
-                    count,
-                    min,
-                    max,
-                    mean: weighted.map(|w| (w / count as f64).round() as i64),
-                    ..MetricSummary::default()
-                },
-            );
-        }
-        let per_thread = (windows as u64).div_ceil(plan.params.cpus.len().max(1) as u64);
-        Ok(Some(RunResult::partial(
-            plan.probe,
-            plan.params.clone(),
-            started_at,
-            per_thread.saturating_mul(plan.params.window_ns),
-            metrics,
-            format!(
-                "partial: the process ended before this cell's result was stored; figures from its {windows} committed window rows (count, min, max, mean; no percentiles)"
-            ),
-        )))
-    }
-}
-
 fn insert_metrics(
     tx: &rusqlite::Transaction<'_>,
     cell: i64,
@@ -1034,6 +836,19 @@ fn insert_metrics(
             insert(None, None, name, s)?;
         }
     }
+    Ok(())
+}
+
+/// Marks the running cells of run `run` interrupted.
+fn interrupt_cells(conn: &Connection, run: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE cells SET status = ?2 WHERE run_id = ?1 AND status = ?3",
+        params![
+            run,
+            CellStatus::Interrupted.name(),
+            CellStatus::Running.name()
+        ],
+    )?;
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use jitterlab_core::event::MAX_METRICS;
 use jitterlab_core::result::{
     EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult,
     UsageDelta, SCHEMA_VERSION as RESULT_SCHEMA,
@@ -21,19 +22,23 @@ fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
         hostname: "plc-7",
         kernel_release: "6.18.0-rt",
         realtime: Some(true),
-        kind: "run",
+        kind: RunKind::Run,
         name: "cyclic",
         spec_json: None,
     }
 }
 
-fn row(window: u64, lat_max: i64) -> WindowRow {
+/// A window of `kind` whose first three metrics had 1000 samples of
+/// maximum `max`, the others none.
+fn row_of(kind: ProbeKind, window: u64, max: i64) -> WindowRow {
     let s = WindowStat {
         count: 1000,
         min: 3_000,
-        max: lat_max,
+        max,
         mean: 5_000,
     };
+    let mut stats = [WindowStat::default(); MAX_METRICS];
+    stats[..3].fill(s);
     WindowRow {
         thread: 0,
         cpu: 1,
@@ -41,8 +46,14 @@ fn row(window: u64, lat_max: i64) -> WindowRow {
         start_ns: window * 1_000_000_000,
         cycles: 1000,
         overruns: 0,
-        stats: [s, s, s, WindowStat::default()],
+        metrics: kind.metrics(),
+        stats,
     }
+}
+
+/// A cyclic probe's window ([`row_of`]).
+fn row(window: u64, lat_max: i64) -> WindowRow {
+    row_of(ProbeKind::Cyclic, window, lat_max)
 }
 
 fn result() -> (RunResult, MetricStats) {
@@ -66,6 +77,7 @@ fn result() -> (RunResult, MetricStats) {
         usage: UsageDelta::default(),
         window_rows: 2,
         dropped_rows: 0,
+        counters: BTreeMap::new(),
     };
     let r = RunResult {
         schema_version: RESULT_SCHEMA,
@@ -150,7 +162,7 @@ fn a_newer_schema_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} has schema version 99, newer than this jitterlab's 3; use a newer jitterlab or another --db",
+            "{} has schema version 99, newer than this jitterlab's 4; use a newer jitterlab or another --db",
             p.display()
         )
     );
@@ -180,7 +192,7 @@ fn windows_are_stored_and_listed_while_running() {
     let (count, min): (i64, Option<i64>) = s
         .conn
         .query_row(
-            "SELECT exec_count, exec_min_ns FROM windows WHERE window = 2",
+            "SELECT count, min FROM window_metrics WHERE window = 2 AND metric = 'exec'",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -206,7 +218,8 @@ fn a_chase_has_no_max_latency_in_the_listing() {
         })
         .unwrap();
     // The chase's windows hold cycles per chase in their first slot.
-    s.insert_windows(ids.cell, &[row(0, 593_919)]).unwrap();
+    s.insert_windows(ids.cell, &[row_of(ProbeKind::Chase, 0, 593_919)])
+        .unwrap();
     let r = &s.list_runs().unwrap()[0];
     assert_eq!((r.cycles, r.windows, r.latency_max_ns), (1000, 1, None));
 }
@@ -299,7 +312,7 @@ fn a_bench_round_trips_with_its_cells_in_plan_order() {
         spec: serde_json::json!({"name": "t"}),
     };
     let mut st = start(&cmd);
-    st.kind = "bench";
+    st.kind = RunKind::Bench;
     st.name = "t";
     st.realtime = None;
     st.spec_json = Some(serde_json::to_string(&spec).unwrap());
@@ -359,8 +372,7 @@ fn a_schema_1_database_is_migrated_and_its_runs_still_read() {
     let (r, _) = result();
     {
         let c = Connection::open(&p).unwrap();
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.pragma_update(None, "user_version", 1).unwrap();
+        schema::create_at(&c, 1);
         c.execute(
             "INSERT INTO runs (started_at, probe, status, command_line, tool_version, result_schema,
                                params_json, pid, boot_id, realtime, result_json)
@@ -389,7 +401,7 @@ fn a_killed_cell_reads_back_with_partial_figures_from_its_windows() {
     let mut s = Store::open(&dir.path().join("j.db")).unwrap();
     let cmd = vec!["jitterlab".to_string(), "bench".to_string()];
     let mut st = start(&cmd);
-    st.kind = "bench";
+    st.kind = RunKind::Bench;
     let keys = [key("tuned", "idle", 0), key("tuned", "cpu", 0)];
     let (run, cells) = s.begin_bench(&st, &keys).unwrap();
     let (r, _) = result();
@@ -440,4 +452,302 @@ fn a_killed_cell_reads_back_with_partial_figures_from_its_windows() {
     // A cell that never measured has nothing to show.
     assert_eq!(back.cells[1].status, CellStatus::Pending);
     assert!(back.cells[1].result.is_none());
+}
+
+/// A copy of the fixture database `name` (opening one migrates it).
+fn fixture(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/databases")
+        .join(name);
+    std::fs::copy(src, &copy).unwrap();
+    (dir, copy)
+}
+
+/// One stored window metric: (thread, window, metric, count, min, max, mean).
+type Named = (u32, i64, String, i64, Option<i64>, Option<i64>, Option<i64>);
+
+fn named_rows(s: &Store, cell: i64) -> Vec<Named> {
+    let mut stmt = s
+        .conn
+        .prepare(
+            "SELECT thread, window, metric, count, min, max, mean FROM window_metrics
+             WHERE cell_id = ?1 ORDER BY thread, window, metric",
+        )
+        .unwrap();
+    stmt.query_map([cell], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+        ))
+    })
+    .unwrap()
+    .collect::<rusqlite::Result<_>>()
+    .unwrap()
+}
+
+fn named(window: i64, metric: &str, count: i64, min: i64, max: i64, mean: i64) -> Named {
+    (
+        0,
+        window,
+        metric.into(),
+        count,
+        Some(min),
+        Some(max),
+        Some(mean),
+    )
+}
+
+/// The listing as schema 3 computed it, from its window columns.
+fn schema_3_listing(path: &Path) -> Vec<(i64, i64, i64, Option<i64>)> {
+    let c = Connection::open(path).unwrap();
+    let mut stmt = c
+        .prepare(
+            "SELECT r.id, COALESCE(SUM(w.cycles), 0), COUNT(w.window),
+                    MAX(CASE WHEN COALESCE(json_extract(c.result_json, '$.probe'), c.probe) = 'chase'
+                             THEN NULL ELSE w.latency_max_ns END)
+             FROM runs r
+             LEFT JOIN cells c ON c.run_id = r.id
+             LEFT JOIN windows w ON w.cell_id = c.id
+             GROUP BY r.id ORDER BY r.id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn schema_3_fixtures_migrate_with_every_window_figure_under_its_metric_name() {
+    let (_d, p) = fixture("bench-epics.db");
+    let s = Store::open(&p).unwrap();
+    assert_eq!(s.schema_version().unwrap(), 4);
+    // ctxswitch: slot 0 was the hand-over; its three empty slots are gone.
+    assert_eq!(
+        named_rows(&s, 2),
+        [named(0, "handover", 2000, 2313, 7071, 2770)]
+    );
+    // response: wakeup, response and rx-to-thread, in slots 0, 1, 2.
+    assert_eq!(
+        named_rows(&s, 3),
+        [
+            named(0, "response", 999, 11943, 303010, 18694),
+            named(0, "rx-to-thread", 999, 5063, 293746, 10201),
+            named(0, "wakeup", 999, 7416, 296580, 13186),
+        ]
+    );
+    let head: (i64, i64, i64, i64, i64) = s
+        .conn
+        .query_row(
+            "SELECT cpu, window, start_ns, cycles, overruns FROM windows WHERE cell_id = 3",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(head, (1, 0, 0, 999, 0));
+    drop(s);
+
+    let (_d, p) = fixture("run-chase.db");
+    let s = Store::open(&p).unwrap();
+    assert_eq!(
+        named_rows(&s, 1),
+        [
+            named(0, "chase", 2000, 10036, 62920, 10227),
+            named(0, "sample-jitter", 20, 78, 52832, 7452),
+        ]
+    );
+    drop(s);
+
+    // The killed cell had no result: its stored plan names the kind.
+    let (_d, p) = fixture("bench-killed.db");
+    let s = Store::open(&p).unwrap();
+    let rows = named_rows(&s, 1);
+    assert_eq!(rows.len(), 3 * 4);
+    assert_eq!(
+        rows[..4],
+        [
+            named(0, "exec", 1000, 48102, 74792, 49772),
+            named(0, "jitter", 999, -11116, 11669, -2),
+            named(0, "latency", 1000, 13298, 26706, 15656),
+            named(0, "period", 999, 988884, 1011669, 999998),
+        ]
+    );
+    // The run's old columns are gone.
+    let columns: i64 = s
+        .conn
+        .query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('windows')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(columns, 7);
+}
+
+#[test]
+fn every_fixture_keeps_its_windows_and_its_listing_through_the_migration() {
+    for name in [
+        "bench-caterpillar.db",
+        "bench-epics.db",
+        "bench-killed.db",
+        "bench-powerlink.db",
+        "run-chase.db",
+        "run-cyclic.db",
+        "run-wakeup.db",
+    ] {
+        let (_d, p) = fixture(name);
+        let before = schema_3_listing(&p);
+        // Window rows per cell and the number of metrics of its kind.
+        let expected: i64 = {
+            let c = Connection::open(&p).unwrap();
+            let mut stmt = c
+                .prepare(
+                    "SELECT COALESCE(json_extract(c.result_json, '$.probe'),
+                                     json_extract(c.plan_json, '$.probe'), c.probe),
+                            (SELECT COUNT(*) FROM windows w WHERE w.cell_id = c.id)
+                     FROM cells c",
+                )
+                .unwrap();
+            let per_cell: Vec<(String, i64)> = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            per_cell
+                .iter()
+                .map(|(k, n)| n * ProbeKind::parse(k).unwrap().metrics().len() as i64)
+                .sum()
+        };
+        let s = Store::open(&p).unwrap();
+        let stored: i64 = s
+            .conn
+            .query_row("SELECT COUNT(*) FROM window_metrics", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, expected, "{name}");
+        let after: Vec<(i64, i64, i64, Option<i64>)> = s
+            .list_runs()
+            .unwrap()
+            .iter()
+            .map(|r| (r.id, r.cycles, r.windows, r.latency_max_ns))
+            .collect();
+        assert_eq!(after, before, "{name}");
+    }
+}
+
+#[test]
+fn the_migration_names_a_cell_s_columns_by_what_it_can_tell_of_its_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("j.db");
+    {
+        let c = Connection::open(&p).unwrap();
+        schema::create_at(&c, 3);
+        c.execute_batch(
+            "INSERT INTO runs (id, started_at, probe, status, command_line, tool_version,
+                               result_schema, params_json, pid, boot_id, kind, name)
+             VALUES (1, 't', 'bench', 'interrupted', '[]', '0.1.0', 1, '{}', 0, '', 'bench', 'b');
+             INSERT INTO cells (id, run_id, name, configuration, scenario, deployment, probe,
+                                status, plan_json)
+             VALUES (1, 1, 'c/s/host/cat', 'c', 's', 'host', 'cat', 'interrupted',
+                     '{\"probe\":\"chase\"}'),
+                    (2, 1, 'c/s/host/odd', 'c', 's', 'host', 'odd', 'interrupted', NULL);
+             INSERT INTO windows VALUES
+                 (1, 0, 1, 0, 0, 10, 0, 10, 100, 900, 300, 1, 50, 50, 50, 0, NULL, NULL, NULL,
+                  0, NULL, NULL, NULL),
+                 (2, 0, 1, 0, 0, 10, 1, 10, 7000, 8000, 7500, 9, 1, 2, 1, 9, -3, 3, 0,
+                  10, 5, 6, 5);",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&p).unwrap();
+    // The plan says chase: two metrics, the two empty slots dropped.
+    assert_eq!(
+        named_rows(&s, 1),
+        [
+            named(0, "chase", 10, 100, 900, 300),
+            named(0, "sample-jitter", 1, 50, 50, 50),
+        ]
+    );
+    // Nothing tells the kind: the columns keep their own names.
+    assert_eq!(
+        named_rows(&s, 2),
+        [
+            named(0, "exec", 10, 5, 6, 5),
+            named(0, "jitter", 9, -3, 3, 0),
+            named(0, "latency", 10, 7000, 8000, 7500),
+            named(0, "period", 9, 1, 2, 1),
+        ]
+    );
+    // The listing's max latency skips the chase's cycles.
+    let r = &s.list_runs().unwrap()[0];
+    assert_eq!((r.cycles, r.windows, r.latency_max_ns), (20, 2, Some(8000)));
+}
+
+#[test]
+fn window_rows_are_stored_by_metric_name_and_counters_by_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+    let cmd = vec!["jitterlab".to_string()];
+    let ids = s
+        .begin_run(&RunStart {
+            probe: "response",
+            name: "response",
+            ..start(&cmd)
+        })
+        .unwrap();
+    s.insert_windows(ids.cell, &[row_of(ProbeKind::Response, 4, 77_000)])
+        .unwrap();
+    assert_eq!(
+        named_rows(&s, ids.cell),
+        [
+            named(4, "response", 1000, 3_000, 77_000, 5_000),
+            named(4, "rx-to-thread", 1000, 3_000, 77_000, 5_000),
+            named(4, "wakeup", 1000, 3_000, 77_000, 5_000),
+        ]
+    );
+    let (mut r, _) = result();
+    r.threads[0].counters.insert("node-3 frames lost".into(), 2);
+    r.threads[0].counters.insert("node-3 frames".into(), 9_000);
+    s.finish_run(ids, &r, &[]).unwrap();
+    let mut stmt = s
+        .conn
+        .prepare("SELECT thread, name, value FROM counters WHERE cell_id = ?1 ORDER BY name")
+        .unwrap();
+    let counters: Vec<(u32, String, i64)> = stmt
+        .query_map([ids.cell], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        counters,
+        [
+            (0, "node-3 frames".to_string(), 9_000),
+            (0, "node-3 frames lost".to_string(), 2)
+        ]
+    );
+    assert_eq!(s.load_result(ids.run).unwrap(), Some(r));
+}
+
+#[test]
+fn the_schema_stays_on_the_first_page_of_the_file() {
+    // A new file has its schema page and one root page per table and
+    // index: a schema grown past page 1 would need more.
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("j.db")).unwrap();
+    let (pages, roots): (i64, i64) = s
+        .conn
+        .query_row(
+            "SELECT (SELECT page_count FROM pragma_page_count()),
+                    (SELECT COUNT(*) FROM sqlite_master WHERE rootpage > 0)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(pages, 1 + roots);
 }

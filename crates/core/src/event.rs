@@ -5,9 +5,9 @@
 //! measure something else each time an event happens: one pointer chase
 //! (`chase`, in CPU cycles), one token hand-over (`ctxswitch`), one event
 //! answered (`response`). They push an [`EventSample`]: up to
-//! [`MAX_EVENT_METRICS`] values, each a metric the probe declares once in a
-//! [`MetricDef`] table, so the same statistics, windows, outliers and store
-//! serve every probe. A value is `None` when that metric has nothing to say
+//! [`MAX_METRICS`] values, slot `i` being metric `i` of the probe's
+//! [`MetricDef`] table (its [`ProbeDescriptor`](crate::probe::ProbeDescriptor)),
+//! so the same statistics, windows, outliers and store serve every probe. A value is `None` when that metric has nothing to say
 //! for this event (a datagram has a kernel receive stamp, an eventfd write
 //! has none).
 //!
@@ -19,48 +19,11 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::outlier::OutlierKeeper;
 use crate::stats::MetricStats;
 use crate::window::{WindowAggregator, WindowRow};
 
-/// How many metrics one event can carry (the window rows' slots).
-pub const MAX_EVENT_METRICS: usize = 4;
-
-/// The unit of a metric's values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MetricUnit {
-    /// Nanoseconds (DESIGN rule 1).
-    Ns,
-    /// CPU (TSC) cycles, their own unit; converted only for display.
-    Cycles,
-}
-
-impl MetricUnit {
-    /// The unit's short name, as reports print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MetricUnit::Ns => "ns",
-            MetricUnit::Cycles => "cycles",
-        }
-    }
-}
-
-/// One metric an event probe measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricDef {
-    /// Name used in CLI, JSON, CSV and the database (`chase`, `handover`, …).
-    pub name: &'static str,
-    /// Unit of its values.
-    pub unit: MetricUnit,
-    /// True when negative values mean something (kept in their own
-    /// histogram).
-    pub signed: bool,
-    /// True when "% over the threshold" applies to it.
-    pub thresholded: bool,
-}
+pub use crate::probe::{MetricDef, MetricUnit, MAX_METRICS};
 
 /// One event measured by a probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +32,24 @@ pub struct EventSample {
     pub index: u64,
     /// When it happened, on CLOCK_MONOTONIC, ns (places it in a window).
     pub at: u64,
-    /// One value per metric of the probe's [`MetricDef`] table, in its order.
-    pub values: [Option<i64>; MAX_EVENT_METRICS],
+    /// One value per metric of the probe's [`MetricDef`] table, in its
+    /// order; the slots after the table's last metric are `None`.
+    pub values: [Option<i64>; MAX_METRICS],
+}
+
+/// The slots of a sample from the values of its first `N` metrics (the
+/// others `None`): `slots([Some(handover)])`. `N` is checked against
+/// [`MAX_METRICS`] when the program is compiled.
+#[inline(always)]
+pub const fn slots<const N: usize>(first: [Option<i64>; N]) -> [Option<i64>; MAX_METRICS] {
+    const { assert!(N <= MAX_METRICS, "more values than a sample has slots") };
+    let mut v = [None; MAX_METRICS];
+    let mut i = 0;
+    while i < N {
+        v[i] = first[i];
+        i += 1;
+    }
+    v
 }
 
 /// Consumes event samples pushed by a probe.
@@ -120,7 +99,7 @@ pub struct EventRecorder {
 }
 
 impl EventRecorder {
-    /// Preallocates a recorder for `defs` (at most [`MAX_EVENT_METRICS`]),
+    /// Preallocates a recorder for `defs` (at most [`MAX_METRICS`]),
     /// on probe thread `thread` pinned to `cpu`: windows of `window_ns`,
     /// "% over" against `threshold` for thresholded metrics, `outliers`
     /// kept per metric.
@@ -134,7 +113,7 @@ impl EventRecorder {
         rows: rtrb::Producer<WindowRow>,
     ) -> EventRecorder {
         assert!(
-            defs.len() <= MAX_EVENT_METRICS,
+            defs.len() <= MAX_METRICS,
             "too many metrics for a window row"
         );
         EventRecorder {
@@ -144,7 +123,7 @@ impl EventRecorder {
                 .map(|d| MetricStats::new(d.signed, d.thresholded.then_some(threshold)))
                 .collect(),
             outliers: defs.iter().map(|_| OutlierKeeper::new(outliers)).collect(),
-            windows: WindowAggregator::new(thread, cpu, 0, window_ns, rows),
+            windows: WindowAggregator::new(thread, cpu, 0, window_ns, defs, rows),
             live: Arc::new(EventLive::default()),
             samples: 0,
             t0: 0,
@@ -168,13 +147,18 @@ impl EventSink for EventRecorder {
     #[inline(always)]
     fn push(&mut self, s: &EventSample) {
         let since = s.at.saturating_sub(self.t0);
-        for (i, v) in s.values.iter().enumerate().take(self.defs.len()) {
+        let window = self.windows.count(s.at, false);
+        // One pass over the table's slots (`stats` has one per metric):
+        // run statistics, outliers and the window together.
+        let slots = (s.values.iter().zip(window.iter_mut()))
+            .zip(self.stats.iter_mut().zip(self.outliers.iter_mut()));
+        for ((v, window), (stats, outliers)) in slots {
             if let Some(v) = *v {
-                self.stats[i].record(v);
-                self.outliers[i].offer(v, s.index, since);
+                stats.record(v);
+                outliers.offer(v, s.index, since);
+                window.add(v);
             }
         }
-        self.windows.push_values(s.at, &s.values, false);
         self.samples += 1;
         self.live.samples.store(self.samples, Relaxed);
         if let Some(v) = s.values[0] {
@@ -200,7 +184,7 @@ mod tests {
                 &EventSample {
                     index: i,
                     at: 10 * i,
-                    values: [Some(i as i64), None, None, None],
+                    values: slots([Some(i as i64)]),
                 },
             );
         }
@@ -212,5 +196,47 @@ mod tests {
             serde_json::to_string(&MetricUnit::Cycles).unwrap(),
             "\"cycles\""
         );
+    }
+
+    #[test]
+    fn slots_pad_with_none() {
+        assert_eq!(
+            slots([Some(1), None, Some(3)]),
+            [Some(1), None, Some(3), None, None, None, None, None]
+        );
+        assert_eq!(slots([]), [None; MAX_METRICS]);
+    }
+
+    #[test]
+    fn the_recorder_keeps_every_metric_of_its_table_by_slot() {
+        let defs = crate::probe::RESPONSE.metrics;
+        let (tx, mut rx) = rtrb::RingBuffer::new(4);
+        let mut r = EventRecorder::new(defs, 2, 3, 1_000, 150, 5, tx);
+        r.start_at(10_000);
+        for (i, v) in [[100, 200, 50], [300, 100, 60]].into_iter().enumerate() {
+            r.push(&EventSample {
+                index: i as u64,
+                at: 10_000 + 100 * i as u64,
+                values: slots([Some(v[0]), Some(v[1]), (i == 0).then_some(v[2])]),
+            });
+        }
+        r.finish();
+        let max: Vec<Option<i64>> = r.stats.iter().map(|s| s.summary().max).collect();
+        assert_eq!(max, vec![Some(300), Some(200), Some(50)]);
+        assert_eq!(r.stats[1].summary().over_threshold, Some(1));
+        assert_eq!(r.outliers[0].sorted()[0].since_start_ns, 100);
+        assert_eq!(r.live.max.load(Relaxed), 300);
+        let row = rx.pop().unwrap();
+        let named: Vec<(&str, u64, i64)> =
+            row.named().map(|(d, s)| (d.name, s.count, s.max)).collect();
+        assert_eq!(
+            named,
+            vec![
+                ("wakeup", 2, 300),
+                ("response", 2, 200),
+                ("rx-to-thread", 1, 50)
+            ]
+        );
+        assert_eq!((row.thread, row.cpu, row.cycles), (2, 3, 2));
     }
 }

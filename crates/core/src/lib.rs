@@ -2,7 +2,7 @@
 //!
 //! It holds the vocabulary and arithmetic every other part shares: the unit
 //! grammar ([`units`]), the release schedule and per-cycle formulas
-//! ([`cycle`]), statistics ([`stats`]), the push-model sinks a probe feeds
+//! ([`cycle`]), one descriptor per probe kind ([`probe`]), statistics ([`stats`]), the push-model sinks a probe feeds
 //! ([`sink`], [`window`], [`outlier`]) and the versioned result model
 //! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
 //! histogram text ([`rtla`]), and
@@ -26,6 +26,7 @@ pub mod hist;
 pub mod limits;
 pub mod outlier;
 pub mod preset;
+pub mod probe;
 pub mod resctrl;
 pub mod result;
 pub mod rtla;

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{MetricDef, MetricUnit};
 use crate::outlier::Outlier;
+use crate::probe::MetricDef;
 use crate::stats::MetricSummary;
 
 /// Version of the JSON result schema. Bump on any incompatible change.
@@ -36,48 +36,6 @@ pub enum ProbeKind {
     Timerlat,
 }
 
-/// The periodic probes' metrics, in [`METRICS`](crate::cycle::METRICS) order.
-const PERIODIC: [MetricDef; 4] = [
-    ns("latency", false, true),
-    ns("period", false, false),
-    ns("jitter", true, true),
-    ns("exec", false, false),
-];
-const CHASE: [MetricDef; 2] = [
-    MetricDef {
-        name: "chase",
-        unit: MetricUnit::Cycles,
-        signed: false,
-        thresholded: false,
-    },
-    MetricDef {
-        name: "sample-jitter",
-        unit: MetricUnit::Cycles,
-        signed: false,
-        thresholded: false,
-    },
-];
-const CTXSWITCH: [MetricDef; 1] = [ns("handover", false, true)];
-const RESPONSE: [MetricDef; 3] = [
-    ns("wakeup", false, true),
-    ns("response", false, true),
-    ns("rx-to-thread", false, true),
-];
-const TIMERLAT: [MetricDef; 3] = [
-    ns("irq", false, true),
-    ns("thread", false, true),
-    ns("user", false, true),
-];
-
-const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
-    MetricDef {
-        name,
-        unit: MetricUnit::Ns,
-        signed,
-        thresholded,
-    }
-}
-
 impl ProbeKind {
     /// Every probe kind, in the order the CLI lists them.
     pub const ALL: [ProbeKind; 6] = [
@@ -91,31 +49,18 @@ impl ProbeKind {
 
     /// The name used on the command line, in JSON and in the database.
     pub fn name(self) -> &'static str {
-        match self {
-            ProbeKind::Cyclic => "cyclic",
-            ProbeKind::Wakeup => "wakeup",
-            ProbeKind::Chase => "chase",
-            ProbeKind::Ctxswitch => "ctxswitch",
-            ProbeKind::Response => "response",
-            ProbeKind::Timerlat => "timerlat",
-        }
+        self.descriptor().name
     }
 
-    /// The metrics the probe measures, in the order its window rows store
-    /// them (slot `i` of a stored window row is `metrics()[i]`).
+    /// The metrics the probe measures, in the order its samples and window
+    /// rows carry them (slot `i` is `metrics()[i]`).
     pub fn metrics(self) -> &'static [MetricDef] {
-        match self {
-            ProbeKind::Cyclic | ProbeKind::Wakeup => &PERIODIC,
-            ProbeKind::Chase => &CHASE,
-            ProbeKind::Ctxswitch => &CTXSWITCH,
-            ProbeKind::Response => &RESPONSE,
-            ProbeKind::Timerlat => &TIMERLAT,
-        }
+        self.descriptor().metrics
     }
 
     /// The definition of one of the probe's metrics, by name.
     pub fn metric(self, name: &str) -> Option<&'static MetricDef> {
-        self.metrics().iter().find(|d| d.name == name)
+        self.descriptor().metric(name)
     }
 
     /// The latency that answers "how late?" for this probe — what seed
@@ -124,19 +69,13 @@ impl ProbeKind {
     /// the timerlat thread latency. `None` for the chase, which measures
     /// cycles.
     pub fn main_latency(self) -> Option<&'static str> {
-        match self {
-            ProbeKind::Cyclic | ProbeKind::Wakeup => Some("latency"),
-            ProbeKind::Ctxswitch => Some("handover"),
-            ProbeKind::Response => Some("response"),
-            ProbeKind::Timerlat => Some("thread"),
-            ProbeKind::Chase => None,
-        }
+        self.descriptor().main_latency
     }
 
     /// True for the periodic probes (`cyclic`, `wakeup`), whose samples are
     /// cycles of a release schedule.
     pub fn periodic(self) -> bool {
-        matches!(self, ProbeKind::Cyclic | ProbeKind::Wakeup)
+        self.descriptor().periodic
     }
 }
 
@@ -319,6 +258,11 @@ pub struct ThreadResult {
     pub window_rows: u64,
     /// Window rows dropped because the writer fell behind.
     pub dropped_rows: u64,
+    /// Named counters of the thread beyond its metrics (per-node frame
+    /// counts of a network probe, …); empty for today's probes, and then
+    /// left out of the JSON.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, u64>,
 }
 
 /// One pass/fail limit and what was observed.
@@ -466,29 +410,55 @@ mod tests {
     }
 
     #[test]
-    fn periodic_metric_table_matches_the_cycle_metrics() {
-        use crate::cycle::METRICS;
-        let defs = ProbeKind::Cyclic.metrics();
-        assert_eq!(defs.len(), METRICS.len());
-        for (d, m) in defs.iter().zip(METRICS) {
-            assert_eq!(
-                (d.name, d.signed, d.thresholded),
-                (m.name(), m.signed(), m.thresholded())
-            );
-            assert_eq!(d.unit, MetricUnit::Ns);
-        }
+    fn kinds_read_their_descriptor() {
         for k in ProbeKind::ALL {
-            assert!(k.metrics().len() <= crate::event::MAX_EVENT_METRICS);
             assert_eq!(
                 serde_json::to_string(&k).unwrap(),
                 format!("\"{}\"", k.name())
             );
+            assert_eq!(k.metrics().len(), k.descriptor().metrics.len());
         }
+        assert_eq!(ProbeKind::Cyclic.metrics(), crate::probe::PERIODIC_METRICS);
         assert_eq!(
             ProbeKind::Chase.metric("chase").unwrap().unit,
-            MetricUnit::Cycles
+            crate::probe::MetricUnit::Cycles
         );
         assert!(ProbeKind::Response.metric("latency").is_none());
+        assert_eq!(ProbeKind::Response.main_latency(), Some("response"));
+        assert_eq!(ProbeKind::Chase.main_latency(), None);
+        assert!(ProbeKind::Wakeup.periodic() && !ProbeKind::Timerlat.periodic());
+    }
+
+    #[test]
+    fn counters_are_left_out_of_the_json_when_empty() {
+        let t = ThreadResult {
+            thread: 0,
+            cpu: 1,
+            tid: 7,
+            cycles: 2,
+            releases: 2,
+            skipped: 0,
+            overruns: 0,
+            metrics: BTreeMap::new(),
+            outliers: BTreeMap::new(),
+            calibration: None,
+            usage: UsageDelta::default(),
+            window_rows: 1,
+            dropped_rows: 0,
+            counters: BTreeMap::new(),
+        };
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(!json.contains("counters"), "{json}");
+        // Today's JSON, without the field, reads back.
+        assert_eq!(serde_json::from_str::<ThreadResult>(&json).unwrap(), t);
+        let mut n = t.clone();
+        n.counters.insert("node-1 frames".into(), 42);
+        let json = serde_json::to_string(&n).unwrap();
+        assert!(
+            json.ends_with(r#""counters":{"node-1 frames":42}}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<ThreadResult>(&json).unwrap(), n);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub use crate::cycle::{Metric, Sink, METRICS};
 
 use crate::cycle::CycleSample;
 use crate::outlier::OutlierKeeper;
+use crate::probe::PERIODIC_METRICS;
 use crate::stats::MetricStats;
 use crate::window::{WindowAggregator, WindowRow};
 
@@ -179,7 +180,14 @@ impl Recorder {
         Recorder {
             stats,
             outliers,
-            windows: WindowAggregator::new(cfg.thread, cfg.cpu, 0, cfg.window_ns, rows),
+            windows: WindowAggregator::new(
+                cfg.thread,
+                cfg.cpu,
+                0,
+                cfg.window_ns,
+                PERIODIC_METRICS,
+                rows,
+            ),
             histogram: cfg.histogram_us.map(LatencyHistogram::new),
             live,
             t0: 0,
@@ -204,13 +212,15 @@ impl Sink for Recorder {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
         let since = s.start.saturating_sub(self.t0);
+        // One pass: run statistics, outliers and the window together.
+        let window = self.windows.count(s.start, s.overrun);
         for m in METRICS {
             if let Some(v) = m.value(s) {
                 self.stats[m as usize].record(v);
                 self.outliers[m as usize].offer(v, s.cycle, since);
+                window[m as usize].add(v);
             }
         }
-        self.windows.push(s);
         if let Some(h) = self.histogram.as_mut() {
             h.push(s);
         }

@@ -1,6 +1,14 @@
 //! Per-window rows: a fixed stretch of a run (default 1 s) summarised as one
 //! row per metric — min, max, mean, count — for the timeline plot.
 //!
+//! Metrics are data, not columns: a row carries the probe's metric table
+//! ([`MetricDef`]s, from its descriptor) and up to [`MAX_METRICS`]
+//! statistics, slot `i` for metric `i`, so the CSV writer and the store key
+//! every figure by the metric's name ([`WindowRow::named`]) and a probe with
+//! more or other metrics needs no new column anywhere. A probe whose metrics
+//! come at different rates pushes `None` for the metrics a sample does not
+//! have; each metric's count says how many samples it had in the window.
+//!
 //! The aggregator lives inside the probe thread. At a window's end it pushes
 //! the finished row into a bounded, wait-free single-producer queue
 //! ([`rtrb`]); a low-priority writer thread drains it. If the queue is ever
@@ -10,6 +18,7 @@
 //! the numbering rather than a fake row.
 
 use crate::cycle::{CycleSample, Sink, METRICS};
+use crate::probe::{MetricDef, MAX_METRICS};
 
 /// The running min, max, sum and count of one metric in the current window.
 ///
@@ -78,10 +87,10 @@ impl From<&WindowMoments> for WindowStat {
     }
 }
 
-/// One finished window of one probe thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// One finished window of one probe thread (or sample stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowRow {
-    /// Index of the probe thread that measured it.
+    /// Index of the probe thread (the sample stream) that measured it.
     pub thread: u32,
     /// CPU the thread ran on.
     pub cpu: u32,
@@ -93,12 +102,31 @@ pub struct WindowRow {
     pub cycles: u64,
     /// Overruns in the window (0 for an event probe).
     pub overruns: u64,
-    /// Per metric slot: [`METRICS`] order for the periodic probes, the order
-    /// of `ProbeKind::metrics()` for the others (unused slots have count 0).
-    pub stats: [WindowStat; 4],
+    /// The metric table the slots follow (the probe descriptor's).
+    pub metrics: &'static [MetricDef],
+    /// Per metric slot, slot `i` for `metrics[i]`; the slots after the
+    /// table's last metric, and a metric without a sample in the window,
+    /// have count 0.
+    pub stats: [WindowStat; MAX_METRICS],
+}
+
+impl WindowRow {
+    /// Every metric of the row's table with its statistics, in slot order.
+    pub fn named(&self) -> impl Iterator<Item = (&'static MetricDef, &WindowStat)> + '_ {
+        self.metrics.iter().zip(&self.stats)
+    }
+
+    /// The statistics of the metric called `name`, if the row's table has it.
+    pub fn stat(&self, name: &str) -> Option<&WindowStat> {
+        self.named().find(|(d, _)| d.name == name).map(|(_, s)| s)
+    }
 }
 
 /// Builds window rows from samples and hands them to a queue.
+///
+/// As a [`Sink`] of [`CycleSample`]s it fills the slots in [`METRICS`]
+/// order, which is that of
+/// [`PERIODIC_METRICS`](crate::probe::PERIODIC_METRICS): create it with that table.
 pub struct WindowAggregator {
     thread: u32,
     cpu: u32,
@@ -107,16 +135,29 @@ pub struct WindowAggregator {
     current: u64,
     cycles: u64,
     overruns: u64,
-    moments: [WindowMoments; 4],
+    metrics: &'static [MetricDef],
+    moments: [WindowMoments; MAX_METRICS],
     out: rtrb::Producer<WindowRow>,
     dropped: u64,
     pushed: u64,
 }
 
 impl WindowAggregator {
-    /// Rows of `width` ns from `t0`, pushed into `out`.
-    pub fn new(thread: u32, cpu: u32, t0: u64, width: u64, out: rtrb::Producer<WindowRow>) -> Self {
+    /// Rows of `width` ns from `t0` with one slot per metric of `metrics`
+    /// (at most [`MAX_METRICS`]), pushed into `out`.
+    pub fn new(
+        thread: u32,
+        cpu: u32,
+        t0: u64,
+        width: u64,
+        metrics: &'static [MetricDef],
+        out: rtrb::Producer<WindowRow>,
+    ) -> Self {
         assert!(width > 0, "window width must be positive");
+        assert!(
+            metrics.len() <= MAX_METRICS,
+            "too many metrics for a window row"
+        );
         WindowAggregator {
             thread,
             cpu,
@@ -125,7 +166,8 @@ impl WindowAggregator {
             current: 0,
             cycles: 0,
             overruns: 0,
-            moments: [WindowMoments::default(); 4],
+            metrics,
+            moments: [WindowMoments::default(); MAX_METRICS],
             out,
             dropped: 0,
             pushed: 0,
@@ -153,6 +195,10 @@ impl WindowAggregator {
         if self.cycles == 0 {
             return;
         }
+        let mut stats = [WindowStat::default(); MAX_METRICS];
+        for (s, m) in stats.iter_mut().zip(&self.moments).take(self.metrics.len()) {
+            *s = WindowStat::from(m);
+        }
         let row = WindowRow {
             thread: self.thread,
             cpu: self.cpu,
@@ -160,12 +206,8 @@ impl WindowAggregator {
             start_ns: self.current * self.width,
             cycles: self.cycles,
             overruns: self.overruns,
-            stats: [
-                WindowStat::from(&self.moments[0]),
-                WindowStat::from(&self.moments[1]),
-                WindowStat::from(&self.moments[2]),
-                WindowStat::from(&self.moments[3]),
-            ],
+            metrics: self.metrics,
+            stats,
         };
         match self.out.push(row) {
             Ok(()) => self.pushed += 1,
@@ -173,7 +215,7 @@ impl WindowAggregator {
         }
         self.cycles = 0;
         self.overruns = 0;
-        self.moments = [WindowMoments::default(); 4];
+        self.moments = [WindowMoments::default(); MAX_METRICS];
     }
 
     /// Pushes the last, possibly partial, window. Call once at the end.
@@ -183,12 +225,30 @@ impl WindowAggregator {
 }
 
 impl WindowAggregator {
-    /// Adds one sample that happened at `at` (absolute, ns) with one value
-    /// per slot (`None`: the slot's metric has no value this time). The
-    /// periodic probes fill the slots in [`METRICS`] order; an event probe in
-    /// the order of its metric table.
+    /// Adds one sample that happened at `at` (absolute, ns) with the values
+    /// of its first `values.len()` slots (`None`: the slot's metric has no
+    /// value this time), in the order of the aggregator's metric table;
+    /// values beyond the table are never reported. Pass only the table's
+    /// slots: the loop runs once per value.
     #[inline(always)]
-    pub fn push_values(&mut self, at: u64, values: &[Option<i64>; 4], overrun: bool) {
+    pub fn push_values(&mut self, at: u64, values: &[Option<i64>], overrun: bool) {
+        for (m, v) in self.count(at, overrun).iter_mut().zip(values) {
+            if let Some(v) = v {
+                m.add(*v);
+            }
+        }
+    }
+
+    /// Counts one sample that happened at `at` (absolute, ns), closing the
+    /// current window first when `at` is past it, and returns the
+    /// accumulators of the sample's window, slot `i` for metric `i`: the
+    /// caller adds the sample's values to them ([`push_values`] does).
+    /// Lets a recorder that walks a sample's values anyway feed the window
+    /// in the same pass.
+    ///
+    /// [`push_values`]: WindowAggregator::push_values
+    #[inline(always)]
+    pub fn count(&mut self, at: u64, overrun: bool) -> &mut [WindowMoments; MAX_METRICS] {
         let w = at.saturating_sub(self.t0) / self.width;
         if w != self.current {
             self.flush();
@@ -196,11 +256,7 @@ impl WindowAggregator {
         }
         self.cycles += 1;
         self.overruns += overrun as u64;
-        for (m, v) in self.moments.iter_mut().zip(values) {
-            if let Some(v) = v {
-                m.add(*v);
-            }
-        }
+        &mut self.moments
     }
 }
 
@@ -217,11 +273,12 @@ mod tests {
     use super::*;
     use crate::cycle::Metric;
     use crate::cycle::Schedule;
+    use crate::probe::PERIODIC_METRICS;
 
     #[test]
     fn rows_cover_fixed_windows_and_gaps_show() {
         let (tx, mut rx) = rtrb::RingBuffer::new(16);
-        let mut agg = WindowAggregator::new(0, 1, 0, 1_000, tx);
+        let mut agg = WindowAggregator::new(0, 1, 0, 1_000, PERIODIC_METRICS, tx);
         let mut sched = Schedule::new(0, 250);
         // Four cycles per 1000 ns window, latencies 0..; skip window 2.
         for i in 0..12u64 {
@@ -256,6 +313,80 @@ mod tests {
         assert_eq!(rows[2].overruns, 1);
         assert_eq!(rows[1].start_ns, 1_000);
         assert_eq!(agg.dropped(), 0);
+        // The same figures by name; no slot beyond the table.
+        assert_eq!(rows[0].stat("exec"), Some(&rows[0].stats[3]));
+        assert_eq!(rows[0].stat("chase"), None);
+        let names: Vec<&str> = rows[0].named().map(|(d, _)| d.name).collect();
+        assert_eq!(names, ["latency", "period", "jitter", "exec"]);
+        assert!(rows[0].stats[4..]
+            .iter()
+            .all(|s| *s == WindowStat::default()));
+    }
+
+    #[test]
+    fn metrics_at_two_rates_keep_their_own_counts() {
+        // Seven metrics, the last three only every other sample: a probe
+        // with a fast and a slow stream of values.
+        const SEVEN: &[MetricDef] = &[
+            crate::probe::PERIODIC_METRICS[0],
+            crate::probe::PERIODIC_METRICS[1],
+            crate::probe::PERIODIC_METRICS[2],
+            crate::probe::PERIODIC_METRICS[3],
+            crate::probe::RESPONSE.metrics[0],
+            crate::probe::RESPONSE.metrics[1],
+            crate::probe::RESPONSE.metrics[2],
+        ];
+        let (tx, mut rx) = rtrb::RingBuffer::new(4);
+        let mut agg = WindowAggregator::new(1, 2, 0, 1_000, SEVEN, tx);
+        for i in 0..4i64 {
+            let slow = (i % 2 == 0).then_some(100 * i);
+            let v = [Some(i), Some(i), Some(-i), Some(i), slow, slow, slow];
+            agg.push_values(10 * i as u64, &v, i == 3);
+        }
+        agg.push_values(1_500, &[Some(9)], false);
+        agg.finish();
+        let row = rx.pop().unwrap();
+        let counts: Vec<(&str, u64)> = row.named().map(|(d, s)| (d.name, s.count)).collect();
+        assert_eq!(
+            counts,
+            [
+                ("latency", 4),
+                ("period", 4),
+                ("jitter", 4),
+                ("exec", 4),
+                ("wakeup", 2),
+                ("response", 2),
+                ("rx-to-thread", 2)
+            ]
+        );
+        assert_eq!(
+            row.stat("response"),
+            Some(&WindowStat {
+                count: 2,
+                min: 0,
+                max: 200,
+                mean: 100
+            })
+        );
+        assert_eq!(
+            (row.cycles, row.overruns, row.thread, row.cpu),
+            (4, 1, 1, 2)
+        );
+        // A sample with fewer values leaves the other metrics of its window
+        // empty.
+        let next = rx.pop().unwrap();
+        assert_eq!(next.window, 1);
+        assert_eq!(next.stat("latency").unwrap().max, 9);
+        assert_eq!(next.stat("period").unwrap().count, 0);
+    }
+
+    #[test]
+    fn a_row_is_312_bytes() {
+        // What a run keeps per window row until its result is stored
+        // (limits::MAX_WINDOW_ROWS): the header, the metric table and
+        // eight slots of 32 bytes.
+        assert_eq!(std::mem::size_of::<WindowStat>(), 32);
+        assert_eq!(std::mem::size_of::<WindowRow>(), 312);
     }
 
     #[test]
@@ -287,7 +418,7 @@ mod tests {
     #[test]
     fn a_full_queue_drops_and_counts_rows() {
         let (tx, _rx) = rtrb::RingBuffer::new(2);
-        let mut agg = WindowAggregator::new(0, 0, 0, 100, tx);
+        let mut agg = WindowAggregator::new(0, 0, 0, 100, PERIODIC_METRICS, tx);
         let mut sched = Schedule::new(0, 100);
         for _ in 0..6 {
             let r = sched.next_release();

@@ -412,7 +412,7 @@ impl<'a> Group<'a> {
     pub fn kind(&self) -> Option<ProbeKind> {
         match self.cells.iter().find_map(|c| c.result.as_ref()) {
             Some(r) => Some(r.probe),
-            None => ProbeKind::ALL.into_iter().find(|k| k.name() == self.probe),
+            None => ProbeKind::parse(self.probe),
         }
     }
 
@@ -584,9 +584,10 @@ pub(super) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
 }
 
 /// True when a table built from `members` has something to say: some cell
-/// measured `metric`, or no cell has figures yet and the probe is one of
-/// `probes` (so the rows show why there are none).
-fn applies(members: &[&Group], metric_name: &str, probes: &[&str]) -> bool {
+/// measured `metric`, or no cell has figures yet and the probe name names a
+/// kind whose descriptor has the metric (so the rows show why there are
+/// none).
+fn applies(members: &[&Group], metric_name: &str) -> bool {
     let mut any = false;
     for g in members {
         for c in &g.cells {
@@ -598,7 +599,9 @@ fn applies(members: &[&Group], metric_name: &str, probes: &[&str]) -> bool {
             }
         }
     }
-    !any && members.iter().any(|g| probes.contains(&g.probe))
+    !any && members
+        .iter()
+        .any(|g| ProbeKind::parse(g.probe).is_some_and(|k| k.metric(metric_name).is_some()))
 }
 
 /// Distinct values of `key` over `groups`, in the groups' order.
@@ -781,7 +784,7 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
             .iter()
             .filter(|g| (g.scenario, g.deployment, g.probe) == (scenario, deployment, probe))
             .collect();
-        if !applies(&members, "exec", &["cyclic"]) {
+        if !applies(&members, "exec") {
             continue;
         }
         let base = members.iter().find(|g| g.configuration == baseline);
@@ -860,7 +863,7 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
                 (g.configuration, g.deployment, g.probe) == (configuration, deployment, probe)
             })
             .collect();
-        if !applies(&members, "period", &["cyclic", "wakeup"]) {
+        if !applies(&members, "period") {
             continue;
         }
         let cols = condition_cols();
@@ -929,7 +932,8 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
             .and_then(|(_, m)| m.get(name?)?.threshold)
     };
     // The periodic probes' one latency needs no name; every other does.
-    let show_metric = rows_of.iter().any(|(_, m)| *m != Some("latency"));
+    let periodic = ProbeKind::Cyclic.main_latency();
+    let show_metric = rows_of.iter().any(|(_, m)| *m != periodic);
     let mut known: Vec<u64> = Vec::new();
     for &(g, name) in &rows_of {
         if let Some(t) = row_threshold(g, name) {

@@ -151,6 +151,7 @@ fn result(
                 usage,
                 window_rows: 60,
                 dropped_rows: 0,
+                counters: BTreeMap::new(),
             })
             .collect(),
         combined,
@@ -1200,7 +1201,7 @@ fn compare_names_differing_thresholds() {
 /// byte — reports depend on nothing but the database.
 #[test]
 fn a_run_stored_in_the_database_renders_the_same_tables() {
-    use crate::store::{BenchSpecJson, RunStart, Store};
+    use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
     let run = fixture_run();
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("r.db")).unwrap();
@@ -1223,7 +1224,7 @@ fn a_run_stored_in_the_database_renders_the_same_tables() {
                 hostname: &run.hostname,
                 kernel_release: &run.kernel_release,
                 realtime: None,
-                kind: "bench",
+                kind: RunKind::Bench,
                 name: &run.name,
                 spec_json: Some(serde_json::to_string(&spec).unwrap()),
             },
@@ -1236,7 +1237,7 @@ fn a_run_stored_in_the_database_renders_the_same_tables() {
             .unwrap();
     }
     store
-        .finish_run_row(id, &run.status, None, 0, None)
+        .finish_run_row(id, RunStatus::parse(&run.status).unwrap(), None, 0, None)
         .unwrap();
     let mut back = store.load_run(id).unwrap();
     back.id = run.id;

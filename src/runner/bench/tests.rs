@@ -52,7 +52,7 @@ fn rig(spec: &Spec) -> Rig {
                 hostname: "h",
                 kernel_release: "k",
                 realtime: None,
-                kind: "bench",
+                kind: crate::store::RunKind::Bench,
                 name: "t",
                 spec_json: None,
             },

@@ -398,6 +398,7 @@ impl ExternalProbe for Tool {
             usage: UsageDelta::default(),
             window_rows: 0,
             dropped_rows: 0,
+            counters: Default::default(),
         };
         Ok(Finished {
             threads: vec![thread(0), thread(1)],

@@ -1,0 +1,374 @@
+//! One descriptor per probe kind: everything the rest of jitterlab needs to
+//! know about a probe without a `match` on its kind.
+//!
+//! A [`ProbeDescriptor`] names the probe, lists the metrics it measures (its
+//! [`MetricDef`] table, which is also the order of the slots of its samples
+//! and window rows), says which metric answers "how late?", whether its
+//! samples are the cycles of a release schedule, the words a report prints
+//! for it and the spec keys it accepts. There is one `const` per kind
+//! ([`CYCLIC`], [`WAKEUP`], [`CHASE`], [`CTXSWITCH`], [`RESPONSE`],
+//! [`TIMERLAT`]) and [`ProbeKind::descriptor`] finds it; `ProbeKind::name`,
+//! `metrics`, `metric`, `main_latency` and `periodic` read it. Reports, the
+//! CSV writer and the store read the descriptor's fields instead of
+//! switching on the kind, so a new probe is described here once.
+//!
+//! Metrics are data: a sample carries up to [`MAX_METRICS`] values and a
+//! window row as many statistics, slot `i` being `descriptor.metrics[i]`;
+//! everything stored or written is keyed by the metric's name.
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::ProbeKind;
+
+/// How many metrics one probe can measure: the slots a sample and a window
+/// row carry. Slot `i` holds `descriptor.metrics[i]`.
+pub const MAX_METRICS: usize = 8;
+
+/// The unit of a metric's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricUnit {
+    /// Nanoseconds (DESIGN rule 1).
+    Ns,
+    /// CPU (TSC) cycles, their own unit; converted only for display.
+    Cycles,
+}
+
+impl MetricUnit {
+    /// The unit's short name, as reports and CSV headers print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricUnit::Ns => "ns",
+            MetricUnit::Cycles => "cycles",
+        }
+    }
+}
+
+/// One metric a probe measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricDef {
+    /// Name used in CLI, JSON, CSV and the database (`chase`, `handover`, …).
+    pub name: &'static str,
+    /// Unit of its values.
+    pub unit: MetricUnit,
+    /// True when negative values mean something (kept in their own
+    /// histogram).
+    pub signed: bool,
+    /// True when "% over the threshold" applies to it.
+    pub thresholded: bool,
+}
+
+/// The words a report uses for a probe's samples and parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportWords {
+    /// The label of the summary's header line that shows the run's
+    /// `period_ns` (`period`, `interval`); `None` when the probe has no
+    /// period.
+    pub period: Option<&'static str>,
+    /// What a sample is called in the plural, in the per-thread line of a
+    /// probe that is not periodic (`chases`, `hand-overs`, `events`, …).
+    pub samples: &'static str,
+    /// What a sample is called in the outlier lists (`cycle`, `sample`).
+    pub sample: &'static str,
+    /// The metrics whose largest values the summary lists, in metric-table
+    /// order.
+    pub outliers: &'static [&'static str],
+}
+
+/// Everything jitterlab knows about one probe kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeDescriptor {
+    /// The name used on the command line, in specs, JSON and the database.
+    pub name: &'static str,
+    /// One line saying what the probe measures.
+    pub summary: &'static str,
+    /// The metrics it measures, in slot order (at most [`MAX_METRICS`]).
+    pub metrics: &'static [MetricDef],
+    /// The latency that answers "how late?": what seed 003's latency table
+    /// reports and `max_latency` limits; `None` when the probe measures no
+    /// latency (the chase measures cycles).
+    pub main_latency: Option<&'static str>,
+    /// True when its samples are the cycles of a release schedule (they
+    /// have releases, skips and overruns).
+    pub periodic: bool,
+    /// True when its threads run the calibrated scan workload and report
+    /// their calibration.
+    pub calibrated: bool,
+    /// The words its reports use.
+    pub words: ReportWords,
+    /// The spec keys of a `[[probe]]` table it accepts besides
+    /// [`COMMON_SPEC_KEYS`].
+    pub spec_keys: &'static [&'static str],
+}
+
+impl ProbeDescriptor {
+    /// The definition of one of its metrics, by name.
+    pub fn metric(&self, name: &str) -> Option<&'static MetricDef> {
+        self.metrics.iter().find(|d| d.name == name)
+    }
+
+    /// The slot of one of its metrics, by name.
+    pub fn slot(&self, name: &str) -> Option<usize> {
+        self.metrics.iter().position(|d| d.name == name)
+    }
+
+    /// True when a `[[probe]]` table of this kind may hold `key`.
+    pub fn accepts_spec_key(&self, key: &str) -> bool {
+        COMMON_SPEC_KEYS.contains(&key) || self.spec_keys.contains(&key)
+    }
+}
+
+/// The keys every `[[probe]]` table of a spec may hold, whatever its kind.
+pub const COMMON_SPEC_KEYS: &[&str] = &["kind", "name", "threshold", "window", "outliers"];
+
+/// A nanosecond metric.
+const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
+    MetricDef {
+        name,
+        unit: MetricUnit::Ns,
+        signed,
+        thresholded,
+    }
+}
+
+/// A metric in CPU cycles.
+const fn cycles(name: &'static str) -> MetricDef {
+    MetricDef {
+        name,
+        unit: MetricUnit::Cycles,
+        signed: false,
+        thresholded: false,
+    }
+}
+
+/// The periodic probes' metrics, in [`METRICS`](crate::cycle::METRICS)
+/// order: wake-up latency, period, periodic jitter, execution time.
+pub const PERIODIC_METRICS: &[MetricDef] = &[
+    ns("latency", false, true),
+    ns("period", false, false),
+    ns("jitter", true, true),
+    ns("exec", false, false),
+];
+
+/// The words of the periodic probes' outlier lists.
+const PERIODIC_OUTLIERS: &[&str] = &["latency", "jitter"];
+
+/// `cyclic`: control-task emulation.
+pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
+    name: "cyclic",
+    summary: "control-task emulation: a periodic task with a cache-sensitive scan",
+    metrics: PERIODIC_METRICS,
+    main_latency: Some("latency"),
+    periodic: true,
+    calibrated: true,
+    words: ReportWords {
+        period: Some("period"),
+        samples: "cycles",
+        sample: "cycle",
+        outliers: PERIODIC_OUTLIERS,
+    },
+    spec_keys: &[
+        "period",
+        "scan",
+        "working_set",
+        "max_latency",
+        "max_jitter",
+        "max_exec",
+    ],
+};
+
+/// `wakeup`: timer wake-up latency, one thread per CPU.
+pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
+    name: "wakeup",
+    summary: "timer wake-up latency on one thread per CPU, as cyclictest measures it",
+    metrics: PERIODIC_METRICS,
+    main_latency: Some("latency"),
+    periodic: true,
+    calibrated: false,
+    words: ReportWords {
+        period: Some("interval"),
+        samples: "cycles",
+        sample: "cycle",
+        outliers: PERIODIC_OUTLIERS,
+    },
+    spec_keys: &["period", "max_latency", "max_jitter"],
+};
+
+/// `chase`: a cache-sensitive pointer chase, in CPU cycles.
+pub const CHASE: ProbeDescriptor = ProbeDescriptor {
+    name: "chase",
+    summary: "cache sensitivity: a pointer chase timed in CPU cycles",
+    metrics: &[cycles("chase"), cycles("sample-jitter")],
+    main_latency: None,
+    periodic: false,
+    calibrated: false,
+    words: ReportWords {
+        period: None,
+        samples: "chases",
+        sample: "sample",
+        outliers: &["chase"],
+    },
+    spec_keys: &["buffer", "iterations", "samples"],
+};
+
+/// `ctxswitch`: two real-time threads handing a token back and forth.
+pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
+    name: "ctxswitch",
+    summary:
+        "context-switch latency: two real-time threads on one CPU handing a token back and forth",
+    metrics: &[ns("handover", false, true)],
+    main_latency: Some("handover"),
+    periodic: false,
+    calibrated: false,
+    words: ReportWords {
+        period: None,
+        samples: "hand-overs",
+        sample: "sample",
+        outliers: &["handover"],
+    },
+    spec_keys: &["max_latency"],
+};
+
+/// `response`: an event made on another CPU answered by the real-time
+/// thread.
+pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
+    name: "response",
+    summary: "response latency: an event made on another CPU answered by the real-time thread",
+    metrics: &[
+        ns("wakeup", false, true),
+        ns("response", false, true),
+        ns("rx-to-thread", false, true),
+    ],
+    main_latency: Some("response"),
+    periodic: false,
+    calibrated: false,
+    words: ReportWords {
+        period: Some("interval"),
+        samples: "events",
+        sample: "sample",
+        outliers: &["wakeup", "response", "rx-to-thread"],
+    },
+    spec_keys: &["period", "source", "event_cpu", "max_latency"],
+};
+
+/// `timerlat`: the kernel's timerlat tracer through `rtla timerlat`.
+pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
+    name: "timerlat",
+    summary: "interrupt and thread latency from the kernel's timerlat tracer, through rtla",
+    metrics: &[
+        ns("irq", false, true),
+        ns("thread", false, true),
+        ns("user", false, true),
+    ],
+    main_latency: Some("thread"),
+    periodic: false,
+    calibrated: false,
+    words: ReportWords {
+        period: Some("period"),
+        samples: "timer activations",
+        sample: "sample",
+        outliers: &["irq", "thread", "user"],
+    },
+    spec_keys: &["period", "max_latency"],
+};
+
+impl ProbeKind {
+    /// The kind's descriptor.
+    pub fn descriptor(self) -> &'static ProbeDescriptor {
+        match self {
+            ProbeKind::Cyclic => &CYCLIC,
+            ProbeKind::Wakeup => &WAKEUP,
+            ProbeKind::Chase => &CHASE,
+            ProbeKind::Ctxswitch => &CTXSWITCH,
+            ProbeKind::Response => &RESPONSE,
+            ProbeKind::Timerlat => &TIMERLAT,
+        }
+    }
+
+    /// The kind named `name` ([`ProbeKind::name`]), if there is one.
+    pub fn parse(name: &str) -> Option<ProbeKind> {
+        ProbeKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cycle::METRICS;
+
+    #[test]
+    fn periodic_metric_table_matches_the_cycle_metrics() {
+        assert_eq!(PERIODIC_METRICS.len(), METRICS.len());
+        for (d, m) in PERIODIC_METRICS.iter().zip(METRICS) {
+            assert_eq!(
+                (d.name, d.signed, d.thresholded, d.unit),
+                (m.name(), m.signed(), m.thresholded(), MetricUnit::Ns)
+            );
+        }
+    }
+
+    #[test]
+    fn every_descriptor_is_consistent() {
+        for k in ProbeKind::ALL {
+            let d = k.descriptor();
+            assert_eq!(ProbeKind::parse(d.name), Some(k));
+            assert!(!d.metrics.is_empty() && d.metrics.len() <= MAX_METRICS);
+            for (i, m) in d.metrics.iter().enumerate() {
+                assert_eq!(d.slot(m.name), Some(i), "{} {}", d.name, m.name);
+            }
+            if let Some(main) = d.main_latency {
+                let m = d.metric(main).expect("the main latency is a metric");
+                assert_eq!((m.unit, m.signed), (MetricUnit::Ns, false));
+            }
+            for o in d.words.outliers {
+                assert!(d.metric(o).is_some(), "{} outlier {o}", d.name);
+            }
+            for key in d.spec_keys {
+                assert!(!COMMON_SPEC_KEYS.contains(key), "{} {key}", d.name);
+            }
+            assert_eq!(d.periodic, d.words.sample == "cycle");
+            assert!(!d.calibrated || d.periodic);
+        }
+        assert_eq!(ProbeKind::parse("sleep"), None);
+    }
+
+    #[test]
+    fn spec_keys_are_today_s_allow_lists() {
+        let takes = |key: &str| -> Vec<&str> {
+            ProbeKind::ALL
+                .into_iter()
+                .filter(|k| k.descriptor().accepts_spec_key(key))
+                .map(|k| k.name())
+                .collect()
+        };
+        assert_eq!(takes("scan"), ["cyclic"]);
+        assert_eq!(takes("working_set"), ["cyclic"]);
+        assert_eq!(takes("max_exec"), ["cyclic"]);
+        assert_eq!(takes("max_jitter"), ["cyclic", "wakeup"]);
+        assert_eq!(
+            takes("period"),
+            ["cyclic", "wakeup", "response", "timerlat"]
+        );
+        assert_eq!(takes("buffer"), ["chase"]);
+        assert_eq!(takes("iterations"), ["chase"]);
+        assert_eq!(takes("samples"), ["chase"]);
+        assert_eq!(takes("source"), ["response"]);
+        assert_eq!(takes("event_cpu"), ["response"]);
+        assert_eq!(
+            takes("max_latency"),
+            ["cyclic", "wakeup", "ctxswitch", "response", "timerlat"]
+        );
+        assert_eq!(takes("window").len(), ProbeKind::ALL.len());
+        assert_eq!(takes("bogus"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn units_are_named_as_serde_names_them() {
+        for u in [MetricUnit::Ns, MetricUnit::Cycles] {
+            assert_eq!(
+                serde_json::to_string(&u).unwrap(),
+                format!("\"{}\"", u.name())
+            );
+        }
+    }
+}
