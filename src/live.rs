@@ -3,7 +3,7 @@
 //! overruns, progress and the time left.
 //!
 //! It reads only the atomics each probe thread publishes
-//! (`jitterlab_core::sink::LiveStats`) and draws from the controlling thread,
+//! (`jitterlab_core::recorder::LiveStats`) and draws from the controlling thread,
 //! so a slow terminal can never delay a probe. On a terminal it draws progress
 //! bars on stdout (indicatif) that vanish before the summary is printed; when
 //! stdout is not a terminal it stays silent, unless `--progress` asks for
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use jitterlab_core::sink::LiveStats;
+use jitterlab_core::recorder::LiveStats;
 
 /// What counts as progress.
 #[derive(Debug, Clone, Copy)]
@@ -78,12 +78,12 @@ impl LiveView {
     }
 
     fn line(s: &LiveStats) -> String {
-        let c = s.cycles.load(Relaxed);
+        let c = s.samples.load(Relaxed);
         let min = s.min.load(Relaxed);
         format!(
             "C:{c:>9} Min:{:>8} Act:{:>8} Avg:{:>8} Max:{:>8} us Ovr:{}",
             if c == 0 { "-".into() } else { us(min) },
-            us(s.act.load(Relaxed)),
+            us(s.last.load(Relaxed)),
             s.avg().map(us).unwrap_or_else(|| "-".into()),
             us(s.max.load(Relaxed)),
             s.overruns.load(Relaxed)
@@ -93,7 +93,7 @@ impl LiveView {
     fn position(&self, s: &LiveStats) -> u64 {
         match self.goal {
             Goal::Releases(_) => s.releases.load(Relaxed),
-            Goal::Cycles(_) => s.cycles.load(Relaxed),
+            Goal::Cycles(_) => s.samples.load(Relaxed),
         }
     }
 

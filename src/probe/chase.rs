@@ -12,7 +12,7 @@
 //! is `--samples` samples (default 200, as in seed 002) or as many as fit in
 //! `--duration`. Per sample the probe keeps the caterpillar row (sample
 //! min/max/jitter, running session min/max/jitter, [`sample_table`]), and it
-//! pushes every chase into the caller's `EventSink` (metric `chase`), with
+//! pushes every chase into the caller's `SampleSink` (metric `chase`), with
 //! the sample's jitter on the sample's last chase (metric `sample-jitter`),
 //! so the foundation's statistics, windows and outliers cover all chases.
 //!
@@ -77,7 +77,7 @@ use jitterlab_core::chase::{
     choose_buffer, duration_sample_bound, format_bytes, single_cycle, CacheInfo, CacheKind,
     CpuidTsc, SampleAccumulator, SampleRow, TscSource,
 };
-use jitterlab_core::event::{EventSample, EventSink, MAX_METRICS};
+use jitterlab_core::recorder::{Sample, SampleSink, MAX_METRICS};
 use jitterlab_core::units::{parse_size, CpuList};
 use jitterlab_sys as sys;
 use jitterlab_sys::tsc;
@@ -533,7 +533,7 @@ impl Chase {
     /// until the duration is over), each pushed into `sink`. Stops before
     /// the next chase once `stop` is set. Allocates nothing (see the module
     /// doc); call it again for another session over the same buffer.
-    pub fn run<S: EventSink>(&mut self, stop: &AtomicBool, sink: &mut S) -> ChaseOutcome {
+    pub fn run<S: SampleSink>(&mut self, stop: &AtomicBool, sink: &mut S) -> ChaseOutcome {
         self.rows.clear();
         // `prepare` reserved `bound` rows; this is a no-op unless a caller
         // took them away.
@@ -570,7 +570,7 @@ impl Chase {
                         rows.push(row);
                     }
                 }
-                sink.push(&EventSample { index, at, values });
+                sink.push(&Sample { index, at, values });
                 index += 1;
             }
             if deadline.is_some_and(|d| at >= d) {
@@ -667,9 +667,8 @@ impl Probe for ChaseProbe {
     }
 
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
-        let sink = recorder.events()?;
         let c = self.chase.as_mut().context("the chase was not prepared")?;
-        let out = c.run(start.stop, sink);
+        let out = c.run(start.stop, recorder);
         Ok(Report {
             warnings: out.warnings.clone(),
             detail: Some(serde_json::to_value(&out)?),
@@ -688,7 +687,7 @@ mod tests {
     use super::*;
     use crate::error::BadInput;
     use crate::testutil::fixture;
-    use jitterlab_core::event::MetricUnit;
+    use jitterlab_core::probe::MetricUnit;
     use jitterlab_core::units::parse_size;
 
     fn cpus(text: &str) -> CpuList {
@@ -1007,7 +1006,7 @@ mod tests {
         }
         let mut chase = prepare(Path::new("/"), &small("256K")).unwrap();
         assert_eq!((chase.nodes(), chase.buffer_bytes()), (4096, 256 << 10));
-        let mut events: Vec<EventSample> = Vec::with_capacity(200);
+        let mut events: Vec<Sample> = Vec::with_capacity(200);
         let out = chase.run(&AtomicBool::new(false), &mut events);
         assert_eq!(out.rows.len(), 20);
         assert_eq!(out.chases, 200);
@@ -1069,8 +1068,8 @@ mod tests {
         seen: u64,
     }
 
-    impl EventSink for StopAfter<'_> {
-        fn push(&mut self, _: &EventSample) {
+    impl SampleSink for StopAfter<'_> {
+        fn push(&mut self, _: &Sample) {
             self.seen += 1;
             if self.seen == self.after {
                 self.stop.store(true, Relaxed);

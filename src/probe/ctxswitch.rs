@@ -58,7 +58,7 @@ use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
 use jitterlab_core::cycle::next_release_after;
-use jitterlab_core::event::{slots, EventSample, EventSink};
+use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::eventfd::EventFd;
@@ -127,7 +127,7 @@ pub fn validate(args: &CtxswitchArgs, online: &CpuList) -> Result<()> {
 /// Fails when the eventfds cannot be made, the partner cannot be started,
 /// or an eventfd call fails in the loop (nothing the kernel does to a
 /// healthy eventfd).
-pub fn run<S: EventSink>(
+pub fn run<S: SampleSink>(
     args: &CtxswitchArgs,
     stop: &AtomicBool,
     sink: &mut S,
@@ -191,7 +191,7 @@ pub fn run<S: EventSink>(
 
 /// The measuring thread's loop; returns (samples, round trips, skipped
 /// releases, why it ended).
-fn measure_loop<S: EventSink>(
+fn measure_loop<S: SampleSink>(
     args: &CtxswitchArgs,
     stop: &AtomicBool,
     sink: &mut S,
@@ -258,8 +258,8 @@ fn partner_loop(ping: &EventFd, pong: &EventFd, slot: &AtomicU64) -> io::Result<
 
 /// One hand-over as a sample: taken at `take`, given at `give`.
 #[inline(always)]
-fn sample(index: u64, take: u64, give: u64) -> EventSample {
-    EventSample {
+fn sample(index: u64, take: u64, give: u64) -> Sample {
+    Sample {
         index,
         at: take,
         values: slots([Some(take as i64 - give as i64)]),
@@ -298,7 +298,7 @@ pub struct CtxswitchProbe {
 
 impl Probe for CtxswitchProbe {
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
-        let out = run(&self.args, start.stop, recorder.events()?)?;
+        let out = run(&self.args, start.stop, recorder)?;
         Ok(Report {
             warnings: out.warnings.clone(),
             detail: Some(serde_json::to_value(&out)?),
@@ -312,7 +312,7 @@ mod tests {
     use super::*;
     use crate::error::BadInput;
     use crate::probe::helper_thread::test_support::{can_run_realtime, probe_cpu};
-    use jitterlab_core::event::{MetricDef, MetricUnit};
+    use jitterlab_core::probe::{MetricDef, MetricUnit};
 
     fn args(cpu: usize) -> CtxswitchArgs {
         CtxswitchArgs {
@@ -395,7 +395,7 @@ mod tests {
     fn a_sample_is_take_minus_give_at_take() {
         assert_eq!(
             sample(7, 5_000, 3_200),
-            EventSample {
+            Sample {
                 index: 7,
                 at: 5_000,
                 values: slots([Some(1_800)])
@@ -405,7 +405,7 @@ mod tests {
 
     /// Runs `args` as the runner would: in a thread pinned to the CPU and
     /// SCHED_FIFO, with a sink preallocated for `capacity` samples.
-    fn run_pinned(args: CtxswitchArgs, capacity: usize) -> (CtxswitchOutcome, Vec<EventSample>) {
+    fn run_pinned(args: CtxswitchArgs, capacity: usize) -> (CtxswitchOutcome, Vec<Sample>) {
         std::thread::spawn(move || {
             let setup = setup_helper_thread("measuring thread", args.cpu, args.priority);
             assert!(setup.is_empty(), "{setup:?}");

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use jitterlab_core::cycle::Schedule;
-use jitterlab_core::event::{slots, EventSample, EventSink};
-use jitterlab_core::sink::Sink;
+use jitterlab_core::recorder::{slots, Sample, SampleSink, Sink};
 use jitterlab_sys as sys;
 
 use super::{Prepared, Probe, Recorder, Report, ScheduleCounts, Start};
@@ -56,16 +55,19 @@ impl Probe for Synthetic {
 
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
         self.seen.lock().unwrap().push("measure".into());
-        let sink = recorder.events()?;
+        let sink = recorder;
         let mut i = 0;
         while i < self.n && !start.stop.load(Relaxed) {
             let at = sys::monotonic_ns();
             let value = (i % 1_000 + 1) * 1_000;
-            sink.push(&EventSample {
-                index: i,
-                at,
-                values: slots([Some(value as i64)]),
-            });
+            SampleSink::push(
+                sink,
+                &Sample {
+                    index: i,
+                    at,
+                    values: slots([Some(value as i64)]),
+                },
+            );
             i += 1;
             if self.n == u64::MAX {
                 std::thread::sleep(Duration::from_millis(1));
@@ -93,13 +95,13 @@ pub struct Cycles {
 
 impl Probe for Cycles {
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
-        let rec = recorder.cycles()?;
+        let rec = recorder;
         let mut schedule = Schedule::new(start.t0, 1_000_000);
         for i in 0..self.n {
             let release = schedule.next_release();
             let woke = release + (i + 1) * 1_000;
             let s = schedule.complete(woke, woke + 10_000);
-            rec.push(&s);
+            Sink::push(rec, &s);
         }
         Ok(Report {
             schedule: Some(ScheduleCounts {

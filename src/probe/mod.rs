@@ -24,14 +24,17 @@
 //! * **Periodic** — `cyclic` and `wakeup` share one thread body
 //!   ([`periodic`]): `cyclic` adds the scan workload ([`scan`]) that emulates
 //!   a PLC task; `wakeup` runs the bare loop on one thread per CPU, as
-//!   cyclictest does. Each pushes one `CycleSample` per cycle.
+//!   cyclictest does. Each pushes one `CycleSample` per cycle: a sample
+//!   with the periodic metric table, which the recorder also counts in the
+//!   wake-up latency histogram and the live view.
 //! * **Event** — each sample is one event rather than one release:
 //!   [`chase`] (a pointer chase over a buffer sized to the cache the
 //!   neighbour shares, timed in TSC cycles), [`ctxswitch`] (a token handed
 //!   between two real-time threads on one CPU) and [`response`] (an event
-//!   made on another CPU, answered by the real-time thread). They push
-//!   `EventSample`s, which get the same statistics, windows and store as
-//!   the periodic probes' cycles.
+//!   made on another CPU, answered by the real-time thread). They push a
+//!   `Sample` with the values of their own metric table into the same
+//!   recorder, so they get the same statistics, windows and store as the
+//!   periodic probes' cycles.
 //! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
 //!   through `rtla`, for the interrupt latency no user-space probe can see.
 //!
@@ -42,16 +45,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
-use anyhow::{bail, Result};
-use jitterlab_core::event::{EventLive, EventRecorder};
-use jitterlab_core::outlier::OutlierKeeper;
+use anyhow::Result;
 use jitterlab_core::result::{BreakEvent, Calibration, Params, ThreadResult};
-use jitterlab_core::sink::{self, LatencyHistogram, LiveStats, METRICS};
 use jitterlab_core::spec::{CellPlan, Spec};
-use jitterlab_core::stats::{MetricStats, MetricSummary};
-use jitterlab_core::window::WindowAggregator;
+use jitterlab_core::stats::MetricSummary;
+
+/// The one recorder a measuring thread pushes every sample into, allocated
+/// on that thread before the start barrier (`jitterlab_core::recorder`).
+pub use jitterlab_core::recorder::Recorder;
 
 use crate::runner::{RunPlan, Stop};
 use crate::store::StoredHistogram;
@@ -243,110 +245,4 @@ impl Probes {
             Probes::External(p) => p.teardown(root, journal),
         }
     }
-}
-
-/// The recorder a measuring thread pushes every sample into, allocated on
-/// that thread before the start barrier. (One per thread, moved only
-/// before and after the measurement: its size does not matter.)
-#[allow(clippy::large_enum_variant)]
-pub enum Recorder {
-    /// A periodic probe's: one `CycleSample` per cycle, with the four
-    /// periodic metrics, the 1 µs latency histogram and the live view's
-    /// atomics.
-    Cycles(sink::Recorder),
-    /// Any other probe's: one `EventSample` per event, with the metrics of
-    /// its table.
-    Events(EventRecorder),
-}
-
-impl Recorder {
-    /// The periodic recorder (a bug when this thread records events).
-    pub fn cycles(&mut self) -> Result<&mut sink::Recorder> {
-        match self {
-            Recorder::Cycles(r) => Ok(r),
-            Recorder::Events(_) => {
-                bail!("a periodic probe without its recorder; this is a bug in jitterlab")
-            }
-        }
-    }
-
-    /// The event recorder (a bug when this thread records cycles).
-    pub fn events(&mut self) -> Result<&mut EventRecorder> {
-        match self {
-            Recorder::Events(r) => Ok(r),
-            Recorder::Cycles(_) => {
-                bail!("an event probe without its recorder; this is a bug in jitterlab")
-            }
-        }
-    }
-
-    /// Sets the start of the measurement (windows and outlier times are
-    /// relative to it).
-    pub fn start_at(&mut self, t0: u64) {
-        match self {
-            Recorder::Cycles(r) => r.start_at(t0),
-            Recorder::Events(r) => r.start_at(t0),
-        }
-    }
-
-    /// Pushes the last window; called once after the measurement.
-    pub fn finish(&mut self) {
-        match self {
-            Recorder::Cycles(r) => r.finish(),
-            Recorder::Events(r) => r.finish(),
-        }
-    }
-
-    /// Samples pushed (for a periodic recorder, its latency count).
-    pub fn samples(&self) -> u64 {
-        match self {
-            Recorder::Cycles(r) => r.stats[0].summary().count,
-            Recorder::Events(r) => r.samples,
-        }
-    }
-
-    /// Every metric's name, statistics and outliers, in its table's order.
-    pub fn metrics(&self) -> Vec<(&'static str, &MetricStats, &OutlierKeeper)> {
-        match self {
-            Recorder::Cycles(r) => METRICS
-                .iter()
-                .map(|m| {
-                    let i = *m as usize;
-                    (m.name(), &r.stats[i], &r.outliers[i])
-                })
-                .collect(),
-            Recorder::Events(r) => r
-                .defs
-                .iter()
-                .zip(r.stats.iter().zip(&r.outliers))
-                .map(|(d, (s, o))| (d.name, s, o))
-                .collect(),
-        }
-    }
-
-    /// The window aggregator (rows pushed and dropped).
-    pub fn windows(&self) -> &WindowAggregator {
-        match self {
-            Recorder::Cycles(r) => &r.windows,
-            Recorder::Events(r) => &r.windows,
-        }
-    }
-
-    /// The 1 µs wake-up latency histogram and the latency's summary, when
-    /// one is kept (`--histogram`).
-    pub fn latency_histogram(&self) -> Option<(&LatencyHistogram, MetricSummary)> {
-        match self {
-            Recorder::Cycles(r) => r.histogram.as_ref().map(|h| (h, r.stats[0].summary())),
-            Recorder::Events(_) => None,
-        }
-    }
-}
-
-/// What the live view reads of a measuring thread while it runs.
-#[derive(Clone)]
-pub enum Live {
-    /// A periodic thread's cycle counts and wake-up latencies.
-    Cycles(Arc<LiveStats>),
-    /// An event thread's sample count and first metric.
-    Events(Arc<EventLive>),
 }

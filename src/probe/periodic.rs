@@ -25,8 +25,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Result;
 use jitterlab_core::cycle::{self, Clock, Flow, Schedule};
+use jitterlab_core::recorder::Sink;
 use jitterlab_core::result::{BreakEvent, Calibration};
-use jitterlab_core::sink::Sink;
 use jitterlab_sys as sys;
 
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, ScheduleCounts, Start, Threads};
@@ -199,7 +199,7 @@ impl Probe for PeriodicProbe {
     }
 
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
-        let rec = recorder.cycles()?;
+        let rec = recorder;
         let (cpu, stop, shared_stop) = (self.cpu, self.stop, start.stop);
         let mut schedule = Schedule::new(start.t0, self.period);
         let mut clock = RealClock;

@@ -81,7 +81,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use jitterlab_core::cycle::next_release_after;
-use jitterlab_core::event::{slots, EventSample, EventSink};
+use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::eventfd::EventFd;
@@ -356,7 +356,7 @@ impl Response {
     ///
     /// A failed run may leave a token or datagram behind; the probe then
     /// refuses to run again (prepare a new one).
-    pub fn run<S: EventSink>(
+    pub fn run<S: SampleSink>(
         &mut self,
         stop: &AtomicBool,
         sink: &mut S,
@@ -370,7 +370,7 @@ impl Response {
     }
 
     /// One run of [`Response::run`].
-    fn run_once<S: EventSink>(
+    fn run_once<S: SampleSink>(
         &mut self,
         stop: &AtomicBool,
         sink: &mut S,
@@ -535,7 +535,7 @@ fn eventfd_events(
 }
 
 /// The probe thread with eventfds; returns the samples pushed.
-fn eventfd_answers<S: EventSink>(
+fn eventfd_answers<S: SampleSink>(
     sink: &mut S,
     event: &EventFd,
     response: &EventFd,
@@ -618,7 +618,7 @@ fn udp_events(
 }
 
 /// The probe thread with datagrams; returns the samples pushed.
-fn udp_answers<S: EventSink>(sink: &mut S, socket: &UdpSocket, halt: &AtomicBool) -> Result<u64> {
+fn udp_answers<S: SampleSink>(sink: &mut S, socket: &UdpSocket, halt: &AtomicBool) -> Result<u64> {
     let mut index = 0;
     let mut buf = [0u8; DATAGRAM];
     loop {
@@ -705,8 +705,8 @@ pub fn rx_to_thread(stamp_realtime: u64, realtime_at_run: u64) -> i64 {
 
 /// One answered event as a sample, placed at `t_event`.
 #[inline(always)]
-fn sample(index: u64, t_event: u64, t_run: u64, t_sent: u64, rx: Option<i64>) -> EventSample {
-    EventSample {
+fn sample(index: u64, t_event: u64, t_run: u64, t_sent: u64, rx: Option<i64>) -> Sample {
+    Sample {
         index,
         at: t_event,
         values: slots([
@@ -784,12 +784,11 @@ pub struct ResponseProbe {
 
 impl Probe for ResponseProbe {
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
-        let sink = recorder.events()?;
         let r = self
             .response
             .as_mut()
             .context("the response probe is gone")?;
-        let out = r.run(start.stop, sink)?;
+        let out = r.run(start.stop, recorder)?;
         Ok(Report {
             warnings: out.warnings.clone(),
             detail: Some(serde_json::to_value(&out)?),
@@ -819,7 +818,7 @@ mod tests {
     use crate::error::BadInput;
     use crate::net::hosts::namespaces;
     use crate::probe::helper_thread::test_support::{can_run_realtime, probe_cpu};
-    use jitterlab_core::event::MetricUnit;
+    use jitterlab_core::probe::MetricUnit;
 
     fn args(source: ResponseSource) -> ResponseArgs {
         ResponseArgs {
@@ -957,7 +956,7 @@ mod tests {
         assert_eq!(parse(&d), (0x0102_0304_0506_0708, 9));
         assert_eq!(
             sample(3, 1_000, 1_250, 1_900, Some(180)),
-            EventSample {
+            Sample {
                 index: 3,
                 at: 1_000,
                 values: slots([Some(250), Some(900), Some(180)])
@@ -1006,7 +1005,7 @@ mod tests {
 
     /// Runs a prepared probe as the runner would: on a thread pinned to the
     /// probe CPU and SCHED_FIFO, with a sink preallocated for `n` samples.
-    fn run_pinned(mut r: Response, n: usize) -> (Response, ResponseOutcome, Vec<EventSample>) {
+    fn run_pinned(mut r: Response, n: usize) -> (Response, ResponseOutcome, Vec<Sample>) {
         std::thread::spawn(move || {
             let setup = setup_helper_thread("probe thread", r.args.cpu, r.args.priority);
             assert!(setup.is_empty(), "{setup:?}");

@@ -866,7 +866,7 @@ impl ExternalProbe for TimerlatProbe {
 /// Every CPU's statistics merged, per metric of `defs`.
 fn combined_stats(
     per_cpu: &[(usize, std::collections::BTreeMap<String, MetricStats>)],
-    defs: &[jitterlab_core::event::MetricDef],
+    defs: &[jitterlab_core::probe::MetricDef],
 ) -> Vec<Option<MetricStats>> {
     defs.iter()
         .map(|d| {

@@ -33,7 +33,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use jitterlab_core::event::MetricDef;
+use jitterlab_core::probe::MetricDef;
 use jitterlab_core::window::WindowRow;
 
 /// Streams window rows as CSV to `W`.
@@ -104,7 +104,7 @@ impl<W: Write> WindowCsv<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jitterlab_core::event::MAX_METRICS;
+    use jitterlab_core::probe::MAX_METRICS;
     use jitterlab_core::result::ProbeKind;
     use jitterlab_core::window::WindowStat;
 
@@ -177,7 +177,7 @@ exec_count,exec_min_ns,exec_max_ns,exec_mean_ns
     #[test]
     fn every_line_has_the_header_s_field_count() {
         let fields = header(ProbeKind::Cyclic.metrics()).split(',').count();
-        assert_eq!(fields, 6 + 4 * jitterlab_core::sink::METRICS.len());
+        assert_eq!(fields, 6 + 4 * jitterlab_core::cycle::METRICS.len());
         let empty = row(ProbeKind::Cyclic, [0; 6], &[]);
         let mut out = Vec::new();
         WindowCsv::new(&mut out, ProbeKind::Cyclic.metrics())

@@ -69,7 +69,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use jitterlab_core::sink::LatencyHistogram;
+use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::stats::MetricSummary;
 
 /// One probe thread's column of the histogram.

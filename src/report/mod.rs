@@ -4,7 +4,7 @@
 //! Reporting never measures. Every exporter here takes something that is
 //! already finished — a [`RunResult`](jitterlab_core::result::RunResult), a
 //! [`WindowRow`](jitterlab_core::window::WindowRow) that the probe has pushed
-//! out of its hot loop, a [`LatencyHistogram`](jitterlab_core::sink::LatencyHistogram)
+//! out of its hot loop, a [`LatencyHistogram`](jitterlab_core::recorder::LatencyHistogram)
 //! whose thread has stopped — and only formats it. Nothing in this module reads
 //! a clock, touches `/sys` or `/proc`, or changes a scheduling setting, so a
 //! report can be rendered again at any time from the stored result, on another

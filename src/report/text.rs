@@ -43,8 +43,8 @@
 
 use std::fmt::Write as _;
 
-use jitterlab_core::event::{MetricDef, MetricUnit};
 use jitterlab_core::outlier::Outlier;
+use jitterlab_core::probe::{MetricDef, MetricUnit};
 use jitterlab_core::result::{EndReason, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};

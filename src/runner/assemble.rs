@@ -117,12 +117,7 @@ pub fn threads(
     figures: Vec<ThreadFigures>,
     reports: Vec<Report>,
 ) -> Measured {
-    let names: Vec<&'static str> = figures[0]
-        .recorder
-        .metrics()
-        .iter()
-        .map(|(name, ..)| *name)
-        .collect();
+    let names: Vec<&'static str> = figures[0].recorder.defs.iter().map(|d| d.name).collect();
     let combined_stats = combine(&figures, names.len());
     let break_event = reports.iter().find_map(|r| r.break_event.clone());
     if break_event.is_some() {
@@ -147,8 +142,8 @@ pub fn threads(
     });
     let mut histograms = Vec::new();
     for f in &figures {
-        for (name, stats, _) in f.recorder.metrics() {
-            histograms.push(stored(Some(f.index), name, stats));
+        for (def, stats, _) in f.recorder.metrics() {
+            histograms.push(stored(Some(f.index), def.name, stats));
         }
     }
     if several {
@@ -180,8 +175,7 @@ pub fn threads(
 /// else one release per sample.
 fn thread_result(f: &ThreadFigures, report: &Report) -> ThreadResult {
     let r = &f.recorder;
-    let metrics = r.metrics();
-    let samples = r.samples();
+    let samples = r.samples;
     let schedule = report.schedule.unwrap_or(crate::probe::ScheduleCounts {
         cycles: samples,
         releases: samples,
@@ -196,18 +190,18 @@ fn thread_result(f: &ThreadFigures, report: &Report) -> ThreadResult {
         releases: schedule.releases,
         skipped: schedule.skipped,
         overruns: schedule.overruns,
-        metrics: metrics
-            .iter()
-            .map(|(n, s, _)| (n.to_string(), s.summary()))
+        metrics: r
+            .metrics()
+            .map(|(d, s, _)| (d.name.to_string(), s.summary()))
             .collect(),
-        outliers: metrics
-            .iter()
-            .map(|(n, _, o)| (n.to_string(), o.sorted()))
+        outliers: r
+            .metrics()
+            .map(|(d, _, o)| (d.name.to_string(), o.sorted()))
             .collect(),
         calibration: f.calibration.clone(),
         usage: f.usage,
-        window_rows: r.windows().pushed(),
-        dropped_rows: r.windows().dropped(),
+        window_rows: r.windows.pushed(),
+        dropped_rows: r.windows.dropped(),
         counters: Default::default(),
     }
 }
@@ -217,9 +211,9 @@ fn thread_result(f: &ThreadFigures, report: &Report) -> ThreadResult {
 fn combine(figures: &[ThreadFigures], metrics: usize) -> Vec<MetricStats> {
     (0..metrics)
         .map(|i| {
-            let mut acc = figures[0].recorder.metrics()[i].1.clone();
+            let mut acc = figures[0].recorder.stats[i].clone();
             for f in &figures[1..] {
-                acc.merge(f.recorder.metrics()[i].1);
+                acc.merge(&f.recorder.stats[i]);
             }
             acc
         })

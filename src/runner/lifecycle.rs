@@ -46,19 +46,17 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use jitterlab_core::event::{EventLive, EventRecorder, MetricDef, MetricUnit};
+use jitterlab_core::probe::{MetricDef, MetricUnit};
+use jitterlab_core::recorder::{LiveStats, RecorderConfig};
 use jitterlab_core::result::{
     Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult, UsageDelta,
 };
-use jitterlab_core::sink::{self, LiveStats, RecorderConfig};
 use jitterlab_core::units::format_ns;
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::live::{Goal, LiveView};
-use crate::probe::{
-    ExternalProbe, Live, Prepared, Probe, Probes, Recorder, Report, Start, Threads,
-};
+use crate::probe::{ExternalProbe, Prepared, Probe, Probes, Recorder, Report, Start, Threads};
 use crate::report;
 use crate::store::{Store, StoredHistogram};
 use crate::system::rt::{self, SchedRequest};
@@ -249,7 +247,7 @@ struct ThreadStart {
     recorder: RecorderConfig,
     metrics: &'static [MetricDef],
     rows: rtrb::Producer<WindowRow>,
-    live: Live,
+    live: Arc<LiveStats>,
     shared: Arc<Shared>,
     setup: mpsc::Sender<Setup>,
 }
@@ -312,11 +310,8 @@ fn measure_threads(
         let cpu = plan.cpus[i];
         let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
         consumers.push(rx);
-        let live = match periodic {
-            true => Live::Cycles(Arc::new(LiveStats::new())),
-            false => Live::Events(Arc::new(EventLive::default())),
-        };
-        lives.push((cpu, live.clone()));
+        let live = Arc::new(LiveStats::new());
+        lives.push((cpu, Arc::clone(&live)));
         let start = ThreadStart {
             index: i as u32,
             cpu,
@@ -506,7 +501,7 @@ fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
     // near this CPU.
     let mut recorder = prepared
         .is_ok()
-        .then(|| new_recorder(&recorder, metrics, rows, live));
+        .then(|| Recorder::new(metrics, &recorder, rows, live));
     let _ = setup.send(Setup {
         index,
         cpu,
@@ -564,32 +559,6 @@ fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
     }
 }
 
-/// A thread's recorder: the periodic one for a thread whose live view reads
-/// cycles, the event one (for the probe's `metrics`) otherwise.
-fn new_recorder(
-    config: &RecorderConfig,
-    metrics: &'static [MetricDef],
-    rows: rtrb::Producer<WindowRow>,
-    live: Live,
-) -> Recorder {
-    match live {
-        Live::Cycles(live) => Recorder::Cycles(sink::Recorder::new(config, rows, live)),
-        Live::Events(live) => {
-            let mut r = EventRecorder::new(
-                metrics,
-                config.thread,
-                config.cpu,
-                config.window_ns,
-                config.threshold_ns,
-                config.outliers,
-                rows,
-            );
-            r.live = live;
-            Recorder::Events(r)
-        }
-    }
-}
-
 /// Waits for every thread's set-up report; in thread order.
 fn collect_setup(rx: &mpsc::Receiver<Setup>, threads: usize) -> Result<Vec<Setup>> {
     let mut setups = Vec::new();
@@ -624,35 +593,28 @@ enum Display {
         name: &'static str,
         cpu: usize,
         unit: MetricUnit,
-        live: Arc<EventLive>,
+        live: Arc<LiveStats>,
         ticks: u64,
     },
     Off,
 }
 
 impl Display {
-    fn new(input: &MeasureInput<'_>, lives: Vec<(usize, Live)>) -> Display {
+    fn new(input: &MeasureInput<'_>, lives: Vec<(usize, Arc<LiveStats>)>) -> Display {
         if !input.live {
             return Display::Off;
         }
         let plan = input.plan;
-        let cycles: Vec<(usize, Arc<LiveStats>)> = lives
-            .iter()
-            .filter_map(|(cpu, l)| match l {
-                Live::Cycles(s) => Some((*cpu, Arc::clone(s))),
-                Live::Events(_) => None,
-            })
-            .collect();
-        if !cycles.is_empty() {
+        if plan.kind.periodic() {
             let goal = match (plan.params.duration_ns, plan.params.cycles) {
                 (Some(d), _) => Goal::Releases(d.div_ceil(plan.period)),
                 (None, Some(n)) => Goal::Cycles(n),
                 (None, None) => Goal::Releases(0),
             };
-            return Display::View(LiveView::new(cycles, goal, input.progress));
+            return Display::View(LiveView::new(lives, goal, input.progress));
         }
         match lives.into_iter().next() {
-            Some((cpu, Live::Events(live))) if std::io::stderr().is_terminal() => Display::Line {
+            Some((cpu, live)) if std::io::stderr().is_terminal() => Display::Line {
                 name: plan.kind.name(),
                 cpu,
                 unit: plan

@@ -382,9 +382,10 @@ fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) ->
     }
     if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;
+        // A periodic recorder's first metric is the wake-up latency.
         let kept: Vec<_> = recorders
             .iter()
-            .filter_map(Recorder::latency_histogram)
+            .filter_map(|r| Some((r.histogram.as_ref()?, r.stats.first()?.summary())))
             .collect();
         let threads: Vec<report::histogram::HistThread> = kept
             .iter()

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use jitterlab_core::event::MAX_METRICS;
+use jitterlab_core::probe::MAX_METRICS;
 use jitterlab_core::result::{
     EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult,
     UsageDelta, SCHEMA_VERSION as RESULT_SCHEMA,

@@ -2,14 +2,15 @@
 //! "tens of ns"), through every sink a probe pushes into.
 //!
 //! * `recorder/push` — the full fan-out a periodic probe thread pays per
-//!   cycle: [`Recorder::push`] into four [`MetricStats`], four outlier
-//!   keepers (20 each), the 1 s window aggregator (feeding an `rtrb` ring of
-//!   4096 rows), a 10 000-bucket 1 µs latency histogram and the live-view
-//!   atomics.
-//! * `event_recorder/*` — the same for an event probe: [`EventRecorder`]'s
-//!   push into one [`MetricStats`] and one outlier keeper per metric, the
-//!   window aggregator and the live atomics, with the metric tables of the
-//!   real probes: `push_1_metric` (ctxswitch: one hand-over), `push_3_metrics`
+//!   cycle: the [`Recorder`]'s push of a [`CycleSample`] (its [`Sink`]) into
+//!   four [`MetricStats`], four outlier keepers (20 each), the 1 s window
+//!   aggregator (feeding an `rtrb` ring of 4096 rows), a 10 000-bucket 1 µs
+//!   latency histogram and the live-view atomics.
+//! * `event_recorder/*` — the same for any other probe: the same
+//!   [`Recorder`]'s push of a [`Sample`] (its [`SampleSink`]) into one
+//!   [`MetricStats`] and one outlier keeper per metric, the window
+//!   aggregator and the live atomics, with the metric tables of the real
+//!   probes: `push_1_metric` (ctxswitch: one hand-over), `push_3_metrics`
 //!   (response: wake-up, response, rx-to-thread), `push_2_metrics_cycles`
 //!   (chase: cycles per chase and the sample's jitter).
 //! * `window/*` — the window aggregator alone: `push_cycle` takes a
@@ -39,9 +40,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use jitterlab_core::cycle::{CycleSample, Schedule};
-use jitterlab_core::event::{EventRecorder, EventSample, EventSink};
+use jitterlab_core::recorder::{LiveStats, Recorder, RecorderConfig, Sample, SampleSink, Sink};
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::sink::{LiveStats, Recorder, RecorderConfig, Sink};
 use jitterlab_core::stats::MetricStats;
 use jitterlab_core::window::{WindowAggregator, WindowRow};
 
@@ -96,7 +96,7 @@ fn stream() -> Vec<CycleSample> {
 
 /// Events one period apart with `metrics` values each, 1–50 µs (or, for
 /// `cycles`, 100–400 cycles).
-fn events(metrics: usize, cycles: bool) -> Vec<EventSample> {
+fn events(metrics: usize, cycles: bool) -> Vec<Sample> {
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let (lo, hi) = if cycles { (100, 400) } else { (1_000, 50_000) };
     (0..STREAM as u64)
@@ -138,7 +138,9 @@ fn timed<S>(
     timed
 }
 
-fn recorder() -> (Recorder, rtrb::Consumer<WindowRow>) {
+/// The recorder of a probe thread with `kind`'s metric table; a periodic
+/// one keeps the 10 000-bucket latency histogram.
+fn recorder(kind: ProbeKind) -> (Recorder, rtrb::Consumer<WindowRow>) {
     let (tx, rx) = rtrb::RingBuffer::new(RING_ROWS);
     let cfg = RecorderConfig {
         thread: 0,
@@ -146,20 +148,20 @@ fn recorder() -> (Recorder, rtrb::Consumer<WindowRow>) {
         window_ns: WINDOW_NS,
         threshold_ns: 100_000,
         outliers: 20,
-        histogram_us: Some(10_000),
+        histogram_us: kind.periodic().then_some(10_000),
     };
-    let mut rec = Recorder::new(&cfg, tx, Arc::new(LiveStats::new()));
+    let mut rec = Recorder::new(kind.metrics(), &cfg, tx, Arc::new(LiveStats::new()));
     rec.start_at(T0_NS);
     (rec, rx)
 }
 
 fn bench_recorder(c: &mut Criterion) {
     let samples = stream();
-    let (mut rec, mut rows) = recorder();
+    let (mut rec, mut rows) = recorder(ProbeKind::Cyclic);
     // One pass first, so the outlier keepers are full and the histograms warm:
     // the steady state of a real run.
     for s in &samples {
-        rec.push(s);
+        Sink::push(&mut rec, s);
     }
     while rows.pop().is_ok() {}
 
@@ -167,7 +169,11 @@ fn bench_recorder(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("push", |b| {
         let mut at = 0usize;
-        b.iter_custom(|iters| timed(iters, &mut at, &samples, &mut rows, |s| rec.push(s)));
+        b.iter_custom(|iters| {
+            timed(iters, &mut at, &samples, &mut rows, |s| {
+                Sink::push(&mut rec, s)
+            })
+        });
     });
     g.finish();
     assert_eq!(
@@ -186,18 +192,19 @@ fn bench_event_recorder(c: &mut Criterion) {
         ("push_3_metrics", ProbeKind::Response, false),
         ("push_2_metrics_cycles", ProbeKind::Chase, true),
     ] {
-        let defs = kind.metrics();
-        let samples = events(defs.len(), cycles);
-        let (tx, mut rows) = rtrb::RingBuffer::new(RING_ROWS);
-        let mut rec = EventRecorder::new(defs, 0, 1, WINDOW_NS, 100_000, 20, tx);
-        rec.start_at(T0_NS);
+        let samples = events(kind.metrics().len(), cycles);
+        let (mut rec, mut rows) = recorder(kind);
         for s in &samples {
-            rec.push(s);
+            SampleSink::push(&mut rec, s);
         }
         while rows.pop().is_ok() {}
         g.bench_function(id, |b| {
             let mut at = 0usize;
-            b.iter_custom(|iters| timed(iters, &mut at, &samples, &mut rows, |s| rec.push(s)));
+            b.iter_custom(|iters| {
+                timed(iters, &mut at, &samples, &mut rows, |s| {
+                    SampleSink::push(&mut rec, s)
+                })
+            });
         });
         assert_eq!(rec.windows.dropped(), 0, "the ring overflowed");
         black_box(&rec);
@@ -285,14 +292,14 @@ criterion_main!(benches);
 /// benchmarks run before and after a change of the sinks' API.
 mod api {
     use super::*;
-    use jitterlab_core::event::MAX_METRICS;
+    use jitterlab_core::probe::MAX_METRICS;
     use jitterlab_core::probe::PERIODIC_METRICS;
 
     /// An event sample with `values` in its first slots.
-    pub fn event(index: u64, at: u64, values: &[Option<i64>]) -> EventSample {
+    pub fn event(index: u64, at: u64, values: &[Option<i64>]) -> Sample {
         let mut v = [None; MAX_METRICS];
         v[..values.len()].copy_from_slice(values);
-        EventSample {
+        Sample {
             index,
             at,
             values: v,
@@ -311,7 +318,7 @@ mod api {
 
     /// The first `n` values of `s` into `agg`.
     #[inline(always)]
-    pub fn push_values(agg: &mut WindowAggregator, s: &EventSample, n: usize) {
+    pub fn push_values(agg: &mut WindowAggregator, s: &Sample, n: usize) {
         agg.push_values(s.at, &s.values[..n], false);
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! Beside the sample live the two words every consumer of it shares: the
 //! [`Metric`]s a sample carries and the [`Sink`] trait a probe pushes samples
-//! into (implemented in `sink` and `window`).
+//! into (implemented in `recorder` and `window`).
 
 /// One measured cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,10 @@
 //!
 //! It holds the vocabulary and arithmetic every other part shares: the unit
 //! grammar ([`units`]), the release schedule and per-cycle formulas
-//! ([`cycle`]), one descriptor per probe kind ([`probe`]), statistics ([`stats`]), the push-model sinks a probe feeds
-//! ([`sink`], [`window`], [`outlier`]) and the versioned result model
+//! ([`cycle`]), one descriptor per probe kind ([`probe`]), statistics
+//! ([`stats`]), the one recorder every probe pushes its samples into and
+//! the sinks behind it ([`recorder`], [`window`], [`outlier`]) and the
+//! versioned result model
 //! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
 //! histogram text ([`rtla`]), and
 //! the bounds of every size, count and time a user gives ([`limits`]), the
@@ -21,16 +23,15 @@ pub mod cell;
 pub mod chase;
 pub mod cycle;
 pub mod defaults;
-pub mod event;
 pub mod hist;
 pub mod limits;
 pub mod outlier;
 pub mod preset;
 pub mod probe;
+pub mod recorder;
 pub mod resctrl;
 pub mod result;
 pub mod rtla;
-pub mod sink;
 pub mod spec;
 pub mod stats;
 pub mod units;

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
-use jitterlab_core::event::MetricUnit;
+use jitterlab_core::probe::MetricUnit;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::result::RunResult;
 use jitterlab_core::stats::MetricSummary;
