@@ -24,8 +24,9 @@
 //! `--help` are the constants of `jitterlab_core::defaults`.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::defaults;
@@ -41,6 +42,8 @@ use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
 
 pub mod one_cell;
+
+use one_cell::OneCell;
 
 /// Measure and prove the real-time determinism of a Linux machine.
 #[derive(Debug, Parser)]
@@ -274,6 +277,22 @@ pub enum RunCommand {
     /// through `rtla timerlat hist` (Debian package rtla); refused, with the
     /// reason, where the kernel has no timerlat tracer.
     Timerlat(TimerlatRunArgs),
+}
+
+impl RunCommand {
+    /// Checks the subcommand's flags against the machine under `root` and
+    /// turns them into the one-cell spec the runner measures (`db`: the
+    /// results database it will be stored in).
+    pub fn one_cell(&self, root: &Path, db: &Path) -> Result<OneCell> {
+        match self {
+            RunCommand::Cyclic(a) => one_cell::cyclic(root, db, a),
+            RunCommand::Wakeup(a) => one_cell::wakeup(root, db, a),
+            RunCommand::Chase(a) => one_cell::chase(root, db, a),
+            RunCommand::Ctxswitch(a) => one_cell::ctxswitch(root, db, a),
+            RunCommand::Response(a) => one_cell::response(root, db, a),
+            RunCommand::Timerlat(a) => one_cell::timerlat(root, db, a),
+        }
+    }
 }
 
 /// `jitterlab run chase`.

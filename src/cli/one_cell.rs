@@ -67,110 +67,122 @@ pub struct OneCell {
 }
 
 /// Checks `jitterlab run X`'s flags against the machine (see the module
-/// doc) and turns them into the one-cell spec the runner measures.
+/// doc) and turns them into the one-cell spec the runner measures: each
+/// subcommand's function, as [`RunCommand::one_cell`] names it.
 pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
-    match run {
-        RunCommand::Cyclic(a) => {
-            let online = host::online_cpus(root)?;
-            probe_cpu(&online, a.cpu, "--cpu")?;
-            if a.period == 0 {
-                return Err(bad("--period must be positive; give e.g. --period 1ms"));
-            }
-            if !scan_fits(a.scan, a.period) {
+    run.one_cell(root, db)
+}
+
+/// `jitterlab run cyclic`.
+pub(super) fn cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<OneCell> {
+    let online = host::online_cpus(root)?;
+    probe_cpu(&online, a.cpu, "--cpu")?;
+    if a.period == 0 {
+        return Err(bad("--period must be positive; give e.g. --period 1ms"));
+    }
+    if !scan_fits(a.scan, a.period) {
+        return Err(bad(format!(
+            "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
+            format_duration_exact(a.scan),
+            format_duration_exact(a.period)
+        )));
+    }
+    runner::check_machine_memory(root, "--working-set ", a.working_set)?;
+    check_common(db, &a.common, a.period, 1)?;
+    cyclic_cell(a, &online)
+}
+
+/// `jitterlab run wakeup`.
+pub(super) fn wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<OneCell> {
+    let online = host::online_cpus(root)?;
+    let cpus = measured_cpus(&online, a.cpus.as_ref())?;
+    if a.interval == 0 {
+        return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
+    }
+    check_common(db, &a.common, a.interval, cpus.len())?;
+    wakeup_cell(a, &online)
+}
+
+/// `jitterlab run chase`.
+pub(super) fn chase(root: &Path, db: &Path, a: &ChaseRunArgs) -> Result<OneCell> {
+    let c = &a.common;
+    refuse_periodic_flags(ProbeKind::Chase, c)?;
+    if c.max_latency.is_some() {
+        return Err(bad(
+            "--max-latency does not apply to a chase: it measures CPU cycles, not a latency",
+        ));
+    }
+    if c.cycles.is_some() {
+        return Err(bad(
+            "a chase counts samples: use --samples instead of --cycles",
+        ));
+    }
+    let online = host::online_cpus(root)?;
+    let roles = roles(a)?;
+    probe_cpu(&online, roles.map(|r| r.test).or(a.cpu), "--cpu")?;
+    if let Some(r) = &roles {
+        for (role, c) in [("neighbour", r.neighbour), ("irq", r.irq)] {
+            if let Some(c) = c.filter(|c| !online.contains(*c)) {
                 return Err(bad(format!(
-                    "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
-                    format_duration_exact(a.scan),
-                    format_duration_exact(a.period)
+                    "--roles: the {role} CPU {c} is not online (online CPUs: {online})"
                 )));
             }
-            runner::check_machine_memory(root, "--working-set ", a.working_set)?;
-            check_common(db, &a.common, a.period, 1)?;
-            cyclic_cell(a, &online)
-        }
-        RunCommand::Wakeup(a) => {
-            let online = host::online_cpus(root)?;
-            let cpus = measured_cpus(&online, a.cpus.as_ref())?;
-            if a.interval == 0 {
-                return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
-            }
-            check_common(db, &a.common, a.interval, cpus.len())?;
-            wakeup_cell(a, &online)
-        }
-        RunCommand::Chase(a) => {
-            let c = &a.common;
-            refuse_periodic_flags(ProbeKind::Chase, c)?;
-            if c.max_latency.is_some() {
-                return Err(bad(
-                    "--max-latency does not apply to a chase: it measures CPU cycles, not a latency",
-                ));
-            }
-            if c.cycles.is_some() {
-                return Err(bad(
-                    "a chase counts samples: use --samples instead of --cycles",
-                ));
-            }
-            let online = host::online_cpus(root)?;
-            let roles = roles(a)?;
-            probe_cpu(&online, roles.map(|r| r.test).or(a.cpu), "--cpu")?;
-            if let Some(r) = &roles {
-                for (role, c) in [("neighbour", r.neighbour), ("irq", r.irq)] {
-                    if let Some(c) = c.filter(|c| !online.contains(*c)) {
-                        return Err(bad(format!(
-                            "--roles: the {role} CPU {c} is not online (online CPUs: {online})"
-                        )));
-                    }
-                }
-            }
-            if a.samples == Some(0) {
-                return Err(bad("--samples must be at least 1"));
-            }
-            if let Some(bytes) = a.buffer {
-                runner::check_machine_memory(root, "--buffer ", bytes)?;
-            }
-            check_common(db, c, 0, 1)?;
-            chase_cell(a, &online)
-        }
-        RunCommand::Ctxswitch(a) => {
-            refuse_periodic_flags(ProbeKind::Ctxswitch, &a.common)?;
-            let online = host::online_cpus(root)?;
-            probe_cpu(&online, a.cpu, "--cpu")?;
-            check_common(db, &a.common, a.interval, 1)?;
-            let run = ctxswitch_cell(a, &online)?;
-            let (cell, plan) = cell_and_plan(&run);
-            ctxswitch::validate(&ctxswitch::args(&run.spec, &cell, &plan), &online)?;
-            Ok(run)
-        }
-        RunCommand::Response(a) => {
-            refuse_periodic_flags(ProbeKind::Response, &a.common)?;
-            let online = host::online_cpus(root)?;
-            probe_cpu(&online, a.cpu, "--cpu")?;
-            check_common(db, &a.common, a.interval, 1)?;
-            let run = response_cell(a, &online)?;
-            let (cell, plan) = cell_and_plan(&run);
-            let args = response::args(&run.spec, &cell, &plan);
-            for w in response::validate(&args, &online)? {
-                errln!("jitterlab: warning: {w}");
-            }
-            response::check_environment(&args)?;
-            Ok(run)
-        }
-        RunCommand::Timerlat(a) => {
-            let online = host::online_cpus(root)?;
-            measured_cpus(&online, a.cpus.as_ref())?;
-            let run = timerlat_cell(a, &online)?;
-            let (cell, _) = cell_and_plan(&run);
-            TimerlatRequest::new(&run.spec, &cell, PathBuf::new()).validate()?;
-            if let Some(p) = &a.json {
-                out_files::check_output("--json", p)?;
-            }
-            if !a.no_db {
-                out_files::check_database(db)?;
-            }
-            timerlat::availability(root)
-                .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
-            Ok(run)
         }
     }
+    if a.samples == Some(0) {
+        return Err(bad("--samples must be at least 1"));
+    }
+    if let Some(bytes) = a.buffer {
+        runner::check_machine_memory(root, "--buffer ", bytes)?;
+    }
+    check_common(db, c, 0, 1)?;
+    chase_cell(a, &online)
+}
+
+/// `jitterlab run ctxswitch`.
+pub(super) fn ctxswitch(root: &Path, db: &Path, a: &CtxswitchRunArgs) -> Result<OneCell> {
+    refuse_periodic_flags(ProbeKind::Ctxswitch, &a.common)?;
+    let online = host::online_cpus(root)?;
+    probe_cpu(&online, a.cpu, "--cpu")?;
+    check_common(db, &a.common, a.interval, 1)?;
+    let run = ctxswitch_cell(a, &online)?;
+    let (cell, plan) = cell_and_plan(&run);
+    ctxswitch::validate(&ctxswitch::args(&run.spec, &cell, &plan), &online)?;
+    Ok(run)
+}
+
+/// `jitterlab run response`.
+pub(super) fn response(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<OneCell> {
+    refuse_periodic_flags(ProbeKind::Response, &a.common)?;
+    let online = host::online_cpus(root)?;
+    probe_cpu(&online, a.cpu, "--cpu")?;
+    check_common(db, &a.common, a.interval, 1)?;
+    let run = response_cell(a, &online)?;
+    let (cell, plan) = cell_and_plan(&run);
+    let args = response::args(&run.spec, &cell, &plan);
+    for w in response::validate(&args, &online)? {
+        errln!("jitterlab: warning: {w}");
+    }
+    response::check_environment(&args)?;
+    Ok(run)
+}
+
+/// `jitterlab run timerlat`.
+pub(super) fn timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<OneCell> {
+    let online = host::online_cpus(root)?;
+    measured_cpus(&online, a.cpus.as_ref())?;
+    let run = timerlat_cell(a, &online)?;
+    let (cell, _) = cell_and_plan(&run);
+    TimerlatRequest::new(&run.spec, &cell, PathBuf::new()).validate()?;
+    if let Some(p) = &a.json {
+        out_files::check_output("--json", p)?;
+    }
+    if !a.no_db {
+        out_files::check_database(db)?;
+    }
+    timerlat::availability(root)
+        .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
+    Ok(run)
 }
 
 /// The spec's one cell and its plan, for the probe's own checks.
@@ -185,7 +197,7 @@ fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, runner::RunP
 
 /// The one CPU a probe runs on: `cpu` if given and online (else a refusal
 /// naming `flag`), or the last online CPU.
-fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
+pub(super) fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
     let cpu = match cpu {
         Some(c) => c,
         None => online
@@ -231,7 +243,7 @@ fn roles(a: &ChaseRunArgs) -> Result<Option<Roles>> {
 }
 
 /// Refuses the shared flags that mean nothing to an event probe.
-fn refuse_periodic_flags(kind: ProbeKind, c: &CommonArgs) -> Result<()> {
+pub(super) fn refuse_periodic_flags(kind: ProbeKind, c: &CommonArgs) -> Result<()> {
     let name = kind.name();
     let refused = [
         (c.break_trace.is_some(), "--break-trace"),
@@ -285,7 +297,7 @@ fn sched(c: &CommonArgs) -> Result<(Option<i32>, Option<i32>)> {
 /// The checks of the options every probe shares, for a run of `threads`
 /// threads of `period`: scheduling, zero counts and times, output paths,
 /// the database (unless `--no-db`), the run's length and its window rows.
-fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
+pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
     sched(c)?;
     if c.duration == Some(0) {
         return Err(bad("--duration must be positive; give e.g. --duration 10s"));
@@ -433,7 +445,7 @@ fn spec(config: Configuration, probe: ProbeSpec, duration_ns: u64) -> Spec {
 
 /// A run of the common flags: `params` on `probe_cpus`, the other online
 /// CPUs its neighbours.
-fn common_cell(
+pub(super) fn common_cell(
     params: ProbeParams,
     period_ns: u64,
     probe_cpus: Vec<usize>,
@@ -470,7 +482,13 @@ pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
 /// `jitterlab run wakeup`.
 pub fn wakeup_cell(a: &WakeupArgs, online: &CpuList) -> Result<OneCell> {
     let cpus = measured_cpus(online, a.cpus.as_ref())?;
-    common_cell(ProbeParams::Wakeup, a.interval, cpus, online, &a.common)
+    common_cell(
+        ProbeParams::Plain(ProbeKind::Wakeup),
+        a.interval,
+        cpus,
+        online,
+        &a.common,
+    )
 }
 
 /// `jitterlab run chase`: no period; `--roles` places the probe, the
@@ -510,7 +528,7 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
 pub fn ctxswitch_cell(a: &CtxswitchRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(
-        ProbeParams::Ctxswitch,
+        ProbeParams::Plain(ProbeKind::Ctxswitch),
         a.interval,
         vec![cpu],
         online,

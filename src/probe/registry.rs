@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn every_kind_is_registered_once() {
-        for k in ProbeKind::ALL {
+        for &k in ProbeKind::ALL {
             let n = REGISTRY.iter().filter(|r| r.kind == k).count();
             assert_eq!(n, 1, "{} has {n} registrations", k.name());
             assert_eq!(registration(k).kind, k);
@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn only_timerlat_can_be_missing_and_it_says_why() {
         let root = tempfile::tempdir().unwrap();
-        for k in ProbeKind::ALL {
+        for &k in ProbeKind::ALL {
             let why = unavailable(k, root.path());
             match k {
                 ProbeKind::Timerlat => {

@@ -1,16 +1,20 @@
-//! One descriptor per probe kind: everything the rest of jitterlab needs to
-//! know about a probe without a `match` on its kind.
+//! Every probe kind, and one descriptor per kind: everything the rest of
+//! jitterlab needs to know about a probe without a `match` on its kind.
 //!
-//! A [`ProbeDescriptor`] names the probe, lists the metrics it measures (its
+//! [`ProbeKind`] names the kinds; [`ProbeKind::ALL`] lists them. A
+//! [`ProbeDescriptor`] names the probe, lists the metrics it measures (its
 //! [`MetricDef`] table, which is also the order of the slots of its samples
 //! and window rows), says which metric answers "how late?", whether its
-//! samples are the cycles of a release schedule, the words a report prints
-//! for it and the spec keys it accepts. There is one `const` per kind
-//! ([`CYCLIC`], [`WAKEUP`], [`CHASE`], [`CTXSWITCH`], [`RESPONSE`],
-//! [`TIMERLAT`]) and [`ProbeKind::descriptor`] finds it; `ProbeKind::name`,
-//! `metrics`, `metric`, `main_latency` and `periodic` read it. Reports, the
-//! CSV writer and the store read the descriptor's fields instead of
-//! switching on the kind, so a new probe is described here once.
+//! samples are the cycles of a release schedule, on which probe CPUs it
+//! measures, the words a report prints for it, the spec keys it accepts,
+//! and whether messages name it. There is one `const` per kind ([`CYCLIC`],
+//! [`WAKEUP`], [`CHASE`], [`CTXSWITCH`], [`RESPONSE`], [`TIMERLAT`]) and
+//! [`ProbeKind::descriptor`] finds it; `ProbeKind::name`, `metrics`,
+//! `metric`, `main_latency` and `periodic` read it. The spec checker,
+//! reports, the CSV writer and the store read the descriptor's fields
+//! instead of switching on the kind, so a new probe is described here once
+//! (the binary's `probe` module says what else a probe is: its code, its
+//! subcommand, its registration).
 //!
 //! Metrics are data: a sample carries up to [`MAX_METRICS`] values and a
 //! window row as many statistics, slot `i` being `descriptor.metrics[i]`;
@@ -18,7 +22,93 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::result::ProbeKind;
+/// Which probe: the name of a probe kind in results, specs and the
+/// database (serialized as its [`name`](ProbeKind::name)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeKind {
+    /// Control-task emulation: periodic wake-up plus a scan workload.
+    Cyclic,
+    /// Timer wake-up latency, one thread per CPU (cyclictest's job).
+    Wakeup,
+    /// Cache-sensitive pointer chase, in CPU cycles (seed 002).
+    Chase,
+    /// Two real-time threads on one CPU handing a token back and forth.
+    Ctxswitch,
+    /// An event made on another CPU answered by the real-time thread.
+    Response,
+    /// The kernel's timerlat tracer driven through `rtla timerlat`.
+    Timerlat,
+}
+
+impl ProbeKind {
+    /// Every probe kind, in the order the CLI lists them.
+    pub const ALL: &'static [ProbeKind] = &[
+        ProbeKind::Cyclic,
+        ProbeKind::Wakeup,
+        ProbeKind::Chase,
+        ProbeKind::Ctxswitch,
+        ProbeKind::Response,
+        ProbeKind::Timerlat,
+    ];
+
+    /// The kind's descriptor.
+    pub fn descriptor(self) -> &'static ProbeDescriptor {
+        match self {
+            ProbeKind::Cyclic => &CYCLIC,
+            ProbeKind::Wakeup => &WAKEUP,
+            ProbeKind::Chase => &CHASE,
+            ProbeKind::Ctxswitch => &CTXSWITCH,
+            ProbeKind::Response => &RESPONSE,
+            ProbeKind::Timerlat => &TIMERLAT,
+        }
+    }
+
+    /// The kind named `name` ([`ProbeKind::name`]), if there is one.
+    pub fn parse(name: &str) -> Option<ProbeKind> {
+        ProbeKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// The kinds messages and listings name ([`ProbeDescriptor::listed`]),
+    /// in [`ProbeKind::ALL`] order.
+    pub fn listed() -> impl Iterator<Item = ProbeKind> {
+        ProbeKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| k.descriptor().listed)
+    }
+
+    /// The name used on the command line, in JSON and in the database.
+    pub fn name(self) -> &'static str {
+        self.descriptor().name
+    }
+
+    /// The metrics the probe measures, in the order its samples and window
+    /// rows carry them (slot `i` is `metrics()[i]`).
+    pub fn metrics(self) -> &'static [MetricDef] {
+        self.descriptor().metrics
+    }
+
+    /// The definition of one of the probe's metrics, by name.
+    pub fn metric(self, name: &str) -> Option<&'static MetricDef> {
+        self.descriptor().metric(name)
+    }
+
+    /// The latency that answers "how late?" for this probe — what seed
+    /// 003's latency table reports and `--max-latency` limits: the wake-up
+    /// latency of the periodic probes, a hand-over, event → answer sent,
+    /// the timerlat thread latency. `None` for the chase, which measures
+    /// cycles.
+    pub fn main_latency(self) -> Option<&'static str> {
+        self.descriptor().main_latency
+    }
+
+    /// True for the periodic probes (`cyclic`, `wakeup`), whose samples are
+    /// cycles of a release schedule.
+    pub fn periodic(self) -> bool {
+        self.descriptor().periodic
+    }
+}
 
 /// How many metrics one probe can measure: the slots a sample and a window
 /// row carry. Slot `i` holds `descriptor.metrics[i]`.
@@ -94,6 +184,13 @@ pub struct ProbeDescriptor {
     /// True when its threads run the calibrated scan workload and report
     /// their calibration.
     pub calibrated: bool,
+    /// True when it measures with one thread on every probe CPU of its
+    /// configuration (the wake-up probe, as cyclictest does); false: on the
+    /// first only.
+    pub every_probe_cpu: bool,
+    /// True when messages and listings name it (the kinds a spec's `kind`
+    /// offers); false for a probe compiled only for tests.
+    pub listed: bool,
     /// The words its reports use.
     pub words: ReportWords,
     /// The spec keys of a `[[probe]]` table it accepts besides
@@ -161,6 +258,8 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
     main_latency: Some("latency"),
     periodic: true,
     calibrated: true,
+    every_probe_cpu: false,
+    listed: true,
     words: ReportWords {
         period: Some("period"),
         samples: "cycles",
@@ -185,6 +284,8 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
     main_latency: Some("latency"),
     periodic: true,
     calibrated: false,
+    every_probe_cpu: true,
+    listed: true,
     words: ReportWords {
         period: Some("interval"),
         samples: "cycles",
@@ -202,6 +303,8 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
     main_latency: None,
     periodic: false,
     calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
     words: ReportWords {
         period: None,
         samples: "chases",
@@ -220,6 +323,8 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
     main_latency: Some("handover"),
     periodic: false,
     calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
     words: ReportWords {
         period: None,
         samples: "hand-overs",
@@ -242,6 +347,8 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
     main_latency: Some("response"),
     periodic: false,
     calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
     words: ReportWords {
         period: Some("interval"),
         samples: "events",
@@ -263,6 +370,8 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     main_latency: Some("thread"),
     periodic: false,
     calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
     words: ReportWords {
         period: Some("period"),
         samples: "timer activations",
@@ -271,25 +380,6 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     },
     spec_keys: &["period", "max_latency"],
 };
-
-impl ProbeKind {
-    /// The kind's descriptor.
-    pub fn descriptor(self) -> &'static ProbeDescriptor {
-        match self {
-            ProbeKind::Cyclic => &CYCLIC,
-            ProbeKind::Wakeup => &WAKEUP,
-            ProbeKind::Chase => &CHASE,
-            ProbeKind::Ctxswitch => &CTXSWITCH,
-            ProbeKind::Response => &RESPONSE,
-            ProbeKind::Timerlat => &TIMERLAT,
-        }
-    }
-
-    /// The kind named `name` ([`ProbeKind::name`]), if there is one.
-    pub fn parse(name: &str) -> Option<ProbeKind> {
-        ProbeKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -309,7 +399,7 @@ mod tests {
 
     #[test]
     fn every_descriptor_is_consistent() {
-        for k in ProbeKind::ALL {
+        for &k in ProbeKind::ALL {
             let d = k.descriptor();
             assert_eq!(ProbeKind::parse(d.name), Some(k));
             assert!(!d.metrics.is_empty() && d.metrics.len() <= MAX_METRICS);
@@ -329,14 +419,36 @@ mod tests {
             assert_eq!(d.periodic, d.words.sample == "cycle");
             assert!(!d.calibrated || d.periodic);
         }
-        assert_eq!(ProbeKind::parse("sleep"), None);
+        assert_eq!(ProbeKind::parse("nosuch"), None);
+    }
+
+    #[test]
+    fn messages_name_today_s_kinds_and_only_wakeup_takes_every_cpu() {
+        let listed: Vec<&str> = ProbeKind::listed().map(ProbeKind::name).collect();
+        assert_eq!(
+            listed,
+            [
+                "cyclic",
+                "wakeup",
+                "chase",
+                "ctxswitch",
+                "response",
+                "timerlat"
+            ]
+        );
+        let every: Vec<ProbeKind> = ProbeKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| k.descriptor().every_probe_cpu)
+            .collect();
+        assert_eq!(every, [ProbeKind::Wakeup]);
     }
 
     #[test]
     fn spec_keys_are_today_s_allow_lists() {
         let takes = |key: &str| -> Vec<&str> {
             ProbeKind::ALL
-                .into_iter()
+                .iter()
                 .filter(|k| k.descriptor().accepts_spec_key(key))
                 .map(|k| k.name())
                 .collect()

@@ -12,72 +12,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::outlier::Outlier;
-use crate::probe::MetricDef;
 use crate::stats::MetricSummary;
+
+/// Which probe produced a result (defined with the probe descriptors).
+pub use crate::probe::ProbeKind;
 
 /// Version of the JSON result schema. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// Which probe produced a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProbeKind {
-    /// Control-task emulation: periodic wake-up plus a scan workload.
-    Cyclic,
-    /// Timer wake-up latency, one thread per CPU (cyclictest's job).
-    Wakeup,
-    /// Cache-sensitive pointer chase, in CPU cycles (seed 002).
-    Chase,
-    /// Two real-time threads on one CPU handing a token back and forth.
-    Ctxswitch,
-    /// An event made on another CPU answered by the real-time thread.
-    Response,
-    /// The kernel's timerlat tracer driven through `rtla timerlat`.
-    Timerlat,
-}
-
-impl ProbeKind {
-    /// Every probe kind, in the order the CLI lists them.
-    pub const ALL: [ProbeKind; 6] = [
-        ProbeKind::Cyclic,
-        ProbeKind::Wakeup,
-        ProbeKind::Chase,
-        ProbeKind::Ctxswitch,
-        ProbeKind::Response,
-        ProbeKind::Timerlat,
-    ];
-
-    /// The name used on the command line, in JSON and in the database.
-    pub fn name(self) -> &'static str {
-        self.descriptor().name
-    }
-
-    /// The metrics the probe measures, in the order its samples and window
-    /// rows carry them (slot `i` is `metrics()[i]`).
-    pub fn metrics(self) -> &'static [MetricDef] {
-        self.descriptor().metrics
-    }
-
-    /// The definition of one of the probe's metrics, by name.
-    pub fn metric(self, name: &str) -> Option<&'static MetricDef> {
-        self.descriptor().metric(name)
-    }
-
-    /// The latency that answers "how late?" for this probe — what seed
-    /// 003's latency table reports and `--max-latency` limits: the wake-up
-    /// latency of the periodic probes, a hand-over, event → answer sent,
-    /// the timerlat thread latency. `None` for the chase, which measures
-    /// cycles.
-    pub fn main_latency(self) -> Option<&'static str> {
-        self.descriptor().main_latency
-    }
-
-    /// True for the periodic probes (`cyclic`, `wakeup`), whose samples are
-    /// cycles of a release schedule.
-    pub fn periodic(self) -> bool {
-        self.descriptor().periodic
-    }
-}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -411,7 +352,7 @@ mod tests {
 
     #[test]
     fn kinds_read_their_descriptor() {
-        for k in ProbeKind::ALL {
+        for &k in ProbeKind::ALL {
             assert_eq!(
                 serde_json::to_string(&k).unwrap(),
                 format!("\"{}\"", k.name())

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::defaults;
 use crate::limits::{self, Count};
-use crate::result::ProbeKind;
+use crate::probe::{MetricUnit, ProbeKind};
 use crate::units::{parse_duration, parse_size, CpuList};
 
 // ---------------------------------------------------------------------------
@@ -750,6 +750,15 @@ pub(super) fn scenarios(
     Ok(out)
 }
 
+/// `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
 pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<ProbeSpec>> {
     if raw.is_empty() {
         return Err(ck.err(
@@ -771,20 +780,19 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
                     "missing; give kind = \"cyclic\" or kind = \"wakeup\"",
                 ))
             }
-            Some(v) => match ProbeKind::ALL
-                .into_iter()
-                .find(|p| p.name() == v.get_ref().as_str())
-            {
+            Some(v) => match ProbeKind::parse(v.get_ref()) {
                 Some(kind) => kind,
                 None => {
+                    let kinds: Vec<&str> = ProbeKind::listed().map(ProbeKind::name).collect();
                     return Err(ck.err(
                         v.span(),
                         &k("kind"),
                         format!(
-                            "unknown probe kind {:?}; use cyclic, wakeup, chase, ctxswitch, response or timerlat",
-                            v.get_ref()
+                            "unknown probe kind {:?}; use {}",
+                            v.get_ref(),
+                            or_list(&kinds)
                         ),
-                    ))
+                    ));
                 }
             },
         };
@@ -802,12 +810,14 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             }
             None => defaults::PERIOD_NS,
         };
-        // A key that only some kinds take: refused, with the kinds, elsewhere.
-        let only = |span: Option<Range<usize>>, key: &str, kinds: &[ProbeKind]| -> Check<()> {
+        // A key that only some kinds take (their descriptors say which):
+        // refused, with the kinds that take it, elsewhere.
+        let descriptor = kind.descriptor();
+        let only = |span: Option<Range<usize>>, key: &str| -> Check<()> {
             match span {
-                Some(span) if !kinds.contains(&kind) => {
-                    let names: Vec<String> = kinds
-                        .iter()
+                Some(span) if !descriptor.accepts_spec_key(key) => {
+                    let names: Vec<String> = ProbeKind::listed()
+                        .filter(|k| k.descriptor().accepts_spec_key(key))
                         .map(|k| format!("kind = \"{}\"", k.name()))
                         .collect();
                     Err(ck.err(
@@ -824,31 +834,33 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             }
         };
         let sp = |v: &Option<Spanned<String>>| v.as_ref().map(|v| v.span());
-        use ProbeKind as P;
-        only(sp(&r.scan), "scan", &[P::Cyclic])?;
-        only(sp(&r.working_set), "working_set", &[P::Cyclic])?;
-        only(sp(&r.max_exec), "max_exec", &[P::Cyclic])?;
-        only(sp(&r.max_jitter), "max_jitter", &[P::Cyclic, P::Wakeup])?;
-        only(
-            sp(&r.period),
-            "period",
-            &[P::Cyclic, P::Wakeup, P::Response, P::Timerlat],
-        )?;
-        only(sp(&r.buffer), "buffer", &[P::Chase])?;
-        only(
-            r.iterations.as_ref().map(|v| v.span()),
-            "iterations",
-            &[P::Chase],
-        )?;
-        only(r.samples.as_ref().map(|v| v.span()), "samples", &[P::Chase])?;
-        only(sp(&r.source), "source", &[P::Response])?;
-        only(sp(&r.event_cpu), "event_cpu", &[P::Response])?;
-        if let (P::Chase, Some(v)) = (kind, &r.max_latency) {
-            return Err(ck.err(
-                v.span(),
-                &k("max_latency"),
-                "a chase measures CPU cycles, not a latency; remove max_latency from this chase probe",
-            ));
+        only(sp(&r.scan), "scan")?;
+        only(sp(&r.working_set), "working_set")?;
+        only(sp(&r.max_exec), "max_exec")?;
+        only(sp(&r.max_jitter), "max_jitter")?;
+        only(sp(&r.period), "period")?;
+        only(sp(&r.buffer), "buffer")?;
+        only(r.iterations.as_ref().map(|v| v.span()), "iterations")?;
+        only(r.samples.as_ref().map(|v| v.span()), "samples")?;
+        only(sp(&r.source), "source")?;
+        only(sp(&r.event_cpu), "event_cpu")?;
+        if let Some(v) = &r.max_latency {
+            // A probe that counts CPU cycles has no latency to limit.
+            let cycles = descriptor
+                .metrics
+                .first()
+                .is_some_and(|m| m.unit == MetricUnit::Cycles);
+            if descriptor.main_latency.is_none() && cycles {
+                return Err(ck.err(
+                    v.span(),
+                    &k("max_latency"),
+                    format!(
+                        "a {0} measures CPU cycles, not a latency; remove max_latency from this {0} probe",
+                        kind.name()
+                    ),
+                ));
+            }
+            only(Some(v.span()), "max_latency")?;
         }
         let buffer_bytes = match &r.buffer {
             Some(v) => {
@@ -895,6 +907,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             },
             None => None,
         };
+        use ProbeKind as P;
         let params = match kind {
             P::Cyclic => {
                 let scan_ns = match &r.scan {

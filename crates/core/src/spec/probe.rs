@@ -5,7 +5,10 @@
 //! `[[probe]]` table, the command line from `jitterlab run X`'s flags — and
 //! the only one the runner reads. A kind's own parameters live in its
 //! variant, so a value that means nothing to a kind (a scan for a chase, a
-//! source for a wake-up probe) cannot be written down.
+//! source for a wake-up probe) cannot be written down. A kind that takes
+//! nothing of its own is `ProbeParams::Plain(kind)`, so a new kind of that
+//! sort needs nothing here; on which CPUs a kind measures is its
+//! descriptor's ([`crate::probe::ProbeDescriptor::every_probe_cpu`]).
 //!
 //! The serialized form (stored in a bench's `spec_json`) is the flat object
 //! jitterlab has always written: `kind` beside the common keys, `scan_ns`
@@ -57,8 +60,6 @@ pub enum ProbeParams {
         /// Memory the scan walks per cycle, bytes.
         working_set_bytes: u64,
     },
-    /// Timer wake-up latency, one thread per probe CPU.
-    Wakeup,
     /// The pointer chase.
     Chase {
         /// Buffer to chase, bytes; `None`: half the cache level the probe
@@ -76,8 +77,6 @@ pub enum ProbeParams {
         /// cannot set it).
         chase_length: u64,
     },
-    /// Two real-time threads on one CPU handing a token back and forth.
-    Ctxswitch,
     /// An event made on another CPU answered by the real-time thread.
     Response {
         /// What makes the event; `None`: not given, the eventfd.
@@ -96,6 +95,12 @@ pub enum ProbeParams {
         /// timerlat --cpus`), not only its first (a bench cell).
         every_probe_cpu: bool,
     },
+    /// A kind that takes only the parameters every probe shares (its
+    /// period, threshold, window, outliers and limits, in [`ProbeSpec`]):
+    /// `wakeup` (timer wake-up latency, one thread per probe CPU),
+    /// `ctxswitch` (two real-time threads on one CPU handing a token back
+    /// and forth), and any new kind without parameters of its own.
+    Plain(ProbeKind),
 }
 
 /// What makes a response probe's events.
@@ -133,11 +138,10 @@ impl ProbeParams {
     pub fn kind(&self) -> ProbeKind {
         match self {
             ProbeParams::Cyclic { .. } => ProbeKind::Cyclic,
-            ProbeParams::Wakeup => ProbeKind::Wakeup,
             ProbeParams::Chase { .. } => ProbeKind::Chase,
-            ProbeParams::Ctxswitch => ProbeKind::Ctxswitch,
             ProbeParams::Response { .. } => ProbeKind::Response,
             ProbeParams::Timerlat { .. } => ProbeKind::Timerlat,
+            ProbeParams::Plain(kind) => *kind,
         }
     }
 
@@ -149,14 +153,12 @@ impl ProbeParams {
                 scan_ns: defaults::SCAN_NS,
                 working_set_bytes: defaults::WORKING_SET_BYTES,
             },
-            ProbeKind::Wakeup => ProbeParams::Wakeup,
             ProbeKind::Chase => ProbeParams::Chase {
                 buffer_bytes: None,
                 iterations: None,
                 samples: None,
                 chase_length: defaults::CHASE_LENGTH,
             },
-            ProbeKind::Ctxswitch => ProbeParams::Ctxswitch,
             ProbeKind::Response => ProbeParams::Response {
                 source: None,
                 event_cpu: None,
@@ -165,6 +167,7 @@ impl ProbeParams {
                 user_threads: false,
                 every_probe_cpu: false,
             },
+            kind => ProbeParams::Plain(kind),
         }
     }
 }
@@ -200,15 +203,15 @@ impl ProbeSpec {
     }
 
     /// The CPUs the probe measures on in a configuration with `probe_cpus`:
-    /// the wake-up probe runs one thread per probe CPU (so does timerlat
-    /// when asked to), every other probe one real-time thread on the first.
+    /// a kind whose descriptor says so (the wake-up probe) runs one thread
+    /// per probe CPU (so does timerlat when asked to), every other probe
+    /// one real-time thread on the first.
     pub fn cpus(&self, probe_cpus: &[usize]) -> Vec<usize> {
         let every = match self.params {
-            ProbeParams::Wakeup => true,
             ProbeParams::Timerlat {
                 every_probe_cpu, ..
             } => every_probe_cpu,
-            _ => false,
+            _ => self.kind().descriptor().every_probe_cpu,
         };
         match every {
             true => probe_cpus.to_vec(),
@@ -318,7 +321,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
                 w.user_threads = user_threads;
                 w.every_probe_cpu = every_probe_cpu;
             }
-            ProbeParams::Wakeup | ProbeParams::Ctxswitch => {}
+            ProbeParams::Plain(_) => {}
         }
         w
     }
@@ -354,14 +357,12 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
                 scan_ns: w.scan_ns,
                 working_set_bytes: w.working_set_bytes,
             },
-            ProbeKind::Wakeup => ProbeParams::Wakeup,
             ProbeKind::Chase => ProbeParams::Chase {
                 buffer_bytes: w.buffer_bytes,
                 iterations: w.iterations,
                 samples: w.samples,
                 chase_length: w.chase_length.unwrap_or(defaults::CHASE_LENGTH),
             },
-            ProbeKind::Ctxswitch => ProbeParams::Ctxswitch,
             ProbeKind::Response => ProbeParams::Response {
                 source: w.source,
                 event_cpu: w.event_cpu,
@@ -370,6 +371,7 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
                 user_threads: w.user_threads,
                 every_probe_cpu: w.every_probe_cpu,
             },
+            kind => ProbeParams::Plain(kind),
         };
         Ok(ProbeSpec {
             name: w.name,

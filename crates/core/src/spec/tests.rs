@@ -354,7 +354,7 @@ max_exec = "1ms"
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                params: ProbeParams::Wakeup,
+                params: ProbeParams::Plain(ProbeKind::Wakeup),
             },
             ProbeSpec {
                 name: "cyclic".into(),
