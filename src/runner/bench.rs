@@ -83,7 +83,7 @@ use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
 use crate::output::{errln, out, outln};
-use crate::probe::{periodic, registry, Cell, Probes};
+use crate::probe::{self, periodic, Cell, Probes};
 use crate::report;
 use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
 use crate::system::journal::{self, Holder, Journal, Undo};
@@ -684,7 +684,7 @@ impl Bench<'_> {
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
         if load.skip.is_none() {
-            load.skip = registry::unavailable(spec.probes[cp.probe].kind(), self.root);
+            load.skip = probe::unavailable(spec.probes[cp.probe].kind(), self.root);
         }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());
@@ -891,7 +891,7 @@ impl Bench<'_> {
                 store_failure: &mut self.store_failure,
                 context,
             },
-            &mut registry::build,
+            &mut probe::build,
             &mut || progress.tick(),
         )?;
         Ok(CellEnd::Measured(Box::new(measured)))

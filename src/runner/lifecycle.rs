@@ -3,7 +3,7 @@
 //! run's figures mean.
 //!
 //! The caller has planned the cell ([`super::plan()`]) and built its probes
-//! through the registry ([`crate::probe::registry`]). [`measure`] then,
+//! through the registry ([`crate::probe::build`]). [`measure`] then,
 //! for probes measured on threads of ours ([`Probes::Threads`]):
 //!
 //! 1. **real-time set-up** — starts one thread per probe, each pinned to

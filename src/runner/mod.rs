@@ -5,7 +5,7 @@
 //! (one configuration, the `idle` scenario, the `host` deployment, one
 //! probe) and [`RunOptions`]; a bench's cells come from the spec the user
 //! wrote. Both are planned by [`plan::plan`], get their probes from the
-//! registry ([`crate::probe::registry`]) and are measured by the one
+//! registry ([`crate::probe::build`]) and are measured by the one
 //! lifecycle ([`lifecycle::measure`]): the same typed values, the same
 //! code. The order of a run is the contract with the user:
 //!
@@ -53,7 +53,7 @@ use jitterlab_sys as sys;
 
 use crate::error::bad;
 use crate::output::{errln, out};
-use crate::probe::{registry, Cell, Probes, Recorder};
+use crate::probe::{self, Cell, Probes, Recorder};
 use crate::report;
 use crate::store::{RunIds, RunKind, RunStart, Store};
 use crate::system::host;
@@ -191,7 +191,7 @@ fn measure_run(
     plan: &RunPlan,
     journal: &mut Journal,
 ) -> Result<RunMeasured> {
-    let mut probes = registry::build(
+    let mut probes = probe::build(
         &Cell {
             root,
             spec,
