@@ -28,6 +28,9 @@ fn run(args: &[&str]) -> OneCell {
         RunCommand::Ctxswitch(a) => ctxswitch_cell(a, &online),
         RunCommand::Response(a) => response_cell(a, &online),
         RunCommand::Timerlat(a) => timerlat_cell(a, &online),
+        // A subcommand of a test-only probe (`--features test-probe`).
+        #[allow(unreachable_patterns)]
+        other => panic!("no one-cell builder for {other:?} here"),
     }
     .unwrap()
 }
