@@ -10,7 +10,7 @@
 #               network (preset epics, 3 s cells); results under out/
 #               (database, JSON, CSV, cyclictest histograms, Markdown tables)
 #   make test   install the test tools, then formatting, lints and every test
-#               (as CI runs them)
+#               (as CI runs them), the test-only probe `sleep` included
 #   make bench  the comparisons against cyclictest quoted in BENCHMARKS.md
 #               (installs rt-tests, stress-ng and time; ~40 minutes; keep the
 #               machine otherwise idle)
@@ -54,12 +54,15 @@ demo: deps build
 	$(BIN) --db $(OUT)/jitterlab.db runs
 	@echo "results: $(OUT)/jitterlab.db $(OUT)/cyclic.{json,csv,hist} $(OUT)/wakeup.{json,csv,hist} $(OUT)/{powerlink,caterpillar,epics}.{json,md}"
 
+# Lints and tests with the test-only probe `sleep` (feature test-probe:
+# tests/sleep_probe.rs) and, for clippy, without it too.
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --all-targets --workspace --locked -- -D warnings
+	$(CARGO) clippy --all-targets --workspace --locked --features test-probe -- -D warnings
 
 test: deps lint
-	$(CARGO) test --workspace --locked
+	$(CARGO) test --workspace --locked --features test-probe
 
 bench-deps:
 	@command -v cyclictest >/dev/null && command -v stress-ng >/dev/null && [ -x /usr/bin/time ] || \

@@ -277,6 +277,11 @@ pub enum RunCommand {
     /// through `rtla timerlat hist` (Debian package rtla); refused, with the
     /// reason, where the kernel has no timerlat tracer.
     Timerlat(TimerlatRunArgs),
+    /// A probe compiled only for tests: how late a thread wakes from a
+    /// sleep of one period (1 ms), one sample per sleep.
+    #[cfg(feature = "test-probe")]
+    #[command(hide = true)]
+    Sleep(SleepRunArgs),
 }
 
 impl RunCommand {
@@ -291,8 +296,48 @@ impl RunCommand {
             RunCommand::Ctxswitch(a) => one_cell::ctxswitch(root, db, a),
             RunCommand::Response(a) => one_cell::response(root, db, a),
             RunCommand::Timerlat(a) => one_cell::timerlat(root, db, a),
+            #[cfg(feature = "test-probe")]
+            RunCommand::Sleep(a) => sleep_cell(root, db, a),
         }
     }
+}
+
+/// `jitterlab run sleep` (the `test-probe` feature).
+#[cfg(feature = "test-probe")]
+#[derive(Debug, Args)]
+pub struct SleepRunArgs {
+    /// CPU to sleep on [default: the last online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// Options every probe shares (--break-trace, --histogram and the
+    /// --max-* limits do not apply).
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `jitterlab run sleep`: one sleep probe on one CPU, every period of the
+/// default 1 ms, with the common flags.
+#[cfg(feature = "test-probe")]
+fn sleep_cell(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
+    use jitterlab_core::result::ProbeKind;
+    use jitterlab_core::spec::ProbeParams;
+    one_cell::refuse_periodic_flags(ProbeKind::Sleep, &a.common)?;
+    if a.common.max_latency.is_some() {
+        return Err(crate::error::bad(
+            "--max-latency does not apply to run sleep",
+        ));
+    }
+    let online = crate::system::host::online_cpus(root)?;
+    let cpu = one_cell::probe_cpu(&online, a.cpu, "--cpu")?;
+    one_cell::check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
+    one_cell::common_cell(
+        ProbeParams::Plain(ProbeKind::Sleep),
+        defaults::PERIOD_NS,
+        vec![cpu],
+        &online,
+        &a.common,
+    )
 }
 
 /// `jitterlab run chase`.

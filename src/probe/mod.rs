@@ -68,6 +68,8 @@ pub mod helper_thread;
 pub mod periodic;
 pub mod response;
 pub mod scan;
+#[cfg(feature = "test-probe")]
+pub mod sleep;
 pub mod timerlat;
 pub mod token;
 
@@ -300,6 +302,12 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
         unavailable: Some(timerlat::unavailable),
+    },
+    #[cfg(feature = "test-probe")]
+    Registration {
+        kind: ProbeKind::Sleep,
+        build: sleep::build,
+        unavailable: None,
     },
 ];
 

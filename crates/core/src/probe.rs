@@ -39,6 +39,10 @@ pub enum ProbeKind {
     Response,
     /// The kernel's timerlat tracer driven through `rtla timerlat`.
     Timerlat,
+    /// A probe compiled only for tests: how late a thread wakes from a
+    /// sleep of one period.
+    #[cfg(feature = "test-probe")]
+    Sleep,
 }
 
 impl ProbeKind {
@@ -50,6 +54,8 @@ impl ProbeKind {
         ProbeKind::Ctxswitch,
         ProbeKind::Response,
         ProbeKind::Timerlat,
+        #[cfg(feature = "test-probe")]
+        ProbeKind::Sleep,
     ];
 
     /// The kind's descriptor.
@@ -61,6 +67,8 @@ impl ProbeKind {
             ProbeKind::Ctxswitch => &CTXSWITCH,
             ProbeKind::Response => &RESPONSE,
             ProbeKind::Timerlat => &TIMERLAT,
+            #[cfg(feature = "test-probe")]
+            ProbeKind::Sleep => &SLEEP,
         }
     }
 
@@ -379,6 +387,28 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
         outliers: &["irq", "thread", "user"],
     },
     spec_keys: &["period", "max_latency"],
+};
+
+/// `sleep`: a probe compiled only for tests (`--features test-probe`):
+/// each sample sleeps one period and measures how late the thread woke.
+/// It takes no spec key of its own and no message names it.
+#[cfg(feature = "test-probe")]
+pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
+    name: "sleep",
+    summary: "test probe: how late a thread wakes from a sleep of one period",
+    metrics: &[ns("oversleep", false, true)],
+    main_latency: Some("oversleep"),
+    periodic: false,
+    calibrated: false,
+    every_probe_cpu: false,
+    listed: false,
+    words: ReportWords {
+        period: Some("interval"),
+        samples: "sleeps",
+        sample: "sample",
+        outliers: &["oversleep"],
+    },
+    spec_keys: &[],
 };
 
 #[cfg(test)]
