@@ -42,6 +42,70 @@
 //! `ctxswitch` and `response` run a helper thread beside the calling one
 //! and share its set-up, their argument checks and their pacing
 //! ([`helper_thread`]) and their eventfd token calls ([`token`]).
+//!
+//! # How to add a probe
+//!
+//! A probe is four production files, and nothing else switches on its
+//! kind: the spec checker, the runner, the store and every report read its
+//! descriptor or its registration. The worked example is `sleep`
+//! (`src/probe/sleep.rs`), a probe compiled only for tests (`cargo test
+//! --features test-probe`; `make test` does): each sample sleeps one
+//! period and measures how late the thread woke. `git show` of the commit
+//! that added it lists exactly these four files, its test, the two
+//! `Cargo.toml`s (the feature) and the `Makefile`.
+//!
+//! 1. **Its module**, `src/probe/NAME.rs` (`sleep.rs`, 64 lines):
+//!    - `pub fn build(cell: &Cell<'_>, journal: &mut Journal) ->
+//!      Result<Probes>`: its probe(s) for one cell of the typed spec, from
+//!      `cell.plan` (the CPUs, one per measuring thread; the period; the
+//!      duration or `--cycles` count in `plan.params`), the probe's own
+//!      parameters (`cell.spec.probes[cell.cell.probe].params`), how it
+//!      ends (`cell.stop`). Whatever it changes on the machine it journals
+//!      first (`journal.record`). [`Probes::threads`] with one
+//!      [`Probe`] per thread for a probe of ours; [`Probes::External`]
+//!      with an [`ExternalProbe`] for a tool that measures by itself.
+//!      `sleep::build` makes one `SleepProbe` with the plan's period and
+//!      count.
+//!    - the [`Probe`] impl: [`Probe::prepare`] (optional) allocates and
+//!      touches its buffers on the pinned real-time thread;
+//!      [`Probe::measure`] loops until its own count is reached or
+//!      `start.stop` is raised, pushing one `Sample` per measurement into
+//!      the recorder — its values in the slots of its descriptor's metric
+//!      table (`slots([Some(oversleep)])`), allocating nothing — and
+//!      returns a [`Report`] (what it has to say beyond its metrics, as the
+//!      result's `detail`, and its warnings); [`Probe::teardown`]
+//!      (optional) undoes what `build` changed, forgetting its journal
+//!      entries. `SleepProbe` measures only.
+//! 2. **Its descriptor**, `crates/core/src/probe.rs`: the `ProbeKind`
+//!    variant, its place in `ProbeKind::ALL`, its arm in
+//!    `ProbeKind::descriptor`, and its `ProbeDescriptor` const — the name
+//!    specs, the command line, JSON and the database use; its metric table
+//!    (name, unit, signed, thresholded: the slots of its samples, window
+//!    rows, CSV columns and stored metrics); its main latency (what
+//!    `max_latency` limits and the latency table shows); whether it is
+//!    periodic, calibrated, on every probe CPU, named in messages; the
+//!    words its summary prints; the spec keys it takes beyond the common
+//!    ones. `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
+//!    latency; no keys of its own; not named in messages (a test probe).
+//! 3. **Its subcommand**, `src/cli.rs`: the `RunCommand` variant with its
+//!    flags (flattening `CommonArgs`), its arm in `RunCommand::one_cell`,
+//!    and the function that checks the flags against the machine and
+//!    builds the one-cell spec, with the shared checks and builders of
+//!    `cli::one_cell` (`probe_cpu`, `check_common`,
+//!    `refuse_periodic_flags`, `common_cell`). A kind without parameters
+//!    of its own is `ProbeParams::Plain(kind)`. `SleepRunArgs` and
+//!    `sleep_cell`: `--cpu` and the common flags, `--max-latency` refused
+//!    as the spec refuses `max_latency`.
+//! 4. **Its registration**, here: the `pub mod NAME;` line and its
+//!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, and, when
+//!    the machine may lack what it needs, the check that makes a bench
+//!    skip its cells (`timerlat::unavailable`). `sleep` needs none.
+//!
+//! A probe with parameters of its own (not `Plain`) also gives
+//! `ProbeParams` its variant and the spec its keys (`core::spec`: the
+//! variant and its wire keys in `probe.rs`, the raw key in `raw.rs`, their
+//! parsing in `check.rs`); a report table of its own goes in
+//! `report::tables`. Nothing else changes for it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
