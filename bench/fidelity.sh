@@ -117,6 +117,7 @@ run_cyclictest() { # run_cyclictest DIR
 # USER_HZ ticks). It is the noise neither tool can remove; the summary shows
 # it per run.
 steal_ticks() { awk -v c="cpu$CPU" '$1 == c { print $9 }' /proc/stat; }
+mkdir -p "$(dirname "$OUT")"
 getconf CLK_TCK >"$OUT.clk_tck" 2>/dev/null || true
 
 warn_if_busy

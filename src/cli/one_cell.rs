@@ -430,14 +430,7 @@ fn spec(config: Configuration, probe: ProbeSpec, duration_ns: u64) -> Spec {
         deployments: vec!["host".into()],
         baseline: config.name.clone(),
         configurations: vec![config],
-        scenarios: vec![Scenario {
-            name: "idle".into(),
-            builtin: Some("idle".into()),
-            cpus: None,
-            usb_path: None,
-            rps_cpus: None,
-            neighbours: Vec::new(),
-        }],
+        scenarios: vec![Scenario::idle()],
         probes: vec![probe],
         warnings: Vec::new(),
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use jitterlab_core::cycle::Schedule;
-use jitterlab_core::recorder::{slots, Sample, SampleSink, Sink};
+use jitterlab_core::recorder::{slots, CycleSink, Sample, SampleSink};
 use jitterlab_sys as sys;
 
 use super::{Prepared, Probe, Recorder, Report, ScheduleCounts, Start};
@@ -101,7 +101,7 @@ impl Probe for Cycles {
             let release = schedule.next_release();
             let woke = release + (i + 1) * 1_000;
             let s = schedule.complete(woke, woke + 10_000);
-            Sink::push(rec, &s);
+            CycleSink::push(rec, &s);
         }
         Ok(Report {
             schedule: Some(ScheduleCounts {

@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Result;
 use jitterlab_core::cycle::{self, Clock, Flow, Schedule};
-use jitterlab_core::recorder::Sink;
+use jitterlab_core::recorder::CycleSink;
 use jitterlab_core::result::{BreakEvent, Calibration};
 use jitterlab_sys as sys;
 

@@ -182,8 +182,13 @@ pub struct RowWriter {
     pub store: Option<Store>,
     /// The cell the rows belong to, once it is recorded.
     pub cell: Option<i64>,
-    /// Rows of the current measurement.
-    pub rows: Vec<WindowRow>,
+    /// Rows drained so far (each is written out and dropped: a long run
+    /// keeps none of them in memory).
+    pub rows: u64,
+    /// Samples (a periodic probe: cycles) in the rows drained so far.
+    pub samples: u64,
+    /// The rows of one drain, reused from drain to drain.
+    batch: Vec<WindowRow>,
     /// The first write error (CSV or store): recorded as a warning in the
     /// result and, after the outputs are written, an error of the command
     /// (DESIGN rule 7: storing never fails silently).
@@ -197,14 +202,16 @@ impl RowWriter {
             csv: None,
             store,
             cell,
-            rows: Vec::new(),
+            rows: 0,
+            samples: 0,
+            batch: Vec::new(),
             error: None,
         }
     }
 
-    /// Moves every queued row into memory, the CSV file and the store.
+    /// Moves every queued row into the CSV file and the store.
     pub fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
-        let first_new = self.rows.len();
+        self.batch.clear();
         for rx in consumers.iter_mut() {
             while let Ok(row) = rx.pop() {
                 if let Some(w) = self.csv.as_mut() {
@@ -212,11 +219,13 @@ impl RowWriter {
                         self.error.get_or_insert(e.to_string());
                     }
                 }
-                self.rows.push(row);
+                self.rows += 1;
+                self.samples += row.cycles;
+                self.batch.push(row);
             }
         }
         if let (Some(s), Some(cell)) = (self.store.as_mut(), self.cell) {
-            if let Err(e) = s.insert_windows(cell, &self.rows[first_new..]) {
+            if let Err(e) = s.insert_windows(cell, &self.batch) {
                 self.error
                     .get_or_insert(format!("storing window rows: {e:#}"));
             }

@@ -2,7 +2,7 @@
 //! "tens of ns"), through every sink a probe pushes into.
 //!
 //! * `recorder/push` — the full fan-out a periodic probe thread pays per
-//!   cycle: the [`Recorder`]'s push of a [`CycleSample`] (its [`Sink`]) into
+//!   cycle: the [`Recorder`]'s push of a [`CycleSample`] (its [`CycleSink`]) into
 //!   four [`MetricStats`], four outlier keepers (20 each), the 1 s window
 //!   aggregator (feeding an `rtrb` ring of 4096 rows), a 10 000-bucket 1 µs
 //!   latency histogram and the live-view atomics.
@@ -40,7 +40,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use jitterlab_core::cycle::{CycleSample, Schedule};
-use jitterlab_core::recorder::{LiveStats, Recorder, RecorderConfig, Sample, SampleSink, Sink};
+use jitterlab_core::recorder::{
+    CycleSink, LiveStats, Recorder, RecorderConfig, Sample, SampleSink,
+};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::stats::MetricStats;
 use jitterlab_core::window::{WindowAggregator, WindowRow};
@@ -161,7 +163,7 @@ fn bench_recorder(c: &mut Criterion) {
     // One pass first, so the outlier keepers are full and the histograms warm:
     // the steady state of a real run.
     for s in &samples {
-        Sink::push(&mut rec, s);
+        CycleSink::push(&mut rec, s);
     }
     while rows.pop().is_ok() {}
 
@@ -171,7 +173,7 @@ fn bench_recorder(c: &mut Criterion) {
         let mut at = 0usize;
         b.iter_custom(|iters| {
             timed(iters, &mut at, &samples, &mut rows, |s| {
-                Sink::push(&mut rec, s)
+                CycleSink::push(&mut rec, s)
             })
         });
     });

@@ -25,7 +25,7 @@
 //! read clock, record — nothing else.
 //!
 //! Beside the sample live the two words every consumer of it shares: the
-//! [`Metric`]s a sample carries and the [`Sink`] trait a probe pushes samples
+//! [`Metric`]s a sample carries and the [`CycleSink`](crate::recorder::CycleSink) trait a probe pushes samples
 //! into (implemented in `recorder` and `window`).
 
 /// One measured cycle.
@@ -53,12 +53,6 @@ pub struct CycleSample {
     pub overrun: bool,
     /// Releases skipped because of this cycle's overrun.
     pub skipped: u64,
-}
-
-/// Consumes samples pushed by a probe.
-pub trait Sink {
-    /// Takes one sample; must not block, allocate or make a system call.
-    fn push(&mut self, sample: &CycleSample);
 }
 
 /// The metrics a cyclic probe measures, in the order rows store them.

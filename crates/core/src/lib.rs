@@ -3,10 +3,9 @@
 //! It holds the vocabulary and arithmetic every other part shares: the unit
 //! grammar ([`units`]), the release schedule and per-cycle formulas
 //! ([`cycle`]), one descriptor per probe kind ([`probe`]), statistics
-//! ([`stats`]), the one recorder every probe pushes its samples into and
-//! the sinks behind it ([`recorder`], [`window`], [`outlier`]) and the
-//! versioned result model
-//! ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
+//! ([`stats`]), the sample a probe pushes and the traits it pushes through
+//! ([`sample`]), the one recorder behind them and its parts ([`recorder`],
+//! [`window`], [`outlier`]) and the versioned result model ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
 //! histogram text ([`rtla`]), and
 //! the bounds of every size, count and time a user gives ([`limits`]), the
 //! defaults every front door shares ([`defaults`]) and the one model of an
@@ -32,6 +31,7 @@ pub mod recorder;
 pub mod resctrl;
 pub mod result;
 pub mod rtla;
+pub mod sample;
 pub mod spec;
 pub mod stats;
 pub mod units;

@@ -10,7 +10,7 @@
 //! (`response`) is a sample. So is one cycle of a periodic probe (`cyclic`,
 //! `wakeup`): a [`CycleSample`] is a sample with the periodic metric table
 //! ([`PERIODIC_METRICS`](crate::probe::PERIODIC_METRICS): latency, period,
-//! jitter, exec), pushed through [`Sink`] — the recorder reads its slots
+//! jitter, exec), pushed through [`CycleSink`] — the recorder reads its slots
 //! from the cycle and adds what only a periodic probe has: the overrun
 //! count of its window, the 1 µs wake-up latency histogram cyclictest
 //! writes, and the release count the live view shows.
@@ -26,54 +26,14 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
-pub use crate::cycle::{CycleSample, Sink};
+pub use crate::cycle::CycleSample;
 pub use crate::probe::{MetricDef, MetricUnit, MAX_METRICS};
+pub use crate::sample::{slots, CycleSink, Sample, SampleSink};
 
 use crate::cycle::METRICS;
 use crate::outlier::OutlierKeeper;
 use crate::stats::MetricStats;
 use crate::window::{WindowAggregator, WindowRow};
-
-/// One sample measured by a probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sample {
-    /// 0-based number of this sample.
-    pub index: u64,
-    /// When it happened, on CLOCK_MONOTONIC, ns (places it in a window).
-    pub at: u64,
-    /// One value per metric of the probe's [`MetricDef`] table, in its
-    /// order; the slots after the table's last metric are `None`.
-    pub values: [Option<i64>; MAX_METRICS],
-}
-
-/// The slots of a sample from the values of its first `N` metrics (the
-/// others `None`): `slots([Some(handover)])`. `N` is checked against
-/// [`MAX_METRICS`] when the program is compiled.
-#[inline(always)]
-pub const fn slots<const N: usize>(first: [Option<i64>; N]) -> [Option<i64>; MAX_METRICS] {
-    const { assert!(N <= MAX_METRICS, "more values than a sample has slots") };
-    let mut v = [None; MAX_METRICS];
-    let mut i = 0;
-    while i < N {
-        v[i] = first[i];
-        i += 1;
-    }
-    v
-}
-
-/// Consumes the samples a probe pushes.
-pub trait SampleSink {
-    /// Takes one sample; must not block, allocate or make a system call.
-    fn push(&mut self, sample: &Sample);
-}
-
-/// Collects samples in a vector: for tests and for off-line use (it
-/// allocates, so never in a real-time loop).
-impl SampleSink for Vec<Sample> {
-    fn push(&mut self, sample: &Sample) {
-        Vec::push(self, *sample);
-    }
-}
 
 /// What the live view reads while a probe runs: plain atomics, written with
 /// relaxed stores by the probe thread (their only writer, so no
@@ -159,7 +119,7 @@ impl LatencyHistogram {
     }
 }
 
-impl Sink for LatencyHistogram {
+impl CycleSink for LatencyHistogram {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
         let us = (s.latency.max(0) / 1_000) as usize;
@@ -297,7 +257,7 @@ impl SampleSink for Recorder {
 /// [`METRICS`] order (the recorder must have been made with
 /// [`PERIODIC_METRICS`](crate::probe::PERIODIC_METRICS)), plus the
 /// overrun, the latency histogram and the periodic live atomics.
-impl Sink for Recorder {
+impl CycleSink for Recorder {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
         debug_assert_eq!(self.defs, crate::probe::PERIODIC_METRICS);
@@ -451,7 +411,7 @@ mod tests {
         for l in lats {
             let rel = sched.next_release();
             let s = sched.complete(rel + l, rel + l + 10_000);
-            Sink::push(&mut r, &s);
+            CycleSink::push(&mut r, &s);
         }
         r.finish();
         let lat = r.stats[Metric::Latency as usize].summary();

@@ -17,8 +17,9 @@
 //! cycle (a period longer than the window, or a stall) is visible as a gap in
 //! the numbering rather than a fake row.
 
-use crate::cycle::{CycleSample, Sink, METRICS};
+use crate::cycle::{CycleSample, METRICS};
 use crate::probe::{MetricDef, MAX_METRICS};
+use crate::sample::CycleSink;
 
 /// The running min, max, sum and count of one metric in the current window.
 ///
@@ -124,7 +125,7 @@ impl WindowRow {
 
 /// Builds window rows from samples and hands them to a queue.
 ///
-/// As a [`Sink`] of [`CycleSample`]s it fills the slots in [`METRICS`]
+/// As a [`CycleSink`] of [`CycleSample`]s it fills the slots in [`METRICS`]
 /// order, which is that of
 /// [`PERIODIC_METRICS`](crate::probe::PERIODIC_METRICS): create it with that table.
 pub struct WindowAggregator {
@@ -260,7 +261,7 @@ impl WindowAggregator {
     }
 }
 
-impl Sink for WindowAggregator {
+impl CycleSink for WindowAggregator {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
         let values = METRICS.map(|m| m.value(s));

@@ -167,7 +167,7 @@ fn every_sample_reaches_the_statistics_windows_limit_and_detail() {
     );
     assert_eq!(r.warnings.last().unwrap(), "measured");
     // Every sample is in exactly one drained window row.
-    let rows: u64 = writer.rows.iter().map(|w| w.cycles).sum();
+    let rows: u64 = writer.samples;
     assert_eq!(rows, 200);
     assert_eq!(m.histograms.len(), 1);
     assert_eq!(
@@ -244,7 +244,7 @@ fn periodic_threads_are_combined_and_checked_together() {
         m.histograms.iter().filter(|h| h.thread.is_none()).count(),
         4
     );
-    let rows: u64 = writer.rows.iter().map(|w| w.cycles).sum();
+    let rows: u64 = writer.samples;
     assert_eq!(rows, 400);
     assert_eq!(
         probes.teardown(std::path::Path::new("/"), &mut journal()),

@@ -578,14 +578,7 @@ pub(super) fn scenarios(
     configurations: &[Configuration],
 ) -> Check<Vec<Scenario>> {
     if raw.is_empty() {
-        return Ok(vec![Scenario {
-            name: "idle".into(),
-            builtin: Some("idle".into()),
-            cpus: None,
-            usb_path: None,
-            rps_cpus: None,
-            neighbours: Vec::new(),
-        }]);
+        return Ok(vec![Scenario::idle()]);
     }
     let mut out: Vec<Scenario> = Vec::new();
     for (i, t) in raw.iter().enumerate() {

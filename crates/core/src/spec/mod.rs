@@ -338,6 +338,21 @@ pub struct Scenario {
     pub neighbours: Vec<CommandSpec>,
 }
 
+impl Scenario {
+    /// The scenario of a spec without any and of `jitterlab run`: the
+    /// built-in `idle`, no neighbour.
+    pub fn idle() -> Scenario {
+        Scenario {
+            name: "idle".into(),
+            builtin: Some("idle".into()),
+            cpus: None,
+            usb_path: None,
+            rps_cpus: None,
+            neighbours: Vec::new(),
+        }
+    }
+}
+
 /// A neighbour given as a command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandSpec {
