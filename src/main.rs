@@ -108,10 +108,10 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, &a.request()),
         Command::Apply(a) => runner::apply::apply(&cli.sysroot, &a.request()),
         Command::Presets(a) => runner::spec_source::presets(&cli.sysroot, a.show.as_deref()),
-        Command::Restore => system::journal::restore_command(&cli.sysroot),
+        Command::Restore => runner::apply::restore(&cli.sysroot),
         Command::Runs => report::stored::runs(&cli.db),
         Command::Report(a) => report::stored::report(&cli.db, &a.request()),
-        Command::Check(a) => system::check::run(
+        Command::Check(a) => report::check::run(
             &cli.sysroot,
             &system::check::CheckRequest {
                 json: a.json,

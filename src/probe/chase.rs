@@ -87,8 +87,8 @@ use crate::error::bad;
 use crate::system::host::{cpuinfo_has_flag, read_opt};
 use crate::system::journal::Journal;
 
+use super::plan::{RunPlan, Stop};
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
-use crate::runner::{RunPlan, Stop};
 use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
 
 // The metric table lives with the probe kinds: `ProbeKind::Chase.metrics()`.

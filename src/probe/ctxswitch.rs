@@ -68,9 +68,9 @@ use super::helper_thread::{
     check_cpu, check_limits, check_priority, own_thread_warnings, setup_helper_thread, sleep_until,
     Ended, HELPER_STACK,
 };
+use super::plan::{fifo_priority, RunPlan};
 use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
 use super::{Probe, Probes, Recorder, Report, Start};
-use crate::runner::plan::{fifo_priority, RunPlan};
 use jitterlab_core::spec::{CellPlan, Spec};
 
 // The metric table lives with the probe kinds: `ProbeKind::Ctxswitch.metrics()`.

@@ -120,9 +120,9 @@ use jitterlab_core::stats::MetricSummary;
 /// on that thread before the start barrier (`jitterlab_core::recorder`).
 pub use jitterlab_core::recorder::Recorder;
 
-use crate::runner::{RunPlan, Stop};
 use crate::store::StoredHistogram;
 use crate::system::journal::Journal;
+pub use plan::{RunPlan, Stop};
 
 pub mod chase;
 pub mod ctxswitch;
@@ -130,6 +130,7 @@ pub mod ctxswitch;
 pub mod fake;
 pub mod helper_thread;
 pub mod periodic;
+pub mod plan;
 pub mod response;
 pub mod scan;
 #[cfg(feature = "test-probe")]

@@ -92,13 +92,13 @@ use super::helper_thread::{
     check_cpu, check_limits, check_priority, own_thread_warnings, setup_helper_thread, sleep_until,
     Ended, HELPER_STACK,
 };
+use super::plan::{fifo_priority, RunPlan};
 use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
 use super::{Cell, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;
 use crate::net::hosts::{
     check_kind_environment, in_benchmark_range, NetChange, NetnsPair, RESPONSE_PAIR,
 };
-use crate::runner::plan::{fifo_priority, RunPlan};
 use crate::system::journal::{Journal, Undo};
 use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
 use std::path::Path;

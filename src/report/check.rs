@@ -1,14 +1,34 @@
-//! The text and JSON forms of `jitterlab check`'s findings
-//! ([`crate::system::check`]): a table with a fix under each finding that is
-//! not ok, or a schema-versioned document with the host snapshot.
+//! `jitterlab check`: the audit of [`crate::system::check`] printed as a
+//! table with a fix under each finding that is not ok, or as a
+//! schema-versioned document with the host snapshot.
 
 use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Result;
 use jitterlab_core::result::HostSnapshot;
 use serde::Serialize;
 
-use crate::system::check::{Finding, Severity};
+use crate::output::{out, outln};
+use crate::system::check::{audit, CheckRequest, Finding, Severity};
+
+/// `jitterlab check`: prints the findings (text, or JSON with `--json`);
+/// exit status 1 when one of them is `fail`. `--cpus` naming a CPU that is
+/// not online is bad input.
+pub fn run(root: &Path, request: &CheckRequest) -> Result<ExitCode> {
+    let (host, found) = audit(root, request)?;
+    if request.json {
+        outln!("{}", render_json(&host, &found)?)?;
+    } else {
+        out!("{}", render_text(&found))?;
+    }
+    Ok(if found.iter().any(|f| f.severity == Severity::Fail) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
 
 /// Version of the `--json` output.
 pub const SCHEMA_VERSION: u32 = 1;

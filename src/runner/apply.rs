@@ -1,5 +1,7 @@
 //! `jitterlab apply SPEC --configuration NAME`: hold a configuration's
-//! settings for the user's own software, and put everything back on Ctrl-C.
+//! settings for the user's own software, and put everything back on Ctrl-C;
+//! and `jitterlab restore`, which puts back what a killed jitterlab left
+//! ([`restore`]).
 //!
 //! The configuration comes from a spec (or a preset) exactly as a bench would
 //! apply it: validated first (bad input changes nothing, exit 2), every
@@ -32,7 +34,7 @@ use super::spec_source::{load, SpecSource};
 use super::termination_flag;
 use crate::error::bad;
 use crate::output::{errln, out, outln};
-use crate::system::journal::{Holder, Journal};
+use crate::system::journal::{self, Holder, Journal};
 use crate::system::rt;
 use crate::system::settings::{apply_all, config_settings, restore_all};
 
@@ -121,6 +123,27 @@ pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
     }
     if config.dma_latency {
         outln!("released the cpu_dma_latency request")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `jitterlab restore`: replays the journal and says what it did, one line
+/// per entry on stdout. Exit 0 when nothing is left; 1 when entries stay
+/// in the journal, with a line on stderr saying so and what to do; bad
+/// input (exit 2) is the caller's.
+pub fn restore(root: &Path) -> Result<ExitCode> {
+    let r = journal::replay(root)?;
+    if r.lines.is_empty() {
+        outln!("nothing to restore")?;
+    }
+    // The lines quote what the journal recorded (a neighbour's command):
+    // its control characters are escaped.
+    for l in &r.lines {
+        outln!("{}", crate::report::safe::shown(l))?;
+    }
+    if r.left > 0 {
+        errln!("jitterlab: {}", journal::left_message(&r));
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,8 +15,18 @@ use jitterlab_core::stats::{MetricStats, MetricSummary};
 use crate::probe::{Recorder, Report};
 use crate::store::StoredHistogram;
 
-use super::lifecycle::Measured;
 use super::RunPlan;
+
+/// What a measurement produced.
+pub struct Measured {
+    /// The assembled result.
+    pub result: RunResult,
+    /// The histograms behind every stored metric summary.
+    pub histograms: Vec<StoredHistogram>,
+    /// Every measuring thread's recorder, by thread (none for an external
+    /// tool).
+    pub recorders: Vec<Recorder>,
+}
 
 /// The limits of `plan` checked against the run's statistics, by metric
 /// name: `--max-latency` on the probe's main latency, `--max-jitter` on

@@ -49,7 +49,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::probe::{MetricDef, MetricUnit};
 use jitterlab_core::recorder::{LiveStats, RecorderConfig};
 use jitterlab_core::result::{
-    Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, RunResult, UsageDelta,
+    Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, UsageDelta,
 };
 use jitterlab_core::units::format_ns;
 use jitterlab_core::window::WindowRow;
@@ -58,9 +58,10 @@ use jitterlab_sys as sys;
 use crate::live::{Goal, LiveView};
 use crate::probe::{ExternalProbe, Prepared, Probe, Probes, Recorder, Report, Start, Threads};
 use crate::report;
-use crate::store::{Store, StoredHistogram};
+use crate::store::Store;
 use crate::system::rt::{self, SchedRequest};
 
+pub use super::assemble::Measured;
 use super::assemble::{self, Figures, ResultContext, ThreadFigures};
 use super::RunPlan;
 
@@ -86,17 +87,6 @@ pub struct MeasureInput<'a> {
     pub live: bool,
     /// Draw the live view even when stdout is not a terminal (`--progress`).
     pub progress: bool,
-}
-
-/// What a measurement produced.
-pub struct Measured {
-    /// The assembled result.
-    pub result: RunResult,
-    /// The histograms behind every stored metric summary.
-    pub histograms: Vec<StoredHistogram>,
-    /// Every measuring thread's recorder, by thread (none for an external
-    /// tool).
-    pub recorders: Vec<Recorder>,
 }
 
 /// `ready(writer, realtime)`: called once every thread is set up, before

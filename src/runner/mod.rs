@@ -66,7 +66,7 @@ pub mod assemble;
 pub mod bench;
 pub mod lifecycle;
 pub mod out_files;
-pub mod plan;
+pub use crate::probe::plan;
 pub mod spec_source;
 
 use lifecycle::{measure, MeasureInput, RowWriter};

@@ -302,10 +302,29 @@ impl Store {
 
     fn configure(&mut self) -> rusqlite::Result<()> {
         self.conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        // journal_mode returns the mode; reading it also proves the file is SQLite.
-        let _: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        // journal_mode returns the mode; reading it also proves the file is
+        // SQLite. Turning a new file to WAL needs it to itself, and SQLite
+        // does not wait for that (no busy handler): when another jitterlab
+        // opens the same new file at the same moment, try again for as long
+        // as the busy timeout would have waited.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                r => {
+                    r?;
+                    break;
+                }
+            }
+        }
         self.conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
         Ok(())
@@ -321,14 +340,27 @@ impl Store {
                 path.display()
             );
         }
-        for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self.conn.transaction()?;
+        if version == SCHEMA_VERSION {
+            // Up to date: no write lock (a read-only database reads fine).
+            return Ok(());
+        }
+        // Each step takes the write lock first and reads the version again
+        // under it: two jitterlab processes opening one new database at the
+        // same moment (a run and `jitterlab runs` beside it) would otherwise
+        // both apply the step the first one read.
+        loop {
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let from: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let Some(step) = MIGRATIONS.get(from as usize) else {
+                return Ok(());
+            };
             step.apply(&tx)
                 .with_context(|| format!("migrating {} from schema {from}", path.display()))?;
-            tx.pragma_update(None, "user_version", from as i64 + 1)?;
+            tx.pragma_update(None, "user_version", from + 1)?;
             tx.commit()?;
         }
-        Ok(())
     }
 
     /// The schema version of the open database.

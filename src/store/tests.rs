@@ -132,6 +132,33 @@ fn new_database_is_migrated_to_the_current_schema() {
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
 }
 
+/// Processes that open one new database at the same moment (a run and
+/// `jitterlab runs` beside it) each see it migrated, none applies a step
+/// twice ("duplicate column name").
+#[test]
+fn a_new_database_opened_by_many_at_once_is_migrated_once() {
+    for _ in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let opened: Vec<Result<i64, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let (p, barrier) = (&p, barrier.clone());
+                    s.spawn(move || {
+                        barrier.wait();
+                        Store::open(p)
+                            .and_then(|s| s.schema_version())
+                            .map_err(|e| format!("{e:#}"))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(opened, vec![Ok(SCHEMA_VERSION); 4]);
+    }
+}
+
 #[test]
 fn a_file_that_is_not_a_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -62,7 +62,7 @@
 //! (isolated CPUs, SMT and siblings), [`cache`] (cache allocation),
 //! [`irqs`] (IRQs on the probe CPUs, irqbalance) and [`tools`] (neighbour
 //! tools, tracefs); [`finding`] is what a finding is. The text and JSON
-//! forms are [`crate::report::check`]'s.
+//! forms, and the command that prints them, are [`crate::report::check`]'s.
 
 mod cache;
 mod finding;
@@ -74,9 +74,9 @@ mod timers;
 mod tools;
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::Result;
+use jitterlab_core::result::HostSnapshot;
 use jitterlab_core::units::CpuList;
 
 pub use finding::{Finding, Severity};
@@ -86,7 +86,6 @@ pub use sched::Limits;
 pub use sched::Limit;
 
 use crate::error::bad;
-use crate::report::check::{render_json, render_text};
 use crate::system::host;
 
 const ONLINE: &str = "sys/devices/system/cpu/online";
@@ -103,10 +102,10 @@ pub struct CheckRequest {
     pub cpus: Option<CpuList>,
 }
 
-/// `jitterlab check`: prints the findings (text, or JSON with `--json`);
-/// exit status 1 when one of them is `fail`. `--cpus` naming a CPU that is
-/// not online is bad input.
-pub fn run(root: &Path, request: &CheckRequest) -> Result<ExitCode> {
+/// The audit `jitterlab check` prints ([`crate::report::check::run`]): the
+/// host snapshot and every finding for the request's probe CPUs. `--cpus`
+/// naming a CPU that is not online is bad input.
+pub fn audit(root: &Path, request: &CheckRequest) -> Result<(HostSnapshot, Vec<Finding>)> {
     let probe = probe_cpus(root, request.cpus.as_ref())?;
     let found = findings_for(
         root,
@@ -115,17 +114,7 @@ pub fn run(root: &Path, request: &CheckRequest) -> Result<ExitCode> {
         jitterlab_sys::effective_uid(),
         Limits::current(),
     );
-    let host = host::snapshot(root);
-    if request.json {
-        crate::output::outln!("{}", render_json(&host, &found)?)?;
-    } else {
-        crate::output::out!("{}", render_text(&found))?;
-    }
-    Ok(if found.iter().any(|f| f.severity == Severity::Fail) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok((host::snapshot(root), found))
 }
 
 /// The probe CPUs of the audit: `given` (every one must be online, when the

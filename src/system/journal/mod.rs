@@ -148,7 +148,6 @@ pub use restore::restore;
 pub use restore::{replay, resume_stopped, Replay};
 
 use crate::error::bad;
-use crate::output::{errln, outln};
 use crate::system::procs::read_stat;
 use entry::{boot_id, changes, now_rfc3339, other_boot, owner_alive, Document, Entry, VERSION};
 use file::{
@@ -448,29 +447,8 @@ fn other_boot_note(path: &Path, doc: &Document) -> Option<String> {
     ))
 }
 
-/// `jitterlab restore`: replays the journal and says what it did, one line
-/// per entry on stdout. Exit 0 when nothing is left; 1 when entries stay
-/// in the journal, with a line on stderr saying so and what to do; bad
-/// input (exit 2) is the caller's.
-pub fn restore_command(root: &Path) -> Result<std::process::ExitCode> {
-    let r = replay(root)?;
-    if r.lines.is_empty() {
-        outln!("nothing to restore")?;
-    }
-    // The lines quote what the journal recorded (a neighbour's command):
-    // its control characters are escaped.
-    for l in &r.lines {
-        outln!("{}", crate::report::safe::shown(l))?;
-    }
-    if r.left > 0 {
-        errln!("jitterlab: {}", left_message(&r));
-        return Ok(std::process::ExitCode::from(1));
-    }
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
 /// What `restore` says on stderr when entries stay.
-fn left_message(r: &Replay) -> String {
+pub fn left_message(r: &Replay) -> String {
     let (stay, lines) = if r.left == 1 {
         ("stays", "its line above says")
     } else {
