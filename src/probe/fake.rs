@@ -104,12 +104,7 @@ impl Probe for Cycles {
             CycleSink::push(rec, &s);
         }
         Ok(Report {
-            schedule: Some(ScheduleCounts {
-                cycles: schedule.cycles(),
-                releases: schedule.releases(),
-                skipped: schedule.skipped(),
-                overruns: schedule.overruns(),
-            }),
+            schedule: Some(ScheduleCounts::of(&schedule)),
             ..Report::default()
         })
     }

@@ -194,6 +194,18 @@ pub struct ScheduleCounts {
     pub overruns: u64,
 }
 
+impl ScheduleCounts {
+    /// The counts of `schedule` once its thread has stopped.
+    pub fn of(schedule: &jitterlab_core::cycle::Schedule) -> ScheduleCounts {
+        ScheduleCounts {
+            cycles: schedule.cycles(),
+            releases: schedule.releases(),
+            skipped: schedule.skipped(),
+            overruns: schedule.overruns(),
+        }
+    }
+}
+
 /// What a probe reports once it has measured.
 #[derive(Debug, Default)]
 pub struct Report {

@@ -257,12 +257,7 @@ impl Probe for PeriodicProbe {
             }
         });
         Ok(Report {
-            schedule: Some(ScheduleCounts {
-                cycles: schedule.cycles(),
-                releases: schedule.releases(),
-                skipped: schedule.skipped(),
-                overruns: schedule.overruns(),
-            }),
+            schedule: Some(ScheduleCounts::of(&schedule)),
             break_event,
             ..Report::default()
         })

@@ -172,10 +172,8 @@ pub struct RowWriter {
     pub store: Option<Store>,
     /// The cell the rows belong to, once it is recorded.
     pub cell: Option<i64>,
-    /// Rows drained so far (each is written out and dropped: a long run
-    /// keeps none of them in memory).
-    pub rows: u64,
-    /// Samples (a periodic probe: cycles) in the rows drained so far.
+    /// Samples (a periodic probe: cycles) in the rows drained so far (each
+    /// row is written out and dropped: a long run keeps none in memory).
     pub samples: u64,
     /// The rows of one drain, reused from drain to drain.
     batch: Vec<WindowRow>,
@@ -192,7 +190,6 @@ impl RowWriter {
             csv: None,
             store,
             cell,
-            rows: 0,
             samples: 0,
             batch: Vec::new(),
             error: None,
@@ -209,7 +206,6 @@ impl RowWriter {
                         self.error.get_or_insert(e.to_string());
                     }
                 }
-                self.rows += 1;
                 self.samples += row.cycles;
                 self.batch.push(row);
             }
