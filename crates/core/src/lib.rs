@@ -9,7 +9,9 @@
 //! histogram text ([`rtla`]), and
 //! the bounds of every size, count and time a user gives ([`limits`]), the
 //! defaults every front door shares ([`defaults`]) and the one model of an
-//! experiment, a spec file's or a `jitterlab run`'s ([`spec`]).
+//! experiment, a spec file's or a `jitterlab run`'s ([`spec`]), and the wire
+//! formats: OPC UA PubSub's UADP messages ([`uadp`]) and Ethernet framing
+//! ([`ether`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand. The
 //! one thing it takes from `jitterlab-sys` is the scheduling policy type,
@@ -22,6 +24,7 @@ pub mod cell;
 pub mod chase;
 pub mod cycle;
 pub mod defaults;
+pub mod ether;
 pub mod hist;
 pub mod limits;
 pub mod outlier;
@@ -35,5 +38,6 @@ pub mod rtla;
 pub mod sample;
 pub mod spec;
 pub mod stats;
+pub mod uadp;
 pub mod units;
 pub mod window;
