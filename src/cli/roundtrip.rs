@@ -100,20 +100,23 @@ fn role_parser() -> impl TypedValueParser<Value = Role> {
         Role::Io => "The I/O simulator only, against a controller on --interface (T1→T4)",
         Role::Controller => "The controller only, for an I/O simulator on --interface (T2→T3)",
     };
-    PossibleValuesParser::new(Role::ALL.map(|r| PossibleValue::new(r.name()).help(help(r))))
-        .map(|name| {
+    PossibleValuesParser::new(Role::ALL.map(|r| PossibleValue::new(r.name()).help(help(r)))).map(
+        |name| {
             Role::ALL
                 .into_iter()
                 .find(|r| r.name() == name)
                 .expect("one of the possible values")
-        })
+        },
+    )
 }
 
 /// `--transport`, each name with its help.
 fn transport_parser() -> impl TypedValueParser<Value = Transport> {
     let help = |t: Transport| match t {
         Transport::Udp => "UADP over UDP (opc.udp://224.0.0.22:4840)",
-        Transport::Eth => "UADP in raw Ethernet frames (opc.eth://01-00-5E-00-00-01, EtherType 0xB62C)",
+        Transport::Eth => {
+            "UADP in raw Ethernet frames (opc.eth://01-00-5E-00-00-01, EtherType 0xB62C)"
+        }
     };
     PossibleValuesParser::new(Transport::ALL.map(|t| PossibleValue::new(t.name()).help(help(t))))
         .map(|name| Transport::parse(&name).expect("one of the possible values"))

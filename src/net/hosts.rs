@@ -412,13 +412,11 @@ impl NetnsPair {
     }
 
     /// The veth end in the first namespace.
-    #[allow(dead_code)] // the roundtrip probe's sockets use it; tests until it is wired in
     pub fn veth_a(&self) -> &str {
         &self.names.veth_tx
     }
 
     /// The veth end in the second namespace.
-    #[allow(dead_code)] // the roundtrip probe's sockets use it; tests until it is wired in
     pub fn veth_b(&self) -> &str {
         &self.names.veth_rx
     }

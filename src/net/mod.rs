@@ -27,7 +27,4 @@
 
 pub mod flood;
 pub mod hosts;
-// The roundtrip probe's transports: until the probe is wired in, only tests
-// use them.
-#[allow(dead_code)]
 pub mod pubsub;

@@ -20,7 +20,7 @@
 //! - `Ethernet` (`opc.eth://01-00-5E-00-00-01`): a packet socket on the
 //!   interface. A publisher's socket receives nothing (protocol 0), so no
 //!   frame ever queues up unread on it; it sends the whole frame the caller
-//!   built — EtherType 0xB62C ([`UADP_ETHER_TYPE`]), with or without an
+//!   built — EtherType 0xB62C (`jitterlab_core::ether::ETHERTYPE_UADP`), with or without an
 //!   802.1Q tag — and the kernel reads the type from the frame. A subscriber
 //!   takes **every** frame of the interface (`ETH_P_ALL`), because the
 //!   reference implementation sends IEEE 802.3 length framing rather than
@@ -55,7 +55,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::SocketAddrV4;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -68,11 +68,12 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::error::bad;
 
-/// The EtherType of UADP over Ethernet (OPC UA Part 14).
-pub const UADP_ETHER_TYPE: u16 = 0xB62C;
 /// The reference's UDP group and port: `opc.udp://224.0.0.22:4840`.
-pub const DEFAULT_UDP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 22), 4840);
+#[cfg(test)]
+pub const DEFAULT_UDP: SocketAddrV4 =
+    SocketAddrV4::new(std::net::Ipv4Addr::new(224, 0, 0, 22), 4840);
 /// The reference's Ethernet destination: `opc.eth://01-00-5E-00-00-01`.
+#[cfg(test)]
 pub const DEFAULT_MAC: [u8; 6] = [0x01, 0x00, 0x5e, 0x00, 0x00, 0x01];
 
 /// What a socket does.
@@ -130,7 +131,9 @@ pub struct Options {
     pub promiscuous: bool,
 }
 
-/// How long [`PubSubSocket::recv`] waits for a message.
+/// How long [`PubSubSocket::recv`] waits for a message (the round trip's
+/// loops poll; the other waits serve tools and tests).
+#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wait {
     /// Until a message comes (or a signal interrupts the wait).
@@ -349,6 +352,7 @@ impl PubSubSocket {
     }
 
     /// The interface the socket sends and receives on.
+    #[allow(dead_code)]
     pub fn interface(&self) -> &str {
         &self.interface
     }

@@ -419,7 +419,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
     every_probe_cpu: false,
     listed: true,
     words: ReportWords {
-        period: Some("controller period"),
+        period: Some("period"),
         samples: "samples",
         sample: "sample",
         outliers: &["screw-to-screw", "controller", "latency", "jitter"],

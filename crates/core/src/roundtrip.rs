@@ -337,11 +337,7 @@ impl Budget {
     /// The seed's sum: `500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs
     /// = 6.7 ms`, then the user's own budget when one replaces it.
     pub fn formula(&self) -> String {
-        let values: Vec<String> = self
-            .sequence()
-            .iter()
-            .map(|t| micros(t.value_ns))
-            .collect();
+        let values: Vec<String> = self.sequence().iter().map(|t| micros(t.value_ns)).collect();
         let mut s = format!("{} = {}", values.join(" + "), millis(self.computed_ns()));
         if let Some(own) = self.own_ns {
             s.push_str(&format!("; budget given: {}", millis(own)));

@@ -2,8 +2,9 @@
 //! period it takes every message queued on its subscriber (the latest
 //! input image, T2 = the kernel receive stamp of the first message carrying
 //! a change), runs the calibrated scan, writes the output image (the input's
-//! marker field copied to the output's) and publishes it (T3, read right
-//! after the send returns). The bookkeeping is `jitterlab_core::roundtrip::
+//! marker field copied to the output's) and publishes it (T3: the
+//! driver's software transmit stamp of the send, or where the kernel gives
+//! none the clock read just before the send call). The bookkeeping is `jitterlab_core::roundtrip::
 //! ControllerSide`; the cycle's timing is the release schedule's
 //! (`jitterlab_core::cycle`), so its wake-up latency, periodic jitter and
 //! execution time mean what they mean for the cyclic probe.
@@ -125,10 +126,15 @@ impl ControllerLoop {
                 picoseconds: 0,
             };
             nm_seq = nm_seq.wrapping_add(1);
+            // T3 is the send: the driver's transmit stamp where the kernel
+            // gives one, else the clock read just before the send call (on a
+            // veth pair the peer's receive stamp is taken inside the send, so
+            // a read after it would come later than the message's arrival).
+            let before_send = realtime_ns();
             let sent = self
                 .link
                 .publish(&self.output.writer, &publish, &output[..nout]);
-            let t3_real = realtime_ns();
+            let t3_real = self.link.tx_stamp().unwrap_or(before_send);
             let end = sys::monotonic_ns();
             let handled = match sent {
                 Ok(()) => {

@@ -52,8 +52,8 @@ use jitterlab_core::roundtrip::{
     Budget, BudgetVerdict, ChangeSchedule, Completed, Handled, Role, RoundtripParams, Transport,
 };
 use jitterlab_core::spec::{CellPlan, Spec};
-use jitterlab_core::units::{format_ns, CpuList};
 use jitterlab_core::uadp::Address;
+use jitterlab_core::units::{format_ns, CpuList};
 use serde::Serialize;
 
 use super::helper_thread::{
@@ -167,10 +167,7 @@ pub fn check_environment(args: &RoundtripArgs) -> Result<()> {
                 )))
             }
         }
-        (role, None) => Err(bad(format!(
-            "--role {} needs --interface IF",
-            role.name()
-        ))),
+        (role, None) => Err(bad(format!("--role {} needs --interface IF", role.name()))),
     }
 }
 
@@ -225,10 +222,12 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                 };
                 let io_mac = mac(&io_ns, pair.veth_a())?;
                 let pl_mac = mac(&pl_ns, pair.veth_b())?;
-                let io_link = Link::open(Some(&io_ns), pair.veth_a(), &input, &output, io_mac, false)
-                    .context("the I/O simulator's sockets")?;
-                let pl_link = Link::open(Some(&pl_ns), pair.veth_b(), &output, &input, pl_mac, true)
-                    .context("the controller's sockets")?;
+                let io_link =
+                    Link::open(Some(&io_ns), pair.veth_a(), &input, &output, io_mac, false)
+                        .context("the I/O simulator's sockets")?;
+                let pl_link =
+                    Link::open(Some(&pl_ns), pair.veth_b(), &output, &input, pl_mac, true)
+                        .context("the controller's sockets")?;
                 crate::output::errln!(
                     "jitterlab: roundtrip: I/O simulator in namespace {io_ns}, controller in {pl_ns}, over a veth pair ({})",
                     args.params.transport.name()
@@ -324,6 +323,12 @@ struct Detail {
     #[serde(skip_serializing_if = "Option::is_none")]
     controller: Option<ControllerCounts>,
     stamps: Vec<String>,
+}
+
+/// What stamps one end's sockets had, for the result.
+fn stamp_line(end: &str, link: &Link) -> String {
+    let (rx, tx) = link.stamps();
+    format!("{end}: subscriber {rx}; publisher {tx}")
 }
 
 /// The controller thread's books: the budget verdict and the T2/T3 of the
@@ -430,11 +435,12 @@ impl Probe for RoundtripProbe {
         let mut stamps = Vec::new();
         let mut io_counts = None;
         let mut ctl_counts = None;
+        let mut schedule = None;
         let shared_clock = p.role == Role::Both;
         match (ends.io.take(), ends.controller.take()) {
             (Some(io_link), Some(pl_link)) => {
-                stamps.push(format!("I/O simulator: {}", io_link.stamps().0));
-                stamps.push(format!("controller: {}", pl_link.stamps().0));
+                stamps.push(stamp_line("I/O simulator", &io_link));
+                stamps.push(stamp_line("controller", &pl_link));
                 let mut io = IoLoop {
                     link: io_link,
                     input: self.input.clone(),
@@ -463,7 +469,7 @@ impl Probe for RoundtripProbe {
                             (c, w)
                         })
                         .context("starting the I/O simulator's thread")?;
-                    let (c, _) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
+                    let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
                         while let Ok(done) = rx.pop() {
                             books.completion(recorder, done, shared_clock);
                         }
@@ -477,16 +483,17 @@ impl Probe for RoundtripProbe {
                     while let Ok(done) = rx.pop() {
                         books.completion(recorder, done, shared_clock);
                     }
-                    Ok(((ioc, c), w))
+                    Ok(((ioc, c, sched), w))
                 })?;
                 warnings.extend(io_warnings);
                 io_counts = Some(counts.0);
                 ctl_counts = Some(counts.1);
+                schedule = Some(counts.2);
                 ends.io = Some(io.link);
                 ends.controller = Some(ctl.link);
             }
             (Some(io_link), None) => {
-                stamps.push(format!("I/O simulator: {}", io_link.stamps().0));
+                stamps.push(stamp_line("I/O simulator", &io_link));
                 let mut io = IoLoop {
                     link: io_link,
                     input: self.input.clone(),
@@ -503,7 +510,7 @@ impl Probe for RoundtripProbe {
                 ends.io = Some(io.link);
             }
             (None, Some(pl_link)) => {
-                stamps.push(format!("controller: {}", pl_link.stamps().0));
+                stamps.push(stamp_line("controller", &pl_link));
                 let mut ctl = ControllerLoop {
                     link: pl_link,
                     input: self.input.clone(),
@@ -511,11 +518,12 @@ impl Probe for RoundtripProbe {
                     period_ns: a.period_ns,
                     scan: self.scan.take(),
                 };
-                let (c, _) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
+                let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
                     books.cycle(recorder, sample, h);
                     true
                 });
                 ctl_counts = Some(c);
+                schedule = Some(sched);
                 ends.controller = Some(ctl.link);
             }
             (None, None) => unreachable!("build makes at least one end"),
@@ -547,7 +555,10 @@ impl Probe for RoundtripProbe {
             );
         }
         let url = |w: &Wire| match w.address {
-            Address::Udp { ip: IpAddr::V4(ip), port } => format!("opc.udp://{ip}:{port}"),
+            Address::Udp {
+                ip: IpAddr::V4(ip),
+                port,
+            } => format!("opc.udp://{ip}:{port}"),
             Address::Udp { ip, port } => format!("opc.udp://[{ip}]:{port}"),
             Address::Eth { mac, vlan } => {
                 let m: Vec<String> = mac.iter().map(|b| format!("{b:02X}")).collect();
@@ -574,6 +585,7 @@ impl Probe for RoundtripProbe {
         Ok(Report {
             detail: Some(serde_json::to_value(&detail)?),
             warnings,
+            schedule,
             ..Report::default()
         })
     }
@@ -585,7 +597,8 @@ impl Probe for RoundtripProbe {
             drop(ends.controller);
             if let Some(pair) = ends.pair {
                 match pair.teardown() {
-                    Ok(l) => lines.extend(l),
+                    Ok(l) if l.is_empty() => {}
+                    Ok(l) => lines.push(format!("roundtrip namespaces deleted: {}", l.join(", "))),
                     Err(e) => lines.push(format!("deleting the roundtrip namespaces: {e:#}")),
                 }
             }

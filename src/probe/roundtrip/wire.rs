@@ -51,7 +51,12 @@ pub fn wire(d: &Direction, transport: Transport, which: &str) -> Result<Wire> {
         .unwrap_or_else(|| Direction::default_url(transport, output).to_string());
     let address = Address::parse(&url).map_err(|e| bad(format!("--{which}-url: {e}")))?;
     match (transport, &address) {
-        (Transport::Udp, Address::Udp { ip: IpAddr::V4(_), .. })
+        (
+            Transport::Udp,
+            Address::Udp {
+                ip: IpAddr::V4(_), ..
+            },
+        )
         | (Transport::Eth, Address::Eth { .. }) => {}
         (Transport::Udp, Address::Udp { .. }) => {
             return Err(bad(format!(
@@ -240,7 +245,10 @@ impl Link {
     ) -> Result<Link> {
         let transport = |w: &Wire| -> pubsub::Transport {
             match w.address {
-                Address::Udp { ip: IpAddr::V4(ip), port } => pubsub::Transport::Udp {
+                Address::Udp {
+                    ip: IpAddr::V4(ip),
+                    port,
+                } => pubsub::Transport::Udp {
                     address: SocketAddrV4::new(ip, port),
                     interface: interface.to_string(),
                 },
@@ -309,14 +317,10 @@ impl Link {
         values: &[Value],
     ) -> std::io::Result<()> {
         let head = match self.framing {
-            Some(f) => ether::write_header(
-                &mut self.out,
-                f.dst,
-                f.src,
-                f.vlan,
-                ether::ETHERTYPE_UADP,
-            )
-            .map_err(std::io::Error::other)?,
+            Some(f) => {
+                ether::write_header(&mut self.out, f.dst, f.src, f.vlan, ether::ETHERTYPE_UADP)
+                    .map_err(std::io::Error::other)?
+            }
             None => 0,
         };
         let n = writer

@@ -56,7 +56,9 @@ fn an_own_budget_replaces_the_sum_and_is_shown_beside_it() {
 #[test]
 fn bands_place_samples_against_the_budget_and_count_the_ones_over() {
     let mut bands = BudgetBands::default();
-    for v in [0, 1_000_000, 1_000_001, 5_000_000, 6_030_000, 6_700_000, 6_700_001] {
+    for v in [
+        0, 1_000_000, 1_000_001, 5_000_000, 6_030_000, 6_700_000, 6_700_001,
+    ] {
         bands.add(v, 6_700_000);
     }
     // 1.0 ms = 14.9 %, 1_000_001 ns still ≤ 25 %; 5.0 ms = 74.6 %;
@@ -166,7 +168,8 @@ fn t2_is_the_first_receive_stamp_and_t3_is_counted_once_per_change() {
     assert_eq!(c.published(c.read().unwrap(), 2_900), None);
     c.input(3, Some(3_000));
     assert_eq!(
-        c.published(c.read().unwrap(), 3_500).map(|h| h.controller_ns()),
+        c.published(c.read().unwrap(), 3_500)
+            .map(|h| h.controller_ns()),
         Some(500)
     );
 }

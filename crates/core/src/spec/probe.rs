@@ -408,9 +408,10 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
                 user_threads: w.user_threads,
                 every_probe_cpu: w.every_probe_cpu,
             },
-            ProbeKind::Roundtrip => {
-                ProbeParams::Roundtrip(w.roundtrip.ok_or("a roundtrip probe needs its roundtrip object")?)
-            }
+            ProbeKind::Roundtrip => ProbeParams::Roundtrip(
+                w.roundtrip
+                    .ok_or("a roundtrip probe needs its roundtrip object")?,
+            ),
             kind => ProbeParams::Plain(kind),
         };
         Ok(ProbeSpec {
