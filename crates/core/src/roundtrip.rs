@@ -356,10 +356,10 @@ fn micros(ns: u64) -> String {
 }
 
 /// `6.7 ms`, the way the seed writes the total: milliseconds with the
-/// trailing zeros of three decimals removed.
+/// trailing zeros of three decimals removed (below 1 ms, as a term).
 fn millis(ns: u64) -> String {
-    if !ns.is_multiple_of(1_000) {
-        return format_ns(ns as i64);
+    if !ns.is_multiple_of(1_000) || ns < 1_000_000 {
+        return micros(ns);
     }
     let us = ns / 1_000;
     let frac = format!("{:03}", us % 1_000);

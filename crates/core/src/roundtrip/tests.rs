@@ -50,6 +50,7 @@ fn an_own_budget_replaces_the_sum_and_is_shown_beside_it() {
         "500 µs + 100 µs + 250 µs + 0 µs + 100 µs + 500 µs = 1.45 ms"
     );
     assert_eq!(millis(6_000_000), "6 ms");
+    assert_eq!(millis(100_000), "100 µs");
     assert_eq!(micros(1_500), "1.500us");
 }
 
