@@ -281,7 +281,7 @@ pub enum RunCommand {
     Timerlat(TimerlatRunArgs),
     /// Screw-to-screw round trip over OPC UA PubSub (seed 001): an I/O
     /// simulator and a controller, checked against the worst-case budget.
-    Roundtrip(RoundtripRunArgs),
+    Roundtrip(Box<RoundtripRunArgs>),
 
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period (1 ms), one sample per sleep.

@@ -342,7 +342,7 @@ fn uadp_frame(src: [u8; 6], tci: Option<u16>, payload: &[u8]) -> Vec<u8> {
         f.extend_from_slice(&0x8100u16.to_be_bytes());
         f.extend_from_slice(&tci.to_be_bytes());
     }
-    f.extend_from_slice(&pubsub::UADP_ETHER_TYPE.to_be_bytes());
+    f.extend_from_slice(&jitterlab_core::ether::ETHERTYPE_UADP.to_be_bytes());
     f.extend_from_slice(payload);
     f
 }

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use jitterlab_core::defaults;
-use jitterlab_core::roundtrip::{Role, RoundtripParams, Transport};
+use jitterlab_core::roundtrip::{Direction, Role, RoundtripParams, Transport};
 use jitterlab_core::spec::{scan_fits, ProbeParams};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
@@ -86,11 +86,118 @@ pub struct RoundtripRunArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Where the I/O simulator's messages go [default:
+    /// opc.udp://224.0.0.22:4840, or opc.eth://01-00-5E-00-00-01].
+    #[arg(long, value_name = "URL", help_heading = "Messages")]
+    pub input_url: Option<String>,
+
+    /// Where the controller's messages go [default:
+    /// opc.udp://224.0.0.22:4841, or opc.eth://01-00-5E-00-00-02].
+    #[arg(long, value_name = "URL", help_heading = "Messages")]
+    pub output_url: Option<String>,
+
+    /// The I/O simulator's PublisherId, type and value (byte, uint16,
+    /// uint32, uint64 or string) [default: uint16:2234].
+    #[arg(long, value_name = "TYPE:VALUE", help_heading = "Messages")]
+    pub input_publisher_id: Option<String>,
+
+    /// The controller's PublisherId [default: uint16:2235].
+    #[arg(long, value_name = "TYPE:VALUE", help_heading = "Messages")]
+    pub output_publisher_id: Option<String>,
+
+    /// The I/O simulator's WriterGroupId [default: 100].
+    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    pub input_writer_group: Option<u16>,
+
+    /// The controller's WriterGroupId [default: 100].
+    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    pub output_writer_group: Option<u16>,
+
+    /// The I/O simulator's DataSetWriterId [default: 62541].
+    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    pub input_writer: Option<u16>,
+
+    /// The controller's DataSetWriterId [default: 62541].
+    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    pub output_writer: Option<u16>,
+
+    /// The I/O simulator's field types, in order (boolean, sbyte, byte,
+    /// int16, uint16, int32, uint32, int64, uint64, float, double, datetime)
+    /// [default: datetime].
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Messages"
+    )]
+    pub input_fields: Option<Vec<String>>,
+
+    /// The controller's field types [default: datetime].
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Messages"
+    )]
+    pub output_fields: Option<Vec<String>>,
+
+    /// The I/O simulator's field encoding: variant, rawdata or datavalue
+    /// [default: variant].
+    #[arg(long, value_name = "ENCODING", help_heading = "Messages")]
+    pub input_encoding: Option<String>,
+
+    /// The controller's field encoding [default: variant].
+    #[arg(long, value_name = "ENCODING", help_heading = "Messages")]
+    pub output_encoding: Option<String>,
+
+    /// Which input field the I/O simulator changes, and which output field
+    /// the controller copies it to (0-based) [default: 0=0].
+    #[arg(long, value_name = "IN=OUT", value_parser = field_map, help_heading = "Messages")]
+    pub map: Option<(usize, usize)>,
+
     /// Options every probe shares (--threshold: "% over" counts
     /// screw-to-screw samples over the budget unless another threshold is
     /// given; --max-latency: use --budget).
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// `--map IN=OUT`.
+fn field_map(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{s:?}: give the input and output field numbers as IN=OUT, e.g. 0=0");
+    let (a, b) = s.split_once('=').ok_or_else(bad)?;
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// One direction of the messages from its flags over `d`'s defaults.
+#[allow(clippy::too_many_arguments)]
+fn direction(
+    mut d: Direction,
+    url: &Option<String>,
+    publisher_id: &Option<String>,
+    writer_group: Option<u16>,
+    writer: Option<u16>,
+    fields: &Option<Vec<String>>,
+    encoding: &Option<String>,
+    marker: Option<usize>,
+) -> Direction {
+    d.url = url.clone().or(d.url);
+    if let Some(p) = publisher_id {
+        d.publisher_id = p.clone();
+    }
+    d.writer_group_id = writer_group.unwrap_or(d.writer_group_id);
+    d.dataset_writer_id = writer.unwrap_or(d.dataset_writer_id);
+    if let Some(f) = fields {
+        d.fields = f.clone();
+    }
+    if let Some(e) = encoding {
+        d.encoding = e.clone();
+    }
+    d.marker_field = marker.unwrap_or(d.marker_field);
+    d
 }
 
 /// `--role`, each name with its help.
@@ -191,7 +298,26 @@ pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell>
         interface: a.interface.clone(),
         io_cpu: a.io_cpu,
         seed: a.seed,
-        ..RoundtripParams::default()
+        input: direction(
+            Direction::input(),
+            &a.input_url,
+            &a.input_publisher_id,
+            a.input_writer_group,
+            a.input_writer,
+            &a.input_fields,
+            &a.input_encoding,
+            a.map.map(|m| m.0),
+        ),
+        output: direction(
+            Direction::output(),
+            &a.output_url,
+            &a.output_publisher_id,
+            a.output_writer_group,
+            a.output_writer,
+            &a.output_fields,
+            &a.output_encoding,
+            a.map.map(|m| m.1),
+        ),
     }));
     let mut run = common_cell(params, a.controller_period, vec![cpu], online, &a.common)?;
     // The threshold is the budget unless another one was given.

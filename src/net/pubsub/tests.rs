@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::error::BadInput;
+use std::net::Ipv4Addr;
 use std::net::UdpSocket;
 use std::time::Instant;
 

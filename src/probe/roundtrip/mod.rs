@@ -270,7 +270,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let seed = args
         .params
         .seed
-        .unwrap_or_else(|| jitterlab_sys::rx_timestamp::realtime_ns());
+        .unwrap_or_else(jitterlab_sys::rx_timestamp::realtime_ns);
     Ok(Probes::threads(vec![Box::new(RoundtripProbe {
         budget: args.params.budget(args.period_ns),
         args,

@@ -72,3 +72,61 @@ fn bad_wire_settings_name_the_flag() {
     let d = Direction::input();
     assert_eq!(d.publisher_id, "uint16:2234");
 }
+
+#[test]
+fn the_reference_tutorial_subscriber_accepts_what_the_io_simulator_publishes() {
+    use jitterlab_core::uadp::{Publish, Reader, ReaderConfig};
+    let (input, _) = wires(&RoundtripParams::default()).unwrap();
+    let tutorial = Reader::new(ReaderConfig::tutorial());
+    let mut buf = [0u8; 256];
+    let mut lens = Vec::new();
+    for (k, t1) in [
+        (1u64, 1_700_000_000_000_000_000u64),
+        (2, 1_700_000_000_000_600_000),
+    ] {
+        let v = change_value(input.marker_type, k, t1);
+        let n = input
+            .writer
+            .encode(
+                &Publish {
+                    nm_sequence: k as u16,
+                    dsm_sequence: k as u16,
+                    timestamp: 0,
+                    picoseconds: 0,
+                },
+                &[v],
+                &mut buf,
+            )
+            .unwrap();
+        lens.push(n);
+        let mut got = [Value::Boolean(false)];
+        let a = tutorial.accept(&buf[..n], &mut got).unwrap();
+        assert_eq!(got[0], v);
+        assert_eq!(a.nm_sequence, Some(k as u16));
+    }
+    // A byte-stable layout: every message of a configuration is as long.
+    assert_eq!(lens[0], lens[1]);
+    assert_eq!(lens[0], input.writer.len());
+    // The controller's messages differ from the simulator's only by their
+    // PublisherId, which a tutorial subscriber refuses.
+    let (_, output) = wires(&RoundtripParams::default()).unwrap();
+    let n = output
+        .writer
+        .encode(
+            &Publish {
+                nm_sequence: 0,
+                dsm_sequence: 0,
+                timestamp: 0,
+                picoseconds: 0,
+            },
+            &[Value::DateTime(5)],
+            &mut buf,
+        )
+        .unwrap();
+    assert_eq!(n, lens[0]);
+    let mut got = [Value::Boolean(false)];
+    assert!(matches!(
+        tutorial.accept(&buf[..n], &mut got),
+        Err(jitterlab_core::uadp::Reject::NotOurs(_))
+    ));
+}
