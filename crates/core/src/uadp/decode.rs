@@ -479,7 +479,7 @@ pub fn decode_with(
                         "a DataSetMessage ends before the size the sizes array gives it",
                     ));
                 }
-                c.take(end - start, "unreachable: sizes were checked")?;
+                c.take(end - start, "the message ends inside a DataSetMessage")?;
             }
         }
         None => messages.push(decode_dsm(&mut c, options)?),
