@@ -42,8 +42,10 @@ use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
 
 pub mod one_cell;
+pub mod roundtrip;
 
 use one_cell::OneCell;
+pub use roundtrip::RoundtripRunArgs;
 
 /// Measure and prove the real-time determinism of a Linux machine.
 #[derive(Debug, Parser)]
@@ -277,6 +279,10 @@ pub enum RunCommand {
     /// through `rtla timerlat hist` (Debian package rtla); refused, with the
     /// reason, where the kernel has no timerlat tracer.
     Timerlat(TimerlatRunArgs),
+    /// Screw-to-screw round trip over OPC UA PubSub (seed 001): an I/O
+    /// simulator and a controller, checked against the worst-case budget.
+    Roundtrip(Box<RoundtripRunArgs>),
+
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period (1 ms), one sample per sleep.
     #[cfg(feature = "test-probe")]
@@ -296,6 +302,7 @@ impl RunCommand {
             RunCommand::Ctxswitch(a) => one_cell::ctxswitch(root, db, a),
             RunCommand::Response(a) => one_cell::response(root, db, a),
             RunCommand::Timerlat(a) => one_cell::timerlat(root, db, a),
+            RunCommand::Roundtrip(a) => roundtrip::roundtrip(root, db, a),
             #[cfg(feature = "test-probe")]
             RunCommand::Sleep(a) => sleep_cell(root, db, a),
         }

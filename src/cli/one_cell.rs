@@ -186,7 +186,7 @@ pub(super) fn timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<On
 }
 
 /// The spec's one cell and its plan, for the probe's own checks.
-fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, runner::RunPlan) {
+pub(super) fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, runner::RunPlan) {
     let cell = run.spec.cells().remove(0);
     let plan = runner::plan(&run.spec, &cell, &run.options);
     (cell, plan)
@@ -457,7 +457,7 @@ pub(super) fn common_cell(
 }
 
 /// The last online CPU unless `cpu` is given.
-fn cpu_or_last(online: &CpuList, cpu: Option<usize>) -> Result<usize> {
+pub(super) fn cpu_or_last(online: &CpuList, cpu: Option<usize>) -> Result<usize> {
     cpu.or_else(|| online.iter().last())
         .ok_or_else(|| bad("no CPU is online"))
 }

@@ -46,6 +46,13 @@
 //! |---|---|---|---|
 //! | [`FLOOD_PAIR`] | `jl<pid>tx`, `jl<pid>rx` | `jl<pid>a`, `jl<pid>b` | 198.18.0.1/30, 198.18.0.2/30 |
 //! | [`RESPONSE_PAIR`] | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
+//! | [`ROUNDTRIP_PAIR`] | `jl<pid>io`, `jl<pid>pl` | `jl<pid>i`, `jl<pid>p` | 198.18.0.9/30, 198.18.0.10/30 |
+//!
+//! The round trip's PubSub traffic goes to the multicast group 224.0.0.22
+//! (or raw Ethernet to 01-00-5E-00-00-01) across its pair. No multicast
+//! route is added: a publisher names its veth end with `IP_MULTICAST_IF` and
+//! a subscriber joins the group on it (`net::pubsub`), which is all the
+//! kernel needs, so the pair is made exactly like the others.
 
 // The bench runner starts the network scenario through this module; until
 // it is wired in, only tests call it.
@@ -137,8 +144,22 @@ pub const RESPONSE_PAIR: PairKind = PairKind {
     needs_root: "the response probe's udp source needs root (CAP_NET_ADMIN) to create network namespaces; run as root or use --source eventfd",
 };
 
+/// The `roundtrip` probe's pair: the I/O simulator in `jl<pid>io` and the
+/// controller ("PLC") in `jl<pid>pl`, on the /30 after the response probe's.
+pub const ROUNDTRIP_PAIR: PairKind = PairKind {
+    ns_a: "io",
+    ns_b: "pl",
+    veth_a: "i",
+    veth_b: "p",
+    ip_a: Ipv4Addr::new(198, 18, 0, 9),
+    ip_b: Ipv4Addr::new(198, 18, 0, 10),
+    prefix_len: 30,
+    who: "the roundtrip probe",
+    needs_root: "the roundtrip probe needs root (CAP_NET_ADMIN) to create the network namespaces of its I/O simulator and controller; run as root, or run one role per machine with --role io|controller --interface IF",
+};
+
 /// Every kind of pair jitterlab makes.
-const KINDS: [PairKind; 2] = [FLOOD_PAIR, RESPONSE_PAIR];
+const KINDS: [PairKind; 3] = [FLOOD_PAIR, RESPONSE_PAIR, ROUNDTRIP_PAIR];
 
 /// True for addresses in the benchmarking range 198.18.0.0/15 (RFC 2544),
 /// the only one jitterlab's namespaces use.
@@ -390,6 +411,16 @@ impl NetnsPair {
         &self.names.rx
     }
 
+    /// The veth end in the first namespace.
+    pub fn veth_a(&self) -> &str {
+        &self.names.veth_tx
+    }
+
+    /// The veth end in the second namespace.
+    pub fn veth_b(&self) -> &str {
+        &self.names.veth_rx
+    }
+
     /// The address of the veth end in the first namespace.
     pub fn ip_a(&self) -> Ipv4Addr {
         self.kind.ip_a
@@ -440,7 +471,7 @@ fn pair_with(
 /// Deletes a namespace a journal recorded, if it still exists (`jitterlab
 /// restore` after a crash); returns whether it deleted it. Refuses any name
 /// jitterlab would not have made (`jl<pid>` and the suffix of one of the
-/// [`PairKind`]s' namespaces: `tx`, `rx`, `ev`, `rs`).
+/// [`PairKind`]s' namespaces: `tx`, `rx`, `ev`, `rs`, `io`, `pl`).
 pub fn undo(change: &NetChange) -> Result<bool> {
     let NetChange::Netns(name) = change;
     if !is_ours(name) {
@@ -607,6 +638,45 @@ mod tests {
     }
 
     #[test]
+    fn roundtrip_pair_names_and_addresses_stay_apart_from_the_others() {
+        assert_eq!(
+            Names::of(&ROUNDTRIP_PAIR, 77),
+            Names {
+                tx: "jl77io".into(),
+                rx: "jl77pl".into(),
+                veth_tx: "jl77i".into(),
+                veth_rx: "jl77p".into(),
+            }
+        );
+        let longest = Names::of(&ROUNDTRIP_PAIR, u32::MAX);
+        for n in [longest.tx, longest.rx, longest.veth_tx, longest.veth_rx] {
+            assert!(n.len() <= MAX_NAME, "{n}");
+        }
+        assert_eq!(
+            [ROUNDTRIP_PAIR.cidr_a(), ROUNDTRIP_PAIR.cidr_b()],
+            ["198.18.0.9/30", "198.18.0.10/30"]
+        );
+        // Three kinds, three /30 networks, and no suffix shared by two of them.
+        let net = |ip: Ipv4Addr| u32::from(ip) & !0b11;
+        let mut nets: Vec<u32> = KINDS.iter().map(|k| net(k.ip_a)).collect();
+        nets.dedup();
+        assert_eq!(nets.len(), KINDS.len());
+        let mut suffixes: Vec<&str> = KINDS
+            .iter()
+            .flat_map(|k| [k.ns_a, k.ns_b, k.veth_a, k.veth_b])
+            .collect();
+        suffixes.sort();
+        suffixes.dedup();
+        assert_eq!(suffixes.len(), 4 * KINDS.len());
+        let e = pair_with("ip", 1000, 42, ROUNDTRIP_PAIR, &mut |_| Ok(())).unwrap_err();
+        assert!(e.downcast_ref::<BadInput>().is_some());
+        assert_eq!(
+            e.to_string(),
+            "the roundtrip probe needs root (CAP_NET_ADMIN) to create the network namespaces of its I/O simulator and controller; run as root, or run one role per machine with --role io|controller --interface IF"
+        );
+    }
+
+    #[test]
     fn benchmark_range_is_198_18_slash_15() {
         for yes in ["198.18.0.0", "198.18.0.6", "198.19.255.255"] {
             assert!(in_benchmark_range(yes.parse().unwrap()), "{yes}");
@@ -734,7 +804,11 @@ mod tests {
         assert!(is_ours("jl4194304rx"));
         assert!(is_ours("jl12ev"));
         assert!(is_ours("jl12rs"));
-        for name in ["jl12er", "jlev", "jl12e", "jl1x2rs"] {
+        assert!(is_ours("jl12io"));
+        assert!(is_ours("jl12pl"));
+        for name in [
+            "jl12er", "jlev", "jl12e", "jl1x2rs", "jl12i", "jl12p", "jlio",
+        ] {
             assert!(!is_ours(name), "{name}");
         }
     }

@@ -18,6 +18,13 @@
 //! the rx namespace, so it disappears with the namespace; the per-CPU
 //! `NET_RX` counts of `/proc/softirqs` (`system::counters`) show where the
 //! work landed.
+//!
+//! The `roundtrip` probe (seed 001) sends OPC UA PubSub messages between an
+//! I/O simulator and a controller in a pair of its own ([`hosts`]'
+//! `ROUNDTRIP_PAIR`), over UDP multicast or raw Ethernet, through the
+//! sockets of [`pubsub`], which carry the kernel's receive and transmit
+//! stamps.
 
 pub mod flood;
 pub mod hosts;
+pub mod pubsub;

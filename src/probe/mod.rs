@@ -132,6 +132,7 @@ pub mod helper_thread;
 pub mod periodic;
 pub mod plan;
 pub mod response;
+pub mod roundtrip;
 pub mod scan;
 #[cfg(feature = "test-probe")]
 pub mod sleep;
@@ -379,6 +380,11 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
         unavailable: Some(timerlat::unavailable),
+    },
+    Registration {
+        kind: ProbeKind::Roundtrip,
+        build: roundtrip::build,
+        unavailable: None,
     },
     #[cfg(feature = "test-probe")]
     Registration {

@@ -143,7 +143,7 @@ pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
         cpus,
         outliers: probe.outliers,
         limits: Limits {
-            latency: probe.max_latency_ns,
+            latency: probe.latency_limit(),
             jitter: probe.max_jitter_ns,
             exec: probe.max_exec_ns,
         },

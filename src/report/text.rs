@@ -99,6 +99,10 @@ pub fn summary(r: &RunResult) -> String {
     for t in &r.threads {
         outliers(&mut o, r, t);
     }
+    if let Some(b) = super::roundtrip::budget_block(r) {
+        o.push('\n');
+        o.push_str(&b);
+    }
     tail(&mut o, r);
     o
 }

@@ -56,3 +56,19 @@ pub const CHASE_LENGTH: u64 = 1024;
 /// 1 µs buckets of `--histogram`'s cyclictest histogram
 /// (`--histogram-buckets`): 10 ms of range.
 pub const HISTOGRAM_BUCKETS: usize = 10_000;
+
+/// The `roundtrip` probe's controller period (`--controller-period`, its
+/// `period`): 5 ms, seed 001's "Controller periodic rate".
+pub const CONTROLLER_PERIOD_NS: u64 = 5_000_000;
+
+/// The `roundtrip` probe's controller scan (`--scan`): 500 µs, seed 001's
+/// "Controller application scan time".
+pub const ROUNDTRIP_SCAN_NS: u64 = 500_000;
+
+/// The I/O simulator's publish and apply period (`--io-period`): 500 µs,
+/// seed 001's "OPC UA pub/sub conversion".
+pub const IO_PERIOD_NS: u64 = 500_000;
+
+/// The network allowance of the round-trip budget, each way
+/// (`--network-budget`): 100 µs, seed 001's "Network latency".
+pub const NETWORK_BUDGET_NS: u64 = 100_000;

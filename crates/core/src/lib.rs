@@ -33,6 +33,7 @@ pub mod probe;
 pub mod recorder;
 pub mod resctrl;
 pub mod result;
+pub mod roundtrip;
 pub mod rtla;
 pub mod sample;
 pub mod spec;

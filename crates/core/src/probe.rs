@@ -39,6 +39,9 @@ pub enum ProbeKind {
     Response,
     /// The kernel's timerlat tracer driven through `rtla timerlat`.
     Timerlat,
+    /// Seed 001's screw-to-screw round trip over OPC UA PubSub between an
+    /// I/O simulator and a controller.
+    Roundtrip,
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period.
     #[cfg(feature = "test-probe")]
@@ -54,6 +57,7 @@ impl ProbeKind {
         ProbeKind::Ctxswitch,
         ProbeKind::Response,
         ProbeKind::Timerlat,
+        ProbeKind::Roundtrip,
         #[cfg(feature = "test-probe")]
         ProbeKind::Sleep,
     ];
@@ -67,6 +71,7 @@ impl ProbeKind {
             ProbeKind::Ctxswitch => &CTXSWITCH,
             ProbeKind::Response => &RESPONSE,
             ProbeKind::Timerlat => &TIMERLAT,
+            ProbeKind::Roundtrip => &ROUNDTRIP,
             #[cfg(feature = "test-probe")]
             ProbeKind::Sleep => &SLEEP,
         }
@@ -387,6 +392,49 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
         outliers: &["irq", "thread", "user"],
     },
     spec_keys: &["period", "max_latency"],
+};
+
+/// `roundtrip`: seed 001's screw-to-screw time over OPC UA PubSub. Two
+/// threads push into its recorder's table: the I/O simulator's completed
+/// round trips (T1→T4 and, where both ends share a clock, T1→T2 and
+/// T3→T4rx) and the controller task's cycles (T2→T3 when the cycle
+/// published a new input's output; wake-up latency, periodic jitter and
+/// execution time every cycle). Only the screw-to-screw time is checked
+/// against a threshold: the budget, unless one is given.
+pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
+    name: "roundtrip",
+    summary: "screw-to-screw round trip over OPC UA PubSub, against its worst-case budget",
+    metrics: &[
+        ns("screw-to-screw", false, true),
+        ns("controller", false, false),
+        ns("t1-t2", false, false),
+        ns("t3-t4rx", false, false),
+        ns("latency", false, false),
+        ns("jitter", true, false),
+        ns("exec", false, false),
+    ],
+    main_latency: Some("screw-to-screw"),
+    periodic: false,
+    calibrated: true,
+    every_probe_cpu: false,
+    listed: true,
+    words: ReportWords {
+        period: Some("period"),
+        samples: "samples",
+        sample: "sample",
+        outliers: &["screw-to-screw", "controller", "latency", "jitter"],
+    },
+    spec_keys: &[
+        "period",
+        "scan",
+        "working_set",
+        "io_period",
+        "network_budget",
+        "opcua",
+        "budget",
+        "transport",
+        "io_cpu",
+    ],
 };
 
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):

@@ -33,7 +33,9 @@ use std::path::Path;
 
 pub mod eventfd;
 pub mod netns;
+pub mod packet;
 pub mod rx_timestamp;
+pub mod tx_timestamp;
 
 /// The error number of an interrupted call, as [`sleep_until_ns`] returns it.
 pub const EINTR: i32 = libc::EINTR;

@@ -801,6 +801,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
                 let ns = ck.positive_duration(v, &k("period"), "period")?;
                 limits::check_period(ns).map_err(|e| ck.err(v.span(), &k("period"), e))?
             }
+            None if kind == ProbeKind::Roundtrip => defaults::CONTROLLER_PERIOD_NS,
             None => defaults::PERIOD_NS,
         };
         // A key that only some kinds take (their descriptors say which):
@@ -837,6 +838,16 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
         only(r.samples.as_ref().map(|v| v.span()), "samples")?;
         only(sp(&r.source), "source")?;
         only(sp(&r.event_cpu), "event_cpu")?;
+        for (v, key) in [
+            (&r.io_period, "io_period"),
+            (&r.network_budget, "network_budget"),
+            (&r.opcua, "opcua"),
+            (&r.budget, "budget"),
+            (&r.transport, "transport"),
+            (&r.io_cpu, "io_cpu"),
+        ] {
+            only(sp(v), key)?;
+        }
         if let Some(v) = &r.max_latency {
             // A probe that counts CPU cycles has no latency to limit.
             let cycles = descriptor
@@ -939,6 +950,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
                 chase_length: defaults::CHASE_LENGTH,
             },
             P::Response => ProbeParams::Response { source, event_cpu },
+            P::Roundtrip => super::roundtrip::roundtrip_params(ck, r, period_ns, &k, t.span())?,
             kind => ProbeParams::defaults(kind),
         };
         let threshold_ns = match &r.threshold {

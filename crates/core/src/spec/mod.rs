@@ -177,6 +177,7 @@ mod check;
 mod plan;
 mod probe;
 mod raw;
+mod roundtrip;
 mod sched;
 
 use std::fmt;

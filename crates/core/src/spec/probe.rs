@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::result::ProbeKind;
+use crate::roundtrip::RoundtripParams;
 
 /// One probe and its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +96,8 @@ pub enum ProbeParams {
         /// timerlat --cpus`), not only its first (a bench cell).
         every_probe_cpu: bool,
     },
+    /// Seed 001's screw-to-screw round trip over OPC UA PubSub.
+    Roundtrip(Box<RoundtripParams>),
     /// A kind that takes only the parameters every probe shares (its
     /// period, threshold, window, outliers and limits, in [`ProbeSpec`]):
     /// `wakeup` (timer wake-up latency, one thread per probe CPU),
@@ -141,6 +144,7 @@ impl ProbeParams {
             ProbeParams::Chase { .. } => ProbeKind::Chase,
             ProbeParams::Response { .. } => ProbeKind::Response,
             ProbeParams::Timerlat { .. } => ProbeKind::Timerlat,
+            ProbeParams::Roundtrip(_) => ProbeKind::Roundtrip,
             ProbeParams::Plain(kind) => *kind,
         }
     }
@@ -167,6 +171,7 @@ impl ProbeParams {
                 user_threads: false,
                 every_probe_cpu: false,
             },
+            ProbeKind::Roundtrip => ProbeParams::Roundtrip(Box::default()),
             kind => ProbeParams::Plain(kind),
         }
     }
@@ -178,18 +183,45 @@ impl ProbeSpec {
         self.params.kind()
     }
 
-    /// The "% over" threshold, ns, with its default.
+    /// The "% over" threshold, ns, with its default: the round trip's
+    /// budget for a `roundtrip` probe, [`defaults::THRESHOLD_NS`] for the
+    /// others.
     pub fn threshold(&self) -> u64 {
-        self.threshold_ns.unwrap_or(defaults::THRESHOLD_NS)
+        self.threshold_ns.unwrap_or_else(|| match &self.params {
+            ProbeParams::Roundtrip(r) => r.budget(self.period_ns).total_ns(),
+            _ => defaults::THRESHOLD_NS,
+        })
     }
 
-    /// `(working set, scan)` of a cyclic probe; `None` for the others.
+    /// The limit on the main latency, ns: `max_latency`, or for a
+    /// `roundtrip` probe its budget (any sample over it fails the run).
+    pub fn latency_limit(&self) -> Option<u64> {
+        match &self.params {
+            ProbeParams::Roundtrip(r) => Some(
+                self.max_latency_ns
+                    .unwrap_or_else(|| r.budget(self.period_ns).total_ns()),
+            ),
+            _ => self.max_latency_ns,
+        }
+    }
+
+    /// `(working set, scan)` of a probe that runs the calibrated scan (the
+    /// cyclic probe, the round trip's controller); `None` for the others.
     pub fn scan(&self) -> Option<(u64, u64)> {
-        match self.params {
+        match &self.params {
             ProbeParams::Cyclic {
                 scan_ns,
                 working_set_bytes,
-            } => Some((working_set_bytes, scan_ns)),
+            } => Some((*working_set_bytes, *scan_ns)),
+            ProbeParams::Roundtrip(r) => Some((r.working_set_bytes, r.scan_ns)),
+            _ => None,
+        }
+    }
+
+    /// The round trip's own parameters, for a `roundtrip` probe.
+    pub fn roundtrip(&self) -> Option<&RoundtripParams> {
+        match &self.params {
+            ProbeParams::Roundtrip(r) => Some(r),
             _ => None,
         }
     }
@@ -262,6 +294,8 @@ struct ProbeSpecWire {
     user_threads: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     every_probe_cpu: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    roundtrip: Option<Box<RoundtripParams>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -290,6 +324,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
             chase_length: None,
             user_threads: false,
             every_probe_cpu: false,
+            roundtrip: None,
         };
         match p.params {
             ProbeParams::Cyclic {
@@ -321,6 +356,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
                 w.user_threads = user_threads;
                 w.every_probe_cpu = every_probe_cpu;
             }
+            ProbeParams::Roundtrip(r) => w.roundtrip = Some(r),
             ProbeParams::Plain(_) => {}
         }
         w
@@ -348,6 +384,7 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
             ("event_cpu", w.event_cpu.is_some(), ProbeKind::Response),
             ("user_threads", w.user_threads, ProbeKind::Timerlat),
             ("every_probe_cpu", w.every_probe_cpu, ProbeKind::Timerlat),
+            ("roundtrip", w.roundtrip.is_some(), ProbeKind::Roundtrip),
         ];
         if let Some((key, ..)) = foreign.iter().find(|(_, set, k)| *set && *k != kind) {
             return Err(format!("{key} does not apply to a {} probe", kind.name()));
@@ -371,6 +408,10 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
                 user_threads: w.user_threads,
                 every_probe_cpu: w.every_probe_cpu,
             },
+            ProbeKind::Roundtrip => ProbeParams::Roundtrip(
+                w.roundtrip
+                    .ok_or("a roundtrip probe needs its roundtrip object")?,
+            ),
             kind => ProbeParams::Plain(kind),
         };
         Ok(ProbeSpec {

@@ -158,6 +158,12 @@ pub(super) struct RawProbe {
     pub(super) samples: Option<Spanned<i64>>,
     pub(super) source: Option<Spanned<String>>,
     pub(super) event_cpu: Option<Spanned<String>>,
+    pub(super) io_period: Option<Spanned<String>>,
+    pub(super) network_budget: Option<Spanned<String>>,
+    pub(super) opcua: Option<Spanned<String>>,
+    pub(super) budget: Option<Spanned<String>>,
+    pub(super) transport: Option<Spanned<String>>,
+    pub(super) io_cpu: Option<Spanned<String>>,
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,210 @@
+use super::*;
+
+fn seed() -> Budget {
+    Budget::seed001(
+        BudgetInputs {
+            opcua_ns: 500_000,
+            network_ns: 100_000,
+            controller_period_ns: 5_000_000,
+            scan_ns: 500_000,
+        },
+        None,
+    )
+}
+
+#[test]
+fn seed_001_budget_is_6_7_ms_in_the_seeds_shape() {
+    let b = seed();
+    assert_eq!(b.computed_ns(), 6_700_000);
+    assert_eq!(b.total_ns(), 6_700_000);
+    assert_eq!(
+        b.names_line(),
+        "OPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case"
+    );
+    assert_eq!(
+        b.formula(),
+        "500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms"
+    );
+}
+
+#[test]
+fn an_own_budget_replaces_the_sum_and_is_shown_beside_it() {
+    let mut b = seed();
+    b.own_ns = Some(8_000_000);
+    assert_eq!(b.total_ns(), 8_000_000);
+    assert_eq!(
+        b.formula(),
+        "500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms; budget given: 8 ms"
+    );
+    let floor = Budget::seed001(
+        BudgetInputs {
+            opcua_ns: 500_000,
+            network_ns: 100_000,
+            controller_period_ns: 250_000,
+            scan_ns: 0,
+        },
+        None,
+    );
+    assert_eq!(
+        floor.formula(),
+        "500 µs + 100 µs + 250 µs + 0 µs + 100 µs + 500 µs = 1.45 ms"
+    );
+    assert_eq!(millis(6_000_000), "6 ms");
+    assert_eq!(millis(100_000), "100 µs");
+    assert_eq!(micros(1_500), "1.500us");
+}
+
+#[test]
+fn bands_place_samples_against_the_budget_and_count_the_ones_over() {
+    let mut bands = BudgetBands::default();
+    for v in [
+        0, 1_000_000, 1_000_001, 5_000_000, 6_030_000, 6_700_000, 6_700_001,
+    ] {
+        bands.add(v, 6_700_000);
+    }
+    // 1.0 ms = 14.9 %, 1_000_001 ns still ≤ 25 %; 5.0 ms = 74.6 %;
+    // 6.03 ms = exactly 90 %; 6.7 ms = 100 % (not over); 6.7 ms + 1 ns over.
+    assert_eq!(bands.counts, [3, 0, 1, 1, 1, 1]);
+    assert_eq!(bands.over(), 1);
+    assert_eq!(bands.total(), 7);
+}
+
+#[test]
+fn the_verdict_fails_on_any_sample_over_and_lists_it_with_its_time() {
+    let mut v = BudgetVerdict::new(seed());
+    assert!(!v.add(0, 10, 3_000_000));
+    assert!(v.held());
+    assert!(v.add(1, 20_000, 6_700_001));
+    assert!(!v.add(2, 30_000, 6_700_000));
+    assert!(!v.held());
+    assert_eq!((v.samples, v.over), (3, 1));
+    assert_eq!(
+        v.over_samples,
+        vec![OverBudget {
+            index: 1,
+            since_start_ns: 20_000,
+            value_ns: 6_700_001
+        }]
+    );
+    for i in 0..200 {
+        v.add(3 + i, 0, 7_000_000);
+    }
+    assert_eq!(v.over, 201);
+    assert_eq!(v.over_samples.len(), BudgetVerdict::LISTED);
+    assert_eq!(v.over_samples.capacity(), BudgetVerdict::LISTED);
+}
+
+fn change(marker: u64, t1: u64) -> Change {
+    Change {
+        marker,
+        t1_ns: t1,
+        t1_real_ns: t1 + 1_000_000_000,
+    }
+}
+
+#[test]
+fn t4_is_the_first_tick_that_applies_the_output_carrying_the_change() {
+    let mut io = IoSide::new();
+    assert_eq!(io.tick(0), None);
+    assert!(io.change(change(7, 1_000)));
+    // An old output, then ticks: nothing completes.
+    io.output(6, Some(50));
+    assert_eq!(io.tick(1_500), None);
+    // The output carrying 7 arrives twice; T4rx is the first message's stamp.
+    io.output(7, Some(5_000));
+    io.output(7, Some(5_400));
+    let done = io.tick(6_000).expect("the tick applies marker 7");
+    assert_eq!(done.change, change(7, 1_000));
+    assert_eq!(done.t4_ns, 6_000);
+    assert_eq!(done.t4_rx_real_ns, Some(5_000));
+    assert_eq!(done.screw_to_screw_ns(), 5_000);
+    // Completed once only.
+    assert_eq!(io.tick(6_500), None);
+    assert_eq!(io.outstanding(), None);
+}
+
+#[test]
+fn an_output_already_carrying_the_marker_completes_at_the_next_tick() {
+    // A controller that echoes before the change is seen cannot carry a
+    // marker that did not exist yet; but a marker repeated from an earlier
+    // change (a third-party controller that latches) completes at once,
+    // with the stamp of the message that carried it after the change.
+    let mut io = IoSide::new();
+    io.output(9, Some(10));
+    assert!(io.change(change(9, 100)));
+    assert_eq!(io.tick(200).map(|c| c.t4_rx_real_ns), Some(None));
+}
+
+#[test]
+fn a_second_change_before_completion_replaces_the_first_and_says_so() {
+    let mut io = IoSide::new();
+    assert!(io.change(change(1, 0)));
+    assert!(!io.change(change(2, 10)));
+    io.output(1, Some(1));
+    assert_eq!(io.tick(20), None);
+    io.output(2, Some(2));
+    assert_eq!(io.tick(30).map(|c| c.change.marker), Some(2));
+}
+
+#[test]
+fn t2_is_the_first_receive_stamp_and_t3_is_counted_once_per_change() {
+    let mut c = ControllerSide::new();
+    assert_eq!(c.read(), None);
+    c.input(1, Some(100));
+    c.input(1, Some(150));
+    let img = c.read().unwrap();
+    assert_eq!(
+        img,
+        InputImage {
+            marker: 1,
+            t2_real_ns: Some(100)
+        }
+    );
+    let h = c.published(img, 900).unwrap();
+    assert_eq!(h.controller_ns(), 800);
+    // The next cycles publish the same input: no new T2 → T3.
+    assert_eq!(c.published(c.read().unwrap(), 1_900), None);
+    c.input(2, None);
+    // A message without a stamp gives no T2, and no T2 → T3.
+    assert_eq!(c.published(c.read().unwrap(), 2_900), None);
+    c.input(3, Some(3_000));
+    assert_eq!(
+        c.published(c.read().unwrap(), 3_500)
+            .map(|h| h.controller_ns()),
+        Some(500)
+    );
+}
+
+#[test]
+fn sequence_gaps_count_lost_messages_across_the_wrap() {
+    let mut s = SequenceCounts::default();
+    for seq in [65_533u16, 65_534, 0, 1, 1, 5, 3, 6] {
+        s.add(seq);
+    }
+    // 65534 → 0 skips 65535 (1 lost); 1 → 1 repeated; 1 → 5 skips 2, 3, 4
+    // (3 lost); 3 goes back; 5 → 6 in order.
+    assert_eq!(s.received, 8);
+    assert_eq!(s.lost, 4);
+    assert_eq!(s.gaps, 2);
+    assert_eq!(s.out_of_order, 2);
+}
+
+#[test]
+fn change_delays_and_phases_stay_in_their_ranges_and_replay_from_the_seed() {
+    let mut a = ChangeSchedule::new(42, 500_000, 5_500_000);
+    let mut b = ChangeSchedule::new(42, 500_000, 5_500_000);
+    let mut lo = u64::MAX;
+    let mut hi = 0;
+    for _ in 0..10_000 {
+        let d = a.next_delay_ns();
+        assert_eq!(d, b.next_delay_ns());
+        assert!((500_000..6_000_000).contains(&d), "{d}");
+        lo = lo.min(d);
+        hi = hi.max(d);
+        let p = a.phase_ns(500_000);
+        assert_eq!(p, b.phase_ns(500_000));
+        assert!(p < 500_000);
+    }
+    // Uniform over 5.5 ms: 10 000 draws reach within 10 µs of both ends.
+    assert!(lo < 510_000 && hi > 5_990_000, "{lo} {hi}");
+}

@@ -1,0 +1,616 @@
+//! The `roundtrip` probe: seed 001's screw-to-screw round trip over OPC UA
+//! PubSub between an I/O simulator and a controller (a soft PLC), checked
+//! against the worst-case budget computed from the loop periods.
+//!
+//! **Both ends here** (`--role both`, the default): the I/O simulator runs
+//! in namespace `jl<pid>io` and the controller in `jl<pid>pl`, joined by a
+//! veth pair (`net::hosts::ROUNDTRIP_PAIR`, journaled first, deleted on
+//! teardown and on drop). The controller's task is the measuring thread
+//! (the runner pinned it to the probe CPU and made it SCHED_FIFO); the I/O
+//! simulator is a helper thread on `--io-cpu` at the same priority. Their
+//! messages are real UADP (`jitterlab_core::uadp`) over UDP multicast
+//! (`opc.udp://224.0.0.22:4840` in, `:4841` out) or raw Ethernet
+//! (`opc.eth://01-00-5E-00-00-01` in, `…-02` out), through
+//! `net::pubsub`'s sockets, each message stamped by the kernel on receive.
+//!
+//! **The samples** (the descriptor's metric table, `ROUNDTRIP`):
+//!
+//! | metric | from | when |
+//! |---|---|---|
+//! | `screw-to-screw` | T1 → T4 (the simulator's monotonic clock) | each completed round trip |
+//! | `controller` | T2 → T3 (the controller's realtime clock) | each cycle that published a new input's output |
+//! | `t1-t2` | T1 → T2 (realtime) | each round trip, both ends here |
+//! | `t3-t4rx` | T3 → T4rx (realtime) | each round trip, both ends here |
+//! | `latency`, `jitter`, `exec` | the controller task's release schedule | every cycle |
+//!
+//! The I/O thread hands each completed round trip (T1, T4, T4rx) to the
+//! controller thread through a bounded lock-free queue; the controller
+//! thread, the only one to push into the recorder, matches it with the T2
+//! and T3 it measured for the same marker and records it after its cycle.
+//!
+//! **The budget** (`jitterlab_core::roundtrip::Budget`): OPC UA (the I/O
+//! period) ×2 + network allowance ×2 + controller period + scan, or
+//! `--budget`. Every screw-to-screw sample is counted against it
+//! (`BudgetVerdict`: how many over, which, where the distribution
+//! clusters); the budget is the probe's latency limit, so a sample over it
+//! fails the run (exit 1), and its "% over" threshold unless another is
+//! given.
+//!
+//! **One role per machine** (`--role io|controller --interface IF`): the
+//! measuring thread runs that role alone in this namespace on `IF`; without
+//! a shared clock only T1→T4 (io) or T2→T3 and the task's cycle (controller)
+//! are measured, and the result says so.
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use anyhow::{anyhow, Context, Result};
+use jitterlab_core::cycle::CycleSample;
+use jitterlab_core::recorder::{slots, Sample, SampleSink};
+use jitterlab_core::roundtrip::{
+    Budget, BudgetVerdict, ChangeSchedule, Completed, Handled, Role, RoundtripParams, Transport,
+};
+use jitterlab_core::spec::{CellPlan, Spec};
+use jitterlab_core::uadp::Address;
+use jitterlab_core::units::{format_ns, CpuList};
+use serde::Serialize;
+
+use super::helper_thread::{
+    check_cpu, check_priority, own_thread_warnings, setup_helper_thread, HELPER_STACK,
+};
+use super::plan::{fifo_priority, RunPlan};
+use super::scan::Scan;
+use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
+use crate::error::bad;
+use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, ROUNDTRIP_PAIR};
+use crate::system::journal::{Journal, Undo};
+
+pub mod controller;
+pub mod io;
+pub mod wire;
+
+use controller::{ControllerCounts, ControllerLoop};
+use io::{IoCounts, IoLoop};
+use wire::{wire, Link, Wire};
+
+/// Completed round trips the I/O thread can hand over before the
+/// controller thread takes them (it takes them every cycle).
+const COMPLETIONS: usize = 4096;
+/// T2/T3 pairs the controller thread remembers to match completions with.
+const HANDLED: usize = 64;
+
+/// What the probe is asked for, from the cell.
+#[derive(Debug, Clone)]
+pub struct RoundtripArgs {
+    /// The controller's CPU (the probe CPU).
+    pub cpu: usize,
+    /// The I/O simulator's CPU.
+    pub io_cpu: usize,
+    /// SCHED_FIFO priority of both loops.
+    pub priority: i32,
+    /// The controller's period, ns.
+    pub period_ns: u64,
+    /// How long to measure, ns.
+    pub duration_ns: Option<u64>,
+    /// The probe's own parameters.
+    pub params: RoundtripParams,
+}
+
+/// The probe's arguments for one cell.
+pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> Result<RoundtripArgs> {
+    let probe = &spec.probes[cell.probe];
+    let params = probe
+        .roundtrip()
+        .context("roundtrip arguments of a probe that is no roundtrip probe")?
+        .clone();
+    let cpu = plan.cpus[0];
+    let neighbours: CpuList = spec.neighbour_cpus(cell).into_iter().collect();
+    Ok(RoundtripArgs {
+        cpu,
+        io_cpu: params
+            .io_cpu
+            .or_else(|| neighbours.iter().next())
+            .unwrap_or(cpu),
+        priority: fifo_priority(plan),
+        period_ns: probe.period_ns,
+        duration_ns: plan.params.duration_ns,
+        params,
+    })
+}
+
+/// Both directions' wires, checked (bad input names the flag).
+pub fn wires(p: &RoundtripParams) -> Result<(Wire, Wire)> {
+    let input = wire(&p.input, p.transport, "input")?;
+    let output = wire(&p.output, p.transport, "output")?;
+    if input.marker_type != output.marker_type {
+        return Err(bad(format!(
+            "--map: input field {} is a {} and output field {} a {}; the controller copies one to the other, so give fields of one type",
+            p.input.marker_field,
+            input.marker_type.name(),
+            p.output.marker_field,
+            output.marker_type.name()
+        )));
+    }
+    Ok((input, output))
+}
+
+/// Refuses (as bad input) CPUs that are not online, a bad priority and bad
+/// wire settings; warns when both loops share a CPU.
+pub fn validate(args: &RoundtripArgs, online: &CpuList) -> Result<Vec<String>> {
+    check_cpu(args.cpu, online, "--cpu")?;
+    check_cpu(args.io_cpu, online, "--io-cpu")?;
+    check_priority(args.priority)?;
+    wires(&args.params)?;
+    let mut warnings = Vec::new();
+    if args.params.role == Role::Both && args.cpu == args.io_cpu {
+        warnings.push(format!(
+            "the I/O simulator shares CPU {} with the controller (no other CPU is online): each loop delays the other",
+            args.cpu
+        ));
+    }
+    Ok(warnings)
+}
+
+/// Refuses, before anything changes, what would make set-up fail: for
+/// both ends here, not root or no `ip`; for one role, an interface that
+/// does not exist.
+pub fn check_environment(args: &RoundtripArgs) -> Result<()> {
+    match (&args.params.role, &args.params.interface) {
+        (Role::Both, _) => check_kind_environment(&ROUNDTRIP_PAIR),
+        (_, Some(ifname)) => {
+            if Path::new("/sys/class/net").join(ifname).exists() {
+                Ok(())
+            } else {
+                Err(bad(format!(
+                    "--interface {ifname}: no such network interface; list them with `ip link`"
+                )))
+            }
+        }
+        (role, None) => Err(bad(format!("--role {} needs --interface IF", role.name()))),
+    }
+}
+
+/// The MAC address of `ifname`, in namespace `netns` (through `ip -j`) or
+/// here (sysfs).
+fn mac_of(netns: Option<&str>, ifname: &str) -> Result<[u8; 6]> {
+    let text = match netns {
+        None => std::fs::read_to_string(format!("/sys/class/net/{ifname}/address"))
+            .with_context(|| format!("reading the MAC address of {ifname}"))?,
+        Some(ns) => {
+            let out = std::process::Command::new("ip")
+                .args(["-n", ns, "-j", "link", "show", "dev", ifname])
+                .output()
+                .context("running ip (iproute2)")?;
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+                .with_context(|| format!("reading `ip -j link show dev {ifname}`"))?;
+            v[0]["address"]
+                .as_str()
+                .with_context(|| format!("no MAC address for {ifname} in namespace {ns}"))?
+                .to_string()
+        }
+    };
+    let bytes: Vec<u8> = text
+        .trim()
+        .split(':')
+        .map(|h| u8::from_str_radix(h, 16))
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("MAC address {text:?} of {ifname}"))?;
+    bytes
+        .try_into()
+        .map_err(|_| anyhow!("MAC address {text:?} of {ifname} is not 6 bytes"))
+}
+
+/// The probe of a cell: its namespaces (journaled first) and sockets, made
+/// now.
+pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
+    let args = args(cell.spec, cell.cell, cell.plan)?;
+    let (input, output) = wires(&args.params)?;
+    let mut journaled = Vec::new();
+    let eth = args.params.transport == Transport::Eth;
+    let made = (|| -> Result<Ends> {
+        match (&args.params.role, &args.params.interface) {
+            (Role::Both, _) => {
+                let pair = NetnsPair::setup(ROUNDTRIP_PAIR, &mut |change: &NetChange| {
+                    let NetChange::Netns(name) = change;
+                    journaled.push(journal.record(Undo::Netns { name: name.clone() })?);
+                    Ok(())
+                })?;
+                let (io_ns, pl_ns) = (pair.netns_a().to_string(), pair.netns_b().to_string());
+                let mac = |ns: &str, ifname: &str| -> Result<Option<[u8; 6]>> {
+                    eth.then(|| mac_of(Some(ns), ifname)).transpose()
+                };
+                let io_mac = mac(&io_ns, pair.veth_a())?;
+                let pl_mac = mac(&pl_ns, pair.veth_b())?;
+                let io_link =
+                    Link::open(Some(&io_ns), pair.veth_a(), &input, &output, io_mac, false)
+                        .context("the I/O simulator's sockets")?;
+                let pl_link =
+                    Link::open(Some(&pl_ns), pair.veth_b(), &output, &input, pl_mac, true)
+                        .context("the controller's sockets")?;
+                crate::output::errln!(
+                    "jitterlab: roundtrip: I/O simulator in namespace {io_ns}, controller in {pl_ns}, over a veth pair ({})",
+                    args.params.transport.name()
+                );
+                Ok(Ends {
+                    io: Some(io_link),
+                    controller: Some(pl_link),
+                    pair: Some(pair),
+                })
+            }
+            (Role::Io, Some(ifname)) => {
+                let mac = eth.then(|| mac_of(None, ifname)).transpose()?;
+                Ok(Ends {
+                    io: Some(Link::open(None, ifname, &input, &output, mac, false)?),
+                    controller: None,
+                    pair: None,
+                })
+            }
+            (Role::Controller, Some(ifname)) => {
+                let mac = eth.then(|| mac_of(None, ifname)).transpose()?;
+                Ok(Ends {
+                    io: None,
+                    controller: Some(Link::open(None, ifname, &output, &input, mac, true)?),
+                    pair: None,
+                })
+            }
+            (role, None) => Err(bad(format!("--role {} needs --interface IF", role.name()))),
+        }
+    })();
+    let ends = match made {
+        Ok(e) => e,
+        Err(e) => {
+            // The pair (if made) was dropped, which deleted its namespaces.
+            for id in journaled {
+                let _ = journal.done(id);
+            }
+            return Err(e);
+        }
+    };
+    let seed = args
+        .params
+        .seed
+        .unwrap_or_else(jitterlab_sys::rx_timestamp::realtime_ns);
+    Ok(Probes::threads(vec![Box::new(RoundtripProbe {
+        budget: args.params.budget(args.period_ns),
+        args,
+        input,
+        output,
+        ends: Some(ends),
+        journaled,
+        seed,
+        scan: None,
+    })]))
+}
+
+/// The sockets of the ends that run here, and the namespaces of both.
+struct Ends {
+    io: Option<Link>,
+    controller: Option<Link>,
+    /// Field order is drop order: the sockets close before the namespaces go.
+    pair: Option<NetnsPair>,
+}
+
+/// The round trip of one cell.
+pub struct RoundtripProbe {
+    args: RoundtripArgs,
+    budget: Budget,
+    input: Wire,
+    output: Wire,
+    ends: Option<Ends>,
+    journaled: Vec<u64>,
+    seed: u64,
+    scan: Option<Scan>,
+}
+
+/// What a roundtrip run reports beyond its metrics (the result's
+/// `detail`).
+#[derive(Debug, Serialize)]
+struct Detail {
+    role: &'static str,
+    transport: &'static str,
+    input_url: String,
+    output_url: String,
+    /// `shared` when both ends read one clock (T1→T2 and T3→T4rx are
+    /// measured), else `separate`.
+    clock: &'static str,
+    budget_terms: String,
+    budget_formula: String,
+    budget: BudgetVerdict,
+    seed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    io: Option<IoCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    controller: Option<ControllerCounts>,
+    stamps: Vec<String>,
+}
+
+/// What stamps one end's sockets had, for the result.
+fn stamp_line(end: &str, link: &Link) -> String {
+    let (rx, tx) = link.stamps();
+    format!("{end}: subscriber {rx}; publisher {tx}")
+}
+
+/// The controller thread's books: the budget verdict and the T2/T3 of the
+/// last changes it handled, to match the completions with.
+struct Books {
+    verdict: BudgetVerdict,
+    handled: [Option<Handled>; HANDLED],
+    next: usize,
+    completions: u64,
+    t0: u64,
+    last_at: u64,
+}
+
+impl Books {
+    fn handled(&mut self, h: Handled) {
+        self.handled[self.next % HANDLED] = Some(h);
+        self.next += 1;
+    }
+
+    /// Records one completed round trip.
+    fn completion(&mut self, rec: &mut Recorder, c: Completed, shared_clock: bool) {
+        let s2s = c.screw_to_screw_ns();
+        let since = c.change.t1_ns.saturating_sub(self.t0);
+        self.verdict.add(self.completions, since, s2s);
+        let h = shared_clock
+            .then(|| {
+                self.handled
+                    .iter()
+                    .flatten()
+                    .find(|h| h.marker == c.change.marker)
+                    .copied()
+            })
+            .flatten();
+        let t1_t2 = h.map(|h| h.t2_real_ns as i64 - c.change.t1_real_ns as i64);
+        let t3_t4rx = match (h, c.t4_rx_real_ns) {
+            (Some(h), Some(rx)) => Some(rx as i64 - h.t3_real_ns as i64),
+            _ => None,
+        };
+        self.last_at = self.last_at.max(c.t4_ns);
+        rec.push(&Sample {
+            index: self.completions,
+            at: self.last_at,
+            values: slots([Some(s2s as i64), None, t1_t2, t3_t4rx]),
+        });
+        self.completions += 1;
+    }
+
+    /// Records one cycle of the controller's task.
+    fn cycle(&mut self, rec: &mut Recorder, s: &CycleSample, h: Option<Handled>) {
+        if let Some(h) = h {
+            self.handled(h);
+        }
+        self.last_at = self.last_at.max(s.start);
+        rec.push(&Sample {
+            index: s.cycle,
+            at: self.last_at,
+            values: slots([
+                None,
+                h.map(|h| h.controller_ns() as i64),
+                None,
+                None,
+                Some(s.latency),
+                s.jitter,
+                Some(s.exec),
+            ]),
+        });
+    }
+}
+
+impl Probe for RoundtripProbe {
+    fn prepare(&mut self) -> Result<Prepared> {
+        let ends = self.ends.as_ref().context("the roundtrip probe is gone")?;
+        if ends.controller.is_none() || self.args.params.scan_ns == 0 {
+            return Ok(Prepared::default());
+        }
+        let mut scan = Scan::new(self.args.params.working_set_bytes);
+        let cal = scan.calibrate(self.args.cpu, self.args.params.scan_ns);
+        self.scan = Some(scan);
+        Ok(Prepared {
+            calibration_note: cal.note.clone(),
+            calibration: Some(cal),
+            ..Prepared::default()
+        })
+    }
+
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
+        let mut ends = self.ends.take().context("the roundtrip probe is gone")?;
+        let a = &self.args;
+        let p = &a.params;
+        let mut warnings = own_thread_warnings("controller", a.cpu, a.priority);
+        let mut books = Books {
+            verdict: BudgetVerdict::new(self.budget.clone()),
+            handled: [None; HANDLED],
+            next: 0,
+            completions: 0,
+            t0: start.t0,
+            last_at: start.t0,
+        };
+        let budget_ns = self.budget.total_ns();
+        let give_up_ns = budget_ns.saturating_mul(4).max(100_000_000);
+        let end = a.duration_ns.map(|d| start.t0 + d);
+        let releases = a.duration_ns.map(|d| d.div_ceil(a.period_ns));
+        let changes = ChangeSchedule::new(self.seed, p.io_period_ns, a.period_ns + p.io_period_ns);
+        let mut stamps = Vec::new();
+        let mut io_counts = None;
+        let mut ctl_counts = None;
+        let mut schedule = None;
+        let shared_clock = p.role == Role::Both;
+        match (ends.io.take(), ends.controller.take()) {
+            (Some(io_link), Some(pl_link)) => {
+                stamps.push(stamp_line("I/O simulator", &io_link));
+                stamps.push(stamp_line("controller", &pl_link));
+                let mut io = IoLoop {
+                    link: io_link,
+                    input: self.input.clone(),
+                    output: self.output.clone(),
+                    period_ns: p.io_period_ns,
+                    changes,
+                    give_up_ns,
+                };
+                let mut ctl = ControllerLoop {
+                    link: pl_link,
+                    input: self.input.clone(),
+                    output: self.output.clone(),
+                    period_ns: a.period_ns,
+                    scan: self.scan.take(),
+                };
+                let (mut tx, mut rx) = rtrb::RingBuffer::<Completed>::new(COMPLETIONS);
+                let io_stop = AtomicBool::new(false);
+                let (io_cpu, prio) = (a.io_cpu, a.priority);
+                let (counts, io_warnings) = std::thread::scope(|s| -> Result<_> {
+                    let io_thread = std::thread::Builder::new()
+                        .name("jl-io-sim".into())
+                        .stack_size(HELPER_STACK)
+                        .spawn_scoped(s, || {
+                            let w = setup_helper_thread("I/O simulator", io_cpu, prio);
+                            let c = io.run(start.t0, end, &io_stop, &mut |c| tx.push(c).is_ok());
+                            (c, w)
+                        })
+                        .context("starting the I/O simulator's thread")?;
+                    let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
+                        while let Ok(done) = rx.pop() {
+                            books.completion(recorder, done, shared_clock);
+                        }
+                        books.cycle(recorder, sample, h);
+                        true
+                    });
+                    io_stop.store(true, Relaxed);
+                    let (ioc, w) = io_thread
+                        .join()
+                        .map_err(|_| anyhow!("the I/O simulator's thread panicked"))?;
+                    while let Ok(done) = rx.pop() {
+                        books.completion(recorder, done, shared_clock);
+                    }
+                    Ok(((ioc, c, sched), w))
+                })?;
+                warnings.extend(io_warnings);
+                io_counts = Some(counts.0);
+                ctl_counts = Some(counts.1);
+                schedule = Some(counts.2);
+                ends.io = Some(io.link);
+                ends.controller = Some(ctl.link);
+            }
+            (Some(io_link), None) => {
+                stamps.push(stamp_line("I/O simulator", &io_link));
+                let mut io = IoLoop {
+                    link: io_link,
+                    input: self.input.clone(),
+                    output: self.output.clone(),
+                    period_ns: p.io_period_ns,
+                    changes,
+                    give_up_ns,
+                };
+                let c = io.run(start.t0, end, start.stop, &mut |c| {
+                    books.completion(recorder, c, false);
+                    true
+                });
+                io_counts = Some(c);
+                ends.io = Some(io.link);
+            }
+            (None, Some(pl_link)) => {
+                stamps.push(stamp_line("controller", &pl_link));
+                let mut ctl = ControllerLoop {
+                    link: pl_link,
+                    input: self.input.clone(),
+                    output: self.output.clone(),
+                    period_ns: a.period_ns,
+                    scan: self.scan.take(),
+                };
+                let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
+                    books.cycle(recorder, sample, h);
+                    true
+                });
+                ctl_counts = Some(c);
+                schedule = Some(sched);
+                ends.controller = Some(ctl.link);
+            }
+            (None, None) => unreachable!("build makes at least one end"),
+        }
+        self.ends = Some(ends);
+        let v = &books.verdict;
+        if v.over > 0 {
+            warnings.push(format!(
+                "{} of {} screw-to-screw samples went beyond the budget of {} (worst first listed at {} after the start)",
+                v.over,
+                v.samples,
+                format_ns(v.budget_ns as i64),
+                format_ns(v.over_samples[0].since_start_ns as i64)
+            ));
+        }
+        if let Some(c) = &io_counts {
+            if c.lost > 0 {
+                warnings.push(format!(
+                    "{} input changes never came back within {} and were given up",
+                    c.lost,
+                    format_ns(give_up_ns as i64)
+                ));
+            }
+        }
+        if !shared_clock {
+            warnings.push(
+                "one role per machine: no shared clock, so only T1→T4 (io) or T2→T3 (controller) is measured"
+                    .into(),
+            );
+        }
+        let url = |w: &Wire| match w.address {
+            Address::Udp {
+                ip: IpAddr::V4(ip),
+                port,
+            } => format!("opc.udp://{ip}:{port}"),
+            Address::Udp { ip, port } => format!("opc.udp://[{ip}]:{port}"),
+            Address::Eth { mac, vlan } => {
+                let m: Vec<String> = mac.iter().map(|b| format!("{b:02X}")).collect();
+                match vlan {
+                    Some(v) => format!("opc.eth://{}:{}.{}", m.join("-"), v.id, v.pcp),
+                    None => format!("opc.eth://{}", m.join("-")),
+                }
+            }
+        };
+        let detail = Detail {
+            role: p.role.name(),
+            transport: p.transport.name(),
+            input_url: url(&self.input),
+            output_url: url(&self.output),
+            clock: if shared_clock { "shared" } else { "separate" },
+            budget_terms: self.budget.names_line(),
+            budget_formula: self.budget.formula(),
+            budget: books.verdict,
+            seed: self.seed,
+            io: io_counts,
+            controller: ctl_counts,
+            stamps,
+        };
+        Ok(Report {
+            detail: Some(serde_json::to_value(&detail)?),
+            warnings,
+            schedule,
+            ..Report::default()
+        })
+    }
+
+    fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(ends) = self.ends.take() {
+            drop(ends.io);
+            drop(ends.controller);
+            if let Some(pair) = ends.pair {
+                match pair.teardown() {
+                    Ok(l) if l.is_empty() => {}
+                    Ok(l) => lines.push(format!("roundtrip namespaces deleted: {}", l.join(", "))),
+                    Err(e) => lines.push(format!("deleting the roundtrip namespaces: {e:#}")),
+                }
+            }
+        }
+        for id in self.journaled.drain(..) {
+            if let Err(e) = journal.done(id) {
+                lines.push(format!("journal: {e:#}"));
+            }
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests;

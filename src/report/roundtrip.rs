@@ -1,0 +1,107 @@
+//! The round trip's budget block: seed 001's worst-case calculation term by
+//! term, the verdict (how many screw-to-screw samples went beyond it, any
+//! is a failure), where the distribution sits against the budget, and what
+//! the messages did. Printed after `jitterlab run roundtrip` and rebuilt by
+//! `jitterlab report` from the stored result's `detail` (the probe's
+//! `Detail`, `probe::roundtrip`).
+
+use std::fmt::Write as _;
+
+use jitterlab_core::result::{ProbeKind, RunResult};
+use jitterlab_core::roundtrip::{BudgetBands, BudgetVerdict};
+use jitterlab_core::units::format_ns;
+
+use super::safe::shown;
+
+/// The budget block of a roundtrip result, if it is one.
+pub fn budget_block(r: &RunResult) -> Option<String> {
+    if r.probe != ProbeKind::Roundtrip {
+        return None;
+    }
+    let d = r.detail.as_ref()?;
+    let v: BudgetVerdict = serde_json::from_value(d.get("budget")?.clone()).ok()?;
+    let text = |k: &str| d.get(k).and_then(|x| x.as_str()).unwrap_or("");
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "budget: the worst case of the asynchronous loops (seed 001)"
+    );
+    let _ = writeln!(o, "  {}", shown(text("budget_terms")));
+    let _ = writeln!(o, "  {}", shown(text("budget_formula")));
+    let pct = |ns: Option<i64>| match ns {
+        Some(ns) if v.budget_ns > 0 => {
+            format!("{:.1} %", ns as f64 * 100.0 / v.budget_ns as f64)
+        }
+        _ => "-".into(),
+    };
+    let s2s = r
+        .combined
+        .as_ref()
+        .or(r.threads.first().map(|t| &t.metrics))
+        .and_then(|m| m.get("screw-to-screw"));
+    let verdict = if v.held() { "held" } else { "FAILED" };
+    let _ = writeln!(
+        o,
+        "  {} round trips, {} beyond the budget of {} ({verdict}); median {}, p99 {}, max {} of the budget",
+        v.samples,
+        v.over,
+        format_ns(v.budget_ns as i64),
+        pct(s2s.and_then(|m| m.p50)),
+        pct(s2s.and_then(|m| m.p99)),
+        pct(s2s.and_then(|m| m.max)),
+    );
+    let labels = BudgetBands::labels();
+    let mut head = String::from("  where they fall:");
+    let mut counts = String::from("                  ");
+    for (l, c) in labels.iter().zip(v.bands.counts) {
+        let w = l.chars().count().max(c.to_string().len()) + 2;
+        let _ = write!(head, "{l:>w$}");
+        let _ = write!(counts, "{c:>w$}");
+    }
+    let _ = writeln!(o, "{head}\n{counts}");
+    for (end, name) in [
+        ("io", "from the controller"),
+        ("controller", "from the I/O simulator"),
+    ] {
+        let Some(c) = d.get(end).filter(|c| !c.is_null()) else {
+            continue;
+        };
+        let n = |path: &[&str]| {
+            path.iter()
+                .try_fold(c, |x, k| x.get(k))
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0)
+        };
+        let _ = writeln!(
+            o,
+            "  messages {name}: {} accepted, {} lost in {} gaps, {} malformed, {} unsupported, {} not ours",
+            n(&["rx", "accepted"]),
+            n(&["sequence", "lost"]),
+            n(&["sequence", "gaps"]),
+            n(&["rx", "malformed"]),
+            n(&["rx", "unsupported"]),
+            n(&["rx", "not_ours"]),
+        );
+    }
+    if let Some(c) = d.get("controller").filter(|c| !c.is_null()) {
+        let late = c.get("late_outputs").and_then(|x| x.as_u64()).unwrap_or(0);
+        let _ = writeln!(o, "  late outputs (the task overran its period): {late}");
+    }
+    if !v.over_samples.is_empty() {
+        let _ = writeln!(
+            o,
+            "  beyond the budget (the first {}):",
+            v.over_samples.len()
+        );
+        for s in &v.over_samples {
+            let _ = writeln!(
+                o,
+                "    {:>12}  sample {:>9}  at {:>9}",
+                format_ns(s.value_ns as i64),
+                s.index,
+                format_ns(s.since_start_ns as i64)
+            );
+        }
+    }
+    Some(o)
+}
