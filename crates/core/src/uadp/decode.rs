@@ -235,10 +235,12 @@ fn parse_publisher_id<'a>(
                     "the PublisherId String is null or has a negative length",
                 ));
             }
-            let bytes = c.take(
-                len as usize,
-                "the PublisherId String's length runs past the end of the message",
-            )?;
+            let bytes = c.take(len as usize, "").map_err(|_| {
+                DecodeError::malformed(
+                    at,
+                    "the PublisherId String's length runs past the end of the message",
+                )
+            })?;
             let text = std::str::from_utf8(bytes).map_err(|_| {
                 DecodeError::malformed(at + 4, "the PublisherId String is not UTF-8")
             })?;
@@ -319,6 +321,8 @@ pub(crate) fn parse_dsm_header(
         ))?;
         has_ts = f2 & 0x10 != 0;
         has_ps = f2 & 0x20 != 0;
+        // Kept only where nothing else would make the encoder send it.
+        h.flags2 = kind == MessageKind::KeyFrame && !has_ts && !has_ps;
     }
     if f1 & 0x08 != 0 {
         h.sequence_number =
@@ -475,7 +479,7 @@ pub fn decode_with(
                         "a DataSetMessage ends before the size the sizes array gives it",
                     ));
                 }
-                c.take(end - start, "unreachable: sizes were checked")?;
+                c.take(end - start, "the message ends inside a DataSetMessage")?;
             }
         }
         None => messages.push(decode_dsm(&mut c, options)?),
@@ -497,7 +501,13 @@ pub fn decode_with(
         }),
         timestamp: h.timestamp,
         picoseconds: h.picoseconds,
-        extended_flags1: h.extended_flags1,
+        // Kept only where nothing else would make the encoder send it.
+        extended_flags1: h.extended_flags1
+            && !h.extended_flags2
+            && h.publisher_id.is_none_or(|p| p.type_bits() == 0)
+            && h.class_id.is_none()
+            && h.timestamp.is_none()
+            && h.picoseconds.is_none(),
         extended_flags2: h.extended_flags2,
         messages,
     })

@@ -32,9 +32,13 @@ pub struct NetworkMessage {
     pub timestamp: Option<i64>,
     /// The NetworkMessage PicoSeconds (ExtendedFlags1 bit 6).
     pub picoseconds: Option<u16>,
-    /// ExtendedFlags1 is sent even when all its bits are 0.
+    /// ExtendedFlags1 is sent even when all its bits are 0 (decoding sets
+    /// this only when nothing else needed it: a Byte or no PublisherId, no
+    /// DataSetClassId, Timestamp, PicoSeconds or ExtendedFlags2).
     pub extended_flags1: bool,
-    /// ExtendedFlags2 is sent even when all its bits are 0.
+    /// ExtendedFlags2 is sent even when all its bits are 0 (none of its
+    /// bits is spoken, so a decoded message has it only when it was sent
+    /// empty).
     pub extended_flags2: bool,
     /// The DataSetMessages, in wire order.
     pub messages: Vec<DataSetMessage>,
@@ -79,7 +83,9 @@ pub struct DataSetMessageHeader {
     pub valid: bool,
     /// DataSetFlags1 bits 1–2.
     pub encoding: FieldEncoding,
-    /// DataSetFlags2 is sent even when it says no more than "key frame".
+    /// DataSetFlags2 is sent even when it says no more than "key frame"
+    /// (decoding sets this only for such a DataSetFlags2: a key frame with
+    /// no Timestamp and no PicoSeconds).
     pub flags2: bool,
     /// DataSetMessageSequenceNumber (DataSetFlags1 bit 3).
     pub sequence_number: Option<u16>,
