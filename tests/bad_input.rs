@@ -238,7 +238,7 @@ fn corpus() -> Vec<Case> {
         spec_case(&["bench", "{SPEC}"], &with("repetitions = 0\n"), "{SPEC}:2: repetitions: 0 is less than 1"),
         spec_case(&["bench", "{SPEC}"], &with("name = \"x\\u001b[31m\\nforged\"\n"), "{SPEC}:2: name: name \"x\\u{1b}[31m\\nforged\" holds control characters; use printable text (it is printed by runs and report)"),
         spec_case(&["bench", "{SPEC}"], &eleven_probes(1000), "{SPEC}:3: repetitions: the bench has 11000 cells (1000 repetitions × 1 configuration × 1 scenario × 1 deployment × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec"),
-        spec_case(&["bench", "{SPEC}"], &probe("kind = \"nope\"\n"), "{SPEC}:3: probe[0].kind: unknown probe kind \"nope\"; use cyclic, wakeup, chase, ctxswitch, response or timerlat"),
+        spec_case(&["bench", "{SPEC}"], &probe("kind = \"nope\"\n"), "{SPEC}:3: probe[0].kind: unknown probe kind \"nope\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat or roundtrip"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"cyclic\"\nperiod = \"1ns\"\n"), "{SPEC}:4: probe[0].period: 1ns is shorter than 10us, the shortest period jitterlab measures (below it the probe measures its own overhead)"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"cyclic\"\nworking_set = \"1000GiB\"\n"), "{SPEC}:4: probe[0].working_set: 1000GiB is more than 4GiB, the largest buffer jitterlab allocates"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"cyclic\"\nworking_set = \"768MiB\"\n"), "{SPEC}: probe[0].working_set: 768MiB is more than half of this machine's memory (MemTotal 1048576 kB in /proc/meminfo): the probe locks what it allocates (mlockall) and the neighbours need the rest; give at most 512MiB"),
@@ -251,7 +251,7 @@ fn corpus() -> Vec<Case> {
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"chase\"\nsamples = 99999999\n"), "{SPEC}:4: probe[0].samples: 99999999 is more than 1048576, the most samples a chase keeps"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"chase\"\nbuffer = \"5GiB\"\n"), "{SPEC}:4: probe[0].buffer: 5GiB is more than 4GiB, the largest buffer jitterlab allocates"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"chase\"\nbuffer = \"768MiB\"\n"), "{SPEC}: probe[0].buffer: 768MiB is more than half of this machine's memory (MemTotal 1048576 kB in /proc/meminfo): the probe locks what it allocates (mlockall) and the neighbours need the rest; give at most 512MiB"),
-        spec_case(&["bench", "{SPEC}"], &probe("kind = \"wakeup\"\nscan = \"10us\"\n"), "{SPEC}:4: probe[0].scan: scan applies only to kind = \"cyclic\"; remove it from this wakeup probe"),
+        spec_case(&["bench", "{SPEC}"], &probe("kind = \"wakeup\"\nscan = \"10us\"\n"), "{SPEC}:4: probe[0].scan: scan applies only to kind = \"cyclic\" or kind = \"roundtrip\"; remove it from this wakeup probe"),
         spec_case(
             &["bench", "{SPEC}"],
             "duration = \"7d\"\n[[configuration]]\nname = \"w\"\nprobe_cpus = \"0-1\"\n[[probe]]\nkind = \"wakeup\"\n",

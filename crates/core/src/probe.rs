@@ -495,7 +495,9 @@ mod tests {
                 assert!(!COMMON_SPEC_KEYS.contains(key), "{} {key}", d.name);
             }
             assert_eq!(d.periodic, d.words.sample == "cycle");
-            assert!(!d.calibrated || d.periodic);
+            // A calibrated probe runs its scan in a task whose execution
+            // time it measures.
+            assert!(!d.calibrated || d.metric("exec").is_some(), "{}", d.name);
         }
         assert_eq!(ProbeKind::parse("nosuch"), None);
     }
@@ -511,7 +513,8 @@ mod tests {
                 "chase",
                 "ctxswitch",
                 "response",
-                "timerlat"
+                "timerlat",
+                "roundtrip"
             ]
         );
         let every: Vec<ProbeKind> = ProbeKind::ALL
@@ -531,19 +534,29 @@ mod tests {
                 .map(|k| k.name())
                 .collect()
         };
-        assert_eq!(takes("scan"), ["cyclic"]);
-        assert_eq!(takes("working_set"), ["cyclic"]);
+        assert_eq!(takes("scan"), ["cyclic", "roundtrip"]);
+        assert_eq!(takes("working_set"), ["cyclic", "roundtrip"]);
         assert_eq!(takes("max_exec"), ["cyclic"]);
         assert_eq!(takes("max_jitter"), ["cyclic", "wakeup"]);
         assert_eq!(
             takes("period"),
-            ["cyclic", "wakeup", "response", "timerlat"]
+            ["cyclic", "wakeup", "response", "timerlat", "roundtrip"]
         );
         assert_eq!(takes("buffer"), ["chase"]);
         assert_eq!(takes("iterations"), ["chase"]);
         assert_eq!(takes("samples"), ["chase"]);
         assert_eq!(takes("source"), ["response"]);
         assert_eq!(takes("event_cpu"), ["response"]);
+        for key in [
+            "io_period",
+            "network_budget",
+            "opcua",
+            "budget",
+            "transport",
+            "io_cpu",
+        ] {
+            assert_eq!(takes(key), ["roundtrip"], "{key}");
+        }
         assert_eq!(
             takes("max_latency"),
             ["cyclic", "wakeup", "ctxswitch", "response", "timerlat"]
