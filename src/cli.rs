@@ -31,7 +31,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
-use jitterlab_core::spec::{Policy, ResponseSource};
+use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
 use crate::net::flood::{FloodArgs, SinkArgs};
@@ -40,6 +40,7 @@ use crate::report::tables;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
+use crate::system::container::Engine;
 
 pub mod one_cell;
 
@@ -195,6 +196,11 @@ pub struct BenchArgs {
     /// Format of the tables printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ReportFormat,
+
+    /// The container engine of the spec's container cells [default:
+    /// podman, else docker, whichever answers `ENGINE version`].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
 }
 
 /// `jitterlab report`.
@@ -458,6 +464,11 @@ pub struct TimerlatRunArgs {
     /// Do not store the run in the results database.
     #[arg(long)]
     pub no_db: bool,
+
+    /// Where the probe runs; timerlat measures the host kernel's tracer and
+    /// is N/A in a container (refused with the reason).
+    #[arg(long, value_enum, default_value = "host")]
+    pub deployment: DeploymentArg,
 }
 
 /// `jitterlab run cyclic`.
@@ -593,6 +604,63 @@ pub struct CommonArgs {
     /// Do not store the run in the results database.
     #[arg(long)]
     pub no_db: bool,
+
+    /// Where the probe runs: on the host, or inside a container built from
+    /// this jitterlab (FROM scratch, no registry), with every real-time
+    /// default or not at all.
+    #[arg(long, value_enum, default_value = "host")]
+    pub deployment: DeploymentArg,
+
+    /// The container engine of --deployment container [default: podman,
+    /// else docker, whichever answers `ENGINE version`].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+
+    /// Internal: write the window rows and the result as JSON lines on
+    /// stdout (the probe side of a container cell).
+    #[arg(long, hide = true)]
+    pub stream: bool,
+
+    /// Internal: the scan calibrations to measure with, as JSON (a bench's,
+    /// made idle on the host, for its container cell).
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub calibration: Option<String>,
+}
+
+/// `--deployment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeploymentArg {
+    /// On the host.
+    Host,
+    /// Inside a container (timerlat: N/A, with the reason).
+    Container,
+}
+
+impl From<DeploymentArg> for Deployment {
+    fn from(d: DeploymentArg) -> Deployment {
+        match d {
+            DeploymentArg::Host => Deployment::Host,
+            DeploymentArg::Container => Deployment::Container,
+        }
+    }
+}
+
+/// `--engine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// Podman (Debian package podman).
+    Podman,
+    /// Docker (Debian package docker.io), where its daemon runs.
+    Docker,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Podman => Engine::Podman,
+            EngineArg::Docker => Engine::Docker,
+        }
+    }
 }
 
 /// `jitterlab __net-sink`: receive the flood inside the probe's namespace.
@@ -654,6 +722,7 @@ impl BenchArgs {
             dry_run: self.dry_run,
             json: self.json.clone(),
             format: self.format.into(),
+            engine: self.engine.map(Engine::from),
         }
     }
 }

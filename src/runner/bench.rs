@@ -86,6 +86,7 @@ use crate::output::{errln, out, outln};
 use crate::probe::{self, periodic, Cell, Probes};
 use crate::report;
 use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
+use crate::system::container::Engine;
 use crate::system::journal::{self, Holder, Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
 use crate::system::settings::{apply_all, config_settings, restore_all};
@@ -271,6 +272,8 @@ struct Bench<'a> {
     signalled: &'a AtomicBool,
     calibrations: BTreeMap<(usize, Vec<usize>), Vec<Calibration>>,
     progress: Progress,
+    /// The engine of the container cells.
+    engine: Option<Engine>,
 }
 
 /// What ran beside a cell's probe, to be stopped on every path.
@@ -351,6 +354,8 @@ pub struct BenchRequest {
     pub json: Option<PathBuf>,
     /// Format of the tables printed at the end.
     pub format: report::tables::Format,
+    /// The engine of the container cells (`--engine`).
+    pub engine: Option<Engine>,
 }
 
 /// `jitterlab bench`.
@@ -364,6 +369,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     // Validation plans with the disk loads' base directories, which are
     // checked; the private directories are made only when the bench starts.
     check_environment(root, &spec, &cells)?;
+    let containers = probe::container::check_bench(root, &spec, &cells, a.engine)?;
     // The machine lock and the journal before the plan is printed: a bench
     // that will be refused says only why. A dry run changes nothing, so it
     // only looks, and says after the plan why a real run would be refused.
@@ -380,7 +386,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let mut skipped = 0u64;
     for (i, cp) in cells.iter().enumerate() {
-        if let Some(why) = plan_load(&spec, cp, None)?.skip {
+        let skip = plan_load(&spec, cp, None)?.skip;
+        let skip = skip.or_else(|| {
+            cp.in_container()
+                .then(|| probe::cell_unavailable(&spec, cp, root))
+                .flatten()
+        });
+        if let Some(why) = skip {
             skipped += 1;
             outln!("  {}/{} will be skipped: {why}", i + 1, cells.len())?;
         }
@@ -435,6 +447,11 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     )?;
     errln!("jitterlab: bench stored as run {run} in {}", db.display());
 
+    if containers {
+        // Before the first cell: building it takes a while, and must not
+        // happen beside a cell's neighbours.
+        probe::container::prepare_image(a.engine)?;
+    }
     let mlock = rt::lock_memory();
     let signalled = termination_flag()?;
     let (workdir, disk_dirs) = make_dirs(root, &disk_bases, &mut journal)?;
@@ -450,6 +467,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         signalled: &signalled,
         calibrations: BTreeMap::new(),
         progress: Progress::new(planned_ns),
+        engine: a.engine,
     };
     let started = Instant::now();
     for set in &calibration_sets {
@@ -684,7 +702,7 @@ impl Bench<'_> {
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
         if load.skip.is_none() {
-            load.skip = probe::unavailable(spec.probes[cp.probe].kind(), self.root);
+            load.skip = probe::cell_unavailable(spec, cp, self.root);
         }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());
@@ -884,6 +902,7 @@ impl Bench<'_> {
                 defaults,
                 signalled: self.signalled,
                 workdir: &cell_dir,
+                engine: self.engine,
             },
             CellState {
                 store: &mut self.store,
@@ -912,6 +931,8 @@ struct CellRequest<'a> {
     signalled: &'a AtomicBool,
     /// The cell's directory (rtla's output).
     workdir: &'a Path,
+    /// The engine of a container cell.
+    engine: Option<Engine>,
 }
 
 /// What of the bench a cell's measurement writes to.
@@ -952,6 +973,8 @@ fn measure_cell(
             stop: Stop::Duration,
             calibrated: req.calibrated,
             workdir: Some(req.workdir),
+            engine: req.engine,
+            number: req.id,
         },
         st.journal,
     );

@@ -206,9 +206,17 @@ impl Store {
     }
 
     /// Records the start of a `jitterlab run` with its one cell (running);
-    /// committed at once.
+    /// committed at once. (The runner says where the probe ran:
+    /// [`Store::begin_run_in`]; tests record host runs.)
+    #[cfg(test)]
     pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
-        let r = self.begin_run_inner(s);
+        self.begin_run_in(s, "host")
+    }
+
+    /// [`Store::begin_run`] of a run whose probe ran in `deployment`
+    /// (`host`, `container`), which its cell records.
+    pub fn begin_run_in(&mut self, s: &RunStart<'_>, deployment: &str) -> Result<RunIds> {
+        let r = self.begin_run_inner(s, deployment);
         self.named(r)
     }
 
@@ -457,13 +465,13 @@ impl Store {
     }
 
     /// The work of [`Store::begin_run`].
-    fn begin_run_inner(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
+    fn begin_run_inner(&mut self, s: &RunStart<'_>, deployment: &str) -> Result<RunIds> {
         let tx = self.conn.transaction()?;
         let run = Self::insert_run(&tx, s)?;
         let key = CellKey {
             configuration: "default".into(),
             scenario: "none".into(),
-            deployment: "host".into(),
+            deployment: deployment.into(),
             probe: s.probe.into(),
             repetition: 0,
         };

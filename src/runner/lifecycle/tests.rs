@@ -383,7 +383,8 @@ impl ExternalProbe for Tool {
         }
     }
 
-    fn measure(&mut self, _signalled: &AtomicBool) -> Result<Finished> {
+    fn measure(&mut self, run: &mut ExternalRun<'_>) -> Result<Finished> {
+        run.ready(true)?;
         let thread = |i: u32| ThreadResult {
             thread: i,
             cpu: i as usize,
@@ -401,6 +402,8 @@ impl ExternalProbe for Tool {
             counters: Default::default(),
         };
         Ok(Finished {
+            realtime: None,
+            limits: Vec::new(),
             threads: vec![thread(0), thread(1)],
             combined: Some(Default::default()),
             histograms: Vec::new(),

@@ -180,11 +180,6 @@ impl RtParent {
         }))
     }
 
-    /// The group's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// `--cgroup-parent`'s value: the group's path in every hierarchy.
     pub fn cgroup_parent(&self) -> String {
         format!("/{}", self.name)

@@ -30,7 +30,7 @@ use anyhow::{bail, Context, Result};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 
-use super::undo::{remove_container, rm_args};
+use super::undo::remove_container;
 use super::{output_within, Engine};
 use crate::system::journal::{Journal, Undo};
 
@@ -125,34 +125,38 @@ impl ContainerRun {
         Ok(v)
     }
 
-    /// Starts the container: journals it (`Undo::Container`) first, then
-    /// starts the engine's client in a process group of its own, stdin
-    /// closed, stdout and stderr piped.
-    pub fn start(&self, journal: &mut Journal) -> Result<Started> {
-        let args = self.args()?;
-        let id = journal.record(Undo::Container {
+    /// Journals the container (`Undo::Container`), before it exists: the
+    /// entry's id, for [`ContainerRun::spawn`]. Refuses first what the
+    /// engine cannot do.
+    pub fn journal(&self, journal: &mut Journal) -> Result<u64> {
+        self.args()?;
+        journal.record(Undo::Container {
             engine: self.engine.name().to_string(),
             name: self.name.clone(),
-        })?;
+        })
+    }
+
+    /// Starts the container journaled as entry `id` ([`ContainerRun::journal`];
+    /// forget it yourself when this fails): the engine's client in a
+    /// process group of its own, stdin closed, stdout and stderr piped.
+    pub fn spawn(&self, id: u64) -> Result<Started> {
+        let args = self.args()?;
         let mut cmd = Command::new(self.engine.name());
         cmd.args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        match cmd.spawn() {
-            Ok(child) => Ok(Started {
-                child,
-                engine: self.engine,
-                name: self.name.clone(),
-                id,
-                removed: false,
-            }),
-            Err(e) => {
-                journal.done(id)?;
-                Err(e).with_context(|| format!("cannot start {}", self.engine.name()))
-            }
-        }
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.engine.name()))?;
+        Ok(Started {
+            child,
+            engine: self.engine,
+            name: self.name.clone(),
+            id,
+            removed: false,
+        })
     }
 }
 
@@ -171,11 +175,6 @@ pub struct Started {
 const CLIENT_WAIT: Duration = Duration::from_secs(10);
 
 impl Started {
-    /// The container's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Passes SIGINT to the container through the engine's client (which
     /// proxies it): the measurement inside ends early and says what it had.
     pub fn interrupt(&self) {
@@ -221,11 +220,6 @@ impl Started {
             let _ = journal.done(self.id);
         }
         Some(line)
-    }
-
-    /// The `rm -f` argument vector of this container.
-    pub fn rm_args(&self) -> Vec<String> {
-        rm_args(self.engine, &self.name)
     }
 }
 
