@@ -441,38 +441,39 @@ impl ExternalProbe for ContainerProbe {
     }
 
     fn teardown(&mut self, root: &Path, journal: &mut Journal) -> Vec<String> {
+        // A bench keeps what was found and done in the cell's notes (a run
+        // said it at once); both get every step that did not go as it
+        // should, each of which stays journaled for `jitterlab restore`.
         let mut lines = match self.live {
             true => Vec::new(),
             false => std::mem::take(&mut self.notes),
         };
+        let mut steps = Vec::new();
         match self.started.as_mut() {
-            Some(s) => {
-                if let Some(line) = s.stop(journal) {
-                    if !line.ends_with("was already gone") {
-                        lines.push(line);
-                    }
-                }
-                self.entry = None;
-            }
+            Some(s) => steps.extend(s.stop(journal)),
+            // Journaled, never started: nothing to remove.
             None => {
-                // Journaled, never started: nothing to remove.
-                if let Some(id) = self.entry.take() {
+                if let Some(id) = self.entry {
                     let _ = journal.done(id);
                 }
             }
         }
+        self.entry = None;
         if let Some(p) = self.rt.as_mut() {
-            let done = p.restore(root, journal);
-            if !self.live
-                || done
-                    .iter()
-                    .any(|l| !l.starts_with("restored ") && !l.starts_with("removed "))
-            {
-                lines.extend(done);
-            }
+            steps.extend(p.restore(root, journal));
         }
+        lines.extend(steps.into_iter().filter(|l| !went_well(l)));
         lines
     }
+}
+
+/// True for a teardown line that says a step went as it should.
+fn went_well(line: &str) -> bool {
+    line.starts_with("removed container ")
+        || (line.starts_with("container ") && line.ends_with("was already gone"))
+        || line.starts_with("restored ")
+        || line.starts_with("removed the containers' cgroup ")
+        || line.starts_with("the containers' cgroup ")
 }
 
 #[cfg(test)]

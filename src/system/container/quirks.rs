@@ -40,18 +40,12 @@ use std::path::{Path, PathBuf};
 use super::Engine;
 use crate::system::cgroup_undo::unescape;
 
-/// The controllers cgroup v2 can hold, by their v1 names (`io` is v1's
-/// `blkio`), used when a v2 mount's `cgroup.controllers` cannot be read.
-const V2_CAPABLE: [&str; 9] = [
-    "cpu",
-    "cpuset",
-    "memory",
-    "blkio",
-    "hugetlb",
-    "pids",
-    "rdma",
-    "misc",
-    "perf_event",
+/// The controllers cgroup v2 lists, by their v1 names (`io` is v1's
+/// `blkio`), used when a v2 mount's `cgroup.controllers` cannot be read
+/// (v2's implicit `perf_event` never blocks a container, and `net_cls`,
+/// `net_prio` exist in v1 only).
+const V2_CAPABLE: [&str; 8] = [
+    "cpu", "cpuset", "memory", "blkio", "hugetlb", "pids", "rdma", "misc",
 ];
 
 /// One cgroup v1 hierarchy.
@@ -241,7 +235,7 @@ impl CgroupLayout {
 /// A cgroup v1 controller's name (for a mountinfo without `/proc/cgroups`).
 fn is_controller(option: &str) -> bool {
     V2_CAPABLE.contains(&option)
-        || ["cpuacct", "devices", "freezer", "net_cls", "net_prio"].contains(&option)
+        || ["cpuacct", "devices", "freezer", "net_cls", "net_prio", "perf_event"].contains(&option)
 }
 
 /// A v2 controller's v1 name (`io` is `blkio`).
