@@ -176,6 +176,12 @@ pub(super) fn ctxswitch(root: &Path, db: &Path, a: &CtxswitchRunArgs) -> Result<
 /// `jitterlab run response`.
 pub(super) fn response(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<OneCell> {
     refuse_periodic_flags(ProbeKind::Response, &a.common)?;
+    if a.common.deployment == DeploymentArg::Container {
+        let run = response_cell(a, &host::online_cpus(root)?)?;
+        if let Some(why) = crate::probe::container::not_applicable(&run.spec.probes[0]) {
+            return Err(bad(why));
+        }
+    }
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;
     check_common(db, &a.common, a.interval, 1)?;

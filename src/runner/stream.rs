@@ -185,7 +185,7 @@ fn encode(h: &Histogram<u64>) -> Result<String> {
 }
 
 fn decode(hex: &str) -> Result<Histogram<u64>> {
-    if hex.len() % 2 != 0 || !hex.is_ascii() {
+    if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
         bail!("a streamed histogram is not hex");
     }
     let bytes: Vec<u8> = (0..hex.len())

@@ -25,7 +25,9 @@ fn online() -> CpuList {
 
 fn spec(body: &str) -> Spec {
     parse(
-        &format!("duration = \"7s\"\nwarmup = \"0\"\ndeployments = [\"host\", \"container\"]\n{body}"),
+        &format!(
+            "duration = \"7s\"\nwarmup = \"0\"\ndeployments = [\"host\", \"container\"]\n{body}"
+        ),
         "t.toml",
         &SpecContext {
             online: &online(),
@@ -37,8 +39,9 @@ fn spec(body: &str) -> Spec {
 
 /// The one-cell spec the command line makes of `argv` (the inner run's).
 fn read_back(argv: &[String]) -> OneCell {
-    let cli = Cli::try_parse_from(std::iter::once("jitterlab".to_string()).chain(argv.iter().cloned()))
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    let cli =
+        Cli::try_parse_from(std::iter::once("jitterlab".to_string()).chain(argv.iter().cloned()))
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
     let Command::Run(run) = cli.command else {
         panic!("not a run")
     };
@@ -69,7 +72,11 @@ fn round_trip(body: &str) -> (Vec<String>, Spec, OneCell) {
     let (cell, plan) = container_cell(&s);
     let argv = inner_argv(&s, &cell, &plan, Stop::Duration, None, &online()).unwrap();
     let back = read_back(&argv);
-    assert_eq!(back.spec.deployments, ["host"], "the inner run is on its host");
+    assert_eq!(
+        back.spec.deployments,
+        ["host"],
+        "the inner run is on its host"
+    );
     assert!(back.options.stream && back.options.no_db);
     let inner_cell = back.spec.cells().remove(0);
     let inner_plan = runner::plan(&back.spec, &inner_cell, &back.options);
@@ -88,8 +95,20 @@ fn round_trip(body: &str) -> (Vec<String>, Spec, OneCell) {
         assert_eq!(inner_plan.params, plan.params, "{argv:?}");
     }
     assert_eq!(
-        (inner_plan.kind, &inner_plan.cpus, inner_plan.sched, inner_plan.limits, inner_plan.outliers),
-        (plan.kind, &plan.cpus, plan.sched, plan.limits, plan.outliers),
+        (
+            inner_plan.kind,
+            &inner_plan.cpus,
+            inner_plan.sched,
+            inner_plan.limits,
+            inner_plan.outliers
+        ),
+        (
+            plan.kind,
+            &plan.cpus,
+            plan.sched,
+            plan.limits,
+            plan.outliers
+        ),
         "{argv:?}"
     );
     assert_eq!(
@@ -139,7 +158,15 @@ fn a_bench_calibration_goes_in_with_the_cyclic_probe() {
         measured_scan_ns: 99_000,
         note: None,
     };
-    let argv = inner_argv(&s, &cell, &plan, Stop::Duration, Some(&[cal.clone()]), &online()).unwrap();
+    let argv = inner_argv(
+        &s,
+        &cell,
+        &plan,
+        Stop::Duration,
+        Some(std::slice::from_ref(&cal)),
+        &online(),
+    )
+    .unwrap();
     let back = read_back(&argv);
     assert_eq!(back.options.calibrated, Some(vec![cal]));
 }
@@ -149,7 +176,10 @@ fn wakeup_chase_ctxswitch_and_response_run_inside_as_planned() {
     let (argv, _, _) = round_trip(
         "[[configuration]]\nname = \"c\"\nprobe_cpus = \"2-3\"\n[[probe]]\nkind = \"wakeup\"\nperiod = \"500us\"\n",
     );
-    assert_eq!(argv[..6].join(" "), "run wakeup --interval 500us --cpus 2-3");
+    assert_eq!(
+        argv[..6].join(" "),
+        "run wakeup --interval 500us --cpus 2-3"
+    );
 
     // A chase by samples whose neighbour is not every other CPU names it.
     let (argv, _, _) = round_trip(
@@ -172,7 +202,11 @@ fn wakeup_chase_ctxswitch_and_response_run_inside_as_planned() {
     let (cell, plan) = container_cell(&s);
     let inner_cell = back.spec.cells().remove(0);
     assert_eq!(
-        ctxswitch::args(&back.spec, &inner_cell, &runner::plan(&back.spec, &inner_cell, &back.options)),
+        ctxswitch::args(
+            &back.spec,
+            &inner_cell,
+            &runner::plan(&back.spec, &inner_cell, &back.options)
+        ),
         ctxswitch::args(&s, &cell, &plan)
     );
 
@@ -186,14 +220,19 @@ fn wakeup_chase_ctxswitch_and_response_run_inside_as_planned() {
     assert_eq!(container_cpus(&s, &cell, &plan), [0, 3]);
     let inner_cell = back.spec.cells().remove(0);
     assert_eq!(
-        response::args(&back.spec, &inner_cell, &runner::plan(&back.spec, &inner_cell, &back.options)),
+        response::args(
+            &back.spec,
+            &inner_cell,
+            &runner::plan(&back.spec, &inner_cell, &back.options)
+        ),
         response::args(&s, &cell, &plan)
     );
 }
 
 #[test]
 fn what_cannot_run_in_a_container_says_why() {
-    let s = spec("[[probe]]\nkind = \"response\"\nsource = \"udp\"\n[[probe]]\nkind = \"timerlat\"\n");
+    let s =
+        spec("[[probe]]\nkind = \"response\"\nsource = \"udp\"\n[[probe]]\nkind = \"timerlat\"\n");
     let cells = s.cells();
     let root = tempfile::tempdir().unwrap();
     let why: Vec<Option<String>> = cells
@@ -202,15 +241,25 @@ fn what_cannot_run_in_a_container_says_why() {
         .collect();
     // Host cells: the response probe can; timerlat lacks its tracer here.
     assert_eq!(why[0], None);
-    assert!(why[1].as_deref().unwrap().starts_with("no interrupt latency here: "));
+    assert!(why[1]
+        .as_deref()
+        .unwrap()
+        .starts_with("no interrupt latency here: "));
     assert_eq!(
         why[2].as_deref(),
         Some("response with source udp is N/A in a container: it makes two network namespaces and a veth pair, which a container may not; use source eventfd, or measure it on the host")
     );
-    assert!(why[3].as_deref().unwrap().starts_with("timerlat is N/A in a container: its tracer is the host kernel's"));
+    assert!(why[3]
+        .as_deref()
+        .unwrap()
+        .starts_with("timerlat is N/A in a container: its tracer is the host kernel's"));
     let plan = runner::plan(&s, &cells[3], &RunOptions::default());
     let e = inner_argv(&s, &cells[3], &plan, Stop::Duration, None, &online()).unwrap_err();
-    assert!(e.to_string().starts_with("timerlat is N/A in a container: "), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("timerlat is N/A in a container: "),
+        "{e}"
+    );
 }
 
 fn status(name: &str, applied: bool) -> DefaultStatus {
@@ -241,7 +290,10 @@ fn a_container_cell_fails_only_for_defaults_its_configuration_asks_for() {
     };
     assert_eq!(
         missing_defaults(&report, &config),
-        ["cpu_dma_latency: cpu_dma_latency detail", "scheduler: scheduler detail"]
+        [
+            "cpu_dma_latency: cpu_dma_latency detail",
+            "scheduler: scheduler detail"
+        ]
     );
     // An untuned, time-sharing baseline misses them on the host too.
     config.dma_latency = false;
@@ -249,7 +301,10 @@ fn a_container_cell_fails_only_for_defaults_its_configuration_asks_for() {
     assert_eq!(missing_defaults(&report, &config), Vec::<String>::new());
     let mut report = report;
     report.defaults.push(status("affinity", false));
-    assert_eq!(missing_defaults(&report, &config), ["affinity: affinity detail"]);
+    assert_eq!(
+        missing_defaults(&report, &config),
+        ["affinity: affinity detail"]
+    );
 }
 
 #[test]
@@ -263,7 +318,10 @@ fn the_host_reads_the_container_threads_in_its_own_proc() {
     assert_eq!(status_field(status, "Cpus_allowed_list"), Some("1"));
     assert_eq!(status_field(status, "VmLck"), Some("87412 kB"));
     assert_eq!(status_field(status, "Cpus"), None);
-    assert_eq!(parse_schedstat("316395998 93890572 1060\n"), Some([316_395_998, 93_890_572, 1060]));
+    assert_eq!(
+        parse_schedstat("316395998 93890572 1060\n"),
+        Some([316_395_998, 93_890_572, 1060])
+    );
     assert_eq!(parse_schedstat("1 2"), None);
     // This test's own thread, read as a container's would be.
     let me = HostView::read(std::process::id() as i32, &[], Path::new("/nonexistent"));

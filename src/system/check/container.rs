@@ -217,11 +217,18 @@ Max realtime priority     99                   99
     }
 
     fn working() -> Vec<EngineProbe> {
-        podman(EngineState::Working("/usr/bin/podman".into(), "4.3.1".into()))
+        podman(EngineState::Working(
+            "/usr/bin/podman".into(),
+            "4.3.1".into(),
+        ))
     }
 
     /// `(id, severity, summary, fix)` of every finding.
-    fn found(root: &Path, engines: &[EngineProbe], uid: u32) -> Vec<(String, Severity, String, String)> {
+    fn found(
+        root: &Path,
+        engines: &[EngineProbe],
+        uid: u32,
+    ) -> Vec<(String, Severity, String, String)> {
         findings(root, engines, uid)
             .into_iter()
             .map(|f| (f.id.to_string(), f.severity, f.summary, f.fix))
@@ -232,7 +239,10 @@ Max realtime priority     99                   99
     fn a_ready_host_has_only_ok_and_the_budget_it_gives() {
         let root = tree(&[
             ("proc/self/mountinfo", MOUNTINFO),
-            ("proc/cgroups", &PROC_CGROUPS.replace("hugetlb\t0", "hugetlb\t9")),
+            (
+                "proc/cgroups",
+                &PROC_CGROUPS.replace("hugetlb\t0", "hugetlb\t9"),
+            ),
             ("sys/fs/cgroup/unified/cgroup.controllers", "\n"),
             ("proc/self/limits", LIMITS_HIGH),
             ("proc/self/status", "CapEff:\t000001fffeffffff\n"),
@@ -260,7 +270,10 @@ Max realtime priority     99                   99
             ("sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n"),
             (
                 "proc/self/limits",
-                &LIMITS_HIGH.replace("1048576              1048576", "20000                20000  "),
+                &LIMITS_HIGH.replace(
+                    "1048576              1048576",
+                    "20000                20000  ",
+                ),
             ),
             ("proc/self/status", "CapEff:\t000001fffeffffff\n"),
             ("sys/fs/cgroup/cpu/cpu.rt_runtime_us", "950000\n"),
@@ -270,7 +283,10 @@ Max realtime priority     99                   99
         ]);
         let f = findings(
             root.path(),
-            &podman(EngineState::Broken("/usr/bin/podman".into(), "Error: no".into())),
+            &podman(EngineState::Broken(
+                "/usr/bin/podman".into(),
+                "Error: no".into(),
+            )),
             1000,
         );
         let by = |id: &str| f.iter().find(|x| x.id == id).unwrap().clone();
@@ -295,10 +311,22 @@ Max realtime priority     99                   99
         );
         let rt = by("container-rt-group");
         assert_eq!(rt.severity, Severity::Warn);
-        assert!(rt.summary.starts_with("RT group scheduling: no real-time budget is left in "), "{}", rt.summary);
-        assert!(rt.summary.contains("are held by plc (950000 µs)"), "{}", rt.summary);
+        assert!(
+            rt.summary
+                .starts_with("RT group scheduling: no real-time budget is left in "),
+            "{}",
+            rt.summary
+        );
+        assert!(
+            rt.summary.contains("are held by plc (950000 µs)"),
+            "{}",
+            rt.summary
+        );
         let p = by("container-privileges");
-        assert_eq!((p.severity, p.fix.as_str()), (Severity::Warn, "run jitterlab as root (sudo)"));
+        assert_eq!(
+            (p.severity, p.fix.as_str()),
+            (Severity::Warn, "run jitterlab as root (sudo)")
+        );
     }
 
     #[test]
@@ -310,17 +338,27 @@ Max realtime priority     99                   99
         let f = findings(v2.path(), &working(), 0);
         assert_eq!(
             (f[1].severity, f[1].summary.as_str()),
-            (Severity::Ok, "cgroup v2 only (/sys/fs/cgroup): containers run")
+            (
+                Severity::Ok,
+                "cgroup v2 only (/sys/fs/cgroup): containers run"
+            )
         );
         assert_eq!(
             (f[3].severity, f[3].summary.as_str()),
             (Severity::Ok, "no cgroup v1 cpu hierarchy, so no RT group scheduling: real-time tasks in a container are throttled as on the host")
         );
-        let none = tree(&[("proc/self/mountinfo", "22 1 253:1 / / rw - ext4 /dev/vda rw\n")]);
+        let none = tree(&[(
+            "proc/self/mountinfo",
+            "22 1 253:1 / / rw - ext4 /dev/vda rw\n",
+        )]);
         let f = findings(none.path(), &working(), 0);
         assert_eq!(
             (f[1].severity, f[1].summary.as_str(), f[1].fix.as_str()),
-            (Severity::Warn, "no cgroup file system is mounted: no container can run", "mount -t cgroup2 none /sys/fs/cgroup")
+            (
+                Severity::Warn,
+                "no cgroup file system is mounted: no container can run",
+                "mount -t cgroup2 none /sys/fs/cgroup"
+            )
         );
     }
 }

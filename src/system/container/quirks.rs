@@ -235,7 +235,15 @@ impl CgroupLayout {
 /// A cgroup v1 controller's name (for a mountinfo without `/proc/cgroups`).
 fn is_controller(option: &str) -> bool {
     V2_CAPABLE.contains(&option)
-        || ["cpuacct", "devices", "freezer", "net_cls", "net_prio", "perf_event"].contains(&option)
+        || [
+            "cpuacct",
+            "devices",
+            "freezer",
+            "net_cls",
+            "net_prio",
+            "perf_event",
+        ]
+        .contains(&option)
 }
 
 /// A v2 controller's v1 name (`io` is `blkio`).

@@ -137,7 +137,10 @@ fn engines_are_named_and_their_version_read() {
         engine: Engine::Docker,
         state,
     };
-    assert_eq!(probe(EngineState::Missing).describe(), "docker: not installed");
+    assert_eq!(
+        probe(EngineState::Missing).describe(),
+        "docker: not installed"
+    );
     assert_eq!(
         probe(EngineState::Broken(
             "/usr/local/bin/docker".into(),
@@ -147,7 +150,11 @@ fn engines_are_named_and_their_version_read() {
         "docker (/usr/local/bin/docker) does not answer `docker version`: Cannot connect to the Docker daemon"
     );
     assert_eq!(
-        probe(EngineState::Working("/usr/bin/docker".into(), "28.2.2".into())).describe(),
+        probe(EngineState::Working(
+            "/usr/bin/docker".into(),
+            "28.2.2".into()
+        ))
+        .describe(),
         "docker 28.2.2 (/usr/bin/docker) works"
     );
 }
@@ -167,7 +174,12 @@ fn the_argument_vector_is_exact() {
         ulimits: vec!["nofile=1024:1024".into(), "nproc=1024:1024".into()],
         dma_device: Some("/dev/cpu_dma_latency".into()),
         network: None,
-        argv: vec!["run".into(), "cyclic".into(), "--no-db".into(), "--stream".into()],
+        argv: vec![
+            "run".into(),
+            "cyclic".into(),
+            "--no-db".into(),
+            "--stream".into(),
+        ],
     };
     assert_eq!(
         run.args().unwrap().join(" "),
@@ -199,27 +211,41 @@ localhost/jitterlab:abc run cyclic --no-db --stream"
         run.args().unwrap()[..7].join(" "),
         "run --rm --pull=never --log-driver=none --name jitterlab-4242-7 --network"
     );
-    assert_eq!(rm_args(Engine::Podman, "jitterlab-1-2").join(" "), "rm -f --time 0 jitterlab-1-2");
-    assert_eq!(rm_args(Engine::Docker, "jitterlab-1-2").join(" "), "rm -f jitterlab-1-2");
+    assert_eq!(
+        rm_args(Engine::Podman, "jitterlab-1-2").join(" "),
+        "rm -f --time 0 jitterlab-1-2"
+    );
+    assert_eq!(
+        rm_args(Engine::Docker, "jitterlab-1-2").join(" "),
+        "rm -f jitterlab-1-2"
+    );
 }
 
 #[test]
 fn only_jitterlab_names_are_removed() {
     assert!(is_container_name("jitterlab-4242-1"));
-    for bad in ["jitterlab-4242", "jitterlab--1", "jitterlab-a-1", "other-1-2", "jitterlab-1-2-3"] {
+    for bad in [
+        "jitterlab-4242",
+        "jitterlab--1",
+        "jitterlab-a-1",
+        "other-1-2",
+        "jitterlab-1-2-3",
+    ] {
         assert!(!is_container_name(bad), "{bad}");
     }
     assert_eq!(
         undo::remove_container("podman", "my-database"),
         (
-            "left container my-database alone: it is not a name jitterlab gives its containers".to_string(),
+            "left container my-database alone: it is not a name jitterlab gives its containers"
+                .to_string(),
             true
         )
     );
     assert_eq!(
         undo::remove_container("lxc", "jitterlab-1-1"),
         (
-            "left container jitterlab-1-1 alone: \"lxc\" is not an engine jitterlab drives".to_string(),
+            "left container jitterlab-1-1 alone: \"lxc\" is not an engine jitterlab drives"
+                .to_string(),
             true
         )
     );
@@ -256,8 +282,14 @@ fn the_image_holds_the_binary_its_libraries_and_the_loader() {
         parse_ldd("\tlibfoo.so.1 => not found\n").unwrap_err(),
         "the loader cannot find libfoo.so.1, which jitterlab links; install it"
     );
-    assert_eq!(parse_ldd("\tstatically linked\n").unwrap(), Vec::<PathBuf>::new());
-    assert_eq!(parse_ldd("\tnot a dynamic executable\n").unwrap(), Vec::<PathBuf>::new());
+    assert_eq!(
+        parse_ldd("\tstatically linked\n").unwrap(),
+        Vec::<PathBuf>::new()
+    );
+    assert_eq!(
+        parse_ldd("\tnot a dynamic executable\n").unwrap(),
+        Vec::<PathBuf>::new()
+    );
     assert_eq!(
         containerfile("abc"),
         format!(
@@ -271,7 +303,13 @@ fn the_image_holds_the_binary_its_libraries_and_the_loader() {
         "build --pull=never --quiet --file /t/Containerfile --tag localhost/jitterlab:abc /t/rootfs"
     );
     assert_eq!(
-        build_args(Engine::Docker, Path::new("/t/Containerfile"), Path::new("/t/rootfs"), "localhost/jitterlab:abc").join(" "),
+        build_args(
+            Engine::Docker,
+            Path::new("/t/Containerfile"),
+            Path::new("/t/rootfs"),
+            "localhost/jitterlab:abc"
+        )
+        .join(" "),
         "build --quiet --file /t/Containerfile --tag localhost/jitterlab:abc /t/rootfs"
     );
 }
@@ -281,7 +319,10 @@ fn the_tag_is_the_build_id_or_a_hash() {
     let me = fs::read("/proc/self/exe").unwrap();
     let id = build_id(&me);
     // The linker's note: 20 bytes of SHA-1 (Debian's default), in hex.
-    assert!(id.len() >= 16 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+    assert!(
+        id.len() >= 16 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
+    );
     assert!(!id.starts_with('h'), "{id}");
     let other = build_id(b"not an ELF file");
     assert_eq!(other, build_id(b"not an ELF file"));
@@ -298,7 +339,10 @@ fn a_controller_in_cgroup_v2_beside_v1_is_the_split_crun_refuses() {
     ]);
     let layout = CgroupLayout::read(root.path());
     assert_eq!(layout.cpu_v1(), Some(Path::new("/sys/fs/cgroup/cpu")));
-    assert_eq!(layout.v2.as_deref(), Some(Path::new("/sys/fs/cgroup/unified")));
+    assert_eq!(
+        layout.v2.as_deref(),
+        Some(Path::new("/sys/fs/cgroup/unified"))
+    );
     let split = layout.split().expect("hugetlb is split");
     assert_eq!(split.controllers, ["hugetlb"]);
     assert_eq!(
@@ -311,17 +355,26 @@ fn a_controller_in_cgroup_v2_beside_v1_is_the_split_crun_refuses() {
     );
     let e = refuse_host(root.path(), 0).unwrap_err();
     assert!(e.downcast_ref::<crate::error::BadInput>().is_some());
-    assert_eq!(e.to_string(), format!("{}; fix: {}", split.summary(), split.fix()));
+    assert_eq!(
+        e.to_string(),
+        format!("{}; fix: {}", split.summary(), split.fix())
+    );
 
     // Without the v2 controllers file, /proc/cgroups says it (hierarchy 0);
     // net_cls and friends are v1-only and not counted.
     fs::remove_file(root.path().join("sys/fs/cgroup/unified/cgroup.controllers")).unwrap();
-    assert_eq!(CgroupLayout::read(root.path()).split().unwrap().controllers, ["hugetlb"]);
+    assert_eq!(
+        CgroupLayout::read(root.path()).split().unwrap().controllers,
+        ["hugetlb"]
+    );
 
     // After the fix: hugetlb has its v1 hierarchy, v2 holds nothing.
     let fixed = tree_with(&[
         ("proc/self/mountinfo", &mountinfo_fixed()),
-        ("proc/cgroups", &PROC_CGROUPS_SPLIT.replace("hugetlb\t0", "hugetlb\t10")),
+        (
+            "proc/cgroups",
+            &PROC_CGROUPS_SPLIT.replace("hugetlb\t0", "hugetlb\t10"),
+        ),
         ("sys/fs/cgroup/unified/cgroup.controllers", "\n"),
     ]);
     assert_eq!(CgroupLayout::read(fixed.path()).split(), None);
@@ -333,7 +386,10 @@ fn a_controller_in_cgroup_v2_beside_v1_is_the_split_crun_refuses() {
             "proc/self/mountinfo",
             "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
         ),
-        ("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n"),
+        (
+            "sys/fs/cgroup/cgroup.controllers",
+            "cpuset cpu io memory hugetlb pids rdma misc\n",
+        ),
     ]);
     let layout = CgroupLayout::read(v2.path());
     assert_eq!((layout.split(), layout.cpu_v1()), (None, None));
@@ -357,7 +413,11 @@ fn low_hard_limits_become_flags_of_the_container_not_host_changes() {
     assert_eq!(has_capability(STATUS_ALL_CAPS, 24), Some(true));
     assert_eq!(has_capability("Name:\tx\n", 24), None);
 
-    let low = ulimits(Engine::Podman, Some(LIMITS_LOW), Some(STATUS_NO_SYS_RESOURCE));
+    let low = ulimits(
+        Engine::Podman,
+        Some(LIMITS_LOW),
+        Some(STATUS_NO_SYS_RESOURCE),
+    );
     assert_eq!(low.flags, ["nofile=1024:1024", "nproc=1024:1024"]);
     assert_eq!(
         low.notes,
@@ -377,17 +437,33 @@ fn low_hard_limits_become_flags_of_the_container_not_host_changes() {
     );
     // High hard limits need nothing either.
     let high = LIMITS_LOW
-        .replace("96365                96365  ", "4194304              4194304")
-        .replace("20000                20000  ", "1048576              1048576")
-        .replace("8388608              8388608", "unlimited            unlimited")
-        .replace("Max realtime priority     0                    0", "Max realtime priority     99                   99");
+        .replace(
+            "96365                96365  ",
+            "4194304              4194304",
+        )
+        .replace(
+            "20000                20000  ",
+            "1048576              1048576",
+        )
+        .replace(
+            "8388608              8388608",
+            "unlimited            unlimited",
+        )
+        .replace(
+            "Max realtime priority     0                    0",
+            "Max realtime priority     99                   99",
+        );
     assert_eq!(
         ulimits(Engine::Podman, Some(&high), Some(STATUS_NO_SYS_RESOURCE)).flags,
         ["rtprio=99:99", "memlock=-1:-1"]
     );
     // Docker's daemon starts containers with its own limits.
     assert_eq!(
-        ulimits(Engine::Docker, Some(LIMITS_LOW), Some(STATUS_NO_SYS_RESOURCE)),
+        ulimits(
+            Engine::Docker,
+            Some(LIMITS_LOW),
+            Some(STATUS_NO_SYS_RESOURCE)
+        ),
         Ulimits {
             flags: vec!["rtprio=99:99".into(), "memlock=-1:-1".into()],
             notes: vec![],
@@ -401,13 +477,19 @@ fn low_hard_limits_become_flags_of_the_container_not_host_changes() {
 fn rt_tree() -> tempfile::TempDir {
     tree_with(&[
         ("proc/self/mountinfo", &mountinfo_fixed()),
-        ("proc/cgroups", &PROC_CGROUPS_SPLIT.replace("hugetlb\t0", "hugetlb\t10")),
+        (
+            "proc/cgroups",
+            &PROC_CGROUPS_SPLIT.replace("hugetlb\t0", "hugetlb\t10"),
+        ),
         ("sys/fs/cgroup/unified/cgroup.controllers", "\n"),
         ("sys/fs/cgroup/cpu/cpu.rt_runtime_us", "950000\n"),
         ("sys/fs/cgroup/cpu/cpu.rt_period_us", "1000000\n"),
         ("sys/fs/cgroup/cpu/tasks", ""),
         ("sys/fs/cgroup/cpu/libpod_parent/cpu.rt_runtime_us", "0\n"),
-        ("sys/fs/cgroup/cpu/libpod_parent/cpu.rt_period_us", "1000000\n"),
+        (
+            "sys/fs/cgroup/cpu/libpod_parent/cpu.rt_period_us",
+            "1000000\n",
+        ),
         ("sys/fs/cgroup/cpu/plc/cpu.rt_runtime_us", "100000\n"),
         ("sys/fs/cgroup/cpu/plc/cpu.rt_period_us", "500000\n"),
         ("sys/fs/cgroup/memory/tasks", ""),
@@ -452,7 +534,9 @@ fn the_parent_cgroup_is_journaled_given_its_budget_and_removed() {
     let root = rt_tree();
     let before = tree(root.path());
     let mut j = Journal::begin(root.path()).unwrap();
-    let mut p = RtParent::plan(root.path()).unwrap().expect("RT group scheduling");
+    let mut p = RtParent::plan(root.path())
+        .unwrap()
+        .expect("RT group scheduling");
     assert!(p.cgroup_parent().starts_with("/jitterlab-ctr-"));
     let group = p.path();
     let name = group.file_name().unwrap().to_str().unwrap().to_string();
@@ -487,7 +571,10 @@ fn the_parent_cgroup_is_journaled_given_its_budget_and_removed() {
     assert_eq!(
         p.restore(root.path(), &mut j),
         [
-            format!("restored {} to \"0\"", group.join("cpu.rt_runtime_us").display()),
+            format!(
+                "restored {} to \"0\"",
+                group.join("cpu.rt_runtime_us").display()
+            ),
             format!("removed the containers' cgroup {name} (1 hierarchy)"),
         ]
     );
@@ -509,7 +596,8 @@ const CRASH_ROOT: &str = "JITTERLAB_TEST_CONTAINER_CRASH_ROOT";
 #[test]
 #[ignore = "run as a child process by restore_after_a_crash_removes_the_parent_from_every_hierarchy"]
 fn crash_child() {
-    let root = PathBuf::from(std::env::var_os(CRASH_ROOT).expect("JITTERLAB_TEST_CONTAINER_CRASH_ROOT"));
+    let root =
+        PathBuf::from(std::env::var_os(CRASH_ROOT).expect("JITTERLAB_TEST_CONTAINER_CRASH_ROOT"));
     let mut j = Journal::begin(&root).unwrap();
     let mut p = RtParent::plan(&root).unwrap().unwrap();
     p.apply(&root, &mut j).unwrap();
@@ -549,11 +637,19 @@ fn restore_after_a_crash_removes_the_parent_from_every_hierarchy() {
         serde_json::from_str(&fs::read_to_string(&journal_path).unwrap()).unwrap();
     let group = PathBuf::from(doc["entries"][0]["path"].as_str().unwrap());
     let name = group.file_name().unwrap().to_str().unwrap().to_string();
-    assert!(root.path().join("sys/fs/cgroup/memory").join(&name).join("conmon").is_dir());
+    assert!(root
+        .path()
+        .join("sys/fs/cgroup/memory")
+        .join(&name)
+        .join("conmon")
+        .is_dir());
     assert_eq!(
         journal::restore(root.path()).unwrap(),
         [
-            format!("restored {} to \"0\"", group.join("cpu.rt_runtime_us").display()),
+            format!(
+                "restored {} to \"0\"",
+                group.join("cpu.rt_runtime_us").display()
+            ),
             format!("removed the containers' cgroup {name} (2 hierarchies)"),
         ]
     );
@@ -566,7 +662,10 @@ fn a_parent_jitterlab_did_not_make_is_left_alone() {
     let root = rt_tree();
     let cpu = root.path().join("sys/fs/cgroup/cpu");
     for (path, why) in [
-        (cpu.join("plc"), "it is not a name jitterlab gives its containers' cgroup"),
+        (
+            cpu.join("plc"),
+            "it is not a name jitterlab gives its containers' cgroup",
+        ),
         (
             root.path().join("elsewhere/jitterlab-ctr-0123456789abcdef"),
             "it is not directly in a cgroup mount point",
