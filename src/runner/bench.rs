@@ -57,17 +57,16 @@
 //! calibration. Both are what this orchestration measured on a 2-CPU machine
 //! (BENCHMARKS.md, "Orchestration overhead").
 
+use self::progress::Progress;
 use super::lifecycle::{measure, MeasureInput, RowWriter};
 use super::plan::{plan, RunOptions, Stop};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
 use jitterlab_core::defaults;
 use jitterlab_core::result::{Calibration, DefaultStatus, RunResult};
@@ -188,71 +187,6 @@ fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan]) -> Result<()>
         crate::net::hosts::check_environment()?;
     }
     Ok(())
-}
-
-/// Progress of the whole bench: a bar over the planned time on a terminal,
-/// else one line per cell on stderr.
-struct Progress {
-    bar: Option<ProgressBar>,
-    start: Instant,
-    planned_ns: u64,
-}
-
-impl Progress {
-    fn new(planned_ns: u64) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::with_draw_target(
-                Some(planned_ns / 1_000_000),
-                ProgressDrawTarget::stderr_with_hz(4),
-            );
-            b.set_style(
-                ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}% ETA {eta}")
-                    .expect("constant template")
-                    .progress_chars("=> "),
-            );
-            b
-        });
-        Progress {
-            bar,
-            start: Instant::now(),
-            planned_ns,
-        }
-    }
-
-    fn cell(&self, i: usize, n: usize, key: &CellKey) {
-        let msg = format!("cell {}/{n} {} rep {}", i + 1, key.name(), key.repetition);
-        match &self.bar {
-            Some(b) => b.set_message(msg),
-            None => {
-                let left = self
-                    .planned_ns
-                    .saturating_sub(self.start.elapsed().as_nanos() as u64);
-                errln!(
-                    "jitterlab: {msg} (about {} left)",
-                    format_duration_exact(left / 1_000_000_000 * 1_000_000_000)
-                );
-            }
-        }
-    }
-
-    fn tick(&self) {
-        if let Some(b) = &self.bar {
-            b.set_position(self.start.elapsed().as_millis() as u64);
-        }
-    }
-
-    fn say(&self, line: &str) {
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => errln!("{line}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
 }
 
 /// Everything a bench holds while its cells run.
@@ -1037,5 +971,6 @@ enum CellEnd {
     Failed(String),
 }
 
+mod progress;
 #[cfg(test)]
 mod tests;
