@@ -18,6 +18,7 @@ use crate::cli::one_cell::{
 use crate::cli::{Cli, Command, RunCommand};
 use crate::probe::{chase, ctxswitch, response};
 use crate::runner::{self, RunOptions, Stop};
+use crate::system::container::run::ContainerRun;
 
 fn online() -> CpuList {
     CpuList::parse("0-3").unwrap()
@@ -327,4 +328,130 @@ fn the_host_reads_the_container_threads_in_its_own_proc() {
     let me = HostView::read(std::process::id() as i32, &[], Path::new("/nonexistent"));
     assert_eq!((me.threads.len(), me.pm_qos_us), (0, None));
     assert!(me.locked_kb.is_some());
+}
+
+/// The host side of a cyclic container cell on CPU 1, as built.
+fn probe_side() -> ContainerProbe {
+    let s =
+        spec("[[configuration]]\nname = \"c\"\nprobe_cpus = \"1\"\n[[probe]]\nkind = \"cyclic\"\n");
+    let (cell, plan) = container_cell(&s);
+    ContainerProbe {
+        root: PathBuf::from("/"),
+        kind: plan.kind,
+        params: plan.params.clone(),
+        config: s.configurations[0].clone(),
+        duration_ns: plan.params.duration_ns,
+        run: ContainerRun {
+            engine: ctr::Engine::Podman,
+            image: "localhost/jitterlab:abc".into(),
+            name: "jitterlab-7-1".into(),
+            cpus: container_cpus(&s, &cell, &plan),
+            rt: None,
+            ulimits: Vec::new(),
+            dma_device: None,
+            network: None,
+            argv: vec!["run".into(), "cyclic".into()],
+        },
+        image: Image {
+            tag: "localhost/jitterlab:abc".into(),
+            build_id: "abc".into(),
+            built: false,
+        },
+        rt: None,
+        entry: None,
+        started: None,
+        notes: vec!["container engine: podman 4.3.1 (/usr/bin/podman) works".into()],
+        live: false,
+    }
+}
+
+/// A result of the probe inside, with `report` as its real-time report.
+fn inner_result(report: RealtimeReport) -> RunResult {
+    let json = serde_json::json!({
+        "schema_version": jitterlab_core::result::SCHEMA_VERSION,
+        "tool": "jitterlab", "tool_version": "0", "probe": "cyclic",
+        "started_at": "t", "elapsed_ns": 2_000_000_000u64, "end": "completed",
+        "interrupted": false, "command_line": ["/jitterlab"],
+        "params": serde_json::to_value(probe_side().params).unwrap(),
+        "realtime": serde_json::to_value(&report).unwrap(),
+        "host": serde_json::to_value(jitterlab_core::result::HostSnapshot::default()).unwrap(),
+        "threads": [{
+            "thread": 0, "cpu": 1, "tid": 7, "cycles": 2000, "releases": 2000, "skipped": 0,
+            "overruns": 0, "metrics": {}, "outliers": {}, "calibration": null,
+            "usage": { "voluntary_switches": 0, "involuntary_switches": 0, "minor_faults": 0, "major_faults": 0 },
+            "window_rows": 2, "dropped_rows": 0
+        }],
+        "combined": null, "limits": [], "break_event": null, "warnings": ["inside"],
+        "detail": { "calibration": 1 }
+    });
+    serde_json::from_value(json).unwrap()
+}
+
+#[test]
+fn the_probe_s_result_becomes_the_cell_s_with_the_host_s_view() {
+    let p = probe_side();
+    let report = RealtimeReport {
+        realtime: true,
+        defaults: vec![status("scheduler", true), status("cpu_dma_latency", true)],
+    };
+    let view = HostView {
+        pid: 4242,
+        threads: vec![host_view::ThreadView {
+            name: "cyclic-cpu1".into(),
+            host_tid: 4245,
+            policy: "SCHED_FIFO".into(),
+            priority: 95,
+            cpus: "1".into(),
+            first: Some([1_000, 10, 5]),
+            last: Some([9_000, 30, 2_005]),
+        }],
+        locked_kb: Some(87_412),
+        pm_qos_us: Some(0),
+    };
+    let f = p
+        .finish(inner_result(report.clone()), &[], Some(&view))
+        .unwrap();
+    assert_eq!(f.realtime, Some(report));
+    assert_eq!(f.threads[0].tid, 4245);
+    assert_eq!(
+        f.threads[0].counters,
+        [
+            ("host on-CPU ns".to_string(), 8_000),
+            ("host run-queue wait ns".to_string(), 20),
+            ("host time slices".to_string(), 2_000)
+        ]
+        .into_iter()
+        .collect()
+    );
+    assert_eq!(f.warnings, ["inside"]);
+    assert_eq!(f.detail["calibration"], 1);
+    let c = &f.detail["container"];
+    assert_eq!(
+        (
+            c["engine"].as_str(),
+            c["name"].as_str(),
+            c["image"].as_str()
+        ),
+        (
+            Some("podman"),
+            Some("jitterlab-7-1"),
+            Some("localhost/jitterlab:abc")
+        )
+    );
+    assert_eq!(c["host_view"]["threads"][0]["policy"], "SCHED_FIFO");
+    assert_eq!(c["host_view"]["locked_kb"], 87_412);
+    assert_eq!(c["cgroup_parent"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_probe_without_every_real_time_default_fails_the_cell_with_why() {
+    let p = probe_side();
+    let report = RealtimeReport {
+        realtime: false,
+        defaults: vec![status("scheduler", false), status("mlockall", true)],
+    };
+    assert_eq!(
+        p.finish(inner_result(report), &[], None).unwrap_err().to_string(),
+        "the probe in container jitterlab-7-1 did not get every real-time default (scheduler: scheduler detail): host and container must not compare a real-time probe with one that is not; see `jitterlab check` (container-*) for what this host lacks"
+    );
 }
