@@ -163,23 +163,38 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
 
 /// Refuses, before a bench starts, a spec with container cells this host
 /// cannot run: no working engine (naming what to install), not root, a
-/// cgroup controller split between v1 and v2 (with the fix). True when the
-/// bench has a container cell that will run (its kind can), for
-/// [`prepare_image`]. Changes nothing.
+/// cgroup controller split between v1 and v2 (with the fix). When the
+/// bench has a container cell that will run (its kind can), the line its
+/// plan prints about them (then [`prepare_image`]); `None` when it has
+/// none. Changes nothing.
 pub fn check_bench(
     root: &Path,
     spec: &jitterlab_core::spec::Spec,
     cells: &[jitterlab_core::spec::CellPlan],
     engine: Option<ctr::Engine>,
-) -> Result<bool> {
+) -> Result<Option<String>> {
     let runs = cells
         .iter()
         .any(|c| c.in_container() && super::cell_unavailable(spec, c, root).is_none());
-    if runs {
-        ctr::choose(engine)?;
-        refuse_host(root, jitterlab_sys::effective_uid())?;
+    if !runs {
+        return Ok(None);
     }
-    Ok(runs)
+    let (engine, _) = ctr::choose(engine)?;
+    refuse_host(root, jitterlab_sys::effective_uid())?;
+    let rt = match RtParent::plan(root) {
+        Ok(Some(p)) => format!(
+            ", under a journaled parent cgroup given {} µs of real time per {} µs",
+            p.budget().runtime_us,
+            p.budget().period_us
+        ),
+        Ok(None) => String::new(),
+        Err(e) => format!(" (no real-time budget for them now: {e:#})"),
+    };
+    Ok(Some(format!(
+        "  containers: each container cell's probe runs in a {} container of this jitterlab (image {}, built before the first cell if missing){rt}; each is removed after its cell",
+        engine.name(),
+        image::tag(&image::own_build_id()?)
+    )))
 }
 
 /// Makes sure the engine has this binary's image before a bench's first

@@ -347,6 +347,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let disk_bases = disk_bases(&spec, &cells);
     let cgroups = cgroup::find();
     out!("{}", files_text(&spec, &cells, &disk_bases, &cgroups))?;
+    if let Some(line) = &containers {
+        outln!("{line}")?;
+    }
     let Some(mut journal) = journal else {
         if let Some(why) = refused {
             outln!("note: a real run would be refused now: {why}")?;
@@ -381,7 +384,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     )?;
     errln!("jitterlab: bench stored as run {run} in {}", db.display());
 
-    if containers {
+    if containers.is_some() {
         // Before the first cell: building it takes a while, and must not
         // happen beside a cell's neighbours.
         probe::container::prepare_image(a.engine)?;
