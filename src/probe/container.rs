@@ -57,10 +57,10 @@ use super::{Cell, ExternalProbe, ExternalRun, Finished, Probes};
 use crate::error::bad;
 use crate::output::errln;
 use crate::runner::stream::{decode_histograms, parse_line, Line};
-use crate::system::container::image::{self, Image};
-use crate::system::container::quirks::read_ulimits;
+use crate::system::container::image;
+use crate::system::container::prepare::{prepare, Prepared, Request};
 use crate::system::container::rt_parent::RtParent;
-use crate::system::container::run::{dma_device, ContainerRun, RtLimits, Started};
+use crate::system::container::run::ContainerRun;
 use crate::system::container::{self as ctr, refuse_host};
 use crate::system::host;
 use crate::system::journal::Journal;
@@ -85,63 +85,29 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     if let Some(why) = super::cell_unavailable(spec, cell.cell, cell.root) {
         return Err(bad(why));
     }
-    let (engine, found) = ctr::choose(cell.engine)?;
-    refuse_host(cell.root, jitterlab_sys::effective_uid())?;
-    let image = image::ensure(engine)?;
-    let ulimits = read_ulimits(cell.root, engine);
     let config = spec.configurations[cell.cell.configuration].clone();
     let online = host::online_cpus(cell.root)?;
-    let inner = inner_argv(
-        spec,
-        cell.cell,
-        cell.plan,
-        cell.stop,
-        cell.calibrated,
-        &online,
-    )?;
-    let mut notes = vec![format!("container engine: {found}")];
-    notes.extend(ulimits.notes.iter().cloned());
-    let mut rt = RtParent::plan(cell.root)?;
-    let run = ContainerRun {
-        engine,
-        image: image.tag.clone(),
+    let request = Request {
+        engine: cell.engine,
         name: ContainerRun::name_for(std::process::id(), cell.number),
         cpus: container_cpus(spec, cell.cell, cell.plan),
-        rt: rt.as_ref().map(|p| RtLimits {
-            parent: p.cgroup_parent(),
-            period_us: p.budget().period_us,
-            runtime_us: p.budget().runtime_us,
-        }),
-        ulimits: ulimits.flags.clone(),
-        dma_device: config.dma_latency.then(|| dma_device(cell.root)).flatten(),
         network: None,
-        argv: inner,
+        argv: inner_argv(
+            spec,
+            cell.cell,
+            cell.plan,
+            cell.stop,
+            cell.calibrated,
+            &online,
+        )?,
+        pm_qos: config.dma_latency,
     };
-    if config.dma_latency && run.dma_device.is_none() {
-        notes.push(
-            "no /dev/cpu_dma_latency on this host: the container cannot hold a PM QoS request"
-                .into(),
-        );
-    }
-    // What the engine cannot do is refused before anything changes.
-    run.args()?;
-    if let Some(p) = rt.as_mut() {
-        notes.push(p.apply(cell.root, journal)?);
-    }
-    let entry = match run.journal(journal) {
-        Ok(id) => id,
-        Err(e) => {
-            if let Some(p) = rt.as_mut() {
-                p.restore(cell.root, journal);
-            }
-            return Err(e);
-        }
-    };
+    let ctr = prepare(cell.root, &request, journal)?;
     // A run says at once what it found and did; a bench keeps it in the
     // cell's notes (its teardown lines).
     let live = cell.workdir.is_none();
     if live {
-        for n in &notes {
+        for n in &ctr.notes {
             errln!("jitterlab: container: {n}");
         }
     }
@@ -151,12 +117,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         params: cell.plan.params.clone(),
         config,
         duration_ns: cell.plan.params.duration_ns,
-        run,
-        image,
-        rt,
-        entry: Some(entry),
-        started: None,
-        notes,
+        ctr,
         live,
     })))
 }
@@ -212,14 +173,16 @@ pub struct ContainerProbe {
     params: Params,
     config: Configuration,
     duration_ns: Option<u64>,
-    run: ContainerRun,
-    image: Image,
-    rt: Option<RtParent>,
-    /// The container's journal entry, until it is removed.
-    entry: Option<u64>,
-    started: Option<Started>,
-    notes: Vec<String>,
+    ctr: Prepared,
     live: bool,
+}
+
+/// The names of a `kind` probe's threads on `cpus` (`KIND-cpuN`, as the
+/// lifecycle names them).
+fn thread_names(kind: ProbeKind, cpus: &[usize]) -> Vec<String> {
+    cpus.iter()
+        .map(|c| format!("{}-cpu{c}", kind.name()))
+        .collect()
 }
 
 /// What the reader threads hand the measuring loop.
@@ -248,32 +211,12 @@ fn reader(r: impl Read + Send + 'static, tx: mpsc::Sender<Msg>, wrap: fn(String)
 }
 
 impl ContainerProbe {
-    /// The names of the probe threads inside (`KIND-cpuN`).
-    fn thread_names(&self) -> Vec<String> {
-        let cpus = match self.kind.descriptor().every_probe_cpu {
-            true => self.params.cpus.clone(),
-            false => self.params.cpus.iter().take(1).copied().collect(),
-        };
-        cpus.iter()
-            .map(|c| format!("{}-cpu{c}", self.kind.name()))
-            .collect()
-    }
-
-    /// The `container` object of the result's detail.
+    /// The `container` object of the result's detail, with what the host
+    /// saw of the probe threads.
     fn detail(&self, view: Option<&HostView>) -> serde_json::Value {
-        serde_json::json!({
-            "engine": self.run.engine.name(),
-            "image": self.image.tag,
-            "build_id": self.image.build_id,
-            "name": self.run.name,
-            "cpus": self.run.cpus,
-            "cgroup_parent": self.rt.as_ref().map(|p| p.cgroup_parent()),
-            "rt_runtime_us": self.rt.as_ref().map(|p| p.budget().runtime_us),
-            "rt_period_us": self.rt.as_ref().map(|p| p.budget().period_us),
-            "args": self.run.args().unwrap_or_default(),
-            "host_view": view,
-            "notes": self.notes,
-        })
+        let mut d = self.ctr.detail();
+        d["host_view"] = serde_json::to_value(view).unwrap_or_default();
+        d
     }
 
     /// Turns the probe's result into the cell's (module doc).
@@ -287,7 +230,7 @@ impl ContainerProbe {
         if !missing.is_empty() {
             bail!(
                 "the probe in container {} did not get every real-time default ({}): host and container must not compare a real-time probe with one that is not; see `jitterlab check` (container-*) for what this host lacks",
-                self.run.name,
+                self.ctr.run.name,
                 missing.join("; ")
             );
         }
@@ -298,8 +241,8 @@ impl ContainerProbe {
                 self.kind.name()
             );
         }
-        let names = self.thread_names();
-        for (t, name) in result.threads.iter_mut().zip(&names) {
+        for t in result.threads.iter_mut() {
+            let name = &format!("{}-cpu{}", self.kind.name(), t.cpu);
             if let Some(v) = view {
                 if let Some(tid) = v.host_tid(name) {
                     t.tid = tid;
@@ -337,18 +280,23 @@ impl ExternalProbe for ContainerProbe {
     }
 
     fn measure(&mut self, ext: &mut ExternalRun<'_>) -> Result<Finished> {
-        let entry = self.entry.context("the container is not journaled")?;
+        let run = self.ctr.run.clone();
         if self.live {
             errln!(
                 "jitterlab: container: running {} in {} container {} on CPUs {:?} (image {})",
                 self.kind.name(),
-                self.run.engine.name(),
-                self.run.name,
-                self.run.cpus,
-                self.image.tag
+                run.engine.name(),
+                run.name,
+                run.cpus,
+                run.image
             );
         }
-        let mut started = self.run.spawn(entry)?;
+        let cpus = match self.kind.descriptor().every_probe_cpu {
+            true => self.params.cpus.clone(),
+            false => self.params.cpus.iter().take(1).copied().collect(),
+        };
+        let names = thread_names(self.kind, &cpus);
+        let started = self.ctr.start()?;
         let (tx, rx) = mpsc::channel();
         let stdout = started
             .child
@@ -362,10 +310,7 @@ impl ExternalProbe for ContainerProbe {
             .context("no stderr of the engine")?;
         reader(stdout, tx.clone(), Msg::Out, Msg::OutEnd);
         reader(stderr, tx, Msg::Err, Msg::ErrEnd);
-        self.started = Some(started);
-        let started = self.started.as_ref().expect("just set");
 
-        // A run that ends by its count has no deadline of its own.
         let deadline = self
             .duration_ns
             .map(|d| Instant::now() + Duration::from_nanos(d) + GRACE);
@@ -383,7 +328,7 @@ impl ExternalProbe for ContainerProbe {
                         ready = true;
                         ext.ready(realtime)?;
                         if let Some(pid) = started.host_pid() {
-                            view = Some(HostView::read(pid, &self.thread_names(), &self.root));
+                            view = Some(HostView::read(pid, &names, &self.root));
                         }
                         let asks = self.config.policy != jitterlab_core::spec::Policy::Other
                             && self.config.dma_latency;
@@ -429,7 +374,7 @@ impl ExternalProbe for ContainerProbe {
             if deadline.is_some_and(|d| Instant::now() > d) {
                 bail!(
                     "container {} was still running {} s after its planned end; it is removed",
-                    self.run.name,
+                    run.name,
                     GRACE.as_secs()
                 );
             }
@@ -449,7 +394,7 @@ impl ExternalProbe for ContainerProbe {
                 .unwrap_or_default();
             return Err(anyhow!(
                 "container {} ended {when}{garbled}; {said}",
-                self.run.name
+                run.name
             ));
         };
         self.finish(*result, &histograms, view.as_ref())
@@ -461,22 +406,9 @@ impl ExternalProbe for ContainerProbe {
         // should, each of which stays journaled for `jitterlab restore`.
         let mut lines = match self.live {
             true => Vec::new(),
-            false => std::mem::take(&mut self.notes),
+            false => std::mem::take(&mut self.ctr.notes),
         };
-        let mut steps = Vec::new();
-        match self.started.as_mut() {
-            Some(s) => steps.extend(s.stop(journal)),
-            // Journaled, never started: nothing to remove.
-            None => {
-                if let Some(id) = self.entry {
-                    let _ = journal.done(id);
-                }
-            }
-        }
-        self.entry = None;
-        if let Some(p) = self.rt.as_mut() {
-            steps.extend(p.restore(root, journal));
-        }
+        let steps = self.ctr.teardown(root, journal);
         lines.extend(steps.into_iter().filter(|l| !went_well(l)));
         lines
     }

@@ -18,6 +18,7 @@ use crate::cli::one_cell::{
 use crate::cli::{Cli, Command, RunCommand};
 use crate::probe::{chase, ctxswitch, response};
 use crate::runner::{self, RunOptions, Stop};
+use crate::system::container::image::Image;
 use crate::system::container::run::ContainerRun;
 
 fn online() -> CpuList {
@@ -341,26 +342,25 @@ fn probe_side() -> ContainerProbe {
         params: plan.params.clone(),
         config: s.configurations[0].clone(),
         duration_ns: plan.params.duration_ns,
-        run: ContainerRun {
-            engine: ctr::Engine::Podman,
-            image: "localhost/jitterlab:abc".into(),
-            name: "jitterlab-7-1".into(),
-            cpus: container_cpus(&s, &cell, &plan),
-            rt: None,
-            ulimits: Vec::new(),
-            dma_device: None,
-            network: None,
-            argv: vec!["run".into(), "cyclic".into()],
-        },
-        image: Image {
-            tag: "localhost/jitterlab:abc".into(),
-            build_id: "abc".into(),
-            built: false,
-        },
-        rt: None,
-        entry: None,
-        started: None,
-        notes: vec!["container engine: podman 4.3.1 (/usr/bin/podman) works".into()],
+        ctr: Prepared::for_tests(
+            ContainerRun {
+                engine: ctr::Engine::Podman,
+                image: "localhost/jitterlab:abc".into(),
+                name: "jitterlab-7-1".into(),
+                cpus: container_cpus(&s, &cell, &plan),
+                rt: None,
+                ulimits: Vec::new(),
+                dma_device: None,
+                network: None,
+                argv: vec!["run".into(), "cyclic".into()],
+            },
+            Image {
+                tag: "localhost/jitterlab:abc".into(),
+                build_id: "abc".into(),
+                built: false,
+            },
+            vec!["container engine: podman 4.3.1 (/usr/bin/podman) works".into()],
+        ),
         live: false,
     }
 }

@@ -38,6 +38,10 @@
 //! - [`undo`]: removing a container and the parent cgroup, for both the
 //!   normal end and `jitterlab restore` after a `kill -9` (it sits below
 //!   the journal, as `cgroup_undo` does).
+//! - [`prepare`]: all of the above around one container, from its request
+//!   (an argument vector for `jitterlab …` inside, its CPUs, an optional
+//!   network namespace to join, whether it holds the PM QoS request) to its
+//!   removal.
 //!
 //! The runner is generic: what runs inside is an argument vector for
 //! `jitterlab …`, the CPUs of `--cpuset-cpus` and an optional network
@@ -47,6 +51,7 @@
 //! is `crate::probe::container`.
 
 pub mod image;
+pub mod prepare;
 pub mod quirks;
 pub mod rt_parent;
 pub mod run;
