@@ -91,7 +91,12 @@
 //!    `max_latency` limits and the latency table shows); whether it is
 //!    periodic, calibrated, on every probe CPU, named in messages; the
 //!    words its summary prints; the spec keys it takes beyond the common
-//!    ones. `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
+//!    ones; whether it can run in a container (`container`: its own
+//!    threads can, `InContainer::Supported`, and [`container`] runs them
+//!    there with `jitterlab run KIND` inside — its subcommand's flags are
+//!    then built from the cell by `container::argv`, which needs its arm;
+//!    `NotApplicable(why)` for a probe tied to the host, as timerlat).
+//!    `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
 //!    latency; no keys of its own; not named in messages (a test probe).
 //! 3. **Its subcommand**, `src/cli.rs`: the `RunCommand` variant with its
 //!    flags (flattening `CommonArgs`), its arm in `RunCommand::one_cell`,

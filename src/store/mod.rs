@@ -213,8 +213,9 @@ impl Store {
         self.begin_run_in(s, "host")
     }
 
-    /// [`Store::begin_run`] of a run whose probe ran in `deployment`
-    /// (`host`, `container`), which its cell records.
+    /// Records the start of a `jitterlab run` with its one cell (running),
+    /// whose probe ran in `deployment` (`host`, `container`: the cell's
+    /// key records it); committed at once.
     pub fn begin_run_in(&mut self, s: &RunStart<'_>, deployment: &str) -> Result<RunIds> {
         let r = self.begin_run_inner(s, deployment);
         self.named(r)
@@ -464,7 +465,7 @@ impl Store {
         Ok(tx.last_insert_rowid())
     }
 
-    /// The work of [`Store::begin_run`].
+    /// The work of [`Store::begin_run_in`].
     fn begin_run_inner(&mut self, s: &RunStart<'_>, deployment: &str) -> Result<RunIds> {
         let tx = self.conn.transaction()?;
         let run = Self::insert_run(&tx, s)?;
