@@ -31,7 +31,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
-use jitterlab_core::spec::{Policy, ResponseSource};
+use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
 use crate::net::flood::{FloodArgs, SinkArgs};
@@ -40,6 +40,7 @@ use crate::report::tables;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
+use crate::system::container::Engine;
 
 pub mod one_cell;
 pub mod roundtrip;
@@ -197,6 +198,11 @@ pub struct BenchArgs {
     /// Format of the tables printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ReportFormat,
+
+    /// The container engine of the spec's container cells [default:
+    /// podman, else docker, whichever answers `ENGINE version`].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
 }
 
 /// `jitterlab report`.
@@ -465,6 +471,11 @@ pub struct TimerlatRunArgs {
     /// Do not store the run in the results database.
     #[arg(long)]
     pub no_db: bool,
+
+    /// Where the probe runs; timerlat measures the host kernel's tracer and
+    /// is N/A in a container (refused with the reason).
+    #[arg(long, value_enum, default_value = "host")]
+    pub deployment: DeploymentArg,
 }
 
 /// `jitterlab run cyclic`.
@@ -600,6 +611,63 @@ pub struct CommonArgs {
     /// Do not store the run in the results database.
     #[arg(long)]
     pub no_db: bool,
+
+    /// Where the probe runs: on the host, or inside a container built from
+    /// this jitterlab (FROM scratch, no registry), with every real-time
+    /// default or not at all.
+    #[arg(long, value_enum, default_value = "host")]
+    pub deployment: DeploymentArg,
+
+    /// The container engine of --deployment container [default: podman,
+    /// else docker, whichever answers `ENGINE version`].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+
+    /// Internal: write the window rows and the result as JSON lines on
+    /// stdout (the probe side of a container cell).
+    #[arg(long, hide = true)]
+    pub stream: bool,
+
+    /// Internal: the scan calibrations to measure with, as JSON (a bench's,
+    /// made idle on the host, for its container cell).
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub calibration: Option<String>,
+}
+
+/// `--deployment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeploymentArg {
+    /// On the host.
+    Host,
+    /// Inside a container (timerlat: N/A, with the reason).
+    Container,
+}
+
+impl From<DeploymentArg> for Deployment {
+    fn from(d: DeploymentArg) -> Deployment {
+        match d {
+            DeploymentArg::Host => Deployment::Host,
+            DeploymentArg::Container => Deployment::Container,
+        }
+    }
+}
+
+/// `--engine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// Podman (Debian package podman).
+    Podman,
+    /// Docker (Debian package docker.io), where its daemon runs.
+    Docker,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Podman => Engine::Podman,
+            EngineArg::Docker => Engine::Docker,
+        }
+    }
 }
 
 /// `jitterlab __net-sink`: receive the flood inside the probe's namespace.
@@ -661,6 +729,7 @@ impl BenchArgs {
             dry_run: self.dry_run,
             json: self.json.clone(),
             format: self.format.into(),
+            engine: self.engine.map(Engine::from),
         }
     }
 }
@@ -846,101 +915,4 @@ fn cpu_list(s: &str) -> Result<CpuList, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn cli_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn defaults_of_cyclic() {
-        let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
-        let Command::Run(RunCommand::Cyclic(a)) = cli.command else {
-            panic!("not cyclic")
-        };
-        assert_eq!(a.period, 1_000_000);
-        assert_eq!(a.scan, 100_000);
-        assert_eq!(a.working_set, 256 * 1024);
-        assert_eq!(a.cpu, None);
-        assert_eq!(a.common.policy, Policy::Fifo);
-        assert_eq!(a.common.priority, None);
-        assert_eq!(a.common.window, 1_000_000_000);
-        assert_eq!(a.common.threshold, 100_000);
-        assert_eq!(a.common.outliers, 20);
-    }
-
-    #[test]
-    fn report_names_are_the_tables_own() {
-        for t in TableArg::value_variants() {
-            let table: tables::Table = (*t).into();
-            assert_eq!(t.to_possible_value().unwrap().get_name(), table.name());
-        }
-        let formats: Vec<String> = ReportFormat::value_variants()
-            .iter()
-            .map(|f| f.to_possible_value().unwrap().get_name().to_string())
-            .collect();
-        assert_eq!(formats, ["text", "md", "csv", "json"]);
-        assert_eq!(
-            ReportFormat::value_variants()
-                .iter()
-                .map(|&f| tables::Format::from(f))
-                .collect::<Vec<_>>(),
-            [
-                tables::Format::Text,
-                tables::Format::Md,
-                tables::Format::Csv,
-                tables::Format::Json
-            ]
-        );
-    }
-
-    #[test]
-    fn policy_and_source_parse_to_the_one_type() {
-        let cli = Cli::try_parse_from([
-            "jitterlab",
-            "run",
-            "response",
-            "--policy",
-            "rr",
-            "--source",
-            "udp",
-        ])
-        .unwrap();
-        let Command::Run(RunCommand::Response(a)) = cli.command else {
-            panic!("not response")
-        };
-        assert_eq!(
-            (a.common.policy, a.source),
-            (Policy::RoundRobin, ResponseSource::Udp)
-        );
-    }
-
-    #[test]
-    fn duration_and_cycles_conflict() {
-        let e = Cli::try_parse_from([
-            "jitterlab",
-            "run",
-            "wakeup",
-            "--duration",
-            "1s",
-            "--cycles",
-            "5",
-        ])
-        .unwrap_err();
-        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
-    }
-
-    #[test]
-    fn check_takes_json_and_the_global_sysroot() {
-        let cli =
-            Cli::try_parse_from(["jitterlab", "check", "--json", "--sysroot", "/tmp/x"]).unwrap();
-        let Command::Check(a) = cli.command else {
-            panic!("not check")
-        };
-        assert!(a.json);
-        assert_eq!(cli.sysroot, PathBuf::from("/tmp/x"));
-    }
-}
+mod tests;

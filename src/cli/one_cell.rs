@@ -31,7 +31,14 @@
 //!   `--max-*` limits and the probe's own flags are the probe's;
 //! - `--duration` (default 10s) is the spec's duration; `--cycles` and a
 //!   chase without `--duration` end the run by count instead
-//!   ([`Stop`]), as do the other run-only flags, in [`RunOptions`].
+//!   ([`Stop`]), as do the other run-only flags, in [`RunOptions`];
+//! - `--deployment` is the spec's one deployment; with `container`,
+//!   `--engine` goes in [`RunOptions`], and [`one_cell`] refuses, last,
+//!   what keeps the probe out of a container (timerlat refuses it first,
+//!   with the reason), a host without a working engine (naming what to
+//!   install) and a host that cannot run one (not root, a cgroup
+//!   controller split between v1 and v2, with the fix). `--stream` and
+//!   `--calibration` are the hidden flags of the run inside a container.
 
 use std::path::{Path, PathBuf};
 
@@ -41,21 +48,24 @@ use jitterlab_core::defaults;
 use jitterlab_core::limits;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{
-    scan_fits, sched_fields, ConfigSettings, Configuration, Policy, ProbeParams, ProbeSpec,
-    Scenario, SchedError, Spec, NICES, PRIORITIES,
+    scan_fits, sched_fields, ConfigSettings, Configuration, Deployment, Policy, ProbeParams,
+    ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::{
-    ChaseRunArgs, CommonArgs, CtxswitchRunArgs, CyclicArgs, ResponseRunArgs, RunCommand,
-    TimerlatRunArgs, WakeupArgs,
+    ChaseRunArgs, CommonArgs, CtxswitchRunArgs, CyclicArgs, DeploymentArg, ResponseRunArgs,
+    RunCommand, TimerlatRunArgs, WakeupArgs,
 };
 use crate::error::bad;
 use crate::output::errln;
 use crate::probe::timerlat::TimerlatRequest;
 use crate::probe::{ctxswitch, response, timerlat};
 use crate::runner::{self, out_files, RunOptions, Stop};
+use crate::system::container::Engine;
 use crate::system::host;
+use jitterlab_core::probe::InContainer;
+use jitterlab_core::result::Calibration;
 
 /// A run, as the runner takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +80,19 @@ pub struct OneCell {
 /// doc) and turns them into the one-cell spec the runner measures: each
 /// subcommand's function, as [`RunCommand::one_cell`] names it.
 pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
-    run.one_cell(root, db)
+    let one = run.one_cell(root, db)?;
+    let cell = one.spec.cells().remove(0);
+    if cell.in_container() {
+        // Last, as a probe's own environment is: what keeps this probe out
+        // of a container, then an engine that works and a host it can run on.
+        if let Some(why) = crate::probe::cell_unavailable(&one.spec, &cell, root) {
+            return Err(bad(why));
+        }
+        let (_, found) = crate::system::container::choose(one.options.engine)?;
+        crate::system::container::refuse_host(root, jitterlab_sys::effective_uid())?;
+        errln!("jitterlab: container: {found}");
+    }
+    Ok(one)
 }
 
 /// `jitterlab run cyclic`.
@@ -154,6 +176,12 @@ pub(super) fn ctxswitch(root: &Path, db: &Path, a: &CtxswitchRunArgs) -> Result<
 /// `jitterlab run response`.
 pub(super) fn response(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<OneCell> {
     refuse_periodic_flags(ProbeKind::Response, &a.common)?;
+    if a.common.deployment == DeploymentArg::Container {
+        let run = response_cell(a, &host::online_cpus(root)?)?;
+        if let Some(why) = crate::probe::container::not_applicable(&run.spec.probes[0]) {
+            return Err(bad(why));
+        }
+    }
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;
     check_common(db, &a.common, a.interval, 1)?;
@@ -169,6 +197,11 @@ pub(super) fn response(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<On
 
 /// `jitterlab run timerlat`.
 pub(super) fn timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<OneCell> {
+    if let (DeploymentArg::Container, InContainer::NotApplicable(why)) =
+        (a.deployment, ProbeKind::Timerlat.descriptor().container)
+    {
+        return Err(bad(format!("--deployment container: {why}")));
+    }
     let online = host::online_cpus(root)?;
     measured_cpus(&online, a.cpus.as_ref())?;
     let run = timerlat_cell(a, &online)?;
@@ -299,6 +332,7 @@ fn sched(c: &CommonArgs) -> Result<(Option<i32>, Option<i32>)> {
 /// the database (unless `--no-db`), the run's length and its window rows.
 pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
     sched(c)?;
+    check_deployment(c)?;
     if c.duration == Some(0) {
         return Err(bad("--duration must be positive; give e.g. --duration 10s"));
     }
@@ -352,6 +386,54 @@ pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usiz
     Ok(())
 }
 
+/// The flags that go with `--deployment`: `--engine` only with a
+/// container; no `--break-trace` (the kernel trace is the host's) nor
+/// `--histogram` (written from the probe threads' own histograms, which
+/// stay in the container) in one; the internal `--stream` and
+/// `--calibration` only on the host side of a container's own run.
+fn check_deployment(c: &CommonArgs) -> Result<()> {
+    let container = c.deployment == DeploymentArg::Container;
+    if c.engine.is_some() && !container {
+        return Err(bad(
+            "--engine applies only to --deployment container; add it, or drop --engine",
+        ));
+    }
+    if !container {
+        return Ok(());
+    }
+    let refused = [
+        (
+            c.break_trace.is_some(),
+            "--break-trace stops the host kernel's trace, which a container cannot reach; drop it, or use --deployment host",
+        ),
+        (
+            c.histogram.is_some(),
+            "--histogram is written from the probe threads' own histograms, which stay in the container; the stored histograms are in the database (jitterlab report) and --json; drop --histogram, or use --deployment host",
+        ),
+        (
+            c.stream || c.calibration.is_some(),
+            "--stream and --calibration are internal to the probe side of a container cell; drop them",
+        ),
+    ];
+    for (given, why) in refused {
+        if given {
+            return Err(bad(format!("--deployment container: {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// `--calibration`'s scan calibrations.
+fn calibrations(c: &CommonArgs) -> Result<Option<Vec<Calibration>>> {
+    c.calibration
+        .as_deref()
+        .map(|text| {
+            serde_json::from_str(text)
+                .map_err(|e| bad(format!("--calibration is not a list of calibrations: {e}")))
+        })
+        .transpose()
+}
+
 // ---------------------------------------------------------------------------
 // The one-cell specs.
 
@@ -396,8 +478,8 @@ fn probe(params: ProbeParams, period_ns: u64, c: &CommonArgs) -> ProbeSpec {
 }
 
 /// The run options of the common flags.
-fn options(c: &CommonArgs, stop: Stop) -> RunOptions {
-    RunOptions {
+fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
+    Ok(RunOptions {
         stop,
         strict: c.strict,
         json: c.json.clone(),
@@ -407,7 +489,10 @@ fn options(c: &CommonArgs, stop: Stop) -> RunOptions {
         break_trace: c.break_trace,
         progress: c.progress,
         no_db: c.no_db,
-    }
+        engine: c.engine.map(Engine::from),
+        stream: c.stream,
+        calibrated: calibrations(c)?,
+    })
 }
 
 /// How a run of the common flags ends: at its duration, or after
@@ -436,6 +521,12 @@ fn spec(config: Configuration, probe: ProbeSpec, duration_ns: u64) -> Spec {
     }
 }
 
+/// `spec` deployed where `--deployment` says.
+fn deployed(mut spec: Spec, c: &CommonArgs) -> Spec {
+    spec.deployments = vec![Deployment::from(c.deployment).name().into()];
+    spec
+}
+
 /// A run of the common flags: `params` on `probe_cpus`, the other online
 /// CPUs its neighbours.
 pub(super) fn common_cell(
@@ -447,12 +538,15 @@ pub(super) fn common_cell(
 ) -> Result<OneCell> {
     let neighbours = others(online, &probe_cpus);
     Ok(OneCell {
-        spec: spec(
-            configuration(probe_cpus, neighbours, c)?,
-            probe(params, period_ns, c),
-            c.duration.unwrap_or(defaults::DURATION_NS),
+        spec: deployed(
+            spec(
+                configuration(probe_cpus, neighbours, c)?,
+                probe(params, period_ns, c),
+                c.duration.unwrap_or(defaults::DURATION_NS),
+            ),
+            c,
         ),
-        options: options(c, stop(c)),
+        options: options(c, stop(c))?,
     })
 }
 
@@ -508,12 +602,15 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
         None => Stop::Samples,
     };
     Ok(OneCell {
-        spec: spec(
-            config,
-            probe(params, 0, c),
-            c.duration.unwrap_or(defaults::DURATION_NS),
+        spec: deployed(
+            spec(
+                config,
+                probe(params, 0, c),
+                c.duration.unwrap_or(defaults::DURATION_NS),
+            ),
+            c,
         ),
-        options: options(c, stop),
+        options: options(c, stop)?,
     })
 }
 

@@ -38,6 +38,12 @@
 //!   periodic probes' cycles.
 //! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
 //!   through `rtla`, for the interrupt latency no user-space probe can see.
+//! * [`container`] is the host side of any probe of a `container` cell:
+//!   the kind's own code runs in a container (`jitterlab run KIND …`
+//!   inside), and this side starts it, stores the window rows it streams
+//!   back and turns its result into the cell's ([`build`] dispatches a
+//!   container cell there whatever its kind; a kind whose descriptor says
+//!   it cannot run in a container is skipped with the reason).
 //!
 //! `ctxswitch` and `response` run a helper thread beside the calling one
 //! and share its set-up, their argument checks and their pacing
@@ -85,7 +91,12 @@
 //!    `max_latency` limits and the latency table shows); whether it is
 //!    periodic, calibrated, on every probe CPU, named in messages; the
 //!    words its summary prints; the spec keys it takes beyond the common
-//!    ones. `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
+//!    ones; whether it can run in a container (`container`: its own
+//!    threads can, `InContainer::Supported`, and [`container`] runs them
+//!    there with `jitterlab run KIND` inside — its subcommand's flags are
+//!    then built from the cell by `container::argv`, which needs its arm;
+//!    `NotApplicable(why)` for a probe tied to the host, as timerlat).
+//!    `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
 //!    latency; no keys of its own; not named in messages (a test probe).
 //! 3. **Its subcommand**, `src/cli.rs`: the `RunCommand` variant with its
 //!    flags (flattening `CommonArgs`), its arm in `RunCommand::one_cell`,
@@ -112,7 +123,10 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
-use jitterlab_core::result::{BreakEvent, Calibration, Params, ProbeKind, ThreadResult};
+use jitterlab_core::probe::InContainer;
+use jitterlab_core::result::{
+    BreakEvent, Calibration, LimitCheck, Params, ProbeKind, RealtimeReport, ThreadResult,
+};
 use jitterlab_core::spec::{CellPlan, Spec};
 use jitterlab_core::stats::MetricSummary;
 
@@ -120,11 +134,14 @@ use jitterlab_core::stats::MetricSummary;
 /// on that thread before the start barrier (`jitterlab_core::recorder`).
 pub use jitterlab_core::recorder::Recorder;
 
+pub use crate::runner::lifecycle::ExternalRun;
 use crate::store::StoredHistogram;
+use crate::system::container::Engine;
 use crate::system::journal::Journal;
 pub use plan::{RunPlan, Stop};
 
 pub mod chase;
+pub mod container;
 pub mod ctxswitch;
 #[cfg(test)]
 pub mod fake;
@@ -157,6 +174,12 @@ pub struct Cell<'a> {
     /// the cell; `None`: the probe makes a work directory of its own (a
     /// run).
     pub workdir: Option<&'a Path>,
+    /// A `container` cell's engine (`--engine`); `None`: podman, else
+    /// docker, whichever works.
+    pub engine: Option<Engine>,
+    /// The cell's number, which names its container: its id in a bench's
+    /// store, 1 for a run.
+    pub number: i64,
 }
 
 /// What a probe reports once it is set up on its thread.
@@ -244,10 +267,17 @@ pub trait Probe: Send {
     }
 }
 
-/// What an external tool measured, finished: its figures in the result
-/// model.
+/// What an external tool (or a container) measured, finished: its figures
+/// in the result model.
 #[derive(Debug)]
 pub struct Finished {
+    /// The real-time report of what measured (a container's probe), or
+    /// `None` for a tool that refuses to run without its defaults (rtla):
+    /// real-time.
+    pub realtime: Option<RealtimeReport>,
+    /// The limits checked against its statistics (empty when it checks
+    /// none).
+    pub limits: Vec<LimitCheck>,
     /// One entry per measured CPU.
     pub threads: Vec<ThreadResult>,
     /// Every CPU merged, when there are several.
@@ -264,14 +294,17 @@ pub struct Finished {
     pub interrupted: bool,
 }
 
-/// A probe that runs an external tool, which applies its own real-time
-/// set-up and measures on its own threads.
+/// A probe that measures elsewhere — an external tool, or the probe side
+/// of a container cell — which applies its own real-time set-up and
+/// measures on its own threads.
 pub trait ExternalProbe: Send {
     /// The parameters stored with its result.
     fn params(&self) -> Params;
 
-    /// Runs the tool until it ends by itself or `signalled` is raised.
-    fn measure(&mut self, signalled: &AtomicBool) -> Result<Finished>;
+    /// Measures until it ends by itself or `run.signalled` is raised:
+    /// calls [`ExternalRun::ready`] before its first release, hands over
+    /// the window rows it gets while it measures ([`ExternalRun::rows`]).
+    fn measure(&mut self, run: &mut ExternalRun<'_>) -> Result<Finished>;
 
     /// Removes what building the probe made (a work directory), with the
     /// journal; one line per thing that did not go as it should.
@@ -402,8 +435,13 @@ pub fn registration(kind: ProbeKind) -> &'static Registration {
         .unwrap_or_else(|| panic!("probe kind {} is not registered", kind.name()))
 }
 
-/// Builds the probe(s) of `cell` (see [`Registration::build`]).
+/// Builds the probe(s) of `cell` (see [`Registration::build`]); the
+/// probe side of a `container` cell is [`container::build`]'s, whatever
+/// the kind (its kind's own code runs inside the container).
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
+    if cell.cell.in_container() {
+        return container::build(cell, journal);
+    }
     (registration(cell.plan.kind).build)(cell, journal)
 }
 
@@ -411,6 +449,23 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
 /// [`Registration::unavailable`]).
 pub fn unavailable(kind: ProbeKind, root: &Path) -> Option<String> {
     registration(kind).unavailable.and_then(|f| f(root))
+}
+
+/// Why `cell` of `spec` cannot be measured on the machine under `root`:
+/// its kind's [`unavailable`], and for a `container` cell what keeps the
+/// kind out of a container (its descriptor's
+/// [`InContainer::NotApplicable`], [`container::not_applicable`]).
+pub fn cell_unavailable(spec: &Spec, cell: &CellPlan, root: &Path) -> Option<String> {
+    let probe = &spec.probes[cell.probe];
+    if cell.in_container() {
+        if let InContainer::NotApplicable(why) = probe.kind().descriptor().container {
+            return Some(why.to_string());
+        }
+        if let Some(why) = container::not_applicable(probe) {
+            return Some(why);
+        }
+    }
+    unavailable(probe.kind(), root)
 }
 
 #[cfg(test)]

@@ -12,9 +12,10 @@
 use std::path::PathBuf;
 
 use jitterlab_core::defaults;
-use jitterlab_core::result::{Params, ProbeKind};
+use jitterlab_core::result::{Calibration, Params, ProbeKind};
 use jitterlab_core::spec::{CellPlan, Spec};
 
+use crate::system::container::Engine;
 use crate::system::rt::SchedRequest;
 
 /// How a measurement ends.
@@ -53,6 +54,17 @@ pub struct RunOptions {
     pub progress: bool,
     /// `--no-db`: do not store the run.
     pub no_db: bool,
+    /// `--engine`: a `container` cell's engine; `None`: podman, else
+    /// docker, whichever works.
+    pub engine: Option<Engine>,
+    /// `--stream` (hidden): the window rows and the result as JSON lines
+    /// on stdout, for the host side of a container cell
+    /// (`runner::stream`); no live view, no summary.
+    pub stream: bool,
+    /// `--calibration` (hidden): the scan calibrations to measure with,
+    /// by thread, instead of calibrating (a bench's, made idle on the
+    /// host, handed to its container cell).
+    pub calibrated: Option<Vec<Calibration>>,
 }
 
 impl Default for RunOptions {
@@ -67,6 +79,9 @@ impl Default for RunOptions {
             break_trace: None,
             progress: false,
             no_db: false,
+            engine: None,
+            stream: false,
+            calibrated: None,
         }
     }
 }

@@ -102,7 +102,7 @@ use crate::error::bad;
 use crate::system::procs::group_members;
 use crate::system::trace::{find_tracefs, TracefsStatus};
 
-use super::{Cell, ExternalProbe, Finished, Probes};
+use super::{Cell, ExternalProbe, ExternalRun, Finished, Probes};
 use crate::store::StoredHistogram;
 use crate::system::journal::Journal;
 use crate::system::workdir::{self, WorkDir};
@@ -782,9 +782,11 @@ impl ExternalProbe for TimerlatProbe {
         self.request.params()
     }
 
-    fn measure(&mut self, signalled: &AtomicBool) -> Result<Finished> {
+    fn measure(&mut self, ext: &mut ExternalRun<'_>) -> Result<Finished> {
+        // rtla applies its own real-time set-up, and refuses to run without it.
+        ext.ready(true)?;
         let req = &self.request;
-        let out = run(&req.args(), signalled)?;
+        let out = run(&req.args(), ext.signalled)?;
         let per_cpu = to_metrics(&out.hist, req.threshold_ns);
         let defs = jitterlab_core::result::ProbeKind::Timerlat.metrics();
         let mut threads = Vec::new();
@@ -845,6 +847,8 @@ impl ExternalProbe for TimerlatProbe {
             ));
         }
         Ok(Finished {
+            realtime: None,
+            limits: Vec::new(),
             threads,
             combined,
             histograms,

@@ -57,17 +57,16 @@
 //! calibration. Both are what this orchestration measured on a 2-CPU machine
 //! (BENCHMARKS.md, "Orchestration overhead").
 
+use self::progress::Progress;
 use super::lifecycle::{measure, MeasureInput, RowWriter};
 use super::plan::{plan, RunOptions, Stop};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
 use jitterlab_core::defaults;
 use jitterlab_core::result::{Calibration, DefaultStatus, RunResult};
@@ -86,6 +85,7 @@ use crate::output::{errln, out, outln};
 use crate::probe::{self, periodic, Cell, Probes};
 use crate::report;
 use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
+use crate::system::container::Engine;
 use crate::system::journal::{self, Holder, Journal, Undo};
 use crate::system::rt::{self, SchedRequest};
 use crate::system::settings::{apply_all, config_settings, restore_all};
@@ -189,71 +189,6 @@ fn check_environment(root: &Path, spec: &Spec, cells: &[CellPlan]) -> Result<()>
     Ok(())
 }
 
-/// Progress of the whole bench: a bar over the planned time on a terminal,
-/// else one line per cell on stderr.
-struct Progress {
-    bar: Option<ProgressBar>,
-    start: Instant,
-    planned_ns: u64,
-}
-
-impl Progress {
-    fn new(planned_ns: u64) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::with_draw_target(
-                Some(planned_ns / 1_000_000),
-                ProgressDrawTarget::stderr_with_hz(4),
-            );
-            b.set_style(
-                ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}% ETA {eta}")
-                    .expect("constant template")
-                    .progress_chars("=> "),
-            );
-            b
-        });
-        Progress {
-            bar,
-            start: Instant::now(),
-            planned_ns,
-        }
-    }
-
-    fn cell(&self, i: usize, n: usize, key: &CellKey) {
-        let msg = format!("cell {}/{n} {} rep {}", i + 1, key.name(), key.repetition);
-        match &self.bar {
-            Some(b) => b.set_message(msg),
-            None => {
-                let left = self
-                    .planned_ns
-                    .saturating_sub(self.start.elapsed().as_nanos() as u64);
-                errln!(
-                    "jitterlab: {msg} (about {} left)",
-                    format_duration_exact(left / 1_000_000_000 * 1_000_000_000)
-                );
-            }
-        }
-    }
-
-    fn tick(&self) {
-        if let Some(b) = &self.bar {
-            b.set_position(self.start.elapsed().as_millis() as u64);
-        }
-    }
-
-    fn say(&self, line: &str) {
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => errln!("{line}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
 /// Everything a bench holds while its cells run.
 struct Bench<'a> {
     root: &'a Path,
@@ -271,6 +206,8 @@ struct Bench<'a> {
     signalled: &'a AtomicBool,
     calibrations: BTreeMap<(usize, Vec<usize>), Vec<Calibration>>,
     progress: Progress,
+    /// The engine of the container cells.
+    engine: Option<Engine>,
 }
 
 /// What ran beside a cell's probe, to be stopped on every path.
@@ -351,6 +288,8 @@ pub struct BenchRequest {
     pub json: Option<PathBuf>,
     /// Format of the tables printed at the end.
     pub format: report::tables::Format,
+    /// The engine of the container cells (`--engine`).
+    pub engine: Option<Engine>,
 }
 
 /// `jitterlab bench`.
@@ -364,6 +303,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     // Validation plans with the disk loads' base directories, which are
     // checked; the private directories are made only when the bench starts.
     check_environment(root, &spec, &cells)?;
+    let containers = probe::container::check_bench(root, &spec, &cells, a.engine)?;
     // The machine lock and the journal before the plan is printed: a bench
     // that will be refused says only why. A dry run changes nothing, so it
     // only looks, and says after the plan why a real run would be refused.
@@ -380,7 +320,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let mut skipped = 0u64;
     for (i, cp) in cells.iter().enumerate() {
-        if let Some(why) = plan_load(&spec, cp, None)?.skip {
+        let skip = plan_load(&spec, cp, None)?.skip;
+        let skip = skip.or_else(|| {
+            cp.in_container()
+                .then(|| probe::cell_unavailable(&spec, cp, root))
+                .flatten()
+        });
+        if let Some(why) = skip {
             skipped += 1;
             outln!("  {}/{} will be skipped: {why}", i + 1, cells.len())?;
         }
@@ -401,6 +347,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let disk_bases = disk_bases(&spec, &cells);
     let cgroups = cgroup::find();
     out!("{}", files_text(&spec, &cells, &disk_bases, &cgroups))?;
+    if let Some(line) = &containers {
+        outln!("{line}")?;
+    }
     let Some(mut journal) = journal else {
         if let Some(why) = refused {
             outln!("note: a real run would be refused now: {why}")?;
@@ -435,6 +384,11 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     )?;
     errln!("jitterlab: bench stored as run {run} in {}", db.display());
 
+    if containers.is_some() {
+        // Before the first cell: building it takes a while, and must not
+        // happen beside a cell's neighbours.
+        probe::container::prepare_image(a.engine)?;
+    }
     let mlock = rt::lock_memory();
     let signalled = termination_flag()?;
     let (workdir, disk_dirs) = make_dirs(root, &disk_bases, &mut journal)?;
@@ -450,6 +404,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         signalled: &signalled,
         calibrations: BTreeMap::new(),
         progress: Progress::new(planned_ns),
+        engine: a.engine,
     };
     let started = Instant::now();
     for set in &calibration_sets {
@@ -684,7 +639,7 @@ impl Bench<'_> {
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
         if load.skip.is_none() {
-            load.skip = probe::unavailable(spec.probes[cp.probe].kind(), self.root);
+            load.skip = probe::cell_unavailable(spec, cp, self.root);
         }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());
@@ -884,6 +839,7 @@ impl Bench<'_> {
                 defaults,
                 signalled: self.signalled,
                 workdir: &cell_dir,
+                engine: self.engine,
             },
             CellState {
                 store: &mut self.store,
@@ -912,6 +868,8 @@ struct CellRequest<'a> {
     signalled: &'a AtomicBool,
     /// The cell's directory (rtla's output).
     workdir: &'a Path,
+    /// The engine of a container cell.
+    engine: Option<Engine>,
 }
 
 /// What of the bench a cell's measurement writes to.
@@ -952,6 +910,8 @@ fn measure_cell(
             stop: Stop::Duration,
             calibrated: req.calibrated,
             workdir: Some(req.workdir),
+            engine: req.engine,
+            number: req.id,
         },
         st.journal,
     );
@@ -1014,5 +974,6 @@ enum CellEnd {
     Failed(String),
 }
 
+mod progress;
 #[cfg(test)]
 mod tests;

@@ -33,10 +33,15 @@
 //!    the final figures is the caller's (a run finishes its run row, a
 //!    bench its cell).
 //!
-//! A probe that runs an external tool ([`Probes::External`]: rtla) applies
-//! its own real-time set-up and measures on its own threads: `ready` is
-//! called, the tool runs, and its finished statistics are assembled into
-//! the same result model.
+//! A probe that measures elsewhere ([`Probes::External`]: rtla, or the
+//! probe side of a container cell) applies its own real-time set-up and
+//! measures on its own threads: it calls `ready` through the
+//! [`ExternalRun`] it is given before its first release, hands over the
+//! window rows it gets while it measures (a container's stream; they are
+//! written and committed as a drain's are), and its finished statistics
+//! are assembled into the same result model — with the real-time report
+//! it brings (a container's), else as real-time (rtla refuses to run
+//! without its defaults).
 
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal};
@@ -106,7 +111,7 @@ pub fn measure(
 ) -> Result<Measured> {
     match probes {
         Probes::Threads(threads) => measure_threads(input, threads, writer, ready, tick),
-        Probes::External(probe) => measure_external(input, probe.as_mut(), writer, ready),
+        Probes::External(probe) => measure_external(input, probe.as_mut(), writer, ready, tick),
     }
 }
 
@@ -161,13 +166,17 @@ pub fn say_warnings(live: bool, warnings: &[String]) {
 }
 
 /// The low-priority writer's state: it drains every probe thread's queue of
-/// window rows into memory, the `--csv` file and the results database (one
-/// commit per drain, so a crash loses at most the rows not yet drained). A
-/// write error never stops the probes: it is remembered and reported as a
-/// warning.
+/// window rows into memory, the `--csv` file, the results database (one
+/// commit per drain, so a crash loses at most the rows not yet drained)
+/// and, inside a container, the stream to the host
+/// ([`super::stream`]). A write error never stops the probes: it is
+/// remembered and reported as a warning.
 pub struct RowWriter {
     /// `--csv`.
     pub csv: Option<report::csv::WindowCsv<super::out_files::Named<BufWriter<File>>>>,
+    /// `--stream`: each row as a JSON line, for the host side of a
+    /// container cell.
+    pub stream: Option<Box<dyn std::io::Write>>,
     /// The results database (`None` with `--no-db`).
     pub store: Option<Store>,
     /// The cell the rows belong to, once it is recorded.
@@ -188,6 +197,7 @@ impl RowWriter {
     pub fn new(store: Option<Store>, cell: Option<i64>) -> RowWriter {
         RowWriter {
             csv: None,
+            stream: None,
             store,
             cell,
             samples: 0,
@@ -196,22 +206,43 @@ impl RowWriter {
         }
     }
 
-    /// Moves every queued row into the CSV file and the store.
+    /// Moves every queued row into the CSV file, the stream and the store.
     pub fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
-        self.batch.clear();
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
         for rx in consumers.iter_mut() {
             while let Ok(row) = rx.pop() {
-                if let Some(w) = self.csv.as_mut() {
-                    if let Err(e) = w.write_row(&row).and_then(|()| w.flush()) {
-                        self.error.get_or_insert(e.to_string());
-                    }
-                }
-                self.samples += row.cycles;
-                self.batch.push(row);
+                batch.push(row);
             }
         }
+        self.push_rows(&batch);
+        self.batch = batch;
+    }
+
+    /// Writes `rows` — drained here, or measured elsewhere (a container
+    /// cell's, streamed to the host) — into the CSV file and the stream,
+    /// and stores them in one commit.
+    pub fn push_rows(&mut self, rows: &[WindowRow]) {
+        for row in rows {
+            if let Some(w) = self.csv.as_mut() {
+                if let Err(e) = w.write_row(row).and_then(|()| w.flush()) {
+                    self.error.get_or_insert(e.to_string());
+                }
+            }
+            if let Some(out) = self.stream.as_mut() {
+                let line = super::stream::Line::Row(super::stream::WireRow::of(row));
+                if let Err(e) = super::stream::write_line(out.as_mut(), &line) {
+                    self.error
+                        .get_or_insert(format!("streaming window rows: {e}"));
+                }
+            }
+            self.samples += row.cycles;
+        }
+        if rows.is_empty() {
+            return;
+        }
         if let (Some(s), Some(cell)) = (self.store.as_mut(), self.cell) {
-            if let Err(e) = s.insert_windows(cell, &self.batch) {
+            if let Err(e) = s.insert_windows(cell, rows) {
                 self.error
                     .get_or_insert(format!("storing window rows: {e:#}"));
             }
@@ -670,20 +701,74 @@ impl Display {
 // ---------------------------------------------------------------------------
 // A probe that runs an external tool.
 
-/// Measures with an external tool: it applies its own real-time set-up
-/// (rtla's SCHED_FIFO threads and PM QoS request; what it could not have,
-/// it reports as an error), so the result is real-time and `ready` is
-/// called before it starts.
+/// What a probe that measures elsewhere — an external tool, a container —
+/// is given while it measures: the signal flag, the start to record, the
+/// row writer for the window rows it streams, and the caller's tick.
+pub struct ExternalRun<'a> {
+    /// Raised by SIGINT/SIGTERM.
+    pub signalled: &'a AtomicBool,
+    writer: &'a mut RowWriter,
+    ready: Ready<'a>,
+    tick: &'a mut dyn FnMut(),
+    readied: bool,
+}
+
+impl ExternalRun<'_> {
+    /// Records the start (the run row, the cell), once, before the first
+    /// release; `realtime`: whether every required real-time default held.
+    pub fn ready(&mut self, realtime: bool) -> Result<()> {
+        if !self.readied {
+            self.readied = true;
+            (self.ready)(self.writer, realtime)?;
+        }
+        Ok(())
+    }
+
+    /// Writes and commits window rows measured elsewhere, as the writer
+    /// drains a probe thread's (the CSV file, the store).
+    pub fn rows(&mut self, rows: &[WindowRow]) {
+        self.writer.push_rows(rows);
+    }
+
+    /// Lets the caller draw its progress.
+    pub fn tick(&mut self) {
+        (self.tick)();
+    }
+}
+
+/// Measures with a probe that measures elsewhere: an external tool that
+/// applies its own real-time set-up (rtla's SCHED_FIFO threads and PM QoS
+/// request; what it could not have, it reports as an error) and calls
+/// `ready` before it starts, or a container cell, whose rows arrive as
+/// the probe inside drains them and whose result carries its own
+/// real-time report.
 fn measure_external(
     input: MeasureInput<'_>,
     probe: &mut dyn ExternalProbe,
     writer: &mut RowWriter,
     ready: Ready<'_>,
+    tick: &mut dyn FnMut(),
 ) -> Result<Measured> {
-    ready(writer, true)?;
-    let finished = probe.measure(input.signalled)?;
+    let finished = {
+        let mut run = ExternalRun {
+            signalled: input.signalled,
+            writer: &mut *writer,
+            ready,
+            tick,
+            readied: false,
+        };
+        let finished = probe.measure(&mut run)?;
+        if !run.readied {
+            bail!("the probe measured without recording its start; this is a bug in jitterlab");
+        }
+        finished
+    };
     let mut warnings = input.warnings;
     warnings.extend(finished.warnings);
+    // Kept in the writer too: the caller turns it into exit status 2.
+    if let Some(e) = writer.error.clone() {
+        warnings.push(e);
+    }
     let context = ResultContext {
         host: input.host,
         started_at: input.started_at,
@@ -692,16 +777,16 @@ fn measure_external(
             true => EndReason::Interrupted,
             false => EndReason::Completed,
         },
-        realtime: RealtimeReport {
+        realtime: finished.realtime.unwrap_or(RealtimeReport {
             realtime: true,
             defaults: Vec::new(),
-        },
+        }),
         warnings,
     };
     let figures = Figures {
         threads: finished.threads,
         combined: finished.combined,
-        limits: Vec::new(),
+        limits: finished.limits,
         break_event: None,
         detail: Some(finished.detail),
     };

@@ -68,6 +68,7 @@ pub mod lifecycle;
 pub mod out_files;
 pub use crate::probe::plan;
 pub mod spec_source;
+pub mod stream;
 
 use lifecycle::{measure, MeasureInput, RowWriter};
 pub use plan::{plan, RunOptions, RunPlan, Stop};
@@ -144,7 +145,16 @@ fn execute(
             failure.get_or_insert(e.to_string());
         }
     }
-    out!("{}", report::text::summary(result))?;
+    if opts.stream {
+        // Inside a container: the result goes to the host, which reports.
+        let line = stream::Line::Result {
+            result: Box::new(result.clone()),
+            histograms: stream::encode_histograms(&measured.histograms)?,
+        };
+        stream::write_line(&mut std::io::stdout().lock(), &line).context("streaming the result")?;
+    } else {
+        out!("{}", report::text::summary(result))?;
+    }
     if let Some(f) = failure {
         return Err(not_stored(&f, opts.json.as_deref()));
     }
@@ -198,8 +208,10 @@ fn measure_run(
             cell,
             plan,
             stop: opts.stop,
-            calibrated: None,
+            calibrated: opts.calibrated.as_deref(),
             workdir: None,
+            engine: opts.engine,
+            number: 1,
         },
         journal,
     )?;
@@ -238,11 +250,21 @@ fn measure_built(
             keep_off_probe_cpus(root, &plan.cpus);
             (dma_guard, vec![mlock, dma])
         }
-        Probes::External(_) => (None, Vec::new()),
+        Probes::External(_) => {
+            // A container's client and its monitor start off the probe
+            // CPUs; the container itself gets them (--cpuset-cpus).
+            if cell.in_container() {
+                keep_off_probe_cpus(root, &plan.cpus);
+            }
+            (None, Vec::new())
+        }
     };
     let signalled = termination_flag()?;
 
     let mut writer = RowWriter::new(store, None);
+    if opts.stream {
+        writer.stream = Some(Box::new(std::io::stdout()));
+    }
     if let Some(p) = &opts.csv {
         writer.csv = Some(report::csv::WindowCsv::new(
             out_files::create("--csv", p)?,
@@ -254,8 +276,12 @@ fn measure_built(
     let host_json = serde_json::to_string(&host)?;
     let mut ids: Option<RunIds> = None;
     let mut ready = |w: &mut RowWriter, realtime: bool| -> Result<()> {
+        if let Some(out) = w.stream.as_mut() {
+            stream::write_line(out.as_mut(), &stream::Line::Ready { realtime })
+                .context("streaming the start")?;
+        }
         if let Some(s) = w.store.as_mut() {
-            let started = s.begin_run(&RunStart {
+            let run = RunStart {
                 started_at: &started_at,
                 probe: plan.kind.name(),
                 command_line: &command_line,
@@ -267,7 +293,8 @@ fn measure_built(
                 kind: RunKind::Run,
                 name: plan.kind.name(),
                 spec_json: None,
-            });
+            };
+            let started = s.begin_run_in(&run, &cell.key.deployment);
             let started = started.context("recording the run")?;
             w.cell = Some(started.cell);
             ids = Some(started);
@@ -282,7 +309,7 @@ fn measure_built(
             defaults,
             warnings: Vec::new(),
             signalled: &signalled,
-            live: true,
+            live: !opts.stream,
             progress: opts.progress,
         },
         probes,

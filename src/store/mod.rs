@@ -206,9 +206,18 @@ impl Store {
     }
 
     /// Records the start of a `jitterlab run` with its one cell (running);
-    /// committed at once.
+    /// committed at once. (The runner says where the probe ran:
+    /// [`Store::begin_run_in`]; tests record host runs.)
+    #[cfg(test)]
     pub fn begin_run(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
-        let r = self.begin_run_inner(s);
+        self.begin_run_in(s, "host")
+    }
+
+    /// Records the start of a `jitterlab run` with its one cell (running),
+    /// whose probe ran in `deployment` (`host`, `container`: the cell's
+    /// key records it); committed at once.
+    pub fn begin_run_in(&mut self, s: &RunStart<'_>, deployment: &str) -> Result<RunIds> {
+        let r = self.begin_run_inner(s, deployment);
         self.named(r)
     }
 
@@ -456,14 +465,14 @@ impl Store {
         Ok(tx.last_insert_rowid())
     }
 
-    /// The work of [`Store::begin_run`].
-    fn begin_run_inner(&mut self, s: &RunStart<'_>) -> Result<RunIds> {
+    /// The work of [`Store::begin_run_in`].
+    fn begin_run_inner(&mut self, s: &RunStart<'_>, deployment: &str) -> Result<RunIds> {
         let tx = self.conn.transaction()?;
         let run = Self::insert_run(&tx, s)?;
         let key = CellKey {
             configuration: "default".into(),
             scenario: "none".into(),
-            deployment: "host".into(),
+            deployment: deployment.into(),
             probe: s.probe.into(),
             repetition: 0,
         };

@@ -96,7 +96,7 @@ pub fn cgroup_mounts(mountinfo: &str) -> Vec<CgroupMount> {
 }
 
 /// Undoes mountinfo's octal escapes (`\040` for a space).
-fn unescape(field: &str) -> String {
+pub fn unescape(field: &str) -> String {
     let b = field.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

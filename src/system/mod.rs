@@ -3,8 +3,9 @@
 //! kernel trace buffer, the per-CPU counters that explain a cell's
 //! outliers, the process table, the settings that partition the machine
 //! (IRQ affinity, sysctls, cpufreq), the journal of every change with
-//! `jitterlab restore`, and the private work directories jitterlab writes
-//! its files in.
+//! `jitterlab restore`, the private work directories jitterlab writes
+//! its files in, and the containers of deployment `container` (engine,
+//! image, host quirks, their real-time parent cgroup).
 //!
 //! The `*_undo` modules (resctrl, work directories, the neighbours'
 //! cgroups) hold the steps that put a change back: the journal's replay
@@ -17,6 +18,7 @@
 
 pub mod cgroup_undo;
 pub mod check;
+pub mod container;
 pub mod counters;
 pub mod host;
 pub mod journal;

@@ -20,7 +20,7 @@ pub struct CellKey {
     pub configuration: String,
     /// Scenario name (spec `[[scenario]]` or a built-in).
     pub scenario: String,
-    /// `host` (or, later, `container`).
+    /// `host` or `container` ([`crate::spec::Deployment`]).
     pub deployment: String,
     /// Probe name as the spec names it (e.g. `cyclic`).
     pub probe: String,

@@ -7,7 +7,8 @@
 //! and window rows), says which metric answers "how late?", whether its
 //! samples are the cycles of a release schedule, on which probe CPUs it
 //! measures, the words a report prints for it, the spec keys it accepts,
-//! and whether messages name it. There is one `const` per kind ([`CYCLIC`],
+//! whether messages name it, and whether it can measure in a container
+//! ([`InContainer`]). There is one `const` per kind ([`CYCLIC`],
 //! [`WAKEUP`], [`CHASE`], [`CTXSWITCH`], [`RESPONSE`], [`TIMERLAT`]) and
 //! [`ProbeKind::descriptor`] finds it; `ProbeKind::name`, `metrics`,
 //! `metric`, `main_latency` and `periodic` read it. The spec checker,
@@ -178,6 +179,17 @@ pub struct ReportWords {
     pub outliers: &'static [&'static str],
 }
 
+/// Whether a probe kind can measure with its probe side in a container
+/// (deployment `container`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InContainer {
+    /// Its threads run in the container as they run on the host.
+    Supported,
+    /// It cannot: the reason, said where a container cell is skipped or a
+    /// `--deployment container` run is refused.
+    NotApplicable(&'static str),
+}
+
 /// Everything jitterlab knows about one probe kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeDescriptor {
@@ -209,6 +221,8 @@ pub struct ProbeDescriptor {
     /// The spec keys of a `[[probe]]` table it accepts besides
     /// [`COMMON_SPEC_KEYS`].
     pub spec_keys: &'static [&'static str],
+    /// Whether its probe side can run in a container.
+    pub container: InContainer,
 }
 
 impl ProbeDescriptor {
@@ -287,6 +301,7 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
         "max_jitter",
         "max_exec",
     ],
+    container: InContainer::Supported,
 };
 
 /// `wakeup`: timer wake-up latency, one thread per CPU.
@@ -306,6 +321,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
         outliers: PERIODIC_OUTLIERS,
     },
     spec_keys: &["period", "max_latency", "max_jitter"],
+    container: InContainer::Supported,
 };
 
 /// `chase`: a cache-sensitive pointer chase, in CPU cycles.
@@ -325,6 +341,7 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
         outliers: &["chase"],
     },
     spec_keys: &["buffer", "iterations", "samples"],
+    container: InContainer::Supported,
 };
 
 /// `ctxswitch`: two real-time threads handing a token back and forth.
@@ -345,6 +362,7 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
         outliers: &["handover"],
     },
     spec_keys: &["max_latency"],
+    container: InContainer::Supported,
 };
 
 /// `response`: an event made on another CPU answered by the real-time
@@ -369,7 +387,11 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
         outliers: &["wakeup", "response", "rx-to-thread"],
     },
     spec_keys: &["period", "source", "event_cpu", "max_latency"],
+    container: InContainer::Supported,
 };
+
+/// Why `timerlat` cannot measure in a container.
+const TIMERLAT_NOT_IN_CONTAINER: &str = "timerlat is N/A in a container: its tracer is the host kernel's, driven through tracefs, which a container neither has nor may have; the interrupt latency it measures is the host's whatever runs in the container, so measure it on the host";
 
 /// `timerlat`: the kernel's timerlat tracer through `rtla timerlat`.
 pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
@@ -392,6 +414,7 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
         outliers: &["irq", "thread", "user"],
     },
     spec_keys: &["period", "max_latency"],
+    container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
 };
 
 /// `roundtrip`: seed 001's screw-to-screw time over OPC UA PubSub. Two
@@ -435,6 +458,9 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
         "transport",
         "io_cpu",
     ],
+    container: InContainer::NotApplicable(
+        "the round trip's controller does not run in a container yet; measure deployment host",
+    ),
 };
 
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
@@ -457,6 +483,7 @@ pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
         outliers: &["oversleep"],
     },
     spec_keys: &[],
+    container: InContainer::Supported,
 };
 
 #[cfg(test)]
@@ -563,6 +590,20 @@ mod tests {
         );
         assert_eq!(takes("window").len(), ProbeKind::ALL.len());
         assert_eq!(takes("bogus"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn only_timerlat_cannot_run_in_a_container_and_it_says_why() {
+        for &k in ProbeKind::ALL {
+            match (k, k.descriptor().container) {
+                (ProbeKind::Timerlat, InContainer::NotApplicable(why)) => {
+                    assert!(why.starts_with("timerlat is N/A in a container: "), "{why}")
+                }
+                (ProbeKind::Timerlat, c) => panic!("timerlat: {c:?}"),
+                (ProbeKind::Roundtrip, InContainer::NotApplicable(_)) => {}
+                (_, c) => assert_eq!(c, InContainer::Supported, "{}", k.name()),
+            }
+        }
     }
 
     #[test]

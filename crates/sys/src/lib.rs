@@ -507,6 +507,14 @@ pub const TMPFS_MAGIC: i64 = libc::TMPFS_MAGIC as i64;
 /// which the libc crate lacks): memory, not a block device.
 pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
+/// The file system magic of a cgroup v1 hierarchy (`CGROUP_SUPER_MAGIC`),
+/// as [`filesystem_type`] reports it.
+#[allow(clippy::unnecessary_cast)] // c_long is not i64 everywhere
+pub const CGROUP_MAGIC: i64 = libc::CGROUP_SUPER_MAGIC as i64;
+/// The file system magic of cgroup v2 (`CGROUP2_SUPER_MAGIC`).
+#[allow(clippy::unnecessary_cast)] // c_long is not i64 everywhere
+pub const CGROUP2_MAGIC: i64 = libc::CGROUP2_SUPER_MAGIC as i64;
+
 /// Makes the child started by `cmd` join a cgroup before it `exec`s: a
 /// `pre_exec` hook writes `0` ("the writing process") to `procs`, the
 /// group's `cgroup.procs` opened for writing by the caller, in the parent,

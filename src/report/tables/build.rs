@@ -578,8 +578,22 @@ pub(super) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
     }
     let configs = configuration_names(run);
     let scenarios = scenario_names(run);
+    // Probes in the order they first ran: the deployments of one probe
+    // (host, container) become adjacent rows, in the order they ran.
+    let mut probes: Vec<String> = Vec::new();
+    for c in &run.cells {
+        if !probes.contains(&c.key.probe) {
+            probes.push(c.key.probe.clone());
+        }
+    }
     let pos = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(usize::MAX);
-    v.sort_by_key(|g| (pos(&configs, g.configuration), pos(&scenarios, g.scenario)));
+    v.sort_by_key(|g| {
+        (
+            pos(&configs, g.configuration),
+            pos(&scenarios, g.scenario),
+            pos(&probes, g.probe),
+        )
+    });
     v
 }
 

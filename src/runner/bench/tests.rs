@@ -115,6 +115,7 @@ fn measure_one(
             defaults: Vec::new(),
             signalled: &signalled,
             workdir: &rig.dir.path().join("cell-1"),
+            engine: None,
         },
         CellState {
             store: &mut rig.store,

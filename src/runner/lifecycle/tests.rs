@@ -383,7 +383,8 @@ impl ExternalProbe for Tool {
         }
     }
 
-    fn measure(&mut self, _signalled: &AtomicBool) -> Result<Finished> {
+    fn measure(&mut self, run: &mut ExternalRun<'_>) -> Result<Finished> {
+        run.ready(true)?;
         let thread = |i: u32| ThreadResult {
             thread: i,
             cpu: i as usize,
@@ -401,6 +402,8 @@ impl ExternalProbe for Tool {
             counters: Default::default(),
         };
         Ok(Finished {
+            realtime: None,
+            limits: Vec::new(),
             threads: vec![thread(0), thread(1)],
             combined: Some(Default::default()),
             histograms: Vec::new(),
@@ -451,4 +454,82 @@ fn an_external_tool_is_ready_at_once_and_assembled_as_it_measured() {
         assert_eq!(r.detail, Some(serde_json::json!({ "argv": ["rtla"] })));
         assert!(m.recorders.is_empty());
     }
+}
+
+/// A probe that measures elsewhere and streams its rows (a container's
+/// host side): two window rows, then its result with its own real-time
+/// report and limits.
+struct Streamer;
+
+impl ExternalProbe for Streamer {
+    fn params(&self) -> Params {
+        Tool { interrupted: false }.params()
+    }
+
+    fn measure(&mut self, run: &mut ExternalRun<'_>) -> Result<Finished> {
+        run.ready(false)?;
+        run.ready(true)?; // once only
+        let mut stats =
+            [jitterlab_core::window::WindowStat::default(); jitterlab_core::probe::MAX_METRICS];
+        stats[0].count = 500;
+        let row = |window: u64| WindowRow {
+            thread: 0,
+            cpu: 1,
+            window,
+            start_ns: window * 1_000_000_000,
+            cycles: 500,
+            overruns: 0,
+            metrics: ProbeKind::Cyclic.metrics(),
+            stats,
+        };
+        run.rows(&[row(0)]);
+        run.rows(&[row(1)]);
+        run.tick();
+        Ok(Finished {
+            realtime: Some(RealtimeReport {
+                realtime: false,
+                defaults: Vec::new(),
+            }),
+            limits: vec![jitterlab_core::result::LimitCheck {
+                metric: "latency".into(),
+                limit_ns: 1,
+                observed_ns: 2,
+                exceeded: true,
+            }],
+            threads: Vec::new(),
+            combined: None,
+            histograms: Vec::new(),
+            warnings: vec!["inside".into()],
+            detail: serde_json::json!({ "container": {} }),
+            elapsed_ns: 2_000_000_000,
+            interrupted: false,
+        })
+    }
+}
+
+#[test]
+fn rows_measured_elsewhere_are_written_as_they_come_with_the_report_they_bring() {
+    let plan = plan_of("kind = \"cyclic\"", "0-1", "2s", false);
+    let signalled = AtomicBool::new(false);
+    let mut writer = RowWriter::new(None, None);
+    let mut probes = Probes::External(Box::new(Streamer));
+    let (mut readied, mut ticks) = (Vec::new(), 0);
+    let m = measure(
+        input(&plan, &signalled),
+        &mut probes,
+        &mut writer,
+        &mut |_, rt| {
+            readied.push(rt);
+            Ok(())
+        },
+        &mut || ticks += 1,
+    )
+    .unwrap();
+    assert_eq!((readied, ticks, writer.samples), (vec![false], 1, 1000));
+    let r = &m.result;
+    assert!(!r.realtime.realtime);
+    assert_eq!(r.limits.len(), 1);
+    assert!(r.failed());
+    assert_eq!(r.warnings, ["before", "inside"]);
+    assert_eq!(r.elapsed_ns, 2_000_000_000);
 }

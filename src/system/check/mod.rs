@@ -60,11 +60,16 @@
 //! (PREEMPT_RT, throttling, privileges), [`timers`] (clocksource, tick,
 //! timer migration), [`power`] (governors, turbo, C-states), [`isolation`]
 //! (isolated CPUs, SMT and siblings), [`cache`] (cache allocation),
-//! [`irqs`] (IRQs on the probe CPUs, irqbalance) and [`tools`] (neighbour
-//! tools, tracefs); [`finding`] is what a finding is. The text and JSON
+//! [`irqs`] (IRQs on the probe CPUs, irqbalance), [`tools`] (neighbour
+//! tools, tracefs) and [`container`] (deployment `container`: a working
+//! engine, a cgroup controller split between v1 and v2, hard resource
+//! limits, the RT group budget, root — the last section, `container-*`,
+//! which `audit` adds after running each engine's `version`);
+//! [`finding`] is what a finding is. The text and JSON
 //! forms, and the command that prints them, are [`crate::report::check`]'s.
 
 mod cache;
+mod container;
 mod finding;
 mod irqs;
 mod isolation;
@@ -107,13 +112,14 @@ pub struct CheckRequest {
 /// naming a CPU that is not online is bad input.
 pub fn audit(root: &Path, request: &CheckRequest) -> Result<(HostSnapshot, Vec<Finding>)> {
     let probe = probe_cpus(root, request.cpus.as_ref())?;
-    let found = findings_for(
-        root,
-        probe.as_ref(),
-        &search_path(),
-        jitterlab_sys::effective_uid(),
-        Limits::current(),
-    );
+    let uid = jitterlab_sys::effective_uid();
+    let mut found = findings_for(root, probe.as_ref(), &search_path(), uid, Limits::current());
+    // Last, as their own section: what running each engine found.
+    let engines: Vec<_> = crate::system::container::Engine::ALL
+        .into_iter()
+        .map(crate::system::container::probe)
+        .collect();
+    found.extend(container::findings(root, &engines, uid));
     Ok((host::snapshot(root), found))
 }
 

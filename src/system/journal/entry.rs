@@ -121,6 +121,31 @@ pub enum Undo {
         /// are live kernel objects, never under the sysroot).
         path: PathBuf,
     },
+    /// A container jitterlab started for a cell: removed with `ENGINE rm
+    /// -f NAME` ([`crate::system::container::undo::remove_container`]).
+    /// Journaled before the engine is started.
+    Container {
+        /// The engine's program (`podman`, `docker`).
+        engine: String,
+        /// The container's name (`jitterlab-<pid>-<cell>`).
+        name: String,
+    },
+    /// The parent cgroup jitterlab made for its containers' real-time
+    /// budget (`--cgroup-parent`): removed from every cgroup hierarchy,
+    /// the groups the engine made in it first
+    /// ([`crate::system::container::undo::remove_parent`]). Journaled
+    /// before the `mkdir`; its `cpu.rt_*` values are `File` entries of
+    /// their own.
+    ContainerCgroup {
+        /// The group's directory in the `cpu` hierarchy (already under the
+        /// sysroot).
+        path: PathBuf,
+        /// Files to remove before the directory: empty on a real cgroup
+        /// file system, where the kernel removes them; in a fake tree, what
+        /// jitterlab's stand-in for the kernel created.
+        #[serde(default)]
+        files: Vec<String>,
+    },
 }
 
 /// One journaled change.

@@ -32,6 +32,13 @@
 //! - [`Undo::Cgroup`]: the cgroup of a cell's neighbours, every process in
 //!   it killed and the group removed (`{ "kind": "cgroup", "path":
 //!   "/sys/fs/cgroup/jitterlab-…" }`; [`crate::system::cgroup_undo`]).
+//! - [`Undo::Container`]: a container of a `container` cell, removed with
+//!   `ENGINE rm -f NAME` (`{ "kind": "container", "engine": "podman",
+//!   "name": "jitterlab-4242-1" }`; [`crate::system::container::undo`]);
+//! - [`Undo::ContainerCgroup`]: the parent cgroup that gives the
+//!   containers a real-time budget, removed from every hierarchy (`{
+//!   "kind": "container-cgroup", "path": "/sys/fs/cgroup/cpu/jitterlab-ctr-…",
+//!   "files": [] }`; [`crate::system::container::undo`]).
 //!
 //! **Layering.** The modules that journal their changes — the settings,
 //! the neighbours' cgroup, the work directories — use this module, so it

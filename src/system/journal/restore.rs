@@ -104,7 +104,10 @@ pub fn restore(root: &Path) -> Result<Vec<String>> {
 /// `/var/tmp`), which is then undone as in the same boot.
 pub(super) fn ended_with_boot(undo: &Undo) -> Option<String> {
     Some(match undo {
-        Undo::WorkDir { .. } => return None,
+        Undo::WorkDir { .. } | Undo::Container { .. } => return None,
+        Undo::ContainerCgroup { path, .. } => {
+            format!("cgroup {} ended with the reboot", path.display())
+        }
         Undo::Cgroup { path } => format!("cgroup {} ended with the reboot", path.display()),
         Undo::File { path, old } => format!(
             "did not write {:?} back to {}: it was the value before the machine restarted",
@@ -140,6 +143,12 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
         Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
         Undo::WorkDir { path } => crate::system::workdir_undo::undo(path),
         Undo::Cgroup { path } => crate::system::cgroup_undo::undo(path),
+        Undo::Container { engine, name } => {
+            crate::system::container::undo::remove_container(engine, name)
+        }
+        Undo::ContainerCgroup { path, files } => {
+            crate::system::container::undo::remove_parent(root, path, files)
+        }
         Undo::Neighbour {
             pgid,
             start_ticks,

@@ -22,6 +22,7 @@
 //! | `sys/devices/system/cpu/cpufreq/policyN/F`, `sys/devices/system/cpu/cpuN/cpufreq/F`, F = `scaling_governor`, `scaling_min_freq`, `scaling_max_freq` | [`super::cpufreq::Cpufreq`] |
 //! | `sys/kernel/debug/sched/fair_server/cpuN/runtime` | [`super::sysctl::FairServer`] |
 //! | `sys/fs/resctrl/schemata` | [`super::resctrl::CacheAllocation`] |
+//! | `sys/fs/cgroup/M/jitterlab-ctr-X/F`, F = `cpu.rt_period_us`, `cpu.rt_runtime_us`, X = 16 hex digits | the containers' real-time parent cgroup ([`crate::system::container`]) |
 //!
 //! N is a decimal number as the kernel writes it (no sign, no leading
 //! zero). Writing goes through [`write_value`], which opens with
@@ -32,7 +33,8 @@
 //!
 //! **Gone.** Some of these files belong to something that can disappear
 //! while the journal waits: an IRQ (its `proc/irq/N`), a cpufreq policy, a
-//! CPU's fair server, resctrl (unmounting it resets its schemata). When
+//! CPU's fair server, resctrl (unmounting it resets its schemata), the
+//! containers' parent cgroup. When
 //! that has happened, the change went with it and there is nothing to put
 //! back: [`SettingFile::is_gone`] says so, so that `restore` can drop the
 //! entry instead of keeping it for ever. A sysctl or the default IRQ mask
@@ -51,6 +53,7 @@ use std::path::{Component, Path, PathBuf};
 
 use jitterlab_sys as sys;
 
+use crate::system::container::undo::{PARENT_PREFIX, RT_FILES};
 use crate::system::resctrl_undo::RESCTRL;
 
 /// The sysctls [`super::sysctl::Sysctl`] sets (its `NAMES`).
@@ -63,6 +66,9 @@ pub(super) const IRQ_DEFAULT: &str = "proc/irq/default_smp_affinity";
 pub(super) const CPU_DIR: &str = "sys/devices/system/cpu";
 /// The fair deadline server's per-CPU directories.
 pub(super) const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
+
+/// Where the cgroup hierarchies are mounted.
+const CGROUP_DIR: &str = "sys/fs/cgroup";
 
 /// The cpufreq files [`super::cpufreq::Cpufreq`] writes in a policy.
 const CPUFREQ_FILES: [&str; 3] = ["scaling_governor", "scaling_min_freq", "scaling_max_freq"];
@@ -150,6 +156,17 @@ pub fn setting_file(root: &Path, path: &Path) -> Option<SettingFile> {
         return file(
             format!("CPU {n}'s fair-server runtime"),
             Some((&anchor, FAIR_SERVER)),
+        );
+    }
+    if let Some([mount, group, f]) = under(&parts, CGROUP_DIR) {
+        if !crate::system::has_shape(group, PARENT_PREFIX) || !RT_FILES.contains(f) {
+            return None;
+        }
+        let anchor = format!("{CGROUP_DIR}/{mount}/{group}");
+        let base = format!("{CGROUP_DIR}/{mount}");
+        return file(
+            format!("the container cgroup {group}'s {f}"),
+            Some((&anchor, &base)),
         );
     }
     if let Some(["schemata"]) = under(&parts, RESCTRL) {
@@ -245,6 +262,14 @@ mod tests {
                     "CPU 1's fair-server runtime",
                 ),
                 ("sys/fs/resctrl/schemata", "resctrl's default schemata"),
+                (
+                    "sys/fs/cgroup/cpu/jitterlab-ctr-0123456789abcdef/cpu.rt_runtime_us",
+                    "the container cgroup jitterlab-ctr-0123456789abcdef's cpu.rt_runtime_us",
+                ),
+                (
+                    "sys/fs/cgroup/cpu,cpuacct/jitterlab-ctr-0123456789abcdef/cpu.rt_period_us",
+                    "the container cgroup jitterlab-ctr-0123456789abcdef's cpu.rt_period_us",
+                ),
             ];
             for (rel, w) in accepted {
                 assert_eq!(what(root, rel).as_deref(), Some(w), "{rel}");
@@ -268,6 +293,11 @@ mod tests {
                 "sys/kernel/debug/sched/fair_server/cpu1/period",
                 "sys/fs/resctrl/rt/schemata",
                 "sys/fs/resctrl/tasks",
+                "sys/fs/cgroup/cpu/cpu.rt_runtime_us",
+                "sys/fs/cgroup/cpu/libpod_parent/cpu.rt_runtime_us",
+                "sys/fs/cgroup/cpu/jitterlab-ctr-0123456789abcdef/cpu.shares",
+                "sys/fs/cgroup/cpu/jitterlab-ctr-0123456789ABCDEF/cpu.rt_runtime_us",
+                "sys/fs/cgroup/cpu/jitterlab-ctr-0123456789abcdef/x/cpu.rt_runtime_us",
                 "",
             ];
             for rel in refused {

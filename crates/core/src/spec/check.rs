@@ -12,8 +12,9 @@ use super::cache::cache_settings;
 use super::plan::short;
 use super::raw::{RawConfiguration, RawProbe, RawScenario};
 use super::{
-    scan_fits, sched_fields, CommandSpec, ConfigSettings, Configuration, Policy, ProbeParams,
-    ProbeSpec, ResponseSource, Scenario, SchedError, SpecContext, SpecError, NICES, PRIORITIES,
+    scan_fits, sched_fields, CommandSpec, ConfigSettings, Configuration, Deployment, Policy,
+    ProbeParams, ProbeSpec, ResponseSource, Scenario, SchedError, SpecContext, SpecError, NICES,
+    PRIORITIES,
 };
 use crate::defaults;
 use crate::limits::{self, Count};
@@ -338,22 +339,16 @@ pub(super) fn deployments(
     let mut out: Vec<String> = Vec::new();
     for (i, d) in list.get_ref().iter().enumerate() {
         let key = format!("deployments[{i}]");
-        match d.get_ref().as_str() {
-            "host" => {}
-            "container" => {
-                return Err(ck.err(
-                    d.span(),
-                    &key,
-                    "deployment container is not supported yet; use host",
-                ))
-            }
-            other => {
-                return Err(ck.err(
-                    d.span(),
-                    &key,
-                    format!("unknown deployment {other:?}; use host"),
-                ))
-            }
+        if Deployment::parse(d.get_ref()).is_none() {
+            return Err(ck.err(
+                d.span(),
+                &key,
+                format!(
+                    "unknown deployment {:?}; use {}",
+                    d.get_ref(),
+                    Deployment::names()
+                ),
+            ));
         }
         if out.contains(d.get_ref()) {
             return Err(ck.err(

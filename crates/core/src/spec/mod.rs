@@ -19,7 +19,8 @@
 //! duration = "10s"           # measured part of each cell (required), at most 7d
 //! warmup = "2s"              # neighbours run alone before the probe starts; default "2s"; "0" ok
 //! repetitions = 1            # default 1, 1..=1000
-//! deployments = ["host"]     # default ["host"]; only "host" is accepted for now
+//! deployments = ["host"]     # default ["host"]; "host" and/or "container" (the probe
+//!                            # side of the cell in a container; see below)
 //! baseline = "baseline"      # optional; must name a configuration; default the first
 //!
 //! [[configuration]]          # zero or more; none → one configuration "default" with defaults
@@ -135,6 +136,16 @@
 //! `sparse_masks` and `num_closids` when the configuration is validated on
 //! it, before anything is written.
 //!
+//! # Deployments
+//!
+//! `host` runs the probe as `jitterlab run` does; `container` runs the
+//! probe side of the cell inside a container built from the running
+//! jitterlab (the binary's `system::container` says how). A probe kind that
+//! cannot measure in a container (`timerlat`: its tracer is the host
+//! kernel's) says so in its descriptor
+//! ([`crate::probe::ProbeDescriptor::container`]); its container cells are
+//! skipped with that reason, not refused, so one spec can hold both.
+//!
 //! # Errors
 //!
 //! Every error is one line, `FILE:LINE: KEY: MESSAGE`, where KEY is the
@@ -235,6 +246,40 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// Where the probe side of a cell runs (a spec's `deployments`, stored by
+/// its [`name`](Deployment::name) in the cell's key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deployment {
+    /// On the host, as `jitterlab run` measures.
+    Host,
+    /// Inside a container built from the running jitterlab.
+    Container,
+}
+
+impl Deployment {
+    /// Every deployment, in the order messages list them.
+    pub const ALL: [Deployment; 2] = [Deployment::Host, Deployment::Container];
+
+    /// The name specs, the command line, the store and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Deployment::Host => "host",
+            Deployment::Container => "container",
+        }
+    }
+
+    /// The deployment named `name`, if there is one.
+    pub fn parse(name: &str) -> Option<Deployment> {
+        Deployment::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// "host or container", for messages.
+    pub fn names() -> String {
+        let names: Vec<&str> = Deployment::ALL.iter().map(|d| d.name()).collect();
+        names.join(" or ")
+    }
+}
+
 /// A checked spec with every default filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
@@ -246,7 +291,7 @@ pub struct Spec {
     pub warmup_ns: u64,
     /// How many times the whole matrix runs.
     pub repetitions: u32,
-    /// Where the probe runs (`host`).
+    /// Where the probe runs: [`Deployment`] names (`host`, `container`).
     pub deployments: Vec<String>,
     /// The configuration relative figures are computed against.
     pub baseline: String,
@@ -378,6 +423,14 @@ pub struct CellPlan {
     pub scenario: usize,
     /// Index into [`Spec::probes`].
     pub probe: usize,
+}
+
+impl CellPlan {
+    /// True when the probe side of the cell runs in a container
+    /// ([`Deployment::Container`]).
+    pub fn in_container(&self) -> bool {
+        Deployment::parse(&self.key.deployment) == Some(Deployment::Container)
+    }
 }
 
 /// Parses and checks a spec. `file` names the file in errors (and gives the

@@ -936,14 +936,18 @@ fn a_probe_is_required() {
 }
 
 #[test]
-fn only_host_deployment_is_accepted() {
+fn host_and_container_are_the_deployments() {
+    let s = ok(&with("deployments = [\"host\", \"container\"]\n"));
+    assert_eq!(s.deployments, ["host", "container"]);
+    let keys: Vec<String> = s.cells().iter().map(|c| c.key.name()).collect();
     assert_eq!(
-        err(&with("deployments = [\"host\", \"container\"]\n")),
-        "bench.toml:2: deployments[1]: deployment container is not supported yet; use host"
+        keys,
+        ["default/idle/host/cyclic", "default/idle/container/cyclic"]
     );
+    assert!(!s.cells()[0].in_container() && s.cells()[1].in_container());
     assert_eq!(
         err(&with("deployments = [\"vm\"]\n")),
-        "bench.toml:2: deployments[0]: unknown deployment \"vm\"; use host"
+        "bench.toml:2: deployments[0]: unknown deployment \"vm\"; use host or container"
     );
     assert_eq!(
         err(&with("deployments = [\"host\", \"host\"]\n")),
@@ -953,6 +957,8 @@ fn only_host_deployment_is_accepted() {
         err(&with("deployments = []\n")),
         "bench.toml:2: deployments: no deployment listed; give deployments = [\"host\"] or leave the key out"
     );
+    assert_eq!(Deployment::parse("container"), Some(Deployment::Container));
+    assert_eq!(Deployment::Host.name(), "host");
 }
 
 #[test]

@@ -1,0 +1,97 @@
+//! The command line's own tests: its definition, defaults and parsers.
+
+use super::*;
+use clap::CommandFactory;
+
+#[test]
+fn cli_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+#[test]
+fn defaults_of_cyclic() {
+    let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
+    let Command::Run(RunCommand::Cyclic(a)) = cli.command else {
+        panic!("not cyclic")
+    };
+    assert_eq!(a.period, 1_000_000);
+    assert_eq!(a.scan, 100_000);
+    assert_eq!(a.working_set, 256 * 1024);
+    assert_eq!(a.cpu, None);
+    assert_eq!(a.common.policy, Policy::Fifo);
+    assert_eq!(a.common.priority, None);
+    assert_eq!(a.common.window, 1_000_000_000);
+    assert_eq!(a.common.threshold, 100_000);
+    assert_eq!(a.common.outliers, 20);
+}
+
+#[test]
+fn report_names_are_the_tables_own() {
+    for t in TableArg::value_variants() {
+        let table: tables::Table = (*t).into();
+        assert_eq!(t.to_possible_value().unwrap().get_name(), table.name());
+    }
+    let formats: Vec<String> = ReportFormat::value_variants()
+        .iter()
+        .map(|f| f.to_possible_value().unwrap().get_name().to_string())
+        .collect();
+    assert_eq!(formats, ["text", "md", "csv", "json"]);
+    assert_eq!(
+        ReportFormat::value_variants()
+            .iter()
+            .map(|&f| tables::Format::from(f))
+            .collect::<Vec<_>>(),
+        [
+            tables::Format::Text,
+            tables::Format::Md,
+            tables::Format::Csv,
+            tables::Format::Json
+        ]
+    );
+}
+
+#[test]
+fn policy_and_source_parse_to_the_one_type() {
+    let cli = Cli::try_parse_from([
+        "jitterlab",
+        "run",
+        "response",
+        "--policy",
+        "rr",
+        "--source",
+        "udp",
+    ])
+    .unwrap();
+    let Command::Run(RunCommand::Response(a)) = cli.command else {
+        panic!("not response")
+    };
+    assert_eq!(
+        (a.common.policy, a.source),
+        (Policy::RoundRobin, ResponseSource::Udp)
+    );
+}
+
+#[test]
+fn duration_and_cycles_conflict() {
+    let e = Cli::try_parse_from([
+        "jitterlab",
+        "run",
+        "wakeup",
+        "--duration",
+        "1s",
+        "--cycles",
+        "5",
+    ])
+    .unwrap_err();
+    assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
+}
+
+#[test]
+fn check_takes_json_and_the_global_sysroot() {
+    let cli = Cli::try_parse_from(["jitterlab", "check", "--json", "--sysroot", "/tmp/x"]).unwrap();
+    let Command::Check(a) = cli.command else {
+        panic!("not check")
+    };
+    assert!(a.json);
+    assert_eq!(cli.sysroot, PathBuf::from("/tmp/x"));
+}
