@@ -143,7 +143,7 @@ fn presets_are_listed_and_fitted_to_the_machine() {
         .collect();
     assert_eq!(
         names,
-        ["codesys", "caterpillar", "epics", "powerlink"],
+        ["codesys", "redhat", "caterpillar", "epics", "powerlink"],
         "{text}"
     );
     let out = Command::cargo_bin("jitterlab")
@@ -180,6 +180,55 @@ fn presets_are_listed_and_fitted_to_the_machine() {
              [[configuration.cache]]\ngroup = \"caterpillar\"\ncpus = \"3\"\nl2 = { ways = \"10-19\" }\n\n\
              [configuration.cache_default]\nl2 = { ways = \"0-9\" }\n"
         ),
+        "{text}"
+    );
+}
+
+/// Seed 000's machine (L3 of 8 ways, 4 CLOSIDs, CPUs 0-3): codesys's
+/// Configuration 3 reserves the upper half for the probe CPU; redhat gives
+/// the controller and the I/O simulator two ways each (Table 9's shape).
+#[test]
+fn presets_reserve_cache_ways_for_the_real_time_cpus_from_the_machine() {
+    let show = |name: &str| {
+        let out = Command::cargo_bin("jitterlab")
+            .unwrap()
+            .args(["--sysroot", "tests/fixtures/resctrl-l3-8ways"])
+            .args(["presets", "--show", name])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = show("codesys");
+    assert!(
+        text.contains(
+            "[[configuration]]\nname = \"cache-partitioned\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"0-2\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = true\n\n\
+             [[configuration.cache]]\ngroup = \"codesys\"\ncpus = \"3\"\nl3 = { ways = \"4-7\" }\n\n\
+             [configuration.cache_default]\nl3 = { ways = \"0-3\" }\n"
+        ),
+        "{text}"
+    );
+    let text = show("redhat");
+    assert!(
+        text.contains(
+            "[[configuration]]\nname = \"cache-partitioned\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"0-1\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = true\n\n\
+             [[configuration.cache]]\ngroup = \"redhat-controller\"\ncpus = \"3\"\nl3 = { ways = \"6-7\" }\n\n\
+             [[configuration.cache]]\ngroup = \"redhat-io\"\ncpus = \"2\"\nl3 = { ways = \"4-5\" }\n\n\
+             [configuration.cache_default]\nl3 = { ways = \"0-3\" }\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nio_cpu = \"2\"\n"), "{text}");
+    // The fixture's cache is listed as available: no N/A line for either.
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .args(["--sysroot", "tests/fixtures/resctrl-l3-8ways"])
+        .arg("presets")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("configuration cache-partitioned: N/A"),
         "{text}"
     );
 }
