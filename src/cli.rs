@@ -225,7 +225,7 @@ pub struct ReportArgs {
     /// Print only these tables (repeat the flag for several) [default: the
     /// configuration table with 2+ configurations, the condition table with
     /// 2+ scenarios, the latency table always, the chase table when a cell
-    /// ran the chase probe].
+    /// ran the chase probe, the round-trip table when one ran roundtrip].
     #[arg(long = "table", value_enum, value_name = "TABLE")]
     pub tables: Vec<TableArg>,
 
@@ -247,6 +247,9 @@ pub enum TableArg {
     /// Seed 002: chase cycles and sample jitter per chase cell, vs the
     /// baseline.
     Chase,
+    /// Seed 001: screw to screw against the worst-case budget, T2→T3,
+    /// jitter and execution time per roundtrip cell.
+    Roundtrip,
 }
 
 /// Formats of `jitterlab report`.
@@ -775,6 +778,7 @@ impl From<TableArg> for tables::Table {
             TableArg::Conditions => tables::Table::Conditions,
             TableArg::Latency => tables::Table::Latency,
             TableArg::Chase => tables::Table::Chase,
+            TableArg::Roundtrip => tables::Table::Roundtrip,
         }
     }
 }

@@ -143,7 +143,7 @@ fn presets_are_listed_and_fitted_to_the_machine() {
         .collect();
     assert_eq!(
         names,
-        ["codesys", "caterpillar", "epics", "powerlink"],
+        ["codesys", "redhat", "caterpillar", "epics", "powerlink"],
         "{text}"
     );
     let out = Command::cargo_bin("jitterlab")
@@ -180,6 +180,55 @@ fn presets_are_listed_and_fitted_to_the_machine() {
              [[configuration.cache]]\ngroup = \"caterpillar\"\ncpus = \"3\"\nl2 = { ways = \"10-19\" }\n\n\
              [configuration.cache_default]\nl2 = { ways = \"0-9\" }\n"
         ),
+        "{text}"
+    );
+}
+
+/// Seed 000's machine (L3 of 8 ways, 4 CLOSIDs, CPUs 0-3): codesys's
+/// Configuration 3 reserves the upper half for the probe CPU; redhat gives
+/// the controller and the I/O simulator two ways each (Table 9's shape).
+#[test]
+fn presets_reserve_cache_ways_for_the_real_time_cpus_from_the_machine() {
+    let show = |name: &str| {
+        let out = Command::cargo_bin("jitterlab")
+            .unwrap()
+            .args(["--sysroot", "tests/fixtures/resctrl-l3-8ways"])
+            .args(["presets", "--show", name])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = show("codesys");
+    assert!(
+        text.contains(
+            "[[configuration]]\nname = \"cache-partitioned\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"0-2\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = true\n\n\
+             [[configuration.cache]]\ngroup = \"codesys\"\ncpus = \"3\"\nl3 = { ways = \"4-7\" }\n\n\
+             [configuration.cache_default]\nl3 = { ways = \"0-3\" }\n"
+        ),
+        "{text}"
+    );
+    let text = show("redhat");
+    assert!(
+        text.contains(
+            "[[configuration]]\nname = \"cache-partitioned\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"0-1\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = true\n\n\
+             [[configuration.cache]]\ngroup = \"redhat-controller\"\ncpus = \"3\"\nl3 = { ways = \"6-7\" }\n\n\
+             [[configuration.cache]]\ngroup = \"redhat-io\"\ncpus = \"2\"\nl3 = { ways = \"4-5\" }\n\n\
+             [configuration.cache_default]\nl3 = { ways = \"0-3\" }\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nio_cpu = \"2\"\n"), "{text}");
+    // The fixture's cache is listed as available: no N/A line for either.
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .args(["--sysroot", "tests/fixtures/resctrl-l3-8ways"])
+        .arg("presets")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("configuration cache-partitioned: N/A"),
         "{text}"
     );
 }
@@ -685,6 +734,102 @@ fn the_caterpillar_preset_ends_each_cell_after_its_200_samples() {
             "{stdout}"
         );
     }
+}
+
+/// Preset redhat for real, briefly: both loops over a veth pair, idle and
+/// beside the seed's noisy neighbour; the round-trip table and the verdict
+/// in the bench's report and in `report --format csv`. Whether the samples
+/// stay within the budget on a noisy machine is not asserted: the exit
+/// status and the verdict line must agree.
+#[test]
+#[serial]
+fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
+    if jitterlab_sys::effective_uid() != 0 || !have("stress-ng") || !have("ip") {
+        eprintln!(
+            "skipping: the redhat preset makes network namespaces (root, ip) and starts stress-ng"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let json = dir.path().join("run.json");
+    let out = jl_with(&db)
+        .args([
+            "bench",
+            "--preset",
+            "redhat",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(matches!(code, Some(0) | Some(1)), "{out:?}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = run["cells"].as_array().unwrap();
+    let resctrl = Path::new("/sys/fs/resctrl/info").is_dir();
+    assert_eq!(cells.len(), if resctrl { 4 } else { 2 }, "{run}");
+    let mut over = 0;
+    for c in cells {
+        assert_eq!(c["status"], "completed", "{c}");
+        assert_eq!(c["key"]["probe"], "roundtrip");
+        let budget = &c["result"]["detail"]["budget"];
+        assert_eq!(budget["budget_ns"], 6_700_000, "{c}");
+        assert!(budget["samples"].as_u64().unwrap() > 0, "{c}");
+        over += budget["over"].as_u64().unwrap();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\nRound trip (seed 001): screw to screw against the worst-case budget\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "\nOPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case\n500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms\nverdict: "
+        ),
+        "{stdout}"
+    );
+    if over == 0 {
+        assert_eq!(code, Some(0), "{out:?}");
+        assert!(stdout.contains("\nverdict: held (none of "), "{stdout}");
+    } else {
+        assert_eq!(code, Some(1), "{out:?}");
+        let s = if over == 1 { "" } else { "s" };
+        assert!(
+            stdout.contains(&format!(
+                "\nverdict: FAILED: {over} sample{s} beyond 6.7 ms (of "
+            )),
+            "{stdout}"
+        );
+    }
+    if !resctrl {
+        assert!(
+            stdout.contains("\ncache-partitioned/noisy-neighbour/host/roundtrip  "),
+            "{stdout}"
+        );
+    }
+    let out = jl_with(&db)
+        .args(["report", "--table", "roundtrip", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",over_budget,round_trips,t2_t3_p50_ns_min,t2_t3_p50_ns_max,t2_t3_max_ns_min,t2_t3_max_ns_max,max_abs_jitter_ns_min,max_abs_jitter_ns_max,exec_stddev_ns_min,exec_stddev_ns_max"), "{csv}");
+    assert_eq!(lines.len(), 1 + 4, "{csv}");
+    assert!(
+        lines[1].starts_with("roundtrip,baseline,idle,host,roundtrip,1,1,completed,"),
+        "{csv}"
+    );
+    assert!(
+        lines[2].starts_with("roundtrip,baseline,noisy-neighbour,host,roundtrip,1,1,completed,"),
+        "{csv}"
+    );
 }
 
 #[test]

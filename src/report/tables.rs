@@ -35,12 +35,20 @@
 //!   machine could not run (seed 002's cache-allocated one without resctrl)
 //!   gets an `N/A` row per scenario with chase cells and a footnote with the
 //!   reason.
+//! * **Round trip** (seed 001) — a row per roundtrip cell (host and
+//!   container rows of one configuration × scenario adjacent): T1→T4 min,
+//!   median, p99 and max, the samples beyond the budget of how many round
+//!   trips, T2→T3 median and max, the controller task's max |jitter| and
+//!   execution-time standard deviation; under it the budget in the seed's
+//!   shape and the verdict (`held` / `FAILED: N samples beyond`). N/A rows
+//!   for configurations the machine could not run. See [`roundtrip`].
 //!
 //! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
 //! configuration tables when it has two configurations or more (the ones it
 //! could not run count: their `N/A` row is a finding), the condition tables
-//! when it has two scenarios or more, the latency table always, and the
-//! chase table when a cell ran the chase probe. A table with nothing to show
+//! when it has two scenarios or more, the latency table always, the chase
+//! table when a cell ran the chase probe, and the round-trip table when a
+//! cell ran the roundtrip probe. A table with nothing to show
 //! is left out (a run of chases only gets the chase table alone).
 //!
 //! # Repetitions, failures, missing figures
@@ -72,11 +80,15 @@
 //! * `md` — the same as GitHub pipe tables under `###` titles.
 //! * `csv` — one document: a header row, then every table's rows, told apart
 //!   by the first column `table` (`configurations`, `conditions`, `latency`,
-//!   `chase`). The columns are the same whatever tables a run has: the key
-//!   columns, the repetition and status columns, then every table's figures
-//!   in integer ns or, for the chase, integer cycles (each with `_min`/`_max`,
-//!   equal for one repetition); fields that do not belong to a row's table
-//!   are empty. The explanations are not part of it.
+//!   `chase`, `roundtrip`). The columns are the same whatever tables a run
+//!   has: the key columns, the repetition and status columns, then every
+//!   table's figures in integer ns or, for the chase, integer cycles (each
+//!   with `_min`/`_max`, equal for one repetition); fields that do not
+//!   belong to a row's table are empty. The one exception: the round-trip
+//!   table's columns come last and only when the run has that table, so the
+//!   CSV of every other run reads byte for byte as it did before the table
+//!   existed (stored runs render as they did). The explanations are not
+//!   part of it.
 //! * `json` — `{"schema_version":1,"run":ID,…,"tables":[{"name","title",
 //!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
 //!   and values as the CSV (numbers as numbers, times in ns, `null` where a
@@ -104,6 +116,7 @@
 mod build;
 mod compare;
 mod explain;
+mod roundtrip;
 mod sheet;
 #[cfg(test)]
 mod tests;
@@ -146,6 +159,9 @@ pub enum Table {
     /// Per chase cell: cycles per chase and sample jitter, against a
     /// baseline (seed 002).
     Chase,
+    /// Per roundtrip cell: screw to screw against the worst-case budget,
+    /// the controller's T2→T3, jitter and execution time (seed 001).
+    Roundtrip,
 }
 
 #[cfg(test)]
@@ -158,6 +174,7 @@ impl Table {
             Table::Conditions => "conditions",
             Table::Latency => "latency",
             Table::Chase => "chase",
+            Table::Roundtrip => "roundtrip",
         }
     }
 }
@@ -218,6 +235,9 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
         if build::any_chase(run) {
             t.push(Table::Chase);
         }
+        if roundtrip::any_roundtrip(run) {
+            t.push(Table::Roundtrip);
+        }
         t
     };
     let mut sheets: Vec<Sheet> = Vec::new();
@@ -228,6 +248,7 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
             Table::Conditions => build::conditions(run),
             Table::Latency => build::latency(run),
             Table::Chase => build::chase(run, &baseline),
+            Table::Roundtrip => roundtrip::roundtrip(run),
         };
         if s.is_empty() && explicit {
             notes.push(match t {
@@ -248,6 +269,10 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
                 ),
                 Table::Chase => format!(
                     "no chase table: no cell of run {} ran the chase probe",
+                    run.id
+                ),
+                Table::Roundtrip => format!(
+                    "no round-trip table: no cell of run {} ran the roundtrip probe",
                     run.id
                 ),
             });
@@ -353,7 +378,16 @@ fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -
 }
 
 fn csv(sheets: &[Sheet]) -> String {
-    let columns = build::csv_columns();
+    let mut columns = build::csv_columns();
+    // The round-trip columns only when the run has that table, so the CSV
+    // of every other run reads as it did before the table existed.
+    if sheets.iter().any(|s| s.name == "roundtrip") {
+        for n in roundtrip::csv_columns() {
+            if !columns.contains(&n) {
+                columns.push(n);
+            }
+        }
+    }
     sheet::csv(&columns, sheets)
 }
 

@@ -48,7 +48,7 @@ pub(super) fn figures_of(c: &StoredCell) -> Option<(&RunResult, &Metrics)> {
     Some((r, m))
 }
 
-fn metric<'a>(m: &'a Metrics, name: &str) -> Option<&'a MetricSummary> {
+pub(super) fn metric<'a>(m: &'a Metrics, name: &str) -> Option<&'a MetricSummary> {
     m.get(name).filter(|s| s.count > 0)
 }
 
@@ -499,7 +499,7 @@ impl<'a> Group<'a> {
         }
     }
 
-    fn key_values(&self) -> Vec<Value> {
+    pub(super) fn key_values(&self) -> Vec<Value> {
         vec![
             json!(self.configuration),
             json!(self.scenario),
@@ -508,24 +508,24 @@ impl<'a> Group<'a> {
         ]
     }
 
-    fn reps_cell(&self) -> Cell {
+    pub(super) fn reps_cell(&self) -> Cell {
         Cell::new(
             self.reps_text(),
             vec![json!(self.cells.len()), json!(self.measured().len())],
         )
     }
 
-    fn status_cell(&self) -> Cell {
+    pub(super) fn status_cell(&self) -> Cell {
         Cell::hidden(vec![json!(self.status())])
     }
 
     /// A figure's cell: spread, `-` or the status.
-    fn fig_cell(&self, f: &Fig) -> Cell {
+    pub(super) fn fig_cell(&self, f: &Fig) -> Cell {
         self.spread_cell(f.unit, self.spread(f))
     }
 
     /// A spread's cell in `unit`, or `-` / the status when there is none.
-    fn spread_cell(&self, unit: Unit, s: Option<Spread>) -> Cell {
+    pub(super) fn spread_cell(&self, unit: Unit, s: Option<Spread>) -> Cell {
         let mark = if self.interrupted_figures() { "*" } else { "" };
         match s {
             Some(s) => Cell::new(
@@ -619,7 +619,7 @@ fn applies(members: &[&Group], metric_name: &str) -> bool {
 }
 
 /// Distinct values of `key` over `groups`, in the groups' order.
-fn distinct<'a, K: PartialEq + Copy>(
+pub(super) fn distinct<'a, K: PartialEq + Copy>(
     groups: &[Group<'a>],
     key: impl Fn(&Group<'a>) -> K,
 ) -> Vec<K> {
@@ -637,7 +637,7 @@ fn distinct<'a, K: PartialEq + Copy>(
 pub(super) const INTERRUPTED_NOTE: &str = "* partial: no repetition completed; the figures are what an interrupted one measured before it was stopped (for a killed process, from the window rows it committed: min, max and mean only)";
 
 /// The footnotes a table's rows call for.
-fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
+pub(super) fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
     if members.iter().any(|g| g.partial()) {
         notes.push(PARTIAL_NOTE.into());
     }
@@ -655,11 +655,11 @@ fn notes_of(members: &[&Group]) -> Vec<String> {
 
 const PARTIAL_NOTE: &str = "k/n in reps: only k of n repetitions completed; the figures are theirs (see the explanations for the others)";
 
-fn key_cols(head: &str) -> Col {
+pub(super) fn key_cols(head: &str) -> Col {
     Col::left(head, &["configuration", "scenario", "deployment", "probe"])
 }
 
-fn reps_col() -> Col {
+pub(super) fn reps_col() -> Col {
     Col::right("reps", &["reps", "completed"])
 }
 
@@ -756,7 +756,7 @@ pub(super) fn csv_columns() -> Vec<String> {
 
 /// A row for a configuration or scenario without cells: `N/A` with a reason
 /// (unavailable) or `not run`, `text` in every printed figure column.
-fn empty_row(
+pub(super) fn empty_row(
     cols: &[Col],
     key: [&str; 4],
     label: &str,

@@ -1,0 +1,105 @@
+//! Preset `caterpillar`: seed 002 — a cache-sensitive pointer chase on a
+//! test CPU beside a cache-thrashing neighbour, with the IRQs on a CPU of
+//! their own, baseline against half the cache reserved for the test CPU.
+
+use super::cache::{cache_tables, partition};
+use super::PresetMachine;
+use crate::defaults::PRIORITY;
+use crate::resctrl::ways_text;
+use crate::units::CpuList;
+
+/// The name of `caterpillar`'s configuration with half the cache reserved.
+pub(super) const CACHE_RESERVED: &str = "cache-reserved";
+
+/// Seed 002's roles: the test CPU (the last online), the neighbour CPU (the
+/// one before it) and the IRQ CPU (the first online CPU, where the kernel's
+/// housekeeping already lives). Two CPUs: the IRQs share the neighbour's
+/// CPU; one CPU: everything shares it (`None` for neighbour and IRQ lines).
+fn roles(online: &CpuList) -> (usize, Option<usize>, Option<usize>) {
+    let cpus: Vec<usize> = online.iter().collect();
+    match cpus.as_slice() {
+        [] => (0, None, None),
+        [only] => (*only, None, None),
+        [first, .., neighbour, test] => (*test, Some(*neighbour), Some(*first)),
+        [first, test] => (*test, Some(*first), Some(*first)),
+    }
+}
+
+/// Why this machine cannot run [`CACHE_RESERVED`], if it cannot.
+pub(super) fn unavailable(machine: &PresetMachine) -> Option<String> {
+    partition(machine.cache, 1).err()
+}
+
+/// Seed 002's experiment on this machine.
+pub(super) fn text(machine: &PresetMachine) -> String {
+    let (test, neighbour, irq) = roles(machine.online);
+    let placement = match (neighbour, irq) {
+        (Some(n), Some(i)) => format!("probe_cpus = \"{test}\"\nneighbour_cpus = \"{n}\"\nirq_cpus = \"{i}\""),
+        _ => format!(
+            "probe_cpus = \"{test}\"\n# one CPU: the neighbour and the IRQs share the probe CPU (the plan warns)"
+        ),
+    };
+    let configuration = |name: &str| {
+        format!(
+            "[[configuration]]\nname = \"{name}\"\n{placement}\npolicy = \"fifo\"\npriority = {PRIORITY}\ndma_latency = false\n"
+        )
+    };
+    let mut text = format!(
+        r#"# Preset caterpillar: seed 002, cache-sensitive pointer chase.
+# A pointer chase through one random cycle of cache lines (no prefetcher
+# helps), timed in CPU cycles, on the test CPU at SCHED_FIFO 95 as `chrt 95`
+# runs it; a stress-ng cache thrasher on the neighbour CPU; every movable
+# IRQ on the IRQ CPU. A sample is 100 timed chases; its jitter is max - min
+# of them, in cycles; 200 samples per cell. The buffer is half the cache the
+# neighbour shares with the test CPU (add buffer = "..." to the probe to
+# change it). Reports give chase cycles and sample jitter per cell, each
+# configuration against the baseline.
+name = "caterpillar"
+# A cap: each cell ends after its 200 samples, or at 60 s.
+duration = "60s"
+warmup = "5s"
+baseline = "baseline"
+
+# No tuning beyond the roles: the caches are shared by every CPU.
+{}"#,
+        configuration("baseline")
+    );
+    match partition(machine.cache, 1) {
+        Ok(h) => {
+            let test_ways = h.reserved[0];
+            text.push_str(&format!(
+                "\n# Half the {} reserved for the test CPU: ways {} (mask {:x}) of {} for\n# its resctrl group, ways {} (mask {:x}) for every other CPU.\n{}{}",
+                h.resource.name(),
+                ways_text(test_ways),
+                test_ways,
+                h.ways,
+                ways_text(h.rest),
+                h.rest,
+                configuration(CACHE_RESERVED),
+                cache_tables(&h, &[("caterpillar", test)]),
+            ));
+        }
+        Err(_) => text.push_str(&format!(
+            "\n# Configuration {CACHE_RESERVED} (half the cache for the test CPU) needs\n# cache allocation; see `jitterlab presets`.\n"
+        )),
+    }
+    text.push_str(
+        r#"
+# The reference: no neighbour.
+[[scenario]]
+name = "idle"
+builtin = "idle"
+
+# The noisy neighbour: stress-ng thrashing the cache on the neighbour CPU.
+[[scenario]]
+name = "neighbour"
+builtin = "cache"
+
+[[probe]]
+kind = "chase"
+iterations = 100
+samples = 200
+"#,
+    );
+    text
+}
