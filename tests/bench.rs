@@ -773,11 +773,17 @@ fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cells = run["cells"].as_array().unwrap();
     let resctrl = Path::new("/sys/fs/resctrl/info").is_dir();
-    assert_eq!(cells.len(), if resctrl { 4 } else { 2 }, "{run}");
+    // Configurations × idle and noisy × host and container.
+    assert_eq!(cells.len(), if resctrl { 8 } else { 4 }, "{run}");
     let mut over = 0;
     for c in cells {
-        assert_eq!(c["status"], "completed", "{c}");
         assert_eq!(c["key"]["probe"], "roundtrip");
+        if c["key"]["deployment"] == "container" && c["status"] == "skipped" {
+            // A host that cannot run containers says why and runs the rest.
+            eprintln!("container cell skipped: {}", c["context"]["notes"]);
+            continue;
+        }
+        assert_eq!(c["status"], "completed", "{c}");
         let budget = &c["result"]["detail"]["budget"];
         assert_eq!(budget["budget_ns"], 6_700_000, "{c}");
         assert!(budget["samples"].as_u64().unwrap() > 0, "{c}");
@@ -821,13 +827,19 @@ fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
     let csv = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].ends_with(",over_budget,round_trips,t2_t3_p50_ns_min,t2_t3_p50_ns_max,t2_t3_max_ns_min,t2_t3_max_ns_max,max_abs_jitter_ns_min,max_abs_jitter_ns_max,exec_stddev_ns_min,exec_stddev_ns_max"), "{csv}");
-    assert_eq!(lines.len(), 1 + 4, "{csv}");
+    // Two configurations × two scenarios × host and container, each host
+    // row beside its container row.
+    assert_eq!(lines.len(), 1 + 8, "{csv}");
     assert!(
         lines[1].starts_with("roundtrip,baseline,idle,host,roundtrip,1,1,completed,"),
         "{csv}"
     );
     assert!(
-        lines[2].starts_with("roundtrip,baseline,noisy-neighbour,host,roundtrip,1,1,completed,"),
+        lines[2].starts_with("roundtrip,baseline,idle,container,roundtrip,1,"),
+        "{csv}"
+    );
+    assert!(
+        lines[3].starts_with("roundtrip,baseline,noisy-neighbour,host,roundtrip,1,1,completed,"),
         "{csv}"
     );
 }

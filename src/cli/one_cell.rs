@@ -85,7 +85,7 @@ pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
     if cell.in_container() {
         // Last, as a probe's own environment is: what keeps this probe out
         // of a container, then an engine that works and a host it can run on.
-        if let Some(why) = crate::probe::cell_unavailable(&one.spec, &cell, root) {
+        if let Some(why) = crate::probe::cell_kind_unavailable(&one.spec, &cell, root) {
             return Err(bad(why));
         }
         let (_, found) = crate::system::container::choose(one.options.engine)?;

@@ -155,6 +155,11 @@ pub struct RoundtripRunArgs {
     #[arg(long, value_name = "IN=OUT", value_parser = field_map, help_heading = "Messages")]
     pub map: Option<(usize, usize)>,
 
+    /// Hand every controller cycle to the host through the named pipe PATH
+    /// (set by the host for a controller it runs in a container).
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub samples_to: Option<String>,
+
     /// Options every probe shares (--threshold: "% over" counts
     /// screw-to-screw samples over the budget unless another threshold is
     /// given; --max-latency: use --budget).
@@ -256,6 +261,9 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
     if a.budget == Some(0) {
         return Err(bad("--budget must be positive; give e.g. --budget 6.7ms"));
     }
+    if a.samples_to.is_some() && a.role != Role::Controller {
+        return Err(bad("--samples-to applies only to --role controller"));
+    }
     match (a.role, &a.interface) {
         (Role::Both, Some(_)) => {
             return Err(bad(
@@ -298,6 +306,7 @@ pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell>
         interface: a.interface.clone(),
         io_cpu: a.io_cpu,
         seed: a.seed,
+        samples_to: a.samples_to.clone(),
         input: direction(
             Direction::input(),
             &a.input_url,

@@ -82,8 +82,13 @@ const GRACE: Duration = Duration::from_secs(120);
 /// journaled, its parent cgroup made; it starts when measured.
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let spec = cell.spec;
-    if let Some(why) = super::cell_unavailable(spec, cell.cell, cell.root) {
+    if let Some(why) = super::cell_kind_unavailable(spec, cell.cell, cell.root) {
         return Err(bad(why));
+    }
+    if cell.plan.kind == ProbeKind::Roundtrip {
+        // Only its controller runs in the container; the I/O simulator stays
+        // on the host (`probe::roundtrip::container`).
+        return super::roundtrip::build(cell, journal);
     }
     let config = spec.configurations[cell.cell.configuration].clone();
     let online = host::online_cpus(cell.root)?;
@@ -92,6 +97,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         name: ContainerRun::name_for(std::process::id(), cell.number),
         cpus: container_cpus(spec, cell.cell, cell.plan),
         network: None,
+        mounts: Vec::new(),
         argv: inner_argv(
             spec,
             cell.cell,
@@ -122,26 +128,53 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     })))
 }
 
-/// Refuses, before a bench starts, a spec with container cells this host
-/// cannot run: no working engine (naming what to install), not root, a
-/// cgroup controller split between v1 and v2 (with the fix). When the
-/// bench has a container cell that will run (its kind can), the line its
-/// plan prints about them (then [`prepare_image`]); `None` when it has
-/// none. Changes nothing.
+/// What a bench's container cells will do on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BenchContainers {
+    /// The bench has no container cell that can run.
+    None,
+    /// They run: the line the bench's plan prints about them (then
+    /// [`prepare_image`]).
+    Run(String),
+    /// This host cannot run any container (no working engine, not root, a
+    /// cgroup controller split between v1 and v2): every container cell is
+    /// skipped with this reason, as a timerlat cell is on a kernel without
+    /// the tracer, and the host cells run.
+    Skipped(String),
+}
+
+/// Why this host cannot run a container cell at all, if it cannot (the
+/// engine `--engine` names, else podman or docker): what [`check_bench`]
+/// and [`super::cell_unavailable`] say. Changes nothing.
+pub fn host_unavailable(root: &Path, engine: Option<ctr::Engine>) -> Option<String> {
+    if let Err(e) = ctr::choose(engine) {
+        return Some(format!("{e:#}"));
+    }
+    refuse_host(root, jitterlab_sys::effective_uid())
+        .err()
+        .map(|e| format!("{e:#}"))
+}
+
+/// What a bench's container cells will do on this host (see
+/// [`BenchContainers`]). Changes nothing.
 pub fn check_bench(
     root: &Path,
     spec: &jitterlab_core::spec::Spec,
     cells: &[jitterlab_core::spec::CellPlan],
     engine: Option<ctr::Engine>,
-) -> Result<Option<String>> {
+) -> Result<BenchContainers> {
     let runs = cells
         .iter()
-        .any(|c| c.in_container() && super::cell_unavailable(spec, c, root).is_none());
+        .any(|c| c.in_container() && super::cell_kind_unavailable(spec, c, root).is_none());
     if !runs {
-        return Ok(None);
+        return Ok(BenchContainers::None);
+    }
+    if let Some(why) = host_unavailable(root, engine) {
+        return Ok(BenchContainers::Skipped(format!(
+            "  containers: every container cell will be skipped: {why}"
+        )));
     }
     let (engine, _) = ctr::choose(engine)?;
-    refuse_host(root, jitterlab_sys::effective_uid())?;
     let rt = match RtParent::plan(root) {
         Ok(Some(p)) => format!(
             ", under a journaled parent cgroup given {} µs of real time per {} µs",
@@ -151,7 +184,7 @@ pub fn check_bench(
         Ok(None) => String::new(),
         Err(e) => format!(" (no real-time budget for them now: {e:#})"),
     };
-    Ok(Some(format!(
+    Ok(BenchContainers::Run(format!(
         "  containers: each container cell's probe runs in a {} container of this jitterlab (image {}, built before the first cell if missing){rt}; each is removed after its cell",
         engine.name(),
         image::tag(&image::own_build_id()?)

@@ -454,8 +454,25 @@ pub fn unavailable(kind: ProbeKind, root: &Path) -> Option<String> {
 /// Why `cell` of `spec` cannot be measured on the machine under `root`:
 /// its kind's [`unavailable`], and for a `container` cell what keeps the
 /// kind out of a container (its descriptor's
-/// [`InContainer::NotApplicable`], [`container::not_applicable`]).
-pub fn cell_unavailable(spec: &Spec, cell: &CellPlan, root: &Path) -> Option<String> {
+/// [`InContainer::NotApplicable`], [`container::not_applicable`]) and why
+/// this host runs no container with `engine` (what a bench skips a cell
+/// for; a run refuses it itself, naming the engine).
+pub fn cell_unavailable(
+    spec: &Spec,
+    cell: &CellPlan,
+    root: &Path,
+    engine: Option<crate::system::container::Engine>,
+) -> Option<String> {
+    cell_kind_unavailable(spec, cell, root).or_else(|| {
+        cell.in_container()
+            .then(|| container::host_unavailable(root, engine))
+            .flatten()
+    })
+}
+
+/// Why a cell's probe cannot measure, whatever the host's container engine
+/// (its kind or its parameters in a container, or the machine).
+pub fn cell_kind_unavailable(spec: &Spec, cell: &CellPlan, root: &Path) -> Option<String> {
     let probe = &spec.probes[cell.probe];
     if cell.in_container() {
         if let InContainer::NotApplicable(why) = probe.kind().descriptor().container {

@@ -323,7 +323,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         let skip = plan_load(&spec, cp, None)?.skip;
         let skip = skip.or_else(|| {
             cp.in_container()
-                .then(|| probe::cell_unavailable(&spec, cp, root))
+                .then(|| probe::cell_unavailable(&spec, cp, root, a.engine))
                 .flatten()
         });
         if let Some(why) = skip {
@@ -347,8 +347,10 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let disk_bases = disk_bases(&spec, &cells);
     let cgroups = cgroup::find();
     out!("{}", files_text(&spec, &cells, &disk_bases, &cgroups))?;
-    if let Some(line) = &containers {
-        outln!("{line}")?;
+    match &containers {
+        probe::container::BenchContainers::Run(line)
+        | probe::container::BenchContainers::Skipped(line) => outln!("{line}")?,
+        probe::container::BenchContainers::None => {}
     }
     let Some(mut journal) = journal else {
         if let Some(why) = refused {
@@ -384,7 +386,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     )?;
     errln!("jitterlab: bench stored as run {run} in {}", db.display());
 
-    if containers.is_some() {
+    if matches!(containers, probe::container::BenchContainers::Run(_)) {
         // Before the first cell: building it takes a while, and must not
         // happen beside a cell's neighbours.
         probe::container::prepare_image(a.engine)?;
@@ -639,7 +641,7 @@ impl Bench<'_> {
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
         if load.skip.is_none() {
-            load.skip = probe::cell_unavailable(spec, cp, self.root);
+            load.skip = probe::cell_unavailable(spec, cp, self.root, self.engine);
         }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());

@@ -458,9 +458,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
         "transport",
         "io_cpu",
     ],
-    container: InContainer::NotApplicable(
-        "the round trip's controller does not run in a container yet; measure deployment host",
-    ),
+    container: InContainer::Supported,
 };
 
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
@@ -600,7 +598,6 @@ mod tests {
                     assert!(why.starts_with("timerlat is N/A in a container: "), "{why}")
                 }
                 (ProbeKind::Timerlat, c) => panic!("timerlat: {c:?}"),
-                (ProbeKind::Roundtrip, InContainer::NotApplicable(_)) => {}
                 (_, c) => assert_eq!(c, InContainer::Supported, "{}", k.name()),
             }
         }

@@ -129,6 +129,11 @@ pub struct RoundtripParams {
     /// recorded in the result, so a run can be replayed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Where a controller in a container hands its cycles to the host (a
+    /// named pipe in a bind-mounted directory); set only by the host for the
+    /// `jitterlab run` it starts in the container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_to: Option<String>,
     /// The I/O simulator's messages: its input image, to the controller.
     #[serde(default = "Direction::input")]
     pub input: Direction,
@@ -214,6 +219,7 @@ impl Default for RoundtripParams {
             interface: None,
             io_cpu: None,
             seed: None,
+            samples_to: None,
             input: Direction::input(),
             output: Direction::output(),
         }

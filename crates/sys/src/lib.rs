@@ -267,6 +267,18 @@ pub fn can_write(path: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// Makes a named pipe (FIFO) at `path` with permission bits `mode`
+/// (`mkfifo(3)`): the channel a containerised probe hands its samples to
+/// the host through.
+pub fn mkfifo(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), mode as libc::mode_t) };
+    minus_one(rc).map(drop)
+}
+
 /// The file system magic of resctrl (`RDTGROUP_SUPER_MAGIC`), as
 /// [`filesystem_type`] reports it for `/sys/fs/resctrl` when it is mounted.
 pub const RESCTRL_MAGIC: i64 = 0x0765_5821;

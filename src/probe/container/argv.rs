@@ -145,7 +145,45 @@ pub fn inner_argv(
             flag("source", ResponseSource::Eventfd.name().into());
             flag("interval", t(probe.period_ns));
         }
-        ProbeParams::Timerlat { .. } | ProbeParams::Roundtrip(_) => {
+        ProbeParams::Roundtrip(r) => {
+            // The controller's side; the host adds where it runs (`--role
+            // controller --interface …`) and the samples pipe
+            // (`probe::roundtrip::container`).
+            flag("cpu", cpu.to_string());
+            flag("controller-period", t(probe.period_ns));
+            flag("scan", t(r.scan_ns));
+            flag(
+                "working-set",
+                jitterlab_core::limits::format_size(r.working_set_bytes),
+            );
+            flag("io-period", t(r.io_period_ns));
+            flag("network-budget", t(r.network_ns));
+            if let Some(o) = r.opcua_ns {
+                flag("opcua", t(o));
+            }
+            if let Some(b) = r.budget_ns {
+                flag("budget", t(b));
+            }
+            flag("transport", r.transport.name().into());
+            for (side, d) in [("input", &r.input), ("output", &r.output)] {
+                if let Some(u) = &d.url {
+                    flag(&format!("{side}-url"), u.clone());
+                }
+                flag(&format!("{side}-publisher-id"), d.publisher_id.clone());
+                flag(
+                    &format!("{side}-writer-group"),
+                    d.writer_group_id.to_string(),
+                );
+                flag(&format!("{side}-writer"), d.dataset_writer_id.to_string());
+                flag(&format!("{side}-fields"), d.fields.join(","));
+                flag(&format!("{side}-encoding"), d.encoding.clone());
+            }
+            flag(
+                "map",
+                format!("{}={}", r.input.marker_field, r.output.marker_field),
+            );
+        }
+        ProbeParams::Timerlat { .. } => {
             return Err(bad(match kind.descriptor().container {
                 jitterlab_core::probe::InContainer::NotApplicable(why) => why.to_string(),
                 jitterlab_core::probe::InContainer::Supported => "timerlat".to_string(),
@@ -186,8 +224,13 @@ pub fn inner_argv(
         flag("threshold", t(probe.threshold()));
         flag("outliers", probe.outliers.to_string());
     }
+    // A round trip's latency limit is its budget (`--budget` above).
+    let max_latency = match kind {
+        ProbeKind::Roundtrip => None,
+        _ => probe.max_latency_ns,
+    };
     for (name, limit) in [
-        ("max-latency", probe.max_latency_ns),
+        ("max-latency", max_latency),
         ("max-jitter", probe.max_jitter_ns),
         ("max-exec", probe.max_exec_ns),
     ] {

@@ -239,7 +239,7 @@ fn what_cannot_run_in_a_container_says_why() {
     let root = tempfile::tempdir().unwrap();
     let why: Vec<Option<String>> = cells
         .iter()
-        .map(|c| crate::probe::cell_unavailable(&s, c, root.path()))
+        .map(|c| crate::probe::cell_kind_unavailable(&s, c, root.path()))
         .collect();
     // Host cells: the response probe can; timerlat lacks its tracer here.
     assert_eq!(why[0], None);
@@ -352,6 +352,7 @@ fn probe_side() -> ContainerProbe {
                 ulimits: Vec::new(),
                 dma_device: None,
                 network: None,
+                mounts: Vec::new(),
                 argv: vec!["run".into(), "cyclic".into()],
             },
             Image {

@@ -26,6 +26,23 @@ use serde::Serialize;
 use super::wire::{change_value, marker_bits, Link, Polled, RxCounts, Wire, MAX_FIELDS};
 use crate::probe::helper_thread::sleep_until;
 
+/// What the I/O simulator's loop hands out: every completed round trip
+/// (false: it could not be taken, counted as dropped), and every tick, after
+/// the tick's publish (where a container cell takes the controller's
+/// cycles). A closure over completions is one.
+pub trait IoEvents {
+    /// A round trip completed.
+    fn completed(&mut self, c: Completed) -> bool;
+    /// A tick ended.
+    fn tick(&mut self) {}
+}
+
+impl<F: FnMut(Completed) -> bool> IoEvents for F {
+    fn completed(&mut self, c: Completed) -> bool {
+        self(c)
+    }
+}
+
 /// What the I/O simulator counted.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct IoCounts {
@@ -68,13 +85,13 @@ pub struct IoLoop {
 
 impl IoLoop {
     /// Runs from `t0` until `stop` is raised or `end` (monotonic ns) passes,
-    /// handing every completed round trip to `done`.
+    /// handing every completed round trip and every tick to `events`.
     pub fn run(
         &mut self,
         t0: u64,
         end: Option<u64>,
         stop: &AtomicBool,
-        done: &mut dyn FnMut(Completed) -> bool,
+        events: &mut dyn IoEvents,
     ) -> IoCounts {
         let mut counts = IoCounts::default();
         let mut side = IoSide::new();
@@ -176,12 +193,13 @@ impl IoLoop {
             {
                 counts.send_errors += 1;
             }
+            events.tick();
             let (next, skipped) = next_release_after(next_tick, self.period_ns, now);
             counts.skipped_ticks += skipped;
             next_tick = next;
             if let Some(c) = completed {
                 counts.completed += 1;
-                if !done(c) {
+                if !events.completed(c) {
                     counts.dropped += 1;
                 }
                 change_at = t4 + self.changes.next_delay_ns();

@@ -45,9 +45,10 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::cycle::CycleSample;
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
+use jitterlab_core::result::RunResult;
 use jitterlab_core::roundtrip::{
     Budget, BudgetVerdict, ChangeSchedule, Completed, Handled, Role, RoundtripParams, Transport,
 };
@@ -61,16 +62,18 @@ use super::helper_thread::{
 };
 use super::plan::{fifo_priority, RunPlan};
 use super::scan::Scan;
-use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
+use super::{Cell, Prepared, Probe, Probes, Recorder, Report, ScheduleCounts, Start};
 use crate::error::bad;
 use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, ROUNDTRIP_PAIR};
 use crate::system::journal::{Journal, Undo};
 
+pub mod container;
 pub mod controller;
+pub mod handoff;
 pub mod io;
 pub mod wire;
 
-use controller::{ControllerCounts, ControllerLoop};
+use controller::ControllerLoop;
 use io::{IoCounts, IoLoop};
 use wire::{wire, Link, Wire};
 
@@ -210,6 +213,32 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let eth = args.params.transport == Transport::Eth;
     let made = (|| -> Result<Ends> {
         match (&args.params.role, &args.params.interface) {
+            (Role::Both, _) if cell.cell.in_container() => {
+                let pair = NetnsPair::setup(ROUNDTRIP_PAIR, &mut |change: &NetChange| {
+                    let NetChange::Netns(name) = change;
+                    journaled.push(journal.record(Undo::Netns { name: name.clone() })?);
+                    Ok(())
+                })?;
+                let io_ns = pair.netns_a().to_string();
+                let io_mac = eth
+                    .then(|| mac_of(Some(&io_ns), pair.veth_a()))
+                    .transpose()?;
+                let io_link =
+                    Link::open(Some(&io_ns), pair.veth_a(), &input, &output, io_mac, false)
+                        .context("the I/O simulator's sockets")?;
+                let end = container::prepare_end(cell, pair.netns_b(), pair.veth_b(), journal)?;
+                crate::output::errln!(
+                    "jitterlab: roundtrip: I/O simulator in namespace {io_ns}, controller in a container in {}, over a veth pair ({})",
+                    pair.netns_b(),
+                    args.params.transport.name()
+                );
+                Ok(Ends {
+                    io: Some(io_link),
+                    controller: None,
+                    container: Some(end),
+                    pair: Some(pair),
+                })
+            }
             (Role::Both, _) => {
                 let pair = NetnsPair::setup(ROUNDTRIP_PAIR, &mut |change: &NetChange| {
                     let NetChange::Netns(name) = change;
@@ -235,6 +264,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                 Ok(Ends {
                     io: Some(io_link),
                     controller: Some(pl_link),
+                    container: None,
                     pair: Some(pair),
                 })
             }
@@ -243,6 +273,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                 Ok(Ends {
                     io: Some(Link::open(None, ifname, &input, &output, mac, false)?),
                     controller: None,
+                    container: None,
                     pair: None,
                 })
             }
@@ -251,6 +282,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                 Ok(Ends {
                     io: None,
                     controller: Some(Link::open(None, ifname, &output, &input, mac, true)?),
+                    container: None,
                     pair: None,
                 })
             }
@@ -287,6 +319,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
 struct Ends {
     io: Option<Link>,
     controller: Option<Link>,
+    /// The controller in a container (deployment `container`).
+    container: Option<container::ContainerEnd>,
     /// Field order is drop order: the sockets close before the namespaces go.
     pair: Option<NetnsPair>,
 }
@@ -321,8 +355,32 @@ struct Detail {
     #[serde(skip_serializing_if = "Option::is_none")]
     io: Option<IoCounts>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    controller: Option<ControllerCounts>,
+    controller: Option<serde_json::Value>,
     stamps: Vec<String>,
+    /// The controller's container (deployment `container`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    container: Option<serde_json::Value>,
+}
+
+/// A container cell's I/O loop events: completions into the books, and at
+/// every tick the controller's cycles from its container.
+struct ContainerEvents<'a> {
+    books: &'a mut Books,
+    recorder: &'a mut Recorder,
+    samples: &'a mut handoff::Receiver,
+    sched: &'a mut ScheduleCounts,
+}
+
+impl io::IoEvents for ContainerEvents<'_> {
+    fn completed(&mut self, c: Completed) -> bool {
+        self.books.completion(self.recorder, c, true);
+        true
+    }
+
+    fn tick(&mut self) {
+        let (books, rec, sched) = (&mut *self.books, &mut *self.recorder, &mut *self.sched);
+        self.samples.poll(&mut |r| books.record(rec, &r, sched));
+    }
 }
 
 /// What stamps one end's sockets had, for the result.
@@ -376,6 +434,32 @@ impl Books {
         self.completions += 1;
     }
 
+    /// Records one cycle the controller's container handed over, counting
+    /// its schedule.
+    fn record(&mut self, rec: &mut Recorder, r: &handoff::CycleRecord, sched: &mut ScheduleCounts) {
+        sched.cycles += 1;
+        sched.skipped += r.skipped;
+        sched.releases = sched.cycles + sched.skipped;
+        sched.overruns += u64::from(r.overrun);
+        if let Some(h) = r.handled {
+            self.handled(h);
+        }
+        self.last_at = self.last_at.max(r.start);
+        rec.push(&Sample {
+            index: r.cycle,
+            at: self.last_at,
+            values: slots([
+                None,
+                r.handled.map(|h| h.controller_ns() as i64),
+                None,
+                None,
+                Some(r.latency),
+                r.jitter,
+                Some(r.exec),
+            ]),
+        });
+    }
+
     /// Records one cycle of the controller's task.
     fn cycle(&mut self, rec: &mut Recorder, s: &CycleSample, h: Option<Handled>) {
         if let Some(h) = h {
@@ -401,6 +485,13 @@ impl Books {
 impl Probe for RoundtripProbe {
     fn prepare(&mut self) -> Result<Prepared> {
         let ends = self.ends.as_ref().context("the roundtrip probe is gone")?;
+        if ends.container.is_some() {
+            // The controller has the probe CPU, in its container; this
+            // thread is the I/O simulator's, on its own CPU.
+            jitterlab_sys::pin_to_cpu(self.args.io_cpu)
+                .with_context(|| format!("moving the I/O simulator to CPU {}", self.args.io_cpu))?;
+            return Ok(Prepared::default());
+        }
         if ends.controller.is_none() || self.args.params.scan_ns == 0 {
             return Ok(Prepared::default());
         }
@@ -415,10 +506,13 @@ impl Probe for RoundtripProbe {
     }
 
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
-        let mut ends = self.ends.take().context("the roundtrip probe is gone")?;
+        let ends = self.ends.as_mut().context("the roundtrip probe is gone")?;
         let a = &self.args;
         let p = &a.params;
-        let mut warnings = own_thread_warnings("controller", a.cpu, a.priority);
+        let mut warnings = match ends.container {
+            Some(_) => own_thread_warnings("I/O simulator", a.io_cpu, a.priority),
+            None => own_thread_warnings("controller", a.cpu, a.priority),
+        };
         let mut books = Books {
             verdict: BudgetVerdict::new(self.budget.clone()),
             handled: [None; HANDLED],
@@ -436,6 +530,8 @@ impl Probe for RoundtripProbe {
         let mut io_counts = None;
         let mut ctl_counts = None;
         let mut schedule = None;
+        let mut container_controller = None;
+        let mut container_detail = None;
         let shared_clock = p.role == Role::Both;
         match (ends.io.take(), ends.controller.take()) {
             (Some(io_link), Some(pl_link)) => {
@@ -492,6 +588,80 @@ impl Probe for RoundtripProbe {
                 ends.io = Some(io.link);
                 ends.controller = Some(ctl.link);
             }
+            (Some(io_link), None) if ends.container.is_some() => {
+                stamps.push(stamp_line("I/O simulator", &io_link));
+                let ce = ends.container.as_mut().expect("checked");
+                let mut io = IoLoop {
+                    link: io_link,
+                    input: self.input.clone(),
+                    output: self.output.clone(),
+                    period_ns: p.io_period_ns,
+                    changes,
+                    give_up_ns,
+                };
+                // The controller first: its container starts, sets its task
+                // up and sends its first cycle; the round trips start then.
+                let outcome = (|| -> Result<(IoCounts, RunResult, ScheduleCounts)> {
+                    ce.start(start.stop)?;
+                    let mut sched = ScheduleCounts::default();
+                    let mut first = false;
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+                    while !first && !start.stop.load(Relaxed) {
+                        ce.samples.poll(&mut |r| {
+                            first = true;
+                            books.record(recorder, &r, &mut sched);
+                        });
+                        if std::time::Instant::now() > deadline {
+                            bail!("the controller in its container sent no cycle within 60 s");
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    // Let the freshly started task settle for a few of its
+                    // periods before the first change.
+                    let settle = jitterlab_sys::monotonic_ns() + 4 * a.period_ns;
+                    while jitterlab_sys::monotonic_ns() < settle && !start.stop.load(Relaxed) {
+                        ce.samples
+                            .poll(&mut |r| books.record(recorder, &r, &mut sched));
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    let t0 = jitterlab_sys::monotonic_ns();
+                    let end = a.duration_ns.map(|d| t0 + d);
+                    let mut events = ContainerEvents {
+                        books: &mut books,
+                        recorder,
+                        samples: &mut ce.samples,
+                        sched: &mut sched,
+                    };
+                    let c = io.run(t0, end, start.stop, &mut events);
+                    let result = ce.finish(&mut |r| books.record(recorder, &r, &mut sched))?;
+                    Ok((c, result, sched))
+                })();
+                ends.io = Some(io.link);
+                let (c, inner, sched) = outcome?;
+                io_counts = Some(c);
+                schedule = Some(sched);
+                if let Some(d) = &inner.detail {
+                    container_controller = d.get("controller").cloned();
+                    for s in d
+                        .get("stamps")
+                        .and_then(|s| s.as_array())
+                        .into_iter()
+                        .flatten()
+                    {
+                        if let Some(s) = s.as_str() {
+                            stamps.push(format!("{s} (in the container)"));
+                        }
+                    }
+                }
+                let mut cd = ce.detail();
+                cd["realtime"] = serde_json::to_value(&inner.realtime)?;
+                cd["calibration"] = serde_json::to_value(
+                    inner.threads.first().and_then(|t| t.calibration.clone()),
+                )?;
+                cd["io_cpu"] = a.io_cpu.into();
+                container_detail = Some(cd);
+                warnings.extend(inner.warnings.iter().map(|w| format!("container: {w}")));
+            }
             (Some(io_link), None) => {
                 stamps.push(stamp_line("I/O simulator", &io_link));
                 let mut io = IoLoop {
@@ -511,6 +681,10 @@ impl Probe for RoundtripProbe {
             }
             (None, Some(pl_link)) => {
                 stamps.push(stamp_line("controller", &pl_link));
+                let mut handoff = match &p.samples_to {
+                    Some(path) => Some(handoff::Sender::open(Path::new(path))?),
+                    None => None,
+                };
                 let mut ctl = ControllerLoop {
                     link: pl_link,
                     input: self.input.clone(),
@@ -519,16 +693,26 @@ impl Probe for RoundtripProbe {
                     scan: self.scan.take(),
                 };
                 let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
+                    if let Some(s) = handoff.as_mut() {
+                        s.send(&handoff::CycleRecord::of(sample, h));
+                    }
                     books.cycle(recorder, sample, h);
                     true
                 });
+                if let Some(s) = &handoff {
+                    if s.dropped > 0 {
+                        warnings.push(format!(
+                            "{} controller cycles found the host's samples pipe full and were not handed over",
+                            s.dropped
+                        ));
+                    }
+                }
                 ctl_counts = Some(c);
                 schedule = Some(sched);
                 ends.controller = Some(ctl.link);
             }
             (None, None) => unreachable!("build makes at least one end"),
         }
-        self.ends = Some(ends);
         let v = &books.verdict;
         if v.over > 0 {
             warnings.push(format!(
@@ -548,7 +732,7 @@ impl Probe for RoundtripProbe {
                 ));
             }
         }
-        if !shared_clock {
+        if !shared_clock && p.samples_to.is_none() {
             warnings.push(
                 "one role per machine: no shared clock, so only T1→T4 (io) or T2→T3 (controller) is measured"
                     .into(),
@@ -579,8 +763,12 @@ impl Probe for RoundtripProbe {
             budget: books.verdict,
             seed: self.seed,
             io: io_counts,
-            controller: ctl_counts,
+            controller: match ctl_counts {
+                Some(c) => Some(serde_json::to_value(c)?),
+                None => container_controller,
+            },
             stamps,
+            container: container_detail,
         };
         Ok(Report {
             detail: Some(serde_json::to_value(&detail)?),
@@ -590,9 +778,12 @@ impl Probe for RoundtripProbe {
         })
     }
 
-    fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
+    fn teardown(&mut self, root: &Path, journal: &mut Journal) -> Vec<String> {
         let mut lines = Vec::new();
-        if let Some(ends) = self.ends.take() {
+        if let Some(mut ends) = self.ends.take() {
+            if let Some(c) = ends.container.as_mut() {
+                lines.extend(c.teardown(root, journal));
+            }
             drop(ends.io);
             drop(ends.controller);
             if let Some(pair) = ends.pair {

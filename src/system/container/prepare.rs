@@ -37,6 +37,8 @@ pub struct Request {
     /// A network namespace (a name under `/run/netns`) to join; `None`:
     /// no network.
     pub network: Option<String>,
+    /// Host directories bind-mounted into the container, `(host, inside)`.
+    pub mounts: Vec<(String, String)>,
     /// jitterlab's arguments inside (`run cyclic …`).
     pub argv: Vec<String>,
     /// Whether the probe inside holds the PM QoS request
@@ -84,6 +86,7 @@ pub fn prepare(root: &Path, req: &Request, journal: &mut Journal) -> Result<Prep
         ulimits: ulimits.flags,
         dma_device: req.pm_qos.then(|| dma_device(root)).flatten(),
         network: req.network.clone(),
+        mounts: req.mounts.clone(),
         argv: req.argv.clone(),
     };
     if req.pm_qos && run.dma_device.is_none() {

@@ -65,6 +65,8 @@ pub struct ContainerRun {
     /// A network namespace (a name under `/run/netns`) to join; none: no
     /// network.
     pub network: Option<String>,
+    /// Host directories bind-mounted into the container, `(host, inside)`.
+    pub mounts: Vec<(String, String)>,
     /// jitterlab's arguments inside (`run cyclic …`).
     pub argv: Vec<String>,
 }
@@ -119,6 +121,9 @@ impl ContainerRun {
         }
         if let Some(d) = &self.dma_device {
             v.extend([s("--device"), d.clone()]);
+        }
+        for (host, inside) in &self.mounts {
+            v.extend([s("--volume"), format!("{host}:{inside}")]);
         }
         v.push(self.image.clone());
         v.extend(self.argv.iter().cloned());

@@ -174,6 +174,7 @@ fn the_argument_vector_is_exact() {
         ulimits: vec!["nofile=1024:1024".into(), "nproc=1024:1024".into()],
         dma_device: Some("/dev/cpu_dma_latency".into()),
         network: None,
+        mounts: Vec::new(),
         argv: vec![
             "run".into(),
             "cyclic".into(),

@@ -27,11 +27,9 @@ use crate::defaults::PRIORITY;
 use crate::resctrl::ways_text;
 use crate::units::CpuList;
 
-/// Where the preset runs the controller. Seed 001 measures it on the host
-/// and in a podman container; the spec accepts `container` once the
-/// container deployment is part of jitterlab, and this becomes
-/// `&["host", "container"]` then (the preset's text follows).
-pub const DEPLOYMENTS: &[&str] = &["host"];
+/// Where the preset runs the controller: seed 001 measures it on the host
+/// and in a podman container (the I/O simulator stays on the host).
+pub const DEPLOYMENTS: &[&str] = &["host", "container"];
 
 /// The name of the configuration with cache ways reserved for the
 /// real-time CPUs.
