@@ -70,17 +70,19 @@ test: deps lint
 	$(CARGO) test --workspace --locked --features test-probe
 
 bench-deps:
-	@command -v cyclictest >/dev/null && command -v stress-ng >/dev/null && [ -x /usr/bin/time ] || \
-		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y rt-tests stress-ng time iproute2; }
+	@command -v cyclictest >/dev/null && command -v stress-ng >/dev/null && command -v podman >/dev/null && [ -x /usr/bin/time ] || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y rt-tests stress-ng time iproute2 podman; }
 
 bench: bench-deps build
 	$(CARGO) bench -p jitterlab-core --bench record
+	$(CARGO) bench -p jitterlab-core --bench uadp
 	bash bench/fidelity.sh
 	bash bench/short_periods.sh
 	bash bench/memory.sh
 	bash bench/overhead.sh
 	bash bench/report_speed.sh
 	bash bench/codesys_stop.sh
+	DEPLOYMENTS='"host", "container"' bash bench/roundtrip.sh
 
 clean:
 	$(CARGO) clean
