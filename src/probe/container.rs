@@ -15,7 +15,7 @@
 //!
 //! **Measure** ([`ContainerProbe`], an [`ExternalProbe`]): the engine runs
 //! `jitterlab run KIND … --no-db --stream` ([`argv::inner_argv`]) pinned
-//! to the cell's CPUs. Its stdout is the stream of `runner::stream`: when
+//! to the cell's CPUs. Its stdout is the stream of `probe::container::stream`: when
 //! its probe threads are set up it says whether they are real-time, and
 //! the cell's start is recorded ([`ExternalRun::ready`]); then every window
 //! row it drains arrives and is committed into the cell as a host cell's
@@ -56,7 +56,7 @@ use jitterlab_core::spec::Configuration;
 use super::{Cell, ExternalProbe, ExternalRun, Finished, Probes};
 use crate::error::bad;
 use crate::output::errln;
-use crate::runner::stream::{decode_histograms, parse_line, Line};
+use crate::probe::container::stream::{decode_histograms, parse_line, Line};
 use crate::system::container::image;
 use crate::system::container::prepare::{prepare, Prepared, Request};
 use crate::system::container::rt_parent::RtParent;
@@ -67,6 +67,7 @@ use crate::system::journal::Journal;
 
 pub mod argv;
 pub mod host_view;
+pub mod stream;
 
 pub use argv::{container_cpus, inner_argv, missing_defaults, not_applicable};
 use host_view::HostView;
@@ -84,11 +85,6 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let spec = cell.spec;
     if let Some(why) = super::cell_kind_unavailable(spec, cell.cell, cell.root) {
         return Err(bad(why));
-    }
-    if cell.plan.kind == ProbeKind::Roundtrip {
-        // Only its controller runs in the container; the I/O simulator stays
-        // on the host (`probe::roundtrip::container`).
-        return super::roundtrip::build(cell, journal);
     }
     let config = spec.configurations[cell.cell.configuration].clone();
     let online = host::online_cpus(cell.root)?;
@@ -256,7 +252,7 @@ impl ContainerProbe {
     fn finish(
         &self,
         mut result: RunResult,
-        histograms: &[crate::runner::stream::WireHistogram],
+        histograms: &[crate::probe::container::stream::WireHistogram],
         view: Option<&HostView>,
     ) -> Result<Finished> {
         let missing = missing_defaults(&result.realtime, &self.config);
@@ -352,7 +348,10 @@ impl ExternalProbe for ContainerProbe {
         let mut ready = false;
         let mut stopping = false;
         let mut view: Option<HostView> = None;
-        let mut outcome: Option<(Box<RunResult>, Vec<crate::runner::stream::WireHistogram>)> = None;
+        let mut outcome: Option<(
+            Box<RunResult>,
+            Vec<crate::probe::container::stream::WireHistogram>,
+        )> = None;
         let mut bad_line: Option<String> = None;
         while out_open || err_open {
             match rx.recv_timeout(Duration::from_millis(100)) {

@@ -95,7 +95,9 @@
 //!    threads can, `InContainer::Supported`, and [`container`] runs them
 //!    there with `jitterlab run KIND` inside — its subcommand's flags are
 //!    then built from the cell by `container::argv`, which needs its arm;
-//!    `NotApplicable(why)` for a probe tied to the host, as timerlat).
+//!    `OwnSide` when its own build puts a part of it in a container, as the
+//!    round trip's controller (`roundtrip::container`); `NotApplicable(why)`
+//!    for a probe tied to the host, as timerlat).
 //!    `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
 //!    latency; no keys of its own; not named in messages (a test probe).
 //! 3. **Its subcommand**, `src/cli.rs`: the `RunCommand` variant with its
@@ -134,7 +136,6 @@ use jitterlab_core::stats::MetricSummary;
 /// on that thread before the start barrier (`jitterlab_core::recorder`).
 pub use jitterlab_core::recorder::Recorder;
 
-pub use crate::runner::lifecycle::ExternalRun;
 use crate::store::StoredHistogram;
 use crate::system::container::Engine;
 use crate::system::journal::Journal;
@@ -294,6 +295,66 @@ pub struct Finished {
     pub interrupted: bool,
 }
 
+/// Where a probe measuring elsewhere hands what it gets: the runner's
+/// lifecycle implements it (recording the start in the store, committing
+/// window rows as a probe thread's, drawing progress).
+pub trait ExternalSink {
+    /// Records the start, before the first release; `realtime`: whether
+    /// every required real-time default held.
+    fn ready(&mut self, realtime: bool) -> Result<()>;
+    /// Writes and commits window rows measured elsewhere.
+    fn rows(&mut self, rows: &[jitterlab_core::window::WindowRow]);
+    /// Lets the caller draw its progress.
+    fn tick(&mut self);
+}
+
+/// What a probe that measures elsewhere — an external tool, a container —
+/// is given while it measures: the signal flag, and the lifecycle's sink
+/// for the start, the window rows it streams and the caller's tick.
+pub struct ExternalRun<'a> {
+    /// Raised by SIGINT/SIGTERM.
+    pub signalled: &'a AtomicBool,
+    sink: &'a mut dyn ExternalSink,
+    readied: bool,
+}
+
+impl<'a> ExternalRun<'a> {
+    /// A run handing what it gets to `sink`.
+    pub fn new(signalled: &'a AtomicBool, sink: &'a mut dyn ExternalSink) -> ExternalRun<'a> {
+        ExternalRun {
+            signalled,
+            sink,
+            readied: false,
+        }
+    }
+
+    /// Records the start (the run row, the cell), once, before the first
+    /// release; `realtime`: whether every required real-time default held.
+    pub fn ready(&mut self, realtime: bool) -> Result<()> {
+        if !self.readied {
+            self.readied = true;
+            self.sink.ready(realtime)?;
+        }
+        Ok(())
+    }
+
+    /// True once [`ExternalRun::ready`] was called.
+    pub fn readied(&self) -> bool {
+        self.readied
+    }
+
+    /// Writes and commits window rows measured elsewhere, as the writer
+    /// drains a probe thread's (the CSV file, the store).
+    pub fn rows(&mut self, rows: &[jitterlab_core::window::WindowRow]) {
+        self.sink.rows(rows);
+    }
+
+    /// Lets the caller draw its progress.
+    pub fn tick(&mut self) {
+        self.sink.tick();
+    }
+}
+
 /// A probe that measures elsewhere — an external tool, or the probe side
 /// of a container cell — which applies its own real-time set-up and
 /// measures on its own threads.
@@ -439,7 +500,8 @@ pub fn registration(kind: ProbeKind) -> &'static Registration {
 /// probe side of a `container` cell is [`container::build`]'s, whatever
 /// the kind (its kind's own code runs inside the container).
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
-    if cell.cell.in_container() {
+    let own_side = cell.plan.kind.descriptor().container == InContainer::OwnSide;
+    if cell.cell.in_container() && !own_side {
         return container::build(cell, journal);
     }
     (registration(cell.plan.kind).build)(cell, journal)

@@ -59,7 +59,7 @@ pub struct RunOptions {
     pub engine: Option<Engine>,
     /// `--stream` (hidden): the window rows and the result as JSON lines
     /// on stdout, for the host side of a container cell
-    /// (`runner::stream`); no live view, no summary.
+    /// (`probe::container::stream`); no live view, no summary.
     pub stream: bool,
     /// `--calibration` (hidden): the scan calibrations to measure with,
     /// by thread, instead of calibrating (a bench's, made idle on the

@@ -61,7 +61,9 @@ use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::live::{Goal, LiveView};
-use crate::probe::{ExternalProbe, Prepared, Probe, Probes, Recorder, Report, Start, Threads};
+use crate::probe::{
+    ExternalProbe, ExternalRun, Prepared, Probe, Probes, Recorder, Report, Start, Threads,
+};
 use crate::report;
 use crate::store::Store;
 use crate::system::rt::{self, SchedRequest};
@@ -230,8 +232,10 @@ impl RowWriter {
                 }
             }
             if let Some(out) = self.stream.as_mut() {
-                let line = super::stream::Line::Row(super::stream::WireRow::of(row));
-                if let Err(e) = super::stream::write_line(out.as_mut(), &line) {
+                let line = crate::probe::container::stream::Line::Row(
+                    crate::probe::container::stream::WireRow::of(row),
+                );
+                if let Err(e) = crate::probe::container::stream::write_line(out.as_mut(), &line) {
                     self.error
                         .get_or_insert(format!("streaming window rows: {e}"));
                 }
@@ -701,37 +705,25 @@ impl Display {
 // ---------------------------------------------------------------------------
 // A probe that runs an external tool.
 
-/// What a probe that measures elsewhere — an external tool, a container —
-/// is given while it measures: the signal flag, the start to record, the
-/// row writer for the window rows it streams, and the caller's tick.
-pub struct ExternalRun<'a> {
-    /// Raised by SIGINT/SIGTERM.
-    pub signalled: &'a AtomicBool,
+/// What a probe measuring elsewhere hands the lifecycle (see
+/// [`ExternalRun`]): the start to record, the window rows to store, the
+/// caller's tick.
+struct ExternalSink<'a> {
     writer: &'a mut RowWriter,
     ready: Ready<'a>,
     tick: &'a mut dyn FnMut(),
-    readied: bool,
 }
 
-impl ExternalRun<'_> {
-    /// Records the start (the run row, the cell), once, before the first
-    /// release; `realtime`: whether every required real-time default held.
-    pub fn ready(&mut self, realtime: bool) -> Result<()> {
-        if !self.readied {
-            self.readied = true;
-            (self.ready)(self.writer, realtime)?;
-        }
-        Ok(())
+impl crate::probe::ExternalSink for ExternalSink<'_> {
+    fn ready(&mut self, realtime: bool) -> Result<()> {
+        (self.ready)(self.writer, realtime)
     }
 
-    /// Writes and commits window rows measured elsewhere, as the writer
-    /// drains a probe thread's (the CSV file, the store).
-    pub fn rows(&mut self, rows: &[WindowRow]) {
+    fn rows(&mut self, rows: &[WindowRow]) {
         self.writer.push_rows(rows);
     }
 
-    /// Lets the caller draw its progress.
-    pub fn tick(&mut self) {
+    fn tick(&mut self) {
         (self.tick)();
     }
 }
@@ -750,15 +742,14 @@ fn measure_external(
     tick: &mut dyn FnMut(),
 ) -> Result<Measured> {
     let finished = {
-        let mut run = ExternalRun {
-            signalled: input.signalled,
+        let mut sink = ExternalSink {
             writer: &mut *writer,
             ready,
             tick,
-            readied: false,
         };
+        let mut run = ExternalRun::new(input.signalled, &mut sink);
         let finished = probe.measure(&mut run)?;
-        if !run.readied {
+        if !run.readied() {
             bail!("the probe measured without recording its start; this is a bug in jitterlab");
         }
         finished

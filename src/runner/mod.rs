@@ -68,8 +68,8 @@ pub mod lifecycle;
 pub mod out_files;
 pub use crate::probe::plan;
 pub mod spec_source;
-pub mod stream;
 
+use crate::probe::container::stream;
 use lifecycle::{measure, MeasureInput, RowWriter};
 pub use plan::{plan, RunOptions, RunPlan, Stop};
 

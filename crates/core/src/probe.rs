@@ -185,6 +185,10 @@ pub struct ReportWords {
 pub enum InContainer {
     /// Its threads run in the container as they run on the host.
     Supported,
+    /// Part of it runs in a container, placed by the kind's own build: the
+    /// round trip's controller (the seed's virtual PLC) in a container, its
+    /// I/O simulator on the host.
+    OwnSide,
     /// It cannot: the reason, said where a container cell is skipped or a
     /// `--deployment container` run is refused.
     NotApplicable(&'static str),
@@ -458,7 +462,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
         "transport",
         "io_cpu",
     ],
-    container: InContainer::Supported,
+    container: InContainer::OwnSide,
 };
 
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
@@ -598,6 +602,7 @@ mod tests {
                     assert!(why.starts_with("timerlat is N/A in a container: "), "{why}")
                 }
                 (ProbeKind::Timerlat, c) => panic!("timerlat: {c:?}"),
+                (ProbeKind::Roundtrip, c) => assert_eq!(c, InContainer::OwnSide),
                 (_, c) => assert_eq!(c, InContainer::Supported, "{}", k.name()),
             }
         }

@@ -11,7 +11,7 @@
 //! moves, cpufreq, sysctls) stay on the host: the container runs the probe,
 //! not the configuration. Always added: `--no-db` (the host stores) and
 //! `--stream` (the rows and the result come back on stdout,
-//! `runner::stream`); `--calibration` hands over the scan calibration a
+//! `probe::container::stream`); `--calibration` hands over the scan calibration a
 //! bench made once, idle, so a container cell's scan does the same work as
 //! the host cells'.
 
@@ -186,7 +186,7 @@ pub fn inner_argv(
         ProbeParams::Timerlat { .. } => {
             return Err(bad(match kind.descriptor().container {
                 jitterlab_core::probe::InContainer::NotApplicable(why) => why.to_string(),
-                jitterlab_core::probe::InContainer::Supported => "timerlat".to_string(),
+                _ => "timerlat".to_string(),
             }));
         }
         ProbeParams::Plain(ProbeKind::Wakeup) => {

@@ -32,9 +32,9 @@ use jitterlab_core::result::RunResult;
 use jitterlab_core::spec::Configuration;
 
 use super::handoff::{CycleRecord, Receiver};
+use crate::probe::container::stream::{parse_line, Line};
 use crate::probe::container::{inner_argv, missing_defaults};
 use crate::probe::Cell;
-use crate::runner::stream::{parse_line, Line};
 use crate::system::container::prepare::{prepare, Prepared, Request};
 use crate::system::container::run::ContainerRun;
 use crate::system::host;
