@@ -42,6 +42,8 @@ use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
 use crate::system::container::Engine;
 
+#[cfg(test)]
+mod container_argv_tests;
 pub mod one_cell;
 pub mod roundtrip;
 

@@ -21,7 +21,7 @@ use jitterlab_core::uadp::{datetime_from_unix_ns, Publish, Value};
 use jitterlab_sys::{self as sys, rx_timestamp::realtime_ns};
 use serde::Serialize;
 
-use super::wire::{marker_bits, Link, Polled, RxCounts, Wire, MAX_FIELDS};
+use super::wire::{Link, RxCounts, Wire, MAX_FIELDS};
 use crate::probe::helper_thread::sleep_until;
 use crate::probe::scan::Scan;
 use crate::probe::ScheduleCounts;
@@ -85,32 +85,13 @@ impl ControllerLoop {
             sleep_until(schedule.next_release());
             let start = sys::monotonic_ns();
             // Read the input image: everything queued since the last cycle.
-            loop {
-                match self.link.poll() {
-                    Ok(Polled::Empty) => break,
-                    Ok(Polled::Other) => counts.rx.other_frames += 1,
-                    Ok(Polled::Message { range, rx_real_ns }) => {
-                        let bytes = self.link.bytes(range);
-                        match self.input.reader.accept(bytes, &mut input[..nin]) {
-                            Ok(a) => {
-                                counts.rx.accepted += 1;
-                                if let Some(s) = a.nm_sequence {
-                                    counts.sequence.add(s);
-                                }
-                                side.input(
-                                    marker_bits(&input[self.input.marker_field]),
-                                    rx_real_ns,
-                                );
-                            }
-                            Err(r) => counts.rx.reject(&r),
-                        }
-                    }
-                    Err(_) => {
-                        counts.rx.errors += 1;
-                        break;
-                    }
-                }
-            }
+            self.link.take_messages(
+                &self.input,
+                &mut input[..nin],
+                &mut counts.rx,
+                &mut counts.sequence,
+                &mut |marker, rx| side.input(marker, rx),
+            );
             let image = side.read();
             // The application: the scan, then the output image.
             if let Some(s) = self.scan.as_mut() {

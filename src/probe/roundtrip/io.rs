@@ -23,7 +23,7 @@ use jitterlab_core::uadp::{datetime_from_unix_ns, Publish, Value};
 use jitterlab_sys::{self as sys, rx_timestamp::realtime_ns};
 use serde::Serialize;
 
-use super::wire::{change_value, marker_bits, Link, Polled, RxCounts, Wire, MAX_FIELDS};
+use super::wire::{change_value, marker_bits, Link, RxCounts, Wire, MAX_FIELDS};
 use crate::probe::helper_thread::sleep_until;
 
 /// What the I/O simulator's loop hands out: every completed round trip
@@ -150,32 +150,13 @@ impl IoLoop {
                 continue;
             }
             // The tick: apply what came in, then publish.
-            loop {
-                match self.link.poll() {
-                    Ok(Polled::Empty) => break,
-                    Ok(Polled::Other) => counts.rx.other_frames += 1,
-                    Ok(Polled::Message { range, rx_real_ns }) => {
-                        let bytes = self.link.bytes(range);
-                        match self.output.reader.accept(bytes, &mut output[..nout]) {
-                            Ok(a) => {
-                                counts.rx.accepted += 1;
-                                if let Some(s) = a.nm_sequence {
-                                    counts.sequence.add(s);
-                                }
-                                side.output(
-                                    marker_bits(&output[self.output.marker_field]),
-                                    rx_real_ns,
-                                );
-                            }
-                            Err(r) => counts.rx.reject(&r),
-                        }
-                    }
-                    Err(_) => {
-                        counts.rx.errors += 1;
-                        break;
-                    }
-                }
-            }
+            self.link.take_messages(
+                &self.output,
+                &mut output[..nout],
+                &mut counts.rx,
+                &mut counts.sequence,
+                &mut |marker, rx| side.output(marker, rx),
+            );
             let t4 = sys::monotonic_ns();
             counts.ticks += 1;
             let completed = side.tick(t4);

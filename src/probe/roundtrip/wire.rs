@@ -10,7 +10,7 @@ use std::net::{IpAddr, SocketAddrV4};
 
 use anyhow::{bail, Context, Result};
 use jitterlab_core::ether::{self, VlanTag};
-use jitterlab_core::roundtrip::{Direction, Transport};
+use jitterlab_core::roundtrip::{Direction, SequenceCounts, Transport};
 use jitterlab_core::uadp::{
     datetime_from_unix_ns, Address, BuiltinType, FieldEncoding, Publish, PublisherId, Reader,
     ReaderConfig, Reject, RejectClass, Value, Writer, WriterConfig,
@@ -217,7 +217,7 @@ pub struct Link {
 }
 
 /// What [`Link::poll`] found.
-pub enum Polled {
+enum Polled {
     /// Nothing queued.
     Empty,
     /// A message: its byte range in the receive buffer and its stamp.
@@ -336,7 +336,7 @@ impl Link {
     }
 
     /// Takes one queued message without waiting. Allocates nothing.
-    pub fn poll(&mut self) -> std::io::Result<Polled> {
+    fn poll(&mut self) -> std::io::Result<Polled> {
         let Some(r) = self.rx.recv(&mut self.buf, Wait::Poll)? else {
             return Ok(Polled::Empty);
         };
@@ -359,9 +359,40 @@ impl Link {
         })
     }
 
-    /// The bytes of a message [`Link::poll`] found.
-    pub fn bytes(&self, range: std::ops::Range<usize>) -> &[u8] {
-        &self.buf[range]
+    /// Takes every message queued now that `wire`'s reader accepts: its
+    /// fields go into `values`, its marker and kernel receive stamp to
+    /// `each`, its sequence number into `sequence`; the rest is counted in
+    /// `rx`. Allocates nothing.
+    pub fn take_messages(
+        &mut self,
+        wire: &Wire,
+        values: &mut [Value],
+        rx: &mut RxCounts,
+        sequence: &mut SequenceCounts,
+        each: &mut dyn FnMut(u64, Option<u64>),
+    ) {
+        loop {
+            match self.poll() {
+                Ok(Polled::Empty) => break,
+                Ok(Polled::Other) => rx.other_frames += 1,
+                Ok(Polled::Message { range, rx_real_ns }) => {
+                    match wire.reader.accept(&self.buf[range], values) {
+                        Ok(a) => {
+                            rx.accepted += 1;
+                            if let Some(s) = a.nm_sequence {
+                                sequence.add(s);
+                            }
+                            each(marker_bits(&values[wire.marker_field]), rx_real_ns);
+                        }
+                        Err(r) => rx.reject(&r),
+                    }
+                }
+                Err(_) => {
+                    rx.errors += 1;
+                    break;
+                }
+            }
+        }
     }
 
     /// Throws away what is queued (before the start).
