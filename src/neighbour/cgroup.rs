@@ -318,36 +318,40 @@ mod tests {
         crate::system::procs::read_stat(pid).is_some_and(|s| s.is_alive())
     }
 
-    /// Starts, in `group`, a shell that puts a `sleep` in a session of its
-    /// own (out of its process group) and becomes a `sleep` itself;
-    /// returns the shell's child and the escaped sleep's pid.
-    fn escaping_tree(group: &CellGroup, dir: &Path) -> (std::process::Child, i32) {
-        let pidfile = dir.join("escaped.pid");
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg("setsid sleep 86431 & echo $! > \"$0\"; exec sleep 86432")
-            .arg(&pidfile)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        sys::set_child_hooks(&mut cmd, &[], None);
-        group.join_before_exec(&mut cmd).unwrap();
-        let child = cmd.spawn().unwrap();
+    /// Starts, in `group`, a `sleep` in a process group of its own (the
+    /// neighbour's leader) and a second `sleep` that `setsid` moves into a
+    /// session of its own first (a worker that left the neighbour's process
+    /// group, as a daemonising tool does) — both with argument vectors, no
+    /// shell; returns the leader's child and the escaped sleep's pid.
+    fn escaping_tree(group: &CellGroup, _dir: &Path) -> (std::process::Child, i32) {
+        let quiet = |cmd: &mut Command| {
+            cmd.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+        };
+        let mut leader = Command::new("sleep");
+        leader.arg("86432");
+        quiet(&mut leader);
+        sys::set_child_hooks(&mut leader, &[], None);
+        group.join_before_exec(&mut leader).unwrap();
+        let child = leader.spawn().unwrap();
+        // Not a group leader when it starts, `setsid` makes the session in
+        // place and becomes the sleep: its pid is the escaped sleep's.
+        let mut escaper = Command::new("setsid");
+        escaper.args(["sleep", "86431"]);
+        quiet(&mut escaper);
+        group.join_before_exec(&mut escaper).unwrap();
+        let escaped = escaper.spawn().unwrap().id() as i32;
         let deadline = Instant::now() + Duration::from_secs(10);
-        let escaped = loop {
-            if let Some(pid) = fs::read_to_string(&pidfile)
-                .ok()
-                .and_then(|t| t.trim().parse::<i32>().ok())
-            {
-                // Once `setsid` has run, the sleep leads a group of its own.
-                let stat = crate::system::procs::read_stat(pid);
-                if stat.is_some_and(|s| s.is_alive() && s.pgrp == pid) {
-                    break pid;
-                }
+        loop {
+            // Once `setsid` has run, the sleep leads a group of its own.
+            let stat = crate::system::procs::read_stat(escaped);
+            if stat.is_some_and(|s| s.is_alive() && s.pgrp == escaped) {
+                break;
             }
             assert!(Instant::now() < deadline, "the escaped sleep started");
             std::thread::sleep(Duration::from_millis(10));
-        };
+        }
         (child, escaped)
     }
 
