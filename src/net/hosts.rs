@@ -78,6 +78,8 @@ const MAX_NAME: usize = 15;
 
 /// The program that makes every change.
 const IP: &str = "ip";
+/// How long a new pair may take to be operationally up.
+const UP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// The refusal when not root.
 const NEEDS_ROOT: &str = "the network scenario needs root (CAP_NET_ADMIN) to create network namespaces; run as root or drop the scenario";
 
@@ -392,13 +394,36 @@ impl NetnsPair {
         kind: PairKind,
         before: &mut dyn FnMut(&NetChange) -> Result<()>,
     ) -> Result<NetnsPair> {
-        pair_with(
+        let pair = pair_with(
             IP,
             jitterlab_sys::effective_uid(),
             std::process::id(),
             kind,
             before,
-        )
+        )?;
+        pair.wait_until_up();
+        Ok(pair)
+    }
+
+    /// Waits (at most [`UP_WAIT`]) until both veth ends are operationally
+    /// up. A veth end set up gets its carrier at once, but the kernel
+    /// attaches its transmit queue only when its link watcher runs, up to a
+    /// second later when pairs come and go quickly; until then every frame
+    /// sent is dropped. Nothing is changed: this only reads.
+    fn wait_until_up(&self) {
+        let deadline = std::time::Instant::now() + UP_WAIT;
+        let up = |ns: &str, dev: &str| {
+            Command::new(&self.ip)
+                .args(["-n", ns, "-o", "link", "show", "dev", dev])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(" state UP "))
+        };
+        while std::time::Instant::now() < deadline {
+            if up(&self.names.tx, &self.names.veth_tx) && up(&self.names.rx, &self.names.veth_rx) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// The first ("sending") namespace.

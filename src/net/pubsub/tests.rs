@@ -134,7 +134,10 @@ fn raw_ethernet_without_cap_net_raw_is_refused() {
     }
 }
 
+// The tests that bind a port `free_port` found run one at a time: another
+// test's socket could take that port in between.
 #[test]
+#[serial_test::serial(loopback_ports)]
 fn udp_unicast_over_loopback_with_receive_stamps() {
     let port = free_port();
     let sub =
@@ -190,6 +193,7 @@ fn udp_unicast_over_loopback_with_receive_stamps() {
 }
 
 #[test]
+#[serial_test::serial(loopback_ports)]
 fn two_subscribers_share_a_port() {
     let port = free_port();
     let a = PubSubSocket::open(None, Role::Subscriber, &loopback(port), Options::default());
