@@ -84,16 +84,13 @@ pub(super) fn unavailable(machine: &PresetMachine) -> Option<String> {
     partition(machine.cache, roles(machine.online).realtime.len()).err()
 }
 
-/// The `deployments = [...]` line, with a comment while the container
-/// deployment is not in [`DEPLOYMENTS`].
+/// The `deployments = [...]` line, with what the container cells are.
 fn deployments_line() -> String {
     let list: Vec<String> = DEPLOYMENTS.iter().map(|d| format!("\"{d}\"")).collect();
-    let mut line = String::new();
-    if !DEPLOYMENTS.contains(&"container") {
-        line.push_str("# The seed also runs the controller in a podman container: deployment\n# \"container\", to be added here once jitterlab runs probes in containers.\n");
-    }
-    line.push_str(&format!("deployments = [{}]", list.join(", ")));
-    line
+    format!(
+        "# The controller on the host, then in a podman container (the seed's vPLC;\n# the I/O simulator stays on the host); a host that cannot run containers\n# skips those cells and says why.\ndeployments = [{}]",
+        list.join(", ")
+    )
 }
 
 /// Seed 001's experiment on this machine.
