@@ -116,35 +116,28 @@ impl IoLoop {
             if stop.load(Relaxed) || end.is_some_and(|e| now >= e) {
                 break;
             }
-            match side.outstanding() {
-                None if now >= change_at => {
-                    let t1 = sys::monotonic_ns();
-                    let t1_real = realtime_ns();
-                    counts.changes += 1;
-                    let v = change_value(self.input.marker_type, counts.changes, t1_real);
-                    input[self.input.marker_field] = v;
-                    side.change(Change {
-                        marker: marker_bits(&v),
-                        t1_ns: t1,
-                        t1_real_ns: t1_real,
-                    });
+            let due = match side.outstanding() {
+                None => now >= change_at,
+                // Nothing came back: give the change up and make the next
+                // one (a lost round trip, counted).
+                Some(c) => {
+                    let gone = now.saturating_sub(c.t1_ns) > self.give_up_ns;
+                    counts.lost += u64::from(gone);
+                    gone
                 }
-                Some(c) if now.saturating_sub(c.t1_ns) > self.give_up_ns => {
-                    // Nothing came back: give the change up and make the
-                    // next one (a lost round trip, counted).
-                    counts.lost += 1;
-                    let t1 = sys::monotonic_ns();
-                    let t1_real = realtime_ns();
-                    counts.changes += 1;
-                    let v = change_value(self.input.marker_type, counts.changes, t1_real);
-                    input[self.input.marker_field] = v;
-                    side.change(Change {
-                        marker: marker_bits(&v),
-                        t1_ns: t1,
-                        t1_real_ns: t1_real,
-                    });
-                }
-                _ => {}
+            };
+            if due {
+                // T1: the input changes now.
+                let t1 = sys::monotonic_ns();
+                let t1_real = realtime_ns();
+                counts.changes += 1;
+                let v = change_value(self.input.marker_type, counts.changes, t1_real);
+                input[self.input.marker_field] = v;
+                side.change(Change {
+                    marker: marker_bits(&v),
+                    t1_ns: t1,
+                    t1_real_ns: t1_real,
+                });
             }
             if now < next_tick {
                 continue;

@@ -526,6 +526,14 @@ impl Probe for RoundtripProbe {
         let end = a.duration_ns.map(|d| start.t0 + d);
         let releases = a.duration_ns.map(|d| d.div_ceil(a.period_ns));
         let changes = ChangeSchedule::new(self.seed, p.io_period_ns, a.period_ns + p.io_period_ns);
+        let io_loop = |link: Link| IoLoop {
+            link,
+            input: self.input.clone(),
+            output: self.output.clone(),
+            period_ns: p.io_period_ns,
+            changes: changes.clone(),
+            give_up_ns,
+        };
         let mut stamps = Vec::new();
         let mut io_counts = None;
         let mut ctl_counts = None;
@@ -537,14 +545,7 @@ impl Probe for RoundtripProbe {
             (Some(io_link), Some(pl_link)) => {
                 stamps.push(stamp_line("I/O simulator", &io_link));
                 stamps.push(stamp_line("controller", &pl_link));
-                let mut io = IoLoop {
-                    link: io_link,
-                    input: self.input.clone(),
-                    output: self.output.clone(),
-                    period_ns: p.io_period_ns,
-                    changes,
-                    give_up_ns,
-                };
+                let mut io = io_loop(io_link);
                 let mut ctl = ControllerLoop {
                     link: pl_link,
                     input: self.input.clone(),
@@ -591,14 +592,7 @@ impl Probe for RoundtripProbe {
             (Some(io_link), None) if ends.container.is_some() => {
                 stamps.push(stamp_line("I/O simulator", &io_link));
                 let ce = ends.container.as_mut().expect("checked");
-                let mut io = IoLoop {
-                    link: io_link,
-                    input: self.input.clone(),
-                    output: self.output.clone(),
-                    period_ns: p.io_period_ns,
-                    changes,
-                    give_up_ns,
-                };
+                let mut io = io_loop(io_link);
                 // The controller first: its container starts, sets its task
                 // up and sends its first cycle; the round trips start then.
                 let outcome = (|| -> Result<(IoCounts, RunResult, ScheduleCounts)> {
@@ -664,14 +658,7 @@ impl Probe for RoundtripProbe {
             }
             (Some(io_link), None) => {
                 stamps.push(stamp_line("I/O simulator", &io_link));
-                let mut io = IoLoop {
-                    link: io_link,
-                    input: self.input.clone(),
-                    output: self.output.clone(),
-                    period_ns: p.io_period_ns,
-                    changes,
-                    give_up_ns,
-                };
+                let mut io = io_loop(io_link);
                 let c = io.run(start.t0, end, start.stop, &mut |c| {
                     books.completion(recorder, c, false);
                     true
