@@ -75,6 +75,47 @@ use host_view::HostView;
 /// How many lines of the container's stderr a failure quotes.
 const STDERR_TAIL: usize = 12;
 
+/// The last lines a container said on stderr, echoed as they come in a run
+/// (`live`), quoted when it fails.
+#[derive(Debug, Default)]
+pub struct StderrTail {
+    lines: Vec<String>,
+    live: bool,
+}
+
+impl StderrTail {
+    /// A tail that echoes each line when `live`.
+    pub fn new(live: bool) -> StderrTail {
+        StderrTail {
+            lines: Vec::new(),
+            live,
+        }
+    }
+
+    /// Takes one line of the container's stderr.
+    pub fn push(&mut self, line: String) {
+        if self.live {
+            let shown = line.strip_prefix("jitterlab: ").unwrap_or(&line);
+            errln!(
+                "jitterlab: container: {}",
+                crate::report::safe::shown(shown)
+            );
+        }
+        self.lines.push(line);
+        if self.lines.len() > STDERR_TAIL {
+            self.lines.remove(0);
+        }
+    }
+
+    /// What the container's stderr ended with, for a failure.
+    pub fn said(&self) -> String {
+        match self.lines.is_empty() {
+            true => String::from("it said nothing on stderr"),
+            false => format!("its stderr ended with: {}", self.lines.join(" | ")),
+        }
+    }
+}
+
 /// How long past the planned end the container may take before it is
 /// removed (the image start, the probe's set-up, its last window).
 const GRACE: Duration = Duration::from_secs(120);
@@ -343,7 +384,7 @@ impl ExternalProbe for ContainerProbe {
         let deadline = self
             .duration_ns
             .map(|d| Instant::now() + Duration::from_nanos(d) + GRACE);
-        let mut tail: Vec<String> = Vec::new();
+        let mut tail = StderrTail::new(self.live);
         let (mut out_open, mut err_open) = (true, true);
         let mut ready = false;
         let mut stopping = false;
@@ -381,19 +422,7 @@ impl ExternalProbe for ContainerProbe {
                         bad_line.get_or_insert(text);
                     }
                 },
-                Ok(Msg::Err(line)) => {
-                    if self.live {
-                        let shown = line.strip_prefix("jitterlab: ").unwrap_or(&line);
-                        errln!(
-                            "jitterlab: container: {}",
-                            crate::report::safe::shown(shown)
-                        );
-                    }
-                    tail.push(line);
-                    if tail.len() > STDERR_TAIL {
-                        tail.remove(0);
-                    }
-                }
+                Ok(Msg::Err(line)) => tail.push(line),
                 Ok(Msg::OutEnd) => out_open = false,
                 Ok(Msg::ErrEnd) => err_open = false,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -412,10 +441,7 @@ impl ExternalProbe for ContainerProbe {
             }
             ext.tick();
         }
-        let said = match tail.is_empty() {
-            true => String::from("it said nothing on stderr"),
-            false => format!("its stderr ended with: {}", tail.join(" | ")),
-        };
+        let said = tail.said();
         let Some((result, histograms)) = outcome else {
             let when = match ready {
                 true => "without its result",

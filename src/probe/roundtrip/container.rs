@@ -33,7 +33,7 @@ use jitterlab_core::spec::Configuration;
 
 use super::handoff::{CycleRecord, Receiver};
 use crate::probe::container::stream::{parse_line, Line};
-use crate::probe::container::{inner_argv, missing_defaults};
+use crate::probe::container::{inner_argv, missing_defaults, StderrTail};
 use crate::probe::Cell;
 use crate::system::container::prepare::{prepare, Prepared, Request};
 use crate::system::container::run::ContainerRun;
@@ -58,7 +58,7 @@ pub struct ContainerEnd {
     config: Configuration,
     live: bool,
     lines: Option<mpsc::Receiver<Msg>>,
-    tail: Vec<String>,
+    tail: StderrTail,
 }
 
 /// What the reader threads hand over.
@@ -134,7 +134,7 @@ pub fn prepare_end(
         config,
         live,
         lines: None,
-        tail: Vec::new(),
+        tail: StderrTail::new(live),
     })
 }
 
@@ -250,27 +250,14 @@ impl ContainerEnd {
         }
     }
 
-    /// Keeps the last lines of the container's stderr (echoed in a run).
+    /// Keeps a line of the container's stderr (echoed in a run).
     fn keep(&mut self, line: String) {
-        if self.live {
-            let shown = line.strip_prefix("jitterlab: ").unwrap_or(&line);
-            crate::output::errln!(
-                "jitterlab: container: {}",
-                crate::report::safe::shown(shown)
-            );
-        }
         self.tail.push(line);
-        if self.tail.len() > 12 {
-            self.tail.remove(0);
-        }
     }
 
     /// What the container's stderr ended with.
     fn said(&self) -> String {
-        match self.tail.is_empty() {
-            true => "it said nothing on stderr".into(),
-            false => format!("its stderr ended with: {}", self.tail.join(" | ")),
-        }
+        self.tail.said()
     }
 
     /// Asks the controller to end (SIGINT to the engine's client).
