@@ -85,6 +85,7 @@ bench-deps:
 bench: bench-deps build
 	$(CARGO) bench -p jitterlab-core --bench record
 	$(CARGO) bench -p jitterlab-core --bench uadp
+	$(CARGO) bench -p jitterlab-core --bench powerlink
 	bash bench/fidelity.sh
 	bash bench/short_periods.sh
 	bash bench/memory.sh
