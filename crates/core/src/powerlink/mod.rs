@@ -38,7 +38,7 @@
 //!   layout is [`DecodeError::Malformed`] with the byte offset and what was
 //!   wrong, so a receiver can count it and drop it.
 //! - [`nmt`]: NMT state codes, NMT command ids, service ids.
-//! - [`wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
+//! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
 //! Wireshark's POWERLINK dissector reads what we encode with the fields we
@@ -54,7 +54,7 @@
 //! and POWERLINK over UDP. An ASnd SDO frame decodes as
 //! [`ASndService::Other`], so a capture holding them still reads.
 
-mod codec;
+pub mod codec;
 mod frame;
 pub mod nmt;
 pub mod wire_time;
