@@ -68,9 +68,12 @@ lint:
 
 # The container tests run real podman containers (they skip, saying why,
 # where the host cannot run one).
+# podman for the container tests, tshark for tests/powerlink_tshark.rs (its
+# debconf question about capture permissions is answered no beforehand).
 test-deps: deps
-	@command -v podman >/dev/null || \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman; }
+	@command -v podman >/dev/null && command -v tshark >/dev/null || \
+		{ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections && \
+		  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman tshark; }
 
 test: test-deps lint
 	$(CARGO) test --workspace --locked --features test-probe
@@ -82,6 +85,7 @@ bench-deps:
 bench: bench-deps build
 	$(CARGO) bench -p jitterlab-core --bench record
 	$(CARGO) bench -p jitterlab-core --bench uadp
+	$(CARGO) bench -p jitterlab-core --bench powerlink
 	bash bench/fidelity.sh
 	bash bench/short_periods.sh
 	bash bench/memory.sh

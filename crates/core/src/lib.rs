@@ -10,7 +10,8 @@
 //! the bounds of every size, count and time a user gives ([`limits`]), the
 //! defaults every front door shares ([`defaults`]) and the one model of an
 //! experiment, a spec file's or a `jitterlab run`'s ([`spec`]), and the wire
-//! formats: OPC UA PubSub's UADP messages ([`uadp`]) and Ethernet framing
+//! formats: OPC UA PubSub's UADP messages ([`uadp`]), POWERLINK frames
+//! ([`powerlink`]) and Ethernet framing
 //! ([`ether`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand. The
@@ -28,6 +29,7 @@ pub mod ether;
 pub mod hist;
 pub mod limits;
 pub mod outlier;
+pub mod powerlink;
 pub mod preset;
 pub mod probe;
 pub mod recorder;
