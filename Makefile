@@ -66,10 +66,9 @@ lint:
 	$(CARGO) clippy --all-targets --workspace --locked -- -D warnings
 	$(CARGO) clippy --all-targets --workspace --locked --features test-probe -- -D warnings
 
-# The container tests run real podman containers (they skip, saying why,
-# where the host cannot run one).
-# podman for the container tests, tshark for tests/powerlink_tshark.rs (its
-# debconf question about capture permissions is answered no beforehand).
+# podman for the container tests (they skip, saying why, where the host
+# cannot run one), tshark for tests/powerlink_tshark.rs (its debconf
+# question about capture permissions is answered no beforehand).
 test-deps: deps
 	@command -v podman >/dev/null && command -v tshark >/dev/null || \
 		{ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections && \
