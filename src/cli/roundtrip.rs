@@ -286,7 +286,7 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
     for w in roundtrip::validate(&args, &online)? {
         errln!("jitterlab: warning: {w}");
     }
-    roundtrip::check_environment(&args)?;
+    roundtrip::check_environment(root, &args)?;
     Ok(run)
 }
 

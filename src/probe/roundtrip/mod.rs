@@ -157,12 +157,12 @@ pub fn validate(args: &RoundtripArgs, online: &CpuList) -> Result<Vec<String>> {
 
 /// Refuses, before anything changes, what would make set-up fail: for
 /// both ends here, not root or no `ip`; for one role, an interface that
-/// does not exist.
-pub fn check_environment(args: &RoundtripArgs) -> Result<()> {
+/// does not exist (looked up under the sysroot `root`).
+pub fn check_environment(root: &Path, args: &RoundtripArgs) -> Result<()> {
     match (&args.params.role, &args.params.interface) {
         (Role::Both, _) => check_kind_environment(&ROUNDTRIP_PAIR),
         (_, Some(ifname)) => {
-            if Path::new("/sys/class/net").join(ifname).exists() {
+            if root.join("sys/class/net").join(ifname).exists() {
                 Ok(())
             } else {
                 Err(bad(format!(
@@ -213,32 +213,6 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let eth = args.params.transport == Transport::Eth;
     let made = (|| -> Result<Ends> {
         match (&args.params.role, &args.params.interface) {
-            (Role::Both, _) if cell.cell.in_container() => {
-                let pair = NetnsPair::setup(ROUNDTRIP_PAIR, &mut |change: &NetChange| {
-                    let NetChange::Netns(name) = change;
-                    journaled.push(journal.record(Undo::Netns { name: name.clone() })?);
-                    Ok(())
-                })?;
-                let io_ns = pair.netns_a().to_string();
-                let io_mac = eth
-                    .then(|| mac_of(Some(&io_ns), pair.veth_a()))
-                    .transpose()?;
-                let io_link =
-                    Link::open(Some(&io_ns), pair.veth_a(), &input, &output, io_mac, false)
-                        .context("the I/O simulator's sockets")?;
-                let end = container::prepare_end(cell, pair.netns_b(), pair.veth_b(), journal)?;
-                crate::output::errln!(
-                    "jitterlab: roundtrip: I/O simulator in namespace {io_ns}, controller in a container in {}, over a veth pair ({})",
-                    pair.netns_b(),
-                    args.params.transport.name()
-                );
-                Ok(Ends {
-                    io: Some(io_link),
-                    controller: None,
-                    container: Some(end),
-                    pair: Some(pair),
-                })
-            }
             (Role::Both, _) => {
                 let pair = NetnsPair::setup(ROUNDTRIP_PAIR, &mut |change: &NetChange| {
                     let NetChange::Netns(name) = change;
@@ -250,21 +224,29 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                     eth.then(|| mac_of(Some(ns), ifname)).transpose()
                 };
                 let io_mac = mac(&io_ns, pair.veth_a())?;
-                let pl_mac = mac(&pl_ns, pair.veth_b())?;
                 let io_link =
                     Link::open(Some(&io_ns), pair.veth_a(), &input, &output, io_mac, false)
                         .context("the I/O simulator's sockets")?;
-                let pl_link =
-                    Link::open(Some(&pl_ns), pair.veth_b(), &output, &input, pl_mac, true)
-                        .context("the controller's sockets")?;
+                // The controller: in a container joined to its namespace
+                // (deployment `container`), else on a thread of ours there.
+                let (controller, container, where_) = if cell.cell.in_container() {
+                    let end = container::prepare_end(cell, &pl_ns, pair.veth_b(), journal)?;
+                    (None, Some(end), format!("a container in {pl_ns}"))
+                } else {
+                    let pl_mac = mac(&pl_ns, pair.veth_b())?;
+                    let pl_link =
+                        Link::open(Some(&pl_ns), pair.veth_b(), &output, &input, pl_mac, true)
+                            .context("the controller's sockets")?;
+                    (Some(pl_link), None, pl_ns.clone())
+                };
                 crate::output::errln!(
-                    "jitterlab: roundtrip: I/O simulator in namespace {io_ns}, controller in {pl_ns}, over a veth pair ({})",
+                    "jitterlab: roundtrip: I/O simulator in namespace {io_ns}, controller in {where_}, over a veth pair ({})",
                     args.params.transport.name()
                 );
                 Ok(Ends {
                     io: Some(io_link),
-                    controller: Some(pl_link),
-                    container: None,
+                    controller,
+                    container,
                     pair: Some(pair),
                 })
             }
@@ -441,6 +423,16 @@ impl Books {
         sched.skipped += r.skipped;
         sched.releases = sched.cycles + sched.skipped;
         sched.overruns += u64::from(r.overrun);
+        self.push_cycle(rec, r);
+    }
+
+    /// Records one cycle of the controller's task.
+    fn cycle(&mut self, rec: &mut Recorder, s: &CycleSample, h: Option<Handled>) {
+        self.push_cycle(rec, &handoff::CycleRecord::of(s, h));
+    }
+
+    /// Pushes one cycle of the controller's task, wherever it ran.
+    fn push_cycle(&mut self, rec: &mut Recorder, r: &handoff::CycleRecord) {
         if let Some(h) = r.handled {
             self.handled(h);
         }
@@ -456,27 +448,6 @@ impl Books {
                 Some(r.latency),
                 r.jitter,
                 Some(r.exec),
-            ]),
-        });
-    }
-
-    /// Records one cycle of the controller's task.
-    fn cycle(&mut self, rec: &mut Recorder, s: &CycleSample, h: Option<Handled>) {
-        if let Some(h) = h {
-            self.handled(h);
-        }
-        self.last_at = self.last_at.max(s.start);
-        rec.push(&Sample {
-            index: s.cycle,
-            at: self.last_at,
-            values: slots([
-                None,
-                h.map(|h| h.controller_ns() as i64),
-                None,
-                None,
-                Some(s.latency),
-                s.jitter,
-                Some(s.exec),
             ]),
         });
     }
