@@ -27,4 +27,5 @@
 
 pub mod flood;
 pub mod hosts;
+pub mod pcap;
 pub mod pubsub;
