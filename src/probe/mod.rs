@@ -147,6 +147,7 @@ pub mod ctxswitch;
 #[cfg(test)]
 pub mod fake;
 pub mod helper_thread;
+pub mod netcycle;
 pub mod periodic;
 pub mod plan;
 pub mod response;
@@ -478,6 +479,11 @@ pub const REGISTRY: &[Registration] = &[
     Registration {
         kind: ProbeKind::Roundtrip,
         build: roundtrip::build,
+        unavailable: None,
+    },
+    Registration {
+        kind: ProbeKind::Netcycle,
+        build: netcycle::build,
         unavailable: None,
     },
     #[cfg(feature = "test-probe")]

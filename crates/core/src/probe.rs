@@ -43,6 +43,9 @@ pub enum ProbeKind {
     /// Seed 001's screw-to-screw round trip over OPC UA PubSub between an
     /// I/O simulator and a controller.
     Roundtrip,
+    /// Seed 004's cyclic real-time Ethernet master: a POWERLINK managing
+    /// node polling N controlled nodes.
+    Netcycle,
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period.
     #[cfg(feature = "test-probe")]
@@ -59,6 +62,7 @@ impl ProbeKind {
         ProbeKind::Response,
         ProbeKind::Timerlat,
         ProbeKind::Roundtrip,
+        ProbeKind::Netcycle,
         #[cfg(feature = "test-probe")]
         ProbeKind::Sleep,
     ];
@@ -73,6 +77,7 @@ impl ProbeKind {
             ProbeKind::Response => &RESPONSE,
             ProbeKind::Timerlat => &TIMERLAT,
             ProbeKind::Roundtrip => &ROUNDTRIP,
+            ProbeKind::Netcycle => &NETCYCLE,
             #[cfg(feature = "test-probe")]
             ProbeKind::Sleep => &SLEEP,
         }
@@ -465,6 +470,55 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
     container: InContainer::OwnSide,
 };
 
+/// `netcycle`: seed 004's POWERLINK managing node polling N controlled
+/// nodes. Its samples: per cycle, the SoC's release latency (`latency`),
+/// SoC-to-SoC as sent (`period`) and its jitter, release → SoC handed to
+/// the wire (`send`), SoC → last PRes received (`completion`), the MN's
+/// work from wake-up to SoA sent (`exec`); per SoC the CNs received, the
+/// period and jitter as received (`rx-period`, `rx-jitter`).
+pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
+    name: "netcycle",
+    summary: "a POWERLINK managing node polling N controlled nodes: SoC jitter, held cycles, stack load",
+    metrics: &[
+        ns("latency", false, true),
+        ns("period", false, false),
+        ns("jitter", true, true),
+        ns("send", false, false),
+        ns("completion", false, false),
+        ns("rx-period", false, false),
+        ns("rx-jitter", true, false),
+        ns("exec", false, false),
+    ],
+    main_latency: Some("latency"),
+    periodic: false,
+    calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
+    words: ReportWords {
+        period: Some("cycle"),
+        samples: "cycles",
+        sample: "sample",
+        outliers: &["latency", "jitter", "completion", "rx-jitter"],
+    },
+    spec_keys: &[
+        "period",
+        "max_latency",
+        "max_jitter",
+        "cns",
+        "chaining",
+        "wait",
+        "response_timeout",
+        "out_bytes",
+        "in_bytes",
+        "cn_cpu",
+        "max_late_cycles",
+        "max_missed_pres",
+    ],
+    container: InContainer::NotApplicable(
+        "netcycle is N/A in a container: its managing node and controlled nodes drive raw POWERLINK frames through network namespaces of their own; run it on the host",
+    ),
+};
+
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
 /// each sample sleeps one period and measures how late the thread woke.
 /// It takes no spec key of its own and no message names it.
@@ -543,7 +597,8 @@ mod tests {
                 "ctxswitch",
                 "response",
                 "timerlat",
-                "roundtrip"
+                "roundtrip",
+                "netcycle"
             ]
         );
         let every: Vec<ProbeKind> = ProbeKind::ALL
@@ -566,10 +621,10 @@ mod tests {
         assert_eq!(takes("scan"), ["cyclic", "roundtrip"]);
         assert_eq!(takes("working_set"), ["cyclic", "roundtrip"]);
         assert_eq!(takes("max_exec"), ["cyclic"]);
-        assert_eq!(takes("max_jitter"), ["cyclic", "wakeup"]);
+        assert_eq!(takes("max_jitter"), ["cyclic", "wakeup", "netcycle"]);
         assert_eq!(
             takes("period"),
-            ["cyclic", "wakeup", "response", "timerlat", "roundtrip"]
+            ["cyclic", "wakeup", "response", "timerlat", "roundtrip", "netcycle"]
         );
         assert_eq!(takes("buffer"), ["chase"]);
         assert_eq!(takes("iterations"), ["chase"]);
@@ -586,22 +641,36 @@ mod tests {
         ] {
             assert_eq!(takes(key), ["roundtrip"], "{key}");
         }
+        for key in [
+            "cns",
+            "chaining",
+            "wait",
+            "response_timeout",
+            "out_bytes",
+            "in_bytes",
+            "cn_cpu",
+            "max_late_cycles",
+            "max_missed_pres",
+        ] {
+            assert_eq!(takes(key), ["netcycle"], "{key}");
+        }
         assert_eq!(
             takes("max_latency"),
-            ["cyclic", "wakeup", "ctxswitch", "response", "timerlat"]
+            ["cyclic", "wakeup", "ctxswitch", "response", "timerlat", "netcycle"]
         );
         assert_eq!(takes("window").len(), ProbeKind::ALL.len());
         assert_eq!(takes("bogus"), Vec::<&str>::new());
     }
 
     #[test]
-    fn only_timerlat_cannot_run_in_a_container_and_it_says_why() {
+    fn timerlat_and_netcycle_cannot_run_in_a_container_and_say_why() {
         for &k in ProbeKind::ALL {
             match (k, k.descriptor().container) {
-                (ProbeKind::Timerlat, InContainer::NotApplicable(why)) => {
-                    assert!(why.starts_with("timerlat is N/A in a container: "), "{why}")
+                (ProbeKind::Timerlat | ProbeKind::Netcycle, InContainer::NotApplicable(why)) => {
+                    let head = format!("{} is N/A in a container: ", k.name());
+                    assert!(why.starts_with(&head), "{why}")
                 }
-                (ProbeKind::Timerlat, c) => panic!("timerlat: {c:?}"),
+                (ProbeKind::Timerlat | ProbeKind::Netcycle, c) => panic!("{}: {c:?}", k.name()),
                 (ProbeKind::Roundtrip, c) => assert_eq!(c, InContainer::OwnSide),
                 (_, c) => assert_eq!(c, InContainer::Supported, "{}", k.name()),
             }

@@ -183,10 +183,10 @@ pub fn inner_argv(
                 format!("{}={}", r.input.marker_field, r.output.marker_field),
             );
         }
-        ProbeParams::Timerlat { .. } => {
+        ProbeParams::Timerlat { .. } | ProbeParams::Netcycle(_) => {
             return Err(bad(match kind.descriptor().container {
                 jitterlab_core::probe::InContainer::NotApplicable(why) => why.to_string(),
-                _ => "timerlat".to_string(),
+                _ => kind.name().to_string(),
             }));
         }
         ProbeParams::Plain(ProbeKind::Wakeup) => {

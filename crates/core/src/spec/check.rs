@@ -797,6 +797,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
                 limits::check_period(ns).map_err(|e| ck.err(v.span(), &k("period"), e))?
             }
             None if kind == ProbeKind::Roundtrip => defaults::CONTROLLER_PERIOD_NS,
+            None if kind == ProbeKind::Netcycle => defaults::NETCYCLE_PERIOD_NS,
             None => defaults::PERIOD_NS,
         };
         // A key that only some kinds take (their descriptors say which):
@@ -840,9 +841,19 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             (&r.budget, "budget"),
             (&r.transport, "transport"),
             (&r.io_cpu, "io_cpu"),
+            (&r.wait, "wait"),
+            (&r.response_timeout, "response_timeout"),
+            (&r.cn_cpu, "cn_cpu"),
         ] {
             only(sp(v), key)?;
         }
+        let si = |v: &Option<Spanned<i64>>| v.as_ref().map(|v| v.span());
+        only(si(&r.cns), "cns")?;
+        only(si(&r.out_bytes), "out_bytes")?;
+        only(si(&r.in_bytes), "in_bytes")?;
+        only(si(&r.max_late_cycles), "max_late_cycles")?;
+        only(si(&r.max_missed_pres), "max_missed_pres")?;
+        only(r.chaining.as_ref().map(|v| v.span()), "chaining")?;
         if let Some(v) = &r.max_latency {
             // A probe that counts CPU cycles has no latency to limit.
             let cycles = descriptor
@@ -946,6 +957,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             },
             P::Response => ProbeParams::Response { source, event_cpu },
             P::Roundtrip => super::roundtrip::roundtrip_params(ck, r, period_ns, &k, t.span())?,
+            P::Netcycle => super::netcycle::netcycle_params(ck, r, period_ns, &k, t.span())?,
             kind => ProbeParams::defaults(kind),
         };
         let threshold_ns = match &r.threshold {

@@ -188,6 +188,7 @@ mod check;
 mod plan;
 mod probe;
 mod raw;
+mod netcycle;
 mod roundtrip;
 mod sched;
 

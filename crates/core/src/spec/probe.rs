@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::result::ProbeKind;
+use crate::netcycle::NetcycleParams;
 use crate::roundtrip::RoundtripParams;
 
 /// One probe and its parameters.
@@ -98,6 +99,8 @@ pub enum ProbeParams {
     },
     /// Seed 001's screw-to-screw round trip over OPC UA PubSub.
     Roundtrip(Box<RoundtripParams>),
+    /// Seed 004's POWERLINK managing node and its controlled nodes.
+    Netcycle(Box<NetcycleParams>),
     /// A kind that takes only the parameters every probe shares (its
     /// period, threshold, window, outliers and limits, in [`ProbeSpec`]):
     /// `wakeup` (timer wake-up latency, one thread per probe CPU),
@@ -145,6 +148,7 @@ impl ProbeParams {
             ProbeParams::Response { .. } => ProbeKind::Response,
             ProbeParams::Timerlat { .. } => ProbeKind::Timerlat,
             ProbeParams::Roundtrip(_) => ProbeKind::Roundtrip,
+            ProbeParams::Netcycle(_) => ProbeKind::Netcycle,
             ProbeParams::Plain(kind) => *kind,
         }
     }
@@ -172,6 +176,7 @@ impl ProbeParams {
                 every_probe_cpu: false,
             },
             ProbeKind::Roundtrip => ProbeParams::Roundtrip(Box::default()),
+            ProbeKind::Netcycle => ProbeParams::Netcycle(Box::default()),
             kind => ProbeParams::Plain(kind),
         }
     }
@@ -222,6 +227,14 @@ impl ProbeSpec {
     pub fn roundtrip(&self) -> Option<&RoundtripParams> {
         match &self.params {
             ProbeParams::Roundtrip(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The POWERLINK master's own parameters, for a `netcycle` probe.
+    pub fn netcycle(&self) -> Option<&NetcycleParams> {
+        match &self.params {
+            ProbeParams::Netcycle(n) => Some(n),
             _ => None,
         }
     }
@@ -296,6 +309,8 @@ struct ProbeSpecWire {
     every_probe_cpu: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     roundtrip: Option<Box<RoundtripParams>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    netcycle: Option<Box<NetcycleParams>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -325,6 +340,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
             user_threads: false,
             every_probe_cpu: false,
             roundtrip: None,
+            netcycle: None,
         };
         match p.params {
             ProbeParams::Cyclic {
@@ -357,6 +373,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
                 w.every_probe_cpu = every_probe_cpu;
             }
             ProbeParams::Roundtrip(r) => w.roundtrip = Some(r),
+            ProbeParams::Netcycle(n) => w.netcycle = Some(n),
             ProbeParams::Plain(_) => {}
         }
         w
@@ -385,6 +402,7 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
             ("user_threads", w.user_threads, ProbeKind::Timerlat),
             ("every_probe_cpu", w.every_probe_cpu, ProbeKind::Timerlat),
             ("roundtrip", w.roundtrip.is_some(), ProbeKind::Roundtrip),
+            ("netcycle", w.netcycle.is_some(), ProbeKind::Netcycle),
         ];
         if let Some((key, ..)) = foreign.iter().find(|(_, set, k)| *set && *k != kind) {
             return Err(format!("{key} does not apply to a {} probe", kind.name()));
@@ -411,6 +429,10 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
             ProbeKind::Roundtrip => ProbeParams::Roundtrip(
                 w.roundtrip
                     .ok_or("a roundtrip probe needs its roundtrip object")?,
+            ),
+            ProbeKind::Netcycle => ProbeParams::Netcycle(
+                w.netcycle
+                    .ok_or("a netcycle probe needs its netcycle object")?,
             ),
             kind => ProbeParams::Plain(kind),
         };

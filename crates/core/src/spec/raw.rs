@@ -164,6 +164,15 @@ pub(super) struct RawProbe {
     pub(super) budget: Option<Spanned<String>>,
     pub(super) transport: Option<Spanned<String>>,
     pub(super) io_cpu: Option<Spanned<String>>,
+    pub(super) cns: Option<Spanned<i64>>,
+    pub(super) chaining: Option<Spanned<bool>>,
+    pub(super) wait: Option<Spanned<String>>,
+    pub(super) response_timeout: Option<Spanned<String>>,
+    pub(super) out_bytes: Option<Spanned<i64>>,
+    pub(super) in_bytes: Option<Spanned<i64>>,
+    pub(super) cn_cpu: Option<Spanned<String>>,
+    pub(super) max_late_cycles: Option<Spanned<i64>>,
+    pub(super) max_missed_pres: Option<Spanned<i64>>,
 }
 
 // ---------------------------------------------------------------------------

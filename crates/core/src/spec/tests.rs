@@ -556,7 +556,7 @@ fn unknown_key_names_its_path() {
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
-        "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`"
+        "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`"
     );
 }
 
@@ -879,7 +879,7 @@ fn scan_must_be_shorter_than_the_period() {
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"chaser\"\n"),
-        "bench.toml:3: probe[0].kind: unknown probe kind \"chaser\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat or roundtrip"
+        "bench.toml:3: probe[0].kind: unknown probe kind \"chaser\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat, roundtrip or netcycle"
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nperiod = \"1ms\"\n"),
@@ -1421,7 +1421,7 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     );
     assert_eq!(
         err("duration = \"1s\"\n[[probe]]\nkind = \"ctxswitch\"\nmax_jitter = \"1us\"\n"),
-        "bench.toml:4: probe[0].max_jitter: max_jitter applies only to kind = \"cyclic\" or kind = \"wakeup\"; remove it from this ctxswitch probe"
+        "bench.toml:4: probe[0].max_jitter: max_jitter applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"netcycle\"; remove it from this ctxswitch probe"
     );
     assert_eq!(
         err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nmax_latency = \"1us\"\n"),
@@ -1504,7 +1504,7 @@ fn a_roundtrip_probes_bad_keys_are_named() {
     );
     assert_eq!(
         err(&probe("max_latency = \"1ms\"\n")),
-        "bench.toml:4: probe[0].max_latency: max_latency applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"ctxswitch\" or kind = \"response\" or kind = \"timerlat\"; remove it from this roundtrip probe"
+        "bench.toml:4: probe[0].max_latency: max_latency applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"ctxswitch\" or kind = \"response\" or kind = \"timerlat\" or kind = \"netcycle\"; remove it from this roundtrip probe"
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nbudget = \"1ms\"\n"),

@@ -1,0 +1,263 @@
+//! The `netcycle` probe's parameters and the figures it stores: seed 004's
+//! cyclic real-time Ethernet master (a POWERLINK managing node polling N
+//! controlled nodes), its "held" verdict, and the result detail the load
+//! table is read from.
+//!
+//! The probe itself (the managing node's real-time thread, the controlled
+//! nodes' emulator, the sockets) lives in the binary's `probe::netcycle`;
+//! the frames in [`crate::powerlink`]. What is here is what a spec, the
+//! command line, the store and the reports share, without I/O.
+//!
+//! **Held.** A cycle time is held when, over the whole run, no cycle was
+//! late (the next SoC's release came before the cycle's last frame went
+//! out) and no PRes was missed (none failed to arrive within the response
+//! timeout). Users who accept a few give `max_late_cycles` /
+//! `max_missed_pres` ([`Held::judge`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::defaults;
+
+/// How the managing node waits for a PRes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wait {
+    /// A blocking receive with the response timeout: the thread sleeps
+    /// until the PRes (or the timeout) wakes it, so its CPU time is the
+    /// stack's work.
+    #[default]
+    Blocking,
+    /// Spinning on a non-blocking receive until the PRes or the timeout:
+    /// lower response latency, and the stack's CPU load reads as 100 % of
+    /// the polling phase. A separate, labelled mode.
+    BusyPoll,
+}
+
+impl Wait {
+    /// The name on the command line, in specs and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wait::Blocking => "blocking",
+            Wait::BusyPoll => "busy-poll",
+        }
+    }
+
+    /// The mode called `name`.
+    pub fn parse(name: &str) -> Option<Wait> {
+        [Wait::Blocking, Wait::BusyPoll]
+            .into_iter()
+            .find(|w| w.name() == name)
+    }
+}
+
+/// Which POWERLINK nodes run here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeRole {
+    /// The managing node and the emulated CNs, in two namespaces joined by
+    /// a veth pair.
+    #[default]
+    Both,
+    /// The managing node alone, polling real CNs on `--interface`.
+    Mn,
+    /// The emulated CNs alone, answering a real MN on `--interface`.
+    Cn,
+}
+
+impl NodeRole {
+    /// The name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeRole::Both => "both",
+            NodeRole::Mn => "mn",
+            NodeRole::Cn => "cn",
+        }
+    }
+
+    /// The role called `name`.
+    pub fn parse(name: &str) -> Option<NodeRole> {
+        [NodeRole::Both, NodeRole::Mn, NodeRole::Cn]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
+}
+
+/// What only the `netcycle` probe takes; the cycle time is the probe's
+/// `period`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetcycleParams {
+    /// Controlled nodes polled, node ids 1..=cns (1–239).
+    pub cns: u8,
+    /// PollResponse Chaining: one PResMN, time-triggered PRes.
+    #[serde(default)]
+    pub chaining: bool,
+    /// How the managing node waits for each PRes.
+    #[serde(default)]
+    pub wait: Wait,
+    /// How long the managing node waits for one PRes, ns.
+    pub response_timeout_ns: u64,
+    /// Output bytes per CN (PReq payload, or the CN's share of the PResMN).
+    pub out_bytes: u16,
+    /// Input bytes per CN (PRes payload).
+    pub in_bytes: u16,
+    /// Late cycles a run may have and still hold its cycle time.
+    #[serde(default)]
+    pub max_late_cycles: u64,
+    /// Missed PRes a run may have and still hold its cycle time.
+    #[serde(default)]
+    pub max_missed_pres: u64,
+    /// The emulated CNs' CPU; `None`: the first neighbour CPU (for
+    /// `jitterlab run`, the first other online CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cn_cpu: Option<usize>,
+    /// Which nodes run here.
+    #[serde(default)]
+    pub role: NodeRole,
+    /// The network interface of a one-role run on a real segment; `None`:
+    /// both roles here through a veth pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    /// Where to write what the CN side received (nanosecond pcap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<String>,
+}
+
+impl Default for NetcycleParams {
+    fn default() -> Self {
+        NetcycleParams {
+            cns: defaults::NETCYCLE_CNS,
+            chaining: false,
+            wait: Wait::Blocking,
+            response_timeout_ns: defaults::PRES_TIMEOUT_NS,
+            out_bytes: defaults::NETCYCLE_OUT_BYTES,
+            in_bytes: defaults::NETCYCLE_IN_BYTES,
+            max_late_cycles: 0,
+            max_missed_pres: 0,
+            cn_cpu: None,
+            role: NodeRole::Both,
+            interface: None,
+            pcap: None,
+        }
+    }
+}
+
+impl NetcycleParams {
+    /// One cycle's frames, for the wire-time bound.
+    pub fn cycle_load(&self) -> crate::powerlink::CycleLoad {
+        crate::powerlink::CycleLoad {
+            cns: usize::from(self.cns),
+            output_bytes: usize::from(self.out_bytes),
+            input_bytes: usize::from(self.in_bytes),
+            chained: self.chaining,
+            asnd: None,
+        }
+    }
+
+    /// The lower bound of one cycle's wire time at 100 Mbit/s, ns.
+    pub fn wire_ns(&self) -> u64 {
+        crate::powerlink::wire_time(&self.cycle_load())
+    }
+
+    /// Why a cycle of `period_ns` cannot carry this cycle's frames at
+    /// 100 Mbit/s (`N/A (wire)`), or `None` when it can.
+    pub fn wire_unfit(&self, period_ns: u64) -> Option<String> {
+        crate::powerlink::fits(period_ns, &self.cycle_load()).err()
+    }
+}
+
+/// The held verdict of a run: held or not, and why not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// True when the cycle time was held.
+    pub held: bool,
+    /// Why not, one reason per line (`3 late cycles (allowed 0)`); empty
+    /// when held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+impl Held {
+    /// The verdict for `late_cycles` of `cycles` and `missed_pres` of
+    /// `polls`, against the allowances in `p`.
+    pub fn judge(p: &NetcycleParams, cycles: u64, late_cycles: u64, polls: u64, missed_pres: u64) -> Held {
+        let mut reasons = Vec::new();
+        if late_cycles > p.max_late_cycles {
+            reasons.push(format!(
+                "late cycles: {late_cycles} of {cycles} (allowed {})",
+                p.max_late_cycles
+            ));
+        }
+        if missed_pres > p.max_missed_pres {
+            reasons.push(format!(
+                "missed responses: {missed_pres} of {polls} (allowed {})",
+                p.max_missed_pres
+            ));
+        }
+        if cycles == 0 {
+            reasons.push("no cycle was measured".into());
+        }
+        Held {
+            held: reasons.is_empty(),
+            reasons,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_seed_004s_smallest_network() {
+        let p = NetcycleParams::default();
+        assert_eq!((p.cns, p.out_bytes, p.in_bytes), (3, 1, 6));
+        assert_eq!(p.response_timeout_ns, 100_000);
+        assert_eq!(p.wire_ns(), 53_760);
+        assert_eq!(p.wire_unfit(250_000), None);
+    }
+
+    #[test]
+    fn forty_nodes_do_not_fit_250_us_even_chained() {
+        let p = NetcycleParams {
+            cns: 40,
+            chaining: true,
+            ..NetcycleParams::default()
+        };
+        let why = p.wire_unfit(250_000).expect("does not fit");
+        assert!(why.contains("289"), "{why}");
+        assert_eq!(p.wire_unfit(500_000), None);
+    }
+
+    #[test]
+    fn held_needs_no_late_cycle_and_no_missed_response() {
+        let p = NetcycleParams::default();
+        assert_eq!(Held::judge(&p, 100, 0, 300, 0), Held { held: true, reasons: vec![] });
+        let h = Held::judge(&p, 100, 2, 300, 1);
+        assert!(!h.held);
+        assert_eq!(
+            h.reasons,
+            [
+                "late cycles: 2 of 100 (allowed 0)",
+                "missed responses: 1 of 300 (allowed 0)"
+            ]
+        );
+        let lenient = NetcycleParams {
+            max_late_cycles: 2,
+            max_missed_pres: 1,
+            ..p
+        };
+        assert!(Held::judge(&lenient, 100, 2, 300, 1).held);
+        assert_eq!(
+            Held::judge(&lenient, 0, 0, 0, 0).reasons,
+            ["no cycle was measured"]
+        );
+    }
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(Wait::parse("busy-poll"), Some(Wait::BusyPoll));
+        assert_eq!(Wait::parse("spin"), None);
+        assert_eq!(NodeRole::parse("cn"), Some(NodeRole::Cn));
+        assert_eq!(serde_json::to_string(&Wait::BusyPoll).unwrap(), "\"busy-poll\"");
+    }
+}
