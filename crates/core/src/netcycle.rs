@@ -179,7 +179,13 @@ pub struct Held {
 impl Held {
     /// The verdict for `late_cycles` of `cycles` and `missed_pres` of
     /// `polls`, against the allowances in `p`.
-    pub fn judge(p: &NetcycleParams, cycles: u64, late_cycles: u64, polls: u64, missed_pres: u64) -> Held {
+    pub fn judge(
+        p: &NetcycleParams,
+        cycles: u64,
+        late_cycles: u64,
+        polls: u64,
+        missed_pres: u64,
+    ) -> Held {
         let mut reasons = Vec::new();
         if late_cycles > p.max_late_cycles {
             reasons.push(format!(
@@ -201,6 +207,73 @@ impl Held {
             reasons,
         }
     }
+}
+
+/// One CN's counts over a run, as the managing node saw them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CnCounts {
+    /// The node id.
+    pub node: u8,
+    /// PReq sent to it (or, chained, PResMN cycles it was due to answer).
+    pub polls: u64,
+    /// PRes received from it within the response timeout.
+    pub answered: u64,
+    /// Polls without a PRes within the timeout (POWERLINK's "loss of
+    /// PRes").
+    pub missed: u64,
+    /// Of the missed, the PRes that did arrive, after the timeout.
+    pub late: u64,
+}
+
+/// What a `netcycle` run stores beyond its metrics (the result's
+/// `detail`): the reports' load table and held verdict read it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetcycleDetail {
+    /// `both`, `mn` or `cn`.
+    pub role: NodeRole,
+    /// Controlled nodes polled.
+    pub cns: u8,
+    /// PollResponse Chaining.
+    pub chaining: bool,
+    /// How the MN waited for each PRes.
+    pub wait: Wait,
+    /// The response timeout, ns ("held" depends on it).
+    pub response_timeout_ns: u64,
+    /// Output bytes per CN.
+    pub out_bytes: u16,
+    /// Input bytes per CN.
+    pub in_bytes: u16,
+    /// Lower bound of one cycle's wire time at 100 Mbit/s, ns.
+    pub wire_ns: u64,
+    /// Cycles the MN ran (SoCs sent) while measuring.
+    pub cycles: u64,
+    /// Cycles whose last frame went out after the next cycle's release.
+    pub late_cycles: u64,
+    /// PRes the MN waited for (every CN, every cycle).
+    pub polls: u64,
+    /// PRes not received within the response timeout.
+    pub missed_pres: u64,
+    /// Of the missed, the ones that arrived after the timeout.
+    pub late_pres: u64,
+    /// Held or not, and why not.
+    pub held: Held,
+    /// Per CN.
+    #[serde(default)]
+    pub per_cn: Vec<CnCounts>,
+    /// The stack's CPU load (the MN threads' CPU time over wall time, the
+    /// MN CPU's busy and softirq time), when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<serde_json::Value>,
+    /// The CN emulator's side: NMT bring-up, SoCs received, frames
+    /// answered, malformed frames dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cn: Option<serde_json::Value>,
+    /// What stamps each side's socket had.
+    #[serde(default)]
+    pub stamps: Vec<String>,
+    /// The capture written with `--pcap`: path and frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<serde_json::Value>,
 }
 
 #[cfg(test)]
@@ -231,7 +304,13 @@ mod tests {
     #[test]
     fn held_needs_no_late_cycle_and_no_missed_response() {
         let p = NetcycleParams::default();
-        assert_eq!(Held::judge(&p, 100, 0, 300, 0), Held { held: true, reasons: vec![] });
+        assert_eq!(
+            Held::judge(&p, 100, 0, 300, 0),
+            Held {
+                held: true,
+                reasons: vec![]
+            }
+        );
         let h = Held::judge(&p, 100, 2, 300, 1);
         assert!(!h.held);
         assert_eq!(
@@ -258,6 +337,9 @@ mod tests {
         assert_eq!(Wait::parse("busy-poll"), Some(Wait::BusyPoll));
         assert_eq!(Wait::parse("spin"), None);
         assert_eq!(NodeRole::parse("cn"), Some(NodeRole::Cn));
-        assert_eq!(serde_json::to_string(&Wait::BusyPoll).unwrap(), "\"busy-poll\"");
+        assert_eq!(
+            serde_json::to_string(&Wait::BusyPoll).unwrap(),
+            "\"busy-poll\""
+        );
     }
 }

@@ -624,7 +624,14 @@ mod tests {
         assert_eq!(takes("max_jitter"), ["cyclic", "wakeup", "netcycle"]);
         assert_eq!(
             takes("period"),
-            ["cyclic", "wakeup", "response", "timerlat", "roundtrip", "netcycle"]
+            [
+                "cyclic",
+                "wakeup",
+                "response",
+                "timerlat",
+                "roundtrip",
+                "netcycle"
+            ]
         );
         assert_eq!(takes("buffer"), ["chase"]);
         assert_eq!(takes("iterations"), ["chase"]);
@@ -656,7 +663,14 @@ mod tests {
         }
         assert_eq!(
             takes("max_latency"),
-            ["cyclic", "wakeup", "ctxswitch", "response", "timerlat", "netcycle"]
+            [
+                "cyclic",
+                "wakeup",
+                "ctxswitch",
+                "response",
+                "timerlat",
+                "netcycle"
+            ]
         );
         assert_eq!(takes("window").len(), ProbeKind::ALL.len());
         assert_eq!(takes("bogus"), Vec::<&str>::new());

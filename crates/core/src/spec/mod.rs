@@ -185,10 +185,10 @@
 
 mod cache;
 mod check;
+mod netcycle;
 mod plan;
 mod probe;
 mod raw;
-mod netcycle;
 mod roundtrip;
 mod sched;
 

@@ -79,18 +79,14 @@ pub(super) fn netcycle_params(
             ck.err(
                 v.span(),
                 &key("wait"),
-                format!(
-                    "unknown wait {:?}; use blocking or busy-poll",
-                    v.get_ref()
-                ),
+                format!("unknown wait {:?}; use blocking or busy-poll", v.get_ref()),
             )
         })?,
         None => d.wait,
     };
     let response_timeout_ns = match &r.response_timeout {
         Some(v) => {
-            let ns =
-                ck.positive_duration(v, &key("response_timeout"), "response_timeout")?;
+            let ns = ck.positive_duration(v, &key("response_timeout"), "response_timeout")?;
             if ns >= period_ns {
                 return Err(ck.err(
                     v.span(),

@@ -19,8 +19,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
-use crate::result::ProbeKind;
 use crate::netcycle::NetcycleParams;
+use crate::result::ProbeKind;
 use crate::roundtrip::RoundtripParams;
 
 /// One probe and its parameters.
