@@ -118,6 +118,10 @@ pub enum Command {
     /// namespace by `ip netns exec`.
     #[command(name = "__net-flood", hide = true)]
     NetFlood(NetFloodArgs),
+    /// Internal: steer an interface's receive work (RPS) inside the
+    /// namespace it runs in, started by `ip netns exec`.
+    #[command(name = "__rps", hide = true)]
+    NetRps(NetRpsArgs),
 }
 
 /// `jitterlab check`.
@@ -690,6 +694,28 @@ pub struct NetSinkArgs {
     /// UDP port to receive on.
     #[arg(long, value_name = "PORT")]
     pub port: u16,
+}
+
+/// `jitterlab __rps`: steer an interface's receive work in this namespace.
+#[derive(Debug, Args)]
+pub struct NetRpsArgs {
+    /// Interface whose receive queue 0 is steered with RPS.
+    #[arg(long, value_name = "IFACE")]
+    pub iface: String,
+
+    /// CPUs that do the interface's receive work, kernel list format.
+    #[arg(long, value_name = "LIST", value_parser = rps_cpus)]
+    pub rps_cpus: CpuList,
+}
+
+impl NetRpsArgs {
+    /// What `__rps` is asked for.
+    pub fn request(&self) -> crate::net::rps::RpsArgs {
+        crate::net::rps::RpsArgs {
+            iface: self.iface.clone(),
+            rps_cpus: self.rps_cpus.clone(),
+        }
+    }
 }
 
 /// `jitterlab __net-flood`: send UDP datagrams as fast as possible.

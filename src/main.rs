@@ -120,6 +120,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         ),
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
+        Command::NetRps(a) => net::rps::rps_main(&a.request()),
     }
 }
 

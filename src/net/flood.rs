@@ -82,9 +82,9 @@ pub fn sink_main(a: &SinkArgs) -> Result<ExitCode> {
         .set_read_timeout(Some(POLL))
         .context("setting the sink's read timeout")?;
     // Inside `ip netns exec`, / is the namespace's own view of /sys.
-    let (old, new) = steer_rps(Path::new("/"), &a.iface, &cpus)?;
+    let line = steer_rps_line(Path::new("/"), &a.iface, &cpus)?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "rps_cpus {} {old} -> {new}", a.iface)?;
+    writeln!(out, "{line}")?;
     out.flush()?;
 
     let mut buf = vec![0u8; 65_536];
@@ -156,6 +156,13 @@ pub fn rps_mask(cpus: &[usize]) -> String {
     out
 }
 
+/// Steers `iface`'s receive work onto `cpus` under `root` and says what
+/// changed: `rps_cpus IFACE OLD -> NEW` (also `jitterlab __rps`'s line).
+pub(crate) fn steer_rps_line(root: &Path, iface: &str, cpus: &[usize]) -> Result<String> {
+    let (old, new) = steer_rps(root, iface, cpus)?;
+    Ok(format!("rps_cpus {iface} {old} -> {new}"))
+}
+
 /// Writes the RPS mask of `cpus` to `IFACE`'s receive queue 0 under `root`;
 /// returns the file's text before and after.
 fn steer_rps(root: &Path, iface: &str, cpus: &[usize]) -> Result<(String, String)> {
@@ -173,7 +180,7 @@ fn steer_rps(root: &Path, iface: &str, cpus: &[usize]) -> Result<(String, String
     let dev = root.join("sys/class/net").join(iface);
     if !dev.exists() {
         bail!(
-            "there is no interface {iface} here ({} is missing); run the sink inside the namespace that holds it",
+            "there is no interface {iface} here ({} is missing); run it inside the namespace that holds it",
             dev.display()
         );
     }
@@ -294,7 +301,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             format!(
-                "there is no interface jl1b here ({}/sys/class/net/jl1b is missing); run the sink inside the namespace that holds it",
+                "there is no interface jl1b here ({}/sys/class/net/jl1b is missing); run it inside the namespace that holds it",
                 dir.path().display()
             )
         );

@@ -29,3 +29,4 @@ pub mod flood;
 pub mod hosts;
 pub mod pcap;
 pub mod pubsub;
+pub mod rps;

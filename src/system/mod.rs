@@ -22,6 +22,7 @@ pub mod container;
 pub mod counters;
 pub mod host;
 pub mod journal;
+pub mod load;
 pub mod procs;
 pub mod resctrl_undo;
 pub mod rt;

@@ -28,6 +28,7 @@ pub mod defaults;
 pub mod ether;
 pub mod hist;
 pub mod limits;
+pub mod load;
 pub mod netcycle;
 pub mod outlier;
 pub mod powerlink;
