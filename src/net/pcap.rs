@@ -24,6 +24,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 pub mod read;
+pub mod synth;
 
 /// The magic of a pcap file whose record stamps count nanoseconds.
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;

@@ -177,18 +177,37 @@ pub struct CnFigures {
     pub nmt: Option<u8>,
 }
 
+/// A malformed frame and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Malformed {
+    /// Its number in the capture (1-based).
+    pub frame: u64,
+    /// What was wrong (byte offsets count from the POWERLINK data, after
+    /// the EtherType).
+    pub error: String,
+}
+
+/// Frames of one other protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EtherTypeCount {
+    /// The EtherType (an IEEE 802.3 frame counts under its length field,
+    /// ≤ 1500).
+    pub ethertype: u16,
+    /// Frames.
+    pub frames: u64,
+}
+
 /// Everything a capture showed; see the module documentation for the rules.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Analysis {
     /// Frames by kind.
     pub frames: FrameCounts,
-    /// The first malformed frame (1-based number in the capture) and why.
-    pub first_malformed: Option<(u64, String)>,
+    /// The first malformed frame.
+    pub first_malformed: Option<Malformed>,
     /// The first unsupported message type seen.
     pub first_unsupported_type: Option<u8>,
-    /// Other protocols: `(EtherType, frames)`, in order of first sighting
-    /// (an IEEE 802.3 frame counts under its length field, ≤ 1500).
-    pub other_ethertypes: Vec<(u16, u64)>,
+    /// Other protocols, in order of first sighting.
+    pub other_ethertypes: Vec<EtherTypeCount>,
     /// Other frames whose EtherType did not fit in `other_ethertypes`.
     pub other_ethertypes_more: u64,
     /// Stamps of the first and the last frame (ns).
@@ -371,16 +390,20 @@ impl Analyzer {
                 };
                 self.push_ethertype(ts_ns, ethertype, eth.payload);
             }
-            Err(_) => {
-                self.count_frame(ts_ns);
-                self.frames.malformed += 1;
-                let e = DecodeError::Malformed {
-                    offset: frame.len(),
-                    what: "the Ethernet header is cut short",
-                };
-                self.first_malformed.get_or_insert((self.frames.total, e));
-            }
+            Err(_) => self.push_cut_short(ts_ns, frame.len()),
         }
+    }
+
+    /// Feeds a frame of `len` bytes too short for its link-layer header
+    /// (Ethernet, or a Linux cooked header): counted as malformed.
+    pub fn push_cut_short(&mut self, ts_ns: u64, len: usize) {
+        self.count_frame(ts_ns);
+        self.frames.malformed += 1;
+        let e = DecodeError::Malformed {
+            offset: len,
+            what: "the link-layer header is cut short",
+        };
+        self.first_malformed.get_or_insert((self.frames.total, e));
     }
 
     /// Feeds one frame as its EtherType (or 802.3 length) and the bytes
@@ -610,9 +633,15 @@ impl Analyzer {
             .collect();
         Analysis {
             frames: self.frames,
-            first_malformed: self.first_malformed.map(|(n, e)| (n, e.to_string())),
+            first_malformed: self.first_malformed.map(|(frame, e)| Malformed {
+                frame,
+                error: e.to_string(),
+            }),
             first_unsupported_type: self.first_unsupported_type,
-            other_ethertypes: self.other_types[..self.other_types_len].to_vec(),
+            other_ethertypes: self.other_types[..self.other_types_len]
+                .iter()
+                .map(|&(ethertype, frames)| EtherTypeCount { ethertype, frames })
+                .collect(),
             other_ethertypes_more: self.other_types_more,
             first_ts: self.first_ts,
             last_ts: self.last_ts,

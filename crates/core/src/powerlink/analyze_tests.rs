@@ -505,15 +505,20 @@ fn other_protocols_malformed_and_unsupported_frames_are_counted_and_dropped() {
     );
     assert_eq!(
         a.first_malformed,
-        Some((
-            2,
-            "malformed POWERLINK frame at byte 10: SoC cut short".to_string()
-        ))
+        Some(Malformed {
+            frame: 2,
+            error: "malformed POWERLINK frame at byte 10: SoC cut short".to_string()
+        })
     );
     assert_eq!(a.first_unsupported_type, Some(0x0D));
     let mut types = vec![(0x0800, 2)];
     types.extend((0..7).map(|k| (0x9000 + k, 1)));
-    assert_eq!(a.other_ethertypes, types);
+    let got: Vec<_> = a
+        .other_ethertypes
+        .iter()
+        .map(|t| (t.ethertype, t.frames))
+        .collect();
+    assert_eq!(got, types);
     assert_eq!(a.other_ethertypes_more, 3);
 }
 
