@@ -523,4 +523,169 @@ struct Link {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use jitterlab_core::powerlink::*;
+
+    use super::*;
+
+    fn push(a: &mut Analyzer, ts: u64, f: Frame<'_>) {
+        let mut buf = [0u8; MAX_FRAME_LEN];
+        let dst = f.multicast_mac().unwrap_or([2, 0, 0, 0, 0, 1]);
+        let n = encode(&f, dst, [2, 0, 0, 0, 0, 0xF0], &mut buf).unwrap();
+        a.push(ts, &buf[..n]);
+    }
+
+    /// A SoC whose NetTime and RelativeTime stay 0 (not distributed).
+    fn soc() -> Frame<'static> {
+        Frame::Soc(Soc::default())
+    }
+
+    fn pres(node: u8, nmt: u8) -> Frame<'static> {
+        Frame::PRes(PRes {
+            node,
+            nmt: NmtState(nmt),
+            ms: false,
+            en: false,
+            rd: true,
+            pr: 0,
+            rs: 0,
+            pdo_version: 0,
+            payload: &[0; 6],
+        })
+    }
+
+    /// A capture with a bit of everything: chained and polled CNs, a
+    /// missed poll, ASnd, an unnamed NMT state, other protocols, a
+    /// malformed frame; MN fields not distributed.
+    fn sample() -> (CaptureInfo, Analysis) {
+        let mut a = Analyzer::new(None);
+        let preq = |node| {
+            Frame::PReq(PReq {
+                node,
+                ms: false,
+                ea: false,
+                rd: true,
+                pdo_version: 0,
+                payload: &[1],
+            })
+        };
+        for k in 0..3u64 {
+            let t = 1_000_000_000 + k * 400_040;
+            push(&mut a, t, soc());
+            push(&mut a, t + 5_000, pres(MN_NODE, 0xFD));
+            push(&mut a, t + 15_049, pres(7, 0x6D));
+            push(&mut a, t + 20_000, preq(9));
+            if k != 1 {
+                push(&mut a, t + 27_551, pres(9, 0x42));
+            }
+            push(
+                &mut a,
+                t + 40_000,
+                Frame::Soa(Soa {
+                    nmt: NmtState::MS_OPERATIONAL,
+                    ea: false,
+                    er: false,
+                    service: RequestedService::STATUS_REQUEST,
+                    target: 9,
+                    epl_version: EPL_VERSION,
+                }),
+            );
+        }
+        push(
+            &mut a,
+            1_001_300_000,
+            Frame::ASnd(ASnd {
+                dest: 9,
+                src: MN_NODE,
+                service: ASndService::NmtCommand(NmtCommand {
+                    id: NmtCommandId::START_NODE,
+                    data: &[],
+                }),
+            }),
+        );
+        let mut ipv6 = [0u8; 60];
+        ipv6[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+        a.push(1_001_300_001, &ipv6);
+        a.push_ethertype(1_001_300_002, 0x88AB, &[0x01, 0xFF]);
+        let info = CaptureInfo {
+            file: "seg.pcapng".into(),
+            format: "pcapng".into(),
+            links: vec![LinkType::LinuxSll2],
+            truncated: 1,
+            unstamped: 2,
+        };
+        (info, a.finish())
+    }
+
+    #[test]
+    fn the_text_report_of_a_capture_with_a_bit_of_everything() {
+        let (info, a) = sample();
+        let got = text(&info, &a);
+        let want = "\
+capture: seg.pcapng
+  pcapng, Linux cooked v2 (SLL2); 20 frames over 1.300ms
+  the last record is cut short (the capture stopped while writing it): not read
+  2 frames in pcapng Simple Packet Blocks carry no time stamp: not analysed
+frames: 19 POWERLINK (SoC 3, PReq 3, PRes 5, PResMN 3, SoA 3, ASnd 1), 1 other, 1 malformed, 0 unsupported
+  first malformed: frame 20: malformed POWERLINK frame at byte 2: the POWERLINK header (type, destination, source) is cut short
+  other protocols: 0x86dd (IPv6) 1
+cycle time T0: 400 µs (inferred: the median of the first 1024 SoC periods in the capture, rounded to the nearest µs; give --cycle to set it)
+
+SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)
+  clock                      periods   Min Cycle   Max Cycle   Deviation        mean      stddev         p50         p99      p99.99
+  wire (capture stamps)            2    400.0 µs    400.0 µs      0.0 µs    400.0 µs      0.0 µs    400.0 µs    400.0 µs    400.0 µs
+  MN NetTime                       - did not advance (0 or repeated in every SoC): not distributed
+  MN RelativeTime                  - did not advance (0 or repeated in every SoC): not distributed
+
+cycles: 3 SoCs, 3 closed; completion SoC → last PRes: min 15.0 µs, mean 23.4 µs, max 27.6 µs
+late cycles (traffic ended more than T0 after the SoC): 0 of 3
+cycle time held: no (0 cycles late, 1 missed PRes)
+
+controlled nodes: 2
+  node        PReq        PRes    missed   chained  unexpected  response min / mean / max          NMT state
+     7           0           0         0         3           0  -                                  NMT_CS_READY_TO_OPERATE (0x6d)
+     9           3           2         1         0           0  7.6 / 7.6 / 7.6 µs                 NMT state 0x42
+
+MN NMT state: NMT_MS_OPERATIONAL (0xfd)
+ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
+";
+        assert_eq!(got, want, "got:\n{got}");
+    }
+
+    #[test]
+    fn the_json_document_leads_with_its_schema_version_and_names_nmt_states() {
+        let (info, a) = sample();
+        let text = json_text(&info, &a);
+        assert!(text.starts_with("{\n  \"schema_version\": 1,\n  \"file\": \"seg.pcapng\",\n"));
+        let d: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            d["link_types"],
+            json!([{"code": 276, "name": "Linux cooked v2 (SLL2)"}])
+        );
+        assert_eq!(d["truncated_records"], 1);
+        assert_eq!(d["unstamped_frames"], 2);
+        assert_eq!(d["held"], false);
+        assert_eq!(d["analysis"]["mn_nmt_name"], "NMT_MS_OPERATIONAL");
+        assert_eq!(
+            d["analysis"]["cns"][0]["nmt_name"],
+            "NMT_CS_READY_TO_OPERATE"
+        );
+        assert_eq!(d["analysis"]["cns"][1]["nmt"], 0x42);
+        assert_eq!(d["analysis"]["cns"][1].get("nmt_name"), Some(&Value::Null));
+        assert_eq!(d["analysis"]["cns"][1]["response"]["mean"], 7_551);
+        assert_eq!(d["analysis"]["wire"]["deviation"], 40);
+        assert_eq!(d["analysis"]["net_time"], Value::Null);
+    }
+
+    #[test]
+    fn microseconds_round_half_away_from_zero() {
+        assert_eq!(us(7_551), "7.6 µs");
+        assert_eq!(us(7_549), "7.5 µs");
+        assert_eq!(us(-7_550), "-7.6 µs");
+        assert_eq!(us(-49), "0.0 µs");
+        assert_eq!(cycle_text(500_000), "500 µs");
+        assert_eq!(cycle_text(500_400), "500.4 µs");
+        assert_eq!(ethertype_name(46), "IEEE 802.3 (length 46)");
+        assert_eq!(ethertype_name(0x1234), "0x1234");
+    }
+}

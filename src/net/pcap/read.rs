@@ -546,7 +546,7 @@ impl<R: Read> CaptureReader<R> {
             }
         };
         let total = u32_at(&h, 0, big_endian) as usize;
-        if !(28..=MAX_RECORD).contains(&total) || total % 4 != 0 {
+        if !(28..=MAX_RECORD).contains(&total) || !total.is_multiple_of(4) {
             return Err(self.corrupt(at, format!("a section header of {total} bytes")));
         }
         let body = total - 12;
@@ -594,7 +594,7 @@ impl<R: Read> CaptureReader<R> {
             }
             let block = u32_at(&h, 0, big_endian);
             let total = u32_at(&h, 4, big_endian) as usize;
-            if !(12..=MAX_RECORD).contains(&total) || total % 4 != 0 {
+            if !(12..=MAX_RECORD).contains(&total) || !total.is_multiple_of(4) {
                 return Err(self.corrupt(
                     at,
                     format!("a block of type {block:#x} claims {total} bytes"),

@@ -48,7 +48,6 @@ const MN_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, MN_NODE];
 /// The capture being written, up to its frame count.
 struct Out {
     w: PcapWriter,
-    written: u64,
     limit: u64,
     buf: [u8; MAX_FRAME_LEN],
 }
@@ -56,14 +55,13 @@ struct Out {
 impl Out {
     /// Writes `frame` stamped `at`; false once the capture is full.
     fn put(&mut self, at: u64, frame: &Frame<'_>, dst: [u8; 6], src: [u8; 6]) -> Result<bool> {
-        if self.written == self.limit {
+        if self.w.frames() == self.limit {
             return Ok(false);
         }
         let n = encode(frame, dst, src, &mut self.buf).expect("the synthetic frames encode");
         self.w
             .write(at, &self.buf[..n])
             .context("writing the capture")?;
-        self.written += 1;
         Ok(true)
     }
 }
@@ -72,7 +70,6 @@ impl Out {
 pub fn synth(req: &SynthRequest) -> Result<u64> {
     let mut out = Out {
         w: PcapWriter::create(&req.path)?,
-        written: 0,
         limit: req.frames,
         buf: [0u8; MAX_FRAME_LEN],
     };
