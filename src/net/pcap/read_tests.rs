@@ -111,10 +111,10 @@ fn epb(v: &mut Vec<u8>, iface: u32, units: u64, data: &[u8], big: bool) {
 }
 
 /// A frame as read: stamp, link, data, original length.
-type Read = (Option<u64>, LinkType, Vec<u8>, u32);
+type ReadFrame = (Option<u64>, LinkType, Vec<u8>, u32);
 
 /// Every frame of `bytes`, the records cut short, the format.
-fn read_all(bytes: Vec<u8>) -> (Vec<Read>, u64, String) {
+fn read_all(bytes: Vec<u8>) -> (Vec<ReadFrame>, u64, String) {
     let mut r = CaptureReader::new(Cursor::new(bytes), "cap").unwrap();
     let mut out = Vec::new();
     while let Some(p) = r.next_packet().unwrap() {
