@@ -2,11 +2,15 @@
 //! `PcapWriter` (through the hidden `__synth-capture`) gives exact figures;
 //! the same capture converted to pcapng by Wireshark's `editcap` gives
 //! identical ones; `tshark -r` reads our file without a complaint; a file
-//! cut short is read to its last whole record; bad input exits 2 with a
-//! message that names what to fix.
+//! cut short is read to its last whole record; what dumpcap writes of
+//! `lo` (Ethernet) and of `any` (Linux cooked) in a namespace of the test's
+//! own reads with every frame; bad input exits 2 with a message that names
+//! what to fix.
 //!
-//! The conversions need Debian's `wireshark-common` (editcap) and `tshark`;
-//! without them those tests say so and skip (CI installs both).
+//! The conversions need Debian's `wireshark-common` (editcap, dumpcap) and
+//! `tshark`, the dumpcap test root (a network namespace) and python3 (to
+//! send the frames); without them those tests say so and skip (CI runs as
+//! root and installs tshark, which brings wireshark-common).
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
@@ -266,4 +270,125 @@ fn bad_input_exits_2_naming_what_to_fix() {
             ip.display()
         )
     );
+}
+
+/// True when this test runs as root (the owner of `/proc/self`).
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Sends every frame of a pcap (nanosecond, little-endian: our writer's)
+/// on `lo`, through an AF_PACKET socket.
+const SEND_PY: &str = r#"
+import socket, struct, sys, time
+d = open(sys.argv[1], 'rb').read()
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(('lo', 0))
+o = 24
+while o < len(d):
+    n = struct.unpack('<I', d[o + 8:o + 12])[0]
+    f = d[o + 16:o + 16 + n]
+    if f[14] == 1:
+        time.sleep(0.0002)
+    s.send(f)
+    o += 16 + n
+"#;
+
+/// Deletes the network namespace it names when dropped.
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Std::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+#[test]
+fn dumpcap_captures_of_lo_and_of_any_read_as_ethernet_and_cooked() {
+    if !is_root() {
+        eprintln!("skipping: capturing in a network namespace needs root (CI runs as root)");
+        return;
+    }
+    if !have("dumpcap", "wireshark-common") || !have("python3", "python3") {
+        return;
+    }
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let cap = synth(
+        dir.path(),
+        "sent.pcap",
+        &["--frames", "800", "--jitter", "0"],
+    );
+    let ns = Netns(format!("jlpa{}", std::process::id()));
+    assert!(Std::new("ip")
+        .args(["netns", "add", &ns.0])
+        .status()
+        .unwrap()
+        .success());
+    assert!(Std::new("ip")
+        .args(["-n", &ns.0, "link", "set", "lo", "up"])
+        .status()
+        .unwrap()
+        .success());
+    let mut links = Vec::new();
+    for ifc in ["lo", "any"] {
+        let out = dir.path().join(format!("{ifc}.pcapng"));
+        let mut dumpcap = Std::new("ip")
+            .args(["netns", "exec", &ns.0, "dumpcap", "-i", ifc])
+            .args([
+                "-f",
+                "ether proto 0x88ab",
+                "-c",
+                "800",
+                "-a",
+                "duration:30",
+                "-w",
+            ])
+            .arg(&out)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Send once dumpcap says it is capturing.
+        let mut err = BufReader::new(dumpcap.stderr.take().unwrap());
+        let mut line = String::new();
+        while err.read_line(&mut line).unwrap() > 0 && !line.contains("Capturing on") {
+            line.clear();
+        }
+        assert!(
+            line.contains("Capturing on"),
+            "dumpcap did not start: {line}"
+        );
+        let sent = Std::new("ip")
+            .args(["netns", "exec", &ns.0, "python3", "-c", SEND_PY])
+            .arg(&cap)
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        assert!(dumpcap.wait().unwrap().success());
+        let d = analyze_json(&out, &["--cycle", "500us"]);
+        assert_eq!(d["format"], "pcapng");
+        let f = &d["analysis"]["frames"];
+        assert_eq!(
+            [
+                &f["total"],
+                &f["soc"],
+                &f["preq"],
+                &f["pres"],
+                &f["soa"],
+                &f["malformed"]
+            ],
+            [800, 100, 300, 300, 100, 0],
+            "{ifc}"
+        );
+        for c in d["analysis"]["cns"].as_array().unwrap() {
+            assert_eq!((&c["preq"], &c["answered"]), (&100.into(), &100.into()));
+        }
+        links.push(d["link_types"][0]["code"].as_u64().unwrap());
+    }
+    // lo is Ethernet; any is Linux cooked, SLL or SLL2 by libpcap's choice.
+    assert_eq!(links[0], 1);
+    assert!(links[1] == 113 || links[1] == 276, "{links:?}");
 }
