@@ -42,6 +42,7 @@ use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
 use crate::system::container::Engine;
 
+pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
 pub mod one_cell;
@@ -110,6 +111,13 @@ pub enum Command {
     /// per setting, with the fix for each (exit 1 only when nothing can be
     /// measured).
     Check(CheckArgs),
+    /// Read a POWERLINK capture (pcap or pcapng, from netcycle --pcap or
+    /// tcpdump) and print its cycle and SoC jitter figures (seed 004 Table
+    /// 4), per-CN polls and response times, late cycles and NMT states.
+    Analyze(analyze::AnalyzeArgs),
+    /// Internal: write a synthetic POWERLINK capture (bench/analyze.sh).
+    #[command(name = "__synth-capture", hide = true)]
+    SynthCapture(analyze::SynthCaptureArgs),
     /// Internal: the network flood's receiver, run inside the probe's
     /// namespace by `ip netns exec`.
     #[command(name = "__net-sink", hide = true)]

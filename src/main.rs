@@ -118,6 +118,10 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
                 cpus: a.cpus.clone(),
             },
         ),
+        Command::Analyze(a) => report::analyze::run(&a.request()),
+        Command::SynthCapture(a) => {
+            net::pcap::synth::synth(&a.request()).map(|_| ExitCode::SUCCESS)
+        }
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
         Command::NetRps(a) => net::rps::rps_main(&a.request()),

@@ -11,6 +11,8 @@
 //! fixed fields, so it is written here rather than through a crate (the
 //! pcap crates bind libpcap, which a writer of whole frames does not need).
 //!
+//! Reading captures back, pcap and pcapng from any tool, is [`read`]'s.
+//!
 //! The stamps are the kernel's receive stamps, `CLOCK_REALTIME` in
 //! nanoseconds, so a capture lines up with one taken by tcpdump on the same
 //! machine.
@@ -20,6 +22,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+
+pub mod read;
+pub mod synth;
 
 /// The magic of a pcap file whose record stamps count nanoseconds.
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;

@@ -29,7 +29,10 @@
 //!   rewrite the reader's terminal or forge a line.
 //! * [`check`] — the text table and the JSON document of `jitterlab
 //!   check`'s findings.
+//! * [`analyze`] — `jitterlab analyze FILE`: reads a POWERLINK capture
+//!   through the core analysis and prints its figures (text or JSON).
 
+pub mod analyze;
 pub mod chase;
 pub mod check;
 pub mod csv;

@@ -54,6 +54,7 @@
 //! and POWERLINK over UDP. An ASnd SDO frame decodes as
 //! [`ASndService::Other`], so a capture holding them still reads.
 
+pub mod analyze;
 pub mod codec;
 mod frame;
 pub mod nmt;

@@ -1,0 +1,691 @@
+//! `jitterlab analyze FILE`: a POWERLINK capture read through the core
+//! analysis (`jitterlab_core::powerlink::analyze`) and printed as text or
+//! JSON.
+//!
+//! The input is a finished capture, not the machine: like every report it
+//! measures nothing, and gives the same bytes for the same file anywhere.
+//! The reader (`net::pcap::read`) lends each frame from one buffer and the
+//! analysis keeps fixed-size counters, so memory is flat whatever the
+//! file's length; a progress bar shows on stderr for files over 64 MiB,
+//! and only when stderr is a terminal.
+//!
+//! The text opens with seed 004 Table 4's figures — min cycle, max cycle,
+//! deviation `max |T_per − T0|` — for the SoC period on each clock the
+//! capture gives (the capture's stamps; the MN's NetTime and RelativeTime
+//! fields when they advance), then the cycles, the CNs, the NMT states and
+//! the ASnd services. Times print in µs with one decimal, as the seed's
+//! tables; the JSON (`schema_version` 1) keeps integer nanoseconds.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use jitterlab_core::powerlink::analyze::{Analysis, Analyzer, MinMeanMax, Periods, INFER_RULE};
+use jitterlab_core::powerlink::NmtState;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::safe::shown;
+use crate::error::bad;
+use crate::net::pcap::read::{CaptureReader, LinkType, L3};
+use crate::output::write_stdout;
+
+/// The version of the JSON document.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Files above this size show a progress bar (on a terminal).
+const PROGRESS_BYTES: u64 = 64 << 20;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalyzeFormat {
+    /// Tables for a person.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// What `analyze` is asked for.
+#[derive(Debug, Clone)]
+pub struct AnalyzeRequest {
+    /// The capture.
+    pub file: PathBuf,
+    /// `T0` given with `--cycle`.
+    pub cycle_ns: Option<u64>,
+    /// Output format.
+    pub format: AnalyzeFormat,
+}
+
+/// What the capture file itself was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureInfo {
+    /// The path as given.
+    pub file: String,
+    /// Its format in words (`pcap (nanosecond stamps, little-endian)`).
+    pub format: String,
+    /// The link types its frames had.
+    pub links: Vec<LinkType>,
+    /// Records cut short at its end.
+    pub truncated: u64,
+    /// Frames without a stamp (not analysed).
+    pub unstamped: u64,
+}
+
+/// Reads the capture, prints its figures; bad input (a missing file, not
+/// a capture, no POWERLINK frame) is refused with exit status 2.
+pub fn run(req: &AnalyzeRequest) -> Result<ExitCode> {
+    let (info, analysis) = analyze_file(req)?;
+    let text = match req.format {
+        AnalyzeFormat::Text => text(&info, &analysis),
+        AnalyzeFormat::Json => json_text(&info, &analysis),
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the whole capture through the analysis.
+pub fn analyze_file(req: &AnalyzeRequest) -> Result<(CaptureInfo, Analysis)> {
+    let name = req.file.display().to_string();
+    let mut reader = CaptureReader::open(&req.file)?;
+    let size = std::fs::metadata(&req.file).map(|m| m.len()).unwrap_or(0);
+    let progress = if size > PROGRESS_BYTES && std::io::stderr().is_terminal() {
+        let bar = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "analyze {bar:40} {percent:>3}% {bytes}/{total_bytes} ({eta})",
+            )
+            .expect("a valid template"),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let mut analyzer = Analyzer::new(req.cycle_ns);
+    let mut seen = [false; 3];
+    let mut n = 0u64;
+    while let Some(p) = reader.next_packet()? {
+        seen[match p.link {
+            LinkType::Ethernet => 0,
+            LinkType::LinuxSll => 1,
+            LinkType::LinuxSll2 => 2,
+        }] = true;
+        // A Simple Packet Block has no stamp: counted by the reader, not
+        // timed here.
+        let Some(ts) = p.ts_ns else { continue };
+        match p.l3() {
+            L3::Ethernet(frame) => analyzer.push(ts, frame),
+            L3::Cooked(ethertype, payload) => analyzer.push_ethertype(ts, ethertype, payload),
+            L3::CutShort => analyzer.push_cut_short(ts, p.data.len()),
+        }
+        n += 1;
+        if n.is_multiple_of(1 << 16) {
+            if let Some(bar) = &progress {
+                bar.set_position(reader.offset());
+            }
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let links = [LinkType::Ethernet, LinkType::LinuxSll, LinkType::LinuxSll2]
+        .into_iter()
+        .zip(seen)
+        .filter(|(_, s)| *s)
+        .map(|(l, _)| l)
+        .collect();
+    let info = CaptureInfo {
+        file: name.clone(),
+        format: reader.format(),
+        links,
+        truncated: reader.truncated(),
+        unstamped: reader.unstamped(),
+    };
+    let a = analyzer.finish();
+    if a.frames.total == 0 {
+        let why = if info.unstamped > 0 {
+            format!(
+                "its {} frames are all in pcapng Simple Packet Blocks, which carry no time stamp",
+                info.unstamped
+            )
+        } else {
+            "it holds no frame".to_string()
+        };
+        return Err(bad(format!(
+            "{name}: nothing to analyze: {why}; capture on the POWERLINK segment with \
+             tcpdump -i IF -w FILE ether proto 0x88ab"
+        )));
+    }
+    if a.frames.powerlink == 0 {
+        return Err(bad(format!(
+            "{name} holds no POWERLINK frame (EtherType 0x88ab): its {} frames are {}; \
+             capture on the POWERLINK segment with tcpdump -i IF -w FILE ether proto 0x88ab",
+            a.frames.total,
+            contents(&a)
+        )));
+    }
+    Ok((info, a))
+}
+
+/// What the frames other than POWERLINK were, for the message of a
+/// capture without any: `0x0800 (IPv4) 100, …`.
+fn contents(a: &Analysis) -> String {
+    let mut parts = contents_other(a);
+    if a.frames.malformed > 0 {
+        parts.push_str(&format!(
+            ", too short for their link-layer header {}",
+            a.frames.malformed
+        ));
+    }
+    parts.trim_start_matches(", ").to_string()
+}
+
+/// An EtherType with its protocol's name where it is a common one.
+fn ethertype_name(t: u16) -> String {
+    let name = match t {
+        0..=1500 => return format!("IEEE 802.3 (length {t})"),
+        0x0800 => "IPv4",
+        0x0806 => "ARP",
+        0x86dd => "IPv6",
+        0x8100 => "802.1Q",
+        0x8892 => "PROFINET",
+        0x88a4 => "EtherCAT",
+        0x88cc => "LLDP",
+        0x88f7 => "PTP",
+        0xb62c => "OPC UA UADP",
+        _ => return format!("{t:#06x}"),
+    };
+    format!("{t:#06x} ({name})")
+}
+
+/// ns as µs with one decimal, rounded half away from zero: `480.0 µs`.
+fn us(ns: i64) -> String {
+    let tenths = (ns.unsigned_abs() + 50) / 100;
+    let sign = if ns < 0 && tenths > 0 { "-" } else { "" };
+    format!("{sign}{}.{} µs", tenths / 10, tenths % 10)
+}
+
+fn us_opt(ns: Option<i64>) -> String {
+    ns.map_or_else(|| "-".to_string(), us)
+}
+
+/// `1 SoC`, `2 SoCs`.
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("{n} {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// A cycle time as a user gives it: `500 µs`, or `500.4 µs`.
+fn cycle_text(ns: u64) -> String {
+    if ns.is_multiple_of(1_000) {
+        format!("{} µs", ns / 1_000)
+    } else {
+        us(ns as i64)
+    }
+}
+
+fn nmt_name(code: u8, mn: bool) -> String {
+    match NmtState(code).name(mn) {
+        Some(n) => format!("{n} ({code:#04x})"),
+        None => format!("NMT state {code:#04x}"),
+    }
+}
+
+fn mmm(m: &MinMeanMax) -> String {
+    format!("min {}, mean {}, max {}", us(m.min), us(m.mean), us(m.max))
+}
+
+/// The text report.
+pub fn text(info: &CaptureInfo, a: &Analysis) -> String {
+    let mut o = String::new();
+    let f = &a.frames;
+    let _ = writeln!(o, "capture: {}", shown(&info.file));
+    let span = match (a.first_ts, a.last_ts) {
+        (Some(first), Some(last)) => format!(" over {}", format_span(last.saturating_sub(first))),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        o,
+        "  {}, {}; {} frames{span}",
+        info.format,
+        info.links
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        f.total
+    );
+    if info.truncated > 0 {
+        let _ = writeln!(
+            o,
+            "  the last record is cut short (the capture stopped while writing it): not read"
+        );
+    }
+    if info.unstamped > 0 {
+        let _ = writeln!(
+            o,
+            "  {} frames in pcapng Simple Packet Blocks carry no time stamp: not analysed",
+            info.unstamped
+        );
+    }
+    let _ = writeln!(
+        o,
+        "frames: {} POWERLINK (SoC {}, PReq {}, PRes {}, PResMN {}, SoA {}, ASnd {}), {} other, \
+         {} malformed, {} unsupported",
+        f.powerlink,
+        f.soc,
+        f.preq,
+        f.pres,
+        f.pres_mn,
+        f.soa,
+        f.asnd,
+        f.other,
+        f.malformed,
+        f.unsupported
+    );
+    if let Some(m) = &a.first_malformed {
+        let _ = writeln!(o, "  first malformed: frame {}: {}", m.frame, m.error);
+    }
+    if let Some(t) = a.first_unsupported_type {
+        let _ = writeln!(
+            o,
+            "  first unsupported: message type {t:#04x} (only SoC, PReq, PRes, SoA and ASnd are read)"
+        );
+    }
+    if f.other > 0 {
+        let _ = writeln!(o, "  other protocols: {}", contents_other(a));
+    }
+    match a.cycle_time {
+        Some(c) if c.inferred => {
+            let _ = writeln!(
+                o,
+                "cycle time T0: {} (inferred: {INFER_RULE}; give --cycle to set it)",
+                cycle_text(c.ns)
+            );
+        }
+        Some(c) => {
+            let _ = writeln!(o, "cycle time T0: {} (given)", cycle_text(c.ns));
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "cycle time T0: unknown (fewer than two SoCs; give --cycle to set it)"
+            );
+        }
+    }
+    o.push('\n');
+    jitter_table(&mut o, a);
+    o.push('\n');
+    let _ = write!(o, "cycles: {} SoCs, {} closed", a.cycles, a.closed_cycles);
+    match &a.completion {
+        Some(c) => {
+            let _ = writeln!(o, "; completion SoC → last PRes: {}", mmm(c));
+        }
+        None => o.push_str("; no cycle with a PRes\n"),
+    }
+    let missed: u64 = a.cns.iter().map(|c| c.missed).sum();
+    if let Some(late) = a.late_cycles {
+        let _ = writeln!(
+            o,
+            "late cycles (traffic ended more than T0 after the SoC): {late} of {}",
+            a.closed_cycles
+        );
+        let verdict = if late == 0 && missed == 0 {
+            "yes (no late cycle, no missed PRes)".to_string()
+        } else {
+            format!("no ({} late, {missed} missed PRes)", plural(late, "cycle"))
+        };
+        let _ = writeln!(o, "cycle time held: {verdict}");
+    }
+    if !a.cns.is_empty() {
+        let _ = writeln!(o, "\ncontrolled nodes: {}", a.cns.len());
+        let _ = writeln!(
+            o,
+            "  {:>4}  {:>10}  {:>10}  {:>8}  {:>8}  {:>10}  {:<33}  NMT state",
+            "node", "PReq", "PRes", "missed", "chained", "unexpected", "response min / mean / max"
+        );
+        for c in &a.cns {
+            let response = c.response.map_or_else(
+                || "-".to_string(),
+                |r| {
+                    format!(
+                        "{} / {} / {}",
+                        us(r.min).trim_end_matches(" µs"),
+                        us(r.mean).trim_end_matches(" µs"),
+                        us(r.max)
+                    )
+                },
+            );
+            let _ = writeln!(
+                o,
+                "  {:>4}  {:>10}  {:>10}  {:>8}  {:>8}  {:>10}  {:<33}  {}",
+                c.node,
+                c.preq,
+                c.answered,
+                c.missed,
+                c.chained,
+                c.unexpected,
+                response,
+                c.nmt
+                    .map_or_else(|| "-".to_string(), |s| nmt_name(s, false))
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\nMN NMT state: {}",
+        a.mn_nmt
+            .map_or_else(|| "not seen".to_string(), |s| nmt_name(s, true))
+    );
+    let s = &a.asnd;
+    let _ = writeln!(
+        o,
+        "ASnd: IdentResponse {}, StatusResponse {}, NMTCommand {}, other {}",
+        s.ident_response, s.status_response, s.nmt_command, s.other
+    );
+    o
+}
+
+fn contents_other(a: &Analysis) -> String {
+    let mut parts: Vec<String> = a
+        .other_ethertypes
+        .iter()
+        .map(|t| format!("{} {}", ethertype_name(t.ethertype), t.frames))
+        .collect();
+    if a.other_ethertypes_more > 0 {
+        parts.push(format!("more EtherTypes {}", a.other_ethertypes_more));
+    }
+    parts.join(", ")
+}
+
+fn format_span(ns: u64) -> String {
+    jitterlab_core::units::format_ns(ns.min(i64::MAX as u64) as i64)
+}
+
+/// Seed 004 Table 4's columns, then the distribution, one row per clock.
+fn jitter_table(o: &mut String, a: &Analysis) {
+    let _ = writeln!(
+        o,
+        "SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<24} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "clock",
+        "periods",
+        "Min Cycle",
+        "Max Cycle",
+        "Deviation",
+        "mean",
+        "stddev",
+        "p50",
+        "p99",
+        "p99.99"
+    );
+    let row = |o: &mut String, clock: &str, p: &Option<Periods>, absent: &str| match p {
+        Some(p) => {
+            let s = &p.period;
+            let _ = writeln!(
+                o,
+                "  {:<24} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+                clock,
+                s.count,
+                us_opt(s.min),
+                us_opt(s.max),
+                us_opt(p.deviation.map(|d| d as i64)),
+                us_opt(s.mean),
+                us_opt(s.stddev),
+                us_opt(s.p50),
+                us_opt(s.p99),
+                us_opt(s.p99_99)
+            );
+            if p.stalled > 0 {
+                let _ = writeln!(
+                    o,
+                    "  {:<24} ({} whose field did not advance: not measured)",
+                    "",
+                    plural(p.stalled, "SoC")
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(o, "  {clock:<24} {:>9} {absent}", "-");
+        }
+    };
+    row(o, "wire (capture stamps)", &a.wire, "fewer than two SoCs");
+    let mn = "did not advance (0 or repeated in every SoC): not distributed";
+    row(o, "MN NetTime", &a.net_time, mn);
+    row(o, "MN RelativeTime", &a.relative_time, mn);
+}
+
+/// The JSON document, its top-level keys in a fixed order
+/// (`schema_version` first), then a newline.
+pub fn json_text(info: &CaptureInfo, a: &Analysis) -> String {
+    let mut analysis = serde_json::to_value(a).expect("the analysis serializes");
+    if let Some(code) = a.mn_nmt {
+        analysis["mn_nmt_name"] = json!(NmtState(code).name(true));
+    }
+    if let Some(cns) = analysis["cns"].as_array_mut() {
+        for (c, figures) in cns.iter_mut().zip(&a.cns) {
+            if let Some(code) = figures.nmt {
+                c["nmt_name"] = json!(NmtState(code).name(false));
+            }
+        }
+    }
+    let missed: u64 = a.cns.iter().map(|c| c.missed).sum();
+    let doc = Doc {
+        schema_version: SCHEMA_VERSION,
+        file: &info.file,
+        format: &info.format,
+        link_types: info
+            .links
+            .iter()
+            .map(|l| Link {
+                code: l.code(),
+                name: l.name(),
+            })
+            .collect(),
+        truncated_records: info.truncated,
+        unstamped_frames: info.unstamped,
+        cycle_time_rule: a.cycle_time.filter(|c| c.inferred).map(|_| INFER_RULE),
+        held: a.late_cycles.map(|late| late == 0 && missed == 0),
+        analysis,
+    };
+    let mut text = serde_json::to_string_pretty(&doc).expect("the document serializes");
+    text.push('\n');
+    text
+}
+
+/// The JSON document's top level, in this order.
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema_version: u32,
+    file: &'a str,
+    format: &'a str,
+    link_types: Vec<Link>,
+    truncated_records: u64,
+    unstamped_frames: u64,
+    /// How T0 was inferred, when it was.
+    cycle_time_rule: Option<&'static str>,
+    /// No late cycle and no missed PRes (`null` without a T0).
+    held: Option<bool>,
+    analysis: Value,
+}
+
+#[derive(Serialize)]
+struct Link {
+    code: u32,
+    name: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use jitterlab_core::powerlink::*;
+
+    use super::*;
+
+    fn push(a: &mut Analyzer, ts: u64, f: Frame<'_>) {
+        let mut buf = [0u8; MAX_FRAME_LEN];
+        let dst = f.multicast_mac().unwrap_or([2, 0, 0, 0, 0, 1]);
+        let n = encode(&f, dst, [2, 0, 0, 0, 0, 0xF0], &mut buf).unwrap();
+        a.push(ts, &buf[..n]);
+    }
+
+    /// A SoC whose NetTime and RelativeTime stay 0 (not distributed).
+    fn soc() -> Frame<'static> {
+        Frame::Soc(Soc::default())
+    }
+
+    fn pres(node: u8, nmt: u8) -> Frame<'static> {
+        Frame::PRes(PRes {
+            node,
+            nmt: NmtState(nmt),
+            ms: false,
+            en: false,
+            rd: true,
+            pr: 0,
+            rs: 0,
+            pdo_version: 0,
+            payload: &[0; 6],
+        })
+    }
+
+    /// A capture with a bit of everything: chained and polled CNs, a
+    /// missed poll, ASnd, an unnamed NMT state, other protocols, a
+    /// malformed frame; MN fields not distributed.
+    fn sample() -> (CaptureInfo, Analysis) {
+        let mut a = Analyzer::new(None);
+        let preq = |node| {
+            Frame::PReq(PReq {
+                node,
+                ms: false,
+                ea: false,
+                rd: true,
+                pdo_version: 0,
+                payload: &[1],
+            })
+        };
+        for k in 0..3u64 {
+            let t = 1_000_000_000 + k * 400_040;
+            push(&mut a, t, soc());
+            push(&mut a, t + 5_000, pres(MN_NODE, 0xFD));
+            push(&mut a, t + 15_049, pres(7, 0x6D));
+            push(&mut a, t + 20_000, preq(9));
+            if k != 1 {
+                push(&mut a, t + 27_551, pres(9, 0x42));
+            }
+            push(
+                &mut a,
+                t + 40_000,
+                Frame::Soa(Soa {
+                    nmt: NmtState::MS_OPERATIONAL,
+                    ea: false,
+                    er: false,
+                    service: RequestedService::STATUS_REQUEST,
+                    target: 9,
+                    epl_version: EPL_VERSION,
+                }),
+            );
+        }
+        push(
+            &mut a,
+            1_001_300_000,
+            Frame::ASnd(ASnd {
+                dest: 9,
+                src: MN_NODE,
+                service: ASndService::NmtCommand(NmtCommand {
+                    id: NmtCommandId::START_NODE,
+                    data: &[],
+                }),
+            }),
+        );
+        let mut ipv6 = [0u8; 60];
+        ipv6[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+        a.push(1_001_300_001, &ipv6);
+        a.push_ethertype(1_001_300_002, 0x88AB, &[0x01, 0xFF]);
+        let info = CaptureInfo {
+            file: "seg.pcapng".into(),
+            format: "pcapng".into(),
+            links: vec![LinkType::LinuxSll2],
+            truncated: 1,
+            unstamped: 2,
+        };
+        (info, a.finish())
+    }
+
+    #[test]
+    fn the_text_report_of_a_capture_with_a_bit_of_everything() {
+        let (info, a) = sample();
+        let got = text(&info, &a);
+        let want = "\
+capture: seg.pcapng
+  pcapng, Linux cooked v2 (SLL2); 20 frames over 1.300ms
+  the last record is cut short (the capture stopped while writing it): not read
+  2 frames in pcapng Simple Packet Blocks carry no time stamp: not analysed
+frames: 19 POWERLINK (SoC 3, PReq 3, PRes 5, PResMN 3, SoA 3, ASnd 1), 1 other, 1 malformed, 0 unsupported
+  first malformed: frame 20: malformed POWERLINK frame at byte 2: the POWERLINK header (type, destination, source) is cut short
+  other protocols: 0x86dd (IPv6) 1
+cycle time T0: 400 µs (inferred: the median of the first 1024 SoC periods in the capture, rounded to the nearest µs; give --cycle to set it)
+
+SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)
+  clock                      periods   Min Cycle   Max Cycle   Deviation        mean      stddev         p50         p99      p99.99
+  wire (capture stamps)            2    400.0 µs    400.0 µs      0.0 µs    400.0 µs      0.0 µs    400.0 µs    400.0 µs    400.0 µs
+  MN NetTime                       - did not advance (0 or repeated in every SoC): not distributed
+  MN RelativeTime                  - did not advance (0 or repeated in every SoC): not distributed
+
+cycles: 3 SoCs, 3 closed; completion SoC → last PRes: min 15.0 µs, mean 23.4 µs, max 27.6 µs
+late cycles (traffic ended more than T0 after the SoC): 0 of 3
+cycle time held: no (0 cycles late, 1 missed PRes)
+
+controlled nodes: 2
+  node        PReq        PRes    missed   chained  unexpected  response min / mean / max          NMT state
+     7           0           0         0         3           0  -                                  NMT_CS_READY_TO_OPERATE (0x6d)
+     9           3           2         1         0           0  7.6 / 7.6 / 7.6 µs                 NMT state 0x42
+
+MN NMT state: NMT_MS_OPERATIONAL (0xfd)
+ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
+";
+        assert_eq!(got, want, "got:\n{got}");
+    }
+
+    #[test]
+    fn the_json_document_leads_with_its_schema_version_and_names_nmt_states() {
+        let (info, a) = sample();
+        let text = json_text(&info, &a);
+        assert!(text.starts_with("{\n  \"schema_version\": 1,\n  \"file\": \"seg.pcapng\",\n"));
+        let d: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            d["link_types"],
+            json!([{"code": 276, "name": "Linux cooked v2 (SLL2)"}])
+        );
+        assert_eq!(d["truncated_records"], 1);
+        assert_eq!(d["unstamped_frames"], 2);
+        assert_eq!(d["held"], false);
+        assert_eq!(d["analysis"]["mn_nmt_name"], "NMT_MS_OPERATIONAL");
+        assert_eq!(
+            d["analysis"]["cns"][0]["nmt_name"],
+            "NMT_CS_READY_TO_OPERATE"
+        );
+        assert_eq!(d["analysis"]["cns"][1]["nmt"], 0x42);
+        assert_eq!(d["analysis"]["cns"][1].get("nmt_name"), Some(&Value::Null));
+        assert_eq!(d["analysis"]["cns"][1]["response"]["mean"], 7_551);
+        assert_eq!(d["analysis"]["wire"]["deviation"], 40);
+        assert_eq!(d["analysis"]["net_time"], Value::Null);
+    }
+
+    #[test]
+    fn microseconds_round_half_away_from_zero() {
+        assert_eq!(us(7_551), "7.6 µs");
+        assert_eq!(us(7_549), "7.5 µs");
+        assert_eq!(us(-7_550), "-7.6 µs");
+        assert_eq!(us(-49), "0.0 µs");
+        assert_eq!(cycle_text(500_000), "500 µs");
+        assert_eq!(cycle_text(500_400), "500.4 µs");
+        assert_eq!(ethertype_name(46), "IEEE 802.3 (length 46)");
+        assert_eq!(ethertype_name(0x1234), "0x1234");
+    }
+}
