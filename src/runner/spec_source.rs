@@ -100,7 +100,7 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         if d == 0 {
             return Err(bad("--duration must be positive; give e.g. --duration 10s"));
         }
-        spec.duration_ns = d;
+        spec.set_duration(d);
     }
     if let Some(w) = a.warmup {
         spec.warmup_ns = w;
