@@ -31,6 +31,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
+use jitterlab_core::powerlink::MAX_CN_NODE;
+use jitterlab_core::preset::PresetChoice;
 use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
@@ -205,6 +207,16 @@ pub struct BenchArgs {
     /// podman, else docker, whichever answers `ENGINE version`].
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,
+
+    /// The rows of a preset's load table: POWERLINK cycle times
+    /// (`--preset powerlink`) [default: 250us,500us,1ms,2ms,5ms,10ms].
+    #[arg(long, value_name = "TIME,…", value_delimiter = ',', value_parser = cycle_time, allow_hyphen_values = true)]
+    pub cycles: Vec<u64>,
+
+    /// The columns of a preset's load table: controlled nodes, 1-239
+    /// (`--preset powerlink`) [default: 3,10,20,40].
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_CN_NODE)))]
+    pub cns: Vec<u8>,
 }
 
 /// `jitterlab report`.
@@ -722,6 +734,7 @@ impl SpecSourceArgs {
             warmup: self.warmup,
             repetitions: self.repetitions,
             usb_path: self.usb_path.clone(),
+            choice: PresetChoice::default(),
         }
     }
 }
@@ -730,7 +743,13 @@ impl BenchArgs {
     /// What the bench is asked for.
     pub fn request(&self) -> BenchRequest {
         BenchRequest {
-            source: self.source.source(),
+            source: SpecSource {
+                choice: PresetChoice {
+                    cycles_ns: self.cycles.clone(),
+                    cns: self.cns.clone(),
+                },
+                ..self.source.source()
+            },
             dry_run: self.dry_run,
             json: self.json.clone(),
             format: self.format.into(),
@@ -854,6 +873,14 @@ fn duration(s: &str) -> Result<u64, String> {
 /// runner, which says what it means for the probe).
 fn period(s: &str) -> Result<u64, String> {
     limits::check_period(duration(s)?)
+}
+
+/// A POWERLINK cycle time of a load table: a period, not 0.
+fn cycle_time(s: &str) -> Result<u64, String> {
+    match period(s)? {
+        0 => Err("a cycle time must be longer than 0".into()),
+        ns => Ok(ns),
+    }
 }
 
 /// A window: a time of at least 1ms (0 is left to the runner).
