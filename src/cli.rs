@@ -239,7 +239,8 @@ pub struct ReportArgs {
     /// Print only these tables (repeat the flag for several) [default: the
     /// configuration table with 2+ configurations, the condition table with
     /// 2+ scenarios, the latency table always, the chase table when a cell
-    /// ran the chase probe, the round-trip table when one ran roundtrip].
+    /// ran the chase probe, the round-trip table when one ran roundtrip,
+    /// the load table when netcycle cells swept cycle times or nodes].
     #[arg(long = "table", value_enum, value_name = "TABLE")]
     pub tables: Vec<TableArg>,
 
@@ -264,6 +265,9 @@ pub enum TableArg {
     /// Seed 001: screw to screw against the worst-case budget, T2→T3,
     /// jitter and execution time per roundtrip cell.
     Roundtrip,
+    /// Seed 004 Tables 2–3: the POWERLINK managing node's CPU load per
+    /// cycle time × controlled nodes, N/A where not held, vs the seed.
+    Load,
 }
 
 /// Formats of `jitterlab report`.
@@ -800,6 +804,7 @@ impl From<TableArg> for tables::Table {
             TableArg::Latency => tables::Table::Latency,
             TableArg::Chase => tables::Table::Chase,
             TableArg::Roundtrip => tables::Table::Roundtrip,
+            TableArg::Load => tables::Table::Load,
         }
     }
 }
