@@ -22,7 +22,7 @@
 //! 60 s as the cap), so a whole table takes minutes; `bench --duration` or an
 //! edited copy of the text (`jitterlab presets --show NAME`) makes it a soak.
 //!
-//! `powerlink` measures its load cells for 10 s each (its module doc says
+//! `powerlink` measures its load cells for 30 s each (its module doc says
 //! why), and lets a user choose the load table's rows and columns
 //! ([`PresetChoice`], [`chosen_text`]).
 //!
@@ -91,7 +91,7 @@ pub const PRESETS: &[PresetInfo] = &[
     PresetInfo {
         name: "powerlink",
         reproduces: "Tables 2-3, System Load: the POWERLINK managing node's CPU load per cycle time x number of controlled nodes, N/A where the cycle cannot be held, against the seed's figures; Tables 4-5, SoC Jitter: min cycle, max cycle and deviation of a 500us cycle under seven stress conditions",
-        summary: "netcycle probes (a POWERLINK MN polling emulated CNs over a veth pair): 250us-10ms x 3-40 CNs idle only, 10s each, and 500us x 3 CNs under idle, cpu, disk, usb, network, scheduling and misc loads, beside the cyclic timer task (500us, 50us scan over 64KiB) of the earlier preset; tuned; 60s per condition cell",
+        summary: "netcycle probes (a POWERLINK MN polling emulated CNs over a veth pair): 250us-10ms x 3-40 CNs idle only, 30s each, and 500us x 3 CNs under idle, cpu, disk, usb, network, scheduling and misc loads, beside the cyclic timer task (500us, 50us scan over 64KiB) of the earlier preset; tuned; 60s per condition cell",
         choice: true,
     },
 ];

@@ -27,17 +27,23 @@
 //! ([`PresetChoice`]: `bench --preset powerlink --cycles 1ms,2ms --cns
 //! 3,10`); the other two probes stay.
 //!
-//! **Why 10 s a load cell.** MEASURE-ME The load is the MN threads' CPU time (the
-//! kernel's per-task `schedstat`, ns) over wall time. Measured here with a
-//! stand-in MN (SoC, PReq/PRes per CN with a blocking wait, SoA each cycle
-//! over raw sockets on a veth pair between two namespaces, the answering
-//! side on the other CPU) for 60 s at 250 µs × 3, 500 µs × 3, 1 ms × 40
-//! and 10 ms × 3: split into 10 s pieces, the load of each piece stays
-//! within ±0.3 percentage points of the whole minute's (1 s pieces spread
-//! up to ±1.5 points at 250 µs). So 10 s gives the one decimal the table
-//! prints, and the 24 cells take 6 minutes instead of 26; the SoC-jitter
-//! and timer-task cells keep the other presets' minute, since their figures
-//! are extremes, which grow with the time measured.
+//! **Why 30 s a load cell.** Measured on this project's machine (two
+//! vCPUs of a virtual machine) with a stand-in managing node — SoC, a PReq
+//! and a blocking wait (`ppoll`, 100 µs timeout) for each PRes, SoA, over
+//! raw sockets on a veth pair between two namespaces, the answering node
+//! on the other CPU, both SCHED_FIFO — for 90 s per point, its thread's
+//! `schedstat` read every second. The load does not settle like an
+//! average of independent cycles: it wanders between levels that last
+//! 10–30 s (500 µs × 3 CNs: 7.3–12.5 % from one second to the next, 8.7 %
+//! over the 90 s; 2 ms × 20 CNs: 27–37 %, 32 %). Pieces of 10 s stray
+//! from the 90 s figure by up to 1.7, 1.2, 3.9 and 0.4 percentage points
+//! at 250 µs × 3, 500 µs × 3, 2 ms × 20 and 10 ms × 3 CNs; pieces of 30 s by
+//! 0.1, 1.0, 2.3 and 0.2. So 30 s a cell: the 21 cells that fit the wire
+//! take 12 minutes, the whole preset 28. Beyond that, repetitions (`bench
+//! --repetitions`, which spread over the machine's drift) say more than
+//! longer cells. The SoC-jitter and timer-task cells keep the other
+//! presets' minute: their figures are extremes, which grow with the time
+//! measured.
 
 use super::{neighbour_line, placement, PresetMachine};
 use crate::defaults::PRIORITY;
@@ -52,7 +58,7 @@ pub const SEED_CYCLES_NS: [u64; 6] = [
 pub const SEED_CNS: [u8; 4] = [3, 10, 20, 40];
 
 /// The measured time of a load cell (see the module doc for why).
-pub const LOAD_DURATION: &str = "10s";
+pub const LOAD_DURATION: &str = "30s";
 
 /// The conditions of Tables 4–5, as the built-in scenarios name them.
 const CONDITIONS: [&str; 7] = [

@@ -161,14 +161,14 @@ fn powerlink_measures_both_tables_on_every_machine_size() {
             )
         );
         assert!(timer.scope.is_default());
-        // Tables 2-3: 6 cycle times × 4 network sizes, idle, 10 s each.
+        // Tables 2-3: 6 cycle times × 4 network sizes, idle, 30 s each.
         let load = &s.probes[2..];
         assert_eq!(load.len(), 24);
         let mut points = Vec::new();
         for p in load {
             let n = p.netcycle().expect("a netcycle probe");
             assert_eq!(p.scope.scenarios, ["idle"], "{}", p.name);
-            assert_eq!(p.scope.duration_ns, Some(10_000_000_000), "{}", p.name);
+            assert_eq!(p.scope.duration_ns, Some(30_000_000_000), "{}", p.name);
             assert_eq!(
                 (n.out_bytes, n.in_bytes, n.chaining),
                 (1, 6, false),
@@ -202,20 +202,20 @@ fn powerlink_measures_both_tables_on_every_machine_size() {
 }
 
 #[test]
-fn powerlink_plans_twenty_one_minutes() {
+fn powerlink_plans_twenty_eight_minutes() {
     let s = parsed("powerlink", "0-1");
-    // 21 load cells × (0.3 s + 5 s + 10 s) + 14 × (0.3 s + 5 s + 60 s) +
+    // 21 load cells × (0.3 s + 5 s + 30 s) + 14 × (0.3 s + 5 s + 60 s) +
     // one 0.2 s calibration; the three N/A (wire) cells take nothing.
-    assert_eq!(s.planned_ns(300_000_000, 200_000_000), 1_235_700_000_000);
+    assert_eq!(s.planned_ns(300_000_000, 200_000_000), 1_655_700_000_000);
     let plan = s.plan_text(300_000_000, 200_000_000);
     let lines: Vec<&str> = plan.lines().collect();
     assert_eq!(
         lines[1..6],
         [
             "  38 cells (1 repetition × 1 configuration × 1 deployment × 38 scenario × probe pairs of 7 scenarios × 26 probes)",
-            "  each cell: set-up 300ms + warm-up 5s + measured 1m (14 cells), 10s (21 cells)",
+            "  each cell: set-up 300ms + warm-up 5s + measured 1m (14 cells), 30s (21 cells)",
             "  once: idle calibration 200ms",
-            "  total: 20m 36s",
+            "  total: 27m 36s",
             "  probes load-250us-3cn … load-10ms-40cn (24) run in scenario idle only",
         ]
     );
@@ -307,21 +307,21 @@ scan = "50us"
 working_set = "64KiB"
 
 # Tables 2-3, stack load: each cycle time x network size on the idle
-# machine, 10s each; the load table compares it with Table 2.
+# machine, 30s each; the load table compares it with Table 2.
 [[probe]]
 kind = "netcycle"
 name = "load-2ms-10cn"
 period = "2ms"
 cns = 10
 scenarios = ["idle"]
-duration = "10s"
+duration = "30s"
 [[probe]]
 kind = "netcycle"
 name = "load-1ms-10cn"
 period = "1ms"
 cns = 10
 scenarios = ["idle"]
-duration = "10s"
+duration = "30s"
 "#
     );
     let ctx = SpecContext {

@@ -911,3 +911,37 @@ fn a_run_read_back_from_the_database_renders_the_same_tables() {
         );
     }
 }
+
+#[test]
+fn a_limited_probe_has_condition_rows_for_its_scenarios_only() {
+    let mut run = powerlink_run();
+    run.scenarios.push("disk".into());
+    let rows = |run: &StoredRun| -> Vec<String> {
+        let got = render(run, &only(Table::Conditions), Format::Text).unwrap();
+        got.lines()
+            .skip_while(|l| !l.starts_with("scenario "))
+            .skip(1)
+            .take_while(|l| !l.starts_with("MN: "))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    // Not limited: a scenario without its cell is `not run`.
+    assert_eq!(rows(&run), ["idle", "cpu", "disk"]);
+    // Limited to idle and cpu: disk was never planned for it.
+    let p = run
+        .probes
+        .iter_mut()
+        .find(|p| p.name == "soc-jitter")
+        .unwrap();
+    p.scope.scenarios = vec!["idle".into(), "cpu".into()];
+    assert_eq!(rows(&run), ["idle", "cpu"]);
+    // Limited to one scenario of several: no table at all.
+    let p = run
+        .probes
+        .iter_mut()
+        .find(|p| p.name == "soc-jitter")
+        .unwrap();
+    p.scope.scenarios = vec!["cpu".into()];
+    let got = render(&run, &only(Table::Conditions), Format::Text).unwrap();
+    assert!(!got.contains("Conditions —"), "{got}");
+}
