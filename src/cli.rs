@@ -31,6 +31,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
+use jitterlab_core::powerlink::MAX_CN_NODE;
+use jitterlab_core::preset::PresetChoice;
 use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
@@ -217,6 +219,16 @@ pub struct BenchArgs {
     /// podman, else docker, whichever answers `ENGINE version`].
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,
+
+    /// The rows of a preset's load table: POWERLINK cycle times
+    /// (`--preset powerlink`) [default: 250us,500us,1ms,2ms,5ms,10ms].
+    #[arg(long, value_name = "TIME,…", value_delimiter = ',', value_parser = cycle_time, allow_hyphen_values = true)]
+    pub cycles: Vec<u64>,
+
+    /// The columns of a preset's load table: controlled nodes, 1-239
+    /// (`--preset powerlink`) [default: 3,10,20,40].
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_CN_NODE)))]
+    pub cns: Vec<u8>,
 }
 
 /// `jitterlab report`.
@@ -239,7 +251,8 @@ pub struct ReportArgs {
     /// Print only these tables (repeat the flag for several) [default: the
     /// configuration table with 2+ configurations, the condition table with
     /// 2+ scenarios, the latency table always, the chase table when a cell
-    /// ran the chase probe, the round-trip table when one ran roundtrip].
+    /// ran the chase probe, the round-trip table when one ran roundtrip,
+    /// the load table when netcycle cells swept cycle times or nodes].
     #[arg(long = "table", value_enum, value_name = "TABLE")]
     pub tables: Vec<TableArg>,
 
@@ -264,6 +277,9 @@ pub enum TableArg {
     /// Seed 001: screw to screw against the worst-case budget, T2→T3,
     /// jitter and execution time per roundtrip cell.
     Roundtrip,
+    /// Seed 004 Tables 2–3: the POWERLINK managing node's CPU load per
+    /// cycle time × controlled nodes, N/A where not held, vs the seed.
+    Load,
 }
 
 /// Formats of `jitterlab report`.
@@ -756,6 +772,7 @@ impl SpecSourceArgs {
             warmup: self.warmup,
             repetitions: self.repetitions,
             usb_path: self.usb_path.clone(),
+            choice: PresetChoice::default(),
         }
     }
 }
@@ -764,7 +781,13 @@ impl BenchArgs {
     /// What the bench is asked for.
     pub fn request(&self) -> BenchRequest {
         BenchRequest {
-            source: self.source.source(),
+            source: SpecSource {
+                choice: PresetChoice {
+                    cycles_ns: self.cycles.clone(),
+                    cns: self.cns.clone(),
+                },
+                ..self.source.source()
+            },
             dry_run: self.dry_run,
             json: self.json.clone(),
             format: self.format.into(),
@@ -815,6 +838,7 @@ impl From<TableArg> for tables::Table {
             TableArg::Latency => tables::Table::Latency,
             TableArg::Chase => tables::Table::Chase,
             TableArg::Roundtrip => tables::Table::Roundtrip,
+            TableArg::Load => tables::Table::Load,
         }
     }
 }
@@ -888,6 +912,14 @@ fn duration(s: &str) -> Result<u64, String> {
 /// runner, which says what it means for the probe).
 fn period(s: &str) -> Result<u64, String> {
     limits::check_period(duration(s)?)
+}
+
+/// A POWERLINK cycle time of a load table: a period, not 0.
+fn cycle_time(s: &str) -> Result<u64, String> {
+    match period(s)? {
+        0 => Err("a cycle time must be longer than 0".into()),
+        ns => Ok(ns),
+    }
 }
 
 /// A window: a time of at least 1ms (0 is left to the runner).

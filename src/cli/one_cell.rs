@@ -49,7 +49,7 @@ use jitterlab_core::limits;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{
     scan_fits, sched_fields, ConfigSettings, Configuration, Deployment, Policy, ProbeParams,
-    ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
@@ -474,6 +474,7 @@ fn probe(params: ProbeParams, period_ns: u64, c: &CommonArgs) -> ProbeSpec {
         max_jitter_ns: c.max_jitter,
         max_exec_ns: c.max_exec,
         params,
+        scope: ProbeScope::default(),
     }
 }
 
@@ -665,6 +666,7 @@ pub fn timerlat_cell(a: &TimerlatRunArgs, online: &CpuList) -> Result<OneCell> {
             user_threads: a.user_threads,
             every_probe_cpu: true,
         },
+        scope: ProbeScope::default(),
     };
     Ok(OneCell {
         spec: spec(config, probe, a.duration),

@@ -630,7 +630,7 @@ pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan, stop: Stop) -> ChaseAr
         iterations: iterations.unwrap_or(jitterlab_core::defaults::ITERATIONS),
         samples,
         duration_ns: match (stop, samples) {
-            (Stop::Duration, None) => Some(spec.duration_ns),
+            (Stop::Duration, None) => Some(spec.cell_duration_ns(cell)),
             _ => None,
         },
         chase_length,

@@ -126,7 +126,7 @@ pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
     let probe = &spec.probes[cell.probe];
     let cpus = probe.cpus(&config.probe_cpus);
     let (duration_ns, cycles) = match opts.stop {
-        Stop::Duration => (Some(spec.duration_ns), None),
+        Stop::Duration => (Some(spec.cell_duration_ns(cell)), None),
         Stop::Cycles(n) => (None, Some(n)),
         Stop::Samples => (None, probe.samples()),
     };

@@ -690,7 +690,7 @@ impl TimerlatRequest {
         TimerlatRequest {
             cpus: probe.cpus(&config.probe_cpus),
             period_ns: probe.period_ns,
-            duration_ns: spec.duration_ns,
+            duration_ns: spec.cell_duration_ns(cell),
             priority: config
                 .priority
                 .map_or(jitterlab_core::defaults::PRIORITY as u8, |p| {

@@ -20,7 +20,11 @@
 //!   deployment and probe; a row per scenario: min and max cycle, here the
 //!   measured *period* `T_per` (seed 004's "cycle"; not the execution time),
 //!   and the deviation `max |T_per − T0|` = `max(max_period − T0, T0 −
-//!   min_period)` with `T0` the configured period.
+//!   min_period)` with `T0` the configured period. For a `netcycle` probe
+//!   both ends of the wire: as the managing node sent the SoCs and as the
+//!   controlled nodes received them. A probe limited to some scenarios has
+//!   rows for those only (none: one scenario compares nothing). See
+//!   [`conditions`].
 //! * **Latency** (seed 003) — a row per cell: min, median, max wake-up latency
 //!   and the share of samples over the run's threshold (named in the column
 //!   header; `-` when the run had none). Chase cells have no row here: they
@@ -42,13 +46,21 @@
 //!   execution-time standard deviation; under it the budget in the seed's
 //!   shape and the verdict (`held` / `FAILED: N samples beyond`). N/A rows
 //!   for configurations the machine could not run. See [`roundtrip`].
+//! * **Load** (seed 004, Tables 2–3) — per configuration × scenario ×
+//!   deployment whose `netcycle` cells sweep cycle times or network sizes:
+//!   rows = cycle times, columns = CNs, each cell the managing node's
+//!   stack load in % or why its cycle time was not held (`N/A (wire)`,
+//!   `N/A (late cycles: k)`, `N/A (missed: k)`), and its ratio to the
+//!   seed's Table 2. See [`load`].
 //!
 //! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
 //! configuration tables when it has two configurations or more (the ones it
 //! could not run count: their `N/A` row is a finding), the condition tables
 //! when it has two scenarios or more, the latency table always, the chase
-//! table when a cell ran the chase probe, and the round-trip table when a
-//! cell ran the roundtrip probe. A table with nothing to show
+//! table when a cell ran the chase probe, the round-trip table when a cell
+//! ran the roundtrip probe, and the load table when `netcycle` cells of one
+//! configuration, scenario and deployment ran at two cycle times or more,
+//! or two network sizes or more. A table with nothing to show
 //! is left out (a run of chases only gets the chase table alone).
 //!
 //! # Repetitions, failures, missing figures
@@ -80,15 +92,17 @@
 //! * `md` — the same as GitHub pipe tables under `###` titles.
 //! * `csv` — one document: a header row, then every table's rows, told apart
 //!   by the first column `table` (`configurations`, `conditions`, `latency`,
-//!   `chase`, `roundtrip`). The columns are the same whatever tables a run
+//!   `chase`, `roundtrip`, `load`). The columns are the same whatever tables a run
 //!   has: the key columns, the repetition and status columns, then every
 //!   table's figures in integer ns or, for the chase, integer cycles (each
 //!   with `_min`/`_max`, equal for one repetition); fields that do not
-//!   belong to a row's table are empty. The one exception: the round-trip
-//!   table's columns come last and only when the run has that table, so the
-//!   CSV of every other run reads byte for byte as it did before the table
-//!   existed (stored runs render as they did). The explanations are not
-//!   part of it.
+//!   belong to a row's table are empty. The exceptions: the columns of the
+//!   round-trip table, of the load table and of the controlled nodes' side
+//!   of a `netcycle` condition table come last and only when the run has
+//!   them, so the CSV of every other run reads byte for byte as it did
+//!   before they existed (stored runs render as they did). The load table
+//!   is one row per cell there (its grid is for people). The explanations
+//!   are not part of it.
 //! * `json` — `{"schema_version":1,"run":ID,…,"tables":[{"name","title",
 //!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
 //!   and values as the CSV (numbers as numbers, times in ns, `null` where a
@@ -114,8 +128,11 @@
 // binary itself uses nothing here but the tests do.
 
 mod build;
+mod chase;
 mod compare;
+mod conditions;
 mod explain;
+mod load;
 mod roundtrip;
 mod sheet;
 #[cfg(test)]
@@ -162,6 +179,9 @@ pub enum Table {
     /// Per roundtrip cell: screw to screw against the worst-case budget,
     /// the controller's T2→T3, jitter and execution time (seed 001).
     Roundtrip,
+    /// Per cycle time × network size: the POWERLINK managing node's CPU
+    /// load, N/A where not held, against seed 004's Table 2.
+    Load,
 }
 
 #[cfg(test)]
@@ -175,6 +195,7 @@ impl Table {
             Table::Latency => "latency",
             Table::Chase => "chase",
             Table::Roundtrip => "roundtrip",
+            Table::Load => "load",
         }
     }
 }
@@ -238,6 +259,9 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
         if roundtrip::any_roundtrip(run) {
             t.push(Table::Roundtrip);
         }
+        if load::any_sweep(run) {
+            t.push(Table::Load);
+        }
         t
     };
     let mut sheets: Vec<Sheet> = Vec::new();
@@ -245,10 +269,11 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
     for t in tables {
         let s = match t {
             Table::Configurations => build::configurations(run, &baseline),
-            Table::Conditions => build::conditions(run),
+            Table::Conditions => conditions::conditions(run),
             Table::Latency => build::latency(run),
-            Table::Chase => build::chase(run, &baseline),
+            Table::Chase => chase::chase(run, &baseline),
             Table::Roundtrip => roundtrip::roundtrip(run),
+            Table::Load => load::load(run),
         };
         if s.is_empty() && explicit {
             notes.push(match t {
@@ -273,6 +298,10 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
                 ),
                 Table::Roundtrip => format!(
                     "no round-trip table: no cell of run {} ran the roundtrip probe",
+                    run.id
+                ),
+                Table::Load => format!(
+                    "no load table: no cell of run {} ran the netcycle probe",
                     run.id
                 ),
             });
@@ -329,7 +358,7 @@ fn text(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation])
         o.push_str(&shown(n));
         o.push('\n');
     }
-    for s in sheets {
+    for s in sheets.iter().filter(|s| s.printed()) {
         o.push('\n');
         s.write_text(&mut o);
     }
@@ -361,7 +390,7 @@ fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -
         o.push_str(&sheet::md_escape(n));
         o.push('\n');
     }
-    for s in sheets {
+    for s in sheets.iter().filter(|s| s.printed()) {
         o.push('\n');
         s.write_md(&mut o);
     }
@@ -379,16 +408,19 @@ fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -
 
 fn csv(sheets: &[Sheet]) -> String {
     let mut columns = build::csv_columns();
-    // The round-trip columns only when the run has that table, so the CSV
-    // of every other run reads as it did before the table existed.
-    if sheets.iter().any(|s| s.name == "roundtrip") {
-        for n in roundtrip::csv_columns() {
+    // The columns of the round-trip table, the load table and the
+    // controlled nodes' side of a netcycle condition table only when the
+    // run has them, in the order its tables bring them, so the CSV of
+    // every other run reads as it did before they existed.
+    let scripts: Vec<&Sheet> = sheets.iter().filter(|s| s.for_scripts()).collect();
+    for s in &scripts {
+        for n in s.machine_columns() {
             if !columns.contains(&n) {
                 columns.push(n);
             }
         }
     }
-    sheet::csv(&columns, sheets)
+    sheet::csv(&columns, &scripts)
 }
 
 #[derive(Serialize)]
@@ -426,7 +458,11 @@ fn json(
             })
             .collect(),
         notes,
-        tables: sheets.iter().map(Sheet::json).collect(),
+        tables: sheets
+            .iter()
+            .filter(|s| s.for_scripts())
+            .map(Sheet::json)
+            .collect(),
         explanations,
     };
     let mut s = serde_json::to_string_pretty(&doc)?;

@@ -318,7 +318,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
     out!("{}", spec.plan_text(SETUP_NS, once_ns))?;
     // Cells this machine will skip (e.g. usb without a path) take no time.
-    let mut skipped = 0u64;
+    let (mut skipped, mut skipped_ns) = (0u64, 0u64);
     for (i, cp) in cells.iter().enumerate() {
         let skip = plan_load(&spec, cp, None)?.skip;
         let skip = skip.or_else(|| {
@@ -328,13 +328,16 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         });
         if let Some(why) = skip {
             skipped += 1;
+            // The plan's total already leaves out the cells N/A everywhere.
+            if spec.cell_na(cp).is_none() {
+                skipped_ns += SETUP_NS + spec.warmup_ns + spec.cell_duration_ns(cp);
+            }
             outln!("  {}/{} will be skipped: {why}", i + 1, cells.len())?;
         }
     }
-    let per_cell = SETUP_NS + spec.warmup_ns + spec.duration_ns;
     let planned_ns = spec
         .planned_ns(SETUP_NS, once_ns)
-        .saturating_sub(skipped * per_cell);
+        .saturating_sub(skipped_ns);
     if skipped > 0 {
         outln!(
             "  total without the skipped cells: {}",
@@ -641,7 +644,9 @@ impl Bench<'_> {
 
         let mut load = plan_load(spec, cp, Some(&self.disk_dirs))?;
         if load.skip.is_none() {
-            load.skip = probe::cell_unavailable(spec, cp, self.root, self.engine);
+            load.skip = spec
+                .cell_na(cp)
+                .or_else(|| probe::cell_unavailable(spec, cp, self.root, self.engine));
         }
         if let Some(why) = load.skip {
             context.notes.push(why.clone());

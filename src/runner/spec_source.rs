@@ -3,7 +3,9 @@
 //!
 //! A spec file is read with a size limit ([`limits::MAX_SPEC_BYTES`]), a
 //! preset is fitted to the machine (its online CPUs and what it offers for
-//! cache allocation), both are parsed by the one spec parser in core, and the
+//! cache allocation) and to the rows and columns of its load table the user
+//! chose (`--cycles`, `--cns`: only a preset with a load table takes them),
+//! both are parsed by the one spec parser in core, and the
 //! command line's overrides (`--duration`, `--warmup`, `--repetitions`,
 //! `--usb-path`) are applied and checked against the same limits. Everything
 //! here only reads: a bench and `apply` start from [`load`]'s result.
@@ -13,8 +15,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use jitterlab_core::limits;
-use jitterlab_core::preset::{self, PresetMachine};
+use jitterlab_core::preset::{self, PresetChoice, PresetMachine};
 use jitterlab_core::spec::{self, ProbeParams, Spec, SpecContext};
+use jitterlab_core::units::format_duration_exact;
 use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
@@ -38,6 +41,8 @@ pub struct SpecSource {
     pub repetitions: Option<u32>,
     /// `--usb-path`: the `usb` scenario's directory when the spec gives none.
     pub usb_path: Option<PathBuf>,
+    /// `--cycles`, `--cns`: the rows and columns of a preset's load table.
+    pub choice: PresetChoice,
 }
 
 /// The spec, loaded and validated, with what the machine cannot run.
@@ -49,24 +54,50 @@ pub struct Loaded {
 }
 
 /// Preset `name` fitted to this machine (its online CPUs and what it offers
-/// for cache allocation): the spec text and the configurations it cannot
-/// run, with the reason. BadInput for an unknown name.
+/// for cache allocation) with the user's `choice` of its load table's rows
+/// and columns: the spec text and the configurations it cannot run, with
+/// the reason. BadInput for an unknown name, and for a choice the preset
+/// takes none of.
 fn fitted_preset(
     root: &Path,
     online: &CpuList,
     name: &str,
+    choice: &PresetChoice,
 ) -> Result<(String, Vec<(String, String)>)> {
     let cache = settings::resctrl::capabilities(root)?;
     let machine = PresetMachine {
         online,
         cache: cache.as_ref(),
     };
-    let text = preset::preset_text(name, &machine).ok_or_else(|| {
-        bad(format!(
-            "there is no preset {name}; list them with: jitterlab presets"
-        ))
-    })?;
+    let text = preset::chosen_text(name, &machine, choice)
+        .ok_or_else(|| {
+            bad(format!(
+                "there is no preset {name}; list them with: jitterlab presets"
+            ))
+        })?
+        .map_err(bad)?;
     Ok((text, preset::unavailable(name, &machine)))
+}
+
+/// Refuses a `--cycles` or `--cns` that lists a value twice: the load
+/// table would have the same row or column twice.
+fn check_choice(choice: &PresetChoice) -> Result<()> {
+    for (i, c) in choice.cycles_ns.iter().enumerate() {
+        if choice.cycles_ns[..i].contains(c) {
+            return Err(bad(format!(
+                "--cycles lists {} twice; give each cycle time once",
+                format_duration_exact(*c)
+            )));
+        }
+    }
+    for (i, n) in choice.cns.iter().enumerate() {
+        if choice.cns[..i].contains(n) {
+            return Err(bad(format!(
+                "--cns lists {n} twice; give each number of controlled nodes once"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Reads and validates the spec or preset, with the command line's
@@ -74,9 +105,15 @@ fn fitted_preset(
 pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
     let online = host::online_cpus(root)?;
     let (text, file, unavailable) = match (&a.spec, &a.preset) {
+        (Some(_), None) if !a.choice.is_empty() => {
+            return Err(bad(
+                "--cycles and --cns choose the rows and columns of a preset's load table (--preset powerlink); a spec file lists its [[probe]] tables itself",
+            ))
+        }
         (Some(p), None) => (read_spec(p)?, p.display().to_string(), Vec::new()),
         (None, Some(name)) => {
-            let (text, unavailable) = fitted_preset(root, &online, name)?;
+            check_choice(&a.choice)?;
+            let (text, unavailable) = fitted_preset(root, &online, name, &a.choice)?;
             (text, format!("preset {name}"), unavailable)
         }
         (None, None) => {
@@ -100,7 +137,7 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         if d == 0 {
             return Err(bad("--duration must be positive; give e.g. --duration 10s"));
         }
-        spec.duration_ns = d;
+        spec.set_duration(d);
     }
     if let Some(w) = a.warmup {
         spec.warmup_ns = w;
@@ -179,7 +216,10 @@ fn read_spec(p: &Path) -> Result<String> {
 pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
     let online: CpuList = host::online_cpus(root)?;
     match show {
-        Some(name) => out!("{}", fitted_preset(root, &online, name)?.0)?,
+        Some(name) => out!(
+            "{}",
+            fitted_preset(root, &online, name, &PresetChoice::default())?.0
+        )?,
         None => {
             let cache = settings::resctrl::capabilities(root)?;
             let machine = PresetMachine {
@@ -194,6 +234,13 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
             for p in preset::PRESETS {
                 outln!("{:<w$}  {}", p.name, p.summary)?;
                 outln!("{:<w$}  reproduces: {}", "", p.reproduces)?;
+                if p.choice {
+                    outln!(
+                        "{:<w$}  choose its load table's rows and columns: bench --preset {} --cycles TIME,… --cns N,…",
+                        "",
+                        p.name
+                    )?;
+                }
                 for (c, why) in preset::unavailable(p.name, &machine) {
                     outln!("{:<w$}  configuration {c}: N/A: {why}", "")?;
                 }

@@ -762,6 +762,12 @@ impl Store {
                 .map(|j| serde_json::from_str(&j))
                 .transpose()
                 .with_context(|| format!("reading the spec of run {run}"))?;
+        // The probes of a spec this version cannot read are left out: the
+        // tables then read what the cells stored.
+        let probes = spec
+            .as_ref()
+            .and_then(|s| serde_json::from_value(s.spec.get("probes")?.clone()).ok())
+            .unwrap_or_default();
         let (configurations, scenarios, unavailable) = match spec {
             Some(s) => (s.configurations, s.scenarios, s.unavailable),
             None => {
@@ -790,6 +796,7 @@ impl Store {
             scenarios,
             unavailable,
             cells,
+            probes,
         })
     }
 

@@ -216,4 +216,11 @@ pub struct StoredRun {
     pub unavailable: Vec<(String, String)>,
     /// Every cell, in the order it ran.
     pub cells: Vec<StoredCell>,
+    /// A bench's probes as its spec gave them (their parameters and the
+    /// scenarios they were limited to): the tables read what a cell that
+    /// stored no result measured, e.g. the cycle time and nodes of a
+    /// skipped `N/A (wire)` cell. Empty for a `jitterlab run` and a bench
+    /// stored before they were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<crate::spec::ProbeSpec>,
 }

@@ -90,6 +90,7 @@ fn probe_with(params: ProbeParams) -> ProbeSpec {
         max_jitter_ns: None,
         max_exec_ns: None,
         params,
+        scope: ProbeScope::default(),
     }
 }
 

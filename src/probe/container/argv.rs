@@ -204,7 +204,7 @@ pub fn inner_argv(
     if !samples_stop {
         match stop {
             Stop::Cycles(n) => flag("cycles", n.to_string()),
-            Stop::Duration | Stop::Samples => flag("duration", t(spec.duration_ns)),
+            Stop::Duration | Stop::Samples => flag("duration", t(spec.cell_duration_ns(cell))),
         }
     }
     // Scheduling, as the configuration asks.

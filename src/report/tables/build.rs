@@ -1,4 +1,5 @@
-//! From stored cells to the four tables: grouping repetitions into rows,
+//! From stored cells to the tables of seeds 000, 002 and 003 (the
+//! conditions, round-trip and load tables have modules of their own): grouping repetitions into rows,
 //! picking each figure from a cell's summaries, and laying the rows out.
 //!
 //! A cell's per-metric summaries are in `result.combined` when the probe ran
@@ -18,7 +19,6 @@ use jitterlab_core::probe::MetricUnit;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::result::RunResult;
 use jitterlab_core::stats::MetricSummary;
-use jitterlab_core::units::format_duration_exact;
 use serde_json::{json, Value};
 
 use super::sheet::{Cell, Col, Sheet};
@@ -311,21 +311,9 @@ pub(super) const MAX_SAMPLE_JITTER: Fig = Fig {
 };
 
 const CONFIG_FIGS: [Fig; 4] = [MAX_JITTER, MIN_JITTER, MAX_EXEC, MEAN_EXEC];
-const CONDITION_FIGS: [Fig; 3] = [MIN_PERIOD, MAX_PERIOD, DEVIATION];
 const LATENCY_FIGS: [Fig; 3] = [MIN_LATENCY, P50_LATENCY, MAX_LATENCY];
-const CHASE_FIGS: [Fig; 6] = [
-    MIN_CHASE,
-    P50_CHASE,
-    P99_CHASE,
-    MAX_CHASE,
-    P50_SAMPLE_JITTER,
-    MAX_SAMPLE_JITTER,
-];
-/// The chase figure the "jitter vs baseline" column compares.
-const CHASE_VS: Fig = P50_SAMPLE_JITTER;
-
 /// A figure's `_min`/`_max` machine names.
-fn spread_names(id: &str) -> [String; 2] {
+pub(super) fn spread_names(id: &str) -> [String; 2] {
     [format!("{id}_min"), format!("{id}_max")]
 }
 
@@ -417,7 +405,7 @@ impl<'a> Group<'a> {
     }
 
     /// True when its probe is the chase.
-    fn is_chase(&self) -> bool {
+    pub fn is_chase(&self) -> bool {
         self.kind() == Some(ProbeKind::Chase)
     }
 
@@ -601,7 +589,7 @@ pub(super) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
 /// measured `metric`, or no cell has figures yet and the probe name names a
 /// kind whose descriptor has the metric (so the rows show why there are
 /// none).
-fn applies(members: &[&Group], metric_name: &str) -> bool {
+pub(super) fn applies(members: &[&Group], metric_name: &str) -> bool {
     let mut any = false;
     for g in members {
         for c in &g.cells {
@@ -647,7 +635,7 @@ pub(super) fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
 }
 
 /// [`row_notes`] as a new list.
-fn notes_of(members: &[&Group]) -> Vec<String> {
+pub(super) fn notes_of(members: &[&Group]) -> Vec<String> {
     let mut notes = Vec::new();
     row_notes(members, &mut notes);
     notes
@@ -681,20 +669,6 @@ fn configuration_cols() -> Vec<Col> {
     cols
 }
 
-fn condition_cols() -> Vec<Col> {
-    let mut cols = vec![
-        key_cols("scenario"),
-        reps_col(),
-        Col::hidden(&["status"]),
-        Col::hidden(&["t0_ns"]),
-    ];
-    for f in CONDITION_FIGS {
-        let [a, b] = spread_names(f.id);
-        cols.push(Col::right(f.head, &[&a, &b]));
-    }
-    cols
-}
-
 /// The latency table's columns; the `latency` column (which metric a row
 /// is) is printed only when `show_metric`, else it is for scripts only.
 fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
@@ -718,32 +692,15 @@ fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
     cols
 }
 
-fn chase_cols() -> Vec<Col> {
-    let mut cols = vec![
-        key_cols("cell"),
-        reps_col(),
-        Col::hidden(&["status"]),
-        Col::hidden(&["note"]),
-        Col::hidden(&["baseline"]),
-    ];
-    for f in CHASE_FIGS {
-        let [a, b] = spread_names(f.id);
-        cols.push(Col::right(f.head, &[&a, &b]));
-    }
-    let [a, b] = spread_names(&format!("{}_vs_baseline_pct", CHASE_VS.stem));
-    cols.push(Col::right("jitter vs baseline", &[&a, &b]));
-    cols
-}
-
 /// The CSV header after `table`: every table's machine columns, key and
 /// status columns first, each name once.
 pub(super) fn csv_columns() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for cols in [
         configuration_cols(),
-        condition_cols(),
+        super::conditions::condition_cols(false),
         latency_cols("", true),
-        chase_cols(),
+        super::chase::chase_cols(),
     ] {
         for n in cols.into_iter().flat_map(|c| c.names) {
             if !v.contains(&n) {
@@ -859,68 +816,6 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
             cols,
             rows,
             notes,
-        });
-    }
-    sheets
-}
-
-/// Seed 004, Tables 4–5: one table per (configuration, deployment, probe).
-pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
-    let groups = groups(run);
-    let scenarios = scenario_names(run);
-    let keys = distinct(&groups, |g| (g.configuration, g.deployment, g.probe));
-    let mut sheets = Vec::new();
-    for (configuration, deployment, probe) in keys {
-        let members: Vec<&Group> = groups
-            .iter()
-            .filter(|g| {
-                (g.configuration, g.deployment, g.probe) == (configuration, deployment, probe)
-            })
-            .collect();
-        if !applies(&members, "period") {
-            continue;
-        }
-        let cols = condition_cols();
-        let mut rows = Vec::new();
-        let mut shown: Vec<&Group> = Vec::new();
-        let mut t0 = None;
-        for s in &scenarios {
-            let Some(g) = members.iter().find(|g| g.scenario == s) else {
-                rows.push(empty_row(
-                    &cols,
-                    [configuration, s, deployment, probe],
-                    s,
-                    "not run",
-                    "not run",
-                    None,
-                ));
-                continue;
-            };
-            shown.push(g);
-            let row_t0 = g.measured().first().map(|(r, _)| r.params.period_ns);
-            t0 = t0.or(row_t0);
-            let mut row = vec![
-                Cell::new(s.as_str(), g.key_values()),
-                g.reps_cell(),
-                g.status_cell(),
-                Cell::hidden(vec![row_t0.map_or(Value::Null, |v| json!(v))]),
-            ];
-            for f in &CONDITION_FIGS {
-                row.push(g.fig_cell(f));
-            }
-            rows.push(row);
-        }
-        let t0_text = t0.map_or(String::new(), |t| {
-            format!(" (T0 = {})", format_duration_exact(t))
-        });
-        sheets.push(Sheet {
-            name: "conditions",
-            title: format!(
-                "Conditions — configuration {configuration}, {deployment}, {probe}{t0_text}"
-            ),
-            cols,
-            rows,
-            notes: notes_of(&shown),
         });
     }
     sheets
@@ -1045,85 +940,4 @@ fn over_threshold_share(s: &MetricSummary) -> Option<i64> {
 /// table).
 pub(super) fn any_chase(run: &StoredRun) -> bool {
     groups(run).iter().any(Group::is_chase)
-}
-
-/// The note under the chase table that names its unit.
-pub(super) const CHASE_UNIT_NOTE: &str = "figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario";
-
-/// Seed 002: one row per chase cell — cycles per chase (min, median, p99,
-/// max) and the sample jitter (median, max), the median jitter as a
-/// percentage of the same scenario's baseline row. A configuration the
-/// machine could not run gets an `N/A` row per (scenario, deployment,
-/// probe) that has chase cells, and a footnote with the reason; one that
-/// ran no chase for another reason has no row. Empty when no cell is a
-/// chase.
-pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
-    let groups: Vec<Group> = groups(run).into_iter().filter(Group::is_chase).collect();
-    if groups.is_empty() {
-        return Vec::new();
-    }
-    let cols = chase_cols();
-    let keys = distinct(&groups, |g| (g.scenario, g.deployment, g.probe));
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    let mut shown: Vec<&Group> = Vec::new();
-    for c in &configuration_names(run) {
-        let mine: Vec<&Group> = groups.iter().filter(|g| g.configuration == c).collect();
-        if mine.is_empty() {
-            let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) else {
-                continue;
-            };
-            for &(scenario, deployment, probe) in &keys {
-                rows.push(empty_row(
-                    &cols,
-                    [c, scenario, deployment, probe],
-                    &format!("{c}/{scenario}/{deployment}/{probe}"),
-                    "unavailable",
-                    "N/A",
-                    Some(reason),
-                ));
-            }
-            notes.push(format!("N/A {c}: {reason}"));
-            continue;
-        }
-        for g in mine {
-            shown.push(g);
-            let mut row = vec![
-                Cell::new(g.name(), g.key_values()),
-                g.reps_cell(),
-                g.status_cell(),
-                Cell::hidden(vec![Value::Null]),
-                Cell::hidden(vec![json!(baseline)]),
-            ];
-            for f in &CHASE_FIGS {
-                row.push(g.fig_cell(f));
-            }
-            let s = g.spread(&CHASE_VS);
-            let base = groups
-                .iter()
-                .find(|b| {
-                    b.configuration == baseline
-                        && (b.scenario, b.deployment, b.probe)
-                            == (g.scenario, g.deployment, g.probe)
-                })
-                .and_then(|b| b.spread(&CHASE_VS));
-            let ratio = s.zip(base).and_then(|(s, b)| ratio_spread(s, b));
-            let text = match (s, ratio) {
-                (None, _) => "-".to_string(),
-                (Some(_), None) => "n/a".to_string(),
-                (Some(_), Some(r)) => pct1_text(r),
-            };
-            row.push(Cell::new(text, pct1_values(ratio)));
-            rows.push(row);
-        }
-    }
-    row_notes(&shown, &mut notes);
-    notes.push(CHASE_UNIT_NOTE.into());
-    vec![Sheet {
-        name: "chase",
-        title: format!("Chase (baseline: {baseline})"),
-        cols,
-        rows,
-        notes,
-    }]
 }

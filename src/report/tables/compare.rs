@@ -255,7 +255,7 @@ pub(super) fn render(a: &StoredRun, b: &StoredRun, format: Format) -> Result<Str
             s.write_md(&mut o);
             o
         }
-        Format::Csv => sheet::csv(&s.machine_columns(), std::slice::from_ref(&s)),
+        Format::Csv => sheet::csv(&s.machine_columns(), &[&s]),
         Format::Json => {
             let doc = JsonCompare {
                 schema_version: TABLES_SCHEMA_VERSION,

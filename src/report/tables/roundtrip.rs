@@ -157,12 +157,6 @@ pub(super) fn columns() -> Vec<Col> {
     cols
 }
 
-/// The machine column names of the table, in order (the CSV adds them to
-/// its header when a run has this table).
-pub(super) fn csv_columns() -> Vec<String> {
-    columns().into_iter().flat_map(|c| c.names).collect()
-}
-
 /// Samples beyond the budget and round trips of a row, summed over the
 /// results its figures come from; `None` when none stored a verdict.
 fn over_budget(g: &Group) -> Option<(u64, u64)> {

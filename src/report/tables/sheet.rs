@@ -91,7 +91,8 @@ impl Cell {
 
 /// One table.
 pub(super) struct Sheet {
-    /// `configurations`, `conditions`, `latency`, `chase` or `compare`.
+    /// `configurations`, `conditions`, `latency`, `chase`, `roundtrip`,
+    /// `load` or `compare`.
     pub name: &'static str,
     /// The title line.
     pub title: String,
@@ -145,6 +146,21 @@ fn push_line(o: &mut String, cells: &[&str], widths: &[usize], right: &[bool]) {
 }
 
 impl Sheet {
+    /// True when people read it: some column is printed. A table may be
+    /// printed in one layout and written for scripts in another (the load
+    /// table: a cycle × nodes grid for people, a row per cell for
+    /// scripts), as two sheets: one whose columns are all printed without
+    /// machine names, one whose columns are all hidden.
+    pub fn printed(&self) -> bool {
+        self.cols.iter().any(|c| c.head.is_some())
+    }
+
+    /// True when scripts read it (CSV, JSON): some column has a machine
+    /// name.
+    pub fn for_scripts(&self) -> bool {
+        self.cols.iter().any(|c| !c.names.is_empty())
+    }
+
     fn shown(&self) -> Vec<usize> {
         (0..self.cols.len())
             .filter(|&i| self.cols[i].head.is_some())
@@ -269,7 +285,7 @@ pub(super) fn csv_field(v: &Value) -> String {
 /// One CSV document: the header `table,<columns>` and every sheet's rows,
 /// each value under its column's name (empty where a sheet has no such
 /// column). Lines end with `\n`.
-pub(super) fn csv(columns: &[String], sheets: &[Sheet]) -> String {
+pub(super) fn csv(columns: &[String], sheets: &[&Sheet]) -> String {
     let mut o = String::from("table");
     for c in columns {
         o.push(',');

@@ -490,6 +490,7 @@ fn fixture_run() -> StoredRun {
             "no L3 cache allocation on this CPU (/sys/fs/resctrl has no L3 schemata)".into(),
         )],
         cells,
+        probes: Vec::new(),
     }
 }
 
@@ -547,6 +548,7 @@ fn single_run() -> StoredRun {
                 ..CellContext::default()
             },
         }],
+        probes: Vec::new(),
     }
 }
 
@@ -1373,6 +1375,7 @@ fn chase_run() -> StoredRun {
                 ch((18_020, 18_400, 20_100, 26_000), (2_000, 8_000)),
             ),
         ],
+        probes: Vec::new(),
     }
 }
 
@@ -1778,6 +1781,7 @@ fn epics_run() -> StoredRun {
                 ],
             ),
         ],
+        probes: Vec::new(),
     }
 }
 

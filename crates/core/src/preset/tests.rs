@@ -3,6 +3,7 @@
 //! resctrl capabilities of the seeds' machines).
 
 use super::*;
+use crate::netcycle::NetcycleParams;
 use crate::resctrl::{CacheInfo, Capabilities, Resource};
 use crate::result::ProbeKind;
 use crate::spec::{parse, Policy, ProbeParams, SpecContext};
@@ -104,7 +105,7 @@ fn codesys_reproduces_table_10_on_every_machine_size() {
 }
 
 #[test]
-fn powerlink_reproduces_tables_4_and_5_on_every_machine_size() {
+fn powerlink_measures_both_tables_on_every_machine_size() {
     for (online, probe, neighbours, warnings) in [
         ("0-1", vec![1], vec![0], 0),
         ("0-7", vec![7], (0..7).collect::<Vec<_>>(), 0),
@@ -137,14 +138,302 @@ fn powerlink_reproduces_tables_4_and_5_on_every_machine_size() {
         for sc in &s.scenarios {
             assert_eq!(sc.builtin.as_deref(), Some(sc.name.as_str()));
         }
-        let p = &s.probes[0];
+        // Tables 4-5 with frames, under every condition.
+        let jitter = &s.probes[0];
+        assert_eq!(jitter.name, "soc-jitter");
+        assert_eq!(jitter.period_ns, 500_000);
+        assert_eq!(jitter.netcycle(), Some(&NetcycleParams::default()));
+        assert!(jitter.scope.is_default());
+        // The earlier preset's timer task, under the same name.
+        let timer = &s.probes[1];
         assert_eq!(
-            (p.kind(), p.period_ns, p.scan()),
-            (ProbeKind::Cyclic, 500_000, Some((64 << 10, 50_000)))
+            (
+                timer.name.as_str(),
+                timer.kind(),
+                timer.period_ns,
+                timer.scan()
+            ),
+            (
+                "cyclic",
+                ProbeKind::Cyclic,
+                500_000,
+                Some((64 << 10, 50_000))
+            )
         );
+        assert!(timer.scope.is_default());
+        // Tables 2-3: 6 cycle times × 4 network sizes, idle, 30 s each.
+        let load = &s.probes[2..];
+        assert_eq!(load.len(), 24);
+        let mut points = Vec::new();
+        for p in load {
+            let n = p.netcycle().expect("a netcycle probe");
+            assert_eq!(p.scope.scenarios, ["idle"], "{}", p.name);
+            assert_eq!(p.scope.duration_ns, Some(30_000_000_000), "{}", p.name);
+            assert_eq!(
+                (n.out_bytes, n.in_bytes, n.chaining),
+                (1, 6, false),
+                "{}: seed 004 Table 1",
+                p.name
+            );
+            points.push((p.period_ns, n.cns));
+        }
+        let want: Vec<(u64, u8)> = SEED_CYCLES_NS
+            .iter()
+            .flat_map(|&c| SEED_CNS.iter().map(move |&n| (c, n)))
+            .collect();
+        assert_eq!(points, want);
+        assert_eq!(s.probes[2].name, "load-250us-3cn");
+        assert_eq!(s.probes[25].name, "load-10ms-40cn");
         assert_eq!(s.warnings.len(), warnings, "{online}: {:?}", s.warnings);
-        assert_eq!(s.cells().len(), 7);
+        let cells = s.cells();
+        assert_eq!(cells.len(), 7 + 7 + 24);
+        // The frames of three cells cannot fit the wire, as in the seed
+        // (whose 250 µs × 10 CNs was not held either).
+        let na: Vec<String> = cells
+            .iter()
+            .filter(|c| s.cell_na(c).is_some())
+            .map(|c| c.key.probe.clone())
+            .collect();
+        assert_eq!(
+            na,
+            ["load-250us-20cn", "load-250us-40cn", "load-500us-40cn"]
+        );
     }
+}
+
+#[test]
+fn powerlink_plans_twenty_eight_minutes() {
+    let s = parsed("powerlink", "0-1");
+    // 21 load cells × (0.3 s + 5 s + 30 s) + 14 × (0.3 s + 5 s + 60 s) +
+    // one 0.2 s calibration; the three N/A (wire) cells take nothing.
+    assert_eq!(s.planned_ns(300_000_000, 200_000_000), 1_655_700_000_000);
+    let plan = s.plan_text(300_000_000, 200_000_000);
+    let lines: Vec<&str> = plan.lines().collect();
+    assert_eq!(
+        lines[1..6],
+        [
+            "  38 cells (1 repetition × 1 configuration × 1 deployment × 38 scenario × probe pairs of 7 scenarios × 26 probes)",
+            "  each cell: set-up 300ms + warm-up 5s + measured 1m (14 cells), 30s (21 cells)",
+            "  once: idle calibration 200ms",
+            "  total: 27m 36s",
+            "  probes load-250us-3cn … load-10ms-40cn (24) run in scenario idle only",
+        ]
+    );
+    assert_eq!(
+        lines[6],
+        "  1/38   tuned/idle/host/soc-jitter        rep 1  (warm-up 5s + 1m)"
+    );
+    assert_eq!(
+        lines[10],
+        "  5/38   tuned/idle/host/load-250us-20cn   rep 1  (N/A (wire): 20 CNs need at least 282.2 µs of wire time per cycle at 100 Mbit/s, more than the 250 µs cycle; skipped)"
+    );
+}
+
+#[test]
+fn powerlink_takes_the_load_table_rows_and_columns_a_user_chooses() {
+    let online = CpuList::parse("0-1").unwrap();
+    let machine = PresetMachine {
+        online: &online,
+        cache: None,
+    };
+    let choice = PresetChoice {
+        cycles_ns: vec![2_000_000, 1_000_000],
+        cns: vec![10],
+    };
+    let text = chosen_text("powerlink", &machine, &choice)
+        .expect("a preset")
+        .expect("powerlink takes a choice");
+    assert_eq!(
+        text,
+        r#"# Preset powerlink: seed 004, Tables 2-3 (stack load) and 4-5 (SoC jitter).
+# A POWERLINK managing node (MN) polls emulated controlled nodes (CNs) over
+# a veth pair: Table 1's payloads (1 output, 6 input bytes per CN).
+# The source measured 10 million cycles (83 min) per condition; edit the
+# durations for that.
+name = "powerlink"
+duration = "60s"
+warmup = "5s"
+
+[[configuration]]
+name = "tuned"
+probe_cpus = "1"
+neighbour_cpus = "0"
+policy = "fifo"
+priority = 95
+dma_latency = true
+
+[[scenario]]
+name = "idle"
+builtin = "idle"
+
+[[scenario]]
+name = "cpu"
+builtin = "cpu"
+
+[[scenario]]
+name = "disk"
+builtin = "disk"
+
+[[scenario]]
+name = "usb"
+builtin = "usb"
+
+[[scenario]]
+name = "network"
+builtin = "network"
+
+[[scenario]]
+name = "scheduling"
+builtin = "scheduling"
+
+[[scenario]]
+name = "misc"
+builtin = "misc"
+
+# Tables 4-5, SoC jitter: the MN at 500 us with 3 CNs under the seven
+# conditions; min cycle, max cycle and deviation as sent and as received.
+[[probe]]
+kind = "netcycle"
+name = "soc-jitter"
+period = "500us"
+cns = 3
+
+# The timer task of the earlier preset (no frame sent), under the same
+# conditions: the scheduling floor under the network's figures.
+[[probe]]
+kind = "cyclic"
+period = "500us"
+scan = "50us"
+working_set = "64KiB"
+
+# Tables 2-3, stack load: each cycle time x network size on the idle
+# machine, 30s each; the load table compares it with Table 2.
+[[probe]]
+kind = "netcycle"
+name = "load-2ms-10cn"
+period = "2ms"
+cns = 10
+scenarios = ["idle"]
+duration = "30s"
+[[probe]]
+kind = "netcycle"
+name = "load-1ms-10cn"
+period = "1ms"
+cns = 10
+scenarios = ["idle"]
+duration = "30s"
+"#
+    );
+    let ctx = SpecContext {
+        online: &online,
+        builtins: BUILTINS,
+    };
+    let s = parse(&text, "preset powerlink", &ctx).unwrap();
+    let names: Vec<&str> = s.probes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["soc-jitter", "cyclic", "load-2ms-10cn", "load-1ms-10cn"]
+    );
+    assert_eq!(s.cells().len(), 16);
+    // Only the columns: the seed's six cycle times.
+    let cns_only = PresetChoice {
+        cycles_ns: vec![],
+        cns: vec![40],
+    };
+    let s = parse(
+        &chosen_text("powerlink", &machine, &cns_only)
+            .unwrap()
+            .unwrap(),
+        "preset powerlink",
+        &ctx,
+    )
+    .unwrap();
+    let load: Vec<&str> = s.probes[2..].iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        load,
+        [
+            "load-250us-40cn",
+            "load-500us-40cn",
+            "load-1ms-40cn",
+            "load-2ms-40cn",
+            "load-5ms-40cn",
+            "load-10ms-40cn"
+        ]
+    );
+    // Nothing chosen: the preset as listed.
+    assert_eq!(
+        chosen_text("powerlink", &machine, &PresetChoice::default()),
+        preset_text("powerlink", &machine).map(Ok)
+    );
+}
+
+#[test]
+fn a_preset_without_a_load_table_refuses_a_choice_and_says_which_takes_one() {
+    let online = CpuList::parse("0-1").unwrap();
+    let machine = PresetMachine {
+        online: &online,
+        cache: None,
+    };
+    let choice = PresetChoice {
+        cycles_ns: vec![1_000_000],
+        cns: vec![],
+    };
+    for name in ["codesys", "redhat", "caterpillar", "epics"] {
+        assert_eq!(
+            chosen_text(name, &machine, &choice),
+            Some(Err(format!(
+                "preset {name} has no load table to choose rows and columns of; --cycles and --cns apply to --preset powerlink"
+            )))
+        );
+    }
+    assert_eq!(chosen_text("nope", &machine, &choice), None);
+    let takers: Vec<&str> = PRESETS
+        .iter()
+        .filter(|p| p.choice)
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(takers, ["powerlink"]);
+}
+
+#[test]
+fn seed_004_load_tables_are_the_papers() {
+    let t2 = &SEED_004_TABLE_2;
+    assert_eq!(t2.get(250_000, 3), Some(SeedLoad::Percent(37)));
+    assert_eq!(t2.get(250_000, 10), Some(SeedLoad::NotHeld));
+    assert_eq!(t2.get(500_000, 20), Some(SeedLoad::Percent(43)));
+    assert_eq!(t2.get(1_000_000, 40), Some(SeedLoad::Percent(39)));
+    assert_eq!(t2.get(5_000_000, 3), Some(SeedLoad::BelowOne));
+    assert_eq!(t2.get(10_000_000, 40), Some(SeedLoad::Percent(2)));
+    assert_eq!(t2.get(3_000_000, 3), None);
+    assert_eq!(t2.get(1_000_000, 5), None);
+    let t3 = &SEED_004_TABLE_3;
+    assert_eq!(t3.get(250_000, 3), Some(SeedLoad::Percent(50)));
+    assert_eq!(t3.get(10_000_000, 10), Some(SeedLoad::Percent(1)));
+    assert!(t2.source.ends_with("Table 2, High-End PC"));
+    assert!(t3.source.ends_with("Table 3, Embedded PC"));
+    // Every N/A of Table 2 is a cell the seed could not hold, and 22 of 24
+    // cells hold; the row sums are the paper's.
+    let sums: Vec<u32> = t2
+        .figures
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|f| match f {
+                    SeedLoad::Percent(p) => u32::from(*p),
+                    _ => 0,
+                })
+                .sum()
+        })
+        .collect();
+    assert_eq!(sums, [37, 89, 82, 35, 11, 2]);
+    assert_eq!(
+        [
+            SeedLoad::Percent(18).text(),
+            SeedLoad::BelowOne.text(),
+            SeedLoad::NotHeld.text()
+        ],
+        ["18%", "< 1%", "N/A"]
+    );
 }
 
 #[test]

@@ -13,8 +13,8 @@ use super::plan::short;
 use super::raw::{RawConfiguration, RawProbe, RawScenario};
 use super::{
     scan_fits, sched_fields, CommandSpec, ConfigSettings, Configuration, Deployment, Policy,
-    ProbeParams, ProbeSpec, ResponseSource, Scenario, SchedError, SpecContext, SpecError, NICES,
-    PRIORITIES,
+    ProbeParams, ProbeScope, ProbeSpec, ResponseSource, Scenario, SchedError, SpecContext,
+    SpecError, NICES, PRIORITIES,
 };
 use crate::defaults;
 use crate::limits::{self, Count};
@@ -985,6 +985,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             max_jitter_ns: ck.opt_duration(&r.max_jitter, &k("max_jitter"))?,
             max_exec_ns: ck.opt_duration(&r.max_exec, &k("max_exec"))?,
             params,
+            scope: ProbeScope::default(), // `scope::probe_scopes` fills it in
         });
     }
     Ok(out)

@@ -75,10 +75,17 @@
 //!                            # response, irq)
 //! max_jitter = "100us"       # cyclic and wakeup only
 //! max_exec = "1ms"           # cyclic only
+//! scenarios = ["idle"]       # optional: only these scenarios (default: every one)
+//! duration = "10s"           # optional: this probe's measured time per cell
+//!                            # (default: the spec's duration; same limits)
 //! ```
 //!
 //! Times go through [`parse_duration`], sizes through [`parse_size`], CPU
 //! lists through [`CpuList::parse`]; every CPU named must be online.
+//!
+//! A probe limited to some scenarios has cells in those only, and one with
+//! its own `duration` measures each of its cells that long (`bench
+//! --duration` sets every cell's again); see `scope`.
 //!
 //! Every size, count and time is bounded by the same constants of
 //! [`crate::limits`] as the command line's flags, with the same words: a
@@ -159,7 +166,8 @@
 //! # Run order
 //!
 //! [`Spec::cells`] nests repetition (outermost), configuration, scenario,
-//! deployment, probe (innermost): repetitions outermost so slow drift of the
+//! deployment, probe (innermost), leaving out the scenarios a probe is not
+//! limited to: repetitions outermost so slow drift of the
 //! machine (temperature, background jobs) spreads over every cell alike
 //! instead of biasing the cells measured last.
 //!
@@ -170,7 +178,8 @@
 //! per-kind [`ProbeParams`]), `sched` the scheduling policy and its
 //! priority/nice rule, `raw` mirrors the file as written (and names the key
 //! of a TOML or serde error), `check` turns it into the model value by
-//! value, `cache` checks the resctrl tables of a configuration, and `plan`
+//! value, `scope` a probe's `scenarios` and `duration`, `cache` checks the
+//! resctrl tables of a configuration, and `plan`
 //! answers what runs, in which order and for how long, and bounds the
 //! matrix.
 //!
@@ -191,20 +200,24 @@ mod probe;
 mod raw;
 mod roundtrip;
 mod sched;
+mod scope;
+#[cfg(test)]
+mod tests_scenarios;
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use self::check::{configurations, deployments, probes, scenarios, Checker};
-use self::plan::{check_cells, check_window_rows};
+use self::plan::{check_cells, check_window_rows, Matrix};
 use self::raw::{serde_error, RawSpec};
+use self::scope::probe_scopes;
 use crate::cell::CellKey;
 use crate::limits;
 use crate::resctrl::{CacheDefault, CacheGroup};
 use crate::units::CpuList;
 
-pub use self::probe::{scan_fits, ProbeParams, ProbeSpec, ResponseSource};
+pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec, ResponseSource};
 pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};
 
 /// What a spec is checked against: facts about the machine and the caller.
@@ -489,17 +502,17 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
 
     let configurations = configurations(&mut ck, &raw.configuration)?;
     let scenarios = scenarios(&mut ck, &raw.scenario, &configurations)?;
-    let probes = probes(&ck, &raw.probe)?;
+    let mut probes = probes(&ck, &raw.probe)?;
+    probe_scopes(&ck, &raw.probe, &mut probes, &scenarios)?;
 
-    check_cells(
-        &ck,
-        &raw,
-        repetitions,
+    let matrix = Matrix::of(
+        u64::from(repetitions),
         configurations.len(),
-        scenarios.len(),
+        &scenarios,
         deployments.len(),
-        probes.len(),
-    )?;
+        &probes,
+    );
+    check_cells(&ck, &raw, &matrix)?;
     check_window_rows(&ck, &raw.probe, &probes, &configurations, duration_ns)?;
 
     let baseline = match &raw.baseline {

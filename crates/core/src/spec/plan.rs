@@ -14,7 +14,8 @@ use crate::limits;
 use crate::units::format_duration_exact;
 
 impl Spec {
-    /// Every cell in run order.
+    /// Every cell in run order; a probe limited to some scenarios
+    /// ([`super::ProbeScope`]) has cells in those only.
     pub fn cells(&self) -> Vec<CellPlan> {
         let mut cells = Vec::new();
         for repetition in 0..self.repetitions {
@@ -22,6 +23,9 @@ impl Spec {
                 for (si, s) in self.scenarios.iter().enumerate() {
                     for d in &self.deployments {
                         for (pi, p) in self.probes.iter().enumerate() {
+                            if !p.scope.runs_in(&s.name) {
+                                continue;
+                            }
                             cells.push(CellPlan {
                                 key: CellKey {
                                     configuration: c.name.clone(),
@@ -57,12 +61,48 @@ impl Spec {
 
     /// Number of cells, without building them.
     pub fn cell_count(&self) -> u64 {
-        cell_count(
+        self.matrix().cells()
+    }
+
+    /// The measured time of a probe's cells, ns: its own `duration`, else
+    /// the spec's.
+    pub fn probe_duration_ns(&self, probe: &ProbeSpec) -> u64 {
+        probe.scope.duration_ns.unwrap_or(self.duration_ns)
+    }
+
+    /// The measured time of `cell`, ns ([`Spec::probe_duration_ns`] of its
+    /// probe).
+    pub fn cell_duration_ns(&self, cell: &CellPlan) -> u64 {
+        self.probe_duration_ns(&self.probes[cell.probe])
+    }
+
+    /// Sets every cell's measured time (`bench --duration`): the spec's
+    /// duration, and no probe keeps one of its own.
+    pub fn set_duration(&mut self, ns: u64) {
+        self.duration_ns = ns;
+        for p in &mut self.probes {
+            p.scope.duration_ns = None;
+        }
+    }
+
+    /// Why `cell` is N/A whatever the machine, so a bench skips it and its
+    /// table says why: a `netcycle` probe whose cycle cannot carry its
+    /// frames on a 100 Mbit/s wire (`N/A (wire): 40 CNs need at least …`).
+    /// It stays a cell of the spec, so the table has its row.
+    pub fn cell_na(&self, cell: &CellPlan) -> Option<String> {
+        let p = &self.probes[cell.probe];
+        let why = p.netcycle()?.wire_unfit(p.period_ns)?;
+        Some(format!("N/A (wire): {why}"))
+    }
+
+    /// The shape of the matrix, for counts and messages.
+    fn matrix(&self) -> Matrix {
+        Matrix::of(
             u64::from(self.repetitions),
             self.configurations.len(),
-            self.scenarios.len(),
+            &self.scenarios,
             self.deployments.len(),
-            self.probes.len(),
+            &self.probes,
         )
     }
 
@@ -72,64 +112,81 @@ impl Spec {
     /// line changed the duration or the repetitions. The message says
     /// what is too large and what to change.
     pub fn check_limits(&self) -> Result<(), String> {
-        let cells = self.cell_count();
-        if cells > limits::MAX_CELLS {
-            return Err(too_many_cells(
-                cells,
-                u64::from(self.repetitions),
-                self.configurations.len(),
-                self.scenarios.len(),
-                self.deployments.len(),
-                self.probes.len(),
-            ));
+        let matrix = self.matrix();
+        if matrix.cells() > limits::MAX_CELLS {
+            return Err(matrix.too_many());
         }
         for (i, p) in self.probes.iter().enumerate() {
             let threads = probe_threads(p, &self.configurations);
-            limits::check_window_rows(self.duration_ns, p.window_ns, threads)
+            limits::check_window_rows(self.probe_duration_ns(p), p.window_ns, threads)
                 .map_err(|e| format!("probe[{i}] ({}): {e}", p.name))?;
         }
         Ok(())
     }
 
-    /// Planned wall time: for every cell setup_ns + warmup + duration, plus
-    /// `once_ns` (the idle calibration before the first cell).
+    /// Planned wall time: for every cell setup_ns + warmup + its measured
+    /// time, plus `once_ns` (the idle calibration before the first cell).
+    /// A cell that is N/A whatever the machine ([`Spec::cell_na`]) takes
+    /// no time.
     pub fn planned_ns(&self, setup_ns: u64, once_ns: u64) -> u64 {
-        let per_cell = setup_ns
-            .saturating_add(self.warmup_ns)
-            .saturating_add(self.duration_ns);
-        self.cell_count()
-            .saturating_mul(per_cell)
-            .saturating_add(once_ns)
+        self.cells()
+            .iter()
+            .filter(|c| self.cell_na(c).is_none())
+            .map(|c| {
+                setup_ns
+                    .saturating_add(self.warmup_ns)
+                    .saturating_add(self.cell_duration_ns(c))
+            })
+            .fold(once_ns, u64::saturating_add)
     }
 
     /// Human-readable plan: a header (name, cells, total time incl.
-    /// warm-ups and set-up, per-cell time), one line per cell
+    /// warm-ups and set-up, per-cell time), the probes limited to some
+    /// scenarios, one line per cell
     /// `  3/14  tuned/cpu/host/cyclic  rep 1  (warm-up 2s + 10s)`
-    /// (repetitions counted from 1 here), then the warnings.
+    /// (repetitions counted from 1 here; an N/A cell says why instead of
+    /// its times), then the warnings.
     pub fn plan_text(&self, setup_ns: u64, once_ns: u64) -> String {
         let cells = self.cells();
         let n = cells.len();
-        let per_cell = setup_ns
-            .saturating_add(self.warmup_ns)
-            .saturating_add(self.duration_ns);
         let mut out = String::new();
         out.push_str(&format!("plan: {}\n", self.name));
         out.push_str(&format!(
-            "  {} ({} × {} × {} × {} × {})\n",
+            "  {} ({})\n",
             count(n, "cell"),
-            count(self.repetitions as usize, "repetition"),
-            count(self.configurations.len(), "configuration"),
-            count(self.scenarios.len(), "scenario"),
-            count(self.deployments.len(), "deployment"),
-            count(self.probes.len(), "probe"),
+            self.matrix().words()
         ));
-        out.push_str(&format!(
-            "  each cell: set-up {} + warm-up {} + {} measured = {}\n",
+        let mut durations: Vec<(u64, usize)> = Vec::new();
+        for c in cells.iter().filter(|c| self.cell_na(c).is_none()) {
+            let d = self.cell_duration_ns(c);
+            match durations.iter_mut().find(|(x, _)| *x == d) {
+                Some((_, k)) => *k += 1,
+                None => durations.push((d, 1)),
+            }
+        }
+        let prefix = format!(
+            "  each cell: set-up {} + warm-up {} + ",
             short(setup_ns),
-            short(self.warmup_ns),
-            short(self.duration_ns),
-            wall(per_cell)
-        ));
+            short(self.warmup_ns)
+        );
+        match durations.as_slice() {
+            [] | [_] => {
+                let d = durations.first().map_or(self.duration_ns, |d| d.0);
+                let per_cell = setup_ns.saturating_add(self.warmup_ns).saturating_add(d);
+                out.push_str(&format!(
+                    "{prefix}{} measured = {}\n",
+                    short(d),
+                    wall(per_cell)
+                ));
+            }
+            several => {
+                let each: Vec<String> = several
+                    .iter()
+                    .map(|&(d, k)| format!("{} ({})", short(d), count(k, "cell")))
+                    .collect();
+                out.push_str(&format!("{prefix}measured {}\n", each.join(", ")));
+            }
+        }
         if once_ns > 0 {
             out.push_str(&format!("  once: idle calibration {}\n", short(once_ns)));
         }
@@ -142,20 +199,28 @@ impl Spec {
                 "  (a chase cell with samples ends after them: the times are upper bounds)\n",
             );
         }
+        for line in self.scope_lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
         let index_width = format!("{n}/{n}").len();
         let name_width = cells.iter().map(|c| c.key.name().len()).max().unwrap_or(0);
         for (i, c) in cells.iter().enumerate() {
-            let measured = match self.probes[c.probe].samples() {
-                Some(k) => format!("{k} samples, at most {}", short(self.duration_ns)),
-                None => short(self.duration_ns),
+            let what = match self.cell_na(c) {
+                Some(why) => format!("{why}; skipped"),
+                None => {
+                    let d = self.cell_duration_ns(c);
+                    let measured = match self.probes[c.probe].samples() {
+                        Some(k) => format!("{k} samples, at most {}", short(d)),
+                        None => short(d),
+                    };
+                    format!("warm-up {} + {measured}", short(self.warmup_ns))
+                }
             };
             out.push_str(&format!(
-                "  {:<iw$}  {:<nw$}  rep {}  (warm-up {} + {})\n",
+                "  {:<iw$}  {:<nw$}  rep {}  ({what})\n",
                 format!("{}/{n}", i + 1),
                 c.key.name(),
                 c.key.repetition + 1,
-                short(self.warmup_ns),
-                measured,
                 iw = index_width,
                 nw = name_width,
             ));
@@ -165,39 +230,135 @@ impl Spec {
         }
         out
     }
+
+    /// One line per run of adjacent probes limited to the same scenarios:
+    /// `probes a, b run in scenario idle only`, `probes load-250us-3cn …
+    /// load-10ms-40cn (24) run in scenarios idle, cpu only`.
+    fn scope_lines(&self) -> Vec<String> {
+        let mut runs: Vec<(&[String], Vec<&str>)> = Vec::new();
+        for p in &self.probes {
+            let s = p.scope.scenarios.as_slice();
+            match runs.last_mut() {
+                Some((last, names)) if *last == s => names.push(&p.name),
+                _ => runs.push((s, vec![&p.name])),
+            }
+        }
+        runs.into_iter()
+            .filter(|(s, _)| !s.is_empty())
+            .map(|(s, names)| {
+                let probes = match names.as_slice() {
+                    [one] => format!("probe {one} runs"),
+                    [a, b] => format!("probes {a}, {b} run"),
+                    [a, b, c] => format!("probes {a}, {b}, {c} run"),
+                    [first, .., last] => {
+                        format!("probes {first} … {last} ({}) run", names.len())
+                    }
+                    [] => unreachable!("a run has a probe"),
+                };
+                let word = if s.len() == 1 {
+                    "scenario"
+                } else {
+                    "scenarios"
+                };
+                format!("{probes} in {word} {} only", s.join(", "))
+            })
+            .collect()
+    }
 }
 
-/// Cells of a matrix, saturating.
-pub(super) fn cell_count(
+/// The shape of a matrix: its axes, and the scenario × probe pairs when
+/// some probe is limited to some scenarios (then the product of the axes
+/// is not the number of cells).
+pub(super) struct Matrix {
     repetitions: u64,
     configurations: usize,
     scenarios: usize,
     deployments: usize,
     probes: usize,
-) -> u64 {
-    [configurations, scenarios, deployments, probes]
-        .iter()
-        .fold(repetitions, |n, &k| n.saturating_mul(k as u64))
+    /// Scenario × probe pairs that have cells, when some probe is limited.
+    pairs: Option<u64>,
 }
 
-/// The refusal of a matrix of more than [`limits::MAX_CELLS`] cells.
-pub(super) fn too_many_cells(
-    cells: u64,
-    repetitions: u64,
-    configurations: usize,
-    scenarios: usize,
-    deployments: usize,
-    probes: usize,
-) -> String {
-    format!(
-        "the bench has {cells} cells ({} × {} × {} × {} × {}), more than {}, the most one bench runs; use fewer repetitions or split the spec",
-        count(repetitions as usize, "repetition"),
-        count(configurations, "configuration"),
-        count(scenarios, "scenario"),
-        count(deployments, "deployment"),
-        count(probes, "probe"),
-        limits::MAX_CELLS
-    )
+impl Matrix {
+    /// The matrix of a spec's axes.
+    pub(super) fn of(
+        repetitions: u64,
+        configurations: usize,
+        scenarios: &[super::Scenario],
+        deployments: usize,
+        probes: &[ProbeSpec],
+    ) -> Matrix {
+        let limited = probes.iter().any(|p| !p.scope.scenarios.is_empty());
+        let pairs = limited.then(|| {
+            probes
+                .iter()
+                .map(|p| {
+                    scenarios
+                        .iter()
+                        .filter(|s| p.scope.runs_in(&s.name))
+                        .count() as u64
+                })
+                .sum()
+        });
+        Matrix {
+            repetitions,
+            configurations,
+            scenarios: scenarios.len(),
+            deployments,
+            probes: probes.len(),
+            pairs,
+        }
+    }
+
+    /// Its cells, saturating.
+    pub(super) fn cells(&self) -> u64 {
+        let pairs = self
+            .pairs
+            .unwrap_or_else(|| (self.scenarios as u64).saturating_mul(self.probes as u64));
+        [self.configurations as u64, self.deployments as u64, pairs]
+            .iter()
+            .fold(self.repetitions, |n, &k| n.saturating_mul(k))
+    }
+
+    /// `1 repetition × 2 configurations × 7 scenarios × 1 deployment × 2
+    /// probes`, or with limited probes `1 repetition × 1 configuration × 1
+    /// deployment × 38 scenario × probe pairs of 7 scenarios × 26 probes`.
+    pub(super) fn words(&self) -> String {
+        let head = format!(
+            "{} × {}",
+            count(self.repetitions as usize, "repetition"),
+            count(self.configurations, "configuration")
+        );
+        match self.pairs {
+            None => format!(
+                "{head} × {} × {} × {}",
+                count(self.scenarios, "scenario"),
+                count(self.deployments, "deployment"),
+                count(self.probes, "probe"),
+            ),
+            Some(pairs) => format!(
+                "{head} × {} × {} of {} × {}",
+                count(self.deployments, "deployment"),
+                if pairs == 1 {
+                    "1 scenario × probe pair".to_string()
+                } else {
+                    format!("{pairs} scenario × probe pairs")
+                },
+                count(self.scenarios, "scenario"),
+                count(self.probes, "probe"),
+            ),
+        }
+    }
+
+    /// The refusal of a matrix of more than [`limits::MAX_CELLS`] cells.
+    pub(super) fn too_many(&self) -> String {
+        format!(
+            "the bench has {} cells ({}), more than {}, the most one bench runs; use fewer repetitions or split the spec",
+            self.cells(),
+            self.words(),
+            limits::MAX_CELLS
+        )
+    }
 }
 
 /// Threads a probe measures on in the widest configuration
@@ -212,21 +373,11 @@ pub(super) fn probe_threads(probe: &ProbeSpec, configurations: &[Configuration])
 
 /// Refuses a matrix of more than [`limits::MAX_CELLS`] cells, at
 /// `repetitions` when the spec gives it.
-pub(super) fn check_cells(
-    ck: &Checker,
-    raw: &RawSpec,
-    repetitions: u32,
-    configurations: usize,
-    scenarios: usize,
-    deployments: usize,
-    probes: usize,
-) -> Check<()> {
-    let reps = u64::from(repetitions);
-    let cells = cell_count(reps, configurations, scenarios, deployments, probes);
-    if cells <= limits::MAX_CELLS {
+pub(super) fn check_cells(ck: &Checker, raw: &RawSpec, matrix: &Matrix) -> Check<()> {
+    if matrix.cells() <= limits::MAX_CELLS {
         return Ok(());
     }
-    let message = too_many_cells(cells, reps, configurations, scenarios, deployments, probes);
+    let message = matrix.too_many();
     Err(match &raw.repetitions {
         Some(v) => ck.err(v.span(), "repetitions", message),
         None => ck.err(0..0, "", message),
@@ -244,6 +395,7 @@ pub(super) fn check_window_rows(
 ) -> Check<()> {
     for (i, (t, p)) in raw.iter().zip(probes).enumerate() {
         let threads = probe_threads(p, configurations);
+        let duration_ns = p.scope.duration_ns.unwrap_or(duration_ns);
         if let Err(e) = limits::check_window_rows(duration_ns, p.window_ns, threads) {
             let span = t.get_ref().window.as_ref().map_or(t.span(), |v| v.span());
             return Err(ck.err(span, &format!("probe[{i}].window"), e));

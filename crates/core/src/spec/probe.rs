@@ -13,7 +13,9 @@
 //! The serialized form (stored in a bench's `spec_json`) is the flat object
 //! jitterlab has always written: `kind` beside the common keys, `scan_ns`
 //! and `working_set_bytes` on every probe (0 but for cyclic), and the keys
-//! of the other kinds only when set. [`ProbeSpecWire`] is that shape; the
+//! of the other kinds only when set, and so are a bench probe's
+//! `scenarios` and `duration_ns` ([`ProbeScope`]), so a spec without them
+//! stores the bytes it always did. [`ProbeSpecWire`] is that shape; the
 //! conversions to and from it are the only place it is known.
 
 use serde::{Deserialize, Serialize};
@@ -49,6 +51,35 @@ pub struct ProbeSpec {
     pub max_exec_ns: Option<u64>,
     /// What only this kind of probe takes; the variant is the kind.
     pub params: ProbeParams,
+    /// The scenarios it is limited to and its own measured time, in a
+    /// bench; the default (every scenario, the spec's duration) for the
+    /// command line's one cell.
+    pub scope: ProbeScope,
+}
+
+/// Where and how long a probe of a bench runs when it does not follow the
+/// whole spec (`scenarios` and `duration` of its `[[probe]]` table): a
+/// load sweep measured idle only, beside a probe measured under every
+/// condition.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeScope {
+    /// The scenarios it runs in, by name, in the spec's order; empty: every
+    /// scenario of the spec.
+    pub scenarios: Vec<String>,
+    /// Its measured time per cell, ns; `None`: the spec's `duration`.
+    pub duration_ns: Option<u64>,
+}
+
+impl ProbeScope {
+    /// True when the probe runs in the scenario called `name`.
+    pub fn runs_in(&self, name: &str) -> bool {
+        self.scenarios.is_empty() || self.scenarios.iter().any(|s| s == name)
+    }
+
+    /// True when it follows the whole spec.
+    pub fn is_default(&self) -> bool {
+        *self == ProbeScope::default()
+    }
 }
 
 /// The parameters of one kind of probe.
@@ -311,6 +342,13 @@ struct ProbeSpecWire {
     roundtrip: Option<Box<RoundtripParams>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     netcycle: Option<Box<NetcycleParams>>,
+    /// [`ProbeScope::scenarios`], written only when limited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    scenarios: Vec<String>,
+    /// [`ProbeScope::duration_ns`], written only when the probe has its
+    /// own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    duration_ns: Option<u64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -341,6 +379,8 @@ impl From<ProbeSpec> for ProbeSpecWire {
             every_probe_cpu: false,
             roundtrip: None,
             netcycle: None,
+            scenarios: p.scope.scenarios,
+            duration_ns: p.scope.duration_ns,
         };
         match p.params {
             ProbeParams::Cyclic {
@@ -446,6 +486,10 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
             max_jitter_ns: w.max_jitter_ns,
             max_exec_ns: w.max_exec_ns,
             params,
+            scope: ProbeScope {
+                scenarios: w.scenarios,
+                duration_ns: w.duration_ns,
+            },
         })
     }
 }

@@ -173,6 +173,8 @@ pub(super) struct RawProbe {
     pub(super) cn_cpu: Option<Spanned<String>>,
     pub(super) max_late_cycles: Option<Spanned<i64>>,
     pub(super) max_missed_pres: Option<Spanned<i64>>,
+    pub(super) scenarios: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(super) duration: Option<Spanned<String>>,
 }
 
 // ---------------------------------------------------------------------------

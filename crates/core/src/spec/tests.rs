@@ -216,6 +216,7 @@ fn minimal_spec_gets_every_default() {
                     scan_ns: 100_000,
                     working_set_bytes: 256 << 10,
                 },
+                scope: ProbeScope::default(),
             }],
             warnings: vec![],
         }
@@ -355,6 +356,7 @@ max_exec = "1ms"
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
                 params: ProbeParams::Plain(ProbeKind::Wakeup),
+                scope: ProbeScope::default(),
             },
             ProbeSpec {
                 name: "cyclic".into(),
@@ -369,6 +371,7 @@ max_exec = "1ms"
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
                 },
+                scope: ProbeScope::default(),
             },
         ]
     );
@@ -490,6 +493,7 @@ fn run_only_parameters_round_trip() {
             samples: None,
             chase_length: 512,
         },
+        scope: ProbeScope::default(),
     };
     let timerlat = ProbeSpec {
         name: "timerlat".into(),
@@ -556,7 +560,7 @@ fn unknown_key_names_its_path() {
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
-        "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`"
+        "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`, `scenarios`, `duration`"
     );
 }
 

@@ -282,6 +282,7 @@ fn redhat_run() -> StoredRun {
         scenarios: vec!["idle".into(), "noisy-neighbour".into()],
         unavailable: vec![("cache-partitioned".into(), NO_CACHE.into())],
         cells,
+        probes: Vec::new(),
     }
 }
 
