@@ -34,6 +34,7 @@ pub mod chase;
 pub mod check;
 pub mod csv;
 pub mod histogram;
+pub mod netcycle;
 pub mod roundtrip;
 pub mod safe;
 pub mod stored;
