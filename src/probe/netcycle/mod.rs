@@ -56,7 +56,7 @@ use jitterlab_core::powerlink::cn::CnConfig;
 use jitterlab_core::powerlink::{wire_time::wire_bytes, PDO_HEADER_LEN};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::spec::{CellPlan, ProbeSpec, Spec};
-use jitterlab_core::units::{format_ns, CpuList};
+use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
 
 use super::helper_thread::{
     check_cpu, check_priority, own_thread_warnings, setup_helper_thread, HELPER_STACK,
@@ -144,8 +144,8 @@ pub fn validate(args: &NetcycleArgs, online: &CpuList) -> Result<Vec<String>> {
     if p.response_timeout_ns >= args.period_ns {
         return Err(bad(format!(
             "--response-timeout {} must be shorter than the --cycle {}",
-            format_ns(p.response_timeout_ns as i64),
-            format_ns(args.period_ns as i64)
+            format_duration_exact(p.response_timeout_ns),
+            format_duration_exact(args.period_ns)
         )));
     }
     if let Some(why) = p.wire_unfit(args.period_ns) {
