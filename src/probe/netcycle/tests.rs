@@ -112,6 +112,7 @@ fn pair_or_skip(what: &str) -> Option<(NetnsPair, Link, Link)> {
 }
 
 #[test]
+#[serial_test::serial(netns)]
 fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
     let Some((pair, mn_link, cn_link)) = pair_or_skip("the MN and CN exchange") else {
         return;
@@ -197,6 +198,55 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
     // Every SoC the MN sent was stamped by the CN side, bring-up included.
     assert_eq!(socs.len() as u64, up.cycles + 20);
     assert_eq!(r.counts.socs, socs.len() as u64);
+    drop(emulator);
+    pair.teardown().unwrap();
+}
+
+#[test]
+#[serial_test::serial(netns)]
+fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() {
+    let Some((pair, mn_link, cn_link)) = pair_or_skip("the failed bring-up") else {
+        return;
+    };
+    // The emulator answers for 2 CNs; the MN expects 3.
+    let mut emulator = CnEmulator::new(
+        cn_link,
+        CnConfig {
+            cns: 2,
+            out_bytes: 1,
+            in_bytes: 6,
+            chained: false,
+            chain_step_ns: 0,
+            response_time_ns: RESPONSE_TIME_NS,
+        },
+    );
+    let stop = AtomicBool::new(false);
+    let e = std::thread::scope(|s| {
+        let cn = s.spawn(|| emulator.run(&stop, None, &mut |_| {}, None));
+        let mut mn = Mn::new(
+            mn_link,
+            MnConfig {
+                cns: 3,
+                out_bytes: 1,
+                in_bytes: 6,
+                chained: false,
+                chain_step_ns: 0,
+                wait: Wait::Blocking,
+                response_timeout_ns: 100_000,
+                period_ns: 1_000_000,
+            },
+        );
+        let e = mn
+            .bring_up(200_000_000, &AtomicBool::new(false))
+            .unwrap_err();
+        stop.store(true, Relaxed);
+        cn.join().unwrap();
+        e
+    });
+    assert_eq!(
+        e.to_string(),
+        "the CNs did not all reach NMT_CS_OPERATIONAL within 200ms: CN 1 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 2 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 3 never answered its IdentRequest; check that the CNs run and answer node ids 1-3"
+    );
     drop(emulator);
     pair.teardown().unwrap();
 }
