@@ -36,6 +36,11 @@
 //!   `Sample` with the values of their own metric table into the same
 //!   recorder, so they get the same statistics, windows and store as the
 //!   periodic probes' cycles.
+//! * [`netcycle`] — seed 004's POWERLINK managing node polling emulated
+//!   controlled nodes over a veth pair with real frames: one sample per
+//!   cycle (SoC latency, period and jitter, send, completion, exec) and
+//!   per SoC the CN side received (rx-period, rx-jitter); a cell whose
+//!   frames cannot fit its cycle on the wire is `N/A (wire)`.
 //! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
 //!   through `rtla`, for the interrupt latency no user-space probe can see.
 //! * [`container`] is the host side of any probe of a `container` cell:
