@@ -47,9 +47,11 @@ use crate::system::container::Engine;
 pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
+pub mod netcycle;
 pub mod one_cell;
 pub mod roundtrip;
 
+pub use netcycle::NetcycleRunArgs;
 use one_cell::OneCell;
 pub use roundtrip::RoundtripRunArgs;
 
@@ -321,6 +323,9 @@ pub enum RunCommand {
     /// Screw-to-screw round trip over OPC UA PubSub (seed 001): an I/O
     /// simulator and a controller, checked against the worst-case budget.
     Roundtrip(Box<RoundtripRunArgs>),
+    /// A POWERLINK managing node polling N emulated controlled nodes (seed
+    /// 004): SoC jitter, cycle completion, missed PRes, held or not.
+    Netcycle(Box<NetcycleRunArgs>),
 
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period (1 ms), one sample per sleep.
@@ -342,6 +347,7 @@ impl RunCommand {
             RunCommand::Response(a) => one_cell::response(root, db, a),
             RunCommand::Timerlat(a) => one_cell::timerlat(root, db, a),
             RunCommand::Roundtrip(a) => roundtrip::roundtrip(root, db, a),
+            RunCommand::Netcycle(a) => netcycle::netcycle(root, db, a),
             #[cfg(feature = "test-probe")]
             RunCommand::Sleep(a) => sleep_cell(root, db, a),
         }

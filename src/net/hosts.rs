@@ -47,6 +47,7 @@
 //! | [`FLOOD_PAIR`] | `jl<pid>tx`, `jl<pid>rx` | `jl<pid>a`, `jl<pid>b` | 198.18.0.1/30, 198.18.0.2/30 |
 //! | [`RESPONSE_PAIR`] | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
 //! | [`ROUNDTRIP_PAIR`] | `jl<pid>io`, `jl<pid>pl` | `jl<pid>i`, `jl<pid>p` | 198.18.0.9/30, 198.18.0.10/30 |
+//! | [`NETCYCLE_PAIR`] | `jl<pid>mn`, `jl<pid>cn` | `jl<pid>m`, `jl<pid>c` | 198.18.0.13/30, 198.18.0.14/30 |
 //!
 //! The round trip's PubSub traffic goes to the multicast group 224.0.0.22
 //! (or raw Ethernet to 01-00-5E-00-00-01) across its pair. No multicast
@@ -160,8 +161,23 @@ pub const ROUNDTRIP_PAIR: PairKind = PairKind {
     needs_root: "the roundtrip probe needs root (CAP_NET_ADMIN) to create the network namespaces of its I/O simulator and controller; run as root, or run one role per machine with --role io|controller --interface IF",
 };
 
+/// The `netcycle` probe's pair: the POWERLINK managing node in
+/// `jl<pid>mn` and the emulated controlled nodes in `jl<pid>cn`, on the /30
+/// after the round trip's (POWERLINK itself needs no address: raw frames).
+pub const NETCYCLE_PAIR: PairKind = PairKind {
+    ns_a: "mn",
+    ns_b: "cn",
+    veth_a: "m",
+    veth_b: "c",
+    ip_a: Ipv4Addr::new(198, 18, 0, 13),
+    ip_b: Ipv4Addr::new(198, 18, 0, 14),
+    prefix_len: 30,
+    who: "the netcycle probe",
+    needs_root: "the netcycle probe needs root (CAP_NET_ADMIN) to create the network namespaces of its managing node and controlled nodes; run as root, or run one role per machine with --role mn|cn --interface IF",
+};
+
 /// Every kind of pair jitterlab makes.
-const KINDS: [PairKind; 3] = [FLOOD_PAIR, RESPONSE_PAIR, ROUNDTRIP_PAIR];
+const KINDS: [PairKind; 4] = [FLOOD_PAIR, RESPONSE_PAIR, ROUNDTRIP_PAIR, NETCYCLE_PAIR];
 
 /// True for addresses in the benchmarking range 198.18.0.0/15 (RFC 2544),
 /// the only one jitterlab's namespaces use.
@@ -699,6 +715,27 @@ mod tests {
             e.to_string(),
             "the roundtrip probe needs root (CAP_NET_ADMIN) to create the network namespaces of its I/O simulator and controller; run as root, or run one role per machine with --role io|controller --interface IF"
         );
+    }
+
+    #[test]
+    fn netcycle_pair_names_and_addresses() {
+        let n = Names::of(&NETCYCLE_PAIR, u32::MAX);
+        assert_eq!(
+            [n.tx.as_str(), &n.rx, &n.veth_tx, &n.veth_rx],
+            [
+                "jl4294967295mn",
+                "jl4294967295cn",
+                "jl4294967295m",
+                "jl4294967295c"
+            ]
+        );
+        assert_eq!(
+            [NETCYCLE_PAIR.cidr_a(), NETCYCLE_PAIR.cidr_b()],
+            ["198.18.0.13/30", "198.18.0.14/30"]
+        );
+        assert!(is_ours("jl77mn") && is_ours("jl77cn") && !is_ours("jl77m"));
+        let e = pair_with("ip", 1000, 42, NETCYCLE_PAIR, &mut |_| Ok(())).unwrap_err();
+        assert!(e.to_string().starts_with("the netcycle probe needs root"));
     }
 
     #[test]

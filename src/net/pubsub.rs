@@ -389,7 +389,7 @@ impl Drop for PubSubSocket {
 /// Runs `make` inside network namespace `netns` on a short thread that
 /// enters it and ends (no thread of jitterlab stays in it), or here when
 /// `None`.
-fn in_namespace<T: Send>(
+pub(crate) fn in_namespace<T: Send>(
     netns: Option<&str>,
     make: impl FnOnce() -> Result<T> + Send,
 ) -> Result<T> {

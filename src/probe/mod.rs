@@ -36,6 +36,11 @@
 //!   `Sample` with the values of their own metric table into the same
 //!   recorder, so they get the same statistics, windows and store as the
 //!   periodic probes' cycles.
+//! * [`netcycle`] — seed 004's POWERLINK managing node polling emulated
+//!   controlled nodes over a veth pair with real frames: one sample per
+//!   cycle (SoC latency, period and jitter, send, completion, exec) and
+//!   per SoC the CN side received (rx-period, rx-jitter); a cell whose
+//!   frames cannot fit its cycle on the wire is `N/A (wire)`.
 //! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
 //!   through `rtla`, for the interrupt latency no user-space probe can see.
 //! * [`container`] is the host side of any probe of a `container` cell:
@@ -129,7 +134,7 @@ use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::{
     BreakEvent, Calibration, LimitCheck, Params, ProbeKind, RealtimeReport, ThreadResult,
 };
-use jitterlab_core::spec::{CellPlan, Spec};
+use jitterlab_core::spec::{CellPlan, ProbeSpec, Spec};
 use jitterlab_core::stats::MetricSummary;
 
 /// The one recorder a measuring thread pushes every sample into, allocated
@@ -436,10 +441,12 @@ pub struct Registration {
     pub kind: ProbeKind,
     /// Builds its probe(s) for a cell.
     pub build: Build,
-    /// Where the probe cannot measure on the machine under the sysroot, the
-    /// note a bench's skipped cell gets (the command line refuses a run
-    /// itself, naming the flag or the fix); `None` when it always can.
-    pub unavailable: Option<fn(&Path) -> Option<String>>,
+    /// Where the probe cannot measure on the machine under the sysroot,
+    /// or cannot measure the cell's probe as given (a `netcycle` cell whose
+    /// frames do not fit its cycle: `N/A (wire)`), the note a bench's
+    /// skipped cell gets (the command line refuses a run itself, naming
+    /// the flag or the fix); `None` when it always can.
+    pub unavailable: Option<fn(&Path, &ProbeSpec) -> Option<String>>,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -474,7 +481,7 @@ pub const REGISTRY: &[Registration] = &[
     Registration {
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
-        unavailable: Some(timerlat::unavailable),
+        unavailable: Some(|root, _| timerlat::unavailable(root)),
     },
     Registration {
         kind: ProbeKind::Roundtrip,
@@ -484,7 +491,7 @@ pub const REGISTRY: &[Registration] = &[
     Registration {
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
-        unavailable: None,
+        unavailable: Some(netcycle::unavailable),
     },
     #[cfg(feature = "test-probe")]
     Registration {
@@ -513,10 +520,12 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     (registration(cell.plan.kind).build)(cell, journal)
 }
 
-/// Why a probe of `kind` cannot measure on the machine under `root` (see
+/// Why `probe` cannot measure on the machine under `root` (see
 /// [`Registration::unavailable`]).
-pub fn unavailable(kind: ProbeKind, root: &Path) -> Option<String> {
-    registration(kind).unavailable.and_then(|f| f(root))
+pub fn unavailable(probe: &ProbeSpec, root: &Path) -> Option<String> {
+    registration(probe.kind())
+        .unavailable
+        .and_then(|f| f(root, probe))
 }
 
 /// Why `cell` of `spec` cannot be measured on the machine under `root`:
@@ -550,7 +559,7 @@ pub fn cell_kind_unavailable(spec: &Spec, cell: &CellPlan, root: &Path) -> Optio
             return Some(why);
         }
     }
-    unavailable(probe.kind(), root)
+    unavailable(probe, root)
 }
 
 #[cfg(test)]
@@ -571,7 +580,8 @@ mod tests {
     fn only_timerlat_can_be_missing_and_it_says_why() {
         let root = tempfile::tempdir().unwrap();
         for &k in ProbeKind::ALL {
-            let why = unavailable(k, root.path());
+            let probe = probe_of(k, 500_000);
+            let why = unavailable(&probe, root.path());
             match k {
                 ProbeKind::Timerlat => {
                     let why = why.expect("no tracefs under an empty sysroot");
@@ -580,5 +590,38 @@ mod tests {
                 _ => assert_eq!(why, None, "{}", k.name()),
             }
         }
+    }
+
+    /// A probe of `kind` with its defaults, every `period_ns`.
+    fn probe_of(kind: ProbeKind, period_ns: u64) -> ProbeSpec {
+        let params = jitterlab_core::spec::ProbeParams::defaults(kind);
+        ProbeSpec {
+            name: kind.name().into(),
+            period_ns,
+            threshold_ns: None,
+            window_ns: 1_000_000_000,
+            outliers: 0,
+            max_latency_ns: None,
+            max_jitter_ns: None,
+            max_exec_ns: None,
+            params,
+        }
+    }
+
+    #[test]
+    fn a_netcycle_cell_whose_frames_cannot_fit_is_n_a_wire_with_the_figure() {
+        let root = tempfile::tempdir().unwrap();
+        let mut probe = probe_of(ProbeKind::Netcycle, 250_000);
+        let jitterlab_core::spec::ProbeParams::Netcycle(p) = &mut probe.params else {
+            panic!("not a netcycle probe")
+        };
+        p.cns = 40;
+        p.chaining = true;
+        assert_eq!(
+            unavailable(&probe, root.path()).as_deref(),
+            Some("N/A (wire): 40 CNs need at least 289.3 µs of wire time per cycle at 100 Mbit/s (chained), more than the 250 µs cycle")
+        );
+        probe.period_ns = 500_000;
+        assert_eq!(unavailable(&probe, root.path()), None);
     }
 }

@@ -37,6 +37,7 @@ pub mod chase;
 pub mod check;
 pub mod csv;
 pub mod histogram;
+pub mod netcycle;
 pub mod roundtrip;
 pub mod safe;
 pub mod stored;

@@ -103,6 +103,10 @@ pub fn summary(r: &RunResult) -> String {
         o.push('\n');
         o.push_str(&b);
     }
+    if let Some(b) = super::netcycle::netcycle_block(r) {
+        o.push('\n');
+        o.push_str(&b);
+    }
     tail(&mut o, r);
     o
 }

@@ -268,6 +268,11 @@ pub struct NetcycleDetail {
     /// answered, malformed frames dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cn: Option<serde_json::Value>,
+    /// The managing node's side: its bring-up of the CNs and what else it
+    /// counted (stale PRes, StatusResponses, send errors, SoCs without a
+    /// transmit stamp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mn: Option<serde_json::Value>,
     /// What stamps each side's socket had.
     #[serde(default)]
     pub stamps: Vec<String>,

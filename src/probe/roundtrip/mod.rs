@@ -176,7 +176,7 @@ pub fn check_environment(root: &Path, args: &RoundtripArgs) -> Result<()> {
 
 /// The MAC address of `ifname`, in namespace `netns` (through `ip -j`) or
 /// here (sysfs).
-fn mac_of(netns: Option<&str>, ifname: &str) -> Result<[u8; 6]> {
+pub(crate) fn mac_of(netns: Option<&str>, ifname: &str) -> Result<[u8; 6]> {
     let text = match netns {
         None => std::fs::read_to_string(format!("/sys/class/net/{ifname}/address"))
             .with_context(|| format!("reading the MAC address of {ifname}"))?,

@@ -38,6 +38,8 @@
 //!   layout is [`DecodeError::Malformed`] with the byte offset and what was
 //!   wrong, so a receiver can count it and drop it.
 //! - [`nmt`]: NMT state codes, NMT command ids, service ids.
+//! - [`cn`]: emulated controlled nodes — the DS 301 NMT state machine of
+//!   node ids 1..=N and what each answers to a frame it received.
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
@@ -55,6 +57,7 @@
 //! [`ASndService::Other`], so a capture holding them still reads.
 
 pub mod analyze;
+pub mod cn;
 pub mod codec;
 mod frame;
 pub mod nmt;

@@ -1,0 +1,213 @@
+//! `jitterlab run netcycle`: its flags, their checks, and the one-cell spec
+//! they make (seed 004's POWERLINK managing node polling N controlled
+//! nodes). Beside `one_cell.rs`, which holds the checks every probe
+//! shares.
+
+use std::path::Path;
+
+use anyhow::Result;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::Args;
+use jitterlab_core::defaults;
+use jitterlab_core::netcycle::{NetcycleParams, NodeRole, Wait};
+use jitterlab_core::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
+use jitterlab_core::result::ProbeKind;
+use jitterlab_core::spec::ProbeParams;
+use jitterlab_core::units::CpuList;
+
+use super::one_cell::{cell_and_plan, check_common, common_cell, cpu_or_last, probe_cpu, OneCell};
+use super::{default_time, duration, period, CommonArgs};
+use crate::error::bad;
+use crate::output::errln;
+use crate::probe::netcycle;
+use crate::runner::out_files;
+use crate::system::host;
+
+/// `jitterlab run netcycle`.
+#[derive(Debug, Args)]
+pub struct NetcycleRunArgs {
+    /// The POWERLINK cycle time.
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::NETCYCLE_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    pub cycle: u64,
+
+    /// Controlled nodes polled, node ids 1..=N (1-239).
+    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_CNS, value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_CN_NODE)))]
+    pub cns: u8,
+
+    /// PollResponse Chaining: one PResMN with every CN's outputs, and
+    /// time-triggered PRes, instead of a PReq per CN.
+    #[arg(long)]
+    pub chaining: bool,
+
+    /// How the managing node waits for each PRes.
+    #[arg(long, default_value = Wait::Blocking.name(), value_parser = wait_parser())]
+    pub wait: Wait,
+
+    /// How long the managing node waits for one PRes before it counts it
+    /// missed ("held" depends on it; every summary prints it).
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PRES_TIMEOUT_NS), value_parser = duration, allow_hyphen_values = true)]
+    pub response_timeout: u64,
+
+    /// Output bytes per CN (PReq payload, or its share of the PResMN).
+    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_OUT_BYTES, value_parser = clap::value_parser!(u16).range(0..=MAX_PDO_PAYLOAD as i64))]
+    pub out_bytes: u16,
+
+    /// Input bytes per CN (PRes payload).
+    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_IN_BYTES, value_parser = clap::value_parser!(u16).range(0..=MAX_PDO_PAYLOAD as i64))]
+    pub in_bytes: u16,
+
+    /// CPU of the managing node's real-time thread [default: the last
+    /// online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// CPU of the CN emulator's real-time thread [default: the first other
+    /// online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cn_cpu: Option<usize>,
+
+    /// Which nodes run here.
+    #[arg(long, default_value = NodeRole::Both.name(), value_parser = role_parser())]
+    pub role: NodeRole,
+
+    /// The network interface of a one-role run on a real POWERLINK segment
+    /// (--role mn or cn); without it both roles run here, in two network
+    /// namespaces joined by a veth pair.
+    #[arg(long, value_name = "IF")]
+    pub interface: Option<String>,
+
+    /// Write what the CN side received to FILE (nanosecond pcap, the
+    /// kernel's receive stamps), for Wireshark or `jitterlab analyze`.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<std::path::PathBuf>,
+
+    /// Late cycles a run may have and still hold its cycle time.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_late_cycles: u64,
+
+    /// Missed PRes a run may have and still hold its cycle time.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_missed_pres: u64,
+
+    /// Options every probe shares (--max-latency and --max-jitter limit the
+    /// SoC's release latency and jitter; --max-exec, --histogram and
+    /// --break-trace do not apply).
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `--wait`, each name with its help.
+fn wait_parser() -> impl TypedValueParser<Value = Wait> {
+    let help = |w: Wait| match w {
+        Wait::Blocking => {
+            "Sleep in the kernel until the PRes or the timeout (the stack's load is its work)"
+        }
+        Wait::BusyPoll => "Spin on non-blocking receives (lower latency; the load reads 100 %)",
+    };
+    let all = [Wait::Blocking, Wait::BusyPoll];
+    PossibleValuesParser::new(all.map(|w| PossibleValue::new(w.name()).help(help(w))))
+        .map(|name| Wait::parse(&name).expect("one of the possible values"))
+}
+
+/// `--role`, each name with its help.
+fn role_parser() -> impl TypedValueParser<Value = NodeRole> {
+    let help = |r: NodeRole| match r {
+        NodeRole::Both => {
+            "The managing node and the emulated CNs here, in two namespaces joined by a veth pair"
+        }
+        NodeRole::Mn => "The managing node only, polling real CNs on --interface",
+        NodeRole::Cn => "The emulated CNs only, answering a real managing node on --interface",
+    };
+    let all = [NodeRole::Both, NodeRole::Mn, NodeRole::Cn];
+    PossibleValuesParser::new(all.map(|r| PossibleValue::new(r.name()).help(help(r))))
+        .map(|name| NodeRole::parse(&name).expect("one of the possible values"))
+}
+
+/// Checks `jitterlab run netcycle`'s flags against the machine and makes
+/// its one-cell spec.
+pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<OneCell> {
+    let c = &a.common;
+    for (given, flag) in [
+        (c.break_trace.is_some(), "--break-trace"),
+        (c.histogram.is_some(), "--histogram"),
+        (c.max_exec.is_some(), "--max-exec"),
+    ] {
+        if given {
+            return Err(bad(format!(
+                "{flag} does not apply to run netcycle; its limits are --max-latency, --max-jitter, --max-late-cycles and --max-missed-pres"
+            )));
+        }
+    }
+    if c.cycles.is_some() {
+        return Err(bad(
+            "run netcycle ends at its --duration; --cycles does not apply",
+        ));
+    }
+    let online = host::online_cpus(root)?;
+    probe_cpu(&online, a.cpu, "--cpu")?;
+    if a.response_timeout == 0 {
+        return Err(bad(
+            "--response-timeout must be positive; give e.g. --response-timeout 100us",
+        ));
+    }
+    match (a.role, &a.interface) {
+        (NodeRole::Both, Some(_)) => {
+            return Err(bad(
+                "--interface runs one side per machine: add --role mn or --role cn, or drop --interface to run both here",
+            ))
+        }
+        (NodeRole::Mn | NodeRole::Cn, None) => {
+            return Err(bad(format!(
+                "--role {} runs one side on a real network: give --interface IF (or --role both to run both here)",
+                a.role.name()
+            )))
+        }
+        _ => {}
+    }
+    if let Some(p) = &a.pcap {
+        if a.role == NodeRole::Mn {
+            return Err(bad(
+                "--pcap writes what the CN side receives; use it with --role both or --role cn",
+            ));
+        }
+        out_files::check_output("--pcap", p)?;
+    }
+    let outputs = usize::from(a.cns) * usize::from(a.out_bytes);
+    if a.chaining && outputs > MAX_PDO_PAYLOAD {
+        return Err(bad(format!(
+            "--chaining: one PResMN carries every CN's outputs: {} CNs × {} bytes = {outputs} bytes, more than its {MAX_PDO_PAYLOAD}; give fewer --out-bytes or --cns",
+            a.cns, a.out_bytes
+        )));
+    }
+    check_common(db, c, a.cycle, 1)?;
+    let run = netcycle_cell(a, &online)?;
+    let (cell, plan) = cell_and_plan(&run);
+    let args = netcycle::args(&run.spec, &cell, &plan)?;
+    for w in netcycle::validate(&args, &online)? {
+        errln!("jitterlab: warning: {w}");
+    }
+    netcycle::check_environment(root, &args)?;
+    Ok(run)
+}
+
+/// `jitterlab run netcycle`'s one-cell spec: the managing node on `--cpu`,
+/// the CN emulator on `--cn-cpu` (else the first neighbour CPU).
+pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
+    let cpu = cpu_or_last(online, a.cpu)?;
+    let params = ProbeParams::Netcycle(Box::new(NetcycleParams {
+        cns: a.cns,
+        chaining: a.chaining,
+        wait: a.wait,
+        response_timeout_ns: a.response_timeout,
+        out_bytes: a.out_bytes,
+        in_bytes: a.in_bytes,
+        max_late_cycles: a.max_late_cycles,
+        max_missed_pres: a.max_missed_pres,
+        cn_cpu: a.cn_cpu,
+        role: a.role,
+        interface: a.interface.clone(),
+        pcap: a.pcap.as_ref().map(|p| p.to_string_lossy().into_owned()),
+    }));
+    debug_assert_eq!(params.kind(), ProbeKind::Netcycle);
+    common_cell(params, a.cycle, vec![cpu], online, &a.common)
+}

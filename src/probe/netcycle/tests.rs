@@ -1,0 +1,252 @@
+//! The probe's argument checks and its MN ↔ CN exchange over a veth pair
+//! (root only: namespaces and packet sockets).
+
+use super::*;
+use std::sync::atomic::AtomicBool;
+
+fn args(params: NetcycleParams) -> NetcycleArgs {
+    NetcycleArgs {
+        cpu: 1,
+        cn_cpu: 0,
+        priority: 80,
+        period_ns: 500_000,
+        duration_ns: Some(1_000_000_000),
+        params,
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_naming_the_flag() {
+    let online = CpuList::parse("0-1").unwrap();
+    let err = |a: NetcycleArgs| validate(&a, &online).unwrap_err().to_string();
+    assert_eq!(
+        err(NetcycleArgs {
+            cn_cpu: 5,
+            ..args(NetcycleParams::default())
+        }),
+        "CPU 5 is not online (online CPUs: 0-1); choose one of them with --cn-cpu"
+    );
+    assert_eq!(
+        err(args(NetcycleParams {
+            response_timeout_ns: 500_000,
+            ..NetcycleParams::default()
+        })),
+        "--response-timeout 500us must be shorter than the --cycle 500us"
+    );
+    assert_eq!(
+        err(NetcycleArgs {
+            period_ns: 250_000,
+            ..args(NetcycleParams {
+                cns: 40,
+                chaining: true,
+                ..NetcycleParams::default()
+            })
+        }),
+        "N/A (wire): 40 CNs need at least 289.3 µs of wire time per cycle at 100 Mbit/s (chained), more than the 250 µs cycle; lengthen --cycle or give fewer --cns"
+    );
+    // Sharing a CPU and busy-polling are said, not refused.
+    let w = validate(
+        &NetcycleArgs {
+            cn_cpu: 1,
+            ..args(NetcycleParams {
+                wait: Wait::BusyPoll,
+                ..NetcycleParams::default()
+            })
+        },
+        &online,
+    )
+    .unwrap();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(w[0].starts_with("the CN emulator shares CPU 1 with the managing node"));
+    assert!(w[1].starts_with("--wait busy-poll: "));
+}
+
+#[test]
+fn one_role_needs_an_interface_that_exists_under_the_sysroot() {
+    let root = tempfile::tempdir().unwrap();
+    let one = |role, interface: Option<&str>| {
+        check_environment(
+            root.path(),
+            &args(NetcycleParams {
+                role,
+                interface: interface.map(String::from),
+                ..NetcycleParams::default()
+            }),
+        )
+    };
+    assert_eq!(
+        one(NodeRole::Mn, None).unwrap_err().to_string(),
+        "--role mn runs one side on a real network: give --interface IF"
+    );
+    assert_eq!(
+        one(NodeRole::Cn, Some("eth9")).unwrap_err().to_string(),
+        "--interface eth9: no such network interface; list them with `ip link`"
+    );
+    std::fs::create_dir_all(root.path().join("sys/class/net/eth9")).unwrap();
+    one(NodeRole::Cn, Some("eth9")).unwrap();
+}
+
+#[test]
+fn chained_slots_are_one_pres_on_the_wire_apart() {
+    // 6 input bytes: a 60-byte frame, 84 bytes on the wire, 6.72 µs.
+    assert_eq!(chain_step_ns(&NetcycleParams::default()), 6_720);
+}
+
+/// A pair, both links and the MN, when root.
+fn pair_or_skip(what: &str) -> Option<(NetnsPair, Link, Link)> {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping {what}: namespaces and packet sockets need root");
+        return None;
+    }
+    let pair = NetnsPair::setup(NETCYCLE_PAIR, &mut |_| Ok(())).unwrap();
+    let (mn_ns, cn_ns) = (pair.netns_a(), pair.netns_b());
+    let mn_mac = mac_of(Some(mn_ns), pair.veth_a()).unwrap();
+    let cn_mac = mac_of(Some(cn_ns), pair.veth_b()).unwrap();
+    let opts = LinkOptions {
+        soc_socket: true,
+        ..LinkOptions::default()
+    };
+    let mn = Link::open(Some(mn_ns), pair.veth_a(), mn_mac, opts).unwrap();
+    let cn = Link::open(Some(cn_ns), pair.veth_b(), cn_mac, LinkOptions::default()).unwrap();
+    Some((pair, mn, cn))
+}
+
+#[test]
+#[serial_test::serial(netns)]
+fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
+    let Some((pair, mn_link, cn_link)) = pair_or_skip("the MN and CN exchange") else {
+        return;
+    };
+    assert!(
+        mn_link.stamps().contains("SoC transmit: software"),
+        "{}",
+        mn_link.stamps()
+    );
+    assert!(
+        cn_link.stamps().contains("hardware: absent (veth"),
+        "{}",
+        cn_link.stamps()
+    );
+    let p = NetcycleParams::default();
+    let cfg = CnConfig {
+        cns: 3,
+        out_bytes: 1,
+        in_bytes: 6,
+        chained: false,
+        chain_step_ns: chain_step_ns(&p),
+        response_time_ns: RESPONSE_TIME_NS,
+    };
+    let mut emulator = CnEmulator::new(cn_link, cfg);
+    let stop = AtomicBool::new(false);
+    let mut socs = Vec::with_capacity(10_000);
+    let (up, counts, per_cn) = std::thread::scope(|s| {
+        let cn = s.spawn(|| {
+            emulator.run(&stop, None, &mut |soc| socs.push(soc), None);
+        });
+        let mut mn = Mn::new(
+            mn_link,
+            MnConfig {
+                cns: 3,
+                out_bytes: 1,
+                in_bytes: 6,
+                chained: false,
+                chain_step_ns: 0,
+                wait: Wait::Blocking,
+                response_timeout_ns: 10_000_000,
+                period_ns: 2_000_000,
+            },
+        );
+        let up = mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();
+        let t0 = jitterlab_sys::monotonic_ns() + 2_000_000;
+        let mut completions = Vec::new();
+        mn.run(t0, Some(20), &AtomicBool::new(false), &mut |c, _| {
+            completions.push(c.completion_ns());
+        });
+        stop.store(true, Relaxed);
+        cn.join().unwrap();
+        assert_eq!(completions.len(), 20);
+        assert!(
+            completions.iter().all(|c| c.is_some_and(|ns| ns > 0)),
+            "{completions:?}"
+        );
+        (up, mn.counts(), mn.per_cn())
+    });
+    assert!(up.cycles >= 3, "{up:?}");
+    assert!(up.operational_ns >= up.identified_ns);
+    assert_eq!(
+        counts.ident_responses, 0,
+        "counts start afresh after bring-up"
+    );
+    for (i, c) in per_cn.iter().enumerate() {
+        assert_eq!(c.node, i as u8 + 1);
+        assert_eq!(
+            (c.polls, c.answered, c.missed, c.late),
+            (20, 20, 0, 0),
+            "{c:?}"
+        );
+    }
+    // 20 StatusRequests went round robin; the last one's answer is still
+    // queued when the run ends.
+    assert!(counts.status_responses >= 19, "{counts:?}");
+    let r = emulator.report();
+    assert!(
+        r.nodes.iter().all(|n| n.state == "NMT_CS_OPERATIONAL"),
+        "{r:?}"
+    );
+    assert!(r.bring_up_ns.is_some());
+    assert_eq!((r.counts.malformed, r.counts.send_errors), (0, 0));
+    // Every SoC the MN sent was stamped by the CN side, bring-up included.
+    assert_eq!(socs.len() as u64, up.cycles + 20);
+    assert_eq!(r.counts.socs, socs.len() as u64);
+    drop(emulator);
+    pair.teardown().unwrap();
+}
+
+#[test]
+#[serial_test::serial(netns)]
+fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() {
+    let Some((pair, mn_link, cn_link)) = pair_or_skip("the failed bring-up") else {
+        return;
+    };
+    // The emulator answers for 2 CNs; the MN expects 3.
+    let mut emulator = CnEmulator::new(
+        cn_link,
+        CnConfig {
+            cns: 2,
+            out_bytes: 1,
+            in_bytes: 6,
+            chained: false,
+            chain_step_ns: 0,
+            response_time_ns: RESPONSE_TIME_NS,
+        },
+    );
+    let stop = AtomicBool::new(false);
+    let e = std::thread::scope(|s| {
+        let cn = s.spawn(|| emulator.run(&stop, None, &mut |_| {}, None));
+        let mut mn = Mn::new(
+            mn_link,
+            MnConfig {
+                cns: 3,
+                out_bytes: 1,
+                in_bytes: 6,
+                chained: false,
+                chain_step_ns: 0,
+                wait: Wait::Blocking,
+                response_timeout_ns: 100_000,
+                period_ns: 1_000_000,
+            },
+        );
+        let e = mn
+            .bring_up(200_000_000, &AtomicBool::new(false))
+            .unwrap_err();
+        stop.store(true, Relaxed);
+        cn.join().unwrap();
+        e
+    });
+    assert_eq!(
+        e.to_string(),
+        "the CNs did not all reach NMT_CS_OPERATIONAL within 200ms: CN 1 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 2 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 3 never answered its IdentRequest; check that the CNs run and answer node ids 1-3"
+    );
+    drop(emulator);
+    pair.teardown().unwrap();
+}

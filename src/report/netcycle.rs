@@ -1,0 +1,205 @@
+//! The POWERLINK block of a `netcycle` result: the held verdict with its
+//! reasons, the response timeout it depends on, the wire time, the cycles
+//! and PRes counted (late cycles, missed and late PRes), one row per CN,
+//! the CN side (SoCs received, frames answered, NMT bring-up), the stamps
+//! each side had and the capture. Printed after `jitterlab run netcycle`
+//! and rebuilt by `jitterlab report` from the stored result's `detail`
+//! (`jitterlab_core::netcycle::NetcycleDetail`, filled by
+//! `probe::netcycle`).
+
+use std::fmt::Write as _;
+
+use jitterlab_core::netcycle::{NetcycleDetail, NodeRole, Wait};
+use jitterlab_core::result::{ProbeKind, RunResult};
+use jitterlab_core::units::{format_duration_exact, format_ns};
+use serde_json::Value;
+
+use super::safe::shown;
+
+/// The block of a netcycle result, if it is one.
+pub fn netcycle_block(r: &RunResult) -> Option<String> {
+    if r.probe != ProbeKind::Netcycle {
+        return None;
+    }
+    let d: NetcycleDetail = serde_json::from_value(r.detail.clone()?).ok()?;
+    let mut o = String::new();
+    let poll = match d.chaining {
+        true => "PollResponse Chaining (one PResMN)",
+        false => "a PReq per CN",
+    };
+    let wait = match d.wait {
+        Wait::Blocking => "blocking wait",
+        Wait::BusyPoll => "busy-poll wait (its load reads 100 %)",
+    };
+    let _ = writeln!(
+        o,
+        "POWERLINK: managing node and {} CNs ({}), {poll}, {wait}",
+        d.cns,
+        match d.role {
+            NodeRole::Both => "both here, over a veth pair",
+            NodeRole::Mn => "the managing node here, the CNs on the network",
+            NodeRole::Cn => "emulated here, the managing node on the network",
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  response timeout {}; cycle {}; wire time at least {} at 100 Mbit/s ({} output and {} input bytes per CN)",
+        format_duration_exact(d.response_timeout_ns),
+        format_duration_exact(r.params.period_ns),
+        format_ns(d.wire_ns as i64),
+        d.out_bytes,
+        d.in_bytes
+    );
+    let verdict = match (d.held.held, d.role) {
+        (_, NodeRole::Cn) => "not judged".to_string(),
+        (true, _) => "held".to_string(),
+        (false, _) => format!("NOT held: {}", d.held.reasons.join("; ")),
+    };
+    let _ = writeln!(o, "  cycle time {verdict}");
+    if d.role != NodeRole::Cn {
+        let _ = writeln!(
+            o,
+            "  {} cycles, {} late; {} PRes polled, {} missed ({} came after the timeout)",
+            d.cycles, d.late_cycles, d.polls, d.missed_pres, d.late_pres
+        );
+        if !d.per_cn.is_empty() {
+            let _ = writeln!(
+                o,
+                "  {:>6} {:>10} {:>10} {:>8} {:>8}",
+                "CN", "polls", "answered", "missed", "late"
+            );
+            for c in &d.per_cn {
+                let _ = writeln!(
+                    o,
+                    "  {:>6} {:>10} {:>10} {:>8} {:>8}",
+                    c.node, c.polls, c.answered, c.missed, c.late
+                );
+            }
+        }
+    }
+    if let Some(mn) = &d.mn {
+        let n = |path: &[&str]| {
+            path.iter()
+                .try_fold(mn, |x, k| x.get(k))
+                .and_then(Value::as_u64)
+        };
+        if let Some(up) = n(&["bring_up", "operational_ns"]) {
+            let _ = writeln!(
+                o,
+                "  bring-up: every CN identified after {}, operational after {} ({} cycles)",
+                format_ns(n(&["bring_up", "identified_ns"]).unwrap_or(0) as i64),
+                format_ns(up as i64),
+                n(&["bring_up", "cycles"]).unwrap_or(0)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  managing node: {} StatusResponses, {} stale PRes, {} malformed, {} foreign frames, {} send errors, {} SoCs without a transmit stamp",
+            n(&["counts", "status_responses"]).unwrap_or(0),
+            n(&["counts", "stale_pres"]).unwrap_or(0),
+            n(&["counts", "malformed"]).unwrap_or(0),
+            n(&["counts", "foreign"]).unwrap_or(0),
+            n(&["counts", "send_errors"]).unwrap_or(0) + n(&["counts", "soc_send_errors"]).unwrap_or(0),
+            n(&["counts", "soc_unstamped"]).unwrap_or(0),
+        );
+    }
+    if let Some(cn) = &d.cn {
+        let n = |k: &str| cn.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let states = cn
+            .get("nodes")
+            .and_then(Value::as_array)
+            .map(|nodes| summarize_states(nodes))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  CN side: {} frames received ({} SoCs), {} answered, {} malformed, {} refused by their state; {}",
+            n("frames"),
+            n("socs"),
+            n("answered"),
+            n("malformed"),
+            n("refused"),
+            shown(&states)
+        );
+        if d.role == NodeRole::Both {
+            let _ = writeln!(
+                o,
+                "  (on a veth pair the CN side's receive stamps are taken in the sender's context: rx-period and rx-jitter validate the pipeline; a real NIC measures what the network adds)"
+            );
+        }
+    }
+    for s in &d.stamps {
+        let _ = writeln!(o, "  stamps, {}", shown(s));
+    }
+    if let Some(p) = &d.pcap {
+        let _ = writeln!(
+            o,
+            "  capture {}: {} frames, {} dropped",
+            shown(p.get("path").and_then(Value::as_str).unwrap_or("?")),
+            p.get("frames").and_then(Value::as_u64).unwrap_or(0),
+            p.get("dropped").and_then(Value::as_u64).unwrap_or(0)
+        );
+    }
+    Some(o)
+}
+
+/// `all 3 CNs NMT_CS_OPERATIONAL, the last after 1.204ms`, or each CN's
+/// state when they differ.
+fn summarize_states(nodes: &[Value]) -> String {
+    let state = |v: &Value| {
+        v.get("state")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    let first = nodes.first().map(state).unwrap_or_default();
+    if nodes.iter().all(|v| state(v) == first) {
+        let last = nodes
+            .iter()
+            .filter_map(|v| v.get("operational_after_ns").and_then(Value::as_u64))
+            .max();
+        match last {
+            Some(ns) if first == "NMT_CS_OPERATIONAL" => format!(
+                "all {} CNs {first}, the last after {}",
+                nodes.len(),
+                format_ns(ns as i64)
+            ),
+            _ => format!("all {} CNs {first}", nodes.len()),
+        }
+    } else {
+        let each: Vec<String> = nodes
+            .iter()
+            .map(|v| {
+                format!(
+                    "CN {} {}",
+                    v.get("node").and_then(Value::as_u64).unwrap_or(0),
+                    state(v)
+                )
+            })
+            .collect();
+        each.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_are_summed_up_when_alike_and_listed_when_not() {
+        let alike: Vec<Value> = (1..=3)
+            .map(|n| serde_json::json!({"node": n, "state": "NMT_CS_OPERATIONAL", "operational_after_ns": n * 1000}))
+            .collect();
+        assert_eq!(
+            summarize_states(&alike),
+            "all 3 CNs NMT_CS_OPERATIONAL, the last after 3.000us"
+        );
+        let apart = vec![
+            serde_json::json!({"node": 1, "state": "NMT_CS_OPERATIONAL"}),
+            serde_json::json!({"node": 2, "state": "NMT_CS_STOPPED"}),
+        ];
+        assert_eq!(
+            summarize_states(&apart),
+            "CN 1 NMT_CS_OPERATIONAL, CN 2 NMT_CS_STOPPED"
+        );
+    }
+}
