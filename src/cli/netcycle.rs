@@ -76,7 +76,7 @@ pub struct NetcycleRunArgs {
     #[arg(long, value_name = "IF")]
     pub interface: Option<String>,
 
-    /// Write what the CN side received to FILE (nanosecond pcap, the
+    /// Write what the CN side received and sent to FILE (nanosecond pcap, the
     /// kernel's receive stamps), for Wireshark or `jitterlab analyze`.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<std::path::PathBuf>,

@@ -31,10 +31,6 @@
 //! what the journal holds (`hosts::NetChange::Netns`), so `jitterlab
 //! restore` after a crash removes the setting along with the end.
 
-// The netcycle probe steers its pair's ends through `steer_rps_in`; until it
-// is wired in, only `__rps` and the tests run this module.
-#![allow(dead_code)]
-
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};

@@ -127,6 +127,24 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
             );
         }
     }
+    if let Some(l) = &d.load {
+        let _ = writeln!(
+            o,
+            "  stack load: {:.1} % of one CPU (the managing node's thread: {} of CPU time over {}, seed 004's figure)",
+            l.stack_percent(),
+            format_ns(l.stack_ns as i64),
+            format_ns(l.wall_ns as i64)
+        );
+        if let Some(b) = l.busy_percent() {
+            let _ = writeln!(o, "  CPU {} busy: {b:.1} % ({})", l.cpu, shown(&l.cpu_busy_source));
+        }
+        if let Some(s) = l.softirq_percent() {
+            let _ = writeln!(o, "  CPU {} softirq: {s:.1} % ({})", l.cpu, shown(&l.softirq_source));
+        }
+    }
+    for s in &d.steering {
+        let _ = writeln!(o, "  receive steering: {}", shown(s));
+    }
     for s in &d.stamps {
         let _ = writeln!(o, "  stamps, {}", shown(s));
     }

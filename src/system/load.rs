@@ -32,10 +32,6 @@
 //! beside it), and a missing kernel configuration leaves their sources
 //! saying "unknown".
 
-// The netcycle probe measures its load through this module; until it is
-// wired in, only tests call it.
-#![allow(dead_code)]
-
 use std::fs::{self, File};
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};

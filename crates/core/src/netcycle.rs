@@ -263,7 +263,7 @@ pub struct NetcycleDetail {
     /// The stack's CPU load (the MN threads' CPU time over wall time, the
     /// MN CPU's busy and softirq time), when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<serde_json::Value>,
+    pub load: Option<crate::load::StackLoad>,
     /// The CN emulator's side: NMT bring-up, SoCs received, frames
     /// answered, malformed frames dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,6 +276,11 @@ pub struct NetcycleDetail {
     /// What stamps each side's socket had.
     #[serde(default)]
     pub stamps: Vec<String>,
+    /// Where each veth end's receive work was steered (RPS), one line
+    /// per end (`rps_cpus IF OLD -> NEW`), so that the CNs' work is not
+    /// charged to the managing node's CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steering: Vec<String>,
     /// The capture written with `--pcap`: path and frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap: Option<serde_json::Value>,

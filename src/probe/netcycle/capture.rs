@@ -1,4 +1,4 @@
-//! `--pcap FILE`: what the CN side received, copied by its real-time
+//! `--pcap FILE`: what the CN side received and sent, copied by its real-time
 //! thread into a preallocated byte ring and written to a nanosecond pcap
 //! (`net::pcap::PcapWriter`) by a writer thread that is not real-time.
 //!

@@ -9,8 +9,10 @@
 //! both roles run here, the CN's own recorder with `--role cn`), with the
 //! SoC's RelativeTime, which says which release of the MN's schedule it
 //! opened (the MN fills it with the release time since its first release,
-//! in µs). With `--pcap` every frame received is copied into the capture
-//! ring. Chained PRes go out in their slots: the emulator spins until a
+//! in µs). With `--pcap` every frame received (kernel stamp) and every
+//! frame the CNs send (stamped with the clock read right after the send)
+//! is copied into the capture ring, so the capture is the segment as the
+//! CN side sees it and `jitterlab analyze` finds every PRes. Chained PRes go out in their slots: the emulator spins until a
 //! slot's offset after the PResMN has passed (a few µs; on a veth pair
 //! each send takes longer than a slot, so it rarely spins).
 //!
@@ -174,7 +176,7 @@ impl CnEmulator {
                         &self.rx[..got.len],
                     );
                 }
-                self.frame(got.len, stamp, read_at, on_soc);
+                self.frame(got.len, stamp, read_at, on_soc, capture.as_deref_mut());
             }
         }
     }
@@ -186,6 +188,7 @@ impl CnEmulator {
         stamp: Option<u64>,
         read_at: u64,
         on_soc: &mut dyn FnMut(SocRx),
+        mut capture: Option<&mut CaptureRing>,
     ) {
         let frame = match decode(&self.rx[..len]) {
             Ok(r) => r.frame,
@@ -235,7 +238,15 @@ impl CnEmulator {
                 }
             }
             match self.link.send(&self.tx[..n]) {
-                Ok(()) => self.counts.answered += 1,
+                Ok(()) => {
+                    self.counts.answered += 1;
+                    // The capture is the segment as the CN side sees it:
+                    // its own answers too, stamped with the clock read
+                    // right after the send.
+                    if let Some(c) = capture.as_deref_mut() {
+                        c.push(sys::rx_timestamp::realtime_ns(), &self.tx[..n]);
+                    }
+                }
                 Err(_) => self.counts.send_errors += 1,
             }
         }

@@ -43,7 +43,7 @@
 //! from the nominal `--cycle` (a foreign MN's RelativeTime means nothing
 //! to us). Hardware receive stamps are used where the NIC offers them.
 //!
-//! `--pcap FILE` writes what the CN side received ([`capture`]).
+//! `--pcap FILE` writes what the CN side received and sent ([`capture`]).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -67,6 +67,9 @@ use crate::error::bad;
 use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, NETCYCLE_PAIR};
 use crate::probe::roundtrip::mac_of;
 use crate::system::journal::{Journal, Undo};
+use crate::net::rps::steer_rps_in;
+use crate::system::load::LoadMeter;
+use jitterlab_core::load::StackLoad;
 
 pub mod capture;
 pub mod cn;
@@ -216,6 +219,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         return Err(bad(format!("N/A (wire): {why}")));
     }
     let mut journaled = Vec::new();
+    let mut steering = Vec::new();
     let mn_opts = LinkOptions {
         soc_socket: true,
         promiscuous: false,
@@ -230,6 +234,21 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                     Ok(())
                 })?;
                 let (mn_ns, cn_ns) = (pair.netns_a(), pair.netns_b());
+                // Each end's receive work on its own side's CPU (RPS): a
+                // veth hands a frame to the peer's backlog on the sending
+                // CPU unless steered, which would charge the CNs' receive
+                // work to the managing node's CPU and the other way round.
+                for (ns, ifname, cpu) in [
+                    (mn_ns, pair.veth_a(), args.cpu),
+                    (cn_ns, pair.veth_b(), args.cn_cpu),
+                ] {
+                    match steer_rps_in(ns, ifname, &[cpu]) {
+                        Ok(line) => steering.push(line),
+                        Err(e) => steering.push(format!(
+                            "{ifname}: receive work not steered to CPU {cpu}: {e:#}"
+                        )),
+                    }
+                }
                 let mn_mac = mac_of(Some(mn_ns), pair.veth_a())?;
                 let cn_mac = mac_of(Some(cn_ns), pair.veth_b())?;
                 let mn = Link::open(Some(mn_ns), pair.veth_a(), mn_mac, mn_opts)
@@ -293,6 +312,9 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         capture: None,
         bring_up: None,
         stamps: Vec::new(),
+        root: cell.root.to_path_buf(),
+        load: None,
+        steering,
     })]))
 }
 
@@ -335,6 +357,13 @@ pub struct NetcycleProbe {
     capture: Option<CaptureWriter>,
     bring_up: Option<BringUp>,
     stamps: Vec<String>,
+    /// The sysroot the stack load is read under.
+    root: std::path::PathBuf,
+    /// The stack's CPU load over the measurement (the managing node's
+    /// thread), or why it could not be read.
+    load: Option<std::result::Result<StackLoad, String>>,
+    /// Where each veth end's receive work was steered.
+    steering: Vec<String>,
 }
 
 impl NetcycleProbe {
@@ -498,7 +527,14 @@ impl Probe for NetcycleProbe {
             let mut index = 0u64;
             let mut first_real = None;
             let mut last_at = start.t0;
-            // stack load: LoadMeter (src/system/load.rs) starts here
+            // The stack load: the managing node's thread (the stack's only
+            // thread: with a blocking wait it sleeps between frames) over
+            // the measurement.
+            let meter = LoadMeter::start(
+                &self.root,
+                a.cpu,
+                &[("managing node".to_string(), jitterlab_sys::gettid())],
+            );
             let sched = mn.run(start.t0, releases, start.stop, &mut |c, s| {
                 let period = prev_soc.map(|(real, _)| c.soc_real as i64 - real as i64);
                 let jitter = match (period, prev_soc) {
@@ -531,7 +567,11 @@ impl Probe for NetcycleProbe {
                     }
                 }
             });
-            // stack load: LoadMeter (src/system/load.rs) finishes here
+            self.load = Some(
+                meter
+                    .and_then(LoadMeter::finish)
+                    .map_err(|e| format!("{e:#}")),
+            );
             schedule = Some(sched);
             if let Some(t) = self.cn_thread.take() {
                 let (end, mut q) = t.finish()?;
@@ -675,10 +715,18 @@ impl NetcycleProbe {
             late_pres,
             held,
             per_cn,
-            load: None,
+            load: match &self.load {
+                Some(Ok(l)) => Some(l.clone()),
+                Some(Err(e)) => {
+                    warnings.push(format!("the stack's CPU load was not measured: {e}"));
+                    None
+                }
+                None => None,
+            },
             cn: cn.map(serde_json::to_value).transpose()?,
             mn,
             stamps: self.stamps.clone(),
+            steering: self.steering.clone(),
             pcap: pcap.map(serde_json::to_value).transpose()?,
         })
     }

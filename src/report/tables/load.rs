@@ -76,8 +76,7 @@ fn detail_of(r: &RunResult) -> Option<NetcycleDetail> {
 /// wall_ns` of `detail.load`, rounded.
 fn load_tenths(d: &NetcycleDetail) -> Option<i64> {
     let load = d.load.as_ref()?;
-    let stack = load.get("stack_ns")?.as_u64()?;
-    let wall = load.get("wall_ns")?.as_u64()?;
+    let (stack, wall) = (load.stack_ns, load.wall_ns);
     (wall > 0).then(|| round_div(i128::from(stack) * 1_000, i128::from(wall)) as i64)
 }
 
