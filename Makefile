@@ -3,8 +3,11 @@
 #   make demo   install the neighbours' tools, build, and answer the seeds'
 #               questions on this machine: a 4 ms control task with a
 #               cache-sensitive scan, timer wake-up latency on every CPU but
-#               CPU 0, seed 004's seven stress conditions as a bench (preset
-#               powerlink, 5 s cells), seed 002's pointer chase idle and
+#               CPU 0, seed 004's POWERLINK managing node polling 3 emulated
+#               CNs (run netcycle, its capture read back by analyze) and
+#               both of seed 004's tables as a bench (preset powerlink: the
+#               load of 1 ms and 10 ms cycles × 3 and 40 CNs, and the seven
+#               stress conditions, 5 s cells), seed 002's pointer chase idle and
 #               beside a cache thrasher (preset caterpillar, 200 samples a
 #               cell), seed 003's latencies with a quiet and a flooded
 #               network (preset epics, 3 s cells), seed 001's screw-to-screw
@@ -45,8 +48,11 @@ demo: deps build
 		--duration 20s --json $(OUT)/cyclic.json --csv $(OUT)/cyclic.csv --histogram $(OUT)/cyclic.hist
 	$(BIN) --db $(OUT)/jitterlab.db run wakeup --interval 1ms --duration 10s \
 		--json $(OUT)/wakeup.json --csv $(OUT)/wakeup.csv --histogram $(OUT)/wakeup.hist
-	$(BIN) --db $(OUT)/jitterlab.db bench --preset powerlink --duration 5s --warmup 1s \
-		--json $(OUT)/powerlink.json
+	$(BIN) --db $(OUT)/jitterlab.db run netcycle --cycle 500us --cns 3 --duration 10s \
+		--pcap $(OUT)/netcycle.pcap --json $(OUT)/netcycle.json
+	$(BIN) analyze $(OUT)/netcycle.pcap > $(OUT)/netcycle-analyze.txt
+	$(BIN) --db $(OUT)/jitterlab.db bench --preset powerlink --cycles 1ms,10ms --cns 3,40 \
+		--duration 5s --warmup 1s --json $(OUT)/powerlink.json
 	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/powerlink.md
 	$(BIN) --db $(OUT)/jitterlab.db bench --preset caterpillar --warmup 1s \
 		--json $(OUT)/caterpillar.json
@@ -57,7 +63,7 @@ demo: deps build
 	$(BIN) --db $(OUT)/jitterlab.db run roundtrip --duration 20s --json $(OUT)/roundtrip.json \
 		--csv $(OUT)/roundtrip.csv || [ $$? -eq 1 ]
 	$(BIN) --db $(OUT)/jitterlab.db runs
-	@echo "results: $(OUT)/jitterlab.db $(OUT)/{cyclic,wakeup}.{json,csv,hist} $(OUT)/roundtrip.{json,csv} $(OUT)/{powerlink,caterpillar,epics}.{json,md}"
+	@echo "results: $(OUT)/jitterlab.db $(OUT)/{cyclic,wakeup}.{json,csv,hist} $(OUT)/roundtrip.{json,csv} $(OUT)/netcycle.{json,pcap} $(OUT)/netcycle-analyze.txt $(OUT)/{powerlink,caterpillar,epics}.{json,md}"
 
 # Lints and tests with the test-only probe `sleep` (feature test-probe:
 # tests/sleep_probe.rs) and, for clippy, without it too.

@@ -136,10 +136,20 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
             format_ns(l.wall_ns as i64)
         );
         if let Some(b) = l.busy_percent() {
-            let _ = writeln!(o, "  CPU {} busy: {b:.1} % ({})", l.cpu, shown(&l.cpu_busy_source));
+            let _ = writeln!(
+                o,
+                "  CPU {} busy: {b:.1} % ({})",
+                l.cpu,
+                shown(&l.cpu_busy_source)
+            );
         }
         if let Some(s) = l.softirq_percent() {
-            let _ = writeln!(o, "  CPU {} softirq: {s:.1} % ({})", l.cpu, shown(&l.softirq_source));
+            let _ = writeln!(
+                o,
+                "  CPU {} softirq: {s:.1} % ({})",
+                l.cpu,
+                shown(&l.softirq_source)
+            );
         }
     }
     for s in &d.steering {

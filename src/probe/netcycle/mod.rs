@@ -65,9 +65,9 @@ use super::plan::{fifo_priority, RunPlan};
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;
 use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, NETCYCLE_PAIR};
+use crate::net::rps::steer_rps_in;
 use crate::probe::roundtrip::mac_of;
 use crate::system::journal::{Journal, Undo};
-use crate::net::rps::steer_rps_in;
 use crate::system::load::LoadMeter;
 use jitterlab_core::load::StackLoad;
 
