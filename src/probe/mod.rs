@@ -605,6 +605,7 @@ mod tests {
             max_jitter_ns: None,
             max_exec_ns: None,
             params,
+            scope: Default::default(),
         }
     }
 

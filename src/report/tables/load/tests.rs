@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use jitterlab_core::cell::{CellContext, CellStatus, StoredCell, StoredRun};
+use jitterlab_core::load::StackLoad;
 use jitterlab_core::netcycle::{Held, NetcycleDetail, NodeRole, Wait};
 use jitterlab_core::result::{
     EndReason, HostSnapshot, Params, ProbeKind, RealtimeReport, RunResult, ThreadResult,
@@ -17,7 +18,7 @@ use jitterlab_core::result::{
 use jitterlab_core::spec::{parse, SpecContext};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::CpuList;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::super::{render, Format, Table, TableOptions};
 
@@ -177,11 +178,21 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         late_pres: 0,
         held: Held::judge(n, cycles, f.late, polls, f.missed),
         per_cn: vec![],
-        load: f.load.map(|(stack, wall)| {
-            json!({"wall_ns": wall, "stack_ns": stack, "cpu_busy_ns": stack + 1_000_000})
+        load: f.load.map(|(stack, wall)| StackLoad {
+            wall_ns: wall,
+            cpu: 1,
+            threads: vec![],
+            stack_ns: stack,
+            cpu_busy_ns: Some(stack + 1_000_000),
+            cpu_busy_source: "test".into(),
+            softirq_ns: None,
+            softirq_source: "test".into(),
+            hz: None,
         }),
         cn: None,
+        mn: None,
         stamps: vec![],
+        steering: vec![],
         pcap: None,
     };
     RunResult {
