@@ -125,7 +125,7 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
     let load = &d["load"];
     let (stack, wall) = (n(&load["stack_ns"]), n(&load["wall_ns"]));
     assert!(stack > 0 && stack * 100 <= wall * 105, "{load}");
-    assert!(wall >= 1_900_000_000 && wall <= 2_500_000_000, "{load}");
+    assert!((1_900_000_000..=2_500_000_000).contains(&wall), "{load}");
     assert_eq!(load["threads"][0]["name"], "managing node", "{load}");
     assert_eq!(n(&load["threads"][0]["cpu_ns"]), stack, "{load}");
     // Each veth end's receive work steered to its own side's CPU.

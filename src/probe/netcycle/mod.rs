@@ -197,9 +197,7 @@ pub fn check_environment(root: &Path, args: &NetcycleArgs) -> Result<()> {
 /// frames cannot fit its cycle on a 100 Mbit/s wire (the registry's
 /// `unavailable`).
 pub fn unavailable(_root: &Path, probe: &ProbeSpec) -> Option<String> {
-    let p = probe.netcycle()?;
-    p.wire_unfit(probe.period_ns)
-        .map(|why| format!("N/A (wire): {why}"))
+    probe.wire_na()
 }
 
 /// The sockets of the side(s) that run here, and the namespaces.
@@ -215,8 +213,8 @@ struct Ends {
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let args = args(cell.spec, cell.cell, cell.plan)?;
     let p = &args.params;
-    if let Some(why) = p.wire_unfit(args.period_ns) {
-        return Err(bad(format!("N/A (wire): {why}")));
+    if let Some(na) = cell.spec.probes[cell.cell.probe].wire_na() {
+        return Err(bad(na));
     }
     let mut journaled = Vec::new();
     let mut steering = Vec::new();

@@ -90,9 +90,7 @@ impl Spec {
     /// frames on a 100 Mbit/s wire (`N/A (wire): 40 CNs need at least …`).
     /// It stays a cell of the spec, so the table has its row.
     pub fn cell_na(&self, cell: &CellPlan) -> Option<String> {
-        let p = &self.probes[cell.probe];
-        let why = p.netcycle()?.wire_unfit(p.period_ns)?;
-        Some(format!("N/A (wire): {why}"))
+        self.probes[cell.probe].wire_na()
     }
 
     /// The shape of the matrix, for counts and messages.

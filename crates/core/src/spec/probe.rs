@@ -270,6 +270,14 @@ impl ProbeSpec {
         }
     }
 
+    /// `N/A (wire): …` when this is a `netcycle` probe whose cycle's frames
+    /// cannot fit on a 100 Mbit/s wire in its period: the one text a run's
+    /// refusal, a bench's skipped cell and the reports give.
+    pub fn wire_na(&self) -> Option<String> {
+        let why = self.netcycle()?.wire_unfit(self.period_ns)?;
+        Some(format!("N/A (wire): {why}"))
+    }
+
     /// A chase's sample count, when it ends by one.
     pub fn samples(&self) -> Option<u64> {
         match self.params {
