@@ -20,46 +20,18 @@ use assert_cmd::Command;
 use serde_json::Value;
 use serial_test::serial;
 
-fn jl(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("jitterlab").unwrap();
-    c.env("JITTERLAB_DB", dir.join("tests.db"))
-        .env("JITTERLAB_JOURNAL", dir.join("journal.json"));
-    c
-}
+#[path = "common/probe_run.rs"]
+mod probe_run;
+use probe_run::{jl, n, run_probe};
 
 fn root_or_skip(what: &str) -> bool {
-    if jitterlab_sys::effective_uid() == 0 {
-        return true;
-    }
-    eprintln!("skipping {what}: the netcycle namespaces and raw sockets need root");
-    false
+    probe_run::root_or_skip(what, "the netcycle namespaces and raw sockets")
 }
 
-/// Runs `jitterlab run netcycle ARGS --json F`; the result and the exit
-/// status.
+/// Runs `jitterlab run netcycle --no-db ARGS --json F`; the result and the
+/// exit status.
 fn run(dir: &Path, args: &[&str]) -> (Value, i32) {
-    let json = dir.join("r.json");
-    let out = jl(dir)
-        .args(["run", "netcycle", "--no-db"])
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
-        panic!(
-            "no result; stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        serde_json::from_str(&text).unwrap(),
-        out.status.code().unwrap(),
-    )
-}
-
-fn n(v: &Value) -> i64 {
-    v.as_i64().unwrap_or_else(|| panic!("not a number: {v}"))
+    run_probe(dir, &["netcycle", "--no-db"], args)
 }
 
 /// The checks every real run must pass, for `cycle_ns` over `duration_ns`

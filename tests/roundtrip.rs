@@ -12,49 +12,21 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
+use serde_json::Value;
 use serial_test::serial;
 
-fn jl(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("jitterlab").unwrap();
-    c.env("JITTERLAB_DB", dir.join("tests.db"))
-        .env("JITTERLAB_JOURNAL", dir.join("journal.json"));
-    c
-}
+#[path = "common/probe_run.rs"]
+mod probe_run;
+use probe_run::{jl, n, run_probe};
 
 fn root_or_skip(what: &str) -> bool {
-    if jitterlab_sys::effective_uid() == 0 {
-        return true;
-    }
-    eprintln!("skipping {what}: the round trip's namespaces and raw sockets need root");
-    false
+    probe_run::root_or_skip(what, "the round trip's namespaces and raw sockets")
 }
 
 /// Runs `jitterlab run roundtrip ARGS --json F`; the result and the exit
 /// status.
-fn run(dir: &Path, args: &[&str]) -> (serde_json::Value, i32) {
-    let json = dir.join("r.json");
-    let out = jl(dir)
-        .args(["run", "roundtrip"])
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
-        panic!(
-            "no result; stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        serde_json::from_str(&text).unwrap(),
-        out.status.code().unwrap(),
-    )
-}
-
-fn n(v: &serde_json::Value) -> i64 {
-    v.as_i64().unwrap_or_else(|| panic!("not a number: {v}"))
+fn run(dir: &Path, args: &[&str]) -> (Value, i32) {
+    run_probe(dir, &["roundtrip"], args)
 }
 
 /// The checks every real run must pass, whatever the machine's noise.

@@ -713,6 +713,34 @@ pub(super) fn csv_columns() -> Vec<String> {
 
 /// A row for a configuration or scenario without cells: `N/A` with a reason
 /// (unavailable) or `not run`, `text` in every printed figure column.
+/// The `N/A` rows of configuration `c` when the machine could not run it:
+/// one per (scenario, deployment, probe) of `keys`, and a note with the
+/// reason. Nothing when `c` is not one of the run's unavailable
+/// configurations (it ran nothing of this table for another reason).
+pub(super) fn unavailable_rows(
+    run: &StoredRun,
+    c: &str,
+    keys: &[(&str, &str, &str)],
+    cols: &[Col],
+    rows: &mut Vec<Vec<Cell>>,
+    notes: &mut Vec<String>,
+) {
+    let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) else {
+        return;
+    };
+    for &(scenario, deployment, probe) in keys {
+        rows.push(empty_row(
+            cols,
+            [c, scenario, deployment, probe],
+            &format!("{c}/{scenario}/{deployment}/{probe}"),
+            "unavailable",
+            "N/A",
+            Some(reason),
+        ));
+    }
+    notes.push(format!("N/A {c}: {reason}"));
+}
+
 pub(super) fn empty_row(
     cols: &[Col],
     key: [&str; 4],

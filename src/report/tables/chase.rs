@@ -8,8 +8,8 @@ use jitterlab_core::cell::StoredRun;
 use serde_json::{json, Value};
 
 use super::build::{
-    configuration_names, distinct, empty_row, groups, key_cols, pct1_values, reps_col, row_notes,
-    spread_names, Fig, Group, MAX_CHASE, MAX_SAMPLE_JITTER, MIN_CHASE, P50_CHASE,
+    configuration_names, distinct, groups, key_cols, pct1_values, reps_col, row_notes,
+    spread_names, unavailable_rows, Fig, Group, MAX_CHASE, MAX_SAMPLE_JITTER, MIN_CHASE, P50_CHASE,
     P50_SAMPLE_JITTER, P99_CHASE,
 };
 use super::sheet::{Cell, Col, Sheet};
@@ -66,20 +66,7 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
     for c in &configuration_names(run) {
         let mine: Vec<&Group> = groups.iter().filter(|g| g.configuration == c).collect();
         if mine.is_empty() {
-            let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) else {
-                continue;
-            };
-            for &(scenario, deployment, probe) in &keys {
-                rows.push(empty_row(
-                    &cols,
-                    [c, scenario, deployment, probe],
-                    &format!("{c}/{scenario}/{deployment}/{probe}"),
-                    "unavailable",
-                    "N/A",
-                    Some(reason),
-                ));
-            }
-            notes.push(format!("N/A {c}: {reason}"));
+            unavailable_rows(run, c, &keys, &cols, &mut rows, &mut notes);
             continue;
         }
         for g in mine {

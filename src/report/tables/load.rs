@@ -156,8 +156,9 @@ impl<'g, 'a> LoadCell<'g, 'a> {
 enum Verdict {
     /// Its frames cannot fit the wire (the notes say why).
     Wire,
-    /// Not held: late cycles and missed PRes.
-    NotHeld(u64, u64),
+    /// Not held: late cycles and missed PRes, and the load measured all
+    /// the same (what the stack cost while it did not hold).
+    NotHeld(u64, u64, Option<Spread>),
     /// Held, with the load's spread when it was measured.
     Held(Option<Spread>),
     /// No figures: what stands in their place.
@@ -174,7 +175,10 @@ fn verdict(cells: &[&LoadCell]) -> Verdict {
             .iter()
             .flat_map(|c| &c.details)
             .fold((0, 0), |(l, m), d| (l + d.late_cycles, m + d.missed_pres));
-        return Verdict::NotHeld(late, missed);
+        let all = cells
+            .iter()
+            .flat_map(|c| c.details.iter().filter_map(load_tenths));
+        return Verdict::NotHeld(late, missed, spread_of(all));
     }
     if cells.iter().any(|c| !c.details.is_empty()) {
         let all = cells
@@ -190,7 +194,17 @@ impl Verdict {
     fn text(&self, interrupted: bool) -> String {
         match self {
             Verdict::Wire => "N/A (wire)".into(),
-            Verdict::NotHeld(late, missed) => na_text(*late, *missed),
+            Verdict::NotHeld(late, missed, load) => {
+                let na = na_text(*late, *missed);
+                match load {
+                    // `N/A (late cycles: 3; load 12.3 %)`
+                    Some(s) if na.ends_with(')') => {
+                        format!("{}; load {})", &na[..na.len() - 1], pct1_text(*s))
+                    }
+                    Some(s) => format!("{na} (load {})", pct1_text(*s)),
+                    None => na,
+                }
+            }
             Verdict::Held(Some(s)) => {
                 format!("{}{}", pct1_text(*s), if interrupted { "*" } else { "" })
             }
@@ -203,7 +217,7 @@ impl Verdict {
     fn na(&self) -> Value {
         match self {
             Verdict::Wire => json!("wire"),
-            Verdict::NotHeld(late, missed) => match (*late > 0, *missed > 0) {
+            Verdict::NotHeld(late, missed, _) => match (*late > 0, *missed > 0) {
                 (true, true) => json!("late cycles+missed"),
                 (false, true) => json!("missed"),
                 _ => json!("late cycles"),
@@ -269,7 +283,7 @@ fn factor_text(s: Spread) -> String {
 }
 
 /// The note under every load table: what its figures are.
-pub(super) const LOAD_NOTE: &str = "load: the managing node threads' CPU time (their schedstat) ÷ wall time, in % of one CPU — seed 004's \"load of all POWERLINK threads on a single core\"; vs seed: that ÷ seed 004 Table 2 (High-End PC: a kernel-space stack with its own NIC driver), - where the seed has < 1% or N/A; N/A (late cycles: k): k cycles ended after the next cycle's release; N/A (missed: k): k PRes did not come within the response timeout; N/A (wire): the cycle's frames cannot fit on a 100 Mbit/s wire, nothing was measured";
+pub(super) const LOAD_NOTE: &str = "load: the managing node threads' CPU time (their schedstat) ÷ wall time, in % of one CPU — seed 004's \"load of all POWERLINK threads on a single core\"; vs seed: that ÷ seed 004 Table 2 (High-End PC: a kernel-space stack with its own NIC driver), - where the seed has < 1% or N/A; N/A (late cycles: k): k cycles ended after the next cycle's release; N/A (missed: k): k PRes did not come within the response timeout (each N/A cell gives the load it measured all the same); N/A (wire): the cycle's frames cannot fit on a 100 Mbit/s wire, nothing was measured";
 
 /// The note of a table whose managing node spins for its PRes.
 pub(super) const BUSY_POLL_NOTE: &str = "busy-poll: the managing node spins on its socket for each PRes, so its load reads as 100 % of the polling phase; compare it with a blocking run, not with the seed";

@@ -40,8 +40,8 @@ use jitterlab_core::stats::MetricSummary;
 use serde_json::{json, Value};
 
 use super::build::{
-    configuration_names, distinct, empty_row, groups, key_cols, metric, reps_col, row_notes,
-    scenario_names, Fig, Group, Metrics, Unit,
+    configuration_names, distinct, groups, key_cols, metric, reps_col, row_notes, scenario_names,
+    unavailable_rows, Fig, Group, Metrics, Unit,
 };
 use super::sheet::{Cell, Col, Sheet};
 use super::us1;
@@ -304,20 +304,7 @@ pub(super) fn roundtrip(run: &jitterlab_core::cell::StoredRun) -> Vec<Sheet> {
     for c in &configs {
         let mine: Vec<&Group> = rows_of.iter().filter(|g| g.configuration == c).collect();
         if mine.is_empty() {
-            let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) else {
-                continue;
-            };
-            for &(scenario, deployment, probe) in &keys {
-                rows.push(empty_row(
-                    &cols,
-                    [c, scenario, deployment, probe],
-                    &format!("{c}/{scenario}/{deployment}/{probe}"),
-                    "unavailable",
-                    "N/A",
-                    Some(reason),
-                ));
-            }
-            notes.push(format!("N/A {c}: {reason}"));
+            unavailable_rows(run, c, &keys, &cols, &mut rows, &mut notes);
             continue;
         }
         for g in mine {

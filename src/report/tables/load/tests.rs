@@ -345,11 +345,11 @@ fn the_load_table_in_text() {
         format!(
             "{HEAD}
 Stack load (seed 004 Tables 2–3) — configuration tuned, scenario idle, host
-cycle        3 CNs     vs seed                           20 CNs  vs seed
-250 µs       41.2%       ×1.11                       N/A (wire)        -
-500 µs  20.3–21.0%  ×1.13–1.17             N/A (late cycles: 3)        -
-1 ms          9.6%       ×1.20                  N/A (missed: 2)        -
-5 ms          0.6%           -  N/A (late cycles: 4, missed: 1)        -
+cycle        3 CNs     vs seed                                      20 CNs  vs seed
+250 µs       41.2%       ×1.11                                  N/A (wire)        -
+500 µs  20.3–21.0%  ×1.13–1.17            N/A (late cycles: 3; load 51.2%)        -
+1 ms          9.6%       ×1.20                 N/A (missed: 2; load 33.0%)        -
+5 ms          0.6%           -  N/A (late cycles: 4, missed: 1; load 3.9%)        -
 {}
 held: no late cycle and no missed PRes over the whole run, with response timeouts of 100 µs, 200 µs (each cell's in the CSV and JSON); \"held\" depends on it: a longer timeout misses fewer PRes but lets a slow answer push the cycle late
 held here allows 2 late cycles and 0 missed PRes (the spec's max_late_cycles, max_missed_pres)
@@ -370,9 +370,9 @@ fn the_same_cells_in_markdown() {
              | cycle | 3 CNs | vs seed | 20 CNs | vs seed |\n\
              |---|---:|---:|---:|---:|\n\
              | 250 µs | 41.2% | ×1.11 | N/A (wire) | - |\n\
-             | 500 µs | 20.3–21.0% | ×1.13–1.17 | N/A (late cycles: 3) | - |\n\
-             | 1 ms | 9.6% | ×1.20 | N/A (missed: 2) | - |\n\
-             | 5 ms | 0.6% | - | N/A (late cycles: 4, missed: 1) | - |\n\
+             | 500 µs | 20.3–21.0% | ×1.13–1.17 | N/A (late cycles: 3; load 51.2%) | - |\n\
+             | 1 ms | 9.6% | ×1.20 | N/A (missed: 2; load 33.0%) | - |\n\
+             | 5 ms | 0.6% | - | N/A (late cycles: 4, missed: 1; load 3.9%) | - |\n\
              \nload: the managing node threads' CPU time (their schedstat) ÷ wall time,"
         ),
         "{got}"
@@ -844,8 +844,8 @@ fn a_cell_without_figures_shows_its_status_and_one_without_load_says_held() {
     assert_eq!(
         rows,
         [
-            "250 µs        held           -                       N/A (wire)        -",
-            "1 ms        failed           -                  N/A (missed: 2)        -",
+            "250 µs        held           -                                  N/A (wire)        -",
+            "1 ms        failed           -                 N/A (missed: 2; load 33.0%)        -",
         ]
     );
 }
@@ -860,7 +860,7 @@ fn without_the_stored_spec_the_cells_place_themselves() {
     let got = render(&run, &only(Table::Load), Format::Text).unwrap();
     assert!(
         got.contains(
-            "\n250 µs       41.2%       ×1.11                                -        -\n"
+            "\n250 µs       41.2%       ×1.11                                           -        -\n"
         ),
         "{got}"
     );
