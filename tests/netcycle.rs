@@ -16,7 +16,6 @@
 use std::path::Path;
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use serial_test::serial;
 
