@@ -407,7 +407,7 @@ fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -
 }
 
 fn csv(sheets: &[Sheet]) -> String {
-    let mut columns = build::csv_columns();
+    let mut columns = csv_columns();
     // The columns of the round-trip table, the load table and the
     // controlled nodes' side of a netcycle condition table only when the
     // run has them, in the order its tables bring them, so the CSV of
@@ -571,4 +571,23 @@ fn ratio_spread(v: Spread, base: Spread) -> Option<Spread> {
         lo: a.min(b),
         hi: a.max(b),
     })
+}
+
+/// The CSV header after `table`: every table's machine columns, key and
+/// status columns first, each name once.
+fn csv_columns() -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for cols in [
+        build::configuration_cols(),
+        conditions::condition_cols(false),
+        build::latency_cols("", true),
+        chase::chase_cols(),
+    ] {
+        for n in cols.into_iter().flat_map(|c| c.names) {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+    }
+    v
 }

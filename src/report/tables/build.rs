@@ -652,7 +652,7 @@ pub(super) fn reps_col() -> Col {
 }
 
 /// The configuration table's columns; `vs` heads the ratio columns.
-fn configuration_cols() -> Vec<Col> {
+pub(super) fn configuration_cols() -> Vec<Col> {
     let mut cols = vec![
         key_cols("configuration"),
         reps_col(),
@@ -671,7 +671,7 @@ fn configuration_cols() -> Vec<Col> {
 
 /// The latency table's columns; the `latency` column (which metric a row
 /// is) is printed only when `show_metric`, else it is for scripts only.
-fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
+pub(super) fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
     let mut cols = vec![
         key_cols("cell"),
         if show_metric {
@@ -690,25 +690,6 @@ fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
     let [a, b] = spread_names(OVER_THRESHOLD.id);
     cols.push(Col::right(over_head, &[&a, &b]));
     cols
-}
-
-/// The CSV header after `table`: every table's machine columns, key and
-/// status columns first, each name once.
-pub(super) fn csv_columns() -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for cols in [
-        configuration_cols(),
-        super::conditions::condition_cols(false),
-        latency_cols("", true),
-        super::chase::chase_cols(),
-    ] {
-        for n in cols.into_iter().flat_map(|c| c.names) {
-            if !v.contains(&n) {
-                v.push(n);
-            }
-        }
-    }
-    v
 }
 
 /// A row for a configuration or scenario without cells: `N/A` with a reason

@@ -1466,7 +1466,7 @@ fn chase_row_in_json_and_csv() {
     let csv = render(&chase_run(), &NO_EXPLAIN, Format::Csv).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     assert_eq!(header[0], "table");
-    assert_eq!(&header[1..], build::csv_columns().as_slice());
+    assert_eq!(&header[1..], super::csv_columns().as_slice());
     for name in want.keys() {
         assert!(header.contains(&name.as_str()), "{name} not in the header");
     }

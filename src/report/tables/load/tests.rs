@@ -407,10 +407,7 @@ fn the_same_cells_in_csv_one_row_each() {
     let header: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(header[header.len() - 15..], LOAD_COLUMNS, "{}", lines[0]);
     // The columns every run has come first, unchanged.
-    assert_eq!(
-        header[1..header.len() - 15],
-        super::super::build::csv_columns()
-    );
+    assert_eq!(header[1..header.len() - 15], super::super::csv_columns());
     let tail = |l: &str| -> Vec<String> {
         let f: Vec<&str> = l.split(',').collect();
         let mut v: Vec<String> = f[..8].iter().map(|s| s.to_string()).collect();
@@ -767,7 +764,7 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
     let csv = render(&none, &TableOptions::default(), Format::Csv).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        format!("table,{}", super::super::build::csv_columns().join(","))
+        format!("table,{}", super::super::csv_columns().join(","))
     );
 }
 
