@@ -870,46 +870,8 @@ fn without_the_stored_spec_the_cells_place_themselves() {
 /// from `spec_json`, and with them the wire cell's figure.
 #[test]
 fn a_run_read_back_from_the_database_renders_the_same_tables() {
-    use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
     let run = powerlink_run();
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("p.db")).unwrap();
-    let spec_json = BenchSpecJson {
-        configurations: run.configurations.clone(),
-        scenarios: run.scenarios.clone(),
-        unavailable: vec![],
-        spec: serde_json::to_value(spec()).unwrap(),
-    };
-    let cmd = vec!["jitterlab".to_string()];
-    let keys: Vec<_> = run.cells.iter().map(|c| c.key.clone()).collect();
-    let (id, ids) = store
-        .begin_bench(
-            &RunStart {
-                started_at: &run.started_at,
-                probe: "bench",
-                command_line: &cmd,
-                params_json: "{}".into(),
-                host_json: "{}".into(),
-                hostname: &run.hostname,
-                kernel_release: &run.kernel_release,
-                realtime: None,
-                kind: RunKind::Bench,
-                name: &run.name,
-                spec_json: Some(serde_json::to_string(&spec_json).unwrap()),
-            },
-            &keys,
-        )
-        .unwrap();
-    for (c, &cell) in run.cells.iter().zip(&ids) {
-        store
-            .finish_cell(cell, c.status, c.result.as_ref(), &c.context, &[])
-            .unwrap();
-    }
-    store
-        .finish_run_row(id, RunStatus::Completed, None, 0, None)
-        .unwrap();
-    let mut back = store.load_run(id).unwrap();
-    back.id = run.id;
+    let back = super::super::tests::through_the_store(&run, serde_json::to_value(spec()).unwrap());
     assert_eq!(back.probes, run.probes);
     assert_eq!(back, run);
     for f in [Format::Text, Format::Md, Format::Csv, Format::Json] {
