@@ -22,10 +22,12 @@
 //! each in its own transaction. A database from a newer jitterlab is refused
 //! with a message rather than misread.
 //!
-//! Window rows are written and read back in [`windows`]; a run's kind and
+//! Window rows are written and read back in [`windows`], and summed
+//! cheaply for long and running runs in [`speed`]; a run's kind and
 //! status are the types of [`status`].
 
 mod schema;
+mod speed;
 mod status;
 mod windows;
 
@@ -41,6 +43,7 @@ use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use schema::SCHEMA_VERSION;
+pub use speed::{LiveCell, RunProgress};
 pub use status::{RunKind, RunStatus};
 
 use schema::MIGRATIONS;
@@ -145,6 +148,8 @@ pub struct Store {
     conn: Connection,
     /// The database file, named in every error.
     path: std::path::PathBuf,
+    /// Window totals of the cells read so far (see [`speed`]).
+    totals: speed::TotalsCache,
 }
 
 fn i(v: u64) -> i64 {
@@ -296,6 +301,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            totals: speed::TotalsCache::default(),
         };
         store.configure().with_context(|| {
             format!(

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 use jitterlab_core::result::{Params, ProbeKind, RunResult};
-use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::params;
 use serde::Deserialize;
@@ -24,15 +23,6 @@ use super::{i, Store};
 pub(super) struct CellPlanJson {
     pub(super) probe: ProbeKind,
     pub(super) params: Params,
-}
-
-/// One metric's figures over every window of a cell.
-struct Totals {
-    count: i64,
-    min: Option<i64>,
-    max: Option<i64>,
-    /// Sum of `mean × count`.
-    weighted: Option<f64>,
 }
 
 impl Store {
@@ -89,50 +79,16 @@ impl Store {
         plan: CellPlanJson,
         started_at: String,
     ) -> Result<Option<RunResult>> {
-        let windows: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM windows WHERE cell_id = ?1",
-            [cell],
-            |r| r.get(0),
-        )?;
+        let totals = self.window_totals(cell)?;
+        let windows = totals.windows;
         if windows == 0 {
             return Ok(None);
         }
-        let mut stmt = self.conn.prepare(
-            "SELECT metric, SUM(count), MIN(min), MAX(max), SUM(CAST(mean AS REAL) * count)
-             FROM window_metrics WHERE cell_id = ?1 GROUP BY metric",
-        )?;
-        let totals: BTreeMap<String, Totals> = stmt
-            .query_map([cell], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    Totals {
-                        count: r.get(1)?,
-                        min: r.get(2)?,
-                        max: r.get(3)?,
-                        weighted: r.get(4)?,
-                    },
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
         let mut metrics = BTreeMap::new();
         for def in plan.probe.metrics() {
-            let Some(t) = totals.get(def.name) else {
-                continue;
-            };
-            let count = t.count.max(0) as u64;
-            if count == 0 {
-                continue;
+            if let Some(s) = totals.metrics.get(def.name).and_then(|t| t.summary()) {
+                metrics.insert(def.name.to_string(), s);
             }
-            metrics.insert(
-                def.name.to_string(),
-                MetricSummary {
-                    count,
-                    min: t.min,
-                    max: t.max,
-                    mean: t.weighted.map(|w| (w / count as f64).round() as i64),
-                    ..MetricSummary::default()
-                },
-            );
         }
         let per_thread = (windows as u64).div_ceil(plan.params.cpus.len().max(1) as u64);
         Ok(Some(RunResult::partial(
