@@ -262,6 +262,17 @@ pub struct ReportArgs {
     /// softirqs, context switches, neighbours' CPU time).
     #[arg(long)]
     pub no_explain: bool,
+
+    /// Watch a run in progress: render its report again at every window
+    /// until it ends (on a terminal in place; piped, each render after a
+    /// line `--- <time> ---`; with -o, FILE replaced each time). Ctrl-C
+    /// stops watching (the run goes on).
+    #[arg(long)]
+    pub follow: bool,
+
+    /// Write the report to FILE (replaced atomically) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Tables of `jitterlab report --table`.
@@ -821,6 +832,8 @@ impl ReportArgs {
             baseline: self.baseline.clone(),
             tables: self.tables.iter().map(|&t| t.into()).collect(),
             explain: !self.no_explain,
+            follow: self.follow,
+            output: self.output.clone(),
         }
     }
 }

@@ -29,6 +29,9 @@
 //!   rewrite the reader's terminal or forge a line.
 //! * [`check`] — the text table and the JSON document of `jitterlab
 //!   check`'s findings.
+//! * [`follow`] — `jitterlab report --follow`: the report of a run in
+//!   progress rendered again at every window, and the live figures a
+//!   report shows of a run still measuring.
 //! * [`analyze`] — `jitterlab analyze FILE`: reads a POWERLINK capture
 //!   through the core analysis and prints its figures (text or JSON).
 
@@ -36,6 +39,7 @@ pub mod analyze;
 pub mod chase;
 pub mod check;
 pub mod csv;
+pub mod follow;
 pub mod histogram;
 pub mod netcycle;
 pub mod roundtrip;

@@ -11,7 +11,7 @@
 //! The database may come from another machine or be edited by hand, so
 //! every stored text printed here goes through [`super::safe::shown`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -135,14 +135,29 @@ pub struct ReportRequest {
     pub tables: Vec<tables::Table>,
     /// Explain the outliers of each cell.
     pub explain: bool,
+    /// Re-render the run every window while it runs (`--follow`).
+    pub follow: bool,
+    /// Write the report to this file (atomically) instead of stdout.
+    pub output: Option<PathBuf>,
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
 /// compared cell by cell. A bench prints the seeds' tables; a single
 /// `jitterlab run` prints, in text and JSON, exactly what the run printed
 /// (its summary, or the result `--json` wrote), and its latency table in
-/// Markdown and CSV.
+/// Markdown and CSV. With `--follow` the one run is re-rendered every
+/// window while it runs (see [`super::follow`]); with `-o FILE` the report
+/// replaces FILE instead of going to stdout.
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
+    if a.follow && a.runs.len() > 1 {
+        return Err(anyhow::Error::new(BadInput(format!(
+            "--follow watches one run; name one RUN (or none for the latest), not {}",
+            a.runs.len()
+        ))));
+    }
+    if let Some(p) = &a.output {
+        super::follow::check_output(p)?;
+    }
     let store = open_existing(db)?;
     let ids = if a.runs.is_empty() {
         match store.latest_run()? {
@@ -157,6 +172,30 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     } else {
         a.runs.clone()
     };
+    if a.follow {
+        // A run that does not exist is bad input before the watch starts.
+        if store.progress(ids[0])?.is_none() {
+            return Err(anyhow::Error::new(BadInput(format!(
+                "there is no run {} in the database; list the runs with: jitterlab runs",
+                ids[0]
+            ))));
+        }
+        return super::follow::follow(&store, ids[0], a.output.as_deref(), || {
+            render(&store, &ids, a)
+        });
+    }
+    let text = render(&store, &ids, a)?;
+    match &a.output {
+        Some(p) => super::follow::FileSink::new(p).write(&text)?,
+        None => out!("{text}")?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report of runs `ids` of `store` as `a` asks for it (its format,
+/// tables, baseline), from the database alone: what [`report`] prints, and
+/// what `--follow` renders again at every window.
+pub fn render(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<String> {
     let load = |id: i64| {
         store
             .load_run(id)
@@ -164,38 +203,44 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
-        out!("{}", tables::compare(&ra, &rb, a.format)?)?;
-        return Ok(ExitCode::SUCCESS);
+        return tables::compare(&ra, &rb, a.format);
     }
     let opts = tables::TableOptions {
         baseline: a.baseline.clone(),
         tables: a.tables.clone(),
         explain: a.explain,
     };
-    let mut first = true;
-    for id in ids {
+    let mut o = String::new();
+    for (k, &id) in ids.iter().enumerate() {
         let run = load(id)?;
-        if !first && a.format == tables::Format::Text {
-            outln!()?;
+        if k > 0 && a.format == tables::Format::Text {
+            o.push('\n');
         }
-        first = false;
+        let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
         let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
         if single && matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (&run.cells[0].result, run.cells[0].status) {
-                (Some(r), CellStatus::Completed | CellStatus::Interrupted)
-                    if RunStatus::parse(&run.status) != Some(RunStatus::Running) =>
-                {
+                (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
                     match a.format {
-                        tables::Format::Text => out!("{}", super::text::summary(r))?,
-                        _ => outln!("{}", serde_json::to_string_pretty(r)?)?,
+                        tables::Format::Text => o.push_str(&super::text::summary(r)),
+                        _ => o.push_str(&format!("{}\n", serde_json::to_string_pretty(r)?)),
                     }
+                }
+                _ if running && a.format == tables::Format::Text => {
+                    let live = store.live_cells(id)?;
+                    o.push_str(&super::follow::running_run(
+                        id,
+                        &run.name,
+                        &run.started_at,
+                        &live,
+                    ));
                 }
                 _ => {
                     let row = store.run_row(id)?.expect("load_run found the run");
                     match a.format {
-                        tables::Format::Text => out!("{}", unfinished_text(&row))?,
-                        _ => outln!(
-                            "{}",
+                        tables::Format::Text => o.push_str(&unfinished_text(&row)),
+                        _ => o.push_str(&format!(
+                            "{}\n",
                             serde_json::to_string_pretty(&serde_json::json!({
                                 "run": row.id,
                                 "name": row.name,
@@ -206,15 +251,18 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
                                 "cycles": row.cycles,
                                 "latency_max_ns": row.latency_max_ns,
                             }))?
-                        )?,
+                        )),
                     }
                 }
             }
             continue;
         }
-        out!("{}", tables::render(&run, &opts, a.format)?)?;
+        o.push_str(&tables::render(&run, &opts, a.format)?);
+        if running && a.format == tables::Format::Text {
+            o.push_str(&super::follow::measuring_cells(&store.live_cells(id)?));
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(o)
 }
 
 #[cfg(test)]
