@@ -110,12 +110,22 @@ pub(super) struct TotalsCache(RefCell<HashMap<i64, CellTotals>>);
 pub struct RunProgress {
     /// The run's status.
     pub status: RunStatus,
-    /// Per cell in plan order: its id, status and, for a cell measuring,
-    /// its newest window row as `(thread, window)`.
-    pub cells: Vec<(i64, CellStatus, Option<(i64, i64)>)>,
+    /// Per cell, in plan order.
+    pub cells: Vec<CellProgress>,
     /// The window width of the cell measuring now (else of the run), ns;
     /// 1 s when nothing stored says.
     pub window_ns: u64,
+}
+
+/// Where a cell stands, as [`Store::progress`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellProgress {
+    /// `cells.id`.
+    pub id: i64,
+    /// Its status.
+    pub status: CellStatus,
+    /// For a cell measuring: its newest window row, `(thread, window)`.
+    pub newest: Option<(i64, i64)>,
 }
 
 /// The figures so far of a cell that is measuring now.
@@ -274,7 +284,11 @@ impl Store {
             } else {
                 None
             };
-            cells.push((id, cell_status, last));
+            cells.push(CellProgress {
+                id,
+                status: cell_status,
+                newest: last,
+            });
         }
         Ok(Some(RunProgress {
             status,

@@ -218,6 +218,10 @@ fn a_48_hour_cell_reports_its_largest_window() {
     );
 }
 
+fn cell(id: i64, status: CellStatus, newest: Option<(i64, i64)>) -> CellProgress {
+    CellProgress { id, status, newest }
+}
+
 #[test]
 fn progress_changes_with_each_window_and_status_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -229,7 +233,7 @@ fn progress_changes_with_each_window_and_status_only() {
         p0,
         RunProgress {
             status: RunStatus::Running,
-            cells: vec![(ids.cell, CellStatus::Running, None)],
+            cells: vec![cell(ids.cell, CellStatus::Running, None)],
             window_ns: 1_000_000_000,
         }
     );
@@ -244,7 +248,7 @@ fn progress_changes_with_each_window_and_status_only() {
     let p1 = reader.progress(ids.run).unwrap().unwrap();
     assert_eq!(
         p1.cells,
-        vec![(ids.cell, CellStatus::Running, Some((1, 0)))]
+        vec![cell(ids.cell, CellStatus::Running, Some((1, 0)))]
     );
     writer
         .insert_windows(ids.cell, &[window(0, 1, 1, 2, 1), window(1, 1, 1, 2, 1)])
@@ -252,7 +256,7 @@ fn progress_changes_with_each_window_and_status_only() {
     let p2 = reader.progress(ids.run).unwrap().unwrap();
     assert_eq!(
         p2.cells,
-        vec![(ids.cell, CellStatus::Running, Some((1, 1)))]
+        vec![cell(ids.cell, CellStatus::Running, Some((1, 1)))]
     );
     // The process "dies": the poll marks the run and its cell interrupted.
     writer
@@ -261,7 +265,10 @@ fn progress_changes_with_each_window_and_status_only() {
         .unwrap();
     let p3 = reader.progress(ids.run).unwrap().unwrap();
     assert_eq!(p3.status, RunStatus::Interrupted);
-    assert_eq!(p3.cells, vec![(ids.cell, CellStatus::Interrupted, None)]);
+    assert_eq!(
+        p3.cells,
+        vec![cell(ids.cell, CellStatus::Interrupted, None)]
+    );
     assert_eq!(reader.list_runs().unwrap()[0].status, "interrupted");
     assert!(reader.live_cells(ids.run).unwrap().is_empty());
 }
@@ -305,8 +312,8 @@ fn a_bench_s_measuring_cell_is_live_with_its_own_window_width() {
     assert_eq!(
         p.cells,
         vec![
-            (cells[0], CellStatus::Pending, None),
-            (cells[1], CellStatus::Running, Some((1, 0)))
+            cell(cells[0], CellStatus::Pending, None),
+            cell(cells[1], CellStatus::Running, Some((1, 0)))
         ]
     );
     let live = s.live_cells(run).unwrap();
