@@ -27,13 +27,17 @@
 #    window. Timed: `runs`, and `report 1` (finished) and `report 2`
 #    (running: figures so far from the windows) in every format; the text
 #    of both must name the planted maximum, else the script fails.
+#    Then `report 2 --follow` watches run 2 while FOLLOW windows are added
+#    to it, one a second (as the writer commits them), until the run is
+#    marked interrupted: the number of renders and the follower's CPU time
+#    in all (bash's `time`), against one render of a one-shot report.
 # 3. Size: two one-cell benches of the cyclic probe (1 ms period, 1 s
 #    windows), SHORT and LONG measured seconds, each into a fresh database;
 #    the size difference per second of measurement, times 3600, is the growth
 #    per cell-hour (the per-cell constant part cancels out); printed with the
 #    constant part.
 #
-# Environment: RUNS=100 CELL=1s REAL=10 WINDOWS=172800 SHORT=20 LONG=80
+# Environment: RUNS=100 CELL=1s REAL=10 WINDOWS=172800 FOLLOW=10 SHORT=20 LONG=80
 #   JITTERLAB=target/release/jitterlab OUT=bench/out/report-<date>
 # The 48-hour database (about 60 MB) is made under TMPDIR (/tmp) and removed
 # at the end.
@@ -46,9 +50,10 @@ RUNS=${RUNS:-100}
 CELL=${CELL:-1s}
 REAL=${REAL:-10}
 WINDOWS=${WINDOWS:-172800}
+FOLLOW=${FOLLOW:-10}
 SHORT=${SHORT:-20}
 LONG=${LONG:-80}
-need_uint RUNS REAL WINDOWS SHORT LONG
+need_uint RUNS REAL WINDOWS FOLLOW SHORT LONG
 (( WINDOWS > REAL )) || die "WINDOWS=$WINDOWS must be more than the REAL=$REAL windows measured"
 OUT=${OUT:-bench/out/report-$(date +%Y%m%d-%H%M%S)}
 need python3 python3
@@ -215,6 +220,46 @@ done
 for f in $FORMATS; do
     measure "$WINDOWS windows: report 2 --format $f (running)" "$JITTERLAB" --db "$LONGDB" report 2 --format "$f"
 done
+
+note "following run 2 while $FOLLOW windows are added to it, one a second"
+(
+    TIMEFORMAT='%R %U %S'
+    time "$JITTERLAB" --db "$LONGDB" report 2 --follow >"$LONGDIR/follow.out" 2>"$LONGDIR/follow.err"
+) 2>"$LONGDIR/follow.time" &
+FOLLOWER=$!
+python3 - "$LONGDB" "$FOLLOW" <<'PY' || die "adding windows to the running run failed"
+import sqlite3, sys, time
+db, n = sys.argv[1], int(sys.argv[2])
+c = sqlite3.connect(db)
+(run, cell), = c.execute("SELECT r.id, c.id FROM runs r JOIN cells c ON c.run_id = r.id "
+                         "WHERE r.status = 'running'").fetchall()
+(last,), = c.execute("SELECT MAX(window) FROM windows WHERE cell_id = ?", (cell,)).fetchall()
+for k in range(1, n + 1):
+    time.sleep(1)
+    w = last + k
+    # As the writer commits a window: its row and its metrics, one commit.
+    c.execute("INSERT INTO windows SELECT cell_id, thread, cpu, ?, start_ns + ? * 1000000000, cycles, overruns "
+              "FROM windows WHERE cell_id = ? AND window = 0", (w, w, cell))
+    c.execute("INSERT INTO window_metrics SELECT cell_id, thread, ?, metric, count, min, max, mean "
+              "FROM window_metrics WHERE cell_id = ? AND window = 0", (w, cell))
+    c.commit()
+time.sleep(1)
+# The run ends: its process is gone, as after a kill.
+c.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (run,))
+c.execute("UPDATE cells SET status = 'interrupted' WHERE id = ?", (cell,))
+c.commit()
+PY
+wait "$FOLLOWER" || die "report --follow failed: $(cat "$LONGDIR/follow.err")"
+read -r wall user sys <"$LONGDIR/follow.time"
+renders=$(grep -c '^--- .* ---$' "$LONGDIR/follow.out")
+python3 - "$wall" "$user" "$sys" "$renders" "$FOLLOW" <<'PY'
+import sys
+wall, user, sys_ = map(float, sys.argv[1:4])
+renders, added = int(sys.argv[4]), int(sys.argv[5])
+cpu = user + sys_
+print(f"report 2 --follow while {added} windows were added: {renders} renders in {wall:.1f} s, "
+      f"{cpu * 1000:.0f} ms of CPU in all ({cpu * 1000 / renders:.0f} ms per render)")
+PY
 
 note "database growth: cells of ${SHORT}s and ${LONG}s"
 size_of() { # one cell of $1 seconds into a fresh database; prints its bytes

@@ -75,6 +75,19 @@ const NAME: usize = 8;
 // ---------------------------------------------------------------------------
 // What a report says of a run in progress.
 
+/// A length of a run: under a minute in the readable unit of the summary
+/// (`2.000s`, `250.000ms`), else whole hours, minutes and seconds
+/// (`47h 59m 59s`, `2m 05s`), which a watcher of a long run reads at a
+/// glance.
+fn span(ns: u64) -> String {
+    let s = ns / 1_000_000_000;
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, _) => format_ns(i64::try_from(ns).unwrap_or(i64::MAX)),
+        (0, m, s) => format!("{m}m {s:02}s"),
+        (h, m, s) => format!("{h}h {m:02}m {s:02}s"),
+    }
+}
+
 /// The live table of one measuring cell: how much was measured, then per
 /// metric of its probe with samples count, min, max and mean.
 fn cell_figures(o: &mut String, c: &LiveCell) {
@@ -91,18 +104,18 @@ fn cell_figures(o: &mut String, c: &LiveCell) {
         let _ = writeln!(
             o,
             "no window stored yet: the first comes after {}.",
-            format_ns(i64::try_from(params.window_ns).unwrap_or(i64::MAX))
+            span(params.window_ns)
         );
         return;
     }
     let of = params
         .duration_ns
-        .map(|d| format!(" of {}", format_ns(i64::try_from(d).unwrap_or(i64::MAX))))
+        .map(|d| format!(" of {}", span(d)))
         .unwrap_or_default();
     let _ = writeln!(
         o,
         "{}{of} measured: {} window rows, {} cycles.",
-        format_ns(i64::try_from(c.measured_ns).unwrap_or(i64::MAX)),
+        span(c.measured_ns),
         c.windows,
         c.cycles
     );

@@ -235,24 +235,44 @@ pub fn render(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<String> {
                         &live,
                     ));
                 }
-                _ => {
+                _ if a.format == tables::Format::Text => {
                     let row = store.run_row(id)?.expect("load_run found the run");
-                    match a.format {
-                        tables::Format::Text => o.push_str(&unfinished_text(&row)),
-                        _ => o.push_str(&format!(
-                            "{}\n",
-                            serde_json::to_string_pretty(&serde_json::json!({
-                                "run": row.id,
-                                "name": row.name,
-                                "started_at": row.started_at,
-                                "status": row.status,
-                                "finished": false,
-                                "window_rows": row.windows,
-                                "cycles": row.cycles,
-                                "latency_max_ns": row.latency_max_ns,
-                            }))?
-                        )),
-                    }
+                    o.push_str(&unfinished_text(&row));
+                }
+                _ => {
+                    // A run measuring has its figures so far summed from
+                    // its windows (cheap to read again while followed);
+                    // any other its listing row.
+                    let live = if running {
+                        store.live_cells(id)?
+                    } else {
+                        Vec::new()
+                    };
+                    let (status, windows, cycles, max) = match live.as_slice() {
+                        [c] => (
+                            run.status.clone(),
+                            i64::try_from(c.windows).unwrap_or(i64::MAX),
+                            i64::try_from(c.cycles).unwrap_or(i64::MAX),
+                            c.latency_max_ns(),
+                        ),
+                        _ => {
+                            let row = store.run_row(id)?.expect("load_run found the run");
+                            (row.status, row.windows, row.cycles, row.latency_max_ns)
+                        }
+                    };
+                    o.push_str(&format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&serde_json::json!({
+                            "run": id,
+                            "name": run.name,
+                            "started_at": run.started_at,
+                            "status": status,
+                            "finished": false,
+                            "window_rows": windows,
+                            "cycles": cycles,
+                            "latency_max_ns": max,
+                        }))?
+                    ));
                 }
             }
             continue;
@@ -320,6 +340,92 @@ mod tests {
             "2026-11-22T00:58:27+01:00"
         );
         assert_eq!(to_second("2026-11-21T12:00:00Z"), "2026-11-21T12:00:00Z");
+    }
+
+    /// A `jitterlab run` measuring now: text shows its figures so far,
+    /// JSON the listing's figures, read from the windows.
+    #[test]
+    fn a_running_run_reports_its_figures_so_far() {
+        use jitterlab_core::probe::MAX_METRICS;
+        use jitterlab_core::result::ProbeKind;
+        use jitterlab_core::window::{WindowRow, WindowStat};
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+        let cmd = vec!["jitterlab".to_string()];
+        let params = r#"{"period_ns":1000000,"duration_ns":60000000000,"cycles":null,"cpus":[1],"policy":"fifo","priority":95,"nice":null,"scan_ns":0,"working_set_bytes":0,"window_ns":1000000000,"threshold_ns":100000,"break_trace_ns":null,"strict":false}"#;
+        let ids = s
+            .begin_run(&crate::store::RunStart {
+                started_at: "2026-11-21T12:00:00Z",
+                probe: "wakeup",
+                command_line: &cmd,
+                params_json: params.into(),
+                host_json: "{}".into(),
+                hostname: "plc-7",
+                kernel_release: "6.18.0-rt",
+                realtime: Some(true),
+                kind: RunKind::Run,
+                name: "wakeup",
+                spec_json: None,
+            })
+            .unwrap();
+        let window = |w: u64, max: i64| {
+            let mut stats = [WindowStat::default(); MAX_METRICS];
+            stats[0] = WindowStat {
+                count: 1000,
+                min: 5_000,
+                max,
+                mean: 7_000,
+            };
+            WindowRow {
+                thread: 0,
+                cpu: 1,
+                window: w,
+                start_ns: w * 1_000_000_000,
+                cycles: 1000,
+                overruns: 0,
+                metrics: ProbeKind::Wakeup.metrics(),
+                stats,
+            }
+        };
+        s.insert_windows(ids.cell, &[window(0, 41_000), window(1, 93_500)])
+            .unwrap();
+        let req = |format| ReportRequest {
+            runs: vec![],
+            format,
+            baseline: None,
+            tables: vec![],
+            explain: true,
+            follow: false,
+            output: None,
+        };
+        assert_eq!(
+            render(&s, &[ids.run], &req(tables::Format::Text)).unwrap(),
+            concat!(
+                "run 1 (wakeup, started 2026-11-21T12:00:00Z) is running: 2.000s of 1m 00s measured: 2 window rows, 2000 cycles.\n",
+                "Figures so far, from the stored windows: count, min, max and mean (percentiles, outliers and limits come with the result at the end).\n",
+                "\n",
+                "CPU 1 (us, threshold 100.000us)\n",
+                "metric        count        min        max       mean\n",
+                "latency        2000      5.000     93.500      7.000\n",
+            )
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&s, &[ids.run], &req(tables::Format::Json)).unwrap())
+                .unwrap();
+        let row = s.run_row(ids.run).unwrap().unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "run": 1, "name": "wakeup", "started_at": "2026-11-21T12:00:00Z",
+                "status": "running", "finished": false,
+                "window_rows": row.windows, "cycles": row.cycles,
+                "latency_max_ns": row.latency_max_ns,
+            })
+        );
+        assert_eq!(
+            (row.windows, row.cycles, row.latency_max_ns),
+            (2, 2000, Some(93_500))
+        );
     }
 
     #[test]

@@ -151,6 +151,20 @@ pub struct LiveCell {
     pub metrics: BTreeMap<String, MetricSummary>,
 }
 
+impl LiveCell {
+    /// The largest value of its probe's first metric when that is in
+    /// nanoseconds (a wake-up latency, a hand-over, timerlat's IRQ
+    /// latency): the `max latency` of `jitterlab runs`.
+    pub fn latency_max_ns(&self) -> Option<i64> {
+        let (probe, _) = self.plan.as_ref()?;
+        let first = probe.metrics().first()?;
+        if first.unit != jitterlab_core::probe::MetricUnit::Ns {
+            return None;
+        }
+        self.metrics.get(first.name)?.max
+    }
+}
+
 /// The window width a run's stored parameters name, if any.
 fn window_of(params_json: Option<&str>) -> Option<u64> {
     let v: serde_json::Value = serde_json::from_str(params_json?).ok()?;

@@ -350,6 +350,17 @@ fn a_run_before_its_first_window_says_when_it_comes() {
 }
 
 #[test]
+fn lengths_read_at_a_glance() {
+    assert_eq!(span(250_000_000), "250.000ms");
+    assert_eq!(span(2_000_000_000), "2.000s");
+    assert_eq!(span(59_999_000_000), "59.999s");
+    assert_eq!(span(60_000_000_000), "1m 00s");
+    assert_eq!(span(125_500_000_000), "2m 05s");
+    assert_eq!(span(172_799_000_000_000), "47h 59m 59s");
+    assert_eq!(span(172_800_000_000_000), "48h 00m 00s");
+}
+
+#[test]
 fn a_bench_names_the_cell_it_measures() {
     let mut c = live(1, true);
     c.name = "tuned/cpu/host/wakeup".into();

@@ -197,6 +197,13 @@ fn a_48_hour_cell_reports_its_largest_window() {
         (WINDOWS * 1000, Some(4_000), Some(1_234_567), Some(9_000))
     );
     assert_eq!(lat.p99, None, "no percentiles from windows");
+    assert_eq!(l.latency_max_ns(), Some(1_234_567));
+    // A chase's first metric is in cycles: no latency to list.
+    let chase = LiveCell {
+        plan: Some((ProbeKind::Chase, params())),
+        ..l.clone()
+    };
+    assert_eq!(chase.latency_max_ns(), None);
     // The process dies: the report's partial figures say the same.
     writer
         .conn
