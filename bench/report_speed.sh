@@ -61,6 +61,7 @@ ensure_jitterlab
 warn_if_busy
 mkdir -p "$OUT"
 DB=$OUT/speed.db
+rm -f "$DB" "$DB-wal" "$DB-shm" # a database left by an earlier run in the same OUT
 LONGDIR=$(mktemp -d "${TMPDIR:-/tmp}/report-speed.XXXXXX")
 extra_cleanup() { rm -rf "$LONGDIR"; }
 
@@ -107,7 +108,7 @@ print(f"database: {n_runs} runs, {n_cells} cells", file=sys.stderr)
 PY
 ls -l "$DB" >&2
 
-printf '%-44s %10s %10s %10s\n' command median_ms max_ms bytes
+printf '%-56s %10s %10s %10s\n' command median_ms max_ms bytes
 measure() { # LABEL COMMAND...: 5 runs; median and max wall time, output size
     local label=$1 v=() t0 t1
     shift
@@ -117,7 +118,7 @@ measure() { # LABEL COMMAND...: 5 runs; median and max wall time, output size
         t1=$(date +%s%N)
         v+=($(((t1 - t0) / 1000000)))
     done
-    python3 -c 'import sys, statistics as s; v=[int(x) for x in sys.argv[3:]]; print(f"{sys.argv[1]:<44} {s.median(v):10.0f} {max(v):10d} {int(sys.argv[2]):10d}")' \
+    python3 -c 'import sys, statistics as s; v=[int(x) for x in sys.argv[3:]]; print(f"{sys.argv[1]:<56} {s.median(v):10.0f} {max(v):10d} {int(sys.argv[2]):10d}")' \
         "$label" "$(stat -c %s "$LONGDIR/out")" "${v[@]}"
 }
 measure "runs ($RUNS runs x 20 cells)" "$JITTERLAB" --db "$DB" runs
