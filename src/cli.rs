@@ -616,8 +616,9 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub histogram: Option<PathBuf>,
 
-    /// Number of 1 us buckets in --histogram (at most 100000); later
-    /// wake-ups count as overflows.
+    /// Number of 1 us buckets of the main latency's histogram, stored with
+    /// the run and written by --histogram (at most 100000); later
+    /// latencies count as overflows.
     #[arg(long, value_name = "N", default_value_t = defaults::HISTOGRAM_BUCKETS, value_parser = histogram_buckets, allow_hyphen_values = true)]
     pub histogram_buckets: usize,
 

@@ -352,6 +352,7 @@ fn measure_threads(
                 window_ns: plan.params.window_ns,
                 threshold_ns: plan.params.threshold_ns,
                 outliers: plan.outliers,
+                main_latency: plan.kind.main_latency(),
                 histogram_us: plan.histogram_buckets,
             },
             metrics: plan.kind.metrics(),

@@ -409,10 +409,15 @@ fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) ->
     }
     if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;
-        // A periodic recorder's first metric is the wake-up latency.
+        // Each recorder's 1 µs histogram of its main latency (the
+        // periodic probes', which alone take --histogram: the wake-up
+        // latency), with that metric's statistics.
         let kept: Vec<_> = recorders
             .iter()
-            .filter_map(|r| Some((r.histogram.as_ref()?, r.stats.first()?.summary())))
+            .filter_map(|r| {
+                let slot = r.histogram_slot()?;
+                Some((r.histogram.as_ref()?, r.stats.get(slot)?.summary()))
+            })
             .collect();
         let threads: Vec<report::histogram::HistThread> = kept
             .iter()

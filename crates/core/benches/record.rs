@@ -9,7 +9,8 @@
 //! * `event_recorder/*` — the same for any other probe: the same
 //!   [`Recorder`]'s push of a [`Sample`] (its [`SampleSink`]) into one
 //!   [`MetricStats`] and one outlier keeper per metric, the window
-//!   aggregator and the live atomics, with the metric tables of the real
+//!   aggregator, the live atomics and the 1 µs histogram of the main
+//!   latency (none for the chase), with the metric tables of the real
 //!   probes: `push_1_metric` (ctxswitch: one hand-over), `push_3_metrics`
 //!   (response: wake-up, response, rx-to-thread), `push_2_metrics_cycles`
 //!   (chase: cycles per chase and the sample's jitter).
@@ -140,8 +141,8 @@ fn timed<S>(
     timed
 }
 
-/// The recorder of a probe thread with `kind`'s metric table; a periodic
-/// one keeps the 10 000-bucket latency histogram.
+/// The recorder of a probe thread with `kind`'s metric table; one with a
+/// main latency keeps its 10 000-bucket 1 µs histogram.
 fn recorder(kind: ProbeKind) -> (Recorder, rtrb::Consumer<WindowRow>) {
     let (tx, rx) = rtrb::RingBuffer::new(RING_ROWS);
     let cfg = RecorderConfig {
@@ -150,7 +151,8 @@ fn recorder(kind: ProbeKind) -> (Recorder, rtrb::Consumer<WindowRow>) {
         window_ns: WINDOW_NS,
         threshold_ns: 100_000,
         outliers: 20,
-        histogram_us: kind.periodic().then_some(10_000),
+        main_latency: kind.main_latency(),
+        histogram_us: 10_000,
     };
     let mut rec = Recorder::new(kind.metrics(), &cfg, tx, Arc::new(LiveStats::new()));
     rec.start_at(T0_NS);
