@@ -262,6 +262,12 @@ pub struct ReportArgs {
     /// softirqs, context switches, neighbours' CPU time).
     #[arg(long)]
     pub no_explain: bool,
+
+    /// Instead of the report, write the run's stored 1 us latency histogram
+    /// in cyclictest's text format, as `run --histogram` wrote it (a run of
+    /// one cell).
+    #[arg(long, value_name = "FILE")]
+    pub histogram: Option<PathBuf>,
 }
 
 /// Tables of `jitterlab report --table`.
@@ -822,6 +828,7 @@ impl ReportArgs {
             baseline: self.baseline.clone(),
             tables: self.tables.iter().map(|&t| t.into()).collect(),
             explain: !self.no_explain,
+            histogram: self.histogram.clone(),
         }
     }
 }

@@ -135,6 +135,8 @@ pub struct ReportRequest {
     pub tables: Vec<tables::Table>,
     /// Explain the outliers of each cell.
     pub explain: bool,
+    /// `--histogram`: write the stored 1 µs histogram there instead.
+    pub histogram: Option<std::path::PathBuf>,
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
@@ -144,6 +146,9 @@ pub struct ReportRequest {
 /// Markdown and CSV.
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     let store = open_existing(db)?;
+    if let Some(p) = &a.histogram {
+        return super::histogram::stored::write_stored_file(&store, &a.runs, p);
+    }
     let ids = if a.runs.is_empty() {
         match store.latest_run()? {
             Some(id) => vec![id],

@@ -22,9 +22,11 @@
 //! each in its own transaction. A database from a newer jitterlab is refused
 //! with a message rather than misread.
 //!
-//! Window rows are written and read back in [`windows`]; a run's kind and
+//! Window rows are written and read back in [`windows`]; the 1 µs
+//! histogram of each cell's main latency in [`fine`]; a run's kind and
 //! status are the types of [`status`].
 
+pub(crate) mod fine;
 mod schema;
 mod status;
 mod windows;
@@ -35,6 +37,7 @@ use anyhow::{bail, Context, Result};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, StoredCell, StoredRun};
+use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::result::{Params, ProbeKind, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
@@ -99,6 +102,9 @@ pub struct StoredHistogram {
     pub positive: Histogram<u64>,
     /// Magnitudes of negative values (signed metrics).
     pub negative: Option<Histogram<u64>>,
+    /// The metric in 1 µs bins, for the probe's main latency (stored in
+    /// `histograms_1us`, see [`fine`]).
+    pub fine: Option<LatencyHistogram>,
 }
 
 /// The rows a run started.
@@ -167,7 +173,8 @@ impl Store {
     }
 
     /// Records the end of a cell: its status, result and context, the
-    /// per-metric statistics with their histograms, and the outliers.
+    /// per-metric statistics with their histograms (the 1 µs ones too),
+    /// and the outliers.
     pub fn finish_cell(
         &mut self,
         cell: i64,
@@ -544,6 +551,7 @@ impl Store {
         )?;
         if let Some(result) = result {
             insert_metrics(&tx, cell, result, histograms)?;
+            fine::insert(&tx, cell, histograms)?;
             let mut o = tx.prepare("INSERT INTO outliers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
             let mut c = tx.prepare("INSERT INTO counters VALUES (?1, ?2, ?3, ?4)")?;
             for t in &result.threads {

@@ -12,14 +12,15 @@
 //! `windows` holds one row header per thread and window (cycles, overruns,
 //! start), `window_metrics` one row per metric of that window (count, min,
 //! max, mean: any number of metrics, keyed by name) and `counters` a
-//! probe thread's named counters.
+//! probe thread's named counters. Schema 5 adds `histograms_1us`, the 1 µs
+//! histogram of each cell's main latency (its layout: [`super::fine`]).
 
 use anyhow::Result;
 use jitterlab_core::result::ProbeKind;
 use rusqlite::{params, Transaction};
 
 /// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// One step of [`MIGRATIONS`].
 pub(super) enum Migration {
@@ -156,6 +157,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // `window_metrics`, one row per metric name; a thread's named counters
     // get their table.
     Migration::Code(named_window_metrics),
+    // 4 → 5: the 1 µs histogram of every cell's main latency
+    // (`super::fine`). Only the table: cells stored before have none.
+    Migration::Code(fine_histograms),
 ];
 
 /// The columns of a schema-3 window row, in slot order: slot `i` held
@@ -206,6 +210,12 @@ const NAMED_TABLES: &str = r#"
 /// readers, not for the file.
 fn squeezed(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Step 4 → 5: the table of the 1 µs histograms ([`super::fine::TABLE`]),
+/// empty: a cell stored before kept only its HDR histograms.
+fn fine_histograms(tx: &Transaction<'_>) -> Result<()> {
+    Ok(tx.execute_batch(&squeezed(super::fine::TABLE))?)
 }
 
 /// Step 3 → 4. Each cell's window columns are named with its probe kind's
