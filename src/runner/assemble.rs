@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
+use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::result::{
     check_limit, BreakEvent, Calibration, EndReason, HostSnapshot, LimitCheck, Params, ProbeKind,
     RealtimeReport, RunResult, ThreadResult, UsageDelta, SCHEMA_VERSION,
 };
-use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::stats::{MetricStats, MetricSummary};
 
 use crate::probe::{Recorder, Report};
@@ -162,7 +162,10 @@ pub fn threads(
     if several {
         let fine = combine_fine(&figures);
         for (name, stats) in names.iter().zip(&combined_stats) {
-            let fine = fine.as_ref().filter(|(m, _)| m == name).map(|(_, h)| h.clone());
+            let fine = fine
+                .as_ref()
+                .filter(|(m, _)| m == name)
+                .map(|(_, h)| h.clone());
             histograms.push(stored(None, name, stats, fine));
         }
     }

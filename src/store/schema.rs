@@ -31,10 +31,11 @@ pub(super) enum Migration {
 }
 
 impl Migration {
-    /// Applies the step inside `tx`.
+    /// Applies the step inside `tx`; SQL [`squeezed`], so that the schema
+    /// of a new file stays on its first page.
     pub(super) fn apply(&self, tx: &Transaction<'_>) -> Result<()> {
         match self {
-            Migration::Sql(sql) => Ok(tx.execute_batch(sql)?),
+            Migration::Sql(sql) => Ok(tx.execute_batch(&squeezed(sql))?),
             Migration::Code(f) => f(tx),
         }
     }
@@ -205,11 +206,18 @@ const NAMED_TABLES: &str = r#"
     ) WITHOUT ROWID;
 "#;
 
-/// `sql` with every run of white space made one space: SQLite keeps a
-/// table's `CREATE` text as written, and the alignment above is for
-/// readers, not for the file.
+/// `sql` without its `--` comments and with every run of white space made
+/// one space: SQLite keeps a table's `CREATE` text as written, and the
+/// alignment and comments above are for readers, not for the file. The
+/// whole schema must fit on the file's first page (4 KiB) with the
+/// records around it: written as aligned, schema 5's would not. (No string
+/// literal of the SQL here holds `--` or a run of white space.)
 fn squeezed(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+    sql.lines()
+        .map(|line| line.split("--").next().unwrap_or_default())
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Step 4 → 5: the table of the 1 µs histograms ([`super::fine::TABLE`]),

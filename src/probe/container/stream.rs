@@ -318,23 +318,26 @@ mod tests {
         }
         let mut neg = Histogram::<u64>::new(3).unwrap();
         neg.record(4_000).unwrap();
-        let stored = vec![StoredHistogram {
-            thread: Some(0),
-            metric: "jitter",
-            positive: pos.clone(),
-            negative: Some(neg.clone()),
-            fine: None,
-        }, StoredHistogram {
-            thread: Some(0),
-            metric: "latency",
-            positive: pos.clone(),
-            negative: None,
-            fine: Some(LatencyHistogram {
-                buckets: vec![0, 2, 0, 1],
-                overflows: 2,
-                overflow_cycles: vec![7, 9],
-            }),
-        }];
+        let stored = vec![
+            StoredHistogram {
+                thread: Some(0),
+                metric: "jitter",
+                positive: pos.clone(),
+                negative: Some(neg.clone()),
+                fine: None,
+            },
+            StoredHistogram {
+                thread: Some(0),
+                metric: "latency",
+                positive: pos.clone(),
+                negative: None,
+                fine: Some(LatencyHistogram {
+                    buckets: vec![0, 2, 0, 1],
+                    overflows: 2,
+                    overflow_cycles: vec![7, 9],
+                }),
+            },
+        ];
         let wire = encode_histograms(&stored).unwrap();
         let back = decode_histograms(ProbeKind::Cyclic, &wire).unwrap();
         assert_eq!(back.len(), 2);

@@ -80,7 +80,7 @@ pub fn write_stored_file(store: &Store, runs: &[i64], path: &Path) -> Result<Exi
         [id] => *id,
         _ => {
             return Err(bad(
-                "--histogram writes one run's histogram; name one run".into(),
+                "--histogram writes one run's histogram; name one run".into()
             ))
         }
     };
@@ -93,8 +93,11 @@ pub fn write_stored_file(store: &Store, runs: &[i64], path: &Path) -> Result<Exi
     }
     let fine = store.load_histograms_1us(run)?;
     let mut text = Vec::new();
-    write_stored_histogram(&mut text, &stored.cells[0], &fine[0])
-        .map_err(|e| bad(format!("run {run}: {e:#}; there is nothing to write to --histogram")))?;
+    write_stored_histogram(&mut text, &stored.cells[0], &fine[0]).map_err(|e| {
+        bad(format!(
+            "run {run}: {e:#}; there is nothing to write to --histogram"
+        ))
+    })?;
     out_files::check_output("--histogram", path)?;
     let mut f = out_files::create("--histogram", path)?;
     f.write_all(&text)?;
