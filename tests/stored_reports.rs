@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use assert_cmd::Command;
+use serial_test::serial;
 
 const FORMATS: [&str; 4] = ["text", "md", "csv", "json"];
 
@@ -68,8 +69,10 @@ fn jl(dir: &Path) -> Command {
 /// overflows and their cycle numbers from the stored 1 µs histograms, the
 /// min, avg and max lines from the stored statistics. Every online CPU
 /// measures (two threads on a two-CPU machine), with 40 bins, so that the
-/// slower wake-ups of a shared machine overflow.
+/// slower wake-ups of a shared machine overflow. Serial with the other
+/// test that runs a probe: both take the machine's lock.
 #[test]
+#[serial]
 fn the_histogram_a_run_wrote_is_rendered_again_from_the_database() {
     let dir = tempfile::tempdir().unwrap();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
@@ -118,9 +121,10 @@ fn the_histogram_a_run_wrote_is_rendered_again_from_the_database() {
 }
 
 /// `report --histogram` writes nothing and exits 2 when there is nothing
-/// to write: two runs named, a run without such a run, a probe without a
+/// to write: two runs named, a run that is not there, a probe without a
 /// main latency.
 #[test]
+#[serial]
 fn report_histogram_refuses_what_it_cannot_write() {
     let dir = tempfile::tempdir().unwrap();
     jl(dir.path())
