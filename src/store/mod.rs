@@ -23,8 +23,12 @@
 //! with a message rather than misread.
 //!
 //! Window rows are written and read back in [`windows`]; a run's kind and
-//! status are the types of [`status`].
+//! status are the types of [`status`]; a run's uid, the choice of runs a
+//! listing shows and the run a user names are [`ident`]'s; another
+//! machine's runs come in through [`import`].
 
+mod ident;
+pub mod import;
 mod schema;
 mod status;
 mod windows;
@@ -40,6 +44,7 @@ use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use ident::{check_run_ref, short_id, RunFilter};
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunKind, RunStatus};
 
@@ -63,6 +68,9 @@ pub struct RunStart<'a> {
     pub hostname: &'a str,
     /// Kernel release, for listing.
     pub kernel_release: &'a str,
+    /// The host's machine id as jitterlab stores it (a hash, see
+    /// `system::host::machine_id`); `None` when the machine has none.
+    pub machine_id: Option<&'a str>,
     /// Whether the real-time defaults held (`None` for a bench: each cell
     /// says for itself).
     pub realtime: Option<bool>,
@@ -110,11 +118,13 @@ pub struct RunIds {
     pub cell: i64,
 }
 
-/// One line of `jitterlab runs`.
-#[derive(Debug, Clone, PartialEq)]
+/// One line of `jitterlab runs` (and one object of its `--json`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
     /// Run id.
     pub id: i64,
+    /// The run's uid, the same in every database (see [`ident`]).
+    pub uid: String,
     /// Start time.
     pub started_at: String,
     /// `run` or `bench` ([`RunKind::name`]).
@@ -125,6 +135,9 @@ pub struct RunRow {
     pub status: String,
     /// Host name.
     pub hostname: String,
+    /// The host's machine id (a hash); `None` for runs stored before
+    /// schema 5 or on a machine without one.
+    pub machine_id: Option<String>,
     /// Whether the real-time defaults held.
     pub realtime: Option<bool>,
     /// Cells planned.
@@ -288,24 +301,41 @@ impl Store {
         let r = self.run_row_inner(run);
         self.named(r)
     }
+
+    /// The id of the run `text` names: its id, or its uid or a unique
+    /// prefix of it (see [`ident`]); an error naming what to do when there
+    /// is no such run or the prefix is shared.
+    pub fn resolve_run(&self, text: &str) -> Result<i64> {
+        let r = self.resolve_run_inner(text);
+        self.named(r)
+    }
+
     /// Opens (creating if needed) the database at `path`, brings its schema
     /// up to date, and marks runs whose process is gone as interrupted.
     pub fn open(path: &Path) -> Result<Store> {
+        let mut store = Self::open_migrated(path, path)?;
+        let orphans = store.mark_orphans();
+        store.named(orphans)?;
+        Ok(store)
+    }
+
+    /// Opens `path` and brings its schema up to date, naming `shown` in
+    /// messages (the file a temporary copy was made of), and leaving the
+    /// runs' status as it is.
+    fn open_migrated(path: &Path, shown: &Path) -> Result<Store> {
         let conn = Connection::open(path)
-            .with_context(|| format!("opening the results database {}", path.display()))?;
+            .with_context(|| format!("opening the results database {}", shown.display()))?;
         let mut store = Store {
             conn,
-            path: path.to_path_buf(),
+            path: shown.to_path_buf(),
         };
         store.configure().with_context(|| {
             format!(
                 "{} is not a usable jitterlab database; give another path with --db",
-                path.display()
+                shown.display()
             )
         })?;
-        store.migrate(path)?;
-        let orphans = store.mark_orphans();
-        store.named(orphans)?;
+        store.migrate(shown)?;
         Ok(store)
     }
 
@@ -344,10 +374,7 @@ impl Store {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
-            bail!(
-                "{} has schema version {version}, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
-                path.display()
-            );
+            bail!(newer_schema(path, version));
         }
         if version == SCHEMA_VERSION {
             // Up to date: no write lock (a read-only database reads fine).
@@ -413,8 +440,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (started_at, probe, status, command_line, tool_version,
                                result_schema, params_json, pid, boot_id, realtime,
-                               kind, name, spec_json)
-             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                               kind, name, spec_json, uid)
+             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?14)",
             params![
                 s.started_at,
                 s.probe,
@@ -429,12 +456,14 @@ impl Store {
                 s.name,
                 s.spec_json,
                 RunStatus::Running.name(),
+                ident::new_run_uid(),
             ],
         )?;
         let run = tx.last_insert_rowid();
         tx.execute(
-            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json) VALUES (?1, ?2, ?3, ?4)",
-            params![run, s.hostname, s.kernel_release, s.host_json],
+            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json, machine_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, s.hostname, s.kernel_release, s.host_json, s.machine_id],
         )?;
         Ok(run)
     }
@@ -642,7 +671,8 @@ impl Store {
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.status IN ({})),
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window),
                     (SELECT MAX(m.max) FROM window_metrics m JOIN cells c ON c.id = m.cell_id
-                     WHERE c.run_id = r.id AND m.metric IN ({}))
+                     WHERE c.run_id = r.id AND m.metric IN ({})),
+                    COALESCE(r.uid, ''), h.machine_id
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
@@ -667,6 +697,8 @@ impl Store {
                     cycles: r.get(9)?,
                     windows: r.get(10)?,
                     latency_max_ns: r.get(11)?,
+                    uid: r.get(12)?,
+                    machine_id: r.get(13)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -898,6 +930,14 @@ fn interrupt_cells(conn: &Connection, run: i64) -> Result<()> {
         ],
     )?;
     Ok(())
+}
+
+/// The refusal of a database written by a newer jitterlab.
+pub(super) fn newer_schema(path: &Path, version: i64) -> String {
+    format!(
+        "{} has schema version {version}, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
+        path.display()
+    )
 }
 
 fn now() -> String {

@@ -21,6 +21,7 @@ fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
         host_json: "{}".into(),
         hostname: "plc-7",
         kernel_release: "6.18.0-rt",
+        machine_id: None,
         realtime: Some(true),
         kind: RunKind::Run,
         name: "cyclic",
@@ -189,7 +190,7 @@ fn a_newer_schema_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} has schema version 99, newer than this jitterlab's 4; use a newer jitterlab or another --db",
+            "{} has schema version 99, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
             p.display()
         )
     );
@@ -555,7 +556,7 @@ fn schema_3_listing(path: &Path) -> Vec<(i64, i64, i64, Option<i64>)> {
 fn schema_3_fixtures_migrate_with_every_window_figure_under_its_metric_name() {
     let (_d, p) = fixture("bench-epics.db");
     let s = Store::open(&p).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 4);
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     // ctxswitch: slot 0 was the hand-over; its three empty slots are gone.
     assert_eq!(
         named_rows(&s, 2),
