@@ -444,4 +444,115 @@ mod tests {
              stored until then: 12 window rows, 12000 cycles, largest wake-up latency -.\n"
         );
     }
+
+    fn at(t: &str) -> OffsetDateTime {
+        OffsetDateTime::parse(t, &Rfc3339).unwrap()
+    }
+
+    #[test]
+    fn times_are_rfc3339_dates_or_ages() {
+        assert_eq!(
+            When::parse("2026-11-24T08:00:00+01:00"),
+            Ok(When::At(at("2026-11-24T07:00:00Z")))
+        );
+        assert_eq!(
+            When::parse("2026-11-24"),
+            Ok(When::Day(at("2026-11-24T00:00:00Z").date()))
+        );
+        assert_eq!(When::parse("30m"), Ok(When::Ago(1_800_000_000_000)));
+        assert_eq!(When::parse("7d"), Ok(When::Ago(604_800_000_000_000)));
+        let why = "not a time: give RFC 3339 (2026-11-24T08:00:00Z), a date (2026-11-24, UTC) or an age (30m, 6h, 7d)";
+        for bad in [
+            "yesterday",
+            "2026-13-01",
+            "2026-11-24 08:00",
+            "08:00",
+            "7",
+            "-1d",
+            "",
+        ] {
+            assert_eq!(When::parse(bad), Err(why.to_string()), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn since_and_until_become_a_half_open_stretch() {
+        let now = at("2026-11-24T12:00:00Z");
+        let req = |since: &str, until: &str| RunsRequest {
+            since: When::parse(since).ok(),
+            until: When::parse(until).ok(),
+            ..RunsRequest::default()
+        };
+        let f = req("2026-11-23", "2026-11-23").filter(now).unwrap();
+        assert_eq!(f.since, Some(at("2026-11-23T00:00:00Z")));
+        assert_eq!(f.before, Some(at("2026-11-24T00:00:00Z")));
+        let f = req("6h", "30m").filter(now).unwrap();
+        assert_eq!(f.since, Some(at("2026-11-24T06:00:00Z")));
+        assert_eq!(f.before, Some(at("2026-11-24T11:30:00.000000001Z")));
+        let e = req("2026-11-24", "2026-11-23").filter(now).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--since is not before --until (runs from 2026-11-24T00:00:00Z and before 2026-11-24T00:00:00Z): no run can match; swap them"
+        );
+        assert!(e.downcast_ref::<BadInput>().is_some());
+        // The longest age a time holds (u64 ns: 584 years) is a date.
+        let f = req("100000d", "").filter(now).unwrap();
+        assert_eq!(f.since, Some(at("1753-02-08T12:00:00Z")));
+        assert_eq!(f.before, None);
+    }
+
+    #[test]
+    fn the_filter_keeps_a_host_by_name_or_machine_id_and_a_stretch_of_time() {
+        let r = row("completed", None); // plc-7, machine 93c683ad…, 2026-11-21T12:00:00Z
+        let keeps = |host: Option<&str>, since: Option<&str>, before: Option<&str>| {
+            RunFilter {
+                host: host.map(String::from),
+                since: since.map(at),
+                before: before.map(at),
+            }
+            .keeps(&r)
+        };
+        assert!(keeps(None, None, None));
+        assert!(keeps(Some("plc-7"), None, None));
+        assert!(keeps(Some("PLC-7"), None, None));
+        assert!(!keeps(Some("plc"), None, None), "a name is whole");
+        assert!(keeps(Some("93c6"), None, None));
+        assert!(keeps(Some("93C683AD"), None, None));
+        assert!(
+            !keeps(Some("93c"), None, None),
+            "a machine id needs 4 digits"
+        );
+        assert!(!keeps(Some("93c7"), None, None));
+        assert!(
+            keeps(None, Some("2026-11-21T12:00:00Z"), None),
+            "since is inclusive"
+        );
+        assert!(!keeps(None, Some("2026-11-21T12:00:00.000000001Z"), None));
+        assert!(
+            !keeps(None, None, Some("2026-11-21T12:00:00Z")),
+            "before is exclusive"
+        );
+        assert!(keeps(
+            Some("plc-7"),
+            Some("2026-11-21T12:59:00+01:00"),
+            Some("2026-11-21T12:00:01Z")
+        ));
+        let mut unknown = r.clone();
+        unknown.machine_id = None;
+        unknown.started_at = "yesterday".into();
+        let f = RunFilter {
+            host: Some("93c6".into()),
+            ..RunFilter::default()
+        };
+        assert!(
+            !f.keeps(&unknown),
+            "an unknown machine id matches no prefix"
+        );
+        let f = RunFilter {
+            since: Some(at("2000-01-01T00:00:00Z")),
+            ..RunFilter::default()
+        };
+        assert!(!f.keeps(&unknown), "a start that is not a time is left out");
+        assert!(RunFilter::default().keeps(&unknown));
+    }
 }

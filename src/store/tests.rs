@@ -12,7 +12,7 @@ use jitterlab_core::window::{WindowRow, WindowStat};
 
 use super::*;
 
-fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
+pub(super) fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
     RunStart {
         started_at: "2026-11-21T12:00:00Z",
         probe: "cyclic",
@@ -53,11 +53,11 @@ fn row_of(kind: ProbeKind, window: u64, max: i64) -> WindowRow {
 }
 
 /// A cyclic probe's window ([`row_of`]).
-fn row(window: u64, lat_max: i64) -> WindowRow {
+pub(super) fn row(window: u64, lat_max: i64) -> WindowRow {
     row_of(ProbeKind::Cyclic, window, lat_max)
 }
 
-fn result() -> (RunResult, MetricStats) {
+pub(super) fn result() -> (RunResult, MetricStats) {
     let mut lat = MetricStats::new(false, Some(100_000));
     for v in [3_000, 5_000, 250_000] {
         lat.record(v);
