@@ -292,6 +292,41 @@ fn bad_imports_exit_2_and_change_nothing() {
 }
 
 #[test]
+fn no_import_beside_a_run_storing_into_the_database() {
+    let m = Machines::new();
+    let a = m.a();
+    m.ok(&a, &["runs"]); // migrated
+                         // A live process (this one's child) as the run's writer, this boot.
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    rusqlite::Connection::open(&a)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET status = 'running', pid = ?1, boot_id = ?2",
+            rusqlite::params![child.id(), boot.trim()],
+        )
+        .unwrap();
+    let before = files(m.dir.path());
+    assert_eq!(
+        m.refused(&a, &["import", &m.b().display().to_string()]),
+        format!(
+            "jitterlab: error: run 1 is storing into {} now; import once it has ended (an import holds the database's write lock, which would stall the run's writer)\n",
+            a.display()
+        )
+    );
+    assert_eq!(files(m.dir.path()), before);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Once it is gone, the run is marked interrupted and the import goes.
+    assert!(m
+        .ok(&a, &["import", &m.b().display().to_string()])
+        .ends_with("1 run imported, 0 already here\n"));
+}
+
+#[test]
 fn runs_named_wrongly_are_refused_with_what_to_do() {
     let m = Machines::new();
     let a = m.a();

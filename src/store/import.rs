@@ -10,6 +10,11 @@
 //! (read-only, `VACUUM INTO` the copy), which gives a consistent snapshot
 //! and creates no file beside it.
 //!
+//! **Never beside a live run.** The copy holds this database's write lock
+//! until it commits, and a run storing into the same file would wait for
+//! it (and give up after the busy timeout): an import is refused while a
+//! run is storing here.
+//!
 //! **What is copied.** Every run whose uid this database does not hold,
 //! with all of its rows, under new integer ids, in one transaction:
 //! nothing or everything. A run still `running` in the other file is left
@@ -27,7 +32,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
-use super::{ident, newer_schema, RunStatus, Store, SCHEMA_VERSION};
+use super::open::newer_schema;
+use super::{ident, RunStatus, Store, SCHEMA_VERSION};
 use crate::error::bad;
 use crate::output::out;
 use crate::report::safe::shown;
@@ -149,6 +155,19 @@ pub fn import(db: &Path, other: &Path) -> Result<ExitCode> {
     }
     let source = ImportSource::prepare(other)?;
     let mut store = Store::open(db)?;
+    // Runs still `running` after the open are alive (the open marked the
+    // others interrupted).
+    let live = store
+        .list_runs()?
+        .into_iter()
+        .find(|r| r.status == RunStatus::Running.name());
+    if let Some(run) = live {
+        return Err(bad(format!(
+            "run {} is storing into {} now; import once it has ended (an import holds the database's write lock, which would stall the run's writer)",
+            run.id,
+            db.display()
+        )));
+    }
     let summary = store.import(&source)?;
     out!("{}", summary.text(other))?;
     Ok(ExitCode::SUCCESS)

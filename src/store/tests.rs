@@ -1,6 +1,7 @@
 //! Round trips through a real SQLite file in a temporary directory.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use jitterlab_core::probe::MAX_METRICS;
 use jitterlab_core::result::{
