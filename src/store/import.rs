@@ -301,18 +301,16 @@ fn columns(tx: &Transaction<'_>, table: &str, keep: Option<&str>) -> Result<Vec<
         .collect())
 }
 
-/// `INSERT INTO main.T (cols) SELECT … FROM other.T t`, with `key` taken
-/// from `value` (an SQL expression) instead of the row.
-fn insert_select(table: &str, cols: &[String], key: &str, value: &str) -> String {
+/// `INSERT INTO main.T (cols) SELECT … FROM other.T t`; `mapped` is a
+/// column taken from an SQL expression instead of the row (a parent key
+/// and its new id).
+fn insert_select(table: &str, cols: &[String], mapped: Option<(&str, &str)>) -> String {
     let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
     let values: Vec<String> = cols
         .iter()
-        .map(|c| {
-            if c == key {
-                value.to_string()
-            } else {
-                format!("t.\"{c}\"")
-            }
+        .map(|c| match mapped {
+            Some((key, value)) if key == c => value.to_string(),
+            _ => format!("t.\"{c}\""),
         })
         .collect();
     format!(
@@ -337,13 +335,10 @@ fn copy_runs(conn: &mut Connection) -> Result<ImportSummary> {
     };
     let run_cols = columns(&tx, "runs", None)?;
     let cell_cols = columns(&tx, "cells", Some("run_id"))?;
-    let insert_run = format!(
-        "{} WHERE t.id = ?1",
-        insert_select("runs", &run_cols, "", "")
-    );
+    let insert_run = format!("{} WHERE t.id = ?1", insert_select("runs", &run_cols, None));
     let insert_cell = format!(
         "{} WHERE t.id = ?2",
-        insert_select("cells", &cell_cols, "run_id", "?1")
+        insert_select("cells", &cell_cols, Some(("run_id", "?1")))
     );
     let (mut already, mut running) = (0, 0);
     for (old, uid, status) in runs {
@@ -351,6 +346,10 @@ fn copy_runs(conn: &mut Connection) -> Result<ImportSummary> {
             running += 1;
             continue;
         }
+        let Some(uid) = uid else {
+            // Every run has one since schema 5; the copy was migrated.
+            anyhow::bail!("run {old} of the imported database has no uid");
+        };
         let here: bool = tx.query_row(
             "SELECT EXISTS (SELECT 1 FROM main.runs WHERE uid = ?1)",
             params![uid],
@@ -384,7 +383,7 @@ fn copy_runs(conn: &mut Connection) -> Result<ImportSummary> {
         tx.execute(
             &format!(
                 "{} JOIN {map} m ON m.old = t.\"{key}\"",
-                insert_select(table, &cols, key, "m.new")
+                insert_select(table, &cols, Some((key, "m.new")))
             ),
             [],
         )?;

@@ -24,7 +24,9 @@
 //! table's rows (every `CREATE` text) in a b-tree rooted at page 1; once
 //! that page is full the tree splits onto later pages, and a file whose
 //! later pages are damaged no longer opens to say which file it is
-//! (`tests/storage.rs`). Schema 4 left 58 bytes free on page 1, so step
+//! (`tests/storage.rs`). Schema 4 left 58 bytes free on page 1 (the
+//! page's cell content start less the end of its cell pointer array, read
+//! from the b-tree header at byte 100 of a migrated `run-cyclic.db`), so step
 //! 4 → 5 first rewrites the `CREATE` texts of the older steps without
 //! their alignment and comments ([`compact_schema_text`]: about 900 bytes
 //! back), then adds its columns and index.
