@@ -76,9 +76,10 @@ lint:
 # cannot run one), tshark for tests/powerlink_tshark.rs (its debconf
 # question about capture permissions is answered no beforehand).
 test-deps: deps
-	@command -v podman >/dev/null && command -v tshark >/dev/null && command -v python3 >/dev/null || \
+	@command -v podman >/dev/null && command -v tshark >/dev/null && command -v python3 >/dev/null && \
+		command -v systemd-id128 >/dev/null || \
 		{ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections && \
-		  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman tshark python3; }
+		  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman tshark python3 systemd; }
 
 test: test-deps lint
 	$(CARGO) test --workspace --locked --features test-probe

@@ -109,7 +109,8 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Apply(a) => runner::apply::apply(&cli.sysroot, &a.request()),
         Command::Presets(a) => runner::spec_source::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => runner::apply::restore(&cli.sysroot),
-        Command::Runs => report::stored::runs(&cli.db),
+        Command::Runs(a) => report::stored::runs(&cli.db, &a.request()),
+        Command::Import(a) => store::import::import(&cli.db, &a.other),
         Command::Report(a) => report::stored::report(&cli.db, &a.request()),
         Command::Check(a) => report::check::run(
             &cli.sysroot,

@@ -380,6 +380,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
             host_json: serde_json::to_string(&host)?,
             hostname: &host.hostname,
             kernel_release: &host.kernel_release,
+            machine_id: host.machine_id.as_deref(),
             realtime: None,
             kind: RunKind::Bench,
             name: &spec.name,

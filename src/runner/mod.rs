@@ -289,6 +289,7 @@ fn measure_built(
                 host_json: host_json.clone(),
                 hostname: &host.hostname,
                 kernel_release: &host.kernel_release,
+                machine_id: host.machine_id.as_deref(),
                 realtime: Some(realtime),
                 kind: RunKind::Run,
                 name: plan.kind.name(),

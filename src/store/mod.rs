@@ -24,14 +24,17 @@
 //!
 //! Window rows are written and read back in [`windows`]; the 1 µs
 //! histogram of each cell's main latency in [`fine`]; a run's kind and
-//! status are the types of [`status`].
+//! status are the types of [`status`]; a run's uid, the choice of runs a
+//! listing shows and the run a user names are [`ident`]'s; another
+//! machine's runs come in through [`import`].
 
 pub(crate) mod fine;
+mod ident;
+pub mod import;
+mod open;
 mod schema;
 mod status;
 mod windows;
-
-use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
@@ -43,10 +46,10 @@ use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use ident::{check_run_ref, short_id, RunFilter};
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunKind, RunStatus};
 
-use schema::MIGRATIONS;
 use windows::CellPlanJson;
 
 /// What is known about a run when it starts.
@@ -66,6 +69,9 @@ pub struct RunStart<'a> {
     pub hostname: &'a str,
     /// Kernel release, for listing.
     pub kernel_release: &'a str,
+    /// The host's machine id as jitterlab stores it (a hash, see
+    /// `system::host::machine_id`); `None` when the machine has none.
+    pub machine_id: Option<&'a str>,
     /// Whether the real-time defaults held (`None` for a bench: each cell
     /// says for itself).
     pub realtime: Option<bool>,
@@ -116,11 +122,13 @@ pub struct RunIds {
     pub cell: i64,
 }
 
-/// One line of `jitterlab runs`.
-#[derive(Debug, Clone, PartialEq)]
+/// One line of `jitterlab runs` (and one object of its `--json`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
     /// Run id.
     pub id: i64,
+    /// The run's uid, the same in every database (see [`ident`]).
+    pub uid: String,
     /// Start time.
     pub started_at: String,
     /// `run` or `bench` ([`RunKind::name`]).
@@ -131,6 +139,9 @@ pub struct RunRow {
     pub status: String,
     /// Host name.
     pub hostname: String,
+    /// The host's machine id (a hash); `None` for runs stored before
+    /// schema 5 or on a machine without one.
+    pub machine_id: Option<String>,
     /// Whether the real-time defaults held.
     pub realtime: Option<bool>,
     /// Cells planned.
@@ -295,133 +306,21 @@ impl Store {
         let r = self.run_row_inner(run);
         self.named(r)
     }
-    /// Opens (creating if needed) the database at `path`, brings its schema
-    /// up to date, and marks runs whose process is gone as interrupted.
-    pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path)
-            .with_context(|| format!("opening the results database {}", path.display()))?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-        };
-        store.configure().with_context(|| {
-            format!(
-                "{} is not a usable jitterlab database; give another path with --db",
-                path.display()
-            )
-        })?;
-        store.migrate(path)?;
-        let orphans = store.mark_orphans();
-        store.named(orphans)?;
-        Ok(store)
-    }
 
-    fn configure(&mut self) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        // journal_mode returns the mode; reading it also proves the file is
-        // SQLite. Turning a new file to WAL needs it to itself, and SQLite
-        // does not wait for that (no busy handler): when another jitterlab
-        // opens the same new file at the same moment, try again for as long
-        // as the busy timeout would have waited.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        loop {
-            match self
-                .conn
-                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-            {
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy
-                        && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                r => {
-                    r?;
-                    break;
-                }
-            }
-        }
-        self.conn
-            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
-        Ok(())
-    }
-
-    fn migrate(&mut self, path: &Path) -> Result<()> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version > SCHEMA_VERSION {
-            bail!(
-                "{} has schema version {version}, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
-                path.display()
-            );
-        }
-        if version == SCHEMA_VERSION {
-            // Up to date: no write lock (a read-only database reads fine).
-            return Ok(());
-        }
-        // Each step takes the write lock first and reads the version again
-        // under it: two jitterlab processes opening one new database at the
-        // same moment (a run and `jitterlab runs` beside it) would otherwise
-        // both apply the step the first one read.
-        loop {
-            let tx = self
-                .conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let from: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-            let Some(step) = MIGRATIONS.get(from as usize) else {
-                return Ok(());
-            };
-            step.apply(&tx)
-                .with_context(|| format!("migrating {} from schema {from}", path.display()))?;
-            tx.pragma_update(None, "user_version", from + 1)?;
-            tx.commit()?;
-        }
-    }
-
-    /// The schema version of the open database.
-    #[cfg(test)]
-    pub fn schema_version(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
-    }
-
-    /// Runs left `running` by a process that no longer exists (or by another
-    /// boot) were killed or lost power: mark them, and their unfinished
-    /// cells, interrupted.
-    fn mark_orphans(&mut self) -> Result<()> {
-        let boot = boot_id();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, pid, boot_id FROM runs WHERE status = ?1")?;
-        let running: Vec<(i64, i64, String)> = stmt
-            .query_map([RunStatus::Running.name()], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        drop(stmt);
-        for (id, pid, run_boot) in running {
-            let alive = run_boot == boot && Path::new(&format!("/proc/{pid}")).exists();
-            if !alive {
-                let tx = self.conn.transaction()?;
-                tx.execute(
-                    "UPDATE runs SET status = ?2 WHERE id = ?1",
-                    params![id, RunStatus::Interrupted.name()],
-                )?;
-                interrupt_cells(&tx, id)?;
-                tx.commit()?;
-            }
-        }
-        Ok(())
+    /// The id of the run `text` names: its id, or its uid or a unique
+    /// prefix of it (see [`ident`]); an error naming what to do when there
+    /// is no such run or the prefix is shared.
+    pub fn resolve_run(&self, text: &str) -> Result<i64> {
+        let r = self.resolve_run_inner(text);
+        self.named(r)
     }
 
     fn insert_run(tx: &rusqlite::Transaction<'_>, s: &RunStart<'_>) -> Result<i64> {
         tx.execute(
             "INSERT INTO runs (started_at, probe, status, command_line, tool_version,
                                result_schema, params_json, pid, boot_id, realtime,
-                               kind, name, spec_json)
-             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                               kind, name, spec_json, uid)
+             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?14)",
             params![
                 s.started_at,
                 s.probe,
@@ -436,12 +335,14 @@ impl Store {
                 s.name,
                 s.spec_json,
                 RunStatus::Running.name(),
+                ident::new_run_uid(),
             ],
         )?;
         let run = tx.last_insert_rowid();
         tx.execute(
-            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json) VALUES (?1, ?2, ?3, ?4)",
-            params![run, s.hostname, s.kernel_release, s.host_json],
+            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json, machine_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, s.hostname, s.kernel_release, s.host_json, s.machine_id],
         )?;
         Ok(run)
     }
@@ -650,7 +551,8 @@ impl Store {
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.status IN ({})),
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window),
                     (SELECT MAX(m.max) FROM window_metrics m JOIN cells c ON c.id = m.cell_id
-                     WHERE c.run_id = r.id AND m.metric IN ({}))
+                     WHERE c.run_id = r.id AND m.metric IN ({})),
+                    COALESCE(r.uid, ''), h.machine_id
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
@@ -675,6 +577,8 @@ impl Store {
                     cycles: r.get(9)?,
                     windows: r.get(10)?,
                     latency_max_ns: r.get(11)?,
+                    uid: r.get(12)?,
+                    machine_id: r.get(13)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;

@@ -1,6 +1,7 @@
 //! Round trips through a real SQLite file in a temporary directory.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use jitterlab_core::probe::MAX_METRICS;
 use jitterlab_core::result::{
@@ -21,6 +22,7 @@ pub(super) fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
         host_json: "{}".into(),
         hostname: "plc-7",
         kernel_release: "6.18.0-rt",
+        machine_id: None,
         realtime: Some(true),
         kind: RunKind::Run,
         name: "cyclic",
@@ -52,7 +54,7 @@ fn row_of(kind: ProbeKind, window: u64, max: i64) -> WindowRow {
 }
 
 /// A cyclic probe's window ([`row_of`]).
-fn row(window: u64, lat_max: i64) -> WindowRow {
+pub(super) fn row(window: u64, lat_max: i64) -> WindowRow {
     row_of(ProbeKind::Cyclic, window, lat_max)
 }
 
@@ -189,7 +191,7 @@ fn a_newer_schema_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} has schema version 99, newer than this jitterlab's 5; use a newer jitterlab or another --db",
+            "{} has schema version 99, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
             p.display()
         )
     );

@@ -51,6 +51,7 @@ fn rig(spec: &Spec) -> Rig {
                 host_json: "{}".into(),
                 hostname: "h",
                 kernel_release: "k",
+                machine_id: None,
                 realtime: None,
                 kind: crate::store::RunKind::Bench,
                 name: "t",
