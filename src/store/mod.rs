@@ -23,8 +23,10 @@
 //! with a message rather than misread.
 //!
 //! Window rows are written and read back in [`windows`]; a run's kind and
-//! status are the types of [`status`].
+//! status are the types of [`status`]; what the report's plots read, in
+//! [`plots`].
 
+mod plots;
 mod schema;
 mod status;
 mod windows;
@@ -40,6 +42,7 @@ use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use plots::Envelope;
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunKind, RunStatus};
 
