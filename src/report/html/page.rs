@@ -69,7 +69,7 @@ ul.explain li.depth-2{margin-left:1rem;list-style:circle}
 @media print{body{margin:0;max-width:none}.with-aside{grid-template-columns:1fr}figure{break-inside:avoid}}
 ";
 
-/// The whole document around `body`.
+/// The whole document around `body`; `title` may hold stored text.
 pub(super) fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
@@ -77,7 +77,7 @@ pub(super) fn page(title: &str, body: &str) -> String {
          <meta name=\"generator\" content=\"jitterlab {}\"/>\n<title>{}</title>\n\
          <style>\n{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
-        escape(title)
+        esc(title)
     )
 }
 
@@ -256,14 +256,14 @@ fn labeller(
     let probe = varies(|c| c.key.probe.clone());
     let reps = cells.iter().any(|c| c.key.repetition > 0);
     move |c| {
-        let mut v = vec![c.key.configuration.clone(), c.key.scenario.clone()];
+        let mut v = vec![c.key.configuration.as_str(), c.key.scenario.as_str()];
         if deployment {
-            v.push(c.key.deployment.clone());
+            v.push(&c.key.deployment);
         }
         if probe {
-            v.push(c.key.probe.clone());
+            v.push(&c.key.probe);
         }
-        let mut s = v.join(" / ");
+        let mut s = shown(&v.join(" / ")).into_owned();
         if reps {
             let _ = write!(s, " rep {}", c.key.repetition);
         }
@@ -397,7 +397,7 @@ pub(super) fn runs(store: &Store, runs: &[StoredRun], opts: &HtmlOptions) -> Res
 /// The name of a run in a comparison's legend: A or B, the run and its
 /// host.
 fn side(letter: &str, run: &StoredRun) -> String {
-    format!("{letter}: run {} ({})", run.id, run.hostname)
+    format!("{letter}: run {} ({})", run.id, shown(&run.hostname))
 }
 
 /// Per cell name, the first repetition with figures.
@@ -503,7 +503,7 @@ fn compare_boxes(
         let rows: Vec<BoxRow> = pairs
             .iter()
             .map(|(name, a, b)| BoxRow {
-                label: name.clone(),
+                label: shown(name).into_owned(),
                 entries: vec![
                     a.and_then(|d| box_of(d.cell, m.name)),
                     b.and_then(|d| box_of(d.cell, m.name)),

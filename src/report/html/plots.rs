@@ -42,6 +42,17 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::escape;
+use crate::report::safe::shown;
+
+/// [`shown`] line by line: the line breaks of a plot's data stay.
+fn shown_lines(data: &str) -> String {
+    data.split_inclusive('\n')
+        .map(|l| match l.strip_suffix('\n') {
+            Some(l) => format!("{}\n", shown(l)),
+            None => shown(l).into_owned(),
+        })
+        .collect()
+}
 
 /// Width of every plot, px.
 pub(super) const WIDTH: u32 = 760;
@@ -359,8 +370,8 @@ pub(super) fn finish(kind: &str, title: &str, data: &str, svg: &str) -> String {
     let head = s.find(">\n").map_or(s.len(), |i| i + 2);
     let inner = format!(
         "<title>{}</title>\n<metadata>{}</metadata>\n",
-        escape(title),
-        escape(data)
+        escape(&shown(title)),
+        escape(&shown_lines(data))
     );
     s.insert_str(head, &inner);
     s
