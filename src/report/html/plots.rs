@@ -726,7 +726,8 @@ fn short(label: &str) -> String {
 
 /// A box chart, one row per group: the whisker from min to max with caps,
 /// the box from p50 to p99 (filled for the first series, dashed outline for
-/// the second), each series' look named in the legend.
+/// the second), each series' look named in the legend. Positive figures
+/// that span more than 30× are drawn on a log axis (and the axis says so).
 pub(super) fn boxes(
     metric: &str,
     axis: Axis,
@@ -743,8 +744,24 @@ pub(super) fn boxes(
     });
     let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
     let hi = if hi <= lo { lo + 1.0 } else { hi };
-    let pad = (hi - lo) * 0.06;
-    let x0 = if lo >= 0.0 { 0.0 } else { lo - pad };
+    // Positive figures spanning more than a decade and a half (a tuned
+    // cell's 30 µs beside a baseline's 90 ms) are drawn on a log axis,
+    // else the tuned cell would be a line at zero: x = log10(value).
+    let log = lo > 0.0 && hi / lo >= 30.0;
+    let at = move |v: i64| {
+        let x = axis.value(v);
+        if log {
+            x.log10()
+        } else {
+            x
+        }
+    };
+    let (x0, x1) = if log {
+        (lo.log10().floor(), hi.log10().ceil())
+    } else {
+        let pad = (hi - lo) * 0.06;
+        (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+    };
     let left = rows
         .iter()
         .map(|r| short(&r.label).chars().count())
@@ -786,14 +803,28 @@ pub(super) fn boxes(
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height + lh)).into_drawing_area();
         let mut c: Chart<'_, RangedCoordf64, RangedCoordf64> =
-            chart(&root, x0..hi + pad, -0.6f64..n as f64 - 0.4, left, lh)?;
+            chart(&root, x0..x1, -0.6f64..n as f64 - 0.4, left, lh)?;
+        let tick = |v: &f64| {
+            if !log {
+                num(*v)
+            } else if (v - v.round()).abs() < 1e-6 {
+                num(10f64.powf(v.round()))
+            } else {
+                String::new()
+            }
+        };
         c.configure_mesh()
             .max_light_lines(0)
             .disable_y_mesh()
             .y_labels(0)
+            .x_labels(if log { (x1 - x0) as usize * 2 + 1 } else { 10 })
             .bold_line_style(BLACK.mix(0.12))
-            .x_desc(format!("{metric} ({})", axis.unit()))
-            .x_label_formatter(&|v| num(*v))
+            .x_desc(if log {
+                format!("{metric} ({}, log scale)", axis.unit())
+            } else {
+                format!("{metric} ({})", axis.unit())
+            })
+            .x_label_formatter(&tick)
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
             .draw()
@@ -808,13 +839,13 @@ pub(super) fn boxes(
                     continue;
                 };
                 let y = (n - 1 - i) as f64 + offset(k);
-                let (min, max) = (axis.value(e.min), axis.value(e.max));
+                let (min, max) = (at(e.min), at(e.max));
                 shapes.push(PathElement::new(vec![(min, y), (max, y)], style));
                 for x in [min, max] {
                     shapes.push(PathElement::new(vec![(x, y - half), (x, y + half)], style));
                 }
                 if let (Some(p50), Some(p99)) = (e.p50, e.p99) {
-                    let (a, b) = (axis.value(p50), axis.value(p99));
+                    let (a, b) = (at(p50), at(p99));
                     if k == 0 {
                         filled.push(Rectangle::new([(a, y - half), (b, y + half)], fill));
                     }

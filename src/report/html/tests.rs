@@ -23,6 +23,7 @@ use jitterlab_core::stats::MetricStats;
 use jitterlab_core::window::{WindowRow, WindowStat};
 use roxmltree::{Document, Node, ParsingOptions};
 
+use super::plots::{Axis, BoxEntry, BoxRow};
 use super::*;
 use crate::report::tables::{self, Format};
 use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, StoredHistogram};
@@ -852,4 +853,119 @@ fn the_output_file_is_replaced_whole_and_keeps_its_permissions() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn a_round_trip_draws_its_budget_and_states_its_verdict() {
+    use jitterlab_core::roundtrip::{Budget, BudgetInputs, BudgetVerdict};
+    let (_d, mut store) = open();
+    let ids = store
+        .begin_run(&start(RunKind::Run, "roundtrip", "plc-7", None))
+        .unwrap();
+    let budget = Budget::seed001(
+        BudgetInputs {
+            opcua_ns: 500_000,
+            network_ns: 100_000,
+            controller_period_ns: 5_000_000,
+            scan_ns: 500_000,
+        },
+        None,
+    );
+    let mut verdict = BudgetVerdict::new(budget.clone());
+    let values: Vec<i64> = (0..200).map(|i| 2_000_000 + i * 25_000).collect();
+    for (i, &v) in values.iter().enumerate() {
+        verdict.add(i as u64, i as u64 * 10_000_000, v as u64);
+    }
+    assert_eq!(verdict.over, 11, "6.725 ms … 6.975 ms are beyond 6.7 ms");
+    let s2s = stats(&values, false, None);
+    let (mut r, _) = measured(&[&[1]], false);
+    r.probe = ProbeKind::Roundtrip;
+    r.threads[0].metrics = BTreeMap::from([("screw-to-screw".to_string(), s2s.summary())]);
+    r.detail = Some(serde_json::json!({
+        "budget": verdict,
+        "budget_terms": budget.names_line(),
+        "budget_formula": budget.formula(),
+    }));
+    let h = vec![StoredHistogram {
+        thread: Some(0),
+        metric: "screw-to-screw",
+        positive: s2s.histograms().positive,
+        negative: None,
+    }];
+    store.finish_run(ids, &r, &h).unwrap();
+    let html = render(&store, &[ids.run], &HtmlOptions::default()).unwrap();
+    let doc = parse(&html);
+    let p = plots(&doc, &html, "percentiles")[0];
+    assert!(
+        child_text(p, "metadata").ends_with("line budget 6700 µs 6700000\n"),
+        "{}",
+        child_text(p, "metadata")
+    );
+    let l = labels(p);
+    assert!(l.contains(&"screw-to-screw (µs)".to_string()), "{l:?}");
+    assert!(l.contains(&"budget 6700 µs".to_string()), "{l:?}");
+    let b = series_lines(p, plots::BUDGET);
+    assert_eq!(b.len(), 2, "the line and its legend sample");
+    assert!(b
+        .iter()
+        .all(|n| n.attribute("stroke-dasharray") == Some("10 3 2 3 2 3")));
+    // The histogram's bins run to the largest sample, 6.975 ms, whose
+    // 4096 ns wide HDR bucket (6 971 392 ..= 6 975 487) has its middle in
+    // bin 6973: approximate, as the caption says.
+    let h = plots(&doc, &html, "histogram")[0];
+    let m = child_text(h, "metadata");
+    assert!(m.contains("\n6973 1\noverflows 0\n"), "{m}");
+    // The verdict carries the budget block the text report prints.
+    let pre = elements(&doc, "pre")
+        .into_iter()
+        .find(|n| n.attribute("class") == Some("budget"))
+        .unwrap();
+    let want = crate::report::roundtrip::budget_block(&r).unwrap();
+    assert_eq!(text(pre), want);
+    assert!(
+        want.contains("200 round trips, 11 beyond the budget of 6.700ms (FAILED)"),
+        "{want}"
+    );
+}
+
+#[test]
+fn figures_spanning_decades_get_a_log_axis_in_the_box_chart() {
+    let entry = |min, p50, p99, max| BoxEntry {
+        min,
+        p50: Some(p50),
+        p99: Some(p99),
+        max,
+    };
+    let rows = vec![
+        BoxRow {
+            label: "baseline / codesys".into(),
+            entries: vec![Some(entry(3_859_700, 55_902_200, 88_000_000, 95_885_800))],
+        },
+        BoxRow {
+            label: "tuned / codesys".into(),
+            entries: vec![Some(entry(14_000, 28_900, 60_000, 89_700))],
+        },
+    ];
+    let series = [("run 1".to_string(), plots::SOLID)];
+    let svg = plots::boxes("latency", Axis::Us, &rows, &series, "t").unwrap();
+    let doc = Document::parse(&svg).unwrap();
+    let l = labels(doc.root_element());
+    for want in [
+        "latency (µs, log scale)",
+        "10",
+        "100",
+        "1000",
+        "100000",
+        "tuned / codesys",
+    ] {
+        assert!(l.contains(&want.to_string()), "{want} in {l:?}");
+    }
+    // Within 30×, a linear axis from 0.
+    let rows = &rows[1..];
+    let svg = plots::boxes("latency", Axis::Us, rows, &series, "t").unwrap();
+    let l = labels(Document::parse(&svg).unwrap().root_element());
+    assert!(
+        l.contains(&"latency (µs)".to_string()) && l.contains(&"0".to_string()),
+        "{l:?}"
+    );
 }
