@@ -337,7 +337,7 @@ fn across(run: &StoredRun) -> Result<String> {
     ))
 }
 
-/// One run's section (`level`: its heading's level).
+/// One run's section.
 fn run_section(store: &Store, run: &StoredRun, opts: &HtmlOptions) -> Result<String> {
     let mut o = format!(
         "<section class=\"run\" id=\"run{}\">\n<h2>Run {}: {} ({})</h2>\n<h3>Verdict</h3>\n{}",
