@@ -19,7 +19,8 @@
 //!
 //! Clap's types stop here and in `main`: every other command gets a plain
 //! request of the module that acts on it ([`BenchRequest`],
-//! [`ApplyRequest`], [`ReportRequest`], [`SpecSource`], the network
+//! [`ApplyRequest`], [`ReportRequest`](crate::report::stored::ReportRequest),
+//! [`SpecSource`], the network
 //! flood's `SinkArgs` and `FloodArgs`, in [`internal`]), and the defaults shown in
 //! `--help` are the constants of `jitterlab_core::defaults`.
 
@@ -35,8 +36,6 @@ use jitterlab_core::preset::PresetChoice;
 use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
-use crate::report::stored::ReportRequest;
-use crate::report::tables;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
@@ -48,6 +47,7 @@ mod container_argv_tests;
 pub mod internal;
 pub mod netcycle;
 pub mod one_cell;
+mod report;
 pub mod roundtrip;
 pub mod stored;
 
@@ -273,6 +273,11 @@ pub struct ReportArgs {
     /// one cell).
     #[arg(long, value_name = "FILE")]
     pub histogram: Option<PathBuf>,
+
+    /// Write the report to FILE (an existing file is replaced atomically)
+    /// instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Tables of `jitterlab report --table`.
@@ -306,6 +311,9 @@ pub enum ReportFormat {
     Csv,
     /// Schema-versioned JSON.
     Json,
+    /// One self-contained HTML page: the verdict, the tables and per cell
+    /// its latency histogram, percentile curve and timeline.
+    Html,
 }
 
 /// Probes `jitterlab run` can run.
@@ -765,44 +773,6 @@ impl ApplyArgs {
         ApplyRequest {
             source: self.source.source(),
             configuration: self.configuration.clone(),
-        }
-    }
-}
-
-impl ReportArgs {
-    /// What the report is asked for.
-    pub fn request(&self) -> ReportRequest {
-        ReportRequest {
-            runs: self.runs.clone(),
-            format: self.format.into(),
-            baseline: self.baseline.clone(),
-            tables: self.tables.iter().map(|&t| t.into()).collect(),
-            explain: !self.no_explain,
-            histogram: self.histogram.clone(),
-        }
-    }
-}
-
-impl From<ReportFormat> for tables::Format {
-    fn from(f: ReportFormat) -> tables::Format {
-        match f {
-            ReportFormat::Text => tables::Format::Text,
-            ReportFormat::Md => tables::Format::Md,
-            ReportFormat::Csv => tables::Format::Csv,
-            ReportFormat::Json => tables::Format::Json,
-        }
-    }
-}
-
-impl From<TableArg> for tables::Table {
-    fn from(t: TableArg) -> tables::Table {
-        match t {
-            TableArg::Configurations => tables::Table::Configurations,
-            TableArg::Conditions => tables::Table::Conditions,
-            TableArg::Latency => tables::Table::Latency,
-            TableArg::Chase => tables::Table::Chase,
-            TableArg::Roundtrip => tables::Table::Roundtrip,
-            TableArg::Load => tables::Table::Load,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The command line's own tests: its definition, defaults and parsers.
 
 use super::*;
+use crate::report::tables;
 use clap::CommandFactory;
 
 #[test]
@@ -35,7 +36,7 @@ fn report_names_are_the_tables_own() {
         .iter()
         .map(|f| f.to_possible_value().unwrap().get_name().to_string())
         .collect();
-    assert_eq!(formats, ["text", "md", "csv", "json"]);
+    assert_eq!(formats, ["text", "md", "csv", "json", "html"]);
     assert_eq!(
         ReportFormat::value_variants()
             .iter()
@@ -45,7 +46,8 @@ fn report_names_are_the_tables_own() {
             tables::Format::Text,
             tables::Format::Md,
             tables::Format::Csv,
-            tables::Format::Json
+            tables::Format::Json,
+            tables::Format::Html
         ]
     );
 }

@@ -19,7 +19,7 @@
 //! times are RFC 3339, a date, or an age — see [`When`]). `report` takes
 //! a run's id or its uid ([`resolve_runs`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -29,7 +29,7 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime};
 use crate::error::{bad, BadInput};
 use crate::output::{out, outln};
 use crate::store::{short_id, RunFilter, RunKind, RunRow, RunStatus, Store, SCHEMA_VERSION};
-use jitterlab_core::cell::CellStatus;
+use jitterlab_core::cell::{CellStatus, StoredRun};
 use jitterlab_core::units::parse_duration;
 
 use super::safe::shown;
@@ -297,19 +297,59 @@ pub struct ReportRequest {
     pub explain: bool,
     /// `--histogram`: write the stored 1 µs histogram there instead.
     pub histogram: Option<std::path::PathBuf>,
+    /// Write the report to this file (replaced atomically); `None`: stdout.
+    pub output: Option<PathBuf>,
+}
+
+/// What the text report prints for a `jitterlab run` (one cell): exactly
+/// what the run printed (its summary), or what is left of a run that did
+/// not finish; `None` for a bench, whose text report is its tables.
+pub fn single_run_text(store: &Store, run: &StoredRun) -> Result<Option<String>> {
+    let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
+    if !single {
+        return Ok(None);
+    }
+    Ok(Some(match (&run.cells[0].result, run.cells[0].status) {
+        (Some(r), CellStatus::Completed | CellStatus::Interrupted)
+            if RunStatus::parse(&run.status) != Some(RunStatus::Running) =>
+        {
+            super::text::summary(r)
+        }
+        _ => {
+            let row = store.run_row(run.id)?.expect("load_run found the run");
+            unfinished_text(&row)
+        }
+    }))
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
 /// compared cell by cell. A bench prints the seeds' tables; a single
 /// `jitterlab run` prints, in text and JSON, exactly what the run printed
 /// (its summary, or the result `--json` wrote), and its latency table in
-/// Markdown and CSV.
+/// Markdown and CSV. HTML is one page with plots ([`super::html`]). With
+/// `-o FILE` the report replaces FILE atomically (a reader never sees half a
+/// report); a FILE that cannot be written is bad input, refused before the
+/// database is read.
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
-    let store = open_existing(db)?;
     if let Some(p) = &a.histogram {
+        let store = open_existing(db)?;
         let ids = resolve_runs(&store, &a.runs)?;
         return super::histogram::stored::write_stored_file(&store, &ids, p);
     }
+    if let Some(p) = &a.output {
+        crate::runner::out_files::check_output("-o", p)?;
+    }
+    let text = render(db, a)?;
+    match &a.output {
+        Some(p) => write_replacing(p, &text)?,
+        None => out!("{text}")?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report `a` asks for, as text.
+pub fn render(db: &Path, a: &ReportRequest) -> Result<String> {
+    let store = open_existing(db)?;
     let ids = if a.runs.is_empty() {
         match store.latest_run()? {
             Some(id) => vec![id],
@@ -323,6 +363,18 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     } else {
         resolve_runs(&store, &a.runs)?
     };
+    let opts = tables::TableOptions {
+        baseline: a.baseline.clone(),
+        tables: a.tables.clone(),
+        explain: a.explain,
+    };
+    if a.format == tables::Format::Html {
+        let html = super::html::HtmlOptions {
+            tables: opts,
+            ..Default::default()
+        };
+        return super::html::render(&store, &ids, &html);
+    }
     let load = |id: i64| {
         store
             .load_run(id)
@@ -330,57 +382,96 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
-        out!("{}", tables::compare(&ra, &rb, a.format)?)?;
-        return Ok(ExitCode::SUCCESS);
+        return tables::compare(&ra, &rb, a.format);
     }
-    let opts = tables::TableOptions {
-        baseline: a.baseline.clone(),
-        tables: a.tables.clone(),
-        explain: a.explain,
-    };
+    let mut o = String::new();
     let mut first = true;
     for id in ids {
         let run = load(id)?;
         if !first && a.format == tables::Format::Text {
-            outln!()?;
+            o.push('\n');
         }
         first = false;
-        let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
-        if single && matches!(a.format, tables::Format::Text | tables::Format::Json) {
-            match (&run.cells[0].result, run.cells[0].status) {
-                (Some(r), CellStatus::Completed | CellStatus::Interrupted)
-                    if RunStatus::parse(&run.status) != Some(RunStatus::Running) =>
-                {
-                    match a.format {
-                        tables::Format::Text => out!("{}", super::text::summary(r))?,
-                        _ => outln!("{}", serde_json::to_string_pretty(r)?)?,
-                    }
+        if matches!(a.format, tables::Format::Text | tables::Format::Json) {
+            match (single_run_text(&store, &run)?, a.format) {
+                (Some(text), tables::Format::Text) => {
+                    o.push_str(&text);
+                    continue;
                 }
-                _ => {
-                    let row = store.run_row(id)?.expect("load_run found the run");
-                    match a.format {
-                        tables::Format::Text => out!("{}", unfinished_text(&row))?,
-                        _ => outln!(
-                            "{}",
-                            serde_json::to_string_pretty(&serde_json::json!({
-                                "run": row.id,
-                                "name": row.name,
-                                "started_at": row.started_at,
-                                "status": row.status,
-                                "finished": false,
-                                "window_rows": row.windows,
-                                "cycles": row.cycles,
-                                "latency_max_ns": row.latency_max_ns,
-                            }))?
-                        )?,
-                    }
+                (Some(_), _) => {
+                    o.push_str(&single_run_json(&store, &run)?);
+                    continue;
                 }
+                (None, _) => {}
             }
-            continue;
         }
-        out!("{}", tables::render(&run, &opts, a.format)?)?;
+        o.push_str(&tables::render(&run, &opts, a.format)?);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(o)
+}
+
+/// The JSON of a `jitterlab run`: the result `--json` wrote, or what is
+/// left of a run that did not finish.
+fn single_run_json(store: &Store, run: &StoredRun) -> Result<String> {
+    let mut s = match (&run.cells[0].result, run.cells[0].status) {
+        (Some(r), CellStatus::Completed | CellStatus::Interrupted)
+            if RunStatus::parse(&run.status) != Some(RunStatus::Running) =>
+        {
+            serde_json::to_string_pretty(r)?
+        }
+        _ => {
+            let row = store.run_row(run.id)?.expect("load_run found the run");
+            serde_json::to_string_pretty(&serde_json::json!({
+                "run": row.id,
+                "name": row.name,
+                "started_at": row.started_at,
+                "status": row.status,
+                "finished": false,
+                "window_rows": row.windows,
+                "cycles": row.cycles,
+                "latency_max_ns": row.latency_max_ns,
+            }))?
+        }
+    };
+    s.push('\n');
+    Ok(s)
+}
+
+/// Writes `text` to `path` so that a reader sees the old file or the new
+/// one, never half of one: a temporary file beside it, renamed over it. An
+/// existing file keeps its permissions; a new one gets the usual
+/// `0666 & !umask`. A path that is not a regular file (`/dev/null`, a
+/// terminal) is written in place: it cannot be renamed over.
+pub fn write_replacing(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let named = |e: std::io::Error| anyhow::anyhow!("writing -o {}: {e}", path.display());
+    let existing = std::fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(named)?;
+        return f.write_all(text.as_bytes()).map_err(named);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".jitterlab-report")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(named)?;
+    if let Some(m) = existing {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(named)?;
+    }
+    tmp.write_all(text.as_bytes()).map_err(named)?;
+    tmp.as_file().sync_all().map_err(named)?;
+    tmp.persist(path).map_err(|e| named(e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -483,10 +483,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         writeln!(f)?;
         f.flush()?;
     }
-    out!(
-        "{}",
-        report::tables::render(&stored, &report::tables::TableOptions::default(), a.format)?
-    )?;
+    let text = match a.format {
+        report::tables::Format::Html => {
+            report::html::render(&store, &[run], &report::html::HtmlOptions::default())?
+        }
+        f => report::tables::render(&stored, &report::tables::TableOptions::default(), f)?,
+    };
+    out!("{text}")?;
     for f in &failed {
         errln!("jitterlab: cell {f} failed (see its explanation above)");
     }

@@ -26,12 +26,14 @@
 //! histogram of each cell's main latency in [`fine`]; a run's kind and
 //! status are the types of [`status`]; a run's uid, the choice of runs a
 //! listing shows and the run a user names are [`ident`]'s; another
-//! machine's runs come in through [`import`].
+//! machine's runs come in through [`import`]; what the report's plots read,
+//! in [`plots`].
 
 pub(crate) mod fine;
 mod ident;
 pub mod import;
 mod open;
+mod plots;
 mod schema;
 mod status;
 mod windows;
@@ -47,6 +49,7 @@ use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use ident::{check_run_ref, short_id, RunFilter};
+pub use plots::Envelope;
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunKind, RunStatus};
 

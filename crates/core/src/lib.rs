@@ -12,7 +12,7 @@
 //! experiment, a spec file's or a `jitterlab run`'s ([`spec`]), and the wire
 //! formats: OPC UA PubSub's UADP messages ([`uadp`]), POWERLINK frames
 //! ([`powerlink`]) and Ethernet framing
-//! ([`ether`]).
+//! ([`ether`]); and the reductions behind the report's plots ([`plot`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand. The
 //! one thing it takes from `jitterlab-sys` is the scheduling policy type,
@@ -31,6 +31,7 @@ pub mod limits;
 pub mod load;
 pub mod netcycle;
 pub mod outlier;
+pub mod plot;
 pub mod powerlink;
 pub mod preset;
 pub mod probe;
