@@ -47,6 +47,7 @@ use crate::system::container::Engine;
 pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
+pub mod metrics;
 pub mod netcycle;
 pub mod one_cell;
 pub mod roundtrip;
@@ -85,8 +86,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one probe, store it in the database and print its statistics.
-    #[command(subcommand)]
-    Run(RunCommand),
+    Run(metrics::RunArgs),
     /// List the runs stored in the database.
     Runs,
     /// Print the stored result of runs (default: the latest).
@@ -184,6 +184,10 @@ pub struct SpecSourceArgs {
     /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
     #[arg(long, value_name = "DIR")]
     pub usb_path: Option<PathBuf>,
+
+    /// `--metrics`, for `bench` and `apply`.
+    #[command(flatten)]
+    pub metrics: metrics::MetricsArg,
 }
 
 /// `jitterlab apply`.
