@@ -269,7 +269,12 @@ fn metric_families(f: &mut Families, def: &MetricDef, m: &MetricSnapshot, labels
             "cycles",
         ),
     };
-    f.add(&unit_name("sample", unit), help, MetricType::HISTOGRAM, metric);
+    f.add(
+        &unit_name("sample", unit),
+        help,
+        MetricType::HISTOGRAM,
+        metric,
+    );
     if let Some(max) = m.max {
         f.gauge(
             &unit_name("max", unit),

@@ -95,12 +95,18 @@ impl Drop for Server {
 /// not allowed is bad input, naming it), says where it serves, and starts
 /// the metrics thread. `root`: the sysroot (the hostname, the online CPUs
 /// the thread keeps to).
-pub fn serve(addr: Option<SocketAddr>, root: &Path, command: &'static str) -> Result<Option<Server>> {
+pub fn serve(
+    addr: Option<SocketAddr>,
+    root: &Path,
+    command: &'static str,
+) -> Result<Option<Server>> {
     let Some(addr) = addr else {
         return Ok(None);
     };
     let listener = TcpListener::bind(addr).map_err(|e| bind_error(addr, &e))?;
-    let bound = listener.local_addr().context("reading the metrics address")?;
+    let bound = listener
+        .local_addr()
+        .context("reading the metrics address")?;
     listener
         .set_nonblocking(true)
         .context("setting up the metrics listener")?;

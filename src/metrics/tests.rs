@@ -47,7 +47,9 @@ fn a_bad_address_is_named_with_the_grammar() {
     );
     assert_eq!(
         parse_addr("::1:9464"),
-        Err(format!("'::1:9464' is not an address to listen on; {grammar}"))
+        Err(format!(
+            "'::1:9464' is not an address to listen on; {grammar}"
+        ))
     );
 }
 
@@ -96,7 +98,10 @@ fn only_get_and_head_of_the_metrics_are_answered_with_them() {
     let r = http::route("GET / HTTP/1.1", render);
     assert_eq!(
         (r.status, r.body.as_str()),
-        ("200 OK", "jitterlab: the Prometheus metrics are at /metrics\n")
+        (
+            "200 OK",
+            "jitterlab: the Prometheus metrics are at /metrics\n"
+        )
     );
     let r = http::route("GET /favicon.ico HTTP/1.1", render);
     assert_eq!(
@@ -106,7 +111,11 @@ fn only_get_and_head_of_the_metrics_are_answered_with_them() {
     let r = http::route("POST /metrics HTTP/1.1", render);
     assert_eq!(r.status, "405 Method Not Allowed");
     for line in ["", "GET", "GET /metrics SPDY/3"] {
-        assert_eq!(http::route(line, render).status, "400 Bad Request", "{line}");
+        assert_eq!(
+            http::route(line, render).status,
+            "400 Bad Request",
+            "{line}"
+        );
     }
 }
 
@@ -173,7 +182,8 @@ fn the_exposition_of_a_board_is_exact() {
         }),
     );
     board.set_neighbours(vec![("hog".into(), true), ("disk \"a\"".into(), false)]);
-    let labels = r#"host="rt-target",cell="tuned/cpu/host/ctxswitch",probe="ctxswitch",thread="0",cpu="3""#;
+    let labels =
+        r#"host="rt-target",cell="tuned/cpu/host/ctxswitch",probe="ctxswitch",thread="0",cpu="3""#;
     let m = format!(r#"{labels},metric="handover""#);
     let le = [
         "0.000001", "0.000002", "0.000005", "0.00001", "0.00002", "0.00005", "0.0001", "0.0002",
@@ -250,7 +260,10 @@ fn a_cell_that_ends_takes_its_settings_and_neighbours_along() {
     });
     board.cell_ended(3, 4);
     let text = exposition::render(&board);
-    assert!(text.contains("jitterlab_cells_done{host=\"rt-target\"} 3\n"), "{text}");
+    assert!(
+        text.contains("jitterlab_cells_done{host=\"rt-target\"} 3\n"),
+        "{text}"
+    );
     for gone in [
         "jitterlab_cell_info",
         "jitterlab_neighbour_running",

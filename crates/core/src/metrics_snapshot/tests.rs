@@ -154,7 +154,10 @@ fn a_snapshot_holds_every_sample_of_the_closed_windows_and_no_other() {
     want[5] = 1;
     assert_eq!(jitter.buckets, want);
     // The sum is of magnitudes; the maxima keep their sign.
-    assert_eq!((jitter.count, jitter.sum, jitter.max), (2, 33_000, Some(3_000)));
+    assert_eq!(
+        (jitter.count, jitter.sum, jitter.max),
+        (2, 33_000, Some(3_000))
+    );
     assert_eq!((jitter.window.min, jitter.window.max), (-30_000, 3_000));
     assert_eq!(s.metrics[3].buckets[7], 1, "150 µs of execution: le 200 µs");
     assert_eq!(s.metrics[3].max, Some(150_000));
@@ -164,7 +167,10 @@ fn a_snapshot_holds_every_sample_of_the_closed_windows_and_no_other() {
     // moves up.
     r.finish();
     let s = *reader.read();
-    assert_eq!((s.windows, s.last_window, s.samples, s.overruns), (2, 201, 4, 1));
+    assert_eq!(
+        (s.windows, s.last_window, s.samples, s.overruns),
+        (2, 201, 4, 1)
+    );
     assert_eq!(s.metrics[0].buckets[16], 1);
     assert_eq!(s.metrics[0].count, 4);
     assert_eq!(s.metrics[0].sum, 200_062_500);
