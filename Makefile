@@ -100,6 +100,7 @@ bench: bench-deps build
 	bash bench/report_speed.sh
 	bash bench/codesys_stop.sh
 	DEPLOYMENTS='"host", "container"' bash bench/roundtrip.sh
+	bash bench/metrics_cost.sh
 
 clean:
 	$(CARGO) clean
