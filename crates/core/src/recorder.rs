@@ -264,7 +264,7 @@ impl SampleSink for Recorder {
             }
         }
         if let Some(x) = self.export.as_mut() {
-            x.record(&self.windows, &s.values);
+            x.record(&self.windows, &s.values[..self.defs.len()]);
         }
         self.samples += 1;
         self.live.push_first(self.samples, s.values[0]);
