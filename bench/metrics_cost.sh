@@ -26,6 +26,8 @@
 #   PORT=19464                  where --metrics serves (127.0.0.1)
 #   SCRAPE_S=1 SCRAPER_CPU=0    scrape interval, CPU of the scrape loop
 #   PAUSE=1                     seconds of rest between runs
+#   WAIT_S=600                  how long a run refused for another jitterlab
+#                               changing the machine is retried
 #   JITTERLAB=target/release/jitterlab   (built with cargo build --release if missing)
 #   OUT=bench/out/metrics-cost-<date>    output directory
 # Smoke test: ROUNDS=1 SECS=3 bench/metrics_cost.sh
@@ -47,10 +49,11 @@ PORT=${PORT:-19464}
 SCRAPE_S=${SCRAPE_S:-1}
 SCRAPER_CPU=${SCRAPER_CPU:-0}
 PAUSE=${PAUSE:-1}
+WAIT_S=${WAIT_S:-600}
 OUT_DEFAULTED=$([[ -z ${OUT:-} ]] && echo 1 || echo 0)
 OUT=${OUT:-bench/out/metrics-cost-$(date +%Y%m%d-%H%M%S)}
 
-need_uint ROUNDS SECS CPU PRIORITY INTERVAL_US HIST_US PORT SCRAPE_S SCRAPER_CPU PAUSE
+need_uint ROUNDS SECS CPU PRIORITY INTERVAL_US HIST_US PORT SCRAPE_S SCRAPER_CPU PAUSE WAIT_S
 ((ROUNDS >= 1 && SECS >= 1 && SCRAPE_S >= 1)) || die "ROUNDS, SECS and SCRAPE_S must be at least 1"
 ((PORT >= 1 && PORT <= 65535)) || die "PORT=$PORT is not a port"
 need cyclictest rt-tests
@@ -94,14 +97,23 @@ scrape_loop() {
 export -f scrape_loop
 export PORT SCRAPE_S
 
-wakeup() { # wakeup DIR NAME [ARGS…]
-    local dir=$1 name=$2
+# wakeup DIR NAME [ARGS…]: one jitterlab run. A run refused because another
+# jitterlab (a bench, an apply) is changing the machine is retried every
+# 10 s, up to WAIT_S seconds: on a shared machine another user's bench may
+# hold it for a while.
+wakeup() {
+    local dir=$1 name=$2 waited=0
     shift 2
-    run_child "$dir/$name.log" "$dir/$name.log" \
+    until run_child "$dir/$name.log" "$dir/$name.log" \
         "$JITTERLAB" run wakeup --cpus "$CPU" --interval "${INTERVAL_US}us" \
         --priority "$PRIORITY" --duration "${SECS}s" --no-db \
-        --json "$dir/$name.json" --histogram "$dir/$name.hist" "$@" ||
-        die "$name failed; see $dir/$name.log"
+        --json "$dir/$name.json" --histogram "$dir/$name.hist" "$@"; do
+        grep -q 'is changing this machine' "$dir/$name.log" && ((waited < WAIT_S)) ||
+            die "$name failed; see $dir/$name.log"
+        note "$(tail -1 "$dir/$name.log"); retrying in 10 s"
+        sleep 10
+        waited=$((waited + 10))
+    done
 }
 
 run_jitterlab() { wakeup "$1" jitterlab; }
