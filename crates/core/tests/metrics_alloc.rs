@@ -51,7 +51,11 @@ fn publishing_snapshots_allocates_nothing() {
         let rel = sched.next_release();
         let lat = 1_000 + (i * 7_919) % 60_000;
         CycleSink::push(&mut periodic, &sched.complete(rel + lat, rel + lat + 5_000));
-        let values = slots([Some(lat as i64), Some(2 * lat as i64), (i % 3 == 0).then_some(500)]);
+        let values = slots([
+            Some(lat as i64),
+            Some(2 * lat as i64),
+            (i % 3 == 0).then_some(500),
+        ]);
         SampleSink::push(
             &mut event,
             &Sample {
