@@ -279,3 +279,12 @@ fn a_reader_sees_only_whole_snapshots_while_the_writer_publishes() {
     assert_eq!(last.overruns, 66_667);
     assert!(reads > 1);
 }
+
+#[test]
+fn a_snapshot_is_1640_bytes() {
+    // What a window's end copies into the triple buffer: 200 bytes per
+    // metric slot (17 buckets, count, sum, maximum, the window's figures)
+    // and five counters.
+    assert_eq!(std::mem::size_of::<MetricSnapshot>(), 200);
+    assert_eq!(std::mem::size_of::<Snapshot>(), 1_640);
+}
