@@ -45,6 +45,7 @@ pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
 pub mod internal;
+pub mod metrics;
 pub mod netcycle;
 pub mod one_cell;
 mod report;
@@ -85,8 +86,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one probe, store it in the database and print its statistics.
-    #[command(subcommand)]
-    Run(RunCommand),
+    Run(metrics::RunArgs),
     /// List the runs stored in the database (--host, --since, --until
     /// choose; --json for scripts).
     Runs(stored::RunsArgs),
@@ -188,6 +188,10 @@ pub struct SpecSourceArgs {
     /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
     #[arg(long, value_name = "DIR")]
     pub usb_path: Option<PathBuf>,
+
+    /// `--metrics`, for `bench` and `apply`.
+    #[command(flatten)]
+    pub metrics: metrics::MetricsArg,
 }
 
 /// `jitterlab apply`.

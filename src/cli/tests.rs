@@ -12,7 +12,11 @@ fn cli_definition_is_consistent() {
 #[test]
 fn defaults_of_cyclic() {
     let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
-    let Command::Run(RunCommand::Cyclic(a)) = cli.command else {
+    let Command::Run(super::metrics::RunArgs {
+        probe: RunCommand::Cyclic(a),
+        ..
+    }) = cli.command
+    else {
         panic!("not cyclic")
     };
     assert_eq!(a.period, 1_000_000);
@@ -64,7 +68,11 @@ fn policy_and_source_parse_to_the_one_type() {
         "udp",
     ])
     .unwrap();
-    let Command::Run(RunCommand::Response(a)) = cli.command else {
+    let Command::Run(super::metrics::RunArgs {
+        probe: RunCommand::Response(a),
+        ..
+    }) = cli.command
+    else {
         panic!("not response")
     };
     assert_eq!(

@@ -426,7 +426,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
                 break;
             }
             b.progress.cell(i, cells.len(), &cp.key);
+            crate::metrics::cell_started(i, cells.len(), &cp.key);
             let (status, limits) = b.run_cell(cp, cell_id, mlock.clone())?;
+            crate::metrics::cell_ended(i + 1, cells.len());
             match status {
                 CellStatus::Failed => {
                     failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition))
@@ -667,6 +669,7 @@ impl Bench<'_> {
 
         let outcome = match applied {
             Ok(reports) => {
+                crate::metrics::settings(&reports, Some(&dma));
                 context.settings = reports;
                 self.start_and_measure(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma])
             }
@@ -826,6 +829,7 @@ impl Bench<'_> {
             if let Some(f) = rig.check() {
                 return Ok(CellEnd::Failed(f));
             }
+            crate::metrics::neighbours(&mut rig.running);
             self.progress.tick();
             std::thread::sleep(Duration::from_millis(100).min(warm_end - Instant::now()));
         }
@@ -859,7 +863,10 @@ impl Bench<'_> {
                 context,
             },
             &mut probe::build,
-            &mut || progress.tick(),
+            &mut || {
+                progress.tick();
+                crate::metrics::neighbours(&mut rig.running);
+            },
         )?;
         Ok(CellEnd::Measured(Box::new(measured)))
     }

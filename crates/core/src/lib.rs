@@ -5,7 +5,8 @@
 //! ([`cycle`]), one descriptor per probe kind ([`probe`]), statistics
 //! ([`stats`]), the sample a probe pushes and the traits it pushes through
 //! ([`sample`]), the one recorder behind them and its parts ([`recorder`],
-//! [`window`], [`outlier`]) and the versioned result model ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
+//! [`window`], [`outlier`]), what a probe thread publishes for live
+//! metrics ([`metrics_snapshot`]) and the versioned result model ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
 //! histogram text ([`rtla`]), and
 //! the bounds of every size, count and time a user gives ([`limits`]), the
 //! defaults every front door shares ([`defaults`]) and the one model of an
@@ -29,6 +30,7 @@ pub mod ether;
 pub mod hist;
 pub mod limits;
 pub mod load;
+pub mod metrics_snapshot;
 pub mod netcycle;
 pub mod outlier;
 pub mod plot;

@@ -45,6 +45,7 @@ pub use crate::probe::{MetricDef, MetricUnit, MAX_METRICS};
 pub use crate::sample::{slots, CycleSink, Sample, SampleSink};
 
 use crate::cycle::METRICS;
+use crate::metrics_snapshot::Publisher;
 use crate::outlier::OutlierKeeper;
 use crate::stats::MetricStats;
 use crate::window::{WindowAggregator, WindowRow};
@@ -232,6 +233,8 @@ pub struct Recorder {
     /// Samples pushed.
     pub samples: u64,
     t0: u64,
+    /// Live metrics (`--metrics`), when they are served.
+    export: Option<Publisher>,
 }
 
 impl Recorder {
@@ -268,7 +271,16 @@ impl Recorder {
             live,
             samples: 0,
             t0: 0,
+            export: None,
         }
+    }
+
+    /// Publishes live metrics through `p` from now on: bucket counts per
+    /// sample, a snapshot at each window's end (see
+    /// [`crate::metrics_snapshot`]). Call before the start barrier.
+    pub fn export_metrics(&mut self, p: Publisher) {
+        self.windows.keep_last_row();
+        self.export = Some(p);
     }
 
     /// Sets the start of the measurement — a periodic probe's first release
@@ -283,6 +295,9 @@ impl Recorder {
     /// Pushes the last window; call once after the loop.
     pub fn finish(&mut self) {
         self.windows.finish();
+        if let Some(x) = self.export.as_mut() {
+            x.finish(&self.windows);
+        }
     }
 
     /// The slot of the metric the 1 µs histogram counts, if one is kept.
@@ -328,6 +343,9 @@ impl SampleSink for Recorder {
                 h.record(v, s.index);
             }
         }
+        if let Some(x) = self.export.as_mut() {
+            x.record(&self.windows, &s.values[..self.defs.len()]);
+        }
         self.samples += 1;
         self.live.push_first(self.samples, s.values[0]);
     }
@@ -363,6 +381,9 @@ impl CycleSink for Recorder {
             if let Some(v) = METRICS.get(self.histogram_slot).and_then(|m| m.value(s)) {
                 h.record(v, s.cycle);
             }
+        }
+        if let Some(x) = self.export.as_mut() {
+            x.record(&self.windows, &METRICS.map(|m| m.value(s)));
         }
         self.samples += 1;
         let live = &*self.live;
