@@ -74,11 +74,15 @@ lint:
 
 # podman for the container tests (they skip, saying why, where the host
 # cannot run one), tshark for tests/powerlink_tshark.rs (its debconf
-# question about capture permissions is answered no beforehand).
+# question about capture permissions is answered no beforehand), chromium
+# for tests/html_report.rs (renders the HTML report headless), prometheus
+# for promtool (tests/metrics.rs checks the live metrics with it).
 test-deps: deps
-	@command -v podman >/dev/null && command -v tshark >/dev/null && command -v python3 >/dev/null || \
+	@command -v podman >/dev/null && command -v tshark >/dev/null && command -v python3 >/dev/null && \
+		command -v systemd-id128 >/dev/null && command -v chromium >/dev/null && \
+		command -v promtool >/dev/null || \
 		{ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections && \
-		  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman tshark python3; }
+		  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman tshark python3 systemd chromium prometheus; }
 
 test: test-deps lint
 	$(CARGO) test --workspace --locked --features test-probe
@@ -98,6 +102,7 @@ bench: bench-deps build
 	bash bench/report_speed.sh
 	bash bench/codesys_stop.sh
 	DEPLOYMENTS='"host", "container"' bash bench/roundtrip.sh
+	bash bench/metrics_cost.sh
 
 clean:
 	$(CARGO) clean

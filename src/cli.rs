@@ -19,11 +19,11 @@
 //!
 //! Clap's types stop here and in `main`: every other command gets a plain
 //! request of the module that acts on it ([`BenchRequest`],
-//! [`ApplyRequest`], [`ReportRequest`], [`SpecSource`], the network
-//! flood's [`SinkArgs`] and [`FloodArgs`]), and the defaults shown in
+//! [`ApplyRequest`], [`ReportRequest`](crate::report::stored::ReportRequest),
+//! [`SpecSource`], the network
+//! flood's `SinkArgs` and `FloodArgs`, in [`internal`]), and the defaults shown in
 //! `--help` are the constants of `jitterlab_core::defaults`.
 
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -36,9 +36,6 @@ use jitterlab_core::preset::PresetChoice;
 use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
-use crate::net::flood::{FloodArgs, SinkArgs};
-use crate::report::stored::ReportRequest;
-use crate::report::tables;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
@@ -47,9 +44,13 @@ use crate::system::container::Engine;
 pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
+pub mod internal;
+pub mod metrics;
 pub mod netcycle;
 pub mod one_cell;
+mod report;
 pub mod roundtrip;
+pub mod stored;
 
 pub use netcycle::NetcycleRunArgs;
 use one_cell::OneCell;
@@ -85,12 +86,15 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one probe, store it in the database and print its statistics.
-    #[command(subcommand)]
-    Run(RunCommand),
-    /// List the runs stored in the database.
-    Runs,
+    Run(metrics::RunArgs),
+    /// List the runs stored in the database (--host, --since, --until
+    /// choose; --json for scripts).
+    Runs(stored::RunsArgs),
     /// Print the stored result of runs (default: the latest).
     Report(ReportArgs),
+    /// Merge another machine's runs (its results database) into this
+    /// one: every run not already here, with its host kept apart.
+    Import(stored::ImportArgs),
     /// Run an experiment: every cell (configuration × scenario × deployment ×
     /// probe × repetition) of a TOML spec or a preset, with its noisy
     /// neighbours, stored in the database; prints the seeds' tables (exit 1
@@ -125,15 +129,15 @@ pub enum Command {
     /// Internal: the network flood's receiver, run inside the probe's
     /// namespace by `ip netns exec`.
     #[command(name = "__net-sink", hide = true)]
-    NetSink(NetSinkArgs),
+    NetSink(internal::NetSinkArgs),
     /// Internal: the network flood's sender, run inside the sender
     /// namespace by `ip netns exec`.
     #[command(name = "__net-flood", hide = true)]
-    NetFlood(NetFloodArgs),
+    NetFlood(internal::NetFloodArgs),
     /// Internal: steer an interface's receive work (RPS) inside the
     /// namespace it runs in, started by `ip netns exec`.
     #[command(name = "__rps", hide = true)]
-    NetRps(NetRpsArgs),
+    NetRps(internal::NetRpsArgs),
 }
 
 /// `jitterlab check`.
@@ -184,6 +188,10 @@ pub struct SpecSourceArgs {
     /// Directory on a USB drive for the `usb` scenario (when the spec gives none).
     #[arg(long, value_name = "DIR")]
     pub usb_path: Option<PathBuf>,
+
+    /// `--metrics`, for `bench` and `apply`.
+    #[command(flatten)]
+    pub metrics: metrics::MetricsArg,
 }
 
 /// `jitterlab apply`.
@@ -236,10 +244,11 @@ pub struct BenchArgs {
 /// `jitterlab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run ids, as `jitterlab runs` lists them [default: the latest run].
-    /// Two runs are compared cell by cell (A, B, and B as % of A).
-    #[arg(value_name = "RUN", allow_negative_numbers = true)]
-    pub runs: Vec<i64>,
+    /// Runs by id or uid (or its first 4+ characters), as `jitterlab runs`
+    /// lists them [default: the latest run]. Two runs are compared cell by
+    /// cell (A, B, and B as % of A), from one machine or two.
+    #[arg(value_name = "RUN", allow_negative_numbers = true, value_parser = stored::run_ref)]
+    pub runs: Vec<String>,
 
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -270,8 +279,15 @@ pub struct ReportArgs {
     #[arg(long)]
     pub follow: bool,
 
-    /// Write the report to FILE (replaced atomically) instead of stdout.
-    #[arg(short = 'o', long, value_name = "FILE")]
+    /// Instead of the report, write the run's stored 1 us latency histogram
+    /// in cyclictest's text format, as `run --histogram` wrote it (a run of
+    /// one cell).
+    #[arg(long, value_name = "FILE")]
+    pub histogram: Option<PathBuf>,
+
+    /// Write the report to FILE (an existing file is replaced atomically)
+    /// instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
@@ -306,6 +322,9 @@ pub enum ReportFormat {
     Csv,
     /// Schema-versioned JSON.
     Json,
+    /// One self-contained HTML page: the verdict, the tables and per cell
+    /// its latency histogram, percentile curve and timeline.
+    Html,
 }
 
 /// Probes `jitterlab run` can run.
@@ -627,8 +646,9 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub histogram: Option<PathBuf>,
 
-    /// Number of 1 us buckets in --histogram (at most 100000); later
-    /// wake-ups count as overflows.
+    /// Number of 1 us buckets of the main latency's histogram, stored with
+    /// the run and written by --histogram (at most 100000); later
+    /// latencies count as overflows.
     #[arg(long, value_name = "N", default_value_t = defaults::HISTOGRAM_BUCKETS, value_parser = histogram_buckets, allow_hyphen_values = true)]
     pub histogram_buckets: usize,
 
@@ -720,61 +740,6 @@ impl From<EngineArg> for Engine {
     }
 }
 
-/// `jitterlab __net-sink`: receive the flood inside the probe's namespace.
-#[derive(Debug, Args)]
-pub struct NetSinkArgs {
-    /// Interface whose receive queue 0 is steered with RPS.
-    #[arg(long, value_name = "IFACE")]
-    pub iface: String,
-
-    /// CPUs that do the interface's receive work, kernel list format (e.g. 1
-    /// or 0-1).
-    #[arg(long, value_name = "LIST", value_parser = rps_cpus)]
-    pub rps_cpus: CpuList,
-
-    /// UDP port to receive on.
-    #[arg(long, value_name = "PORT")]
-    pub port: u16,
-}
-
-/// `jitterlab __rps`: steer an interface's receive work in this namespace.
-#[derive(Debug, Args)]
-pub struct NetRpsArgs {
-    /// Interface whose receive queue 0 is steered with RPS.
-    #[arg(long, value_name = "IFACE")]
-    pub iface: String,
-
-    /// CPUs that do the interface's receive work, kernel list format.
-    #[arg(long, value_name = "LIST", value_parser = rps_cpus)]
-    pub rps_cpus: CpuList,
-}
-
-impl NetRpsArgs {
-    /// What `__rps` is asked for.
-    pub fn request(&self) -> crate::net::rps::RpsArgs {
-        crate::net::rps::RpsArgs {
-            iface: self.iface.clone(),
-            rps_cpus: self.rps_cpus.clone(),
-        }
-    }
-}
-
-/// `jitterlab __net-flood`: send UDP datagrams as fast as possible.
-#[derive(Debug, Args)]
-pub struct NetFloodArgs {
-    /// Destination address: in 198.18.0.0/15 or loopback, nothing else.
-    #[arg(long, value_name = "ADDR")]
-    pub dst: IpAddr,
-
-    /// Destination UDP port.
-    #[arg(long, value_name = "PORT")]
-    pub port: u16,
-
-    /// Payload bytes per datagram.
-    #[arg(long, value_name = "BYTES", default_value_t = 1400, value_parser = clap::value_parser!(u16).range(1..=65507))]
-    pub size: u16,
-}
-
 // ---------------------------------------------------------------------------
 // From the parsed command line to the plain requests of the modules that
 // act on it (no module but this one and `main` sees a clap type).
@@ -819,67 +784,6 @@ impl ApplyArgs {
         ApplyRequest {
             source: self.source.source(),
             configuration: self.configuration.clone(),
-        }
-    }
-}
-
-impl ReportArgs {
-    /// What the report is asked for.
-    pub fn request(&self) -> ReportRequest {
-        ReportRequest {
-            runs: self.runs.clone(),
-            format: self.format.into(),
-            baseline: self.baseline.clone(),
-            tables: self.tables.iter().map(|&t| t.into()).collect(),
-            explain: !self.no_explain,
-            follow: self.follow,
-            output: self.output.clone(),
-        }
-    }
-}
-
-impl From<ReportFormat> for tables::Format {
-    fn from(f: ReportFormat) -> tables::Format {
-        match f {
-            ReportFormat::Text => tables::Format::Text,
-            ReportFormat::Md => tables::Format::Md,
-            ReportFormat::Csv => tables::Format::Csv,
-            ReportFormat::Json => tables::Format::Json,
-        }
-    }
-}
-
-impl From<TableArg> for tables::Table {
-    fn from(t: TableArg) -> tables::Table {
-        match t {
-            TableArg::Configurations => tables::Table::Configurations,
-            TableArg::Conditions => tables::Table::Conditions,
-            TableArg::Latency => tables::Table::Latency,
-            TableArg::Chase => tables::Table::Chase,
-            TableArg::Roundtrip => tables::Table::Roundtrip,
-            TableArg::Load => tables::Table::Load,
-        }
-    }
-}
-
-impl NetSinkArgs {
-    /// What the sink is asked for.
-    pub fn request(&self) -> SinkArgs {
-        SinkArgs {
-            iface: self.iface.clone(),
-            rps_cpus: self.rps_cpus.clone(),
-            port: self.port,
-        }
-    }
-}
-
-impl NetFloodArgs {
-    /// What the flood is asked for.
-    pub fn request(&self) -> FloodArgs {
-        FloodArgs {
-            dst: self.dst,
-            port: self.port,
-            size: self.size,
         }
     }
 }
@@ -989,12 +893,6 @@ fn chase_length(s: &str) -> Result<u64, String> {
 
 fn repetitions(s: &str) -> Result<u32, String> {
     at_most(s, &limits::REPETITIONS).map(|n| n as u32)
-}
-
-/// The sink's `--rps-cpus`: any CPU list (an empty one is refused by the
-/// sink itself, which says what to give).
-fn rps_cpus(s: &str) -> Result<CpuList, String> {
-    CpuList::parse(s).map_err(|e| e.to_string())
 }
 
 fn cpu_list(s: &str) -> Result<CpuList, String> {

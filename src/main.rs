@@ -3,7 +3,8 @@
 //! The binary wires the parts together: `cli` parses, `runner` validates and
 //! runs a probe (`probe`), with the machine reached only through `system`,
 //! every run kept in the results database (`store`), and results written
-//! only by `report`; `check` audits the machine before any run. Exit status:
+//! only by `report`; `check` audits the machine before any run; `metrics`
+//! serves live figures while `run`, `bench` or `apply` runs (`--metrics`). Exit status:
 //! 0 when every limit held, 1 when a `--max-*` limit was exceeded (for
 //! `check`, when a finding is `fail`; for `restore`, when journal entries
 //! stay for a person), 2 for any error — bad input among them, which is
@@ -19,6 +20,7 @@
 mod cli;
 mod error;
 mod live;
+mod metrics;
 mod neighbour;
 mod net;
 mod output;
@@ -102,14 +104,24 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Run(run) => {
             let cli::one_cell::OneCell { spec, options } =
-                cli::one_cell::one_cell(&cli.sysroot, &cli.db, run)?;
+                cli::one_cell::one_cell(&cli.sysroot, &cli.db, &run.probe)?;
+            let _served = metrics::serve(run.metrics.addr, &cli.sysroot, "run")?;
             runner::run(&cli.sysroot, &cli.db, &spec, &options)
         }
-        Command::Bench(a) => runner::bench::bench(&cli.sysroot, &cli.db, &a.request()),
-        Command::Apply(a) => runner::apply::apply(&cli.sysroot, &a.request()),
+        Command::Bench(a) => {
+            // A dry run measures nothing, and serves nothing.
+            let addr = a.source.metrics.addr.filter(|_| !a.dry_run);
+            let _served = metrics::serve(addr, &cli.sysroot, "bench")?;
+            runner::bench::bench(&cli.sysroot, &cli.db, &a.request())
+        }
+        Command::Apply(a) => {
+            let _served = metrics::serve(a.source.metrics.addr, &cli.sysroot, "apply")?;
+            runner::apply::apply(&cli.sysroot, &a.request())
+        }
         Command::Presets(a) => runner::spec_source::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => runner::apply::restore(&cli.sysroot),
-        Command::Runs => report::stored::runs(&cli.db),
+        Command::Runs(a) => report::stored::runs(&cli.db, &a.request()),
+        Command::Import(a) => store::import::import(&cli.db, &a.other),
         Command::Report(a) => report::stored::report(&cli.db, &a.request()),
         Command::Check(a) => report::check::run(
             &cli.sysroot,

@@ -297,7 +297,7 @@ fn corpus() -> Vec<Case> {
         case(&["report"], "no results database at {DIR}/j.db; run a probe first (jitterlab run cyclic) or name the database with --db"),
         clap(&["report", "--format", "xml"], "invalid value 'xml' for '--format <FORMAT>'"),
         clap(&["report", "--table", "nope"], "invalid value 'nope' for '--table <TABLE>'"),
-        clap(&["report", "one"], "invalid value 'one' for '[RUN]...': invalid digit found in string"),
+        clap(&["report", "one"], "invalid value 'one' for '[RUN]...': not a run id or uid: give a run's id or at least 4 characters of its uid, as jitterlab runs lists them"),
         case(&["check", "--cpus", "9"], "--cpus 9: CPU 9 is not online (online CPUs: 0-1); name the probe CPUs among them"),
         clap(&["check", "--cpus", "0-99999"], "invalid value '0-99999' for '--cpus <LIST>': \"0-99999\" names CPU 99999; CPU numbers stop at 8191 (the kernel's largest NR_CPUS)"),
         clap(&["restore", "now"], "unexpected argument 'now' found"),

@@ -39,15 +39,15 @@ fn jl_std(dir: &Path) -> StdCommand {
     c
 }
 
-/// True once run 1 is stored in `dir`'s database (within 20 s).
-fn stored(dir: &Path) -> bool {
+/// True once run `id` is stored in `dir`'s database (within 20 s).
+fn stored(dir: &Path, id: u32) -> bool {
     let end = Instant::now() + Duration::from_secs(20);
     while Instant::now() < end {
         if dir.join("j.db").exists() {
             let out = jl(dir).arg("runs").output().unwrap();
             if String::from_utf8_lossy(&out.stdout)
                 .lines()
-                .any(|l| l.trim_start().starts_with("1 "))
+                .any(|l| l.trim_start().starts_with(&format!("{id} ")))
             {
                 return true;
             }
@@ -60,16 +60,21 @@ fn stored(dir: &Path) -> bool {
 /// A `jitterlab run wakeup` of `secs` seconds in the background; returns
 /// once run 1 is stored (before its first window).
 fn start_run(dir: &Path, secs: u32) -> Child {
+    start_run_n(dir, secs, 1)
+}
+
+/// [`start_run`] for the database's run `id`.
+fn start_run_n(dir: &Path, secs: u32, id: u32) -> Child {
     let mut child = jl_std(dir)
         .args(["run", "wakeup", "--duration", &format!("{secs}s")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    if !stored(dir) {
+    if !stored(dir, id) {
         let _ = child.kill();
         let _ = child.wait();
-        panic!("the run was not stored within 20 s");
+        panic!("run {id} was not stored within 20 s");
     }
     child
 }
@@ -254,6 +259,23 @@ fn follow_to_a_file_leaves_the_final_report_in_it() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(out.stdout, b"");
     assert_eq!(std::fs::read(&once).unwrap(), after.stdout);
+    // The HTML page, followed into a file, ends as the finished run's page.
+    let page = dir.path().join("live.html");
+    let mut run = start_run_n(dir.path(), 3, 2);
+    let out = jl(dir.path())
+        .args(["report", "2", "--follow", "--format", "html", "-o"])
+        .arg(&page)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(wait_for(&mut run, Duration::from_secs(30)), Some(0));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let after = jl(dir.path())
+        .args(["report", "2", "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(after.stdout.starts_with(b"<!DOCTYPE html>"));
+    assert_eq!(std::fs::read(&page).unwrap(), after.stdout);
 }
 
 #[test]
@@ -308,7 +330,7 @@ fn bad_combinations_are_refused_before_anything_is_read() {
         dir.path(),
         &["report", "--follow", "-o", missing.to_str().unwrap()],
         &format!(
-            "-o {}: the directory {} does not exist; create it first or name another file",
+            "-o {}: directory {} does not exist; create it or choose another path",
             missing.display(),
             dir.path().join("no/such").display()
         ),
@@ -317,9 +339,14 @@ fn bad_combinations_are_refused_before_anything_is_read() {
         dir.path(),
         &["report", "-o", dir.path().to_str().unwrap()],
         &format!(
-            "-o {}: is a directory; name a file to write the report to",
+            "-o {} is a directory; give a file path",
             dir.path().display()
         ),
+    );
+    refused(
+        dir.path(),
+        &["report", "--follow", "--histogram", "h.txt"],
+        "--follow renders the report again at every window, --histogram writes the run's histogram once; give one of them",
     );
     assert!(!dir.path().join("j.db").exists(), "no database was made");
     // A database with one finished run: following another is refused, and

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use assert_cmd::Command;
+use serial_test::serial;
 
 const FORMATS: [&str; 4] = ["text", "md", "csv", "json"];
 
@@ -51,5 +52,112 @@ fn stored_runs_render_as_they_did_in_every_format() {
                 "{name} reported as {format}"
             );
         }
+    }
+}
+
+/// `jitterlab` with its database and journal in `dir`.
+fn jl(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .arg("--db")
+        .arg(dir.join("j.db"));
+    c
+}
+
+/// The file `run wakeup --histogram` writes is, byte for byte, what
+/// `report --histogram` writes from the database afterwards: the bins, the
+/// overflows and their cycle numbers from the stored 1 µs histograms, the
+/// min, avg and max lines from the stored statistics. Every online CPU
+/// measures (two threads on a two-CPU machine), with 40 bins, so that the
+/// slower wake-ups of a shared machine overflow. Serial with the other
+/// test that runs a probe: both take the machine's lock.
+#[test]
+#[serial]
+fn the_histogram_a_run_wrote_is_rendered_again_from_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let (ran, stored) = (dir.path().join("ran.txt"), dir.path().join("stored.txt"));
+    let out = jl(dir.path())
+        .args(["run", "wakeup", "--cycles", "2000", "--interval", "200us"])
+        .args(["--histogram-buckets", "40", "--cpus", online.trim()])
+        .arg("--histogram")
+        .arg(&ran)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    jl(dir.path())
+        .args(["report", "--histogram"])
+        .arg(&stored)
+        .assert()
+        .success()
+        .stdout("");
+    let (ran, stored) = (
+        std::fs::read(&ran).unwrap(),
+        std::fs::read(&stored).unwrap(),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&stored),
+        String::from_utf8_lossy(&ran)
+    );
+    // Not an empty agreement: 40 bin lines, and every cycle of every
+    // thread in a bin or an overflow.
+    let text = String::from_utf8(ran).unwrap();
+    let bins = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty());
+    assert_eq!(bins.count(), 40);
+    let numbers = |prefix: &str| -> Vec<u64> {
+        let line = text.lines().find(|l| l.starts_with(prefix)).unwrap();
+        line[prefix.len()..]
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect()
+    };
+    let (totals, overflows) = (numbers("# Total:"), numbers("# Histogram Overflows:"));
+    assert!(!totals.is_empty());
+    for (t, o) in totals.iter().zip(&overflows) {
+        assert_eq!(t + o, 2000, "{text}");
+    }
+}
+
+/// `report --histogram` writes nothing and exits 2 when there is nothing
+/// to write: two runs named, a run that is not there, a probe without a
+/// main latency.
+#[test]
+#[serial]
+fn report_histogram_refuses_what_it_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    jl(dir.path())
+        .args(["run", "chase", "--samples", "5", "--buffer", "64KiB"])
+        .assert()
+        .success();
+    let file = dir.path().join("h.txt");
+    for (runs, why) in [
+        (
+            &["1", "1"][..],
+            "--histogram writes one run's histogram; name one run".to_string(),
+        ),
+        (
+            &["9"][..],
+            "there is no run 9 in the database; list the runs with: jitterlab runs".into(),
+        ),
+        (
+            &[][..],
+            "run 1: cell default/none/host/chase has no 1 µs histogram: it was stored before \
+             jitterlab kept them (schema 5), its probe measures no latency (chase), or an \
+             external tool measured it (timerlat); there is nothing to write to --histogram"
+                .into(),
+        ),
+    ] {
+        jl(dir.path())
+            .arg("report")
+            .args(runs)
+            .arg("--histogram")
+            .arg(&file)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(format!("jitterlab: error: {why}\n"));
+        assert!(!file.exists());
     }
 }

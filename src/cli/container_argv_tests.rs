@@ -43,7 +43,7 @@ fn read_back(argv: &[String]) -> OneCell {
         panic!("not a run")
     };
     let online = online();
-    match &run {
+    match &run.probe {
         RunCommand::Cyclic(a) => cyclic_cell(a, &online),
         RunCommand::Wakeup(a) => wakeup_cell(a, &online),
         RunCommand::Chase(a) => chase_cell(a, &online),

@@ -1,6 +1,7 @@
 //! The command line's own tests: its definition, defaults and parsers.
 
 use super::*;
+use crate::report::tables;
 use clap::CommandFactory;
 
 #[test]
@@ -11,7 +12,11 @@ fn cli_definition_is_consistent() {
 #[test]
 fn defaults_of_cyclic() {
     let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
-    let Command::Run(RunCommand::Cyclic(a)) = cli.command else {
+    let Command::Run(super::metrics::RunArgs {
+        probe: RunCommand::Cyclic(a),
+        ..
+    }) = cli.command
+    else {
         panic!("not cyclic")
     };
     assert_eq!(a.period, 1_000_000);
@@ -35,7 +40,7 @@ fn report_names_are_the_tables_own() {
         .iter()
         .map(|f| f.to_possible_value().unwrap().get_name().to_string())
         .collect();
-    assert_eq!(formats, ["text", "md", "csv", "json"]);
+    assert_eq!(formats, ["text", "md", "csv", "json", "html"]);
     assert_eq!(
         ReportFormat::value_variants()
             .iter()
@@ -45,7 +50,8 @@ fn report_names_are_the_tables_own() {
             tables::Format::Text,
             tables::Format::Md,
             tables::Format::Csv,
-            tables::Format::Json
+            tables::Format::Json,
+            tables::Format::Html
         ]
     );
 }
@@ -62,7 +68,11 @@ fn policy_and_source_parse_to_the_one_type() {
         "udp",
     ])
     .unwrap();
-    let Command::Run(RunCommand::Response(a)) = cli.command else {
+    let Command::Run(super::metrics::RunArgs {
+        probe: RunCommand::Response(a),
+        ..
+    }) = cli.command
+    else {
         panic!("not response")
     };
     assert_eq!(

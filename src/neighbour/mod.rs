@@ -292,6 +292,11 @@ pub fn start(
 }
 
 impl Running {
+    /// The neighbour's name (the spec's, or the built-in scenario's).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     #[cfg(test)]
     /// The process group id (= the leader's pid).
     pub fn pgid(&self) -> i32 {

@@ -46,7 +46,8 @@ pub struct RunOptions {
     pub csv: Option<PathBuf>,
     /// `--histogram`: cyclictest's wake-up latency histogram.
     pub histogram: Option<PathBuf>,
-    /// `--histogram-buckets`: its 1 µs buckets.
+    /// `--histogram-buckets`: the 1 µs buckets of the main latency's
+    /// histogram (stored, and written by `--histogram`).
     pub histogram_buckets: usize,
     /// `--break-trace`: the latency that stops the kernel trace and the run.
     pub break_trace: Option<u64>,
@@ -116,8 +117,9 @@ pub struct RunPlan {
     pub outliers: usize,
     /// The limits of the result.
     pub limits: Limits,
-    /// 1 µs buckets of the wake-up latency histogram, when one is written.
-    pub histogram_buckets: Option<usize>,
+    /// 1 µs buckets of the main latency's histogram every probe thread
+    /// keeps (`--histogram-buckets`, else the default).
+    pub histogram_buckets: usize,
 }
 
 /// The plan of one cell of `spec` (a run's only cell, or a bench's).
@@ -162,7 +164,7 @@ pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
             jitter: probe.max_jitter_ns,
             exec: probe.max_exec_ns,
         },
-        histogram_buckets: opts.histogram.as_ref().map(|_| opts.histogram_buckets),
+        histogram_buckets: opts.histogram_buckets,
     }
 }
 

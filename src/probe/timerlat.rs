@@ -804,6 +804,7 @@ impl ExternalProbe for TimerlatProbe {
                     metric: d.name,
                     positive: h.positive,
                     negative: h.negative,
+                    fine: None,
                 });
             }
             let count = summaries.get("irq").map_or(0, |s| s.count);
@@ -835,6 +836,7 @@ impl ExternalProbe for TimerlatProbe {
                         metric: d.name,
                         positive: h.positive,
                         negative: h.negative,
+                        fine: None,
                     });
                 }
             }

@@ -364,81 +364,29 @@ pub fn now_utc() -> String {
         .unwrap_or_default()
 }
 
-/// Replaces a file atomically with each render (see the module doc).
+/// Replaces a file atomically with each render (see the module doc), by
+/// [`super::stored::write_replacing`], as `report -o FILE` writes it once.
 pub struct FileSink {
     path: PathBuf,
 }
 
 impl FileSink {
-    /// A sink that writes `path` (checked beforehand by
-    /// [`check_output`]).
+    /// A sink that writes `path` (checked beforehand, as every `-o`).
     pub fn new(path: &Path) -> Self {
         FileSink {
             path: path.to_path_buf(),
         }
     }
-
-    /// Writes `text` to a temporary file beside the target and renames it
-    /// over the target.
-    pub fn write(&self, text: &str) -> Result<()> {
-        let dir = parent_of(&self.path);
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let what = || format!("writing -o {}", self.path.display());
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(dir)
-            .with_context(what)?;
-        tmp.write_all(text.as_bytes()).with_context(what)?;
-        tmp.as_file().sync_all().with_context(what)?;
-        tmp.persist(&self.path)
-            .map_err(|e| e.error)
-            .with_context(what)?;
-        Ok(())
-    }
 }
 
 impl Sink for FileSink {
     fn show(&mut self, text: &str) -> Result<()> {
-        self.write(text)
+        super::stored::write_replacing(&self.path, text)
     }
 
     fn end(&mut self, _last: Option<&str>) -> Result<()> {
         Ok(())
     }
-}
-
-/// The directory a file is in (`.` for a bare name).
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Refuses an `-o FILE` that cannot be written as a file, before anything
-/// is read: a directory, or a file in a directory that does not exist.
-pub fn check_output(path: &Path) -> Result<()> {
-    if path.is_dir() {
-        return Err(crate::error::bad(format!(
-            "-o {}: is a directory; name a file to write the report to",
-            path.display()
-        )));
-    }
-    let dir = parent_of(path);
-    if !dir.is_dir() {
-        return Err(crate::error::bad(format!(
-            "-o {}: the directory {} does not exist; create it first or name another file",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------

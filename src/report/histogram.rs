@@ -72,6 +72,8 @@ use std::io::{self, Write};
 use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::stats::MetricSummary;
 
+pub mod stored;
+
 /// One probe thread's column of the histogram.
 #[derive(Debug, Clone, Copy)]
 pub struct HistThread<'a> {

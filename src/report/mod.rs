@@ -21,6 +21,9 @@
 //!   nanosecond precision, the worst outliers, and the pass/fail limits.
 //! * [`csv`] — a streaming writer of window rows (one line per thread and
 //!   window, integer nanoseconds) for the timeline plot and spreadsheets.
+//! * [`html`] — `jitterlab report --format html`: one self-contained page
+//!   with the verdict, the tables and per cell its histogram, percentile
+//!   curve and timeline (inline SVG drawn with `plotters`).
 //! * [`histogram`] — cyclictest's `-h`/`-H` histogram text, byte for byte,
 //!   so that plotting scripts written for cyclictest read our file unchanged.
 //! * [`safe`] — the one escaping of control characters every renderer of
@@ -41,6 +44,7 @@ pub mod check;
 pub mod csv;
 pub mod follow;
 pub mod histogram;
+pub mod html;
 pub mod netcycle;
 pub mod roundtrip;
 pub mod safe;

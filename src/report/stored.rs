@@ -10,16 +10,27 @@
 //!
 //! The database may come from another machine or be edited by hand, so
 //! every stored text printed here goes through [`super::safe::shown`].
+//!
+//! **Runs of many machines.** After `jitterlab import` a database holds the
+//! runs of several hosts. The listing shows each run's uid (its first 8
+//! characters: enough to name it) and its host's machine id beside the
+//! hostname (`-` for runs stored before machine ids were kept), and
+//! `--host`, `--since` and `--until` choose the runs ([`RunsRequest`]:
+//! times are RFC 3339, a date, or an age — see [`When`]). `report` takes
+//! a run's id or its uid ([`resolve_runs`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use time::format_description::well_known::Rfc3339;
+use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
-use crate::error::BadInput;
+use crate::error::{bad, BadInput};
 use crate::output::{out, outln};
-use crate::store::{RunKind, RunRow, RunStatus, Store};
-use jitterlab_core::cell::CellStatus;
+use crate::store::{short_id, RunFilter, RunKind, RunRow, RunStatus, Store, SCHEMA_VERSION};
+use jitterlab_core::cell::{CellStatus, StoredRun};
+use jitterlab_core::units::parse_duration;
 
 use super::safe::shown;
 use super::tables;
@@ -63,14 +74,16 @@ fn to_second(t: &str) -> String {
 /// The listing `jitterlab runs` prints.
 pub fn runs_table(rows: &[RunRow]) -> String {
     let mut o = format!(
-        "{:>4}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
+        "{:>4}  {:<8}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<8}  {:<9}  {:>10}  {:>7}  {:>14}\n",
         "run",
+        "uid",
         "started",
         "kind",
         "name",
         "status",
         "cells",
         "host",
+        "machine",
         "real-time",
         "cycles",
         "windows",
@@ -78,14 +91,16 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     );
     for r in rows {
         o.push_str(&format!(
-            "{:>4}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<9}  {:>10}  {:>7}  {:>14}\n",
+            "{:>4}  {:<8}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<8}  {:<9}  {:>10}  {:>7}  {:>14}\n",
             r.id,
+            shown(&short_id(Some(&r.uid))),
             shown(&to_second(&r.started_at)),
             shown(&r.kind),
             shown(&r.name),
             shown(&r.status),
             format!("{}/{}", r.cells_done, r.cells),
             shown(&r.hostname),
+            shown(&short_id(r.machine_id.as_deref())),
             yes_no(r.realtime),
             r.cycles,
             r.windows,
@@ -95,16 +110,160 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     o
 }
 
+/// A point in time on the command line (`--since`, `--until`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// An instant, from RFC 3339 (`2026-11-24T08:00:00Z`, `…+01:00`).
+    At(OffsetDateTime),
+    /// A whole day, UTC (`2026-11-24`): since its start, until its end.
+    Day(Date),
+    /// An age, ns before now (`30m`, `6h`, `7d`: the units of every time).
+    Ago(u64),
+}
+
+impl When {
+    /// Parses RFC 3339, a date or an age; the error says which forms there
+    /// are.
+    pub fn parse(text: &str) -> std::result::Result<When, String> {
+        let t = text.trim();
+        let is_date = t.len() == 10 && t.as_bytes()[4] == b'-' && t.as_bytes()[7] == b'-';
+        let parsed = if is_date {
+            OffsetDateTime::parse(&format!("{t}T00:00:00Z"), &Rfc3339)
+                .ok()
+                .map(|d| When::Day(d.date()))
+        } else if t.contains(':') {
+            OffsetDateTime::parse(t, &Rfc3339).ok().map(When::At)
+        } else {
+            parse_duration(t).ok().map(When::Ago)
+        };
+        parsed.ok_or_else(|| {
+            "not a time: give RFC 3339 (2026-11-24T08:00:00Z), a date (2026-11-24, UTC) or an age (30m, 6h, 7d)".into()
+        })
+    }
+
+    /// The first instant `--since` keeps.
+    fn first(self, now: OffsetDateTime) -> OffsetDateTime {
+        match self {
+            When::At(t) => t,
+            When::Day(d) => PrimitiveDateTime::new(d, time::Time::MIDNIGHT).assume_utc(),
+            When::Ago(ns) => {
+                let ns = i64::try_from(ns).unwrap_or(i64::MAX);
+                now.checked_sub(time::Duration::nanoseconds(ns))
+                    .unwrap_or(PrimitiveDateTime::MIN.assume_utc())
+            }
+        }
+    }
+
+    /// The first instant `--until` leaves out: just after the instant, or
+    /// the next day's start.
+    fn after(self, now: OffsetDateTime) -> OffsetDateTime {
+        let end = match self {
+            When::Day(d) => d.next_day().map(|n| When::Day(n).first(now)),
+            other => other.first(now).checked_add(time::Duration::nanoseconds(1)),
+        };
+        end.unwrap_or(PrimitiveDateTime::MAX.assume_utc())
+    }
+}
+
+/// What `jitterlab runs` is asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunsRequest {
+    /// Only this host's runs: a hostname, or a machine id's first hex
+    /// digits (at least 4).
+    pub host: Option<String>,
+    /// Only runs started at or after this.
+    pub since: Option<When>,
+    /// Only runs started at or before this (a date: that whole day).
+    pub until: Option<When>,
+    /// Schema-versioned JSON instead of the table.
+    pub json: bool,
+}
+
+/// Version of the JSON `jitterlab runs --json` prints.
+pub const RUNS_JSON_SCHEMA: u32 = 1;
+
+impl RunsRequest {
+    /// The store's filter, with ages counted back from `now`; `--since`
+    /// after `--until` is bad input (nothing could match).
+    pub fn filter(&self, now: OffsetDateTime) -> Result<RunFilter> {
+        let since = self.since.map(|w| w.first(now));
+        let before = self.until.map(|w| w.after(now));
+        if let (Some(s), Some(b)) = (since, before) {
+            if s >= b {
+                return Err(bad(format!(
+                    "--since is not before --until (runs from {} and before {}): no run can match; swap them",
+                    rfc3339(s),
+                    rfc3339(b)
+                )));
+            }
+        }
+        Ok(RunFilter {
+            host: self.host.clone(),
+            since,
+            before,
+        })
+    }
+}
+
+fn rfc3339(t: OffsetDateTime) -> String {
+    t.format(&Rfc3339).unwrap_or_default()
+}
+
+/// What `jitterlab runs --json` prints: its own schema version, the
+/// database's, then one object per run (the listing's columns, uid and
+/// machine id whole, times as stored).
+#[derive(serde::Serialize)]
+pub struct RunsJson<'a> {
+    /// [`RUNS_JSON_SCHEMA`].
+    pub schema_version: u32,
+    /// The database's schema version.
+    pub database_schema: i64,
+    /// The runs listed.
+    pub runs: &'a [RunRow],
+}
+
+/// The listing as JSON ([`RunsJson`]).
+pub fn runs_json(rows: &[RunRow]) -> RunsJson<'_> {
+    RunsJson {
+        schema_version: RUNS_JSON_SCHEMA,
+        database_schema: SCHEMA_VERSION,
+        runs: rows,
+    }
+}
+
 /// `jitterlab runs`.
-pub fn runs(db: &Path) -> Result<ExitCode> {
+pub fn runs(db: &Path, a: &RunsRequest) -> Result<ExitCode> {
+    let filter = a.filter(OffsetDateTime::now_utc())?;
     let store = open_existing(db)?;
-    let rows = store.list_runs()?;
-    if rows.is_empty() {
+    let all = store.list_runs()?;
+    let stored = all.len();
+    let rows: Vec<RunRow> = all.into_iter().filter(|r| filter.keeps(r)).collect();
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&runs_json(&rows))?)?;
+    } else if stored == 0 {
         outln!("no runs stored in {}", db.display())?;
+    } else if rows.is_empty() {
+        outln!(
+            "none of the {stored} runs stored in {} matches; list them all with: jitterlab runs",
+            db.display()
+        )?;
     } else {
         out!("{}", runs_table(&rows))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The run ids `texts` name — ids, uids or uid prefixes (see
+/// `Store::resolve_run`); an unknown or shared one is bad input.
+pub fn resolve_runs(store: &Store, texts: &[String]) -> Result<Vec<i64>> {
+    texts
+        .iter()
+        .map(|t| {
+            store
+                .resolve_run(t)
+                .map_err(|e| anyhow::Error::new(BadInput(format!("{e:#}"))))
+        })
+        .collect()
 }
 
 /// What `report` says of a run that has no stored result.
@@ -125,8 +284,9 @@ pub fn unfinished_text(r: &RunRow) -> String {
 /// What `jitterlab report` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportRequest {
-    /// Run ids; empty: the latest run. Two runs are compared.
-    pub runs: Vec<i64>,
+    /// Runs by id or uid (see [`resolve_runs`]); empty: the latest run.
+    /// Two runs are compared.
+    pub runs: Vec<String>,
     /// Output format.
     pub format: tables::Format,
     /// The configuration "vs baseline" compares with; `None`: the spec's.
@@ -135,67 +295,130 @@ pub struct ReportRequest {
     pub tables: Vec<tables::Table>,
     /// Explain the outliers of each cell.
     pub explain: bool,
+    /// `--histogram`: write the stored 1 µs histogram there instead.
+    pub histogram: Option<std::path::PathBuf>,
+    /// Write the report to this file (replaced atomically); `None`: stdout.
+    pub output: Option<PathBuf>,
     /// Re-render the run every window while it runs (`--follow`).
     pub follow: bool,
-    /// Write the report to this file (atomically) instead of stdout.
-    pub output: Option<PathBuf>,
+}
+
+/// What the text report prints for a `jitterlab run` (one cell): exactly
+/// what the run printed (its summary), its figures so far while it runs
+/// ([`super::follow::running_run`]), or what is left of a run that did not
+/// finish; `None` for a bench, whose text report is its tables.
+pub fn single_run_text(store: &Store, run: &StoredRun) -> Result<Option<String>> {
+    let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
+    if !single {
+        return Ok(None);
+    }
+    let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
+    Ok(Some(match (&run.cells[0].result, run.cells[0].status) {
+        (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
+            super::text::summary(r)
+        }
+        _ if running => super::follow::running_run(
+            run.id,
+            &run.name,
+            &run.started_at,
+            &store.live_cells(run.id)?,
+        ),
+        _ => {
+            let row = store.run_row(run.id)?.expect("load_run found the run");
+            unfinished_text(&row)
+        }
+    }))
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
 /// compared cell by cell. A bench prints the seeds' tables; a single
 /// `jitterlab run` prints, in text and JSON, exactly what the run printed
 /// (its summary, or the result `--json` wrote), and its latency table in
-/// Markdown and CSV. With `--follow` the one run is re-rendered every
-/// window while it runs (see [`super::follow`]); with `-o FILE` the report
-/// replaces FILE instead of going to stdout.
+/// Markdown and CSV. HTML is one page with plots ([`super::html`]). With
+/// `-o FILE` the report replaces FILE atomically (a reader never sees half a
+/// report); a FILE that cannot be written is bad input, refused before the
+/// database is read.
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     if a.follow && a.runs.len() > 1 {
-        return Err(anyhow::Error::new(BadInput(format!(
+        return Err(bad(format!(
             "--follow watches one run; name one RUN (or none for the latest), not {}",
             a.runs.len()
-        ))));
+        )));
+    }
+    if a.follow && a.histogram.is_some() {
+        return Err(bad(
+            "--follow renders the report again at every window, --histogram writes the run's histogram once; give one of them",
+        ));
+    }
+    if let Some(p) = &a.histogram {
+        let store = open_existing(db)?;
+        let ids = resolve_runs(&store, &a.runs)?;
+        return super::histogram::stored::write_stored_file(&store, &ids, p);
     }
     if let Some(p) = &a.output {
-        super::follow::check_output(p)?;
+        crate::runner::out_files::check_output("-o", p)?;
     }
-    let store = open_existing(db)?;
-    let ids = if a.runs.is_empty() {
-        match store.latest_run()? {
-            Some(id) => vec![id],
-            None => {
-                return Err(anyhow::Error::new(BadInput(format!(
-                    "no runs stored in {}; run a probe first (jitterlab run cyclic)",
-                    db.display()
-                ))))
-            }
-        }
-    } else {
-        a.runs.clone()
-    };
     if a.follow {
+        let store = open_existing(db)?;
+        let ids = run_ids(&store, db, a)?;
         // A run that does not exist is bad input before the watch starts.
         if store.progress(ids[0])?.is_none() {
-            return Err(anyhow::Error::new(BadInput(format!(
+            return Err(bad(format!(
                 "there is no run {} in the database; list the runs with: jitterlab runs",
                 ids[0]
-            ))));
+            )));
         }
         return super::follow::follow(&store, ids[0], a.output.as_deref(), || {
-            render(&store, &ids, a)
+            render_runs(&store, &ids, a)
         });
     }
-    let text = render(&store, &ids, a)?;
+    let text = render(db, a)?;
     match &a.output {
-        Some(p) => super::follow::FileSink::new(p).write(&text)?,
+        Some(p) => write_replacing(p, &text)?,
         None => out!("{text}")?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The report of runs `ids` of `store` as `a` asks for it (its format,
-/// tables, baseline), from the database alone: what [`report`] prints, and
-/// what `--follow` renders again at every window.
-pub fn render(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<String> {
+/// The report `a` asks for, as text.
+pub fn render(db: &Path, a: &ReportRequest) -> Result<String> {
+    let store = open_existing(db)?;
+    let ids = run_ids(&store, db, a)?;
+    render_runs(&store, &ids, a)
+}
+
+/// The ids of the runs `a` names; the latest run when it names none.
+fn run_ids(store: &Store, db: &Path, a: &ReportRequest) -> Result<Vec<i64>> {
+    if !a.runs.is_empty() {
+        return resolve_runs(store, &a.runs);
+    }
+    match store.latest_run()? {
+        Some(id) => Ok(vec![id]),
+        None => Err(anyhow::Error::new(BadInput(format!(
+            "no runs stored in {}; run a probe first (jitterlab run cyclic)",
+            db.display()
+        )))),
+    }
+}
+
+/// The report of runs `ids` of an open `store` as `a` asks for it: what
+/// [`report`] prints, and what `--follow` renders again at every window
+/// (one store for the whole watch, so that a growing cell's totals are
+/// read incrementally). A bench still measuring has, in text, the cells it
+/// measures now under its tables ([`super::follow::measuring_cells`]).
+pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<String> {
+    let opts = tables::TableOptions {
+        baseline: a.baseline.clone(),
+        tables: a.tables.clone(),
+        explain: a.explain,
+    };
+    if a.format == tables::Format::Html {
+        let html = super::html::HtmlOptions {
+            tables: opts,
+            ..Default::default()
+        };
+        return super::html::render(store, ids, &html);
+    }
     let load = |id: i64| {
         store
             .load_run(id)
@@ -205,84 +428,116 @@ pub fn render(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<String> {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
         return tables::compare(&ra, &rb, a.format);
     }
-    let opts = tables::TableOptions {
-        baseline: a.baseline.clone(),
-        tables: a.tables.clone(),
-        explain: a.explain,
-    };
     let mut o = String::new();
-    for (k, &id) in ids.iter().enumerate() {
+    let mut first = true;
+    for &id in ids {
         let run = load(id)?;
-        if k > 0 && a.format == tables::Format::Text {
+        if !first && a.format == tables::Format::Text {
             o.push('\n');
         }
-        let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
-        let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
-        if single && matches!(a.format, tables::Format::Text | tables::Format::Json) {
-            match (&run.cells[0].result, run.cells[0].status) {
-                (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
-                    match a.format {
-                        tables::Format::Text => o.push_str(&super::text::summary(r)),
-                        _ => o.push_str(&format!("{}\n", serde_json::to_string_pretty(r)?)),
-                    }
+        first = false;
+        if matches!(a.format, tables::Format::Text | tables::Format::Json) {
+            match (single_run_text(store, &run)?, a.format) {
+                (Some(text), tables::Format::Text) => {
+                    o.push_str(&text);
+                    continue;
                 }
-                _ if running && a.format == tables::Format::Text => {
-                    let live = store.live_cells(id)?;
-                    o.push_str(&super::follow::running_run(
-                        id,
-                        &run.name,
-                        &run.started_at,
-                        &live,
-                    ));
+                (Some(_), _) => {
+                    o.push_str(&single_run_json(store, &run)?);
+                    continue;
                 }
-                _ if a.format == tables::Format::Text => {
-                    let row = store.run_row(id)?.expect("load_run found the run");
-                    o.push_str(&unfinished_text(&row));
-                }
-                _ => {
-                    // A run measuring has its figures so far summed from
-                    // its windows (cheap to read again while followed);
-                    // any other its listing row.
-                    let live = if running {
-                        store.live_cells(id)?
-                    } else {
-                        Vec::new()
-                    };
-                    let (status, windows, cycles, max) = match live.as_slice() {
-                        [c] => (
-                            run.status.clone(),
-                            i64::try_from(c.windows).unwrap_or(i64::MAX),
-                            i64::try_from(c.cycles).unwrap_or(i64::MAX),
-                            c.latency_max_ns(),
-                        ),
-                        _ => {
-                            let row = store.run_row(id)?.expect("load_run found the run");
-                            (row.status, row.windows, row.cycles, row.latency_max_ns)
-                        }
-                    };
-                    o.push_str(&format!(
-                        "{}\n",
-                        serde_json::to_string_pretty(&serde_json::json!({
-                            "run": id,
-                            "name": run.name,
-                            "started_at": run.started_at,
-                            "status": status,
-                            "finished": false,
-                            "window_rows": windows,
-                            "cycles": cycles,
-                            "latency_max_ns": max,
-                        }))?
-                    ));
-                }
+                (None, _) => {}
             }
-            continue;
         }
         o.push_str(&tables::render(&run, &opts, a.format)?);
-        if running && a.format == tables::Format::Text {
+        if a.format == tables::Format::Text
+            && RunStatus::parse(&run.status) == Some(RunStatus::Running)
+        {
             o.push_str(&super::follow::measuring_cells(&store.live_cells(id)?));
         }
     }
     Ok(o)
+}
+
+/// The JSON of a `jitterlab run`: the result `--json` wrote, or what is
+/// left of a run that did not finish — for a run measuring now, summed
+/// from its windows (cheap to read again while followed), else its listing
+/// row.
+fn single_run_json(store: &Store, run: &StoredRun) -> Result<String> {
+    let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
+    let mut s = match (&run.cells[0].result, run.cells[0].status) {
+        (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
+            serde_json::to_string_pretty(r)?
+        }
+        _ => {
+            let live = if running {
+                store.live_cells(run.id)?
+            } else {
+                Vec::new()
+            };
+            let (status, windows, cycles, max) = match live.as_slice() {
+                [c] => (
+                    run.status.clone(),
+                    i64::try_from(c.windows).unwrap_or(i64::MAX),
+                    i64::try_from(c.cycles).unwrap_or(i64::MAX),
+                    c.latency_max_ns(),
+                ),
+                _ => {
+                    let row = store.run_row(run.id)?.expect("load_run found the run");
+                    (row.status, row.windows, row.cycles, row.latency_max_ns)
+                }
+            };
+            serde_json::to_string_pretty(&serde_json::json!({
+                "run": run.id,
+                "name": run.name,
+                "started_at": run.started_at,
+                "status": status,
+                "finished": false,
+                "window_rows": windows,
+                "cycles": cycles,
+                "latency_max_ns": max,
+            }))?
+        }
+    };
+    s.push('\n');
+    Ok(s)
+}
+
+/// Writes `text` to `path` so that a reader sees the old file or the new
+/// one, never half of one: a temporary file beside it, renamed over it. An
+/// existing file keeps its permissions; a new one gets the usual
+/// `0666 & !umask`. A path that is not a regular file (`/dev/null`, a
+/// terminal) is written in place: it cannot be renamed over.
+pub fn write_replacing(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let named = |e: std::io::Error| anyhow::anyhow!("writing -o {}: {e}", path.display());
+    let existing = std::fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(named)?;
+        return f.write_all(text.as_bytes()).map_err(named);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".jitterlab-report")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(named)?;
+    if let Some(m) = existing {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(named)?;
+    }
+    tmp.write_all(text.as_bytes()).map_err(named)?;
+    tmp.as_file().sync_all().map_err(named)?;
+    tmp.persist(path).map_err(|e| named(e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -292,6 +547,8 @@ mod tests {
     fn row(status: &str, max: Option<i64>) -> RunRow {
         RunRow {
             id: 7,
+            uid: "a4055349-b802-500d-bb74-fd4047a7d8b6".into(),
+            machine_id: Some("93c683ad344a4a78831f02e908650126".into()),
             started_at: "2026-11-21T12:00:00Z".into(),
             kind: "run".into(),
             name: "cyclic".into(),
@@ -311,8 +568,8 @@ mod tests {
         assert_eq!(
             runs_table(&[row("completed", Some(48_123))]),
             concat!(
-                " run  started                    kind   name              status         cells  host          real-time      cycles  windows     max latency\n",
-                "   7  2026-11-21T12:00:00Z       run    cyclic            completed        1/1  plc-7         yes             12000       12        48.123us\n",
+                " run  uid       started                    kind   name              status         cells  host          machine   real-time      cycles  windows     max latency\n",
+                "   7  a4055349  2026-11-21T12:00:00Z       run    cyclic            completed        1/1  plc-7         93c683ad  yes             12000       12        48.123us\n",
             )
         );
     }
@@ -324,7 +581,7 @@ mod tests {
         r.hostname = "plc\r7".into();
         assert_eq!(
             runs_table(&[r.clone()]).lines().nth(1).unwrap(),
-            "   7  2026-11-21T12:00:00Z       run    x\\u{1b}[31m\\nforged  completed        1/1  plc\\r7        yes             12000       12        48.123us"
+            "   7  a4055349  2026-11-21T12:00:00Z       run    x\\u{1b}[31m\\nforged  completed        1/1  plc\\r7        93c683ad  yes             12000       12        48.123us"
         );
         assert!(unfinished_text(&r).starts_with("run 7 (x\\u{1b}[31m\\nforged, started"));
     }
@@ -362,6 +619,7 @@ mod tests {
                 host_json: "{}".into(),
                 hostname: "plc-7",
                 kernel_release: "6.18.0-rt",
+                machine_id: None,
                 realtime: Some(true),
                 kind: RunKind::Run,
                 name: "wakeup",
@@ -395,11 +653,12 @@ mod tests {
             baseline: None,
             tables: vec![],
             explain: true,
-            follow: false,
+            histogram: None,
             output: None,
+            follow: false,
         };
         assert_eq!(
-            render(&s, &[ids.run], &req(tables::Format::Text)).unwrap(),
+            render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap(),
             concat!(
                 "run 1 (wakeup, started 2026-11-21T12:00:00Z) is running: 2.000s of 1m 00s measured: 2 window rows, 2000 cycles.\n",
                 "Figures so far, from the stored windows: count, min, max and mean (percentiles, outliers and limits come with the result at the end).\n",
@@ -410,7 +669,7 @@ mod tests {
             )
         );
         let json: serde_json::Value =
-            serde_json::from_str(&render(&s, &[ids.run], &req(tables::Format::Json)).unwrap())
+            serde_json::from_str(&render_runs(&s, &[ids.run], &req(tables::Format::Json)).unwrap())
                 .unwrap();
         let row = s.run_row(ids.run).unwrap().unwrap();
         assert_eq!(
@@ -435,5 +694,116 @@ mod tests {
             "run 7 (cyclic, started 2026-11-21T12:00:00Z) did not finish: its process ended before the result was stored (killed, or the machine lost power); status interrupted.\n\
              stored until then: 12 window rows, 12000 cycles, largest wake-up latency -.\n"
         );
+    }
+
+    fn at(t: &str) -> OffsetDateTime {
+        OffsetDateTime::parse(t, &Rfc3339).unwrap()
+    }
+
+    #[test]
+    fn times_are_rfc3339_dates_or_ages() {
+        assert_eq!(
+            When::parse("2026-11-24T08:00:00+01:00"),
+            Ok(When::At(at("2026-11-24T07:00:00Z")))
+        );
+        assert_eq!(
+            When::parse("2026-11-24"),
+            Ok(When::Day(at("2026-11-24T00:00:00Z").date()))
+        );
+        assert_eq!(When::parse("30m"), Ok(When::Ago(1_800_000_000_000)));
+        assert_eq!(When::parse("7d"), Ok(When::Ago(604_800_000_000_000)));
+        let why = "not a time: give RFC 3339 (2026-11-24T08:00:00Z), a date (2026-11-24, UTC) or an age (30m, 6h, 7d)";
+        for bad in [
+            "yesterday",
+            "2026-13-01",
+            "2026-11-24 08:00",
+            "08:00",
+            "7",
+            "-1d",
+            "",
+        ] {
+            assert_eq!(When::parse(bad), Err(why.to_string()), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn since_and_until_become_a_half_open_stretch() {
+        let now = at("2026-11-24T12:00:00Z");
+        let req = |since: &str, until: &str| RunsRequest {
+            since: When::parse(since).ok(),
+            until: When::parse(until).ok(),
+            ..RunsRequest::default()
+        };
+        let f = req("2026-11-23", "2026-11-23").filter(now).unwrap();
+        assert_eq!(f.since, Some(at("2026-11-23T00:00:00Z")));
+        assert_eq!(f.before, Some(at("2026-11-24T00:00:00Z")));
+        let f = req("6h", "30m").filter(now).unwrap();
+        assert_eq!(f.since, Some(at("2026-11-24T06:00:00Z")));
+        assert_eq!(f.before, Some(at("2026-11-24T11:30:00.000000001Z")));
+        let e = req("2026-11-24", "2026-11-23").filter(now).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--since is not before --until (runs from 2026-11-24T00:00:00Z and before 2026-11-24T00:00:00Z): no run can match; swap them"
+        );
+        assert!(e.downcast_ref::<BadInput>().is_some());
+        // The longest age a time holds (u64 ns: 584 years) is a date.
+        let f = req("100000d", "").filter(now).unwrap();
+        assert_eq!(f.since, Some(at("1753-02-08T12:00:00Z")));
+        assert_eq!(f.before, None);
+    }
+
+    #[test]
+    fn the_filter_keeps_a_host_by_name_or_machine_id_and_a_stretch_of_time() {
+        let r = row("completed", None); // plc-7, machine 93c683ad…, 2026-11-21T12:00:00Z
+        let keeps = |host: Option<&str>, since: Option<&str>, before: Option<&str>| {
+            RunFilter {
+                host: host.map(String::from),
+                since: since.map(at),
+                before: before.map(at),
+            }
+            .keeps(&r)
+        };
+        assert!(keeps(None, None, None));
+        assert!(keeps(Some("plc-7"), None, None));
+        assert!(keeps(Some("PLC-7"), None, None));
+        assert!(!keeps(Some("plc"), None, None), "a name is whole");
+        assert!(keeps(Some("93c6"), None, None));
+        assert!(keeps(Some("93C683AD"), None, None));
+        assert!(
+            !keeps(Some("93c"), None, None),
+            "a machine id needs 4 digits"
+        );
+        assert!(!keeps(Some("93c7"), None, None));
+        assert!(
+            keeps(None, Some("2026-11-21T12:00:00Z"), None),
+            "since is inclusive"
+        );
+        assert!(!keeps(None, Some("2026-11-21T12:00:00.000000001Z"), None));
+        assert!(
+            !keeps(None, None, Some("2026-11-21T12:00:00Z")),
+            "before is exclusive"
+        );
+        assert!(keeps(
+            Some("plc-7"),
+            Some("2026-11-21T12:59:00+01:00"),
+            Some("2026-11-21T12:00:01Z")
+        ));
+        let mut unknown = r.clone();
+        unknown.machine_id = None;
+        unknown.started_at = "yesterday".into();
+        let f = RunFilter {
+            host: Some("93c6".into()),
+            ..RunFilter::default()
+        };
+        assert!(
+            !f.keeps(&unknown),
+            "an unknown machine id matches no prefix"
+        );
+        let f = RunFilter {
+            since: Some(at("2000-01-01T00:00:00Z")),
+            ..RunFilter::default()
+        };
+        assert!(!f.keeps(&unknown), "a start that is not a time is left out");
+        assert!(RunFilter::default().keeps(&unknown));
     }
 }

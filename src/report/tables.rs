@@ -107,6 +107,10 @@
 //!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
 //!   and values as the CSV (numbers as numbers, times in ns, `null` where a
 //!   figure is missing).
+//! * `html` — a fragment for a page: the text header as a `<dl>`, each
+//!   table as a `<table>` of the cells the Markdown prints (caption = its
+//!   title, footnotes after it), the explanations as a list. The whole page
+//!   with plots is `report::html`'s.
 //!
 //! # Explanations
 //!
@@ -162,6 +166,10 @@ pub enum Format {
     Csv,
     /// One JSON document.
     Json,
+    /// The tables as an HTML fragment (`<table>`s built from the rows the
+    /// Markdown prints); `jitterlab report --format html` puts it in a page
+    /// with the plots (`report::html`).
+    Html,
 }
 
 /// One kind of table.
@@ -318,7 +326,18 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
         Format::Md => md(run, &sheets, &notes, &explanations),
         Format::Csv => csv(&sheets),
         Format::Json => json(run, &sheets, notes, explanations)?,
+        Format::Html => html(run, &sheets, &notes, &explanations),
     })
+}
+
+/// Every stored cell's explanation as the lines text prints (depth, line),
+/// one list per cell in the order of `run.cells`: for renderers that put
+/// each beside its cell (the HTML page).
+pub fn explanation_lines(run: &StoredRun) -> Vec<Vec<(usize, String)>> {
+    explain::explain(run)
+        .iter()
+        .map(Explanation::lines)
+        .collect()
 }
 
 /// Compares run A with run B (`jitterlab report A B`): cells matched by
@@ -402,6 +421,45 @@ fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -
                 o.push_str(&format!("- {}\n", sheet::md_escape(&l)));
             }
         }
+    }
+    o
+}
+
+/// The lines of explanations as an HTML list, a line's depth as its class.
+fn html_lines(o: &mut String, lines: &[(usize, String)]) {
+    for (depth, l) in lines {
+        o.push_str(&format!(
+            "<li class=\"depth-{depth}\">{}</li>\n",
+            super::html::escape(&shown(l))
+        ));
+    }
+}
+
+/// The explanations of cells as an HTML list (one item per line).
+pub fn html_explanations(lines: &[(usize, String)]) -> String {
+    let mut o = String::from("<ul class=\"explain\">\n");
+    html_lines(&mut o, lines);
+    o.push_str("</ul>\n");
+    o
+}
+
+fn html(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
+    let esc = |s: &str| super::html::escape(&shown(s));
+    let mut o = String::from("<dl class=\"run-head\">\n");
+    for (k, v) in header_fields(run) {
+        o.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", esc(&v)));
+    }
+    o.push_str("</dl>\n");
+    for n in notes {
+        o.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
+    }
+    for s in sheets.iter().filter(|s| s.printed()) {
+        s.write_html(&mut o);
+    }
+    if !ex.is_empty() {
+        let lines: Vec<(usize, String)> = ex.iter().flat_map(Explanation::lines).collect();
+        o.push_str("<h3>Explanations</h3>\n");
+        o.push_str(&html_explanations(&lines));
     }
     o
 }

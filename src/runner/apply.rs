@@ -86,6 +86,7 @@ pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
     }
     let reports = apply_all(&mut settings, root, &mut journal)?;
     let (guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
+    crate::metrics::settings(&reports, Some(&dma));
     let mut applied = format!("configuration {} applied:\n", config.name);
     for r in &reports {
         let state = if r.ok { "in effect" } else { "NOT in effect" };

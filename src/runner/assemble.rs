@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::result::{
     check_limit, BreakEvent, Calibration, EndReason, HostSnapshot, LimitCheck, Params, ProbeKind,
     RealtimeReport, RunResult, ThreadResult, UsageDelta, SCHEMA_VERSION,
@@ -119,7 +120,7 @@ pub struct ThreadFigures {
 /// The result of a measurement on threads of ours (at least one): every
 /// thread's figures, with its probe's `report`, their merged statistics
 /// when there are several, the limits checked on those, the histograms
-/// behind every summary. A break event ends it as a break, else an end of
+/// behind every summary (the main latency's 1 µs histogram among them). A break event ends it as a break, else an end of
 /// `Interrupted` (SIGINT/SIGTERM) stays.
 pub fn threads(
     plan: &RunPlan,
@@ -152,13 +153,20 @@ pub fn threads(
     });
     let mut histograms = Vec::new();
     for f in &figures {
+        let fine = f.recorder.fine_histogram();
         for (def, stats, _) in f.recorder.metrics() {
-            histograms.push(stored(Some(f.index), def.name, stats));
+            let fine = fine.filter(|(m, _)| *m == def.name).map(|(_, h)| h.clone());
+            histograms.push(stored(Some(f.index), def.name, stats, fine));
         }
     }
     if several {
+        let fine = combine_fine(&figures);
         for (name, stats) in names.iter().zip(&combined_stats) {
-            histograms.push(stored(None, name, stats));
+            let fine = fine
+                .as_ref()
+                .filter(|(m, _)| m == name)
+                .map(|(_, h)| h.clone());
+            histograms.push(stored(None, name, stats, fine));
         }
     }
     let detail = reports.iter().find_map(|r| r.detail.clone());
@@ -230,14 +238,35 @@ fn combine(figures: &[ThreadFigures], metrics: usize) -> Vec<MetricStats> {
         .collect()
 }
 
-/// The histograms behind one stored metric summary.
-fn stored(thread: Option<u32>, metric: &'static str, stats: &MetricStats) -> StoredHistogram {
+/// Every thread's 1 µs histogram merged, with the metric it counts; no
+/// overflow cycle numbers (each thread numbers its own cycles).
+fn combine_fine(figures: &[ThreadFigures]) -> Option<(&'static str, LatencyHistogram)> {
+    let (metric, first) = figures[0].recorder.fine_histogram()?;
+    let mut acc = first.clone();
+    acc.overflow_cycles.clear();
+    for f in &figures[1..] {
+        if let Some((_, h)) = f.recorder.fine_histogram() {
+            acc.merge(h);
+        }
+    }
+    Some((metric, acc))
+}
+
+/// The histograms behind one stored metric summary: its HDR histograms
+/// and, for the main latency, its 1 µs one.
+fn stored(
+    thread: Option<u32>,
+    metric: &'static str,
+    stats: &MetricStats,
+    fine: Option<LatencyHistogram>,
+) -> StoredHistogram {
     let h = stats.histograms();
     StoredHistogram {
         thread,
         metric,
         positive: h.positive,
         negative: h.negative,
+        fine,
     }
 }
 

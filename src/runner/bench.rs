@@ -380,6 +380,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
             host_json: serde_json::to_string(&host)?,
             hostname: &host.hostname,
             kernel_release: &host.kernel_release,
+            machine_id: host.machine_id.as_deref(),
             realtime: None,
             kind: RunKind::Bench,
             name: &spec.name,
@@ -425,7 +426,9 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
                 break;
             }
             b.progress.cell(i, cells.len(), &cp.key);
+            crate::metrics::cell_started(i, cells.len(), &cp.key);
             let (status, limits) = b.run_cell(cp, cell_id, mlock.clone())?;
+            crate::metrics::cell_ended(i + 1, cells.len());
             match status {
                 CellStatus::Failed => {
                     failed.push(format!("{} rep {}", cp.key.name(), cp.key.repetition))
@@ -482,10 +485,13 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         writeln!(f)?;
         f.flush()?;
     }
-    out!(
-        "{}",
-        report::tables::render(&stored, &report::tables::TableOptions::default(), a.format)?
-    )?;
+    let text = match a.format {
+        report::tables::Format::Html => {
+            report::html::render(&store, &[run], &report::html::HtmlOptions::default())?
+        }
+        f => report::tables::render(&stored, &report::tables::TableOptions::default(), f)?,
+    };
+    out!("{text}")?;
     for f in &failed {
         errln!("jitterlab: cell {f} failed (see its explanation above)");
     }
@@ -663,6 +669,7 @@ impl Bench<'_> {
 
         let outcome = match applied {
             Ok(reports) => {
+                crate::metrics::settings(&reports, Some(&dma));
                 context.settings = reports;
                 self.start_and_measure(cp, cell_id, load, &mut rig, &mut context, vec![mlock, dma])
             }
@@ -822,6 +829,7 @@ impl Bench<'_> {
             if let Some(f) = rig.check() {
                 return Ok(CellEnd::Failed(f));
             }
+            crate::metrics::neighbours(&mut rig.running);
             self.progress.tick();
             std::thread::sleep(Duration::from_millis(100).min(warm_end - Instant::now()));
         }
@@ -855,7 +863,10 @@ impl Bench<'_> {
                 context,
             },
             &mut probe::build,
-            &mut || progress.tick(),
+            &mut || {
+                progress.tick();
+                crate::metrics::neighbours(&mut rig.running);
+            },
         )?;
         Ok(CellEnd::Measured(Box::new(measured)))
     }

@@ -9,7 +9,8 @@
 //! 1. **real-time set-up** — starts one thread per probe, each pinned to
 //!    its CPU of the plan and scheduled as the plan asks (DESIGN rule 3);
 //!    on it the probe prepares ([`Probe::prepare`]: buffers, the scan's
-//!    calibration) and the thread's recorder is allocated; each thread
+//!    calibration) and the thread's recorder is allocated (with its live
+//!    metrics' snapshot publisher under `--metrics`); each thread
 //!    reports what held and waits at the start barrier;
 //! 2. **strict check** — what held is merged into the result's real-time
 //!    report ([`realtime_report`]); `--strict` aborts here, before
@@ -278,6 +279,8 @@ struct ThreadStart {
     metrics: &'static [MetricDef],
     rows: rtrb::Producer<WindowRow>,
     live: Arc<LiveStats>,
+    /// Live metrics' snapshot publisher (`--metrics`).
+    export: Option<jitterlab_core::metrics_snapshot::Publisher>,
     shared: Arc<Shared>,
     setup: mpsc::Sender<Setup>,
 }
@@ -336,6 +339,7 @@ fn measure_threads(
     let mut handles = Vec::new();
     let mut consumers = Vec::new();
     let mut lives = Vec::new();
+    let mut exports = crate::metrics::probe_threads(plan.kind, &plan.cpus[..n]).into_iter();
     for (i, probe) in threads.probes.drain(..).enumerate() {
         let cpu = plan.cpus[i];
         let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
@@ -352,11 +356,13 @@ fn measure_threads(
                 window_ns: plan.params.window_ns,
                 threshold_ns: plan.params.threshold_ns,
                 outliers: plan.outliers,
+                main_latency: plan.kind.main_latency(),
                 histogram_us: plan.histogram_buckets,
             },
             metrics: plan.kind.metrics(),
             rows: tx,
             live,
+            export: exports.next().flatten(),
             shared: Arc::clone(&shared),
             setup: setup_tx.clone(),
         };
@@ -520,6 +526,7 @@ fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
         metrics,
         rows,
         live,
+        export,
         shared,
         setup,
     } = start;
@@ -532,6 +539,9 @@ fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
     let mut recorder = prepared
         .is_ok()
         .then(|| Recorder::new(metrics, &recorder, rows, live));
+    if let (Some(r), Some(p)) = (recorder.as_mut(), export) {
+        r.export_metrics(p);
+    }
     let _ = setup.send(Setup {
         index,
         cpu,

@@ -108,6 +108,7 @@ fn execute(
     opts: &RunOptions,
 ) -> Result<ExitCode> {
     let plan = plan(spec, cell, opts);
+    crate::metrics::cell_started(0, 1, &cell.key);
     // A journal left by a killed bench means the machine is not as it was;
     // a run that changes nothing runs beside `apply` and takes the machine
     // lock only if it changes something (its settings, namespaces, a work
@@ -119,6 +120,7 @@ fn execute(
     // What the run changed goes back on every path, before anything else.
     let restored = restore_all(&mut settings, root, &mut journal)
         .unwrap_or_else(|e| vec![format!("restoring the IRQ role failed: {e:#}")]);
+    crate::metrics::cell_ended(1, 1);
     for line in restored {
         errln!("jitterlab: {}", report::safe::shown(&line));
     }
@@ -172,11 +174,13 @@ fn apply_settings(root: &Path, config: &Configuration, journal: &mut Journal) ->
     for w in warnings {
         errln!("jitterlab: warning: {w}");
     }
-    for r in apply_all(&mut settings, root, journal)? {
+    let reports = apply_all(&mut settings, root, journal)?;
+    for r in &reports {
         for n in &r.notes {
             errln!("jitterlab: {}: {n}", r.name);
         }
     }
+    crate::metrics::settings(&reports, None);
     Ok(settings)
 }
 
@@ -247,6 +251,7 @@ fn measure_built(
             let mlock = rt::lock_memory();
             let config = &spec.configurations[cell.configuration];
             let (dma_guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
+            crate::metrics::setting_held(&dma);
             keep_off_probe_cpus(root, &plan.cpus);
             (dma_guard, vec![mlock, dma])
         }
@@ -289,6 +294,7 @@ fn measure_built(
                 host_json: host_json.clone(),
                 hostname: &host.hostname,
                 kernel_release: &host.kernel_release,
+                machine_id: host.machine_id.as_deref(),
                 realtime: Some(realtime),
                 kind: RunKind::Run,
                 name: plan.kind.name(),
@@ -409,10 +415,15 @@ fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) ->
     }
     if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;
-        // A periodic recorder's first metric is the wake-up latency.
+        // Each recorder's 1 µs histogram of its main latency (the
+        // periodic probes', which alone take --histogram: the wake-up
+        // latency), with that metric's statistics.
         let kept: Vec<_> = recorders
             .iter()
-            .filter_map(|r| Some((r.histogram.as_ref()?, r.stats.first()?.summary())))
+            .filter_map(|r| {
+                let slot = r.histogram_slot()?;
+                Some((r.histogram.as_ref()?, r.stats.get(slot)?.summary()))
+            })
             .collect();
         let threads: Vec<report::histogram::HistThread> = kept
             .iter()

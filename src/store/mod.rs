@@ -22,31 +22,40 @@
 //! each in its own transaction. A database from a newer jitterlab is refused
 //! with a message rather than misread.
 //!
-//! Window rows are written and read back in [`windows`], and summed
-//! cheaply for long and running runs in [`speed`]; a run's kind and
-//! status are the types of [`status`].
+//! Window rows are written and read back in [`windows`]; the 1 µs
+//! histogram of each cell's main latency in [`fine`]; a run's kind and
+//! status are the types of [`status`]; a run's uid, the choice of runs a
+//! listing shows and the run a user names are [`ident`]'s; another
+//! machine's runs come in through [`import`]; what the report's plots read,
+//! in [`plots`]; the window totals of long and running runs (read
+//! incrementally) and the progress `report --follow` polls, in [`speed`].
 
+pub(crate) mod fine;
+mod ident;
+pub mod import;
+mod open;
+mod plots;
 mod schema;
 mod speed;
 mod status;
 mod windows;
 
-use std::path::Path;
-
 use anyhow::{bail, Context, Result};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use jitterlab_core::cell::{CellContext, CellKey, CellStatus, StoredCell, StoredRun};
+use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::result::{Params, ProbeKind, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use ident::{check_run_ref, short_id, RunFilter};
+pub use plots::Envelope;
 pub use schema::SCHEMA_VERSION;
 pub use speed::{LiveCell, RunProgress};
 pub use status::{RunKind, RunStatus};
 
-use schema::MIGRATIONS;
 use windows::CellPlanJson;
 
 /// What is known about a run when it starts.
@@ -66,6 +75,9 @@ pub struct RunStart<'a> {
     pub hostname: &'a str,
     /// Kernel release, for listing.
     pub kernel_release: &'a str,
+    /// The host's machine id as jitterlab stores it (a hash, see
+    /// `system::host::machine_id`); `None` when the machine has none.
+    pub machine_id: Option<&'a str>,
     /// Whether the real-time defaults held (`None` for a bench: each cell
     /// says for itself).
     pub realtime: Option<bool>,
@@ -102,6 +114,9 @@ pub struct StoredHistogram {
     pub positive: Histogram<u64>,
     /// Magnitudes of negative values (signed metrics).
     pub negative: Option<Histogram<u64>>,
+    /// The metric in 1 µs bins, for the probe's main latency (stored in
+    /// `histograms_1us`, see [`fine`]).
+    pub fine: Option<LatencyHistogram>,
 }
 
 /// The rows a run started.
@@ -113,11 +128,13 @@ pub struct RunIds {
     pub cell: i64,
 }
 
-/// One line of `jitterlab runs`.
-#[derive(Debug, Clone, PartialEq)]
+/// One line of `jitterlab runs` (and one object of its `--json`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
     /// Run id.
     pub id: i64,
+    /// The run's uid, the same in every database (see [`ident`]).
+    pub uid: String,
     /// Start time.
     pub started_at: String,
     /// `run` or `bench` ([`RunKind::name`]).
@@ -128,6 +145,9 @@ pub struct RunRow {
     pub status: String,
     /// Host name.
     pub hostname: String,
+    /// The host's machine id (a hash); `None` for runs stored before
+    /// schema 5 or on a machine without one.
+    pub machine_id: Option<String>,
     /// Whether the real-time defaults held.
     pub realtime: Option<bool>,
     /// Cells planned.
@@ -172,7 +192,8 @@ impl Store {
     }
 
     /// Records the end of a cell: its status, result and context, the
-    /// per-metric statistics with their histograms, and the outliers.
+    /// per-metric statistics with their histograms (the 1 µs ones too),
+    /// and the outliers.
     pub fn finish_cell(
         &mut self,
         cell: i64,
@@ -293,134 +314,21 @@ impl Store {
         let r = self.run_row_inner(run);
         self.named(r)
     }
-    /// Opens (creating if needed) the database at `path`, brings its schema
-    /// up to date, and marks runs whose process is gone as interrupted.
-    pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path)
-            .with_context(|| format!("opening the results database {}", path.display()))?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            totals: speed::TotalsCache::default(),
-        };
-        store.configure().with_context(|| {
-            format!(
-                "{} is not a usable jitterlab database; give another path with --db",
-                path.display()
-            )
-        })?;
-        store.migrate(path)?;
-        let orphans = store.mark_orphans();
-        store.named(orphans)?;
-        Ok(store)
-    }
 
-    fn configure(&mut self) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        // journal_mode returns the mode; reading it also proves the file is
-        // SQLite. Turning a new file to WAL needs it to itself, and SQLite
-        // does not wait for that (no busy handler): when another jitterlab
-        // opens the same new file at the same moment, try again for as long
-        // as the busy timeout would have waited.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        loop {
-            match self
-                .conn
-                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-            {
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy
-                        && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                r => {
-                    r?;
-                    break;
-                }
-            }
-        }
-        self.conn
-            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
-        Ok(())
-    }
-
-    fn migrate(&mut self, path: &Path) -> Result<()> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version > SCHEMA_VERSION {
-            bail!(
-                "{} has schema version {version}, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
-                path.display()
-            );
-        }
-        if version == SCHEMA_VERSION {
-            // Up to date: no write lock (a read-only database reads fine).
-            return Ok(());
-        }
-        // Each step takes the write lock first and reads the version again
-        // under it: two jitterlab processes opening one new database at the
-        // same moment (a run and `jitterlab runs` beside it) would otherwise
-        // both apply the step the first one read.
-        loop {
-            let tx = self
-                .conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let from: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-            let Some(step) = MIGRATIONS.get(from as usize) else {
-                return Ok(());
-            };
-            step.apply(&tx)
-                .with_context(|| format!("migrating {} from schema {from}", path.display()))?;
-            tx.pragma_update(None, "user_version", from + 1)?;
-            tx.commit()?;
-        }
-    }
-
-    /// The schema version of the open database.
-    #[cfg(test)]
-    pub fn schema_version(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
-    }
-
-    /// Runs left `running` by a process that no longer exists (or by another
-    /// boot) were killed or lost power: mark them, and their unfinished
-    /// cells, interrupted.
-    fn mark_orphans(&mut self) -> Result<()> {
-        let boot = boot_id();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, pid, boot_id FROM runs WHERE status = ?1")?;
-        let running: Vec<(i64, i64, String)> = stmt
-            .query_map([RunStatus::Running.name()], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        drop(stmt);
-        for (id, pid, run_boot) in running {
-            let alive = run_boot == boot && Path::new(&format!("/proc/{pid}")).exists();
-            if !alive {
-                let tx = self.conn.transaction()?;
-                tx.execute(
-                    "UPDATE runs SET status = ?2 WHERE id = ?1",
-                    params![id, RunStatus::Interrupted.name()],
-                )?;
-                interrupt_cells(&tx, id)?;
-                tx.commit()?;
-            }
-        }
-        Ok(())
+    /// The id of the run `text` names: its id, or its uid or a unique
+    /// prefix of it (see [`ident`]); an error naming what to do when there
+    /// is no such run or the prefix is shared.
+    pub fn resolve_run(&self, text: &str) -> Result<i64> {
+        let r = self.resolve_run_inner(text);
+        self.named(r)
     }
 
     fn insert_run(tx: &rusqlite::Transaction<'_>, s: &RunStart<'_>) -> Result<i64> {
         tx.execute(
             "INSERT INTO runs (started_at, probe, status, command_line, tool_version,
                                result_schema, params_json, pid, boot_id, realtime,
-                               kind, name, spec_json)
-             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                               kind, name, spec_json, uid)
+             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?14)",
             params![
                 s.started_at,
                 s.probe,
@@ -435,12 +343,14 @@ impl Store {
                 s.name,
                 s.spec_json,
                 RunStatus::Running.name(),
+                ident::new_run_uid(),
             ],
         )?;
         let run = tx.last_insert_rowid();
         tx.execute(
-            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json) VALUES (?1, ?2, ?3, ?4)",
-            params![run, s.hostname, s.kernel_release, s.host_json],
+            "INSERT INTO hosts (run_id, hostname, kernel_release, snapshot_json, machine_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, s.hostname, s.kernel_release, s.host_json, s.machine_id],
         )?;
         Ok(run)
     }
@@ -550,6 +460,7 @@ impl Store {
         )?;
         if let Some(result) = result {
             insert_metrics(&tx, cell, result, histograms)?;
+            fine::insert(&tx, cell, histograms)?;
             let mut o = tx.prepare("INSERT INTO outliers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
             let mut c = tx.prepare("INSERT INTO counters VALUES (?1, ?2, ?3, ?4)")?;
             for t in &result.threads {
@@ -648,7 +559,8 @@ impl Store {
                     (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.status IN ({})),
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window),
                     (SELECT MAX(m.max) FROM window_metrics m JOIN cells c ON c.id = m.cell_id
-                     WHERE c.run_id = r.id AND m.metric IN ({}))
+                     WHERE c.run_id = r.id AND m.metric IN ({})),
+                    COALESCE(r.uid, ''), h.machine_id
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
@@ -673,6 +585,8 @@ impl Store {
                     cycles: r.get(9)?,
                     windows: r.get(10)?,
                     latency_max_ns: r.get(11)?,
+                    uid: r.get(12)?,
+                    machine_id: r.get(13)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;

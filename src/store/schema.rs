@@ -13,13 +13,32 @@
 //! start), `window_metrics` one row per metric of that window (count, min,
 //! max, mean: any number of metrics, keyed by name) and `counters` a
 //! probe thread's named counters.
+//!
+//! Schema 5 adds `histograms_1us`, the 1 µs histogram of each cell's main
+//! latency (its layout: [`super::fine`]), and gives every run a stable
+//! identity and every host one too:
+//! `runs.uid` (unique) names a run in every database it is imported into,
+//! and `hosts.machine_id` tells two machines of one hostname apart (see
+//! [`super::ident`]). Runs stored before get a uid computed from what they
+//! already hold, so two copies of one old file migrated apart agree.
+//!
+//! **The schema stays on the file's first page.** SQLite keeps the schema
+//! table's rows (every `CREATE` text) in a b-tree rooted at page 1; once
+//! that page is full the tree splits onto later pages, and a file whose
+//! later pages are damaged no longer opens to say which file it is
+//! (`tests/storage.rs`). Schema 4 left 58 bytes free on page 1 (the
+//! page's cell content start less the end of its cell pointer array, read
+//! from the b-tree header at byte 100 of a migrated `run-cyclic.db`), so step
+//! 4 → 5 first rewrites the `CREATE` texts of the older steps without
+//! their alignment and comments ([`compact_schema_text`]: about 900 bytes
+//! back), then adds its columns and index.
 
 use anyhow::Result;
 use jitterlab_core::result::ProbeKind;
 use rusqlite::{params, Transaction};
 
 /// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// One step of [`MIGRATIONS`].
 pub(super) enum Migration {
@@ -30,10 +49,11 @@ pub(super) enum Migration {
 }
 
 impl Migration {
-    /// Applies the step inside `tx`.
+    /// Applies the step inside `tx`; SQL [`squeezed`], so that the schema
+    /// of a new file stays on its first page.
     pub(super) fn apply(&self, tx: &Transaction<'_>) -> Result<()> {
         match self {
-            Migration::Sql(sql) => Ok(tx.execute_batch(sql)?),
+            Migration::Sql(sql) => Ok(tx.execute_batch(&squeezed(sql))?),
             Migration::Code(f) => f(tx),
         }
     }
@@ -156,6 +176,10 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // `window_metrics`, one row per metric name; a thread's named counters
     // get their table.
     Migration::Code(named_window_metrics),
+    // 4 → 5: a uid per run, a machine id per host (`super::ident`), and
+    // the 1 µs histogram of every cell's main latency (`super::fine`;
+    // cells stored before have none).
+    Migration::Code(schema_5),
 ];
 
 /// The columns of a schema-3 window row, in slot order: slot `i` held
@@ -201,11 +225,31 @@ const NAMED_TABLES: &str = r#"
     ) WITHOUT ROWID;
 "#;
 
-/// `sql` with every run of white space made one space: SQLite keeps a
-/// table's `CREATE` text as written, and the alignment above is for
-/// readers, not for the file.
+/// `sql` without its `--` comments and with every run of white space made
+/// one space: SQLite keeps a table's `CREATE` text as written, and the
+/// alignment and comments above are for readers, not for the file. The
+/// whole schema must fit on the file's first page (4 KiB) with the
+/// records around it: written as aligned, schema 5's would not. (No string
+/// literal of the SQL here holds `--` or a run of white space.)
 fn squeezed(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+    sql.lines()
+        .map(|line| line.split("--").next().unwrap_or_default())
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Step 4 → 5: the run and host identities ([`run_identity`], which first
+/// makes room on the first page), then the 1 µs histograms' table.
+fn schema_5(tx: &Transaction<'_>) -> Result<()> {
+    run_identity(tx)?;
+    fine_histograms(tx)
+}
+
+/// Part of step 4 → 5: the table of the 1 µs histograms ([`super::fine::TABLE`]),
+/// empty: a cell stored before kept only its HDR histograms.
+fn fine_histograms(tx: &Transaction<'_>) -> Result<()> {
+    Ok(tx.execute_batch(&squeezed(super::fine::TABLE))?)
 }
 
 /// Step 3 → 4. Each cell's window columns are named with its probe kind's
@@ -257,6 +301,120 @@ fn named_window_metrics(tx: &Transaction<'_>) -> Result<()> {
     }
     tx.execute_batch("DROP TABLE temp.windows_3;")?;
     Ok(())
+}
+
+/// Part of step 4 → 5. Compacts the schema's text (see the module doc), adds
+/// `runs.uid` and `hosts.machine_id`, gives every stored run its
+/// deterministic uid ([`super::ident::stored_run_uid`], in id order, so a
+/// clash — two rows of one process start — is settled the same way in
+/// every copy) and makes uids unique. Hosts stored before keep a NULL
+/// machine id: unknown.
+fn run_identity(tx: &Transaction<'_>) -> Result<()> {
+    compact_schema_text(tx)?;
+    tx.execute_batch(
+        "ALTER TABLE runs ADD COLUMN uid TEXT;
+         ALTER TABLE hosts ADD COLUMN machine_id TEXT;",
+    )?;
+    let runs: Vec<(i64, String, i64, String)> = {
+        let mut stmt = tx.prepare("SELECT id, boot_id, pid, started_at FROM runs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let mut taken = std::collections::HashSet::new();
+    for (id, boot, pid, started) in runs {
+        let mut uid = super::ident::stored_run_uid(&boot, pid, &started, None);
+        if !taken.insert(uid.clone()) {
+            uid = super::ident::stored_run_uid(&boot, pid, &started, Some(id));
+            taken.insert(uid.clone());
+        }
+        tx.execute("UPDATE runs SET uid = ?2 WHERE id = ?1", params![id, uid])?;
+    }
+    tx.execute_batch("CREATE UNIQUE INDEX runs_uid ON runs (uid);")?;
+    Ok(())
+}
+
+/// Rewrites every `CREATE` text of the schema table without comments and
+/// with each run of white space made one space: the same schema, parsed
+/// the same, in fewer bytes. SQLite documents this way of changing a
+/// table's text in place (`writable_schema`, then a new `schema_version`
+/// so that every connection reads the schema again) for changes that
+/// leave the stored rows as they are, which a change of layout does.
+fn compact_schema_text(tx: &Transaction<'_>) -> Result<()> {
+    let texts: Vec<(String, String)> = {
+        let mut stmt =
+            tx.prepare("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let changed: Vec<(String, String)> = texts
+        .into_iter()
+        .filter_map(|(name, sql)| {
+            let compact = compact_sql(&sql);
+            (compact != sql).then_some((name, compact))
+        })
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let version: i64 = tx.query_row("PRAGMA schema_version", [], |r| r.get(0))?;
+    tx.pragma_update(None, "writable_schema", true)?;
+    let written = changed.iter().try_for_each(|(name, sql)| {
+        tx.execute(
+            "UPDATE sqlite_master SET sql = ?2 WHERE name = ?1",
+            params![name, sql],
+        )
+        .map(drop)
+    });
+    tx.pragma_update(None, "schema_version", version + 1)?;
+    tx.pragma_update(None, "writable_schema", false)?;
+    written?;
+    Ok(())
+}
+
+/// `sql` without `--` comments, each run of white space outside quotes
+/// made one space, none at either end. Quoted text (`'…'`, `"…"`, with
+/// their doubled-quote escapes) is kept byte for byte. (Written here: the
+/// few rules of SQL's lexer this needs are shorter than a parser crate.)
+pub(super) fn compact_sql(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    let mut space = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                if space && !out.is_empty() {
+                    out.push(' ');
+                }
+                space = false;
+                out.push(c);
+                // A doubled quote inside is an escaped quote: the loop
+                // leaves and re-enters the quoted text, keeping both.
+                for q in chars.by_ref() {
+                    out.push(q);
+                    if q == c {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                space = true;
+            }
+            c if c.is_whitespace() => space = true,
+            c => {
+                if space && !out.is_empty() {
+                    out.push(' ');
+                }
+                space = false;
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// The metric names of the listing's `max latency` column, which has always

@@ -1,6 +1,7 @@
 //! Round trips through a real SQLite file in a temporary directory.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use jitterlab_core::probe::MAX_METRICS;
 use jitterlab_core::result::{
@@ -12,7 +13,7 @@ use jitterlab_core::window::{WindowRow, WindowStat};
 
 use super::*;
 
-fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
+pub(super) fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
     RunStart {
         started_at: "2026-11-21T12:00:00Z",
         probe: "cyclic",
@@ -21,6 +22,7 @@ fn start<'a>(cmd: &'a [String]) -> RunStart<'a> {
         host_json: "{}".into(),
         hostname: "plc-7",
         kernel_release: "6.18.0-rt",
+        machine_id: None,
         realtime: Some(true),
         kind: RunKind::Run,
         name: "cyclic",
@@ -52,11 +54,11 @@ fn row_of(kind: ProbeKind, window: u64, max: i64) -> WindowRow {
 }
 
 /// A cyclic probe's window ([`row_of`]).
-fn row(window: u64, lat_max: i64) -> WindowRow {
+pub(super) fn row(window: u64, lat_max: i64) -> WindowRow {
     row_of(ProbeKind::Cyclic, window, lat_max)
 }
 
-fn result() -> (RunResult, MetricStats) {
+pub(super) fn result() -> (RunResult, MetricStats) {
     let mut lat = MetricStats::new(false, Some(100_000));
     for v in [3_000, 5_000, 250_000] {
         lat.record(v);
@@ -189,7 +191,7 @@ fn a_newer_schema_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} has schema version 99, newer than this jitterlab's 4; use a newer jitterlab or another --db",
+            "{} has schema version 99, newer than this jitterlab's {SCHEMA_VERSION}; use a newer jitterlab or another --db",
             p.display()
         )
     );
@@ -283,6 +285,7 @@ fn a_finished_run_round_trips_with_its_histograms() {
         metric: "latency",
         positive: h.positive.clone(),
         negative: None,
+        fine: None,
     };
     s.finish_run(ids, &r, &[stored]).unwrap();
     assert_eq!(s.load_result(ids.run).unwrap(), Some(r.clone()));
@@ -317,7 +320,7 @@ fn a_finished_run_round_trips_with_its_histograms() {
     );
 }
 
-fn key(c: &str, sc: &str, rep: u32) -> CellKey {
+pub(super) fn key(c: &str, sc: &str, rep: u32) -> CellKey {
     CellKey {
         configuration: c.into(),
         scenario: sc.into(),
@@ -555,7 +558,7 @@ fn schema_3_listing(path: &Path) -> Vec<(i64, i64, i64, Option<i64>)> {
 fn schema_3_fixtures_migrate_with_every_window_figure_under_its_metric_name() {
     let (_d, p) = fixture("bench-epics.db");
     let s = Store::open(&p).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 4);
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     // ctxswitch: slot 0 was the hand-over; its three empty slots are gone.
     assert_eq!(
         named_rows(&s, 2),

@@ -34,13 +34,27 @@
 //! `preempt=` is consulted only when the kernel is PREEMPT_DYNAMIC (or its
 //! version string could not be read): other kernels ignore the parameter,
 //! and parameters after a lone `--` belong to init, not to the kernel.
+//!
+//! **The machine's identity.** A hostname tells machines apart until two
+//! plant PCs are both called `plc`; `/etc/machine-id` does not, but it is
+//! a secret of the machine that systemd asks programs never to publish
+//! (machine-id(5)). [`machine_id`] stores what systemd recommends instead:
+//! the id made specific to one application,
+//! `sd_id128_get_machine_app_specific()` — HMAC-SHA256 keyed with the
+//! machine id over jitterlab's application id [`MACHINE_APP_ID`], its first
+//! 16 bytes marked as a version-4 UUID, printed as 32 hex digits — so
+//! `systemd-id128 machine-id --app-specific=e521c4a0c50b4db09260a68c346eca47`
+//! prints the same id on that machine, and the id cannot be turned back
+//! into the machine id nor matched with another program's.
 
 use std::fs;
 use std::path::Path;
 
 use anyhow::{bail, Result};
+use hmac::{Hmac, Mac};
 use jitterlab_core::result::HostSnapshot;
 use jitterlab_core::units::CpuList;
+use sha2::Sha256;
 
 /// `/sys/kernel/realtime`, present on PREEMPT_RT kernels.
 const REALTIME: &str = "sys/kernel/realtime";
@@ -51,6 +65,40 @@ const DEBUG_PREEMPT: [&str; 2] = [
     "sys/kernel/debug/sched/preempt",
     "sys/kernel/debug/sched_preempt",
 ];
+
+/// jitterlab's application id for [`machine_id`] (made once with
+/// `systemd-id128 new`; changing it would change every machine's id).
+pub const MACHINE_APP_ID: u128 = 0xe521c4a0_c50b4db0_9260a68c_346eca47;
+
+/// The machine id file.
+const MACHINE_ID: &str = "etc/machine-id";
+
+/// The machine's identity as jitterlab stores it (see the module doc):
+/// `None` when `/etc/machine-id` under `root` is missing, empty,
+/// `uninitialized` or not an id.
+pub fn machine_id(root: &Path) -> Option<String> {
+    app_specific_id(&read_opt(root, MACHINE_ID)?)
+}
+
+/// systemd's `sd_id128_get_app_specific()` of the machine id `text` (32
+/// hex digits, or a UUID's 36 characters, as systemd reads the file) with
+/// [`MACHINE_APP_ID`], as 32 lowercase hex digits; `None` for text that is
+/// not an id, or the all-zero id.
+fn app_specific_id(text: &str) -> Option<String> {
+    let id = uuid::Uuid::try_parse(text.trim()).ok()?;
+    if id.is_nil() {
+        return None;
+    }
+    // HMAC takes a key of any length: `new_from_slice` cannot fail here.
+    let mut mac = Hmac::<Sha256>::new_from_slice(id.as_bytes()).ok()?;
+    mac.update(&MACHINE_APP_ID.to_be_bytes());
+    let digest = mac.finalize().into_bytes();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    Some(uuid::Uuid::from_bytes(bytes).simple().to_string())
+}
 
 /// Reads `rel` under `root`, trimmed of trailing whitespace (the kernel's
 /// newline); `None` when it cannot be read.
@@ -109,6 +157,7 @@ pub fn snapshot(root: &Path) -> HostSnapshot {
         sched_rt_period_us: read_i64(root, "proc/sys/kernel/sched_rt_period_us"),
         virtualized: cpuinfo_has_flag(&cpuinfo, "hypervisor"),
         cmdline,
+        machine_id: machine_id(root),
     }
 }
 
@@ -250,6 +299,7 @@ mod tests {
             sched_rt_runtime_us: Some(950_000),
             sched_rt_period_us: Some(1_000_000),
             virtualized: true,
+            machine_id: None,
         }
     }
 
@@ -276,6 +326,7 @@ mod tests {
             sched_rt_runtime_us: Some(-1),
             sched_rt_period_us: Some(1_000_000),
             virtualized: false,
+            machine_id: None,
         };
         assert_eq!(snapshot(&fixture("sysroot-rt")), expected);
     }
@@ -473,6 +524,66 @@ mod tests {
         ));
         assert!(!cpuinfo_has_flag("bugs\t\t: hypervisor\n", "hypervisor"));
         assert!(!cpuinfo_has_flag("", "hypervisor"));
+    }
+
+    /// A machine id and its app-specific id for jitterlab, as systemd
+    /// 252's `systemd-id128 machine-id --app-specific=MACHINE_APP_ID`
+    /// printed it with the id bind-mounted over /etc/machine-id (unshare -m).
+    const MACHINE: (&str, &str) = (
+        "4a3f0c8e2b1d4e6f9a7b5c3d2e1f0a9b",
+        "93c683ad344a4a78831f02e908650126",
+    );
+
+    #[test]
+    fn the_machine_id_is_stored_hashed_as_systemd_makes_app_ids() {
+        let dir = copy_fixture("sysroot-vm");
+        let etc = dir.path().join("etc");
+        fs::create_dir_all(&etc).unwrap();
+        fs::write(etc.join("machine-id"), format!("{}\n", MACHINE.0)).unwrap();
+        assert_eq!(machine_id(dir.path()).as_deref(), Some(MACHINE.1));
+        let expected = HostSnapshot {
+            machine_id: Some(MACHINE.1.into()),
+            ..vm_snapshot()
+        };
+        assert_eq!(snapshot(dir.path()), expected);
+        // The UUID spelling of the same id is the same machine.
+        let uuid = uuid::Uuid::try_parse(MACHINE.0)
+            .unwrap()
+            .hyphenated()
+            .to_string();
+        fs::write(etc.join("machine-id"), uuid.to_uppercase()).unwrap();
+        assert_eq!(machine_id(dir.path()).as_deref(), Some(MACHINE.1));
+        for unusable in [
+            "",
+            "uninitialized\n",
+            "00000000000000000000000000000000\n",
+            "4a3f0c8e",
+        ] {
+            fs::write(etc.join("machine-id"), unusable).unwrap();
+            assert_eq!(machine_id(dir.path()), None, "{unusable:?}");
+        }
+        fs::remove_file(etc.join("machine-id")).unwrap();
+        assert_eq!(machine_id(dir.path()), None);
+    }
+
+    /// This machine's id, hashed here and by systemd itself, agree (the
+    /// raw id is read, compared, and never printed).
+    #[test]
+    fn the_machine_id_matches_systemd_id128_on_this_machine() {
+        let out = std::process::Command::new("systemd-id128")
+            .args([
+                "machine-id",
+                &format!("--app-specific={MACHINE_APP_ID:032x}"),
+            ])
+            .output();
+        let Some(out) = out.ok().filter(|o| o.status.success()) else {
+            eprintln!(
+                "skipping: systemd-id128 (Debian package systemd) or /etc/machine-id is missing"
+            );
+            return;
+        };
+        let theirs = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(machine_id(Path::new("/")), Some(theirs.trim().to_string()));
     }
 
     #[test]

@@ -5,14 +5,19 @@
 //!   cycle: the [`Recorder`]'s push of a [`CycleSample`] (its [`CycleSink`]) into
 //!   four [`MetricStats`], four outlier keepers (20 each), the 1 s window
 //!   aggregator (feeding an `rtrb` ring of 4096 rows), a 10 000-bucket 1 µs
-//!   latency histogram and the live-view atomics.
+//!   latency histogram and the live-view atomics. `recorder/push_metrics`
+//!   is the same recorder publishing live metrics (`--metrics`): a bucket
+//!   increment and a sum per metric per cycle, a snapshot at each window's
+//!   end (`metrics_snapshot`).
 //! * `event_recorder/*` — the same for any other probe: the same
 //!   [`Recorder`]'s push of a [`Sample`] (its [`SampleSink`]) into one
 //!   [`MetricStats`] and one outlier keeper per metric, the window
-//!   aggregator and the live atomics, with the metric tables of the real
+//!   aggregator, the live atomics and the 1 µs histogram of the main
+//!   latency (none for the chase), with the metric tables of the real
 //!   probes: `push_1_metric` (ctxswitch: one hand-over), `push_3_metrics`
 //!   (response: wake-up, response, rx-to-thread), `push_2_metrics_cycles`
-//!   (chase: cycles per chase and the sample's jitter).
+//!   (chase: cycles per chase and the sample's jitter); `push_3_metrics_exported`
+//!   is the response probe's recorder publishing live metrics.
 //! * `window/*` — the window aggregator alone: `push_cycle` takes a
 //!   [`CycleSample`] as the periodic recorder hands it on, `push_3_values`
 //!   the values of a three-metric event.
@@ -140,8 +145,8 @@ fn timed<S>(
     timed
 }
 
-/// The recorder of a probe thread with `kind`'s metric table; a periodic
-/// one keeps the 10 000-bucket latency histogram.
+/// The recorder of a probe thread with `kind`'s metric table; one with a
+/// main latency keeps its 10 000-bucket 1 µs histogram.
 fn recorder(kind: ProbeKind) -> (Recorder, rtrb::Consumer<WindowRow>) {
     let (tx, rx) = rtrb::RingBuffer::new(RING_ROWS);
     let cfg = RecorderConfig {
@@ -150,7 +155,8 @@ fn recorder(kind: ProbeKind) -> (Recorder, rtrb::Consumer<WindowRow>) {
         window_ns: WINDOW_NS,
         threshold_ns: 100_000,
         outliers: 20,
-        histogram_us: kind.periodic().then_some(10_000),
+        main_latency: kind.main_latency(),
+        histogram_us: 10_000,
     };
     let mut rec = Recorder::new(kind.metrics(), &cfg, tx, Arc::new(LiveStats::new()));
     rec.start_at(T0_NS);
@@ -159,43 +165,51 @@ fn recorder(kind: ProbeKind) -> (Recorder, rtrb::Consumer<WindowRow>) {
 
 fn bench_recorder(c: &mut Criterion) {
     let samples = stream();
-    let (mut rec, mut rows) = recorder(ProbeKind::Cyclic);
-    // One pass first, so the outlier keepers are full and the histograms warm:
-    // the steady state of a real run.
-    for s in &samples {
-        CycleSink::push(&mut rec, s);
-    }
-    while rows.pop().is_ok() {}
-
     let mut g = c.benchmark_group("recorder");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("push", |b| {
-        let mut at = 0usize;
-        b.iter_custom(|iters| {
-            timed(iters, &mut at, &samples, &mut rows, |s| {
-                CycleSink::push(&mut rec, s)
-            })
+    for (id, export) in [("push", false), ("push_metrics", true)] {
+        let (mut rec, mut rows) = recorder(ProbeKind::Cyclic);
+        if export {
+            api::export_metrics(&mut rec);
+        }
+        // One pass first, so the outlier keepers are full and the histograms
+        // warm: the steady state of a real run.
+        for s in &samples {
+            CycleSink::push(&mut rec, s);
+        }
+        while rows.pop().is_ok() {}
+        g.bench_function(id, |b| {
+            let mut at = 0usize;
+            b.iter_custom(|iters| {
+                timed(iters, &mut at, &samples, &mut rows, |s| {
+                    CycleSink::push(&mut rec, s)
+                })
+            });
         });
-    });
+        assert_eq!(
+            rec.windows.dropped(),
+            0,
+            "the ring overflowed; drain more often"
+        );
+        black_box(&rec);
+    }
     g.finish();
-    assert_eq!(
-        rec.windows.dropped(),
-        0,
-        "the ring overflowed; drain more often"
-    );
-    black_box(&rec);
 }
 
 fn bench_event_recorder(c: &mut Criterion) {
     let mut g = c.benchmark_group("event_recorder");
     g.throughput(Throughput::Elements(1));
-    for (id, kind, cycles) in [
-        ("push_1_metric", ProbeKind::Ctxswitch, false),
-        ("push_3_metrics", ProbeKind::Response, false),
-        ("push_2_metrics_cycles", ProbeKind::Chase, true),
+    for (id, kind, cycles, export) in [
+        ("push_1_metric", ProbeKind::Ctxswitch, false, false),
+        ("push_3_metrics", ProbeKind::Response, false, false),
+        ("push_3_metrics_exported", ProbeKind::Response, false, true),
+        ("push_2_metrics_cycles", ProbeKind::Chase, true, false),
     ] {
         let samples = events(kind.metrics().len(), cycles);
         let (mut rec, mut rows) = recorder(kind);
+        if export {
+            api::export_metrics(&mut rec);
+        }
         for s in &samples {
             SampleSink::push(&mut rec, s);
         }
@@ -316,6 +330,13 @@ mod api {
     /// A window aggregator for `kind`'s metrics.
     pub fn event_windows(kind: ProbeKind, tx: rtrb::Producer<WindowRow>) -> WindowAggregator {
         WindowAggregator::new(0, 1, 0, WINDOW_NS, kind.metrics(), tx)
+    }
+
+    /// Makes `rec` publish live metrics; the snapshots are never read (the
+    /// metrics thread reads them on another CPU).
+    pub fn export_metrics(rec: &mut Recorder) {
+        let (publisher, _reader) = jitterlab_core::metrics_snapshot::channel();
+        rec.export_metrics(publisher);
     }
 
     /// The first `n` values of `s` into `agg`.

@@ -5,14 +5,15 @@
 //! ([`cycle`]), one descriptor per probe kind ([`probe`]), statistics
 //! ([`stats`]), the sample a probe pushes and the traits it pushes through
 //! ([`sample`]), the one recorder behind them and its parts ([`recorder`],
-//! [`window`], [`outlier`]) and the versioned result model ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
+//! [`window`], [`outlier`]), what a probe thread publishes for live
+//! metrics ([`metrics_snapshot`]) and the versioned result model ([`result`]), the arithmetic of the pointer-chase probe ([`chase`]), rtla's
 //! histogram text ([`rtla`]), and
 //! the bounds of every size, count and time a user gives ([`limits`]), the
 //! defaults every front door shares ([`defaults`]) and the one model of an
 //! experiment, a spec file's or a `jitterlab run`'s ([`spec`]), and the wire
 //! formats: OPC UA PubSub's UADP messages ([`uadp`]), POWERLINK frames
 //! ([`powerlink`]) and Ethernet framing
-//! ([`ether`]).
+//! ([`ether`]); and the reductions behind the report's plots ([`plot`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand. The
 //! one thing it takes from `jitterlab-sys` is the scheduling policy type,
@@ -29,8 +30,10 @@ pub mod ether;
 pub mod hist;
 pub mod limits;
 pub mod load;
+pub mod metrics_snapshot;
 pub mod netcycle;
 pub mod outlier;
+pub mod plot;
 pub mod powerlink;
 pub mod preset;
 pub mod probe;

@@ -12,16 +12,30 @@
 //! ([`PERIODIC_METRICS`](crate::probe::PERIODIC_METRICS): latency, period,
 //! jitter, exec), pushed through [`CycleSink`] — the recorder reads its slots
 //! from the cycle and adds what only a periodic probe has: the overrun
-//! count of its window, the 1 µs wake-up latency histogram cyclictest
-//! writes, and the release count the live view shows.
+//! count of its window and the release count the live view shows.
 //!
 //! The [`Recorder`] fans every sample out to the run statistics
-//! ([`MetricStats`] per metric), the outlier keepers, the window aggregator
-//! and the live view's atomics ([`LiveStats`]), in one pass over the
-//! table's slots. All of it is preallocated when the thread starts; pushing
-//! a sample allocates nothing, takes no lock and makes no system call
-//! (DESIGN rule 2), whichever trait it comes through. `benches/record.rs`
-//! measures its cost.
+//! ([`MetricStats`] per metric), the outlier keepers, the window aggregator,
+//! the live view's atomics ([`LiveStats`]) and the 1 µs histogram of the
+//! probe's main latency, in one pass over the table's slots. All of it is
+//! preallocated when the thread starts; pushing a sample allocates nothing,
+//! takes no lock and makes no system call (DESIGN rule 2), whichever trait
+//! it comes through. `benches/record.rs` measures its cost.
+//!
+//! **The 1 µs histogram.** Every recorder of a probe with a main latency
+//! ([`ProbeDescriptor::main_latency`](crate::probe::ProbeDescriptor)) keeps
+//! that metric in 1 µs bins ([`LatencyHistogram`], cyclictest's `-h`), not
+//! only when `--histogram` asks for the file: the store keeps it for every
+//! cell, so a report plots the same numbers cyclictest users plot, which
+//! the HDR histograms (16 ns buckets above 16 µs, straddling 1 µs bins)
+//! cannot give. The chase, in cycles, has none. Its cost is one division by
+//! 1000, one bounds check and one increment per sample on a counter array
+//! allocated (and every page touched) before the first sample: the
+//! increment the periodic `recorder/push` benchmark has always included; an
+//! event probe pays it since the histogram became permanent (not measured
+//! apart). Overflows past the last bin are counted, and the first
+//! [`LatencyHistogram::KEEP_OVERFLOWS`] sample numbers kept in a list
+//! allocated to that size up front.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -31,6 +45,7 @@ pub use crate::probe::{MetricDef, MetricUnit, MAX_METRICS};
 pub use crate::sample::{slots, CycleSink, Sample, SampleSink};
 
 use crate::cycle::METRICS;
+use crate::metrics_snapshot::Publisher;
 use crate::outlier::OutlierKeeper;
 use crate::stats::MetricStats;
 use crate::window::{WindowAggregator, WindowRow};
@@ -85,15 +100,16 @@ impl LiveStats {
     }
 }
 
-/// Wake-up latency in 1 µs buckets, as cyclictest's `-h` keeps it, so that
+/// A latency in 1 µs buckets, as cyclictest's `-h` keeps it, so that
 /// existing plotting scripts read our `--histogram` file unchanged.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LatencyHistogram {
     /// `buckets[i]` counts latencies in `[i µs, i+1 µs)`.
     pub buckets: Vec<u64>,
     /// Samples at or beyond the last bucket.
     pub overflows: u64,
-    /// Cycle numbers of the first overflows (at most [`Self::KEEP_OVERFLOWS`]).
+    /// Cycle (sample) numbers of the first overflows (at most
+    /// [`Self::KEEP_OVERFLOWS`]).
     pub overflow_cycles: Vec<u64>,
 }
 
@@ -101,38 +117,76 @@ impl LatencyHistogram {
     /// How many overflow cycle numbers are kept.
     pub const KEEP_OVERFLOWS: usize = 1000;
 
-    /// Buckets for 0 ..= `max_us` − 1 µs.
+    /// Buckets for 0 ..= `max_us` − 1 µs, every page of them written once
+    /// now (a large `vec!` of zeroes is mapped lazily: its first increments
+    /// would otherwise fault in the hot loop when `mlockall` did not hold).
     pub fn new(max_us: usize) -> LatencyHistogram {
+        let mut buckets = vec![0u64; max_us];
+        // A zero the compiler cannot see: storing a known zero into memory
+        // it knows is zeroed (a `calloc`) would be removed as dead.
+        let zero = std::hint::black_box(0);
+        for b in buckets.iter_mut().step_by(512) {
+            *b = zero;
+        }
+        std::hint::black_box(&mut buckets);
         LatencyHistogram {
-            buckets: vec![0; max_us],
+            buckets,
             overflows: 0,
             overflow_cycles: Vec::with_capacity(Self::KEEP_OVERFLOWS),
         }
     }
 
-    /// Adds another thread's counts bucket by bucket.
+    /// Counts one latency of `ns` nanoseconds (negative ones as 0), taken
+    /// by cycle or sample number `at`: in its bucket, else as an overflow
+    /// (whose number is kept while there is room for it: never allocates).
+    #[inline(always)]
+    pub fn record(&mut self, ns: i64, at: u64) {
+        let us = (ns.max(0) / 1_000) as usize;
+        match self.buckets.get_mut(us) {
+            Some(b) => *b += 1,
+            None => {
+                self.overflows += 1;
+                if self.overflow_cycles.len() < Self::KEEP_OVERFLOWS {
+                    self.overflow_cycles.push(at);
+                }
+            }
+        }
+    }
+
+    /// Samples counted, in buckets and as overflows.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum::<u64>() + self.overflows
+    }
+
+    /// Adds another thread's counts bucket by bucket (a bucket `other` has
+    /// beyond this one's last counts as an overflow). The overflow cycle
+    /// numbers stay this thread's: another thread's numbers count other
+    /// cycles.
     pub fn merge(&mut self, other: &LatencyHistogram) {
         for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
             *a += b;
         }
-        self.overflows += other.overflows;
+        let beyond: u64 = other.buckets.iter().skip(self.buckets.len()).sum();
+        self.overflows += other.overflows + beyond;
     }
 }
 
 impl CycleSink for LatencyHistogram {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
-        let us = (s.latency.max(0) / 1_000) as usize;
-        match self.buckets.get_mut(us) {
-            Some(b) => *b += 1,
-            None => {
-                self.overflows += 1;
-                if self.overflow_cycles.len() < Self::KEEP_OVERFLOWS {
-                    self.overflow_cycles.push(s.cycle);
-                }
-            }
-        }
+        self.record(s.latency, s.cycle);
     }
+}
+
+/// One stored 1 µs histogram of a cell, as the store reads it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FineHistogram {
+    /// Probe thread index; `None` for every thread of the cell combined.
+    pub thread: Option<u32>,
+    /// The metric it counts (the probe's main latency).
+    pub metric: String,
+    /// The counts.
+    pub hist: LatencyHistogram,
 }
 
 /// How a probe thread's recorder is set up.
@@ -148,14 +202,18 @@ pub struct RecorderConfig {
     pub threshold_ns: u64,
     /// Outliers kept per metric.
     pub outliers: usize,
-    /// Buckets of the 1 µs wake-up latency histogram of a periodic probe,
-    /// if one is kept.
-    pub histogram_us: Option<usize>,
+    /// The metric kept in a 1 µs histogram too: the probe's main latency
+    /// ([`ProbeDescriptor::main_latency`](crate::probe::ProbeDescriptor));
+    /// `None` (or a name not in the table) keeps none.
+    pub main_latency: Option<&'static str>,
+    /// Buckets of that histogram (`--histogram-buckets`, else
+    /// [`HISTOGRAM_BUCKETS`](crate::defaults::HISTOGRAM_BUCKETS)).
+    pub histogram_us: usize,
 }
 
 /// The sink a probe thread pushes every sample into: per metric of its
 /// table the run statistics and outliers, the window rows, the live
-/// atomics and, for a periodic probe, the 1 µs latency histogram.
+/// atomics and the 1 µs histogram of the probe's main latency.
 pub struct Recorder {
     /// The probe's metric table.
     pub defs: &'static [MetricDef],
@@ -165,20 +223,25 @@ pub struct Recorder {
     pub outliers: Vec<OutlierKeeper>,
     /// Window rows.
     pub windows: WindowAggregator,
-    /// 1 µs wake-up latency histogram, if asked for (periodic probes).
+    /// 1 µs histogram of the probe's main latency (slot
+    /// [`Recorder::histogram_slot`]); `None` for a probe without one.
     pub histogram: Option<LatencyHistogram>,
+    /// The slot of `defs` the histogram counts.
+    histogram_slot: usize,
     /// Live view.
     pub live: Arc<LiveStats>,
     /// Samples pushed.
     pub samples: u64,
     t0: u64,
+    /// Live metrics (`--metrics`), when they are served.
+    export: Option<Publisher>,
 }
 
 impl Recorder {
     /// Preallocates a recorder for the metric table `defs` (at most
     /// [`MAX_METRICS`]): windows of `cfg.window_ns`, "% over" against
     /// `cfg.threshold_ns` for thresholded metrics, `cfg.outliers` kept per
-    /// metric, the latency histogram when `cfg` asks for one.
+    /// metric, `cfg.histogram_us` 1 µs buckets of `cfg.main_latency`.
     pub fn new(
         defs: &'static [MetricDef],
         cfg: &RecorderConfig,
@@ -189,6 +252,9 @@ impl Recorder {
             defs.len() <= MAX_METRICS,
             "too many metrics for a window row"
         );
+        let slot = cfg
+            .main_latency
+            .and_then(|name| defs.iter().position(|d| d.name == name));
         Recorder {
             defs,
             stats: defs
@@ -200,11 +266,21 @@ impl Recorder {
                 .map(|_| OutlierKeeper::new(cfg.outliers))
                 .collect(),
             windows: WindowAggregator::new(cfg.thread, cfg.cpu, 0, cfg.window_ns, defs, rows),
-            histogram: cfg.histogram_us.map(LatencyHistogram::new),
+            histogram: slot.map(|_| LatencyHistogram::new(cfg.histogram_us)),
+            histogram_slot: slot.unwrap_or(0),
             live,
             samples: 0,
             t0: 0,
+            export: None,
         }
+    }
+
+    /// Publishes live metrics through `p` from now on: bucket counts per
+    /// sample, a snapshot at each window's end (see
+    /// [`crate::metrics_snapshot`]). Call before the start barrier.
+    pub fn export_metrics(&mut self, p: Publisher) {
+        self.windows.keep_last_row();
+        self.export = Some(p);
     }
 
     /// Sets the start of the measurement — a periodic probe's first release
@@ -219,6 +295,20 @@ impl Recorder {
     /// Pushes the last window; call once after the loop.
     pub fn finish(&mut self) {
         self.windows.finish();
+        if let Some(x) = self.export.as_mut() {
+            x.finish(&self.windows);
+        }
+    }
+
+    /// The slot of the metric the 1 µs histogram counts, if one is kept.
+    pub fn histogram_slot(&self) -> Option<usize> {
+        self.histogram.as_ref().map(|_| self.histogram_slot)
+    }
+
+    /// The 1 µs histogram with the name of the metric it counts.
+    pub fn fine_histogram(&self) -> Option<(&'static str, &LatencyHistogram)> {
+        let h = self.histogram.as_ref()?;
+        Some((self.defs[self.histogram_slot].name, h))
     }
 
     /// Every metric with its statistics and outliers, in table order.
@@ -248,6 +338,14 @@ impl SampleSink for Recorder {
                 window.add(v);
             }
         }
+        if let Some(h) = self.histogram.as_mut() {
+            if let Some(v) = s.values[self.histogram_slot] {
+                h.record(v, s.index);
+            }
+        }
+        if let Some(x) = self.export.as_mut() {
+            x.record(&self.windows, &s.values[..self.defs.len()]);
+        }
         self.samples += 1;
         self.live.push_first(self.samples, s.values[0]);
     }
@@ -256,7 +354,7 @@ impl SampleSink for Recorder {
 /// A periodic cycle: a sample with the periodic metric table, in
 /// [`METRICS`] order (the recorder must have been made with
 /// [`PERIODIC_METRICS`](crate::probe::PERIODIC_METRICS)), plus the
-/// overrun, the latency histogram and the periodic live atomics.
+/// overrun and the periodic live atomics.
 impl CycleSink for Recorder {
     #[inline(always)]
     fn push(&mut self, s: &CycleSample) {
@@ -279,7 +377,13 @@ impl CycleSink for Recorder {
             }
         }
         if let Some(h) = self.histogram.as_mut() {
-            h.push(s);
+            // The periodic main latency is the wake-up latency, slot 0.
+            if let Some(v) = METRICS.get(self.histogram_slot).and_then(|m| m.value(s)) {
+                h.record(v, s.cycle);
+            }
+        }
+        if let Some(x) = self.export.as_mut() {
+            x.record(&self.windows, &METRICS.map(|m| m.value(s)));
         }
         self.samples += 1;
         let live = &*self.live;
@@ -305,13 +409,14 @@ mod tests {
     use crate::cycle::{Metric, Schedule};
     use crate::probe::{PERIODIC_METRICS, RESPONSE};
 
-    fn config(histogram_us: Option<usize>) -> RecorderConfig {
+    fn config(main_latency: Option<&'static str>, histogram_us: usize) -> RecorderConfig {
         RecorderConfig {
             thread: 2,
             cpu: 3,
             window_ns: 1_000,
             threshold_ns: 150,
             outliers: 5,
+            main_latency,
             histogram_us,
         }
     }
@@ -352,7 +457,8 @@ mod tests {
     fn the_recorder_keeps_every_metric_of_its_table_by_slot() {
         let (tx, mut rx) = rtrb::RingBuffer::new(4);
         let live = Arc::new(LiveStats::new());
-        let mut r = Recorder::new(RESPONSE.metrics, &config(None), tx, Arc::clone(&live));
+        let cfg = config(RESPONSE.main_latency, 10);
+        let mut r = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::clone(&live));
         r.start_at(10_000);
         for (i, v) in [[100, 200, 50], [300, 100, 60]].into_iter().enumerate() {
             SampleSink::push(
@@ -392,6 +498,104 @@ mod tests {
         );
         assert_eq!((row.thread, row.cpu, row.cycles), (2, 3, 2));
         assert_eq!(r.samples, 2);
+        // The 1 µs histogram counts the main latency (the answer sent,
+        // slot 1): 200 ns and 100 ns, both in bucket 0.
+        assert_eq!(r.histogram_slot(), Some(1));
+        let (metric, h) = r.fine_histogram().unwrap();
+        assert_eq!(metric, "response");
+        assert_eq!((h.buckets[0], h.count(), h.buckets.len()), (2, 2, 10));
+    }
+
+    /// A response recorder whose main latency gets `values` (ns).
+    fn response_latencies(values: &[i64], buckets: usize) -> Recorder {
+        let (tx, _rx) = rtrb::RingBuffer::new(4);
+        let cfg = config(RESPONSE.main_latency, buckets);
+        let mut r = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+        for (i, &v) in values.iter().enumerate() {
+            SampleSink::push(
+                &mut r,
+                &Sample {
+                    index: 10 + i as u64,
+                    at: i as u64,
+                    values: slots([Some(1), Some(v)]),
+                },
+            );
+        }
+        r
+    }
+
+    #[test]
+    fn every_sample_of_an_event_probe_lands_in_its_1us_bucket_or_overflows() {
+        let r = response_latencies(&[0, 999, 1_000, 2_999, -5, 3_000, 7_000_000], 3);
+        let h = r.histogram.as_ref().unwrap();
+        assert_eq!(h.buckets, vec![3, 1, 1]);
+        assert_eq!(h.overflows, 2);
+        // Sample numbers of the overflows, as the probe numbered them.
+        assert_eq!(h.overflow_cycles, vec![15, 16]);
+        assert_eq!(h.count(), 7);
+    }
+
+    #[test]
+    fn a_sample_without_its_main_latency_is_not_counted() {
+        let (tx, _rx) = rtrb::RingBuffer::new(4);
+        let cfg = config(RESPONSE.main_latency, 4);
+        let mut r = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+        let s = Sample {
+            index: 0,
+            at: 0,
+            values: slots([Some(1_500), None, Some(2_500)]),
+        };
+        SampleSink::push(&mut r, &s);
+        assert_eq!(r.histogram.as_ref().unwrap().count(), 0);
+        assert_eq!(r.samples, 1);
+    }
+
+    #[test]
+    fn a_probe_without_a_main_latency_keeps_no_histogram() {
+        let (tx, _rx) = rtrb::RingBuffer::new(4);
+        let chase = crate::probe::CHASE;
+        let cfg = config(chase.main_latency, 100);
+        let r = Recorder::new(chase.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+        assert!(r.histogram.is_none());
+        assert_eq!((r.histogram_slot(), r.fine_histogram()), (None, None));
+        // A name the table does not have keeps none either.
+        let (tx, _rx) = rtrb::RingBuffer::new(4);
+        let cfg = config(Some("latency"), 100);
+        let r = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+        assert!(r.histogram.is_none());
+    }
+
+    #[test]
+    fn the_histogram_never_grows_while_it_records() {
+        let values: Vec<i64> = (0..3_000).map(|i| i * 7_000).collect();
+        let r = response_latencies(&values, 5);
+        let h = r.histogram.as_ref().unwrap();
+        // Every overflow past the kept numbers is counted, and the list
+        // stayed within the capacity it was made with.
+        assert_eq!(h.overflows, 3_000 - 1);
+        assert_eq!(h.overflow_cycles.len(), LatencyHistogram::KEEP_OVERFLOWS);
+        assert_eq!(
+            h.overflow_cycles.capacity(),
+            LatencyHistogram::KEEP_OVERFLOWS
+        );
+        assert_eq!(h.buckets.capacity(), 5);
+    }
+
+    #[test]
+    fn merging_adds_bucket_by_bucket_and_counts_a_longer_tail_as_overflow() {
+        let mut a = LatencyHistogram::new(3);
+        let mut b = LatencyHistogram::new(4);
+        for (ns, at) in [(500, 0), (2_500, 1), (9_000, 2)] {
+            a.record(ns, at);
+        }
+        for (ns, at) in [(600, 0), (3_100, 1), (70_000, 2)] {
+            b.record(ns, at);
+        }
+        a.merge(&b);
+        assert_eq!(a.buckets, vec![2, 0, 1]);
+        assert_eq!(a.overflows, 3);
+        assert_eq!(a.overflow_cycles, vec![2]);
+        assert_eq!(a.count(), 6);
     }
 
     #[test]
@@ -403,7 +607,8 @@ mod tests {
             window_ns: 1_000_000,
             threshold_ns: 50_000,
             outliers: 20,
-            histogram_us: Some(100),
+            main_latency: Some("latency"),
+            histogram_us: 100,
         };
         let mut r = Recorder::new(PERIODIC_METRICS, &cfg, tx, Arc::new(LiveStats::new()));
         let mut sched = Schedule::new(0, 100_000);

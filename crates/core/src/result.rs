@@ -134,6 +134,11 @@ pub struct HostSnapshot {
     pub sched_rt_period_us: Option<i64>,
     /// True when the kernel reports running under a hypervisor.
     pub virtualized: bool,
+    /// The machine's identity: a hash of `/etc/machine-id`, never the id
+    /// itself (systemd's app-specific id for jitterlab); absent when the
+    /// machine has none, and in results stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
 }
 
 /// How the scan workload was calibrated (once, idle, on the probe CPU).

@@ -141,6 +141,9 @@ pub struct WindowAggregator {
     out: rtrb::Producer<WindowRow>,
     dropped: u64,
     pushed: u64,
+    /// The last row closed, kept only for live metrics
+    /// ([`WindowAggregator::keep_last_row`]).
+    last: Option<WindowRow>,
 }
 
 impl WindowAggregator {
@@ -172,6 +175,7 @@ impl WindowAggregator {
             out,
             dropped: 0,
             pushed: 0,
+            last: None,
         }
     }
 
@@ -189,6 +193,34 @@ impl WindowAggregator {
     /// Rows queued.
     pub fn pushed(&self) -> u64 {
         self.pushed
+    }
+
+    /// Rows closed: queued or dropped.
+    #[inline(always)]
+    pub fn closed(&self) -> u64 {
+        self.pushed + self.dropped
+    }
+
+    /// Keeps a copy of each row as it closes, for [`Self::last_row`] (live
+    /// metrics read the closed window's figures from it); off by default,
+    /// so without metrics a window's end copies nothing more.
+    pub fn keep_last_row(&mut self) {
+        self.last.get_or_insert(WindowRow {
+            thread: self.thread,
+            cpu: self.cpu,
+            window: 0,
+            start_ns: 0,
+            cycles: 0,
+            overruns: 0,
+            metrics: self.metrics,
+            stats: [WindowStat::default(); MAX_METRICS],
+        });
+    }
+
+    /// The last row closed, once [`Self::keep_last_row`] was called and a
+    /// row closed since (before that, an empty row).
+    pub fn last_row(&self) -> Option<&WindowRow> {
+        self.last.as_ref()
     }
 
     #[inline]
@@ -210,6 +242,9 @@ impl WindowAggregator {
             metrics: self.metrics,
             stats,
         };
+        if let Some(last) = self.last.as_mut() {
+            *last = row;
+        }
         match self.out.push(row) {
             Ok(()) => self.pushed += 1,
             Err(_) => self.dropped += 1,

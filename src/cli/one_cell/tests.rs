@@ -21,7 +21,7 @@ fn run(args: &[&str]) -> OneCell {
         panic!("not a run")
     };
     let online = online();
-    match &run {
+    match &run.probe {
         RunCommand::Cyclic(a) => cyclic_cell(a, &online),
         RunCommand::Wakeup(a) => wakeup_cell(a, &online),
         RunCommand::Chase(a) => chase_cell(a, &online),

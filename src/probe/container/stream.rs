@@ -15,7 +15,9 @@
 //!   the probe's metric-table order ([`WireRow`]);
 //! - `{"result":{"result":{…},"histograms":[…]}}` — the versioned
 //!   `RunResult` and the histograms behind its summaries (HdrHistogram V2,
-//!   deflated, in hex: [`WireHistogram`]), last.
+//!   deflated, in hex: [`WireHistogram`]; the main latency's 1 µs
+//!   histogram beside its HDR one, in the store's encoding: [`WireFine`]),
+//!   last.
 //!
 //! Both halves are the same binary (the image is tagged by its build id),
 //! so the format needs no version of its own. Anything else the inner
@@ -30,7 +32,8 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::window::{WindowRow, WindowStat};
 use serde::{Deserialize, Serialize};
 
-use crate::store::StoredHistogram;
+use crate::store::{fine, StoredHistogram};
+use jitterlab_core::recorder::LatencyHistogram;
 
 /// One line of the stream (module doc).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,6 +127,50 @@ pub struct WireHistogram {
     pub positive: String,
     /// Magnitudes of negative values, the same way.
     pub negative: Option<String>,
+    /// The metric in 1 µs bins (the probe's main latency only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine: Option<WireFine>,
+}
+
+/// A 1 µs histogram on the wire: the store's columns, its blobs in hex
+/// (`crate::store::fine`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireFine {
+    /// Bins kept.
+    pub bucket_count: usize,
+    /// The non-zero bins.
+    pub buckets: String,
+    /// Samples beyond the last bin.
+    pub overflows: u64,
+    /// Cycle numbers of the first overflows.
+    pub overflow_cycles: String,
+}
+
+impl WireFine {
+    /// The wire form of `h`.
+    fn of(h: &LatencyHistogram) -> WireFine {
+        WireFine {
+            bucket_count: h.buckets.len(),
+            buckets: to_hex(&fine::encode_buckets(&h.buckets)),
+            overflows: h.overflows,
+            overflow_cycles: to_hex(&fine::encode_numbers(&h.overflow_cycles)),
+        }
+    }
+
+    /// The histogram it carries.
+    fn histogram(&self) -> Result<LatencyHistogram> {
+        if self.bucket_count as u64 > jitterlab_core::limits::MAX_HISTOGRAM_BUCKETS {
+            bail!("a streamed 1 µs histogram has {} bins", self.bucket_count);
+        }
+        let streamed = |e: anyhow::Error| anyhow!("a streamed 1 µs histogram: {e}");
+        Ok(LatencyHistogram {
+            buckets: fine::decode_buckets(&from_hex(&self.buckets)?, self.bucket_count)
+                .map_err(streamed)?,
+            overflows: self.overflows,
+            overflow_cycles: fine::decode_numbers(&from_hex(&self.overflow_cycles)?)
+                .map_err(streamed)?,
+        })
+    }
 }
 
 /// Writes one line and flushes (a row must reach the host while the probe
@@ -149,6 +196,7 @@ pub fn encode_histograms(list: &[StoredHistogram]) -> Result<Vec<WireHistogram>>
                 metric: h.metric.to_string(),
                 positive: encode(&h.positive)?,
                 negative: h.negative.as_ref().map(encode).transpose()?,
+                fine: h.fine.as_ref().map(WireFine::of),
             })
         })
         .collect()
@@ -171,6 +219,7 @@ pub fn decode_histograms(kind: ProbeKind, list: &[WireHistogram]) -> Result<Vec<
                 metric: def.name,
                 positive: decode(&w.positive)?,
                 negative: w.negative.as_deref().map(decode).transpose()?,
+                fine: w.fine.as_ref().map(WireFine::histogram).transpose()?,
             })
         })
         .collect()
@@ -181,18 +230,26 @@ fn encode(h: &Histogram<u64>) -> Result<String> {
     V2DeflateSerializer::new()
         .serialize(h, &mut buf)
         .map_err(|e| anyhow!("serializing a histogram: {e:?}"))?;
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(to_hex(&buf))
 }
 
-fn decode(hex: &str) -> Result<Histogram<u64>> {
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn from_hex(hex: &str) -> Result<Vec<u8>> {
     if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
         bail!("a streamed histogram is not hex");
     }
-    let bytes: Vec<u8> = (0..hex.len())
+    (0..hex.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
         .collect::<std::result::Result<_, _>>()
-        .map_err(|_| anyhow!("a streamed histogram is not hex"))?;
+        .map_err(|_| anyhow!("a streamed histogram is not hex"))
+}
+
+fn decode(hex: &str) -> Result<Histogram<u64>> {
+    let bytes = from_hex(hex)?;
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| anyhow!("a streamed histogram does not decode: {e:?}"))
@@ -261,20 +318,42 @@ mod tests {
         }
         let mut neg = Histogram::<u64>::new(3).unwrap();
         neg.record(4_000).unwrap();
-        let stored = vec![StoredHistogram {
-            thread: Some(0),
-            metric: "jitter",
-            positive: pos.clone(),
-            negative: Some(neg.clone()),
-        }];
+        let stored = vec![
+            StoredHistogram {
+                thread: Some(0),
+                metric: "jitter",
+                positive: pos.clone(),
+                negative: Some(neg.clone()),
+                fine: None,
+            },
+            StoredHistogram {
+                thread: Some(0),
+                metric: "latency",
+                positive: pos.clone(),
+                negative: None,
+                fine: Some(LatencyHistogram {
+                    buckets: vec![0, 2, 0, 1],
+                    overflows: 2,
+                    overflow_cycles: vec![7, 9],
+                }),
+            },
+        ];
         let wire = encode_histograms(&stored).unwrap();
         let back = decode_histograms(ProbeKind::Cyclic, &wire).unwrap();
-        assert_eq!(back.len(), 1);
+        assert_eq!(back.len(), 2);
         assert_eq!((back[0].thread, back[0].metric), (Some(0), "jitter"));
         assert_eq!(back[0].positive, pos);
         assert_eq!(back[0].negative.as_ref(), Some(&neg));
+        assert_eq!(back[0].fine, None);
+        assert_eq!(back[1].fine, stored[1].fine);
+        // Without a 1 µs histogram the line is what it always was.
+        let json = serde_json::to_string(&wire[1]).unwrap();
+        assert!(json.ends_with(
+            r#""negative":null,"fine":{"bucket_count":4,"buckets":"01020101","overflows":2,"overflow_cycles":"0702"}}"#
+        ), "{json}");
+        assert!(!serde_json::to_string(&wire[0]).unwrap().contains("fine"));
         assert_eq!(
-            decode_histograms(ProbeKind::Chase, &wire)
+            decode_histograms(ProbeKind::Chase, &wire[..1])
                 .unwrap_err()
                 .to_string(),
             "a streamed histogram is of \"jitter\", which a chase probe does not measure"

@@ -252,31 +252,6 @@ fn the_file_sink_replaces_the_file_atomically() {
     assert_eq!(mode & 0o644, 0o644, "readable like any new file: {mode:o}");
 }
 
-#[test]
-fn an_output_that_cannot_be_a_file_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = check_output(dir.path()).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        format!(
-            "-o {}: is a directory; name a file to write the report to",
-            dir.path().display()
-        )
-    );
-    assert!(e.is::<crate::error::BadInput>());
-    let missing = dir.path().join("no/such/r.txt");
-    assert_eq!(
-        check_output(&missing).unwrap_err().to_string(),
-        format!(
-            "-o {}: the directory {} does not exist; create it first or name another file",
-            missing.display(),
-            dir.path().join("no/such").display()
-        )
-    );
-    check_output(&dir.path().join("r.txt")).unwrap();
-    check_output(Path::new("r.txt")).unwrap();
-}
-
 fn live(windows: u64, plan: bool) -> LiveCell {
     let params = Params {
         period_ns: 1_000_000,

@@ -256,6 +256,16 @@ pub(super) fn render(a: &StoredRun, b: &StoredRun, format: Format) -> Result<Str
             o
         }
         Format::Csv => sheet::csv(&s.machine_columns(), &[&s]),
+        Format::Html => {
+            let esc = |t: &str| crate::report::html::escape(&shown(t));
+            let mut o = format!(
+                "<dl class=\"run-head\">\n<dt>A</dt><dd>{}</dd>\n<dt>B</dt><dd>{}</dd>\n</dl>\n",
+                esc(&describe(a)),
+                esc(&describe(b))
+            );
+            s.write_html(&mut o);
+            o
+        }
         Format::Json => {
             let doc = JsonCompare {
                 schema_version: TABLES_SCHEMA_VERSION,

@@ -5,8 +5,8 @@
 //! `null`). A column says under which header it is printed (none: it is for
 //! scripts only, like the scenario of a table whose title already names it)
 //! and which machine columns it stands for (a spread is two: `_min`,
-//! `_max`). So the text, Markdown, CSV and JSON of one table cannot disagree
-//! about what is in it.
+//! `_max`). So the text, Markdown, HTML, CSV and JSON of one table cannot
+//! disagree about what is in it.
 //!
 //! Every printed cell, header, title and footnote goes through
 //! [`shown`] (control characters escaped), in the Markdown after its
@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::report::html;
 use crate::report::safe::shown;
 
 /// One column.
@@ -249,6 +250,48 @@ impl Sheet {
         }
         for n in &self.notes {
             let _ = write!(o, "\n{}\n", md_escape(n));
+        }
+    }
+
+    /// `<table>` with the title as its caption, the printed columns
+    /// (figures right-aligned, class `num`) and the footnotes after it as
+    /// paragraphs: the cells text and Markdown print, escaped for HTML
+    /// after their control characters ([`shown`]).
+    pub fn write_html(&self, o: &mut String) {
+        let esc = |s: &str| html::escape(&shown(s));
+        let shown = self.shown();
+        let class = |i: usize| {
+            if self.cols[i].right {
+                " class=\"num\""
+            } else {
+                ""
+            }
+        };
+        let _ = write!(
+            o,
+            "<table class=\"sheet\" data-table=\"{}\">\n<caption>{}</caption>\n<thead><tr>",
+            self.name,
+            esc(&self.title)
+        );
+        for &i in &shown {
+            let _ = write!(
+                o,
+                "<th{}>{}</th>",
+                class(i),
+                esc(self.cols[i].head.as_deref().unwrap_or(""))
+            );
+        }
+        o.push_str("</tr></thead>\n<tbody>\n");
+        for row in &self.rows {
+            o.push_str("<tr>");
+            for &i in &shown {
+                let _ = write!(o, "<td{}>{}</td>", class(i), esc(&row[i].text));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</tbody>\n</table>\n");
+        for n in &self.notes {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(n));
         }
     }
 

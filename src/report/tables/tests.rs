@@ -1238,6 +1238,7 @@ pub(super) fn through_the_store(run: &StoredRun, spec: serde_json::Value) -> Sto
                 host_json: "{}".into(),
                 hostname: &run.hostname,
                 kernel_release: &run.kernel_release,
+                machine_id: None,
                 realtime: None,
                 kind: RunKind::Bench,
                 name: &run.name,

@@ -51,6 +51,7 @@ fn rig(spec: &Spec) -> Rig {
                 host_json: "{}".into(),
                 hostname: "h",
                 kernel_release: "k",
+                machine_id: None,
                 realtime: None,
                 kind: crate::store::RunKind::Bench,
                 name: "t",
@@ -185,6 +186,31 @@ fn a_cell_asks_the_registry_for_a_bench_cell_and_records_its_rows_plan_and_resul
         ("handover", true)
     );
     assert_eq!(m.histograms.len(), 1);
+    // Stored as the bench stores a cell, its 1 µs histogram reads back:
+    // hand-overs of 1 … 150 µs, one in each bin.
+    let store = rig.store.as_mut().unwrap();
+    store
+        .finish_cell(
+            rig.cell,
+            CellStatus::Completed,
+            Some(&m.result),
+            &context,
+            &m.histograms,
+        )
+        .unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    let fine = store.load_histograms_1us(run).unwrap();
+    assert_eq!(fine.len(), 1);
+    assert_eq!(
+        fine[0]
+            .iter()
+            .map(|f| (f.thread, f.metric.as_str(), f.hist.count()))
+            .collect::<Vec<_>>(),
+        [(Some(0), "handover", 150)]
+    );
+    let bins = &fine[0][0].hist.buckets;
+    assert_eq!((bins[0], bins[1], bins[150], bins[151]), (0, 1, 1, 0));
+    assert_eq!(bins.iter().sum::<u64>(), 150);
     // The probe was torn down into the cell's notes; the counters of an
     // empty sysroot are unknown, and the notes say so.
     assert_eq!(context.notes[0], "torn down");

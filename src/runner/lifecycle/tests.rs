@@ -174,6 +174,15 @@ fn every_sample_reaches_the_statistics_windows_limit_and_detail() {
         (m.histograms[0].thread, m.histograms[0].metric),
         (Some(0), "handover")
     );
+    // The hand-over (the main latency) in 1 µs bins: 1 … 200 µs, one each,
+    // with the default 10 000 bins.
+    let fine = m.histograms[0].fine.as_ref().unwrap();
+    assert_eq!(fine.buckets.len(), 10_000);
+    assert_eq!(
+        &fine.buckets[..202],
+        &[[0].as_slice(), &[1; 200], &[0]].concat()[..]
+    );
+    assert_eq!((fine.count(), fine.overflows), (200, 0));
     assert_eq!(m.recorders.len(), 1);
     // The probe is back for its teardown.
     assert_eq!(
@@ -243,6 +252,24 @@ fn periodic_threads_are_combined_and_checked_together() {
     assert_eq!(
         m.histograms.iter().filter(|h| h.thread.is_none()).count(),
         4
+    );
+    // The wake-up latency's 1 µs histograms: 1 … 100 µs and 1 … 300 µs,
+    // and both added bin by bin.
+    let fine: Vec<(Option<u32>, &str, u64, u64, u64)> = m
+        .histograms
+        .iter()
+        .filter_map(|h| {
+            let f = h.fine.as_ref()?;
+            Some((h.thread, h.metric, f.buckets[1], f.buckets[300], f.count()))
+        })
+        .collect();
+    assert_eq!(
+        fine,
+        [
+            (Some(0), "latency", 1, 0, 100),
+            (Some(1), "latency", 1, 1, 300),
+            (None, "latency", 2, 1, 400)
+        ]
     );
     let rows: u64 = writer.samples;
     assert_eq!(rows, 400);

@@ -36,6 +36,7 @@ fn start<'a>(cmd: &'a [String], params_json: String) -> RunStart<'a> {
         host_json: "{}".into(),
         hostname: "plc-7",
         kernel_release: "6.18.0-rt",
+        machine_id: None,
         realtime: Some(true),
         kind: RunKind::Run,
         name: "wakeup",

@@ -1,0 +1,90 @@
+//! Live metrics cost the probe no allocation (DESIGN rule 2): a recorder
+//! that publishes a snapshot at each window's end — bucket counts per
+//! sample, the triple buffer's swap per window — allocates nothing, measured
+//! with a counting global allocator (`stats_alloc`, so that no `unsafe` is
+//! written here).
+//!
+//! This file is its own test binary with one test, so no other test
+//! allocates on another thread while the region is measured.
+
+use std::alloc::System;
+use std::sync::Arc;
+
+use jitterlab_core::cycle::Schedule;
+use jitterlab_core::metrics_snapshot::channel;
+use jitterlab_core::probe::{PERIODIC_METRICS, RESPONSE};
+use jitterlab_core::recorder::{
+    slots, CycleSink, LiveStats, Recorder, RecorderConfig, Sample, SampleSink,
+};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+#[test]
+fn publishing_snapshots_allocates_nothing() {
+    let cfg = RecorderConfig {
+        thread: 0,
+        cpu: 1,
+        window_ns: 1_000_000,
+        threshold_ns: 50_000,
+        outliers: 20,
+        histogram_us: Some(1_000),
+    };
+    let (tx, mut rows) = rtrb::RingBuffer::new(4_096);
+    let mut periodic = Recorder::new(PERIODIC_METRICS, &cfg, tx, Arc::new(LiveStats::new()));
+    let (p, mut periodic_reader) = channel();
+    periodic.export_metrics(p);
+    let (tx, mut event_rows) = rtrb::RingBuffer::new(4_096);
+    let mut event = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+    let (p, mut event_reader) = channel();
+    event.export_metrics(p);
+    let mut sched = Schedule::new(0, 100_000);
+    periodic.start_at(0);
+    event.start_at(0);
+
+    let region = Region::new(GLOBAL);
+    // 2 000 windows of ten 100 µs cycles, and an event per cycle; the
+    // reader looks every window, the writer's queues are drained as the
+    // writer thread would.
+    for i in 0..20_000u64 {
+        let rel = sched.next_release();
+        let lat = 1_000 + (i * 7_919) % 60_000;
+        CycleSink::push(&mut periodic, &sched.complete(rel + lat, rel + lat + 5_000));
+        let values = slots([
+            Some(lat as i64),
+            Some(2 * lat as i64),
+            (i % 3 == 0).then_some(500),
+        ]);
+        SampleSink::push(
+            &mut event,
+            &Sample {
+                index: i,
+                at: rel,
+                values,
+            },
+        );
+        if i % 10 == 9 {
+            std::hint::black_box(periodic_reader.read());
+            std::hint::black_box(event_reader.read());
+            while rows.pop().is_ok() {}
+            while event_rows.pop().is_ok() {}
+        }
+    }
+    periodic.finish();
+    event.finish();
+    let stats = region.change();
+    assert_eq!(
+        (
+            stats.allocations,
+            stats.reallocations,
+            stats.bytes_allocated
+        ),
+        (0, 0, 0),
+        "{stats:#?}"
+    );
+    let s = periodic_reader.read();
+    assert_eq!((s.samples, s.metrics[0].count), (20_000, 20_000));
+    assert!(s.windows >= 1_999, "{}", s.windows);
+    assert_eq!(event_reader.read().metrics[2].count, 6_667);
+}

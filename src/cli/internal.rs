@@ -1,0 +1,95 @@
+//! The flags of jitterlab's internal commands (`__net-sink`, `__net-flood`,
+//! `__rps`): the network flood's two ends and the receive steering, which
+//! jitterlab starts inside a namespace with `ip netns exec` (DESIGN rule 6:
+//! an argument vector, never a shell). Hidden from `--help`; each becomes
+//! the plain request of `net::flood` or `net::rps`.
+
+use std::net::IpAddr;
+
+use clap::Args;
+use jitterlab_core::units::CpuList;
+
+use crate::net::flood::{FloodArgs, SinkArgs};
+
+/// `jitterlab __net-sink`: receive the flood inside the probe's namespace.
+#[derive(Debug, Args)]
+pub struct NetSinkArgs {
+    /// Interface whose receive queue 0 is steered with RPS.
+    #[arg(long, value_name = "IFACE")]
+    pub iface: String,
+
+    /// CPUs that do the interface's receive work, kernel list format (e.g. 1
+    /// or 0-1).
+    #[arg(long, value_name = "LIST", value_parser = rps_cpus)]
+    pub rps_cpus: CpuList,
+
+    /// UDP port to receive on.
+    #[arg(long, value_name = "PORT")]
+    pub port: u16,
+}
+
+/// `jitterlab __rps`: steer an interface's receive work in this namespace.
+#[derive(Debug, Args)]
+pub struct NetRpsArgs {
+    /// Interface whose receive queue 0 is steered with RPS.
+    #[arg(long, value_name = "IFACE")]
+    pub iface: String,
+
+    /// CPUs that do the interface's receive work, kernel list format.
+    #[arg(long, value_name = "LIST", value_parser = rps_cpus)]
+    pub rps_cpus: CpuList,
+}
+
+impl NetRpsArgs {
+    /// What `__rps` is asked for.
+    pub fn request(&self) -> crate::net::rps::RpsArgs {
+        crate::net::rps::RpsArgs {
+            iface: self.iface.clone(),
+            rps_cpus: self.rps_cpus.clone(),
+        }
+    }
+}
+
+/// `jitterlab __net-flood`: send UDP datagrams as fast as possible.
+#[derive(Debug, Args)]
+pub struct NetFloodArgs {
+    /// Destination address: in 198.18.0.0/15 or loopback, nothing else.
+    #[arg(long, value_name = "ADDR")]
+    pub dst: IpAddr,
+
+    /// Destination UDP port.
+    #[arg(long, value_name = "PORT")]
+    pub port: u16,
+
+    /// Payload bytes per datagram.
+    #[arg(long, value_name = "BYTES", default_value_t = 1400, value_parser = clap::value_parser!(u16).range(1..=65507))]
+    pub size: u16,
+}
+
+impl NetSinkArgs {
+    /// What the sink is asked for.
+    pub fn request(&self) -> SinkArgs {
+        SinkArgs {
+            iface: self.iface.clone(),
+            rps_cpus: self.rps_cpus.clone(),
+            port: self.port,
+        }
+    }
+}
+
+impl NetFloodArgs {
+    /// What the flood is asked for.
+    pub fn request(&self) -> FloodArgs {
+        FloodArgs {
+            dst: self.dst,
+            port: self.port,
+            size: self.size,
+        }
+    }
+}
+
+/// The sink's `--rps-cpus`: any CPU list (an empty one is refused by the
+/// sink itself, which says what to give).
+fn rps_cpus(s: &str) -> Result<CpuList, String> {
+    CpuList::parse(s).map_err(|e| e.to_string())
+}

@@ -1,0 +1,289 @@
+//! `--metrics`'s address grammar and refusals, the HTTP answers, and the
+//! exposition of a board byte for byte.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::sync::Arc;
+
+use jitterlab_core::cell::{CellKey, SettingReport};
+use jitterlab_core::recorder::{LiveStats, Recorder, RecorderConfig};
+use jitterlab_core::result::{DefaultStatus, ProbeKind};
+use jitterlab_core::sample::{slots, Sample, SampleSink};
+
+use super::board::Board;
+use super::{exposition, http, parse_addr, serve};
+use crate::error::BadInput;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+#[test]
+fn an_address_is_a_port_on_the_loopback_or_host_and_port() {
+    assert_eq!(parse_addr("9464"), Ok(addr("127.0.0.1:9464")));
+    assert_eq!(parse_addr(":9464"), Ok(addr("127.0.0.1:9464")));
+    assert_eq!(parse_addr("localhost:0"), Ok(addr("127.0.0.1:0")));
+    assert_eq!(parse_addr("0.0.0.0:9464"), Ok(addr("0.0.0.0:9464")));
+    assert_eq!(parse_addr("192.0.2.7:80"), Ok(addr("192.0.2.7:80")));
+    assert_eq!(parse_addr("[::1]:9464"), Ok(addr("[::1]:9464")));
+}
+
+#[test]
+fn a_bad_address_is_named_with_the_grammar() {
+    let grammar = "expected PORT, :PORT or HOST:PORT, HOST an IP address (127.0.0.1, 0.0.0.0 for every interface, [::1]) or localhost, e.g. 127.0.0.1:9464";
+    assert_eq!(
+        parse_addr("99999"),
+        Err(format!("'99999' is not a port (0-65535); {grammar}"))
+    );
+    assert_eq!(
+        parse_addr(":http"),
+        Err(format!("'http' is not a port (0-65535); {grammar}"))
+    );
+    assert_eq!(
+        parse_addr("metrics.example:9464"),
+        Err(format!(
+            "'metrics.example:9464' is not an address to listen on; {grammar}"
+        ))
+    );
+    assert_eq!(
+        parse_addr("::1:9464"),
+        Err(format!(
+            "'::1:9464' is not an address to listen on; {grammar}"
+        ))
+    );
+}
+
+#[test]
+fn a_port_in_use_is_bad_input_naming_it() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = taken.local_addr().unwrap();
+    let Err(e) = serve(Some(at), Path::new("/"), "run") else {
+        panic!("a taken port was served");
+    };
+    let bad = e.downcast_ref::<BadInput>().expect("bad input");
+    assert_eq!(
+        bad.0,
+        format!(
+            "--metrics {at}: the port {} is in use (another exporter, or another jitterlab?); give another port, or port 0 for any free one",
+            at.port()
+        )
+    );
+    let Err(e) = serve(Some(addr("192.0.2.1:9464")), Path::new("/"), "run") else {
+        panic!("an address of another machine was served");
+    };
+    assert_eq!(
+        e.to_string(),
+        "--metrics 192.0.2.1:9464: 192.0.2.1 is not an address of this machine; give one of its addresses, 127.0.0.1, or 0.0.0.0 for every interface"
+    );
+    assert!(serve(None, Path::new("/"), "run").unwrap().is_none());
+}
+
+#[test]
+fn only_get_and_head_of_the_metrics_are_answered_with_them() {
+    let render = || "jitterlab_run_info 1\n".to_string();
+    let r = http::route("GET /metrics HTTP/1.1", render);
+    assert_eq!(
+        (r.status, r.content_type, r.body.as_str(), r.head_only),
+        (
+            "200 OK",
+            "text/plain; version=0.0.4; charset=utf-8",
+            "jitterlab_run_info 1\n",
+            false
+        )
+    );
+    let r = http::route("GET /metrics?x=1 HTTP/1.0", render);
+    assert_eq!(r.body, "jitterlab_run_info 1\n");
+    let r = http::route("HEAD /metrics HTTP/1.1", render);
+    assert_eq!((r.status, r.head_only), ("200 OK", true));
+    let r = http::route("GET / HTTP/1.1", render);
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (
+            "200 OK",
+            "jitterlab: the Prometheus metrics are at /metrics\n"
+        )
+    );
+    let r = http::route("GET /favicon.ico HTTP/1.1", render);
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        ("404 Not Found", "not found; the metrics are at /metrics\n")
+    );
+    let r = http::route("POST /metrics HTTP/1.1", render);
+    assert_eq!(r.status, "405 Method Not Allowed");
+    for line in ["", "GET", "GET /metrics SPDY/3"] {
+        assert_eq!(
+            http::route(line, render).status,
+            "400 Bad Request",
+            "{line}"
+        );
+    }
+}
+
+fn key() -> CellKey {
+    CellKey {
+        configuration: "tuned".into(),
+        scenario: "cpu".into(),
+        deployment: "host".into(),
+        probe: "ctxswitch".into(),
+        repetition: 1,
+    }
+}
+
+/// A ctxswitch thread on CPU 3 that measured 0.5 µs, 1.5 µs and 250 µs
+/// in its first window and then ended.
+fn measured_board() -> Board {
+    let board = Board::new("rt-target".into(), "bench", Path::new("/"));
+    board.cell_started(2, 4, &key());
+    let [publisher] = <[_; 1]>::try_from(board.probe_threads(ProbeKind::Ctxswitch, &[3])).unwrap();
+    let (tx, _rx) = rtrb::RingBuffer::new(4);
+    let cfg = RecorderConfig {
+        thread: 0,
+        cpu: 3,
+        window_ns: 1_000_000_000,
+        threshold_ns: 100_000,
+        outliers: 1,
+        histogram_us: 1_000,
+        main_latency: ProbeKind::Ctxswitch.main_latency(),
+    };
+    let kind = ProbeKind::Ctxswitch;
+    let mut r = Recorder::new(kind.metrics(), &cfg, tx, Arc::new(LiveStats::new()));
+    r.export_metrics(publisher);
+    r.start_at(0);
+    for (i, v) in [500i64, 1_500, 250_000].into_iter().enumerate() {
+        let s = Sample {
+            index: i as u64,
+            at: i as u64,
+            values: slots([Some(v)]),
+        };
+        SampleSink::push(&mut r, &s);
+    }
+    r.finish();
+    board
+}
+
+#[test]
+fn the_exposition_of_a_board_is_exact() {
+    let board = measured_board();
+    board.set_settings(
+        &[SettingReport {
+            name: "kernel.timer_migration".into(),
+            requested: "0".into(),
+            before: "1".into(),
+            applied: "0".into(),
+            verified: "0".into(),
+            ok: true,
+            notes: Vec::new(),
+        }],
+        Some(&DefaultStatus {
+            name: "cpu_dma_latency".into(),
+            requested: "0 us".into(),
+            applied: false,
+            detail: "no permission".into(),
+            required: true,
+        }),
+    );
+    board.set_neighbours(vec![("hog".into(), true), ("disk \"a\"".into(), false)]);
+    let labels =
+        r#"host="rt-target",cell="tuned/cpu/host/ctxswitch",probe="ctxswitch",thread="0",cpu="3""#;
+    let m = format!(r#"{labels},metric="handover""#);
+    let le = [
+        "0.000001", "0.000002", "0.000005", "0.00001", "0.00002", "0.00005", "0.0001", "0.0002",
+        "0.0005", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "+Inf",
+    ];
+    let cumulative = [1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3];
+    let buckets: String = le
+        .iter()
+        .zip(cumulative)
+        .map(|(le, c)| format!("jitterlab_sample_seconds_bucket{{{m},le=\"{le}\"}} {c}\n"))
+        .collect();
+    let version = env!("CARGO_PKG_VERSION");
+    let want = format!(
+        r#"# HELP jitterlab_run_info The jitterlab command serving these metrics (always 1).
+# TYPE jitterlab_run_info gauge
+jitterlab_run_info{{host="rt-target",command="bench",version="{version}"}} 1
+# HELP jitterlab_cells_planned Cells the command measures (a run: 1).
+# TYPE jitterlab_cells_planned gauge
+jitterlab_cells_planned{{host="rt-target"}} 4
+# HELP jitterlab_cells_done Cells measured (or skipped) so far.
+# TYPE jitterlab_cells_done gauge
+jitterlab_cells_done{{host="rt-target"}} 2
+# HELP jitterlab_cell_info The cell being measured (always 1).
+# TYPE jitterlab_cell_info gauge
+jitterlab_cell_info{{host="rt-target",cell="tuned/cpu/host/ctxswitch",configuration="tuned",scenario="cpu",deployment="host",probe="ctxswitch",repetition="1"}} 1
+# HELP jitterlab_neighbour_running A neighbour of the current cell: 1 while it runs, 0 once it died.
+# TYPE jitterlab_neighbour_running gauge
+jitterlab_neighbour_running{{host="rt-target",cell="tuned/cpu/host/ctxswitch",neighbour="hog"}} 1
+jitterlab_neighbour_running{{host="rt-target",cell="tuned/cpu/host/ctxswitch",neighbour="disk \"a\""}} 0
+# HELP jitterlab_setting_info A setting of the configuration in effect: 1 when the machine holds the value, 0 when it was asked for but could not be had.
+# TYPE jitterlab_setting_info gauge
+jitterlab_setting_info{{host="rt-target",setting="kernel.timer_migration",value="0"}} 1
+jitterlab_setting_info{{host="rt-target",setting="cpu_dma_latency",value="0 us"}} 0
+# HELP jitterlab_samples_total Samples measured in the closed windows (a periodic probe: cycles).
+# TYPE jitterlab_samples_total counter
+jitterlab_samples_total{{{labels}}} 3
+# HELP jitterlab_windows_total Windows closed (one row each).
+# TYPE jitterlab_windows_total counter
+jitterlab_windows_total{{{labels}}} 1
+# HELP jitterlab_dropped_rows_total Window rows the writer could not take in time (counted, never waited for).
+# TYPE jitterlab_dropped_rows_total counter
+jitterlab_dropped_rows_total{{{labels}}} 0
+# HELP jitterlab_sample_seconds Samples of each metric of each probe thread, seconds; signed metrics (jitter) by magnitude.
+# TYPE jitterlab_sample_seconds histogram
+{buckets}jitterlab_sample_seconds_sum{{{m}}} 0.000252
+jitterlab_sample_seconds_count{{{m}}} 3
+# HELP jitterlab_max_seconds The largest value of each metric since the start, seconds.
+# TYPE jitterlab_max_seconds gauge
+jitterlab_max_seconds{{{m}}} 0.00025
+# HELP jitterlab_window_max_seconds The largest value of each metric in the last closed window, seconds.
+# TYPE jitterlab_window_max_seconds gauge
+jitterlab_window_max_seconds{{{m}}} 0.00025
+# HELP jitterlab_window_min_seconds The smallest value of each metric in the last closed window, seconds.
+# TYPE jitterlab_window_min_seconds gauge
+jitterlab_window_min_seconds{{{m}}} 0.0000005
+# HELP jitterlab_window_mean_seconds The mean value of each metric in the last closed window, seconds.
+# TYPE jitterlab_window_mean_seconds gauge
+jitterlab_window_mean_seconds{{{m}}} 0.000084
+"#
+    );
+    assert_eq!(exposition::render(&board), want);
+}
+
+#[test]
+fn a_cell_that_ends_takes_its_settings_and_neighbours_along() {
+    let board = measured_board();
+    board.set_neighbours(vec![("hog".into(), true)]);
+    board.add_setting(&DefaultStatus {
+        name: "cpu_dma_latency".into(),
+        requested: "0 us".into(),
+        applied: true,
+        detail: String::new(),
+        required: true,
+    });
+    board.cell_ended(3, 4);
+    let text = exposition::render(&board);
+    assert!(
+        text.contains("jitterlab_cells_done{host=\"rt-target\"} 3\n"),
+        "{text}"
+    );
+    for gone in [
+        "jitterlab_cell_info",
+        "jitterlab_neighbour_running",
+        "jitterlab_setting_info",
+    ] {
+        assert!(!text.contains(gone), "{gone} in {text}");
+    }
+    // The last measurement's threads stay until the next one starts.
+    assert!(text.contains("jitterlab_samples_total{"), "{text}");
+    let publishers = board.probe_threads(ProbeKind::Chase, &[0, 1]);
+    assert_eq!(publishers.len(), 2);
+    let text = exposition::render(&board);
+    assert!(!text.contains("jitterlab_sample_seconds"), "{text}");
+    assert!(
+        text.contains("jitterlab_sample_cycles_bucket{host=\"rt-target\",cell=\"\",probe=\"chase\",thread=\"1\",cpu=\"1\",metric=\"sample-jitter\",le=\"100000000\"} 0\n"),
+        "{text}"
+    );
+    assert_eq!(board.lock().probe_cpus, vec![0, 1]);
+    // A chase has no overruns to count, and no maxima before a window.
+    assert!(!text.contains("jitterlab_overruns_total"), "{text}");
+    assert!(!text.contains("jitterlab_max_cycles"), "{text}");
+}

@@ -1,0 +1,425 @@
+//! `jitterlab import OTHER.db`: another machine's runs, merged into this
+//! database.
+//!
+//! **The other file is only read.** It is copied to a temporary directory
+//! first and everything else — migrating it to this schema, reading it — is
+//! done on the copy. A file that no jitterlab has open (no `-shm` beside
+//! it) is copied as it lies, with its `-wal` when one was left (a killed
+//! run's last commits are there); one that a jitterlab has open, or that a
+//! killed one left with both, is read through SQLite's own locking
+//! (read-only, `VACUUM INTO` the copy), which gives a consistent snapshot
+//! and creates no file beside it.
+//!
+//! **Never beside a live run.** The copy holds this database's write lock
+//! until it commits, and a run storing into the same file would wait for
+//! it (and give up after the busy timeout): an import is refused while a
+//! run is storing here.
+//!
+//! **What is copied.** Every run whose uid this database does not hold,
+//! with all of its rows, under new integer ids, in one transaction:
+//! nothing or everything. A run still `running` in the other file is left
+//! out (it is incomplete, and a later import would not update it) and
+//! counted. Runs already here are counted, not copied, so an import
+//! repeated adds nothing. The tables below runs and cells are copied
+//! generically, by [`CHILD_TABLES`]: a table's columns are read from the
+//! schema, and its parent key is mapped to the new ids — a table a later
+//! schema adds is one line there (a test fails until it is).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+
+use super::open::newer_schema;
+use super::{ident, RunStatus, Store, SCHEMA_VERSION};
+use crate::error::bad;
+use crate::output::out;
+use crate::report::safe::shown;
+
+/// The parent a copied table's rows belong to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parent {
+    /// Keyed by `run_id` (a run's new id).
+    Run,
+    /// Keyed by `cell_id` (a cell's new id).
+    Cell,
+}
+
+impl Parent {
+    /// The key column and the temporary table mapping old ids to new.
+    fn key(self) -> (&'static str, &'static str) {
+        match self {
+            Parent::Run => ("run_id", "temp.import_runs"),
+            Parent::Cell => ("cell_id", "temp.import_cells"),
+        }
+    }
+}
+
+/// Every table below `runs` and `cells`, with the parent its rows belong to.
+pub const CHILD_TABLES: &[(&str, Parent)] = &[
+    ("hosts", Parent::Run),
+    ("metrics", Parent::Cell),
+    ("outliers", Parent::Cell),
+    ("windows", Parent::Cell),
+    ("window_metrics", Parent::Cell),
+    ("counters", Parent::Cell),
+    ("histograms_1us", Parent::Cell),
+];
+
+/// Another database, copied and migrated to this schema, ready to import.
+pub struct ImportSource {
+    /// Holds the copy; removed on drop.
+    _dir: tempfile::TempDir,
+    /// The migrated copy.
+    copy: PathBuf,
+    /// The file named on the command line.
+    origin: PathBuf,
+}
+
+/// How many runs of one host came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCount {
+    /// Its hostname.
+    pub hostname: String,
+    /// Its machine id (a hash), `None` when unknown.
+    pub machine_id: Option<String>,
+    /// Runs imported.
+    pub runs: usize,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Runs imported, per host, in the order of their first run.
+    pub hosts: Vec<HostCount>,
+    /// Runs this database already held (same uid).
+    pub already: usize,
+    /// Runs still running in the other file, left out.
+    pub running: usize,
+}
+
+impl ImportSummary {
+    /// Runs imported in all.
+    pub fn imported(&self) -> usize {
+        self.hosts.iter().map(|h| h.runs).sum()
+    }
+
+    /// What `jitterlab import` prints.
+    pub fn text(&self, origin: &Path) -> String {
+        let runs = |n: usize| if n == 1 { "run" } else { "runs" };
+        let mut o = String::new();
+        if !self.hosts.is_empty() {
+            o.push_str(&format!("from {}:\n", shown(&origin.display().to_string())));
+        }
+        for h in &self.hosts {
+            o.push_str(&format!(
+                "  {} (machine {}): {} {}\n",
+                shown(&h.hostname),
+                ident::short_id(h.machine_id.as_deref()),
+                h.runs,
+                runs(h.runs)
+            ));
+        }
+        let n = self.imported();
+        o.push_str(&format!(
+            "{n} {} imported, {} already here\n",
+            runs(n),
+            self.already
+        ));
+        if self.running > 0 {
+            o.push_str(&format!(
+                "left out {} {} still running there; import again once {} ended\n",
+                self.running,
+                runs(self.running),
+                if self.running == 1 {
+                    "it has"
+                } else {
+                    "they have"
+                }
+            ));
+        }
+        o
+    }
+}
+
+/// `jitterlab import OTHER`: checks `other` (bad input changes nothing:
+/// this database is opened, or made, only once the other file is known to
+/// be a jitterlab database), then imports its runs into `db`.
+pub fn import(db: &Path, other: &Path) -> Result<ExitCode> {
+    if same_file(db, other) {
+        return Err(bad(format!(
+            "{} is this database (--db): a database cannot be imported into itself; name another machine's database",
+            other.display()
+        )));
+    }
+    let source = ImportSource::prepare(other)?;
+    let mut store = Store::open(db)?;
+    // Runs still `running` after the open are alive (the open marked the
+    // others interrupted).
+    let live = store
+        .list_runs()?
+        .into_iter()
+        .find(|r| r.status == RunStatus::Running.name());
+    if let Some(run) = live {
+        return Err(bad(format!(
+            "run {} is storing into {} now; import once it has ended (an import holds the database's write lock, which would stall the run's writer)",
+            run.id,
+            db.display()
+        )));
+    }
+    let summary = store.import(&source)?;
+    out!("{}", summary.text(other))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// True when `a` and `b` are one file (the same device and inode: a link
+/// or another spelling of the path is the same file).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// `path` with `suffix` appended to its file name (`x.db` → `x.db-wal`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+impl ImportSource {
+    /// Copies `origin` (see the module doc) and migrates the copy. Bad
+    /// input — no such file, not a jitterlab database, a newer schema — is
+    /// refused as such.
+    pub fn prepare(origin: &Path) -> Result<ImportSource> {
+        if !origin.is_file() {
+            return Err(bad(format!(
+                "no database to import at {}; name another machine's results database (the file its --db named)",
+                origin.display()
+            )));
+        }
+        let not_ours = |why: &str| {
+            bad(format!(
+                "{} is not a jitterlab database ({why}); name a results database written by jitterlab",
+                origin.display()
+            ))
+        };
+        let dir = tempfile::tempdir().context("making a temporary directory for the import")?;
+        let copy = dir.path().join("import.db");
+        let wal = beside(origin, "-wal");
+        if wal.exists() && beside(origin, "-shm").exists() {
+            let conn = Connection::open_with_flags(origin, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .with_context(|| format!("opening {} to read it", origin.display()))?;
+            conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+                .map_err(|e| not_ours(&e.to_string()))?;
+        } else {
+            std::fs::copy(origin, &copy)
+                .with_context(|| format!("copying {} to read it", origin.display()))?;
+            if wal.exists() {
+                std::fs::copy(&wal, beside(&copy, "-wal"))
+                    .with_context(|| format!("copying {} to read it", wal.display()))?;
+            }
+        }
+        {
+            let conn = Connection::open(&copy)?;
+            let version: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| not_ours(&e.to_string()))?;
+            if version > SCHEMA_VERSION {
+                return Err(bad(newer_schema(origin, version)));
+            }
+            let runs: Option<String> = conn
+                .query_row(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| not_ours(&e.to_string()))?;
+            if version < 1 || runs.is_none() {
+                return Err(not_ours("it has no runs table"));
+            }
+        }
+        Store::open_migrated(&copy, origin).map_err(|e| not_ours(&format!("{e:#}")))?;
+        Ok(ImportSource {
+            _dir: dir,
+            copy,
+            origin: origin.to_path_buf(),
+        })
+    }
+}
+
+impl Store {
+    /// Imports the runs of `source` this database does not hold (see the
+    /// module doc), in one transaction.
+    pub fn import(&mut self, source: &ImportSource) -> Result<ImportSummary> {
+        let r = self.import_inner(source);
+        self.named(r)
+    }
+
+    fn import_inner(&mut self, source: &ImportSource) -> Result<ImportSummary> {
+        self.conn
+            .execute(
+                "ATTACH DATABASE ?1 AS other",
+                [source.copy.to_string_lossy()],
+            )
+            .with_context(|| format!("reading {}", source.origin.display()))?;
+        let copied = copy_runs(&mut self.conn);
+        let detached = self.conn.execute("DETACH DATABASE other", []);
+        let summary = copied?;
+        detached?;
+        Ok(summary)
+    }
+}
+
+/// The columns of `table` an import writes: all but a rowid alias, which
+/// the new row gets afresh — unless it is the parent key `keep`, whose
+/// value is mapped.
+fn columns(tx: &Transaction<'_>, table: &str, keep: Option<&str>) -> Result<Vec<String>> {
+    let without_rowid: bool = tx.query_row(
+        "SELECT instr(upper(sql), 'WITHOUT ROWID') > 0 FROM main.sqlite_master
+         WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get(0),
+    )?;
+    let mut stmt = tx.prepare(&format!("PRAGMA main.table_info(\"{table}\")"))?;
+    let cols: Vec<(String, String, i64)> = stmt
+        .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(5)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let keys = cols.iter().filter(|c| c.2 > 0).count();
+    Ok(cols
+        .into_iter()
+        .filter(|(name, kind, pk)| {
+            let rowid_alias =
+                !without_rowid && keys == 1 && *pk == 1 && kind.eq_ignore_ascii_case("INTEGER");
+            !rowid_alias || Some(name.as_str()) == keep
+        })
+        .map(|(name, _, _)| name)
+        .collect())
+}
+
+/// `INSERT INTO main.T (cols) SELECT … FROM other.T t`; `mapped` is a
+/// column taken from an SQL expression instead of the row (a parent key
+/// and its new id).
+fn insert_select(table: &str, cols: &[String], mapped: Option<(&str, &str)>) -> String {
+    let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
+    let values: Vec<String> = cols
+        .iter()
+        .map(|c| match mapped {
+            Some((key, value)) if key == c => value.to_string(),
+            _ => format!("t.\"{c}\""),
+        })
+        .collect();
+    format!(
+        "INSERT INTO main.\"{table}\" ({}) SELECT {} FROM other.\"{table}\" t",
+        names.join(", "),
+        values.join(", ")
+    )
+}
+
+/// The copy itself, in one transaction on the connection that has the
+/// other database attached as `other`.
+fn copy_runs(conn: &mut Connection) -> Result<ImportSummary> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute_batch(
+        "CREATE TEMP TABLE import_runs (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
+         CREATE TEMP TABLE import_cells (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);",
+    )?;
+    let runs: Vec<(i64, Option<String>, String)> = {
+        let mut stmt = tx.prepare("SELECT id, uid, status FROM other.runs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let run_cols = columns(&tx, "runs", None)?;
+    let cell_cols = columns(&tx, "cells", Some("run_id"))?;
+    let insert_run = format!("{} WHERE t.id = ?1", insert_select("runs", &run_cols, None));
+    let insert_cell = format!(
+        "{} WHERE t.id = ?2",
+        insert_select("cells", &cell_cols, Some(("run_id", "?1")))
+    );
+    let (mut already, mut running) = (0, 0);
+    for (old, uid, status) in runs {
+        if status == RunStatus::Running.name() {
+            running += 1;
+            continue;
+        }
+        let Some(uid) = uid else {
+            // Every run has one since schema 5; the copy was migrated.
+            anyhow::bail!("run {old} of the imported database has no uid");
+        };
+        let here: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM main.runs WHERE uid = ?1)",
+            params![uid],
+            |r| r.get(0),
+        )?;
+        if here {
+            already += 1;
+            continue;
+        }
+        tx.execute(&insert_run, [old])?;
+        let new = tx.last_insert_rowid();
+        tx.execute("INSERT INTO temp.import_runs VALUES (?1, ?2)", [old, new])?;
+        let cells: Vec<i64> = {
+            let mut stmt =
+                tx.prepare("SELECT id FROM other.cells WHERE run_id = ?1 ORDER BY id")?;
+            let rows = stmt.query_map([old], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for cell in cells {
+            tx.execute(&insert_cell, params![new, cell])?;
+            let new_cell = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO temp.import_cells VALUES (?1, ?2)",
+                [cell, new_cell],
+            )?;
+        }
+    }
+    for (table, parent) in CHILD_TABLES {
+        let (key, map) = parent.key();
+        let cols = columns(&tx, table, Some(key))?;
+        tx.execute(
+            &format!(
+                "{} JOIN {map} m ON m.old = t.\"{key}\"",
+                insert_select(table, &cols, Some((key, "m.new")))
+            ),
+            [],
+        )?;
+    }
+    let mut hosts: Vec<HostCount> = Vec::new();
+    {
+        let mut stmt = tx.prepare(
+            "SELECT COALESCE(h.hostname, ''), h.machine_id FROM temp.import_runs m
+             LEFT JOIN main.hosts h ON h.run_id = m.new ORDER BY m.new",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let mut index: BTreeMap<(String, Option<String>), usize> = BTreeMap::new();
+        for row in rows {
+            let key: (String, Option<String>) = row?;
+            match index.get(&key) {
+                Some(&i) => hosts[i].runs += 1,
+                None => {
+                    index.insert(key.clone(), hosts.len());
+                    hosts.push(HostCount {
+                        hostname: key.0,
+                        machine_id: key.1,
+                        runs: 1,
+                    });
+                }
+            }
+        }
+    }
+    tx.execute_batch("DROP TABLE temp.import_runs; DROP TABLE temp.import_cells;")?;
+    tx.commit()?;
+    Ok(ImportSummary {
+        hosts,
+        already,
+        running,
+    })
+}
+
+#[cfg(test)]
+mod tests;
