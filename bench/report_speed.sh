@@ -85,20 +85,28 @@ run_child "$OUT/twenty.out" "$OUT/twenty.err" "$JITTERLAB" --db "$DB" bench "$OU
 
 note "copying it to $RUNS runs"
 python3 - "$DB" "$RUNS" <<'PY'
-import sqlite3, sys
+import sqlite3, sys, uuid
 db, runs = sys.argv[1], int(sys.argv[2])
 c = sqlite3.connect(db)
 cols = lambda t: [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
-run_cols = [x for x in cols("runs") if x != "id"]
+# Every table of a cell's rows (windows, window_metrics, metrics, outliers,
+# counters, 1 us histograms, whatever this schema has).
+per_cell = [t for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            if t != "cells" and "cell_id" in cols(t)]
+run_cols = [x for x in cols("runs") if x not in ("id", "uid")]
+host_cols = [x for x in cols("hosts") if x != "run_id"]
 cell_cols = [x for x in cols("cells") if x not in ("id", "run_id")]
+uid = ", uid" if "uid" in cols("runs") else ""
 for _ in range(runs - 1):
-    cur = c.execute(f"INSERT INTO runs ({','.join(run_cols)}) SELECT {','.join(run_cols)} FROM runs WHERE id = 1")
+    # A copy is another run: a uid of its own where runs have one.
+    cur = c.execute(f"INSERT INTO runs ({','.join(run_cols)}{uid}) SELECT {','.join(run_cols)}"
+                    f"{', ?' if uid else ''} FROM runs WHERE id = 1", (str(uuid.uuid4()),) if uid else ())
     run = cur.lastrowid
-    c.execute("INSERT INTO hosts SELECT ?, hostname, kernel_release, snapshot_json FROM hosts WHERE run_id = 1", (run,))
+    c.execute(f"INSERT INTO hosts (run_id, {','.join(host_cols)}) SELECT ?, {','.join(host_cols)} FROM hosts WHERE run_id = 1", (run,))
     for (cell,) in c.execute("SELECT id FROM cells WHERE run_id = 1 ORDER BY id").fetchall():
         cur = c.execute(f"INSERT INTO cells (run_id, {','.join(cell_cols)}) SELECT ?, {','.join(cell_cols)} FROM cells WHERE id = ?", (run, cell))
         new = cur.lastrowid
-        for t in ("metrics", "windows", "outliers"):
+        for t in per_cell:
             tc = [x for x in cols(t) if x != "cell_id"]
             c.execute(f"INSERT INTO {t} (cell_id, {','.join(tc)}) SELECT ?, {','.join(tc)} FROM {t} WHERE cell_id = ?", (new, cell))
 c.commit()
@@ -137,7 +145,7 @@ done
 
 note "extending it to $WINDOWS windows"
 TOP=$(python3 - "$LONGDB" "$WINDOWS" "$$" <<'PY'
-import json, random, sqlite3, sys
+import json, random, sqlite3, sys, uuid
 db, total, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 c = sqlite3.connect(db)
 (run, params), = c.execute("SELECT id, params_json FROM runs").fetchall()
@@ -183,17 +191,21 @@ c.execute("UPDATE runs SET params_json = ?, elapsed_ns = ? WHERE id = ?", (json.
 c.execute("UPDATE metrics SET max_ns = ? WHERE cell_id = ? AND metric = 'latency'", (top, cell))
 # Run 2: the same run in its last window, measuring still (process: pid).
 cols = lambda t: [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
-rc = [x for x in cols("runs") if x != "id"]
-run2 = c.execute(f"INSERT INTO runs ({','.join(rc)}) SELECT {','.join(rc)} FROM runs WHERE id = ?",
-                 (run,)).lastrowid
+rc = [x for x in cols("runs") if x not in ("id", "uid")]
+uid = ", uid" if "uid" in cols("runs") else ""
+run2 = c.execute(f"INSERT INTO runs ({','.join(rc)}{uid}) SELECT {','.join(rc)}{', ?' if uid else ''} "
+                 "FROM runs WHERE id = ?", ((str(uuid.uuid4()),) if uid else ()) + (run,)).lastrowid
 c.execute("UPDATE runs SET status = 'running', finished_at = NULL, result_json = NULL, elapsed_ns = NULL, "
           "pid = ? WHERE id = ?", (pid, run2))
-c.execute("INSERT INTO hosts SELECT ?, hostname, kernel_release, snapshot_json FROM hosts WHERE run_id = ?",
+hc = [x for x in cols("hosts") if x != "run_id"]
+c.execute(f"INSERT INTO hosts (run_id, {','.join(hc)}) SELECT ?, {','.join(hc)} FROM hosts WHERE run_id = ?",
           (run2, run))
 cc = [x for x in cols("cells") if x not in ("id", "run_id")]
 cell2 = c.execute(f"INSERT INTO cells (run_id, {','.join(cc)}) SELECT ?, {','.join(cc)} FROM cells WHERE id = ?",
                   (run2, cell)).lastrowid
 c.execute("UPDATE cells SET status = 'running', finished_at = NULL, result_json = NULL WHERE id = ?", (cell2,))
+# Its windows, and what else the running cell has stored (not its result's
+# statistics: those come at the end).
 for t in ("windows", "window_metrics"):
     tc = [x for x in cols(t) if x != "cell_id"]
     c.execute(f"INSERT INTO {t} (cell_id, {','.join(tc)}) SELECT ?, {','.join(tc)} FROM {t} WHERE cell_id = ?",
