@@ -13,8 +13,10 @@
 #               network (preset epics, 3 s cells), seed 001's screw-to-screw
 #               round trip over OPC UA PubSub against its 6.7 ms budget (its
 #               verdict is printed, and the demo carries on whatever it is);
-#               results under out/
-#               (database, JSON, CSV, cyclictest histograms, Markdown tables)
+#               results under out/ (database, JSON, CSV, cyclictest
+#               histograms, Markdown tables, HTML reports with plots of the
+#               control task and of seed 004's bench, and every run imported
+#               into a second database as a fleet's would be)
 #   make test   install the test tools, then formatting, lints and every test
 #               (as CI runs them), the test-only probe `sleep` included
 #   make bench  the comparisons against cyclictest quoted in BENCHMARKS.md
@@ -46,6 +48,7 @@ demo: deps build
 	mkdir -p $(OUT)
 	$(BIN) --db $(OUT)/jitterlab.db run cyclic --period 4ms --scan 500us --working-set 1MiB \
 		--duration 20s --json $(OUT)/cyclic.json --csv $(OUT)/cyclic.csv --histogram $(OUT)/cyclic.hist
+	$(BIN) --db $(OUT)/jitterlab.db report --format html -o $(OUT)/cyclic.html
 	$(BIN) --db $(OUT)/jitterlab.db run wakeup --interval 1ms --duration 10s \
 		--json $(OUT)/wakeup.json --csv $(OUT)/wakeup.csv --histogram $(OUT)/wakeup.hist
 	$(BIN) --db $(OUT)/jitterlab.db run netcycle --cycle 500us --cns 3 --duration 10s \
@@ -54,6 +57,7 @@ demo: deps build
 	$(BIN) --db $(OUT)/jitterlab.db bench --preset powerlink --cycles 1ms,10ms --cns 3,40 \
 		--duration 5s --warmup 1s --json $(OUT)/powerlink.json
 	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/powerlink.md
+	$(BIN) --db $(OUT)/jitterlab.db report --format html -o $(OUT)/powerlink.html
 	$(BIN) --db $(OUT)/jitterlab.db bench --preset caterpillar --warmup 1s \
 		--json $(OUT)/caterpillar.json
 	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/caterpillar.md
@@ -63,7 +67,8 @@ demo: deps build
 	$(BIN) --db $(OUT)/jitterlab.db run roundtrip --duration 20s --json $(OUT)/roundtrip.json \
 		--csv $(OUT)/roundtrip.csv || [ $$? -eq 1 ]
 	$(BIN) --db $(OUT)/jitterlab.db runs
-	@echo "results: $(OUT)/jitterlab.db $(OUT)/{cyclic,wakeup}.{json,csv,hist} $(OUT)/roundtrip.{json,csv} $(OUT)/netcycle.{json,pcap} $(OUT)/netcycle-analyze.txt $(OUT)/{powerlink,caterpillar,epics}.{json,md}"
+	$(BIN) --db $(OUT)/fleet.db import $(OUT)/jitterlab.db
+	@echo "results: $(OUT)/jitterlab.db $(OUT)/{cyclic,wakeup}.{json,csv,hist} $(OUT)/roundtrip.{json,csv} $(OUT)/netcycle.{json,pcap} $(OUT)/netcycle-analyze.txt $(OUT)/{powerlink,caterpillar,epics}.{json,md} $(OUT)/{cyclic,powerlink}.html $(OUT)/fleet.db"
 
 # Lints and tests with the test-only probe `sleep` (feature test-probe:
 # tests/sleep_probe.rs) and, for clippy, without it too.
