@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use jitterlab_core::cycle::Schedule;
 use jitterlab_core::metrics_snapshot::channel;
-use jitterlab_core::probe::{PERIODIC_METRICS, RESPONSE};
+use jitterlab_core::probe::{CYCLIC, PERIODIC_METRICS, RESPONSE};
 use jitterlab_core::recorder::{
     slots, CycleSink, LiveStats, Recorder, RecorderConfig, Sample, SampleSink,
 };
@@ -29,14 +29,19 @@ fn publishing_snapshots_allocates_nothing() {
         window_ns: 1_000_000,
         threshold_ns: 50_000,
         outliers: 20,
-        histogram_us: Some(1_000),
+        histogram_us: 1_000,
+        main_latency: CYCLIC.main_latency,
     };
     let (tx, mut rows) = rtrb::RingBuffer::new(4_096);
     let mut periodic = Recorder::new(PERIODIC_METRICS, &cfg, tx, Arc::new(LiveStats::new()));
     let (p, mut periodic_reader) = channel();
     periodic.export_metrics(p);
     let (tx, mut event_rows) = rtrb::RingBuffer::new(4_096);
-    let mut event = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+    let event_cfg = RecorderConfig {
+        main_latency: RESPONSE.main_latency,
+        ..cfg.clone()
+    };
+    let mut event = Recorder::new(RESPONSE.metrics, &event_cfg, tx, Arc::new(LiveStats::new()));
     let (p, mut event_reader) = channel();
     event.export_metrics(p);
     let mut sched = Schedule::new(0, 100_000);

@@ -81,7 +81,8 @@ fn periodic(rows: usize) -> (Recorder, Reader, rtrb::Consumer<WindowRow>) {
         window_ns: 1_000_000,
         threshold_ns: 50_000,
         outliers: 4,
-        histogram_us: None,
+        histogram_us: 1_000,
+        main_latency: None,
     };
     let mut r = Recorder::new(PERIODIC_METRICS, &cfg, tx, Arc::new(LiveStats::new()));
     let (p, reader) = channel();
@@ -189,7 +190,8 @@ fn an_event_probe_publishes_its_own_metrics_and_the_dropped_rows() {
         window_ns: 1_000,
         threshold_ns: 100,
         outliers: 1,
-        histogram_us: None,
+        histogram_us: 1_000,
+        main_latency: None,
     };
     let mut r = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
     let (p, mut reader) = channel();
@@ -224,7 +226,8 @@ fn without_metrics_the_aggregator_keeps_no_row() {
         window_ns: 1_000,
         threshold_ns: 100,
         outliers: 1,
-        histogram_us: None,
+        histogram_us: 1_000,
+        main_latency: None,
     };
     let mut r = Recorder::new(PERIODIC_METRICS, &cfg, tx, Arc::new(LiveStats::new()));
     CycleSink::push(&mut r, &cycle(0, 1_000, None, None, 10));
