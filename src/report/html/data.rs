@@ -88,10 +88,26 @@ pub(super) fn load<'a>(
     max_points: u64,
 ) -> Result<Vec<CellData<'a>>> {
     let ids = store.cell_ids(run.id)?;
+    // A cell still measuring has no result yet: its probe and window width
+    // come from its stored plan, so its timeline can be drawn so far.
+    let live = if run.cells.iter().any(|c| c.result.is_none()) {
+        store.live_cells(run.id)?
+    } else {
+        Vec::new()
+    };
+    let planned = |i: usize| {
+        live.iter()
+            .find(|l| l.position == i + 1)
+            .and_then(|l| l.plan.as_ref())
+    };
     let mut cells = Vec::with_capacity(run.cells.len());
-    for (cell, &id) in run.cells.iter().zip(&ids) {
+    for (i, (cell, &id)) in run.cells.iter().zip(&ids).enumerate() {
         let result = cell.result.as_ref();
-        let metric = result.and_then(|r| plotted(r.probe));
+        let plan = planned(i);
+        let metric = result
+            .map(|r| r.probe)
+            .or(plan.map(|(k, _)| *k))
+            .and_then(plotted);
         let summary = result
             .zip(metric)
             .and_then(|(r, m)| summaries(r)?.get(m.name));
@@ -112,7 +128,10 @@ pub(super) fn load<'a>(
             envelope,
             threshold: summary.and_then(|s| s.threshold),
             budget: result.and_then(budget),
-            window_ns: result.map_or(0, |r| r.params.window_ns),
+            window_ns: result
+                .map(|r| r.params.window_ns)
+                .or(plan.map(|(_, p)| p.window_ns))
+                .unwrap_or(0),
         });
     }
     let fine = fine_histograms(store, run.id, &cells)?;

@@ -150,11 +150,18 @@ fn histogram_caption(metric: &str, fine: &[&data::Fine]) -> String {
 
 /// The three plots of one cell.
 fn cell_plots(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
-    let (Some(metric), Some(summary)) = (d.metric, d.summary) else {
+    let Some(metric) = d.metric else {
         return Ok("<p>no figures to plot: the cell measured nothing.</p>\n".into());
     };
     let axis = Axis::of(metric.unit);
     let mut o = String::new();
+    let Some(summary) = d.summary else {
+        // Still measuring (or killed before its figures were stored): the
+        // windows committed so far are all there is.
+        o.push_str("<p>no histogram and no percentile curve yet: a cell stores them when it ends; below, its windows so far.</p>\n");
+        o.push_str(&timeline(d, metric, axis, name)?);
+        return Ok(o);
+    };
     if let Some(f) = &d.fine {
         let svg = plots::histogram(
             metric.name,
@@ -190,6 +197,13 @@ fn cell_plots(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
     } else {
         o.push_str("<p>no percentile curve: this cell stored no histogram (partial figures from its windows).</p>\n");
     }
+    o.push_str(&timeline(d, metric, axis, name)?);
+    Ok(o)
+}
+
+/// A cell's timeline of per-window figures, when it stored windows.
+fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Result<String> {
+    let mut o = String::new();
     if let Some(e) = d.envelope.as_ref().filter(|e| !e.points.is_empty()) {
         let svg = plots::timeline(
             metric.name,

@@ -524,6 +524,28 @@ fn a_cell_that_kept_its_1us_histogram_is_plotted_from_it_exactly() {
 }
 
 #[test]
+fn a_run_still_measuring_shows_its_timeline_so_far() {
+    let (_d, mut store) = open();
+    // A `jitterlab run` keeps its parameters on the run row, not as a
+    // cell plan: until it ends, its cell has no figures of its own.
+    let (r, _) = measured(&[&SMALL], false);
+    let ids = store
+        .begin_run(&RunStart {
+            params_json: serde_json::to_string(&r.params).unwrap(),
+            ..start(RunKind::Run, "cyclic", "plc-7", None)
+        })
+        .unwrap();
+    store
+        .insert_windows(ids.cell, &windows_of(&SMALL, 2))
+        .unwrap();
+    let html = render(&store, &[ids.run], &HtmlOptions::default()).unwrap();
+    let doc = parse(&html);
+    assert_eq!(plots(&doc, &html, "timeline").len(), 1);
+    assert_eq!(plots(&doc, &html, "histogram").len(), 0);
+    assert!(html.contains("no histogram and no percentile curve yet"));
+}
+
+#[test]
 fn the_percentile_curve_has_the_figures_and_the_threshold_line() {
     let (_d, mut store) = open();
     let values: Vec<i64> = (1..=1_000).map(|i| i * 10).collect();
