@@ -539,19 +539,10 @@ mod tests {
             interrupted: true,
             command_line: vec!["jitterlab".into(), "run".into(), "cyclic".into()],
             params: Params {
-                period_ns: 1_000_000,
-                duration_ns: Some(10_000_000_000),
-                cycles: None,
                 cpus: vec![1],
-                policy: "fifo".into(),
-                priority: Some(95),
-                nice: None,
                 scan_ns: 500_000,
                 working_set_bytes: 262_144,
-                window_ns: 1_000_000_000,
-                threshold_ns: 100_000,
-                break_trace_ns: None,
-                strict: false,
+                ..Params::default()
             },
             realtime: RealtimeReport {
                 realtime: false,

@@ -74,6 +74,31 @@ pub struct Params {
     pub strict: bool,
 }
 
+/// The parameters of a run no flag changed: a 1 ms period for the default
+/// 10 s, SCHED_FIFO at the default priority, 1 s windows, the default
+/// threshold, no scan and no CPU chosen yet (a wake-up probe's). Variants are
+/// written from it with struct update syntax, as the tests do.
+impl Default for Params {
+    fn default() -> Params {
+        use crate::defaults;
+        Params {
+            period_ns: defaults::PERIOD_NS,
+            duration_ns: Some(defaults::DURATION_NS),
+            cycles: None,
+            cpus: Vec::new(),
+            policy: "fifo".into(),
+            priority: Some(defaults::PRIORITY),
+            nice: None,
+            scan_ns: 0,
+            working_set_bytes: 0,
+            window_ns: defaults::WINDOW_NS,
+            threshold_ns: defaults::THRESHOLD_NS,
+            break_trace_ns: None,
+            strict: false,
+        }
+    }
+}
+
 /// One real-time default of DESIGN rule 3 and whether it held.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DefaultStatus {

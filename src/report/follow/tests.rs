@@ -254,19 +254,9 @@ fn the_file_sink_replaces_the_file_atomically() {
 
 fn live(windows: u64, plan: bool) -> LiveCell {
     let params = Params {
-        period_ns: 1_000_000,
         duration_ns: Some(4_000_000_000),
-        cycles: None,
         cpus: vec![1],
-        policy: "fifo".into(),
-        priority: Some(95),
-        nice: None,
-        scan_ns: 0,
-        working_set_bytes: 0,
-        window_ns: 1_000_000_000,
-        threshold_ns: 100_000,
-        break_trace_ns: None,
-        strict: false,
+        ..Params::default()
     };
     let s = |count, min, max, mean| MetricSummary {
         count,

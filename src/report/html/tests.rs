@@ -153,19 +153,12 @@ fn measured(threads: &[&[i64]], combined: bool) -> (RunResult, Vec<StoredHistogr
         interrupted: false,
         command_line: vec!["jitterlab".into(), "run".into(), "cyclic".into()],
         params: Params {
-            period_ns: 1_000_000,
             duration_ns: Some(4_000_000_000),
-            cycles: None,
             cpus: (1..=threads.len()).collect(),
-            policy: "fifo".into(),
-            priority: Some(95),
-            nice: None,
             scan_ns: 100_000,
             working_set_bytes: 65_536,
-            window_ns: 1_000_000_000,
             threshold_ns: THRESHOLD,
-            break_trace_ns: None,
-            strict: false,
+            ..Params::default()
         },
         realtime: RealtimeReport {
             realtime: true,

@@ -113,17 +113,11 @@ fn result(
         params: Params {
             period_ns,
             duration_ns: Some(60_000_000_000),
-            cycles: None,
             cpus: threads.iter().map(|t| t.0).collect(),
-            policy: "fifo".into(),
-            priority: Some(95),
-            nice: None,
             scan_ns: 100_000,
             working_set_bytes: 262_144,
-            window_ns: 1_000_000_000,
             threshold_ns: THRESHOLD,
-            break_trace_ns: None,
-            strict: false,
+            ..Params::default()
         },
         realtime: RealtimeReport {
             realtime: true,

@@ -394,19 +394,10 @@ struct Tool {
 impl ExternalProbe for Tool {
     fn params(&self) -> Params {
         Params {
-            period_ns: 1_000_000,
             duration_ns: Some(1_000_000_000),
-            cycles: None,
             cpus: vec![0, 1],
-            policy: "fifo".into(),
-            priority: Some(95),
-            nice: None,
-            scan_ns: 0,
-            working_set_bytes: 0,
             window_ns: 0,
-            threshold_ns: 100_000,
-            break_trace_ns: None,
-            strict: false,
+            ..Params::default()
         }
     }
 

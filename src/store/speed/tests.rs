@@ -11,19 +11,9 @@ use super::*;
 
 fn params() -> Params {
     Params {
-        period_ns: 1_000_000,
         duration_ns: Some(172_800_000_000_000),
-        cycles: None,
         cpus: vec![1],
-        policy: "fifo".into(),
-        priority: Some(95),
-        nice: None,
-        scan_ns: 0,
-        working_set_bytes: 0,
-        window_ns: 1_000_000_000,
-        threshold_ns: 100_000,
-        break_trace_ns: None,
-        strict: false,
+        ..Params::default()
     }
 }
 

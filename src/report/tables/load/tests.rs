@@ -207,18 +207,8 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         command_line: vec!["jitterlab".into(), "bench".into()],
         params: Params {
             period_ns: p.period_ns,
-            duration_ns: Some(10_000_000_000),
-            cycles: None,
             cpus: vec![1],
-            policy: "fifo".into(),
-            priority: Some(95),
-            nice: None,
-            scan_ns: 0,
-            working_set_bytes: 0,
-            window_ns: 1_000_000_000,
-            threshold_ns: 100_000,
-            break_trace_ns: None,
-            strict: false,
+            ..Params::default()
         },
         realtime: RealtimeReport {
             realtime: true,

@@ -96,17 +96,11 @@ fn result(f: &Rt, budget: Budget) -> RunResult {
         params: Params {
             period_ns: 5_000_000,
             duration_ns: Some(60_000_000_000),
-            cycles: None,
             cpus: vec![3],
-            policy: "fifo".into(),
-            priority: Some(95),
-            nice: None,
             scan_ns: 500_000,
             working_set_bytes: 262_144,
-            window_ns: 1_000_000_000,
             threshold_ns: budget.total_ns(),
-            break_trace_ns: None,
-            strict: false,
+            ..Params::default()
         },
         realtime: RealtimeReport {
             realtime: true,
