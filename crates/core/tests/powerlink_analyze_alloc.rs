@@ -14,6 +14,8 @@ use jitterlab_core::powerlink::analyze::Analyzer;
 use jitterlab_core::powerlink::*;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
+mod common;
+
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
@@ -111,11 +113,7 @@ fn pushing_frames_allocates_nothing() {
         a.push_ethertype(t + 45_000, 0x88AB, &preq[14..]);
     }
     let stats = region.change();
-    assert_eq!(
-        (stats.allocations, stats.reallocations),
-        (0, 0),
-        "pushing frames allocated: {stats:?}"
-    );
+    common::assert_nothing_allocated(stats);
     let r = a.finish();
     assert_eq!(r.frames.total, 3000 * 10);
     assert_eq!(r.cycle_time.unwrap().ns, 500_000);

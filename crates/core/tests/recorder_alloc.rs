@@ -18,6 +18,8 @@ use jitterlab_core::result::ProbeKind;
 use jitterlab_core::window::WindowRow;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
+mod common;
+
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
@@ -80,15 +82,7 @@ fn pushing_cycles_and_samples_allocates_nothing() {
         SampleSink::push(&mut event, s);
     }
     let stats = region.change();
-    assert_eq!(
-        (
-            stats.allocations,
-            stats.reallocations,
-            stats.bytes_allocated
-        ),
-        (0, 0, 0),
-        "{stats:#?}"
-    );
+    common::assert_nothing_allocated(stats);
     for r in [&periodic, &event] {
         let h = r.histogram.as_ref().unwrap();
         assert_eq!(h.count(), SAMPLES);

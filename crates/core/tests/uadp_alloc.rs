@@ -15,6 +15,8 @@ use jitterlab_core::uadp::{
 };
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
+mod common;
+
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
@@ -107,15 +109,7 @@ fn writer_reader_and_framing_allocate_nothing_on_any_path() {
         black_box(ether::parse(&frame[..10]).unwrap_err());
     }
     let stats = region.change();
-    assert_eq!(
-        (
-            stats.allocations,
-            stats.reallocations,
-            stats.bytes_allocated
-        ),
-        (0, 0, 0),
-        "{stats:#?}"
-    );
+    common::assert_nothing_allocated(stats);
     assert_eq!(accepted, 1000 * (10 + 1 + 1 + 10));
     assert_eq!(rejected, 7000);
     assert_eq!(values[..], ten[..]);
