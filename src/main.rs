@@ -23,6 +23,7 @@ mod live;
 mod metrics;
 mod neighbour;
 mod net;
+mod out_files;
 mod output;
 mod probe;
 mod report;
@@ -121,7 +122,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Presets(a) => runner::spec_source::presets(&cli.sysroot, a.show.as_deref()),
         Command::Restore => runner::apply::restore(&cli.sysroot),
         Command::Runs(a) => report::stored::runs(&cli.db, &a.request()),
-        Command::Import(a) => store::import::import(&cli.db, &a.other),
+        Command::Import(a) => report::stored::import(&cli.db, &a.other),
         Command::Report(a) => report::stored::report(&cli.db, &a.request()),
         Command::Check(a) => report::check::run(
             &cli.sysroot,

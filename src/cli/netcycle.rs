@@ -18,9 +18,9 @@ use jitterlab_core::units::CpuList;
 use super::one_cell::{cell_and_plan, check_common, common_cell, cpu_or_last, probe_cpu, OneCell};
 use super::{default_time, duration, period, CommonArgs};
 use crate::error::bad;
+use crate::out_files;
 use crate::output::errln;
 use crate::probe::netcycle;
-use crate::runner::out_files;
 use crate::system::host;
 
 /// `jitterlab run netcycle`.

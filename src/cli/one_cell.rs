@@ -58,10 +58,11 @@ use super::{
     RunCommand, TimerlatRunArgs, WakeupArgs,
 };
 use crate::error::bad;
+use crate::out_files;
 use crate::output::errln;
 use crate::probe::timerlat::TimerlatRequest;
 use crate::probe::{ctxswitch, response, timerlat};
-use crate::runner::{self, out_files, RunOptions, Stop};
+use crate::runner::{self, RunOptions, Stop};
 use crate::system::container::Engine;
 use crate::system::host;
 use jitterlab_core::probe::InContainer;

@@ -6,7 +6,7 @@
 //! request and one response; what matters is *where* the code runs. This
 //! thread is SCHED_OTHER (it is started by the controlling thread, never
 //! by a probe thread) and moves itself off the probe CPUs whenever a
-//! measurement starts on new ones (`runner::keep_off_probe_cpus`, the
+//! measurement starts on new ones (`system::rt::keep_off_probe_cpus`, the
 //! controller's own rule). An HTTP server crate such as `tiny_http` starts
 //! an accept thread and a pool of worker threads of its own, which this
 //! thread could not move when a bench's next cell measures on other CPUs.
@@ -48,7 +48,7 @@ pub fn serve(listener: TcpListener, board: &Board, stop: &AtomicBool) {
         if placed != Some(changed) {
             let cpus = board.lock().probe_cpus.clone();
             if !cpus.is_empty() {
-                crate::runner::keep_off_probe_cpus(&board.root, &cpus);
+                crate::system::rt::keep_off_probe_cpus(&board.root, &cpus);
             }
             placed = Some(changed);
         }

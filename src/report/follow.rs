@@ -365,7 +365,7 @@ pub fn now_utc() -> String {
 }
 
 /// Replaces a file atomically with each render (see the module doc), by
-/// [`super::stored::write_replacing`], as `report -o FILE` writes it once.
+/// [`crate::out_files::write_replacing`], as `report -o FILE` writes it once.
 pub struct FileSink {
     path: PathBuf,
 }
@@ -381,7 +381,7 @@ impl FileSink {
 
 impl Sink for FileSink {
     fn show(&mut self, text: &str) -> Result<()> {
-        super::stored::write_replacing(&self.path, text)
+        crate::out_files::write_replacing(&self.path, text)
     }
 
     fn end(&mut self, _last: Option<&str>) -> Result<()> {

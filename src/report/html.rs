@@ -58,23 +58,6 @@ impl Default for HtmlOptions {
     }
 }
 
-/// Text made safe for HTML text and quoted attribute values: `&`, `<`,
-/// `>`, `"` and `'` as XML's own escapes.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 /// The page of the given runs: two are compared, one or more than two
 /// each get a section. A run that is not in the database is bad input
 /// (exit 2) naming it.

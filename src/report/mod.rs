@@ -29,7 +29,11 @@
 //! * [`safe`] — the one escaping of control characters every renderer of
 //!   text and Markdown applies to stored, user-provided text (names,
 //!   command lines, a neighbour's stderr, notes), so that a report cannot
-//!   rewrite the reader's terminal or forge a line.
+//!   rewrite the reader's terminal or forge a line; and HTML's escaping.
+//! * [`single`] — what the report of one `jitterlab run` says: its summary,
+//!   its figures so far, or what is left of it.
+//! * [`stored`] — `jitterlab runs`, `report` and `import`: reading the
+//!   database and choosing the renderer.
 //! * [`check`] — the text table and the JSON document of `jitterlab
 //!   check`'s findings.
 //! * [`follow`] — `jitterlab report --follow`: the report of a run in
@@ -48,6 +52,7 @@ pub mod html;
 pub mod netcycle;
 pub mod roundtrip;
 pub mod safe;
+pub mod single;
 pub mod stored;
 pub mod tables;
 pub mod text;

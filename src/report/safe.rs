@@ -18,7 +18,9 @@
 //! other character as it is. Text without such characters is returned
 //! unchanged, without a copy. CSV fields get the same treatment (a spreadsheet
 //! needs no terminal escapes either); JSON keeps every string exact, as
-//! JSON's own escaping already writes control characters as `\u001b`.
+//! JSON's own escapes already write control characters as `\u001b`.
+//! [`escape`] is HTML's: the HTML page and the tables it holds apply it on
+//! top of [`shown`].
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -53,6 +55,23 @@ pub fn shown(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(o)
+}
+
+/// Text made safe for HTML text and quoted attribute values: `&`, `<`,
+/// `>`, `"` and `'` as XML's own escapes.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
 }
 
 #[cfg(test)]

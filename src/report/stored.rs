@@ -28,7 +28,8 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
 use crate::error::{bad, BadInput};
 use crate::output::{out, outln};
-use crate::store::{short_id, RunFilter, RunKind, RunRow, RunStatus, Store, SCHEMA_VERSION};
+use crate::store::import::ImportSummary;
+use crate::store::{short_id, RunFilter, RunRow, RunStatus, Store, SCHEMA_VERSION};
 use jitterlab_core::cell::{CellStatus, StoredRun};
 use jitterlab_core::units::parse_duration;
 
@@ -45,13 +46,6 @@ fn open_existing(db: &Path) -> Result<Store> {
         ))));
     }
     Store::open(db)
-}
-
-fn latency(ns: Option<i64>) -> String {
-    match ns {
-        Some(v) => format!("{}us", super::text::us(v)),
-        None => "-".into(),
-    }
 }
 
 fn yes_no(v: Option<bool>) -> &'static str {
@@ -104,7 +98,7 @@ pub fn runs_table(rows: &[RunRow]) -> String {
             yes_no(r.realtime),
             r.cycles,
             r.windows,
-            latency(r.latency_max_ns)
+            super::text::latency_or_dash(r.latency_max_ns)
         ));
     }
     o
@@ -266,19 +260,49 @@ pub fn resolve_runs(store: &Store, texts: &[String]) -> Result<Vec<i64>> {
         .collect()
 }
 
-/// What `report` says of a run that has no stored result.
-pub fn unfinished_text(r: &RunRow) -> String {
-    format!(
-        "run {} ({}, started {}) did not finish: its process ended before the result was stored (killed, or the machine lost power); status {}.\n\
-         stored until then: {} window rows, {} cycles, largest wake-up latency {}.\n",
-        r.id,
-        shown(&r.name),
-        shown(&r.started_at),
-        shown(&r.status),
-        r.windows,
-        r.cycles,
-        latency(r.latency_max_ns)
-    )
+/// What `jitterlab import` prints of `s`, an import from `origin`.
+pub fn import_text(s: &ImportSummary, origin: &Path) -> String {
+    let runs = |n: usize| if n == 1 { "run" } else { "runs" };
+    let mut o = String::new();
+    if !s.hosts.is_empty() {
+        o.push_str(&format!("from {}:\n", shown(&origin.display().to_string())));
+    }
+    for h in &s.hosts {
+        o.push_str(&format!(
+            "  {} (machine {}): {} {}\n",
+            shown(&h.hostname),
+            short_id(h.machine_id.as_deref()),
+            h.runs,
+            runs(h.runs)
+        ));
+    }
+    let n = s.imported();
+    o.push_str(&format!(
+        "{n} {} imported, {} already here\n",
+        runs(n),
+        s.already
+    ));
+    if s.running > 0 {
+        o.push_str(&format!(
+            "left out {} {} still running there; import again once {} ended\n",
+            s.running,
+            runs(s.running),
+            if s.running == 1 {
+                "it has"
+            } else {
+                "they have"
+            }
+        ));
+    }
+    o
+}
+
+/// `jitterlab import OTHER`: imports another machine's runs into `db`
+/// ([`crate::store::import`]) and says what came, per host.
+pub fn import(db: &Path, other: &Path) -> Result<ExitCode> {
+    let summary = crate::store::import::import(db, other)?;
+    out!("{}", import_text(&summary, other))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `jitterlab report` is asked for.
@@ -301,33 +325,6 @@ pub struct ReportRequest {
     pub output: Option<PathBuf>,
     /// Re-render the run every window while it runs (`--follow`).
     pub follow: bool,
-}
-
-/// What the text report prints for a `jitterlab run` (one cell): exactly
-/// what the run printed (its summary), its figures so far while it runs
-/// ([`super::follow::running_run`]), or what is left of a run that did not
-/// finish; `None` for a bench, whose text report is its tables.
-pub fn single_run_text(store: &Store, run: &StoredRun) -> Result<Option<String>> {
-    let single = RunKind::parse(&run.kind) == Some(RunKind::Run) && run.cells.len() == 1;
-    if !single {
-        return Ok(None);
-    }
-    let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
-    Ok(Some(match (&run.cells[0].result, run.cells[0].status) {
-        (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
-            super::text::summary(r)
-        }
-        _ if running => super::follow::running_run(
-            run.id,
-            &run.name,
-            &run.started_at,
-            &store.live_cells(run.id)?,
-        ),
-        _ => {
-            let row = store.run_row(run.id)?.expect("load_run found the run");
-            unfinished_text(&row)
-        }
-    }))
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
@@ -356,7 +353,7 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         return super::histogram::stored::write_stored_file(&store, &ids, p);
     }
     if let Some(p) = &a.output {
-        crate::runner::out_files::check_output("-o", p)?;
+        crate::out_files::check_output("-o", p)?;
     }
     if a.follow {
         let store = open_existing(db)?;
@@ -374,7 +371,7 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     }
     let text = render(db, a)?;
     match &a.output {
-        Some(p) => write_replacing(p, &text)?,
+        Some(p) => crate::out_files::write_replacing(p, &text)?,
         None => out!("{text}")?,
     }
     Ok(ExitCode::SUCCESS)
@@ -437,7 +434,7 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
         }
         first = false;
         if matches!(a.format, tables::Format::Text | tables::Format::Json) {
-            match (single_run_text(store, &run)?, a.format) {
+            match (super::single::single_run_text(store, &run)?, a.format) {
                 (Some(text), tables::Format::Text) => {
                     o.push_str(&text);
                     continue;
@@ -503,46 +500,10 @@ fn single_run_json(store: &Store, run: &StoredRun) -> Result<String> {
     Ok(s)
 }
 
-/// Writes `text` to `path` so that a reader sees the old file or the new
-/// one, never half of one: a temporary file beside it, renamed over it. An
-/// existing file keeps its permissions; a new one gets the usual
-/// `0666 & !umask`. A path that is not a regular file (`/dev/null`, a
-/// terminal) is written in place: it cannot be renamed over.
-pub fn write_replacing(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::PermissionsExt as _;
-    let named = |e: std::io::Error| anyhow::anyhow!("writing -o {}: {e}", path.display());
-    let existing = std::fs::metadata(path).ok();
-    if existing.as_ref().is_some_and(|m| !m.is_file()) {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(named)?;
-        return f.write_all(text.as_bytes()).map_err(named);
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".jitterlab-report")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(named)?;
-    if let Some(m) = existing {
-        tmp.as_file()
-            .set_permissions(m.permissions())
-            .map_err(named)?;
-    }
-    tmp.write_all(text.as_bytes()).map_err(named)?;
-    tmp.as_file().sync_all().map_err(named)?;
-    tmp.persist(path).map_err(|e| named(e.error))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::RunKind;
 
     fn row(status: &str, max: Option<i64>) -> RunRow {
         RunRow {
@@ -583,7 +544,8 @@ mod tests {
             runs_table(&[r.clone()]).lines().nth(1).unwrap(),
             "   7  a4055349  2026-11-21T12:00:00Z       run    x\\u{1b}[31m\\nforged  completed        1/1  plc\\r7        93c683ad  yes             12000       12        48.123us"
         );
-        assert!(unfinished_text(&r).starts_with("run 7 (x\\u{1b}[31m\\nforged, started"));
+        assert!(crate::report::single::unfinished_text(&r)
+            .starts_with("run 7 (x\\u{1b}[31m\\nforged, started"));
     }
 
     #[test]
@@ -690,7 +652,7 @@ mod tests {
     #[test]
     fn unfinished_run_says_what_is_left() {
         assert_eq!(
-            unfinished_text(&row("interrupted", None)),
+            crate::report::single::unfinished_text(&row("interrupted", None)),
             "run 7 (cyclic, started 2026-11-21T12:00:00Z) did not finish: its process ended before the result was stored (killed, or the machine lost power); status interrupted.\n\
              stored until then: 12 window rows, 12000 cycles, largest wake-up latency -.\n"
         );

@@ -430,7 +430,7 @@ fn html_lines(o: &mut String, lines: &[(usize, String)]) {
     for (depth, l) in lines {
         o.push_str(&format!(
             "<li class=\"depth-{depth}\">{}</li>\n",
-            super::html::escape(&shown(l))
+            super::safe::escape(&shown(l))
         ));
     }
 }
@@ -444,7 +444,7 @@ pub fn html_explanations(lines: &[(usize, String)]) -> String {
 }
 
 fn html(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
-    let esc = |s: &str| super::html::escape(&shown(s));
+    let esc = |s: &str| super::safe::escape(&shown(s));
     let mut o = String::from("<dl class=\"run-head\">\n");
     for (k, v) in header_fields(run) {
         o.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", esc(&v)));

@@ -118,6 +118,15 @@ pub(crate) fn us(ns: i64) -> String {
     format!("{sign}{}.{:03}", a / 1_000, a % 1_000)
 }
 
+/// A largest latency as the run listing prints it: `48.123us`, or `-` when
+/// none was measured.
+pub(crate) fn latency_or_dash(ns: Option<i64>) -> String {
+    match ns {
+        Some(v) => format!("{}us", us(v)),
+        None => "-".into(),
+    }
+}
+
 /// [`us`] for unsigned nanoseconds.
 fn us_u(ns: u64) -> String {
     format!("{}.{:03}", ns / 1_000, ns % 1_000)

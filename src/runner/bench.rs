@@ -73,20 +73,21 @@ use jitterlab_core::result::{Calibration, DefaultStatus, RunResult};
 use jitterlab_core::spec::{CellPlan, Policy, Spec};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
-use super::out_files::{check_database, check_output};
 use super::spec_source::{load, Loaded, SpecSource};
-use super::{keep_off_probe_cpus, rfc3339_now, termination_flag};
+use super::{rfc3339_now, termination_flag};
 use crate::error::bad;
 use crate::neighbour::cgroup::{self, CellGroup, Hierarchy};
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
+use crate::out_files::{check_database, check_output};
 use crate::output::{errln, out, outln};
 use crate::probe::{self, periodic, Cell, Probes};
 use crate::report;
 use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
 use crate::system::container::Engine;
 use crate::system::journal::{self, Holder, Journal, Undo};
+use crate::system::rt::keep_off_probe_cpus;
 use crate::system::rt::{self, SchedRequest};
 use crate::system::settings::{apply_all, config_settings, restore_all};
 use crate::system::workdir::{self, WorkDir, DEFAULT_DISK_BASE};
@@ -480,7 +481,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let stored = store.load_run(run)?;
     if let Some(p) = &a.json {
         use std::io::Write;
-        let mut f = super::out_files::create("--json", p)?;
+        let mut f = crate::out_files::create("--json", p)?;
         serde_json::to_writer_pretty(&mut f, &stored)?;
         writeln!(f)?;
         f.flush()?;

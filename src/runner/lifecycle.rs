@@ -176,7 +176,7 @@ pub fn say_warnings(live: bool, warnings: &[String]) {
 /// remembered and reported as a warning.
 pub struct RowWriter {
     /// `--csv`.
-    pub csv: Option<report::csv::WindowCsv<super::out_files::Named<BufWriter<File>>>>,
+    pub csv: Option<report::csv::WindowCsv<crate::out_files::Named<BufWriter<File>>>>,
     /// `--stream`: each row as a JSON line, for the host side of a
     /// container cell.
     pub stream: Option<Box<dyn std::io::Write>>,

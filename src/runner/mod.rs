@@ -52,6 +52,7 @@ use jitterlab_core::spec::{CellPlan, Configuration, Spec};
 use jitterlab_sys as sys;
 
 use crate::error::bad;
+use crate::out_files;
 use crate::output::{errln, out};
 use crate::probe::{self, Cell, Probes, Recorder};
 use crate::report;
@@ -65,7 +66,6 @@ pub mod apply;
 pub mod assemble;
 pub mod bench;
 pub mod lifecycle;
-pub mod out_files;
 pub use crate::probe::plan;
 pub mod spec_source;
 
@@ -252,14 +252,14 @@ fn measure_built(
             let config = &spec.configurations[cell.configuration];
             let (dma_guard, dma) = rt::hold_dma_latency(root, !config.dma_latency);
             crate::metrics::setting_held(&dma);
-            keep_off_probe_cpus(root, &plan.cpus);
+            rt::keep_off_probe_cpus(root, &plan.cpus);
             (dma_guard, vec![mlock, dma])
         }
         Probes::External(_) => {
             // A container's client and its monitor start off the probe
             // CPUs; the container itself gets them (--cpuset-cpus).
             if cell.in_container() {
-                keep_off_probe_cpus(root, &plan.cpus);
+                rt::keep_off_probe_cpus(root, &plan.cpus);
             }
             (None, Vec::new())
         }
@@ -375,17 +375,6 @@ pub fn rfc3339_now() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// Keeps the calling (controller) thread off the probe CPUs where the
-/// machine has others.
-pub fn keep_off_probe_cpus(root: &Path, probe_cpus: &[usize]) {
-    if let Ok(online) = host::online_cpus(root) {
-        let others: Vec<usize> = online.iter().filter(|c| !probe_cpus.contains(c)).collect();
-        if !others.is_empty() {
-            let _ = sys::set_affinity(&others);
-        }
-    }
 }
 
 /// A flag raised by SIGINT or SIGTERM.

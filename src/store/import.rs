@@ -27,16 +27,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
 use super::open::newer_schema;
-use super::{ident, RunStatus, Store, SCHEMA_VERSION};
+use super::{RunStatus, Store, SCHEMA_VERSION};
 use crate::error::bad;
-use crate::output::out;
-use crate::report::safe::shown;
 
 /// The parent a copied table's rows belong to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,49 +102,13 @@ impl ImportSummary {
     pub fn imported(&self) -> usize {
         self.hosts.iter().map(|h| h.runs).sum()
     }
-
-    /// What `jitterlab import` prints.
-    pub fn text(&self, origin: &Path) -> String {
-        let runs = |n: usize| if n == 1 { "run" } else { "runs" };
-        let mut o = String::new();
-        if !self.hosts.is_empty() {
-            o.push_str(&format!("from {}:\n", shown(&origin.display().to_string())));
-        }
-        for h in &self.hosts {
-            o.push_str(&format!(
-                "  {} (machine {}): {} {}\n",
-                shown(&h.hostname),
-                ident::short_id(h.machine_id.as_deref()),
-                h.runs,
-                runs(h.runs)
-            ));
-        }
-        let n = self.imported();
-        o.push_str(&format!(
-            "{n} {} imported, {} already here\n",
-            runs(n),
-            self.already
-        ));
-        if self.running > 0 {
-            o.push_str(&format!(
-                "left out {} {} still running there; import again once {} ended\n",
-                self.running,
-                runs(self.running),
-                if self.running == 1 {
-                    "it has"
-                } else {
-                    "they have"
-                }
-            ));
-        }
-        o
-    }
 }
 
 /// `jitterlab import OTHER`: checks `other` (bad input changes nothing:
 /// this database is opened, or made, only once the other file is known to
-/// be a jitterlab database), then imports its runs into `db`.
-pub fn import(db: &Path, other: &Path) -> Result<ExitCode> {
+/// be a jitterlab database), then imports its runs into `db`; what came is
+/// the caller's to say (`report::stored::import`).
+pub fn import(db: &Path, other: &Path) -> Result<ImportSummary> {
     if same_file(db, other) {
         return Err(bad(format!(
             "{} is this database (--db): a database cannot be imported into itself; name another machine's database",
@@ -169,9 +130,7 @@ pub fn import(db: &Path, other: &Path) -> Result<ExitCode> {
             db.display()
         )));
     }
-    let summary = store.import(&source)?;
-    out!("{}", summary.text(other))?;
-    Ok(ExitCode::SUCCESS)
+    store.import(&source)
 }
 
 /// True when `a` and `b` are one file (the same device and inode: a link

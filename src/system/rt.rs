@@ -12,6 +12,8 @@
 //!
 //! Process-wide defaults (mlockall, PM QoS) are applied by the controlling
 //! thread before the probes start; per-thread ones inside each probe thread.
+//! Threads that are not real-time (the controller, the metrics server) keep
+//! off the probe CPUs with [`keep_off_probe_cpus`].
 
 use std::io;
 use std::path::Path;
@@ -245,6 +247,17 @@ fn strip_cpu(requested: &str) -> String {
         "each thread on its own CPU".into()
     } else {
         requested.to_string()
+    }
+}
+
+/// Keeps the calling (controller) thread off the probe CPUs where the
+/// machine has others.
+pub fn keep_off_probe_cpus(root: &Path, probe_cpus: &[usize]) {
+    if let Ok(online) = super::host::online_cpus(root) {
+        let others: Vec<usize> = online.iter().filter(|c| !probe_cpus.contains(c)).collect();
+        if !others.is_empty() {
+            let _ = sys::set_affinity(&others);
+        }
     }
 }
 

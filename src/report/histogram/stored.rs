@@ -19,8 +19,8 @@ use jitterlab_core::recorder::FineHistogram;
 
 use super::{write_cyclictest_histogram, HistThread};
 use crate::error::BadInput;
+use crate::out_files;
 use crate::report::safe::shown;
-use crate::runner::out_files;
 use crate::store::Store;
 
 /// Writes the `-h` text of `cell` from its stored 1 µs histograms `fine`

@@ -34,9 +34,9 @@ use jitterlab_core::units::format_duration_exact;
 use super::data::{self, CellData};
 use super::plots::{self, Axis, BoxEntry, BoxRow, CurveSeries, HistSeries, Look, RefLine};
 use super::verdict::{self, cell_name};
-use super::{escape, HtmlOptions};
+use super::HtmlOptions;
+use crate::report::safe::escape;
 use crate::report::safe::shown;
-use crate::report::stored;
 use crate::report::tables::{self, Format};
 use crate::store::Store;
 
@@ -362,7 +362,7 @@ fn run_section(store: &Store, run: &StoredRun, opts: &HtmlOptions) -> Result<Str
         verdict::verdict(run)
     );
     let cells = data::load(store, run, opts.max_points)?;
-    match stored::single_run_text(store, run)? {
+    match crate::report::single::single_run_text(store, run)? {
         Some(text) => {
             let _ = write!(
                 o,

@@ -41,7 +41,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::escape;
+use crate::report::safe::escape;
 use crate::report::safe::shown;
 
 /// [`shown`] line by line: the line breaks of a plot's data stay.

@@ -883,14 +883,14 @@ fn the_output_file_is_replaced_whole_and_keeps_its_permissions() {
     let p = dir.path().join("report.html");
     std::fs::write(&p, "old").unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
-    crate::report::stored::write_replacing(&p, "new report").unwrap();
+    crate::out_files::write_replacing(&p, "new report").unwrap();
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "new report");
     assert_eq!(
         std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
         0o640
     );
     let fresh = dir.path().join("fresh.html");
-    crate::report::stored::write_replacing(&fresh, "x").unwrap();
+    crate::out_files::write_replacing(&fresh, "x").unwrap();
     assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "x");
     // No temporary file is left beside them.
     let names: Vec<String> = std::fs::read_dir(dir.path())

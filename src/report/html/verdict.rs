@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
 use jitterlab_core::result::RunResult;
 
-use super::escape;
+use crate::report::safe::escape;
 use crate::report::safe::shown;
 use crate::store::{RunKind, RunStatus};
 

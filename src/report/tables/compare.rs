@@ -257,7 +257,7 @@ pub(super) fn render(a: &StoredRun, b: &StoredRun, format: Format) -> Result<Str
         }
         Format::Csv => sheet::csv(&s.machine_columns(), &[&s]),
         Format::Html => {
-            let esc = |t: &str| crate::report::html::escape(&shown(t));
+            let esc = |t: &str| crate::report::safe::escape(&shown(t));
             let mut o = format!(
                 "<dl class=\"run-head\">\n<dt>A</dt><dd>{}</dd>\n<dt>B</dt><dd>{}</dd>\n</dl>\n",
                 esc(&describe(a)),

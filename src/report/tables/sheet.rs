@@ -18,7 +18,6 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::report::html;
 use crate::report::safe::shown;
 
 /// One column.
@@ -258,7 +257,7 @@ impl Sheet {
     /// paragraphs: the cells text and Markdown print, escaped for HTML
     /// after their control characters ([`shown`]).
     pub fn write_html(&self, o: &mut String) {
-        let esc = |s: &str| html::escape(&shown(s));
+        let esc = |s: &str| crate::report::safe::escape(&shown(s));
         let shown = self.shown();
         let class = |i: usize| {
             if self.cols[i].right {

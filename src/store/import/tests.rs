@@ -212,7 +212,7 @@ fn another_host_s_runs_come_with_every_row_under_new_ids() {
         }
     );
     assert_eq!(
-        summary.text(Path::new("/x/b.db")),
+        crate::report::stored::import_text(&summary, Path::new("/x/b.db")),
         "from /x/b.db:\n  plc-b (machine bbbb0c8e): 2 runs\n2 runs imported, 0 already here\n"
     );
     // Runs 2 and 3 here are runs 1 and 2 there, row for row.
@@ -273,7 +273,7 @@ fn a_second_import_adds_nothing() {
         }
     );
     assert_eq!(
-        again.text(&two.other()),
+        crate::report::stored::import_text(&again, &two.other()),
         "0 runs imported, 2 already here\n"
     );
     assert_eq!(counts(&a), after_first);
@@ -283,7 +283,7 @@ fn a_second_import_adds_nothing() {
         .import(&ImportSource::prepare(&two.db()).unwrap())
         .unwrap();
     assert_eq!(
-        back.text(Path::new("a.db")),
+        crate::report::stored::import_text(&back, Path::new("a.db")),
         "from a.db:\n  plc-a (machine -): 1 run\n1 run imported, 2 already here\n"
     );
 }
@@ -301,10 +301,10 @@ fn a_run_still_running_there_is_left_out_and_said() {
         .unwrap();
     assert_eq!((s.imported(), s.already, s.running), (2, 0, 1));
     assert!(
-        s.text(Path::new("b.db"))
+        crate::report::stored::import_text(&s, Path::new("b.db"))
             .ends_with("2 runs imported, 0 already here\nleft out 1 run still running there; import again once it has ended\n"),
         "{}",
-        s.text(Path::new("b.db"))
+        crate::report::stored::import_text(&s, Path::new("b.db"))
     );
 }
 

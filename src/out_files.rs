@@ -1,5 +1,7 @@
 //! Output paths named on the command line (`--json`, `--csv`, `--histogram`,
-//! `--db`), checked before the first release and named in every error.
+//! `--pcap`, `--db`, `report -o`), checked before the first release and
+//! named in every error. The runner, the command line and the reports all
+//! write through here, so it sits below each of them.
 //!
 //! A run can last 48 hours; an output that cannot be written must be found
 //! before it starts, not after (DESIGN rule 8). [`check_output`] therefore
@@ -22,6 +24,9 @@
 //! [`Named`] wraps the writer of a finished output so that any later I/O
 //! error (a full disk at the end of the run) names the flag and the path;
 //! [`create`] opens one.
+//!
+//! [`write_replacing`] writes a report (`report -o`, every render of
+//! `--follow -o`) so that a reader sees the old file or the new one.
 //!
 //! [`check_database`] is the same check for `--db`, which must also be a
 //! regular file: SQLite writes `PATH-journal` and `PATH-wal` beside it (so
@@ -190,6 +195,43 @@ impl<W: Write> Write for Named<W> {
 pub fn create(flag: &str, path: &Path) -> Result<Named<io::BufWriter<File>>> {
     let file = File::create(path).with_context(|| format!("creating {flag} {}", path.display()))?;
     Ok(Named::new(io::BufWriter::new(file), flag, path))
+}
+
+/// Writes `text` to `path` so that a reader sees the old file or the new
+/// one, never half of one: a temporary file beside it, renamed over it. An
+/// existing file keeps its permissions; a new one gets the usual
+/// `0666 & !umask`. A path that is not a regular file (`/dev/null`, a
+/// terminal) is written in place: it cannot be renamed over.
+pub fn write_replacing(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let named = |e: std::io::Error| anyhow::anyhow!("writing -o {}: {e}", path.display());
+    let existing = std::fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(named)?;
+        return f.write_all(text.as_bytes()).map_err(named);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".jitterlab-report")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(named)?;
+    if let Some(m) = existing {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(named)?;
+    }
+    tmp.write_all(text.as_bytes()).map_err(named)?;
+    tmp.as_file().sync_all().map_err(named)?;
+    tmp.persist(path).map_err(|e| named(e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]
