@@ -44,6 +44,7 @@ use crate::system::container::Engine;
 pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
+pub mod docs;
 pub mod internal;
 pub mod metrics;
 pub mod netcycle;
@@ -58,7 +59,7 @@ pub use roundtrip::RoundtripRunArgs;
 
 /// Measure and prove the real-time determinism of a Linux machine.
 #[derive(Debug, Parser)]
-#[command(name = "jitterlab", version, about, long_about = None)]
+#[command(name = "jitterlab", version = crate::version::LONG, about, long_about = None)]
 pub struct Cli {
     /// Root under which every system path (/sys, /proc, /dev) is read and
     /// written; for testing against fake trees.
@@ -138,6 +139,9 @@ pub enum Command {
     /// namespace it runs in, started by `ip netns exec`.
     #[command(name = "__rps", hide = true)]
     NetRps(internal::NetRpsArgs),
+    /// Internal: write the man pages and shell completions (`make deb`).
+    #[command(name = "__generate-docs", hide = true)]
+    GenerateDocs(docs::GenerateDocsArgs),
 }
 
 /// `jitterlab check`.

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 mod cli;
+mod docs_gen;
 mod error;
 mod live;
 mod metrics;
@@ -33,6 +34,7 @@ mod system;
 #[cfg(test)]
 #[path = "../tests/common/fixtures.rs"]
 mod testutil;
+mod version;
 
 use std::process::ExitCode;
 
@@ -138,6 +140,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
         Command::NetRps(a) => net::rps::rps_main(&a.request()),
+        Command::GenerateDocs(a) => docs_gen::generate(&a.dir).map(|_| ExitCode::SUCCESS),
     }
 }
 

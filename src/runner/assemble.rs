@@ -82,7 +82,7 @@ pub fn assemble(probe: ProbeKind, params: Params, c: ResultContext, f: Figures) 
     RunResult {
         schema_version: SCHEMA_VERSION,
         tool: "jitterlab".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
+        tool_version: crate::version::TOOL_VERSION.into(),
         probe,
         started_at: c.started_at,
         elapsed_ns: c.elapsed_ns,

@@ -333,7 +333,7 @@ impl Store {
                 s.started_at,
                 s.probe,
                 serde_json::to_string(s.command_line)?,
-                env!("CARGO_PKG_VERSION"),
+                crate::version::TOOL_VERSION,
                 jitterlab_core::result::SCHEMA_VERSION,
                 s.params_json,
                 std::process::id(),
