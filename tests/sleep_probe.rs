@@ -75,6 +75,12 @@ fn the_sleep_probe_runs_benches_stores_and_reports_like_any_other() {
     );
     let r = json(&std::fs::read_to_string(&run_json).unwrap());
     assert_eq!(r["probe"], "sleep");
+    // The version that measured: `--version`'s version and commit, without
+    // the build day (`0.1.0 (commit 28a18f1)`).
+    let version = stdout(jl_with(&db).arg("--version"));
+    let (version, _day) = version.split_once(", built ").unwrap();
+    let version = format!("{})", version.strip_prefix("jitterlab ").unwrap());
+    assert_eq!(r["tool_version"], version.as_str());
     assert_eq!(r["end"], "completed");
     assert_eq!(r["params"]["period_ns"], 1_000_000);
     assert_eq!(r["params"]["cycles"], 200);

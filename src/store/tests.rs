@@ -225,6 +225,27 @@ fn windows_are_stored_and_listed_while_running() {
 }
 
 #[test]
+fn a_run_records_the_version_and_commit_that_wrote_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+    let cmd = vec!["jitterlab".to_string()];
+    let ids = s.begin_run(&start(&cmd)).unwrap();
+    let stored: String = s
+        .conn
+        .query_row(
+            "SELECT tool_version FROM runs WHERE id = ?1",
+            [ids.run],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, crate::version::TOOL_VERSION);
+    assert!(
+        stored.starts_with(concat!(env!("CARGO_PKG_VERSION"), " (commit ")),
+        "{stored}"
+    );
+}
+
+#[test]
 fn a_chase_has_no_max_latency_in_the_listing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(&dir.path().join("j.db")).unwrap();
