@@ -35,28 +35,47 @@ pub const COMPLETIONS: [(Shell, &str); 3] = [
 ];
 
 /// The command definition as the man pages and completions see it: the
-/// visible commands only, built (subcommands know their full names),
-/// without clap's `help` subcommand. `clap_complete` would complete hidden
-/// commands too, and clap cannot remove a subcommand, so the top level is
-/// put together again from the parsed definition's parts: its
-/// description, flags, settings and visible subcommands.
+/// visible commands only (see [`visible`]), built (subcommands know their
+/// full names), without clap's `help` subcommand.
 pub fn command() -> clap::Command {
-    let full = Cli::command();
-    let mut cmd = clap::Command::new("jitterlab")
-        .version(version::LONG)
-        .args(full.get_arguments().cloned())
-        .subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned())
-        .subcommand_required(full.is_subcommand_required_set())
-        .arg_required_else_help(full.is_arg_required_else_help_set())
-        .disable_help_subcommand(true);
-    if let Some(a) = full.get_about() {
-        cmd = cmd.about(a.clone());
-    }
-    if let Some(a) = full.get_long_about() {
-        cmd = cmd.long_about(a.clone());
-    }
+    let mut cmd = visible(&Cli::command()).disable_help_subcommand(true);
     cmd.build();
     cmd
+}
+
+/// `cmd` without its hidden subcommands, at every level. `clap_complete`
+/// would complete hidden commands too (`__net-sink`, the test-only `run
+/// sleep`), and clap cannot remove a subcommand, so a command that has a
+/// hidden one below it is put together again from its parts: name,
+/// version, descriptions, flags, the settings the derive sets, and its
+/// visible subcommands. The unit tests check that every visible command's
+/// `--help` is unchanged by it.
+fn visible(cmd: &clap::Command) -> clap::Command {
+    fn hides(cmd: &clap::Command) -> bool {
+        cmd.get_subcommands().any(|s| s.is_hide_set() || hides(s))
+    }
+    if !hides(cmd) {
+        return cmd.clone();
+    }
+    let mut out = clap::Command::new(cmd.get_name().to_owned())
+        .args(cmd.get_arguments().cloned())
+        .subcommands(
+            cmd.get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .map(visible),
+        )
+        .subcommand_required(cmd.is_subcommand_required_set())
+        .arg_required_else_help(cmd.is_arg_required_else_help_set());
+    if let Some(v) = cmd.get_version() {
+        out = out.version(v.to_owned());
+    }
+    if let Some(a) = cmd.get_about() {
+        out = out.about(a.clone());
+    }
+    if let Some(a) = cmd.get_long_about() {
+        out = out.long_about(a.clone());
+    }
+    out
 }
 
 /// Writes every man page under `dir/man` and every completion script under
@@ -96,4 +115,77 @@ fn man_pages(cmd: &clap::Command, dir: &Path, written: &mut Vec<PathBuf>) -> Res
         man_pages(sub, dir, written)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The long help of `cmd` and of every visible command below it, by
+    /// its path of names.
+    fn helps(cmd: &mut clap::Command, path: String, out: &mut Vec<(String, String)>) {
+        out.push((path.clone(), cmd.render_long_help().to_string()));
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+            .map(|s| s.get_name().to_owned())
+            .collect();
+        for n in names {
+            let sub = cmd.find_subcommand_mut(&n).unwrap();
+            helps(sub, format!("{path} {n}"), out);
+        }
+    }
+
+    #[test]
+    fn the_visible_definition_has_the_same_help_as_the_real_one() {
+        let mut real = Cli::command();
+        real.build();
+        let mut ours = command();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        helps(&mut real, "jitterlab".into(), &mut a);
+        helps(&mut ours, "jitterlab".into(), &mut b);
+        assert!(a.len() > 10, "{}", a.len());
+        assert_eq!(a.len(), b.len());
+        for ((pa, ha), (pb, hb)) in a.iter().zip(&b) {
+            assert_eq!(pa, pb);
+            // The real definition lists clap's `help` subcommand, which
+            // the pages and completions leave out.
+            let ha: String = ha
+                .lines()
+                .filter(|l| !l.starts_with("  help "))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let hb: String = hb.lines().map(|l| format!("{l}\n")).collect();
+            assert_eq!(ha, hb, "help of {pa}");
+        }
+    }
+
+    #[test]
+    fn hidden_commands_are_left_out_at_every_level() {
+        let cmd = command();
+        let names = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_owned())
+                .collect()
+        };
+        assert!(
+            names(&cmd).iter().all(|n| !n.starts_with("__")),
+            "{:?}",
+            names(&cmd)
+        );
+        let run = cmd.find_subcommand("run").unwrap();
+        assert_eq!(
+            names(run),
+            [
+                "cyclic",
+                "wakeup",
+                "chase",
+                "ctxswitch",
+                "response",
+                "timerlat",
+                "roundtrip",
+                "netcycle"
+            ]
+        );
+    }
 }
