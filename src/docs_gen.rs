@@ -43,22 +43,36 @@ pub fn command() -> clap::Command {
     cmd
 }
 
-/// `cmd` without its hidden subcommands, at every level. `clap_complete`
-/// would complete hidden commands too (`__net-sink`, the test-only `run
-/// sleep`), and clap cannot remove a subcommand, so a command that has a
-/// hidden one below it is put together again from its parts: name,
-/// version, descriptions, flags, the settings the derive sets, and its
-/// visible subcommands. The unit tests check that every visible command's
-/// `--help` is unchanged by it.
+/// `cmd` without its hidden subcommands and flags, at every level.
+/// `clap_complete` would complete hidden ones too (`__net-sink`, the
+/// test-only `run sleep`, the container side's `--stream`), and clap cannot
+/// remove a subcommand or a flag, so a command that hides something is put
+/// together again from its parts: name, version, descriptions, visible
+/// flags and their groups (members, multiple, required), the settings the derive sets, and its visible
+/// subcommands. The unit tests check that every visible command's `--help`
+/// is unchanged by it.
 fn visible(cmd: &clap::Command) -> clap::Command {
     fn hides(cmd: &clap::Command) -> bool {
-        cmd.get_subcommands().any(|s| s.is_hide_set() || hides(s))
+        cmd.get_arguments().any(clap::Arg::is_hide_set)
+            || cmd.get_subcommands().any(|s| s.is_hide_set() || hides(s))
     }
     if !hides(cmd) {
         return cmd.clone();
     }
     let mut out = clap::Command::new(cmd.get_name().to_owned())
-        .args(cmd.get_arguments().cloned())
+        .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned())
+        .groups(cmd.get_groups().cloned().map(|mut g| {
+            // The derive's group of a flattened struct names every flag
+            // of it, hidden ones too.
+            let shown = g.get_args().filter(|id| {
+                cmd.get_arguments()
+                    .any(|a| a.get_id() == *id && !a.is_hide_set())
+            });
+            clap::ArgGroup::new(g.get_id().clone())
+                .args(shown.cloned())
+                .multiple(g.is_multiple())
+                .required(g.is_required_set())
+        }))
         .subcommands(
             cmd.get_subcommands()
                 .filter(|s| !s.is_hide_set())
@@ -174,6 +188,15 @@ mod tests {
             names(&cmd)
         );
         let run = cmd.find_subcommand("run").unwrap();
+        let cyclic = run.find_subcommand("cyclic").unwrap();
+        let flags: Vec<&str> = cyclic
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .collect();
+        assert!(flags.contains(&"period"), "{flags:?}");
+        for hidden in ["stream", "calibration"] {
+            assert!(!flags.contains(&hidden), "{flags:?}");
+        }
         assert_eq!(
             names(run),
             [

@@ -244,9 +244,17 @@ fn generated_completions_name_every_command() {
             );
         }
     }
-    // Hidden, internal commands are not offered.
-    for hidden in ["__net-sink", "__generate-docs", "__synth-capture"] {
-        for (shell, text) in [("zsh", &zsh), ("fish", &fish)] {
+    // Hidden, internal commands and flags are not offered.
+    let bash = std::fs::read_to_string(&bash).unwrap();
+    for hidden in [
+        "__net-sink",
+        "__generate-docs",
+        "__synth-capture",
+        "--stream",
+        "--calibration",
+        "--samples-to",
+    ] {
+        for (shell, text) in [("bash", &bash), ("zsh", &zsh), ("fish", &fish)] {
             assert!(!text.contains(hidden), "{shell} completion offers {hidden}");
         }
     }
