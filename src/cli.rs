@@ -45,6 +45,7 @@ pub mod analyze;
 #[cfg(test)]
 mod container_argv_tests;
 pub mod docs;
+pub mod docs_gen;
 pub mod internal;
 pub mod metrics;
 pub mod netcycle;

@@ -18,7 +18,6 @@
 #![forbid(unsafe_code)]
 
 mod cli;
-mod docs_gen;
 mod error;
 mod live;
 mod metrics;
@@ -140,7 +139,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
         Command::NetRps(a) => net::rps::rps_main(&a.request()),
-        Command::GenerateDocs(a) => docs_gen::generate(&a.dir).map(|_| ExitCode::SUCCESS),
+        Command::GenerateDocs(a) => cli::docs_gen::generate(&a.dir).map(|_| ExitCode::SUCCESS),
     }
 }
 

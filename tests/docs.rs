@@ -211,20 +211,22 @@ fn generated_completions_name_every_command() {
         if subs.is_empty() {
             continue;
         }
+        // The words go to bash as arguments, never into the script's text
+        // (DESIGN rule 6).
         let words: Vec<String> = std::iter::once("jitterlab".to_owned())
             .chain(path.iter().cloned())
             .chain([String::new()])
-            .map(|w| format!("'{w}'"))
             .collect();
-        let script = format!(
-            "source '{}'; COMP_WORDS=({}); COMP_CWORD={}; _jitterlab jitterlab '' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-            bash.display(),
-            words.join(" "),
-            words.len() - 1,
-            path.last().map_or("jitterlab", String::as_str),
-        );
+        let prev = path.last().map_or("jitterlab", String::as_str);
         let out = StdCommand::new("bash")
-            .args(["-c", &script])
+            .args([
+                "-c",
+                r#"source "$1"; prev=$2; shift 2; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _jitterlab jitterlab '' "$prev"; printf '%s\n' "${COMPREPLY[@]}""#,
+                "bash",
+            ])
+            .arg(&bash)
+            .arg(prev)
+            .args(&words)
             .output()
             .unwrap();
         assert!(out.status.success(), "{path:?}: {out:?}");

@@ -1,6 +1,6 @@
 //! The flags of `jitterlab __generate-docs` (hidden): where the man pages
 //! and shell completions generated from this command line go (see
-//! `docs_gen`). `make deb` runs it before packaging.
+//! [`super::docs_gen`]). `make deb` runs it before packaging.
 
 use std::path::PathBuf;
 

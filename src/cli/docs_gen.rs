@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use super::Cli;
 use crate::version;
 
 /// The shells completions are written for, with their file names (the
