@@ -671,7 +671,20 @@ fn apply_serves_the_settings_it_holds() {
     let (code, stdout, stderr) = apply.wait();
     assert_eq!(code, Some(0), "{stdout}{stderr:?}");
     promtool_passes(&text);
-    let version = env!("CARGO_PKG_VERSION");
+    // The version the binary records: `--version` without its build day,
+    // `0.1.0 (commit 28a18f1)`.
+    let long = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let long = String::from_utf8(long.stdout).unwrap();
+    let version = format!(
+        "{})",
+        long.strip_prefix("jitterlab ")
+            .and_then(|v| v.split_once(", built "))
+            .unwrap_or_else(|| panic!("{long:?}"))
+            .0
+    );
     assert_eq!(
         samples(&text)
             .iter()

@@ -136,7 +136,7 @@ fn families(board: &Board, state: &mut State) -> Vec<MetricFamily> {
         &[
             ("host", host),
             ("command", board.command),
-            ("version", env!("CARGO_PKG_VERSION")),
+            ("version", crate::version::TOOL_VERSION),
         ],
         1.0,
     );

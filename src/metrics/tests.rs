@@ -196,7 +196,7 @@ fn the_exposition_of_a_board_is_exact() {
         .zip(cumulative)
         .map(|(le, c)| format!("jitterlab_sample_seconds_bucket{{{m},le=\"{le}\"}} {c}\n"))
         .collect();
-    let version = env!("CARGO_PKG_VERSION");
+    let version = crate::version::TOOL_VERSION;
     let want = format!(
         r#"# HELP jitterlab_run_info The jitterlab command serving these metrics (always 1).
 # TYPE jitterlab_run_info gauge

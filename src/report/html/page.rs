@@ -76,7 +76,7 @@ pub(super) fn page(title: &str, body: &str) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
          <meta name=\"generator\" content=\"jitterlab {}\"/>\n<title>{}</title>\n\
          <style>\n{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION"),
+        crate::version::TOOL_VERSION,
         esc(title)
     )
 }
