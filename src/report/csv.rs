@@ -130,6 +130,7 @@ mod tests {
             min,
             max,
             mean,
+            ..WindowStat::default()
         }
     }
 

@@ -595,6 +595,7 @@ mod tests {
                 min: 5_000,
                 max,
                 mean: 7_000,
+                ..WindowStat::default()
             };
             WindowRow {
                 thread: 0,

@@ -33,6 +33,7 @@
 pub(crate) mod fine;
 mod ident;
 pub mod import;
+pub mod monitor;
 mod open;
 mod plots;
 mod schema;

@@ -207,6 +207,7 @@ mod tests {
             min,
             max,
             mean,
+            ..WindowStat::default()
         };
         WindowRow {
             thread,

@@ -22,6 +22,10 @@
 //! [`super::ident`]). Runs stored before get a uid computed from what they
 //! already hold, so two copies of one old file migrated apart agree.
 //!
+//! Schema 6 adds the tables of `jitterlab monitor`'s series
+//! ([`super::monitor`]): `monitor_series`, `monitor_segments`,
+//! `monitor_rollups` (5-minute and hourly rows) and `monitor_histograms`.
+//!
 //! **The schema stays on the file's first page.** SQLite keeps the schema
 //! table's rows (every `CREATE` text) in a b-tree rooted at page 1; once
 //! that page is full the tree splits onto later pages, and a file whose
@@ -38,7 +42,7 @@ use jitterlab_core::result::ProbeKind;
 use rusqlite::{params, Transaction};
 
 /// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// One step of [`MIGRATIONS`].
 pub(super) enum Migration {
@@ -180,6 +184,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // the 1 µs histogram of every cell's main latency (`super::fine`;
     // cells stored before have none).
     Migration::Code(schema_5),
+    // 5 → 6: a monitor's series, segments, 5-minute and hourly rollups and
+    // 5-minute histograms (`super::monitor`).
+    Migration::Sql(super::monitor::TABLES),
 ];
 
 /// The columns of a schema-3 window row, in slot order: slot `i` held

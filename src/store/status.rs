@@ -1,6 +1,6 @@
 //! The words the `runs` table stores for a run's kind and status, as types.
 //!
-//! The database keeps them as text (`'run'`, `'bench'`; `'running'`,
+//! The database keeps them as text (`'run'`, `'bench'`, `'monitor'`; `'running'`,
 //! `'completed'` …: the schema's `CHECK` constraint and every stored file
 //! use these names), so each enum has the stored [`name`](RunStatus::name)
 //! and a [`parse`](RunStatus::parse) back. The store's API takes the types;
@@ -17,17 +17,21 @@ pub enum RunKind {
     Run,
     /// `jitterlab bench`.
     Bench,
+    /// One segment of a `jitterlab monitor` series (a start of the
+    /// monitor, ended by a stop, a crash or a reboot).
+    Monitor,
 }
 
 impl RunKind {
     /// Every kind.
-    pub const ALL: [RunKind; 2] = [RunKind::Run, RunKind::Bench];
+    pub const ALL: [RunKind; 3] = [RunKind::Run, RunKind::Bench, RunKind::Monitor];
 
     /// The stored name.
     pub fn name(self) -> &'static str {
         match self {
             RunKind::Run => "run",
             RunKind::Bench => "bench",
+            RunKind::Monitor => "monitor",
         }
     }
 
@@ -101,7 +105,7 @@ mod tests {
             RunStatus::ALL.map(RunStatus::name),
             ["running", "completed", "interrupted", "break-trace"]
         );
-        assert_eq!(RunKind::ALL.map(RunKind::name), ["run", "bench"]);
+        assert_eq!(RunKind::ALL.map(RunKind::name), ["run", "bench", "monitor"]);
         assert_eq!(RunStatus::parse("failed"), None);
         assert_eq!(RunKind::parse("Run"), None);
         // A finished run's status is its end reason's name.

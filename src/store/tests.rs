@@ -38,6 +38,7 @@ fn row_of(kind: ProbeKind, window: u64, max: i64) -> WindowRow {
         min: 3_000,
         max,
         mean: 5_000,
+        ..WindowStat::default()
     };
     let mut stats = [WindowStat::default(); MAX_METRICS];
     stats[..3].fill(s);
@@ -457,6 +458,7 @@ fn a_killed_cell_reads_back_with_partial_figures_from_its_windows() {
         min: 2_000,
         max: 90_000,
         mean: 9_000,
+        ..WindowStat::default()
     };
     s.insert_windows(cells[0], &[row(0, 40_000), late]).unwrap();
     // The process dies here: no result; the next open marks it interrupted.

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use jitterlab_core::result::{Params, ProbeKind, RunResult};
 use jitterlab_core::window::WindowRow;
-use rusqlite::params;
+use rusqlite::{params, Transaction};
 use serde::Deserialize;
 
 use super::{i, Store};
@@ -25,6 +25,41 @@ pub(super) struct CellPlanJson {
     pub(super) params: Params,
 }
 
+/// Writes window rows (headers and their metrics by name) inside `tx`:
+/// the plain insert of a drain, and a monitor's with its rollups.
+pub(super) fn write_windows(tx: &Transaction<'_>, cell: i64, rows: &[WindowRow]) -> Result<()> {
+    let mut head =
+        tx.prepare_cached("INSERT OR REPLACE INTO windows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+    let mut metric = tx.prepare_cached(
+        "INSERT OR REPLACE INTO window_metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for r in rows {
+        head.execute(params![
+            cell,
+            r.thread,
+            r.cpu,
+            i(r.window),
+            i(r.start_ns),
+            i(r.cycles),
+            i(r.overruns),
+        ])?;
+        for (d, st) in r.named() {
+            let figures = (st.count > 0).then_some((st.min, st.max, st.mean));
+            metric.execute(params![
+                cell,
+                r.thread,
+                i(r.window),
+                d.name,
+                i(st.count),
+                figures.map(|f| f.0),
+                figures.map(|f| f.1),
+                figures.map(|f| f.2),
+            ])?;
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// The work of [`Store::insert_windows`].
     pub(super) fn insert_windows_inner(&mut self, cell: i64, rows: &[WindowRow]) -> Result<()> {
@@ -32,38 +67,7 @@ impl Store {
             return Ok(());
         }
         let tx = self.conn.transaction()?;
-        {
-            let mut head = tx.prepare_cached(
-                "INSERT OR REPLACE INTO windows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            let mut metric = tx.prepare_cached(
-                "INSERT OR REPLACE INTO window_metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for r in rows {
-                head.execute(params![
-                    cell,
-                    r.thread,
-                    r.cpu,
-                    i(r.window),
-                    i(r.start_ns),
-                    i(r.cycles),
-                    i(r.overruns),
-                ])?;
-                for (d, st) in r.named() {
-                    let figures = (st.count > 0).then_some((st.min, st.max, st.mean));
-                    metric.execute(params![
-                        cell,
-                        r.thread,
-                        i(r.window),
-                        d.name,
-                        i(st.count),
-                        figures.map(|f| f.0),
-                        figures.map(|f| f.1),
-                        figures.map(|f| f.2),
-                    ])?;
-                }
-            }
-        }
+        write_windows(&tx, cell, rows)?;
         tx.commit()?;
         Ok(())
     }

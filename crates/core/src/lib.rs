@@ -27,6 +27,7 @@ pub mod chase;
 pub mod cycle;
 pub mod defaults;
 pub mod ether;
+pub mod fine_snapshot;
 pub mod hist;
 pub mod limits;
 pub mod load;

@@ -23,11 +23,12 @@
 //!   interval of 0 (back to back) stays allowed: it is a different mode,
 //!   not a short period.
 //! - **Windows** ([`MIN_WINDOW_NS`], 1 ms; [`MAX_WINDOW_ROWS`]): every
-//!   window row of a run is kept in memory until the result is stored
-//!   (312 bytes each since a row has eight metric slots, `window.rs`; see
-//!   BENCHMARKS.md "Memory of long runs"), so a run or cell may make at
-//!   most a million rows over all its threads (`duration ÷ window ×
-//!   threads`): about 310 MB at most.
+//!   window row of a run goes to the results database as it is drained
+//!   (none is kept in memory: BENCHMARKS.md "Memory of long runs"), so a
+//!   run or cell may make at most a million rows over all its threads
+//!   (`duration ÷ window × threads`), which keeps a mistyped `--window`
+//!   from filling a disk. `jitterlab monitor` has no duration: its
+//!   retention bounds its rows instead.
 //! - **Memory** ([`MAX_MEMORY_BYTES`], 4 GiB, and half of the machine's
 //!   `MemTotal`, checked by the runner where `/proc/meminfo` can be read):
 //!   the cyclic probe's working set and the chase buffer are allocated,

@@ -13,7 +13,7 @@
 //! always sees one whole published value). The metrics thread reads the
 //! latest snapshot whenever it is scraped. Everything is preallocated when
 //! the probe thread is set up ([`channel`]); publishing is a copy of a
-//! [`Snapshot`] (1 640 bytes) and an atomic swap once per window.
+//! [`Snapshot`] (1 768 bytes) and an atomic swap once per window.
 //!
 //! **What a sample costs.** Per metric with a value: the bucket index
 //! ([`bucket`]: a leading-zero count, one table load, one compare — no

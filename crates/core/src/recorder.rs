@@ -45,6 +45,7 @@ pub use crate::probe::{MetricDef, MetricUnit, MAX_METRICS};
 pub use crate::sample::{slots, CycleSink, Sample, SampleSink};
 
 use crate::cycle::METRICS;
+use crate::fine_snapshot::FinePublisher;
 use crate::metrics_snapshot::Publisher;
 use crate::outlier::OutlierKeeper;
 use crate::stats::MetricStats;
@@ -235,6 +236,9 @@ pub struct Recorder {
     t0: u64,
     /// Live metrics (`--metrics`), when they are served.
     export: Option<Publisher>,
+    /// The 1 µs histogram handed to a monitor's writer every few minutes
+    /// ([`crate::fine_snapshot`]), when one is watching.
+    fine_export: Option<FinePublisher>,
 }
 
 impl Recorder {
@@ -272,6 +276,16 @@ impl Recorder {
             samples: 0,
             t0: 0,
             export: None,
+            fine_export: None,
+        }
+    }
+
+    /// Hands the 1 µs histogram's counts to `p` every few windows from now
+    /// on (a monitor's last-hour percentiles); nothing when the recorder
+    /// keeps no histogram. Call before the start barrier.
+    pub fn export_fine(&mut self, p: FinePublisher) {
+        if self.histogram.is_some() {
+            self.fine_export = Some(p);
         }
     }
 
@@ -298,6 +312,9 @@ impl Recorder {
         if let Some(x) = self.export.as_mut() {
             x.finish(&self.windows);
         }
+        if let (Some(f), Some(h)) = (self.fine_export.as_mut(), self.histogram.as_ref()) {
+            f.finish(self.windows.closed(), h);
+        }
     }
 
     /// The slot of the metric the 1 µs histogram counts, if one is kept.
@@ -309,6 +326,16 @@ impl Recorder {
     pub fn fine_histogram(&self) -> Option<(&'static str, &LatencyHistogram)> {
         let h = self.histogram.as_ref()?;
         Some((self.defs[self.histogram_slot].name, h))
+    }
+
+    /// Publishes the 1 µs histogram when its next window count came: after
+    /// the window aggregator counted a sample (and so closed any window it
+    /// ended), before the sample goes into the histogram.
+    #[inline(always)]
+    fn poll_fine(&mut self) {
+        if let (Some(f), Some(h)) = (self.fine_export.as_mut(), self.histogram.as_ref()) {
+            f.poll(self.windows.closed(), h);
+        }
     }
 
     /// Every metric with its statistics and outliers, in table order.
@@ -335,9 +362,10 @@ impl SampleSink for Recorder {
             if let Some(v) = *v {
                 stats.record(v);
                 outliers.offer(v, s.index, since);
-                window.add(v);
+                window.add(v, s.index, since);
             }
         }
+        self.poll_fine();
         if let Some(h) = self.histogram.as_mut() {
             if let Some(v) = s.values[self.histogram_slot] {
                 h.record(v, s.index);
@@ -373,9 +401,10 @@ impl CycleSink for Recorder {
                 let i = m as usize;
                 stats[i].record(v);
                 outliers[i].offer(v, s.cycle, since);
-                window[i].add(v);
+                window[i].add(v, s.cycle, since);
             }
         }
+        self.poll_fine();
         if let Some(h) = self.histogram.as_mut() {
             // The periodic main latency is the wake-up latency, slot 0.
             if let Some(v) = METRICS.get(self.histogram_slot).and_then(|m| m.value(s)) {

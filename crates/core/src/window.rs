@@ -21,17 +21,24 @@ use crate::cycle::{CycleSample, METRICS};
 use crate::probe::{MetricDef, MAX_METRICS};
 use crate::sample::CycleSink;
 
-/// The running min, max, sum and count of one metric in the current window.
+/// The running min, max, sum and count of one metric in the current window,
+/// and where its maximum was: the sample's cycle number and its time since
+/// the run's start (a monitor keeps "the cycle and time of the max" of every
+/// 5-minute row for a year, OSADL's way of pointing at a spike).
 ///
 /// Lighter than the run's `stats::Moments`: a window reports no standard
 /// deviation, so it keeps no sum of squares, and its sum fits in `i64` (even
-/// 10^6 samples of 100 s each stay below 2^63 ns).
+/// 10^6 samples of 100 s each stay below 2^63 ns). The place of the maximum
+/// costs two stores when a sample beats it, which after the first few
+/// samples of a window is rare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowMoments {
     count: u64,
     min: i64,
     max: i64,
     sum: i64,
+    max_cycle: u64,
+    max_at: u64,
 }
 
 impl Default for WindowMoments {
@@ -41,17 +48,25 @@ impl Default for WindowMoments {
             min: i64::MAX,
             max: i64::MIN,
             sum: 0,
+            max_cycle: 0,
+            max_at: 0,
         }
     }
 }
 
 impl WindowMoments {
-    /// Adds one sample.
+    /// Adds one sample: value `v` of cycle (sample number) `cycle`, taken
+    /// `at` ns after the run's start. The first of equal maxima keeps its
+    /// place.
     #[inline(always)]
-    pub fn add(&mut self, v: i64) {
+    pub fn add(&mut self, v: i64, cycle: u64, at: u64) {
         self.count += 1;
         self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        if v > self.max {
+            self.max = v;
+            self.max_cycle = cycle;
+            self.max_at = at;
+        }
         self.sum = self.sum.saturating_add(v);
     }
 
@@ -72,6 +87,15 @@ pub struct WindowStat {
     pub max: i64,
     /// Mean rounded to 1 ns (0 when `count` is 0).
     pub mean: i64,
+    /// Cycle (sample) number of the maximum, counted from the run's first
+    /// (0 when `count` is 0). Not stored with the window rows: a monitor
+    /// keeps it in its 5-minute rows.
+    #[serde(default)]
+    pub max_cycle: u64,
+    /// When the maximum was taken, ns since the run's start (0 when
+    /// `count` is 0).
+    #[serde(default)]
+    pub max_at_ns: u64,
 }
 
 impl From<&WindowMoments> for WindowStat {
@@ -84,6 +108,8 @@ impl From<&WindowMoments> for WindowStat {
             min: m.min,
             max: m.max,
             mean: m.mean(),
+            max_cycle: m.max_cycle,
+            max_at_ns: m.max_at,
         }
     }
 }
@@ -141,6 +167,9 @@ pub struct WindowAggregator {
     out: rtrb::Producer<WindowRow>,
     dropped: u64,
     pushed: u64,
+    /// Samples counted since the start, for [`Self::push_values`]'s cycle
+    /// numbers.
+    pushed_samples: u64,
     /// The last row closed, kept only for live metrics
     /// ([`WindowAggregator::keep_last_row`]).
     last: Option<WindowRow>,
@@ -175,6 +204,7 @@ impl WindowAggregator {
             out,
             dropped: 0,
             pushed: 0,
+            pushed_samples: 0,
             last: None,
         }
     }
@@ -266,11 +296,14 @@ impl WindowAggregator {
     /// value this time), in the order of the aggregator's metric table;
     /// values beyond the table are never reported. Pass only the table's
     /// slots: the loop runs once per value.
+    /// The sample's cycle number is its place among the samples pushed.
     #[inline(always)]
     pub fn push_values(&mut self, at: u64, values: &[Option<i64>], overrun: bool) {
+        let cycle = self.pushed_samples;
+        let since = at.saturating_sub(self.t0);
         for (m, v) in self.count(at, overrun).iter_mut().zip(values) {
             if let Some(v) = v {
-                m.add(*v);
+                m.add(*v, cycle, since);
             }
         }
     }
@@ -291,6 +324,7 @@ impl WindowAggregator {
             self.current = w;
         }
         self.cycles += 1;
+        self.pushed_samples += 1;
         self.overruns += overrun as u64;
         &mut self.moments
     }
@@ -339,7 +373,9 @@ mod tests {
                 count: 4,
                 min: 0,
                 max: 3,
-                mean: 2
+                mean: 2,
+                max_cycle: 3,
+                max_at_ns: 753,
             }
         );
         assert_eq!(rows[0].stats[Metric::Exec as usize].max, 5);
@@ -401,7 +437,9 @@ mod tests {
                 count: 2,
                 min: 0,
                 max: 200,
-                mean: 100
+                mean: 100,
+                max_cycle: 2,
+                max_at_ns: 20,
             })
         );
         assert_eq!(
@@ -417,19 +455,19 @@ mod tests {
     }
 
     #[test]
-    fn a_row_is_312_bytes() {
-        // What a run keeps per window row until its result is stored
-        // (limits::MAX_WINDOW_ROWS): the header, the metric table and
-        // eight slots of 32 bytes.
-        assert_eq!(std::mem::size_of::<WindowStat>(), 32);
-        assert_eq!(std::mem::size_of::<WindowRow>(), 312);
+    fn a_row_is_440_bytes() {
+        // What a probe thread's row queue holds per row, preallocated
+        // (`runner::lifecycle::ROW_QUEUE` rows): the header, the metric
+        // table and eight slots of 48 bytes.
+        assert_eq!(std::mem::size_of::<WindowStat>(), 48);
+        assert_eq!(std::mem::size_of::<WindowRow>(), 440);
     }
 
     #[test]
     fn window_mean_rounds_like_the_run_mean() {
         let mut m = WindowMoments::default();
         for v in [-1, -2] {
-            m.add(v);
+            m.add(v, 0, 0);
         }
         assert_eq!(
             WindowStat::from(&m),
@@ -437,12 +475,13 @@ mod tests {
                 count: 2,
                 min: -2,
                 max: -1,
-                mean: -2
+                mean: -2,
+                ..WindowStat::default()
             }
         );
         let mut p = WindowMoments::default();
         for v in [1, 2, 2] {
-            p.add(v);
+            p.add(v, 0, 0);
         }
         assert_eq!(WindowStat::from(&p).mean, 2);
         assert_eq!(

@@ -268,12 +268,14 @@ mod tests {
             min: 2_100,
             max: 19_000,
             mean: 3_050,
+            ..WindowStat::default()
         };
         stats[2] = WindowStat {
             count: 999,
             min: -4_000,
             max: 5_000,
             mean: 1,
+            ..WindowStat::default()
         };
         let row = WindowRow {
             thread: 0,

@@ -187,6 +187,7 @@ fn window(window: u64, count: u64, min: i64, max: i64, mean: i64) -> WindowRow {
         min,
         max,
         mean,
+        ..WindowStat::default()
     };
     WindowRow {
         thread: 0,

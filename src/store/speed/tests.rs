@@ -43,18 +43,21 @@ fn window(thread: u32, window: u64, min: i64, max: i64, mean: i64) -> WindowRow 
         min,
         max,
         mean,
+        ..WindowStat::default()
     };
     stats[1] = WindowStat {
         count: 999,
         min: 990_000,
         max: 1_010_000,
         mean: 1_000_000,
+        ..WindowStat::default()
     };
     stats[2] = WindowStat {
         count: 999,
         min: -10_000,
         max: 10_000,
         mean: 0,
+        ..WindowStat::default()
     };
     WindowRow {
         thread,

@@ -1,0 +1,463 @@
+//! A monitor's series in the database: the 5-minute and hourly rows kept
+//! after the windows are gone, the 5-minute histograms of the last days,
+//! and the retention that keeps the file bounded.
+//!
+//! `jitterlab monitor` runs for months. OSADL's latency farm keeps what
+//! people look at in three resolutions, and so does a series here:
+//!
+//! * **windows** (1 s rows of every metric, the existing `windows` and
+//!   `window_metrics` tables) for a recent span, default 7 days;
+//! * **5-minute rows** of the main latency per CPU — count, min, max, mean
+//!   (kept as a sum, so rows of two segments in one 5 minutes merge
+//!   exactly), and the run, cycle and wall time of the maximum — for a
+//!   year by default;
+//! * **hourly rows**, the same columns, for ever by default.
+//!
+//! **Series and segments.** Each start of the monitor is a run of kind
+//! `monitor` (a segment) whose name is the series' name; the series' id is
+//! the id of its first run. A monitor started again (a reboot, a crash, a
+//! `systemctl restart`) adds a segment and merges into the same rows —
+//! never replaces them (`ON CONFLICT … DO UPDATE`) — and the report marks
+//! each resumption with the gap before it.
+//!
+//! The rollups are written in the same transaction as the windows they
+//! come from, as each drain commits, so a crash loses no more of them than
+//! of the windows (at most one window).
+//!
+//! **Percentiles** need the distribution: every 5 minutes of windows the
+//! probe thread hands its cumulative 1 µs histogram to the writer
+//! (`jitterlab_core::fine_snapshot`), which stores the difference from the
+//! one before — that span's histogram, sparse as in [`super::fine`] — on the
+//! 5-minute row its end falls in, kept as long as the windows.
+//!
+//! # The table
+//!
+//! ```text
+//! monitor_rollups (
+//!     series    the series: the id of its first run (runs.id)
+//!     span      seconds: 300 (5-minute row) or 3600 (hourly row)
+//!     start     Unix seconds, a multiple of span
+//!     cpu       the CPU measured
+//!     count     samples of the main latency
+//!     min, max  ns
+//!     sum       ns: the sum of the windows' mean × count (mean = sum / count)
+//!     run_id    the segment (runs.id) of the maximum
+//!     max_cycle the cycle (sample) number of the maximum in that run
+//!     max_at    wall time of the maximum, ns since the Unix epoch
+//!     hist      5-minute rows only, while kept: the 1 µs histogram of a
+//!               5-minute span that ended in this row (`super::fine`'s
+//!               sparse blob), or NULL
+//!     hist_from, hist_to  that span, wall ns
+//!     hist_over samples of that span at or beyond the last 1 µs bin
+//!     PRIMARY KEY (series, span, start, cpu)
+//! ) WITHOUT ROWID
+//! ```
+//!
+//! The columns are declared without types, as SQLite allows (each value
+//! keeps its own: integers, one blob), and the table is the schema's only
+//! addition: the schema must stay on the file's first page
+//! ([`super::schema`]), which had room for one short `CREATE` more.
+//!
+//! Times here are wall-clock ns since the Unix epoch (a window's is its
+//! run's first release, as wall time, plus its start), bucket starts whole
+//! seconds on multiples of the span: rows read like OSADL's, aligned to the
+//! clock, whatever time the monitor started.
+
+use anyhow::Result;
+use jitterlab_core::window::WindowRow;
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::{i, Store};
+
+/// The table of schema 6 (step 5 → 6); see the module doc.
+pub(super) const TABLES: &str = "CREATE TABLE monitor_rollups(series,span,start,cpu,count,min,max,sum,run_id,max_cycle,max_at,hist,hist_from,hist_to,hist_over,PRIMARY KEY(series,span,start,cpu))WITHOUT ROWID";
+
+/// The spans of the rollups, seconds.
+pub const FIVE_MINUTES: i64 = 300;
+/// The hourly rows' span, seconds.
+pub const HOUR: i64 = 3600;
+const NS: i64 = 1_000_000_000;
+
+/// How long each resolution of a series is kept, seconds (`None`: for
+/// ever).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Window rows and 5-minute histograms.
+    pub windows_s: u64,
+    /// 5-minute rows.
+    pub five_min_s: u64,
+    /// Hourly rows; `None`: for ever.
+    pub hourly_s: Option<u64>,
+}
+
+impl Default for Retention {
+    /// OSADL's farm: windows for 7 days, 5-minute rows for a year, hourly
+    /// maxima for ever.
+    fn default() -> Self {
+        Retention {
+            windows_s: 7 * 86_400,
+            five_min_s: 365 * 86_400,
+            hourly_s: None,
+        }
+    }
+}
+
+/// A series' segment being written: what the writer needs per drain.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    /// The series: the id of its first run.
+    pub series: i64,
+    /// The series' name (the runs' name).
+    pub name: String,
+    /// The run of this segment.
+    pub run: i64,
+    /// Its one cell, whose windows these are.
+    pub cell: i64,
+    /// The metric rolled up: the probe's main latency.
+    pub metric: &'static str,
+}
+
+/// What a new segment follows, when the series had one before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resumed {
+    /// The previous segment's run.
+    pub previous_run: i64,
+    /// Its status (`completed`, `interrupted` …).
+    pub previous_status: String,
+    /// Wall time of the end of its last stored window, ns; `None` when none
+    /// is stored (any more).
+    pub last_ns: Option<i64>,
+}
+
+/// What was deleted by [`Store::monitor_prune`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Window headers.
+    pub windows: u64,
+    /// 5-minute and hourly rows.
+    pub rollups: u64,
+    /// 5-minute histograms.
+    pub histograms: u64,
+}
+
+/// What the retention of one series has done so far, so that each prune
+/// walks only what became old since the one before.
+#[derive(Debug, Clone, Default)]
+pub struct Pruner {
+    /// Histograms are gone from rows starting at or before this (Unix s);
+    /// `None`: not pruned yet in this process (the first prune walks them
+    /// all).
+    hist_done: Option<i64>,
+}
+
+/// `v` rounded down to a multiple of `span`.
+fn floor_to(v: i64, span: i64) -> i64 {
+    v.div_euclid(span) * span
+}
+
+/// The SQL of a segment's first release as wall ns: its run's start
+/// time (whole seconds of `started_at`; the first release follows it by
+/// the set-up, well under a window).
+const SEGMENT_T0: &str = "CAST(strftime('%s', r.started_at) AS INTEGER) * 1000000000";
+
+impl Store {
+    /// Makes run `run` (kind `monitor`, named `name`, whose one cell is
+    /// `cell`) the next segment of the series `name`: the series' id (its
+    /// first run's) and what this segment follows, if the series had a
+    /// segment before.
+    pub fn monitor_begin(
+        &mut self,
+        name: &str,
+        run: i64,
+        cell: i64,
+        metric: &'static str,
+    ) -> Result<(Segment, Option<Resumed>)> {
+        let r = self.monitor_begin_inner(name, run, cell, metric);
+        self.named(r)
+    }
+
+    fn monitor_begin_inner(
+        &mut self,
+        name: &str,
+        run: i64,
+        cell: i64,
+        metric: &'static str,
+    ) -> Result<(Segment, Option<Resumed>)> {
+        let series: i64 = self
+            .conn
+            .query_row(
+                "SELECT MIN(id) FROM runs WHERE kind = 'monitor' AND name = ?1",
+                [name],
+                |r| r.get::<_, Option<i64>>(0),
+            )?
+            .unwrap_or(run);
+        let previous = self
+            .conn
+            .query_row(
+                "SELECT r.id, r.status, c.id, r.params_json FROM runs r JOIN cells c ON c.run_id = r.id
+                 WHERE r.kind = 'monitor' AND r.name = ?1 AND r.id < ?2 ORDER BY r.id DESC LIMIT 1",
+                params![name, run],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?)),
+            )
+            .optional()?;
+        let resumed = match previous {
+            None => None,
+            Some((prev, status, prev_cell, params)) => {
+                let last_ns = self.segment_end(prev, prev_cell, &params)?;
+                Some(Resumed {
+                    previous_run: prev,
+                    previous_status: status,
+                    last_ns,
+                })
+            }
+        };
+        Ok((
+            Segment {
+                series,
+                name: name.to_string(),
+                run,
+                cell,
+                metric,
+            },
+            resumed,
+        ))
+    }
+
+    /// Wall time of the end of the last window segment `run` stored, ns.
+    fn segment_end(&self, run: i64, cell: i64, params_json: &str) -> Result<Option<i64>> {
+        let width = serde_json::from_str::<jitterlab_core::result::Params>(params_json)
+            .map(|p| i(p.window_ns))
+            .unwrap_or(NS);
+        let end: Option<i64> = self.conn.query_row(
+            &format!(
+                "SELECT {SEGMENT_T0} + (SELECT MAX(w.start_ns) FROM windows w WHERE w.cell_id = ?2)
+                 FROM runs r WHERE r.id = ?1"
+            ),
+            params![run, cell],
+            |r| r.get(0),
+        )?;
+        Ok(end.map(|e| e + width))
+    }
+
+    /// Stores a drain's window rows of `seg` and their 5-minute and hourly
+    /// rollups in one transaction; `wall_t0_ns` is the run's first release
+    /// as wall time, by the clocks' offset at this drain.
+    pub fn monitor_windows(
+        &mut self,
+        seg: &Segment,
+        rows: &[WindowRow],
+        wall_t0_ns: i64,
+    ) -> Result<()> {
+        let r = self.monitor_windows_inner(seg, rows, wall_t0_ns);
+        self.named(r)
+    }
+
+    fn monitor_windows_inner(
+        &mut self,
+        seg: &Segment,
+        rows: &[WindowRow],
+        wall_t0_ns: i64,
+    ) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        super::windows::write_windows(&tx, seg.cell, rows)?;
+        for row in rows {
+            let Some(st) = row.stat(seg.metric).filter(|s| s.count > 0) else {
+                continue;
+            };
+            let start = wall_t0_ns.saturating_add(i(row.start_ns));
+            let at = wall_t0_ns.saturating_add(i(st.max_at_ns));
+            for span in [FIVE_MINUTES, HOUR] {
+                merge_rollup(
+                    &tx,
+                    seg,
+                    span,
+                    floor_to(start.div_euclid(NS), span),
+                    row.cpu,
+                    st,
+                    at,
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores the 1 µs histogram of `cpu` over the wall span `from_ns ..
+    /// to_ns` on the 5-minute row its last window fell in (stored by an
+    /// earlier [`Store::monitor_windows`]; a span without that row is
+    /// dropped, and `false` returned).
+    pub fn monitor_histogram(
+        &mut self,
+        seg: &Segment,
+        cpu: u32,
+        (from_ns, to_ns): (i64, i64),
+        buckets: &[u64],
+        overflows: u64,
+    ) -> Result<bool> {
+        let start = floor_to((to_ns - 1).div_euclid(NS), FIVE_MINUTES);
+        let r = self
+            .conn
+            .execute(
+                "UPDATE monitor_rollups SET hist = ?5, hist_from = ?6, hist_to = ?7, hist_over = ?8
+                 WHERE series = ?1 AND span = ?2 AND start = ?3 AND cpu = ?4",
+                params![
+                    seg.series,
+                    FIVE_MINUTES,
+                    start,
+                    cpu,
+                    super::fine::encode_buckets(buckets),
+                    from_ns,
+                    to_ns,
+                    i(overflows)
+                ],
+            )
+            .map(|n| n == 1)
+            .map_err(anyhow::Error::from);
+        self.named(r)
+    }
+
+    /// Deletes what `retention` no longer keeps of `seg`'s series as of wall
+    /// time `now_ns`: windows and histograms older than `windows_s`,
+    /// 5-minute rows older than `five_min_s`, hourly rows older than
+    /// `hourly_s` (if any). One transaction; each delete walks a primary
+    /// key's range, so running it every few minutes costs little.
+    pub fn monitor_prune(
+        &mut self,
+        seg: &Segment,
+        retention: Retention,
+        now_ns: i64,
+        pruner: &mut Pruner,
+    ) -> Result<Pruned> {
+        let r = self.monitor_prune_inner(seg, retention, now_ns, pruner);
+        self.named(r)
+    }
+
+    fn monitor_prune_inner(
+        &mut self,
+        seg: &Segment,
+        retention: Retention,
+        now_ns: i64,
+        pruner: &mut Pruner,
+    ) -> Result<Pruned> {
+        let tx = self.conn.transaction()?;
+        let mut pruned = Pruned::default();
+        let cutoff = now_ns.saturating_sub(i(retention.windows_s).saturating_mul(NS));
+        let segments: Vec<(i64, i64, String)> = {
+            let mut stmt = tx.prepare_cached(&format!(
+                "SELECT c.id, {SEGMENT_T0}, r.params_json FROM runs r JOIN cells c ON c.run_id = r.id
+                 WHERE r.kind = 'monitor' AND r.name = ?1 AND r.id >= ?2 AND {SEGMENT_T0} < ?3"
+            ))?;
+            let rows = stmt.query_map(params![seg.name, seg.series, cutoff], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for (cell, t0, params) in segments {
+            let width = serde_json::from_str::<jitterlab_core::result::Params>(&params)
+                .map(|p| i(p.window_ns).max(1))
+                .unwrap_or(NS);
+            // Windows that ended by the cutoff: index < (cutoff − t0) / width.
+            let first_kept = (cutoff - t0).div_euclid(width);
+            pruned.windows += prune_windows(&tx, cell, first_kept)?;
+        }
+        let hist_before = floor_to(cutoff.div_euclid(NS), FIVE_MINUTES) - FIVE_MINUTES;
+        pruned.histograms += tx.execute(
+            "UPDATE monitor_rollups SET hist = NULL, hist_from = NULL, hist_to = NULL, hist_over = NULL
+             WHERE series = ?1 AND span = ?2 AND start > ?3 AND start <= ?4 AND hist IS NOT NULL",
+            params![seg.series, FIVE_MINUTES, pruner.hist_done.unwrap_or(i64::MIN), hist_before],
+        )? as u64;
+        pruner.hist_done = Some(hist_before);
+        let spans = [
+            (FIVE_MINUTES, Some(retention.five_min_s)),
+            (HOUR, retention.hourly_s),
+        ];
+        for (span, keep) in spans {
+            let Some(keep) = keep else { continue };
+            let before = now_ns
+                .div_euclid(NS)
+                .saturating_sub(i(keep))
+                .saturating_sub(span);
+            pruned.rollups += tx.execute(
+                "DELETE FROM monitor_rollups WHERE series = ?1 AND span = ?2 AND start <= ?3",
+                params![seg.series, span, before],
+            )? as u64;
+        }
+        tx.commit()?;
+        Ok(pruned)
+    }
+}
+/// Merges one window's figures (`st`, its max at wall `at` ns) into the
+/// rollup of `span` seconds starting at `start` (s) for `cpu`.
+fn merge_rollup(
+    tx: &Transaction<'_>,
+    seg: &Segment,
+    span: i64,
+    start: i64,
+    cpu: u32,
+    st: &jitterlab_core::window::WindowStat,
+    at: i64,
+) -> Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO monitor_rollups VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+         ON CONFLICT (series, span, start, cpu) DO UPDATE SET
+             count = count + excluded.count,
+             min = MIN(min, excluded.min),
+             sum = sum + excluded.sum,
+             run_id = CASE WHEN excluded.max > max THEN excluded.run_id ELSE run_id END,
+             max_cycle = CASE WHEN excluded.max > max THEN excluded.max_cycle ELSE max_cycle END,
+             max_at = CASE WHEN excluded.max > max THEN excluded.max_at ELSE max_at END,
+             max = MAX(max, excluded.max)",
+    )?;
+    let sum = (st.mean as i128 * st.count as i128).clamp(i64::MIN as i128, i64::MAX as i128);
+    stmt.execute(params![
+        seg.series,
+        span,
+        start,
+        cpu,
+        i(st.count),
+        st.min,
+        st.max,
+        sum as i64,
+        seg.run,
+        i(st.max_cycle),
+        at
+    ])?;
+    Ok(())
+}
+
+/// Deletes cell `cell`'s windows numbered below `first_kept`, every thread,
+/// with their metrics; returns the headers deleted.
+fn prune_windows(tx: &Transaction<'_>, cell: i64, first_kept: i64) -> Result<u64> {
+    if first_kept <= 0 {
+        return Ok(0);
+    }
+    // The cell's threads, one index seek each (a `DISTINCT` would read
+    // every window of the cell).
+    let mut threads = Vec::new();
+    let mut stmt =
+        tx.prepare_cached("SELECT MIN(thread) FROM windows WHERE cell_id = ?1 AND thread > ?2")?;
+    while let Some(t) = stmt.query_row(
+        params![cell, threads.last().copied().unwrap_or(-1i64)],
+        |r| r.get::<_, Option<i64>>(0),
+    )? {
+        threads.push(t);
+    }
+    let mut deleted = 0;
+    for t in threads {
+        tx.execute(
+            "DELETE FROM window_metrics WHERE cell_id = ?1 AND thread = ?2 AND window < ?3",
+            params![cell, t, first_kept],
+        )?;
+        deleted += tx.execute(
+            "DELETE FROM windows WHERE cell_id = ?1 AND thread = ?2 AND window < ?3",
+            params![cell, t, first_kept],
+        )? as u64;
+    }
+    Ok(deleted)
+}
+
+#[cfg(test)]
+mod tests;
