@@ -48,6 +48,7 @@ pub mod docs;
 pub mod docs_gen;
 pub mod internal;
 pub mod metrics;
+pub mod monitor;
 pub mod netcycle;
 pub mod one_cell;
 mod report;
@@ -89,6 +90,12 @@ pub struct Cli {
 pub enum Command {
     /// Run one probe, store it in the database and print its statistics.
     Run(metrics::RunArgs),
+    /// Watch a machine for months: wake-up latency on the chosen CPUs that
+    /// never ends on its own, stored with OSADL-style retention (1 s windows
+    /// for 7 days, 5-minute rows for a year, hourly maxima for ever), resumed
+    /// across restarts; alerts over --max-latency go to the journal. Read it
+    /// with `report --monitor`; run it as the jitterlab-monitor service.
+    Monitor(Box<monitor::MonitorArgs>),
     /// List the runs stored in the database (--host, --since, --until
     /// choose; --json for scripts).
     Runs(stored::RunsArgs),

@@ -43,6 +43,7 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    drop_empty_settings();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
@@ -110,6 +111,13 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
             let _served = metrics::serve(run.metrics.addr, &cli.sysroot, "run")?;
             runner::run(&cli.sysroot, &cli.db, &spec, &options)
         }
+        Command::Monitor(a) => {
+            let (cli::one_cell::OneCell { spec, mut options }, monitor) =
+                a.one_cell(&cli.sysroot, &cli.db)?;
+            options.monitor = Some(monitor);
+            let _served = metrics::serve(a.metrics, &cli.sysroot, "monitor")?;
+            runner::run(&cli.sysroot, &cli.db, &spec, &options)
+        }
         Command::Bench(a) => {
             // A dry run measures nothing, and serves nothing.
             let addr = a.source.metrics.addr.filter(|_| !a.dry_run);
@@ -140,6 +148,21 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
         Command::NetRps(a) => net::rps::rps_main(&a.request()),
         Command::GenerateDocs(a) => cli::docs_gen::generate(&a.dir).map(|_| ExitCode::SUCCESS),
+    }
+}
+
+/// Unsets every `JITTERLAB_*` variable that is set but empty, before the
+/// command line is parsed: in `/etc/default/jitterlab` (the service's
+/// environment file) `JITTERLAB_CPUS=` means "not given, take the
+/// default", while clap would read it as an empty value. Runs first, while
+/// the process has one thread.
+fn drop_empty_settings() {
+    let empty: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, v)| v.is_empty() && k.to_string_lossy().starts_with("JITTERLAB_"))
+        .map(|(k, _)| k)
+        .collect();
+    for k in empty {
+        std::env::remove_var(k);
     }
 }
 

@@ -494,6 +494,7 @@ fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
         engine: c.engine.map(Engine::from),
         stream: c.stream,
         calibrated: calibrations(c)?,
+        monitor: None,
     })
 }
 

@@ -30,6 +30,8 @@ pub enum Stop {
     /// After the chase's samples ([`jitterlab_core::defaults::SAMPLES`]
     /// unless given), with no deadline: `run chase` without `--duration`.
     Samples,
+    /// Never on its own, only by a signal: `jitterlab monitor`.
+    Never,
 }
 
 /// What `jitterlab run` asks for beside its one-cell spec; the default is
@@ -66,6 +68,8 @@ pub struct RunOptions {
     /// by thread, instead of calibrating (a bench's, made idle on the
     /// host, handed to its container cell).
     pub calibrated: Option<Vec<Calibration>>,
+    /// `jitterlab monitor`: the series, its retention and its alerts.
+    pub monitor: Option<crate::runner::monitor::MonitorOptions>,
 }
 
 impl Default for RunOptions {
@@ -83,6 +87,7 @@ impl Default for RunOptions {
             engine: None,
             stream: false,
             calibrated: None,
+            monitor: None,
         }
     }
 }
@@ -131,6 +136,7 @@ pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
         Stop::Duration => (Some(spec.cell_duration_ns(cell)), None),
         Stop::Cycles(n) => (None, Some(n)),
         Stop::Samples => (None, probe.samples()),
+        Stop::Never => (None, None),
     };
     let scan = probe.scan();
     RunPlan {

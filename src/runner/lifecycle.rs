@@ -71,6 +71,7 @@ use crate::system::rt::{self, SchedRequest};
 
 pub use super::assemble::Measured;
 use super::assemble::{self, Figures, ResultContext, ThreadFigures};
+use super::monitor::Watch;
 use super::RunPlan;
 
 /// Window rows each probe thread can queue before the writer must drain:
@@ -189,6 +190,18 @@ pub struct RowWriter {
     pub samples: u64,
     /// The rows of one drain, reused from drain to drain.
     batch: Vec<WindowRow>,
+    /// The first release on the monotonic clock, once set: window rows
+    /// count from it.
+    pub t0: Option<u64>,
+    /// `jitterlab monitor`: windows per 1 µs histogram handed over by each
+    /// probe thread (set before the measurement; the readers wait in
+    /// `fine_readers` until `ready` makes the [`Watch`]).
+    pub fine_every: Option<u64>,
+    /// The probe threads' histogram readers, by CPU, for the [`Watch`].
+    pub fine_readers: Vec<(u32, jitterlab_core::fine_snapshot::FineReader)>,
+    /// `jitterlab monitor`'s writer side: rollups, histograms, retention,
+    /// alerts (see [`super::monitor`]).
+    pub monitor: Option<Watch>,
     /// The first write error (CSV or store): recorded as a warning in the
     /// result and, after the outputs are written, an error of the command
     /// (DESIGN rule 7: storing never fails silently).
@@ -205,12 +218,19 @@ impl RowWriter {
             cell,
             samples: 0,
             batch: Vec::new(),
+            t0: None,
+            fine_every: None,
+            fine_readers: Vec::new(),
+            monitor: None,
             error: None,
         }
     }
 
     /// Moves every queued row into the CSV file, the stream and the store.
     pub fn drain(&mut self, consumers: &mut [rtrb::Consumer<WindowRow>]) {
+        // A monitor's histograms first: the rows they end with are then
+        // in the queues.
+        let snapshots = self.monitor.as_mut().map(Watch::take_snapshots);
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
         for rx in consumers.iter_mut() {
@@ -218,7 +238,7 @@ impl RowWriter {
                 batch.push(row);
             }
         }
-        self.push_rows(&batch);
+        self.push_rows_with(&batch, snapshots.unwrap_or_default());
         self.batch = batch;
     }
 
@@ -226,6 +246,16 @@ impl RowWriter {
     /// cell's, streamed to the host) — into the CSV file and the stream,
     /// and stores them in one commit.
     pub fn push_rows(&mut self, rows: &[WindowRow]) {
+        self.push_rows_with(rows, Vec::new());
+    }
+
+    /// [`Self::push_rows`], with a monitor's histogram snapshots taken
+    /// before the rows were drained.
+    fn push_rows_with(
+        &mut self,
+        rows: &[WindowRow],
+        snapshots: Vec<(usize, jitterlab_core::fine_snapshot::FineSnapshot, i64)>,
+    ) {
         for row in rows {
             if let Some(w) = self.csv.as_mut() {
                 if let Err(e) = w.write_row(row).and_then(|()| w.flush()) {
@@ -243,7 +273,17 @@ impl RowWriter {
             }
             self.samples += row.cycles;
         }
-        if rows.is_empty() {
+        if rows.is_empty() && snapshots.is_empty() {
+            return;
+        }
+        if let (Some(s), Some(w), Some(t0)) = (self.store.as_mut(), self.monitor.as_mut(), self.t0)
+        {
+            // A monitor goes on after a failed write (a full disk): the
+            // error is said once per kind on stderr (the journal under
+            // systemd), and the next drain tries again.
+            if let Err(e) = w.store(s, t0, rows, snapshots) {
+                w.write_failed(&format!("{e:#}"));
+            }
             return;
         }
         if let (Some(s), Some(cell)) = (self.store.as_mut(), self.cell) {
@@ -281,6 +321,8 @@ struct ThreadStart {
     live: Arc<LiveStats>,
     /// Live metrics' snapshot publisher (`--metrics`).
     export: Option<jitterlab_core::metrics_snapshot::Publisher>,
+    /// A monitor's 1 µs histogram hand-over.
+    fine: Option<jitterlab_core::fine_snapshot::FinePublisher>,
     shared: Arc<Shared>,
     setup: mpsc::Sender<Setup>,
 }
@@ -346,6 +388,11 @@ fn measure_threads(
         consumers.push(rx);
         let live = Arc::new(LiveStats::new());
         lives.push((cpu, Arc::clone(&live)));
+        let fine = writer.fine_every.map(|every| {
+            let (p, r) = jitterlab_core::fine_snapshot::fine_channel(plan.histogram_buckets, every);
+            writer.fine_readers.push((cpu as u32, r));
+            p
+        });
         let start = ThreadStart {
             index: i as u32,
             cpu,
@@ -363,6 +410,7 @@ fn measure_threads(
             rows: tx,
             live,
             export: exports.next().flatten(),
+            fine,
             shared: Arc::clone(&shared),
             setup: setup_tx.clone(),
         };
@@ -421,6 +469,7 @@ fn measure_threads(
     };
     let t0 = sys::monotonic_ns() + lead;
     shared.t0.store(t0, Relaxed);
+    writer.t0 = Some(t0);
     shared.barrier.wait();
     // A periodic probe counts its own releases; any other is stopped at
     // the duration.
@@ -527,6 +576,7 @@ fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
         rows,
         live,
         export,
+        fine,
         shared,
         setup,
     } = start;
@@ -541,6 +591,9 @@ fn thread_body(mut probe: Box<dyn Probe>, start: ThreadStart) -> ThreadEnd {
         .then(|| Recorder::new(metrics, &recorder, rows, live));
     if let (Some(r), Some(p)) = (recorder.as_mut(), export) {
         r.export_metrics(p);
+    }
+    if let (Some(r), Some(p)) = (recorder.as_mut(), fine) {
+        r.export_fine(p);
     }
     let _ = setup.send(Setup {
         index,

@@ -66,6 +66,7 @@ pub mod apply;
 pub mod assemble;
 pub mod bench;
 pub mod lifecycle;
+pub mod monitor;
 pub use crate::probe::plan;
 pub mod spec_source;
 
@@ -267,6 +268,10 @@ fn measure_built(
     let signalled = termination_flag()?;
 
     let mut writer = RowWriter::new(store, None);
+    writer.fine_every = opts
+        .monitor
+        .as_ref()
+        .map(|_| monitor::histogram_every(plan.params.window_ns));
     if opts.stream {
         writer.stream = Some(Box::new(std::io::stdout()));
     }
@@ -296,14 +301,32 @@ fn measure_built(
                 kernel_release: &host.kernel_release,
                 machine_id: host.machine_id.as_deref(),
                 realtime: Some(realtime),
-                kind: RunKind::Run,
-                name: plan.kind.name(),
+                kind: match opts.monitor {
+                    Some(_) => RunKind::Monitor,
+                    None => RunKind::Run,
+                },
+                name: opts
+                    .monitor
+                    .as_ref()
+                    .map_or(plan.kind.name(), |m| m.series.as_str()),
                 spec_json: None,
             };
             let started = s.begin_run_in(&run, &cell.key.deployment);
             let started = started.context("recording the run")?;
             w.cell = Some(started.cell);
             ids = Some(started);
+            if let Some(m) = &opts.monitor {
+                let readers = std::mem::take(&mut w.fine_readers);
+                let watch = monitor::Watch::begin(
+                    s,
+                    root,
+                    m.clone(),
+                    (started.run, started.cell),
+                    plan.params.window_ns,
+                    readers,
+                )?;
+                w.monitor = Some(watch);
+            }
         }
         Ok(())
     };

@@ -401,7 +401,8 @@ fn merge_rollup(
     at: i64,
 ) -> Result<()> {
     let mut stmt = tx.prepare_cached(
-        "INSERT INTO monitor_rollups VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        "INSERT INTO monitor_rollups (series, span, start, cpu, count, min, max, sum, run_id, max_cycle, max_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (series, span, start, cpu) DO UPDATE SET
              count = count + excluded.count,
              min = MIN(min, excluded.min),
@@ -459,5 +460,7 @@ fn prune_windows(tx: &Transaction<'_>, cell: i64, first_kept: i64) -> Result<u64
     Ok(deleted)
 }
 
+#[cfg(test)]
+mod retention_tests;
 #[cfg(test)]
 mod tests;

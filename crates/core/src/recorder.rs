@@ -474,6 +474,41 @@ mod tests {
     }
 
     #[test]
+    fn the_fine_hand_over_holds_exactly_the_closed_windows() {
+        // Windows of 1000 ns, a hand-over every window: the sample that
+        // closes window 0 is not in window 0's snapshot; finishing hands
+        // over everything.
+        let (tx, _rx) = rtrb::RingBuffer::new(8);
+        let cfg = config(RESPONSE.main_latency, 10);
+        let mut r = Recorder::new(RESPONSE.metrics, &cfg, tx, Arc::new(LiveStats::new()));
+        let (p, mut reader) = crate::fine_snapshot::fine_channel(10, 1);
+        r.export_fine(p);
+        let slot = r.histogram_slot().unwrap();
+        let push = |r: &mut Recorder, i: u64, at: u64, us: i64| {
+            let mut values = [None; MAX_METRICS];
+            values[slot] = Some(us * 1_000);
+            SampleSink::push(
+                r,
+                &Sample {
+                    index: i,
+                    at,
+                    values,
+                },
+            );
+        };
+        push(&mut r, 0, 100, 2);
+        push(&mut r, 1, 900, 3);
+        assert_eq!(reader.read(), None);
+        push(&mut r, 2, 1_100, 7);
+        let s = reader.read().unwrap();
+        assert_eq!(s.windows, 1);
+        assert_eq!(s.buckets, vec![0, 0, 1, 1, 0, 0, 0, 0, 0, 0]);
+        r.finish();
+        let s = reader.read().unwrap();
+        assert_eq!((s.windows, s.buckets[7]), (2, 1));
+    }
+
+    #[test]
     fn slots_pad_with_none() {
         assert_eq!(
             slots([Some(1), None, Some(3)]),

@@ -1,6 +1,8 @@
 //! Live metrics cost the probe no allocation (DESIGN rule 2): a recorder
 //! that publishes a snapshot at each window's end — bucket counts per
-//! sample, the triple buffer's swap per window — allocates nothing, measured
+//! sample, the triple buffer's swap per window — and a monitor's 1 µs
+//! histogram every few windows (a copy into a preallocated buffer)
+//! allocates nothing, measured
 //! with a counting global allocator (`stats_alloc`, so that no `unsafe` is
 //! written here).
 //!
@@ -38,6 +40,8 @@ fn publishing_snapshots_allocates_nothing() {
     let mut periodic = Recorder::new(PERIODIC_METRICS, &cfg, tx, Arc::new(LiveStats::new()));
     let (p, mut periodic_reader) = channel();
     periodic.export_metrics(p);
+    let (p, mut fine_reader) = jitterlab_core::fine_snapshot::fine_channel(1_000, 50);
+    periodic.export_fine(p);
     let (tx, mut event_rows) = rtrb::RingBuffer::new(4_096);
     let event_cfg = RecorderConfig {
         main_latency: RESPONSE.main_latency,
@@ -73,6 +77,7 @@ fn publishing_snapshots_allocates_nothing() {
         );
         if i % 10 == 9 {
             std::hint::black_box(periodic_reader.read());
+            std::hint::black_box(fine_reader.read());
             std::hint::black_box(event_reader.read());
             while rows.pop().is_ok() {}
             while event_rows.pop().is_ok() {}
@@ -86,4 +91,9 @@ fn publishing_snapshots_allocates_nothing() {
     assert_eq!((s.samples, s.metrics[0].count), (20_000, 20_000));
     assert!(s.windows >= 1_999, "{}", s.windows);
     assert_eq!(event_reader.read().metrics[2].count, 6_667);
+    // The 1 µs histogram was handed over every 50 windows, the last at
+    // window 1 950 (or 2 000 if the last window closed).
+    let fine = fine_reader.read().expect("handed over");
+    assert_eq!(fine.windows % 50, 0, "{}", fine.windows);
+    assert!(fine.windows >= 1_950, "{}", fine.windows);
 }

@@ -204,7 +204,10 @@ pub fn inner_argv(
     if !samples_stop {
         match stop {
             Stop::Cycles(n) => flag("cycles", n.to_string()),
-            Stop::Duration | Stop::Samples => flag("duration", t(spec.cell_duration_ns(cell))),
+            // A monitor (Stop::Never) runs only on the host.
+            Stop::Duration | Stop::Samples | Stop::Never => {
+                flag("duration", t(spec.cell_duration_ns(cell)))
+            }
         }
     }
     // Scheduling, as the configuration asks.

@@ -1,0 +1,229 @@
+//! `jitterlab monitor`: the flags of the never-ending latency monitor,
+//! checked and turned into `run wakeup`'s one-cell spec plus the
+//! monitor's own options ([`MonitorOptions`]).
+//!
+//! The monitor is `run wakeup` that never ends on its own: the same probe,
+//! the same checks, the same messages for the flags the two share (they
+//! go through [`one_cell::wakeup`]). What is its own: the series it adds
+//! to, the retention of that series, and `--max-latency`, which here does
+//! not fail the run (a monitor has no end to fail at) but logs each window
+//! over it to the system log at priority warning.
+//!
+//! Every flag a service sets can come from the environment
+//! (`JITTERLAB_CPUS`, `JITTERLAB_METRICS` …), which is how the systemd
+//! unit reads `/etc/default/jitterlab`; a variable set but empty counts as
+//! not given.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use anyhow::Result;
+use clap::Args;
+use jitterlab_core::defaults;
+use jitterlab_core::spec::Policy;
+use jitterlab_core::units::{format_duration_exact, parse_duration, CpuList};
+
+use super::one_cell::{self, OneCell};
+use super::{
+    cpu_list, default_time, histogram_buckets, outliers, period, policy_parser, window, CommonArgs,
+    DeploymentArg, WakeupArgs,
+};
+use crate::error::bad;
+use crate::runner::monitor::MonitorOptions;
+use crate::runner::Stop;
+use crate::store::monitor::Retention;
+
+/// `jitterlab monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
+    /// online CPU but CPU 0 when there is more than one].
+    #[arg(long, value_name = "LIST", value_parser = cpu_list, env = "JITTERLAB_CPUS")]
+    pub cpus: Option<CpuList>,
+
+    /// Wake-up interval of every thread (at least 10us).
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true, env = "JITTERLAB_INTERVAL")]
+    pub interval: u64,
+
+    /// The series to add to: a monitor started again under the same name
+    /// resumes it (marked in the report), never overwrites it.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "default",
+        env = "JITTERLAB_SERIES"
+    )]
+    pub series: String,
+
+    /// Log each window with a wake-up latency over TIME to the system log
+    /// (the journal, priority warning) with what the CPU went through in
+    /// that window, and count it in the metrics; the monitor goes on.
+    #[arg(long, value_name = "TIME", value_parser = super::duration, allow_hyphen_values = true, env = "JITTERLAB_MAX_LATENCY")]
+    pub max_latency: Option<u64>,
+
+    /// Serve live Prometheus metrics at ADDR: PORT, :PORT (on 127.0.0.1)
+    /// or HOST:PORT (see docs/metrics.md).
+    #[arg(long = "metrics", value_name = "ADDR", value_parser = metrics_addr, env = "JITTERLAB_METRICS")]
+    pub metrics: Option<SocketAddr>,
+
+    /// How long the 1 s window rows and the 5-minute histograms are kept.
+    #[arg(long, value_name = "TIME", default_value = "7d", value_parser = retention, env = "JITTERLAB_KEEP_WINDOWS")]
+    pub keep_windows: u64,
+
+    /// How long the 5-minute rows (min, max, mean, count, and the cycle
+    /// and time of the max) are kept.
+    #[arg(long = "keep-5min", value_name = "TIME", default_value = "365d", value_parser = retention, env = "JITTERLAB_KEEP_5MIN")]
+    pub keep_five_min: u64,
+
+    /// How long the hourly rows are kept: a time, or `forever`.
+    #[arg(long, value_name = "TIME|forever", default_value = "forever", value_parser = retention_or_forever, env = "JITTERLAB_KEEP_HOURLY")]
+    pub keep_hourly: Forever,
+
+    /// Scheduling policy.
+    #[arg(long, default_value = Policy::Fifo.name(), value_parser = policy_parser())]
+    pub policy: Policy,
+
+    /// Real-time priority for fifo/rr (1-99) [default: 95]; not with other.
+    #[arg(
+        long,
+        value_name = "PRIO",
+        allow_negative_numbers = true,
+        env = "JITTERLAB_PRIORITY"
+    )]
+    pub priority: Option<i32>,
+
+    /// Width of the window rows (min, max, mean, count); at least 1ms.
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::WINDOW_NS), value_parser = window, allow_hyphen_values = true)]
+    pub window: u64,
+
+    /// Threshold for the share of samples over it.
+    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = super::duration, allow_hyphen_values = true)]
+    pub threshold: u64,
+
+    /// Number of 1 us buckets of the latency histograms (at most 100000).
+    #[arg(long, value_name = "N", default_value_t = defaults::HISTOGRAM_BUCKETS, value_parser = histogram_buckets, allow_hyphen_values = true)]
+    pub histogram_buckets: usize,
+
+    /// Outliers kept per metric for each start of the monitor.
+    #[arg(long, value_name = "N", default_value_t = defaults::OUTLIERS, value_parser = outliers, allow_hyphen_values = true)]
+    pub outliers: usize,
+
+    /// Fail (exit 2) when a real-time default cannot be applied.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Do not hold /dev/cpu_dma_latency at 0.
+    #[arg(long)]
+    pub no_dma_latency: bool,
+
+    /// Show the live status even when stdout is not a terminal.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+fn metrics_addr(s: &str) -> Result<SocketAddr, String> {
+    crate::metrics::parse_addr(s)
+}
+
+/// `--keep-hourly`: a time or for ever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forever(pub Option<u64>);
+
+/// The longest retention: 100 years.
+const MAX_RETENTION_S: u64 = 100 * 365 * 86_400;
+
+/// A retention: the unit grammar, whole seconds, 1h to 100 years.
+fn retention(s: &str) -> Result<u64, String> {
+    let ns = parse_duration(s).map_err(|e| e.to_string())?;
+    let secs = ns / 1_000_000_000;
+    if secs < 3_600 {
+        return Err(format!(
+            "{} is shorter than an hour; keep at least 1h",
+            format_duration_exact(ns)
+        ));
+    }
+    if secs > MAX_RETENTION_S {
+        return Err(
+            "is longer than 100 years; give at most 36500d, or forever for --keep-hourly".into(),
+        );
+    }
+    Ok(secs)
+}
+
+fn retention_or_forever(s: &str) -> Result<Forever, String> {
+    match s.trim() {
+        "forever" => Ok(Forever(None)),
+        t => match parse_duration(t) {
+            Ok(_) => retention(t).map(|s| Forever(Some(s))),
+            Err(_) => Err(format!("give a time (e.g. 3650d) or forever, not {t:?}")),
+        },
+    }
+}
+
+impl MonitorArgs {
+    /// Checks the flags against the machine under `root` (as `run wakeup`
+    /// does) and turns them into the one-cell spec, with the monitor's
+    /// options; a retention that keeps a coarser resolution for less time
+    /// than a finer one is refused.
+    pub fn one_cell(&self, root: &Path, db: &Path) -> Result<(OneCell, MonitorOptions)> {
+        let retention = Retention {
+            windows_s: self.keep_windows,
+            five_min_s: self.keep_five_min,
+            hourly_s: self.keep_hourly.0,
+        };
+        if retention.five_min_s < retention.windows_s {
+            return Err(bad(format!(
+                "--keep-5min {}s is shorter than --keep-windows {}s; keep the 5-minute rows at least as long as the windows",
+                retention.five_min_s, retention.windows_s
+            )));
+        }
+        if retention.hourly_s.is_some_and(|h| h < retention.five_min_s) {
+            return Err(bad(
+                "--keep-hourly is shorter than --keep-5min; keep the hourly rows at least as long (or forever)",
+            ));
+        }
+        if self.series.trim().is_empty() || self.series.chars().any(char::is_control) {
+            return Err(bad(
+                "--series must be a non-empty name without control characters, e.g. --series rack3",
+            ));
+        }
+        let wakeup = WakeupArgs {
+            interval: self.interval,
+            cpus: self.cpus.clone(),
+            common: CommonArgs {
+                duration: None,
+                cycles: None,
+                policy: self.policy,
+                priority: self.priority,
+                nice: None,
+                strict: self.strict,
+                window: self.window,
+                threshold: self.threshold,
+                outliers: self.outliers,
+                json: None,
+                csv: None,
+                histogram: None,
+                histogram_buckets: self.histogram_buckets,
+                max_latency: None,
+                max_jitter: None,
+                max_exec: None,
+                break_trace: None,
+                progress: self.progress,
+                no_dma_latency: self.no_dma_latency,
+                no_db: false,
+                deployment: DeploymentArg::Host,
+                engine: None,
+                stream: false,
+                calibration: None,
+            },
+        };
+        let mut one = one_cell::wakeup(root, db, &wakeup)?;
+        one.options.stop = Stop::Never;
+        let options = MonitorOptions {
+            series: self.series.clone(),
+            retention,
+            max_latency_ns: self.max_latency,
+        };
+        Ok((one, options))
+    }
+}

@@ -1,0 +1,349 @@
+//! `jitterlab monitor`: a wake-up latency probe that runs for months, as
+//! OSADL's latency farm watches its machines.
+//!
+//! It is `run wakeup` without an end ([`super::Stop::Never`]) whose
+//! writer does more with each drain (a [`Watch`], held by the
+//! [`RowWriter`](super::lifecycle::RowWriter)):
+//!
+//! * the window rows go to the database with their 5-minute and hourly
+//!   rollups in one transaction ([`Store::monitor_windows`]): nothing of a
+//!   window is kept in memory once it is committed, so the monitor's
+//!   memory is the same after a minute and after a year;
+//! * every 5 minutes of windows each probe thread hands its 1 µs histogram
+//!   over ([`jitterlab_core::fine_snapshot`]); the difference from the one
+//!   before is that span's histogram, stored for the last hour's
+//!   percentiles;
+//! * every 5 minutes the retention deletes what the series no longer keeps
+//!   ([`Store::monitor_prune`]);
+//! * with `--max-latency`, each window whose maximum is over the limit is
+//!   logged to the system log at priority warning, with what that CPU went
+//!   through in the window (steal time, interrupts, softirqs: the kernel's
+//!   counters read at each window's end), and counted in the live metrics.
+//!
+//! **Wall time.** Window rows are numbered from the run's first release on
+//! the monotonic clock; rollups are aligned to the wall clock. Each drain
+//! reads both clocks and converts with their current offset, so a clock
+//! stepped by NTP after boot (a machine without a battery-backed clock
+//! starts in 1970) moves the rollups with it rather than filing them a
+//! year away.
+//!
+//! **Resuming.** Each start is a new run (a segment) of the series named
+//! by `--series`; the series' rows are merged into, never replaced. A
+//! reboot, a crash or a full disk loses at most the window being measured
+//! when it happened: the rows are committed at every drain.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Result;
+use jitterlab_core::fine_snapshot::{difference, FineReader, FineSnapshot};
+use jitterlab_core::units::format_ns;
+use jitterlab_core::window::WindowRow;
+use jitterlab_sys as sys;
+
+use crate::output::errln;
+use crate::store::monitor::{Pruner, Resumed, Retention, Segment};
+use crate::store::Store;
+use crate::system::counters::{self, Counters};
+
+/// What `jitterlab monitor` asks of the runner beside its wake-up cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorOptions {
+    /// `--series`.
+    pub series: String,
+    /// `--keep-windows`, `--keep-5min`, `--keep-hourly`.
+    pub retention: Retention,
+    /// `--max-latency`: the alert limit, ns.
+    pub max_latency_ns: Option<u64>,
+}
+
+/// How often the retention runs.
+const PRUNE_EVERY: Duration = Duration::from_secs(300);
+
+/// Windows per 1 µs histogram handed over: 5 minutes of them.
+pub fn histogram_every(window_ns: u64) -> u64 {
+    (300_000_000_000 / window_ns.max(1)).max(1)
+}
+
+/// One probe thread's histogram hand-over, as the writer follows it.
+struct FineFeed {
+    cpu: u32,
+    reader: FineReader,
+    /// The snapshot before, and when (wall ns) it was taken.
+    before: Option<(FineSnapshot, i64)>,
+    /// Windows of the snapshot last stored.
+    seen: u64,
+}
+
+/// The writer's side of a monitor: see the module doc.
+pub struct Watch {
+    options: MonitorOptions,
+    segment: Segment,
+    window_ns: u64,
+    feeds: Vec<FineFeed>,
+    pruner: Pruner,
+    next_prune: Instant,
+    root: std::path::PathBuf,
+    /// The kernel's counters at the end of the last window seen, per CPU
+    /// that window was on, for the alerts' explanations.
+    counters: Option<Counters>,
+    log: crate::system::syslog::SystemLog,
+    /// Windows over `--max-latency` so far.
+    pub alerts: u64,
+    /// Failed writes so far, and when one was last said.
+    failed: (u64, Option<Instant>),
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("segment", &self.segment)
+            .field("alerts", &self.alerts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Wall-clock now, ns since the Unix epoch.
+fn wall_now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// The wall time of monotonic instant `mono_ns`, by the clocks' offset now.
+fn wall_of(mono_ns: u64) -> i64 {
+    let offset = wall_now_ns() - sys::monotonic_ns() as i64;
+    offset + mono_ns as i64
+}
+
+/// A wall time as RFC 3339 (UTC, whole seconds).
+pub fn rfc3339_ns(ns: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(ns.div_euclid(1_000_000_000))
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| format!("{ns} ns"))
+}
+
+impl Watch {
+    /// Starts the segment of run `run` (one cell `cell`) in `options`'
+    /// series and says on stderr whether it starts or resumes it.
+    pub fn begin(
+        store: &mut Store,
+        root: &std::path::Path,
+        options: MonitorOptions,
+        (run, cell): (i64, i64),
+        window_ns: u64,
+        feeds: Vec<(u32, FineReader)>,
+    ) -> Result<Watch> {
+        let (segment, resumed) = store.monitor_begin(&options.series, run, cell, "latency")?;
+        errln!(
+            "jitterlab: monitor: {}",
+            resumption(&options.series, resumed.as_ref(), wall_now_ns())
+        );
+        let log = crate::system::syslog::SystemLog::open(root);
+        if options.max_latency_ns.is_some() {
+            errln!("jitterlab: monitor: alerts go to {}", log.destination());
+        }
+        Ok(Watch {
+            options,
+            segment,
+            window_ns,
+            feeds: feeds
+                .into_iter()
+                .map(|(cpu, reader)| FineFeed {
+                    cpu,
+                    reader,
+                    before: None,
+                    seen: 0,
+                })
+                .collect(),
+            pruner: Pruner::default(),
+            next_prune: Instant::now(),
+            root: root.to_path_buf(),
+            counters: None,
+            log,
+            alerts: 0,
+            failed: (0, None),
+        })
+    }
+
+    /// The latest histogram snapshots, taken before a drain pops its rows:
+    /// every row pushed before a snapshot was published is then in the
+    /// queue, so the rows a histogram ends with are stored first.
+    pub fn take_snapshots(&mut self) -> Vec<(usize, FineSnapshot, i64)> {
+        let mut out = Vec::new();
+        for (i, f) in self.feeds.iter_mut().enumerate() {
+            if let Some(s) = f.reader.read() {
+                if s.windows != f.seen {
+                    out.push((i, s.clone(), wall_now_ns()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Stores one drain's rows (with the rollups), then the histograms
+    /// taken before it, runs the retention when due and logs the alerts.
+    pub fn store(
+        &mut self,
+        store: &mut Store,
+        t0: u64,
+        rows: &[WindowRow],
+        snapshots: Vec<(usize, FineSnapshot, i64)>,
+    ) -> Result<()> {
+        let wall_t0 = wall_of(t0);
+        store.monitor_windows(&self.segment, rows, wall_t0)?;
+        for (i, snap, _taken) in snapshots {
+            let f = &mut self.feeds[i];
+            // The span's wall times: from the end of the windows of the
+            // snapshot before (the start at first) to the end of this one's.
+            let to = wall_t0 + (snap.windows * self.window_ns) as i64;
+            let from = match &f.before {
+                Some((b, _)) => wall_t0 + (b.windows * self.window_ns) as i64,
+                None => wall_t0,
+            };
+            let (counts, over) = difference(&snap, f.before.as_ref().map(|(b, _)| b));
+            store.monitor_histogram(&self.segment, f.cpu, (from, to), &counts, over)?;
+            f.seen = snap.windows;
+            f.before = Some((snap, to));
+        }
+        self.alert(rows, wall_t0);
+        if Instant::now() >= self.next_prune {
+            self.next_prune = Instant::now() + PRUNE_EVERY;
+            store.monitor_prune(
+                &self.segment,
+                self.options.retention,
+                wall_now_ns(),
+                &mut self.pruner,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Says that a drain could not be stored (a full disk, a database
+    /// locked by another program): at once the first time, then at most
+    /// once a minute with the count, so a disk full for hours does not
+    /// flood the journal. The monitor goes on: the rows of that drain are
+    /// lost, the next drain writes again.
+    pub fn write_failed(&mut self, error: &str) {
+        self.failed.0 += 1;
+        let due = self
+            .failed
+            .1
+            .is_none_or(|at| at.elapsed() >= Duration::from_secs(60));
+        if due {
+            self.failed.1 = Some(Instant::now());
+            errln!(
+                "jitterlab: monitor: storing window rows failed ({} drain(s) lost so far): {error}",
+                self.failed.0
+            );
+        }
+    }
+
+    /// Logs each row over `--max-latency` with the kernel's counters of its
+    /// CPU since the window before (read now, at most a drain after the
+    /// window ended).
+    fn alert(&mut self, rows: &[WindowRow], wall_t0: i64) {
+        let Some(limit) = self.options.max_latency_ns else {
+            return;
+        };
+        if rows.is_empty() {
+            return;
+        }
+        let now = counters::read(&self.root);
+        let before = self.counters.replace(now.clone());
+        for row in rows {
+            let Some(st) = row.stat("latency").filter(|s| s.count > 0) else {
+                continue;
+            };
+            if st.max <= 0 || st.max as u64 <= limit {
+                continue;
+            }
+            self.alerts += 1;
+            crate::metrics::alert(row.cpu as usize);
+            let at = wall_t0 + st.max_at_ns as i64;
+            let explanation = match &before {
+                Some(b) => explain(b, &now, row.cpu as usize),
+                None => "no counters yet (the first window of this start)".into(),
+            };
+            let message = format!(
+                "wake-up latency {} over --max-latency {} on CPU {} at {} (cycle {} of run {}, window {}); in that window the CPU had {}",
+                format_ns(st.max),
+                format_ns(limit as i64),
+                row.cpu,
+                rfc3339_ns(at),
+                st.max_cycle,
+                self.segment.run,
+                row.window,
+                explanation
+            );
+            let fields = [
+                ("JITTERLAB_SERIES", self.options.series.clone()),
+                ("JITTERLAB_CPU", row.cpu.to_string()),
+                ("JITTERLAB_LATENCY_NS", st.max.to_string()),
+                ("JITTERLAB_LIMIT_NS", limit.to_string()),
+                ("JITTERLAB_RUN", self.segment.run.to_string()),
+                ("JITTERLAB_CYCLE", st.max_cycle.to_string()),
+            ];
+            let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            if self.log.warning(&message, &fields).is_err() {
+                crate::metrics::alert_log_failed();
+            }
+        }
+    }
+}
+
+/// What the counters of `cpu` say between two readings, in words.
+fn explain(before: &Counters, after: &Counters, cpu: usize) -> String {
+    let (per_cpu, _) = counters::delta(before, after, &[cpu]);
+    let Some(c) = per_cpu.first() else {
+        return "no counters".into();
+    };
+    let top = |m: &std::collections::BTreeMap<String, u64>| {
+        let mut v: Vec<(&String, &u64)> = m.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v.iter()
+            .take(4)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = vec![format!("steal {}", format_ns(c.steal_ns as i64))];
+    parts.push(match c.irqs {
+        0 => "no interrupts".into(),
+        n => format!("{n} interrupts ({})", top(&c.irq_lines)),
+    });
+    if !c.softirqs.is_empty() {
+        parts.push(format!("softirqs {}", top(&c.softirqs)));
+    }
+    let missing = after.missing();
+    if !missing.is_empty() {
+        parts.push(format!("unknown: {} unreadable", missing.join(", ")));
+    }
+    parts.join("; ")
+}
+
+/// "starts series S" or "resumes series S after a gap of G (the previous
+/// start, run N, ended …)".
+fn resumption(series: &str, resumed: Option<&Resumed>, now_ns: i64) -> String {
+    match resumed {
+        None => format!("starts series {series}"),
+        Some(r) => {
+            let gap = match r.last_ns {
+                Some(last) => format!(
+                    "after a gap of {} since its last stored window ({})",
+                    format_ns(now_ns.saturating_sub(last).max(0)),
+                    rfc3339_ns(last)
+                ),
+                None => "(its previous start stored no window)".into(),
+            };
+            format!(
+                "resumes series {series} {gap}; the previous start, run {}, is {}",
+                r.previous_run, r.previous_status
+            )
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! `jitterlab monitor`: it never ends by itself, stops cleanly on SIGTERM,
+//! resumes its series when started again (marked, never overwritten), and
+//! refuses bad retention and series flags before touching anything.
+
+use std::path::Path;
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serial_test::serial;
+
+fn jl(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_DB", dir.join("m.db"))
+        .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .current_dir(dir);
+    c
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A real-time probe needs root here; say so and skip otherwise.
+fn is_root() -> bool {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipped: the monitor's probe needs root (SCHED_FIFO, mlockall)");
+        return false;
+    }
+    true
+}
+
+/// The monitor on the last online CPU with 100 ms windows, for `secs`,
+/// then SIGTERM: its exit status and stderr.
+fn monitor_for(dir: &Path, secs: f64, extra: &[&str]) -> (Option<i32>, String) {
+    let bin = assert_cmd::cargo::cargo_bin("jitterlab");
+    let child: Child = StdCommand::new(bin)
+        .args(["monitor", "--window", "100ms"])
+        .args(extra)
+        .env("JITTERLAB_DB", dir.join("m.db"))
+        .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .env("JITTERLAB_CPUS", last_cpu())
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    assert!(StdCommand::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn last_cpu() -> String {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last = online.trim().rsplit([',', '-']).next().unwrap();
+    last.to_string()
+}
+
+fn query(dir: &Path, sql: &str) -> Vec<Vec<i64>> {
+    let c = rusqlite::Connection::open(dir.join("m.db")).unwrap();
+    let mut stmt = c.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    let rows = stmt
+        .query_map([], |r| (0..n).map(|i| r.get::<_, i64>(i)).collect())
+        .unwrap();
+    rows.collect::<rusqlite::Result<_>>().unwrap()
+}
+
+#[test]
+#[serial]
+fn a_monitor_runs_until_stopped_and_a_second_start_resumes_its_series() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = monitor_for(dir.path(), 2.0, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("jitterlab: monitor: starts series default\n"),
+        "{err}"
+    );
+    // One segment, of kind monitor; its windows' samples are all in the
+    // rollups (5-minute and hourly rows hold the same samples).
+    let runs = query(
+        dir.path(),
+        "SELECT id, kind = 'monitor', name = 'default' FROM runs",
+    );
+    assert_eq!(runs, vec![vec![1, 1, 1]]);
+    let windows = query(dir.path(), "SELECT COUNT(*), SUM(cycles) FROM windows")[0].clone();
+    assert!(windows[0] >= 10, "2 s of 100 ms windows: {windows:?}");
+    let spans = |d: &Path| {
+        query(
+            d,
+            "SELECT span, SUM(count), MAX(series) FROM monitor_rollups GROUP BY span ORDER BY span",
+        )
+    };
+    assert_eq!(
+        spans(dir.path()),
+        vec![vec![300, windows[1], 1], vec![3600, windows[1], 1]]
+    );
+    // Started again: the same series, a second segment, nothing replaced.
+    let (code, err) = monitor_for(dir.path(), 1.5, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("jitterlab: monitor: resumes series default after a gap of "),
+        "{err}"
+    );
+    assert!(
+        err.contains("; the previous start, run 1, is interrupted\n"),
+        "{err}"
+    );
+    let total = query(dir.path(), "SELECT SUM(cycles) FROM windows")[0][0];
+    assert!(total > windows[1]);
+    assert_eq!(
+        spans(dir.path()),
+        vec![vec![300, total, 1], vec![3600, total, 1]]
+    );
+    // The maxima keep their place: each row's max is one of its windows'.
+    let place = query(
+        dir.path(),
+        "SELECT COUNT(*) FROM monitor_rollups r WHERE NOT EXISTS (
+             SELECT 1 FROM window_metrics m JOIN cells c ON c.id = m.cell_id
+             WHERE c.run_id = r.run_id AND m.metric = 'latency' AND m.max = r.max)",
+    );
+    assert_eq!(place, vec![vec![0]]);
+}
+
+#[test]
+fn bad_retention_and_series_are_refused_with_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            vec!["--keep-windows", "10m"],
+            "jitterlab: error: invalid value '10m' for '--keep-windows <TIME>': 10m is shorter than an hour; keep at least 1h (see jitterlab --help)\n",
+        ),
+        (
+            vec!["--keep-windows", "7d", "--keep-5min", "1d"],
+            "jitterlab: error: --keep-5min 86400s is shorter than --keep-windows 604800s; keep the 5-minute rows at least as long as the windows\n",
+        ),
+        (
+            vec!["--keep-hourly", "2d"],
+            "jitterlab: error: --keep-hourly is shorter than --keep-5min; keep the hourly rows at least as long (or forever)\n",
+        ),
+        (
+            vec!["--series", " "],
+            "jitterlab: error: --series must be a non-empty name without control characters, e.g. --series rack3\n",
+        ),
+        (
+            vec!["--keep-hourly", "ever"],
+            "jitterlab: error: invalid value 'ever' for '--keep-hourly <TIME|forever>': give a time (e.g. 3650d) or forever, not \"ever\" (see jitterlab --help)\n",
+        ),
+    ] {
+        let o = jl(dir.path()).arg("monitor").args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&o), want, "{args:?}");
+    }
+    assert!(!dir.path().join("m.db").exists(), "nothing stored");
+}
+
+#[test]
+fn an_empty_setting_in_the_environment_counts_as_not_given() {
+    // /etc/default/jitterlab's `JITTERLAB_CPUS=` means "the default", as
+    // a shell's empty variable would; a bad value is still refused.
+    let dir = tempfile::tempdir().unwrap();
+    let o = jl(dir.path())
+        .args(["monitor", "--keep-hourly", "2d"])
+        .env("JITTERLAB_CPUS", "")
+        .env("JITTERLAB_MAX_LATENCY", "")
+        .output()
+        .unwrap();
+    assert_eq!(
+        stderr(&o),
+        "jitterlab: error: --keep-hourly is shorter than --keep-5min; keep the hourly rows at least as long (or forever)\n"
+    );
+    let o = jl(dir.path())
+        .args(["monitor"])
+        .env("JITTERLAB_CPUS", "banana")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("jitterlab: error: invalid value 'banana' for '--cpus <LIST>'"),
+        "{}",
+        stderr(&o)
+    );
+}
