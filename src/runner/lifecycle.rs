@@ -254,7 +254,7 @@ impl RowWriter {
     fn push_rows_with(
         &mut self,
         rows: &[WindowRow],
-        snapshots: Vec<(usize, jitterlab_core::fine_snapshot::FineSnapshot, i64)>,
+        snapshots: Vec<(usize, jitterlab_core::fine_snapshot::FineSnapshot)>,
     ) {
         for row in rows {
             if let Some(w) = self.csv.as_mut() {

@@ -91,7 +91,17 @@ pub struct Watch {
     pub alerts: u64,
     /// Failed writes so far, and when one was last said.
     failed: (u64, Option<Instant>),
+    /// Rows a failed write could not store, written again with the next
+    /// drain's (at most [`MAX_PENDING`]; older ones are lost and counted).
+    pending: Vec<WindowRow>,
+    /// Rows lost because the database refused them for too long.
+    pub lost_rows: u64,
 }
+
+/// Rows kept for a database that refuses writes (a full disk): an hour of
+/// 1 s windows on four CPUs, about 6 MB at most, so a disk cleaned up
+/// within the hour loses nothing.
+const MAX_PENDING: usize = 4 * 3_600;
 
 impl std::fmt::Debug for Watch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -167,18 +177,20 @@ impl Watch {
             log,
             alerts: 0,
             failed: (0, None),
+            pending: Vec::new(),
+            lost_rows: 0,
         })
     }
 
     /// The latest histogram snapshots, taken before a drain pops its rows:
     /// every row pushed before a snapshot was published is then in the
     /// queue, so the rows a histogram ends with are stored first.
-    pub fn take_snapshots(&mut self) -> Vec<(usize, FineSnapshot, i64)> {
+    pub fn take_snapshots(&mut self) -> Vec<(usize, FineSnapshot)> {
         let mut out = Vec::new();
         for (i, f) in self.feeds.iter_mut().enumerate() {
             if let Some(s) = f.reader.read() {
                 if s.windows != f.seen {
-                    out.push((i, s.clone(), wall_now_ns()));
+                    out.push((i, s.clone()));
                 }
             }
         }
@@ -192,11 +204,31 @@ impl Watch {
         store: &mut Store,
         t0: u64,
         rows: &[WindowRow],
-        snapshots: Vec<(usize, FineSnapshot, i64)>,
+        snapshots: Vec<(usize, FineSnapshot)>,
     ) -> Result<()> {
         let wall_t0 = wall_of(t0);
-        store.monitor_windows(&self.segment, rows, wall_t0)?;
-        for (i, snap, _taken) in snapshots {
+        self.alert(rows, wall_t0);
+        let stored = if self.pending.is_empty() {
+            store.monitor_windows(&self.segment, rows, wall_t0)
+        } else {
+            let mut all = std::mem::take(&mut self.pending);
+            all.extend_from_slice(rows);
+            let r = store.monitor_windows(&self.segment, &all, wall_t0);
+            if r.is_err() {
+                self.pending = all;
+            }
+            r
+        };
+        if let Err(e) = stored {
+            if self.pending.is_empty() {
+                self.pending.extend_from_slice(rows);
+            }
+            let over = self.pending.len().saturating_sub(MAX_PENDING);
+            self.pending.drain(..over);
+            self.lost_rows += over as u64;
+            return Err(e);
+        }
+        for (i, snap) in snapshots {
             let f = &mut self.feeds[i];
             // The span's wall times: from the end of the windows of the
             // snapshot before (the start at first) to the end of this one's.
@@ -210,7 +242,6 @@ impl Watch {
             f.seen = snap.windows;
             f.before = Some((snap, to));
         }
-        self.alert(rows, wall_t0);
         if Instant::now() >= self.next_prune {
             self.next_prune = Instant::now() + PRUNE_EVERY;
             store.monitor_prune(
@@ -226,8 +257,8 @@ impl Watch {
     /// Says that a drain could not be stored (a full disk, a database
     /// locked by another program): at once the first time, then at most
     /// once a minute with the count, so a disk full for hours does not
-    /// flood the journal. The monitor goes on: the rows of that drain are
-    /// lost, the next drain writes again.
+    /// flood the journal. The monitor goes on: the rows wait (up to
+    /// [`MAX_PENDING`]) and the next drain writes them with its own.
     pub fn write_failed(&mut self, error: &str) {
         self.failed.0 += 1;
         let due = self
@@ -237,8 +268,10 @@ impl Watch {
         if due {
             self.failed.1 = Some(Instant::now());
             errln!(
-                "jitterlab: monitor: storing window rows failed ({} drain(s) lost so far): {error}",
-                self.failed.0
+                "jitterlab: monitor: storing window rows failed ({} time(s) so far; {} row(s) wait to be written, {} lost): {error}",
+                self.failed.0,
+                self.pending.len(),
+                self.lost_rows
             );
         }
     }
@@ -345,5 +378,96 @@ fn resumption(series: &str, resumed: Option<&Resumed>, now_ns: i64) -> String {
                 r.previous_run, r.previous_status
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jitterlab_core::probe::MAX_METRICS;
+    use jitterlab_core::result::ProbeKind;
+    use jitterlab_core::window::WindowStat;
+
+    use crate::store::{RunKind, RunStart};
+
+    fn row(window: u64) -> WindowRow {
+        let mut stats = [WindowStat::default(); MAX_METRICS];
+        stats[0] = WindowStat {
+            count: 1000,
+            min: 2_000,
+            max: 9_000,
+            mean: 4_000,
+            max_cycle: window * 1000 + 7,
+            max_at_ns: window * 1_000_000_000 + 7_000_000,
+        };
+        WindowRow {
+            thread: 0,
+            cpu: 1,
+            window,
+            start_ns: window * 1_000_000_000,
+            cycles: 1000,
+            overruns: 0,
+            metrics: ProbeKind::Wakeup.metrics(),
+            stats,
+        }
+    }
+
+    #[test]
+    fn rows_a_full_disk_refused_are_written_once_it_has_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let cmd = vec!["jitterlab".to_string()];
+        let params = serde_json::to_string(&jitterlab_core::result::Params::default()).unwrap();
+        let ids = store
+            .begin_run_in(
+                &RunStart {
+                    started_at: "2026-11-24T00:00:00Z",
+                    probe: "wakeup",
+                    command_line: &cmd,
+                    params_json: params,
+                    host_json: "{}".into(),
+                    hostname: "plc-7",
+                    kernel_release: "6.18.0",
+                    machine_id: None,
+                    realtime: Some(true),
+                    kind: RunKind::Monitor,
+                    name: "default",
+                    spec_json: None,
+                },
+                "host",
+            )
+            .unwrap();
+        let options = MonitorOptions {
+            series: "default".into(),
+            retention: Retention::default(),
+            max_latency_ns: None,
+        };
+        let mut w = Watch::begin(
+            &mut store,
+            dir.path(),
+            options,
+            (ids.run, ids.cell),
+            1_000_000_000,
+            Vec::new(),
+        )
+        .unwrap();
+        let t0 = sys::monotonic_ns();
+        w.store(&mut store, t0, &[row(0)], Vec::new()).unwrap();
+        store.cap_pages(true).unwrap();
+        // Enough rows to need new pages: refused, kept.
+        let many: Vec<WindowRow> = (1..400).map(row).collect();
+        let e = w.store(&mut store, t0, &many, Vec::new()).unwrap_err();
+        assert!(format!("{e:#}").contains("full"), "{e:#}");
+        assert_eq!((w.pending.len(), w.lost_rows), (399, 0));
+        let e = w
+            .store(&mut store, t0, &[row(400)], Vec::new())
+            .unwrap_err();
+        assert!(format!("{e:#}").contains("full"), "{e:#}");
+        assert_eq!(w.pending.len(), 400);
+        store.cap_pages(false).unwrap();
+        w.store(&mut store, t0, &[row(401)], Vec::new()).unwrap();
+        assert!(w.pending.is_empty());
+        let windows = store.window_count_for_tests(ids.cell);
+        assert_eq!(windows, 402);
     }
 }

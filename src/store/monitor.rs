@@ -389,6 +389,33 @@ impl Store {
         Ok(pruned)
     }
 }
+impl Store {
+    /// Caps the file at its current size (SQLite's `max_page_count`), or
+    /// lifts the cap: what a full disk does to a write, for tests.
+    #[cfg(test)]
+    pub(crate) fn cap_pages(&self, capped: bool) -> Result<()> {
+        let pages: i64 = match capped {
+            true => self.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?,
+            false => 1 << 30,
+        };
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// The window headers stored for `cell`, for tests.
+    #[cfg(test)]
+    pub(crate) fn window_count_for_tests(&self, cell: i64) -> i64 {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM windows WHERE cell_id = ?1",
+                [cell],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+}
+
 /// Merges one window's figures (`st`, its max at wall `at` ns) into the
 /// rollup of `span` seconds starting at `start` (s) for `cpu`.
 fn merge_rollup(
