@@ -2,13 +2,15 @@
 //! command and host, the current cell and a bench's progress, the settings
 //! in effect, the neighbours' health, and the probe threads' snapshot
 //! readers — written by the controlling thread at the few moments they
-//! change, read under one lock at each scrape.
+//! change, read under one lock at each scrape — and a monitor's alerts,
+//! counted by its writer thread once per window over `--max-latency`.
 //!
 //! The probe threads never take this lock: they publish through their own
 //! triple buffers, whose reading ends live here. The lock is held for a
 //! scrape's encoding (microseconds) and for the controller's updates, both
 //! on non-real-time threads.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
@@ -48,6 +50,18 @@ pub struct State {
     pub settings: Vec<Setting>,
     /// The probe CPUs of the latest measurement.
     pub probe_cpus: Vec<usize>,
+    /// A monitor's alerts, once it watches for them.
+    pub alerts: Option<Alerts>,
+}
+
+/// The alerts of `jitterlab monitor --max-latency`. They count for the
+/// whole command: cells and measurements coming and going leave them be.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Alerts {
+    /// Windows over the limit, per CPU.
+    pub windows: BTreeMap<usize, u64>,
+    /// Alerts the system log refused (written to stderr instead).
+    pub log_failures: u64,
 }
 
 /// One probe thread whose snapshots are served.
@@ -182,5 +196,29 @@ impl Board {
             self.cpus_changed.fetch_add(1, Relaxed);
         }
         publishers
+    }
+
+    /// The monitor watches `cpus` for windows over its limit: their
+    /// counters are served from 0 on, so the first alert is an increase a
+    /// query sees (a series born at 1 is not one).
+    pub fn alerts_armed(&self, cpus: &[usize]) {
+        let mut s = self.lock();
+        let alerts = s.alerts.get_or_insert_with(Alerts::default);
+        for &cpu in cpus {
+            alerts.windows.entry(cpu).or_insert(0);
+        }
+    }
+
+    /// A window on `cpu` was over the limit.
+    pub fn alert(&self, cpu: usize) {
+        let mut s = self.lock();
+        let alerts = s.alerts.get_or_insert_with(Alerts::default);
+        *alerts.windows.entry(cpu).or_insert(0) += 1;
+    }
+
+    /// The system log refused an alert.
+    pub fn alert_log_failed(&self) {
+        let mut s = self.lock();
+        s.alerts.get_or_insert_with(Alerts::default).log_failures += 1;
     }
 }

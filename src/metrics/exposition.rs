@@ -26,7 +26,11 @@
 //!   current cell's configuration, scenario, deployment, probe and
 //!   repetition), `jitterlab_cells_done` and `jitterlab_cells_planned`,
 //!   `jitterlab_neighbour_running` (1 running, 0 died) and
-//!   `jitterlab_setting_info` (1 in effect, 0 asked for but not had).
+//!   `jitterlab_setting_info` (1 in effect, 0 asked for but not had);
+//! * a monitor with `--max-latency`: `jitterlab_alerts_total` (`host`,
+//!   `cpu`: windows over the limit, each logged to the system log) and
+//!   `jitterlab_alert_log_failures_total` (`host`: alerts the system log
+//!   refused).
 //!
 //! Every figure comes from the last closed window: a scrape is at most one
 //! window (1 s by default) behind the probe, and the figures of one thread
@@ -186,6 +190,22 @@ fn families(board: &Board, state: &mut State) -> Vec<MetricFamily> {
             "A setting of the configuration in effect: 1 when the machine holds the value, 0 when it was asked for but could not be had.",
             &[("host", host), ("setting", &s.name), ("value", &s.value)],
             f64::from(u8::from(s.in_effect)),
+        );
+    }
+    if let Some(alerts) = &state.alerts {
+        for (cpu, &n) in &alerts.windows {
+            f.counter(
+                "jitterlab_alerts_total",
+                "Windows whose latency exceeded --max-latency, each logged to the system log at priority warning.",
+                &[("host", host), ("cpu", &cpu.to_string())],
+                n,
+            );
+        }
+        f.counter(
+            "jitterlab_alert_log_failures_total",
+            "Alerts the system log (journal or /dev/log) refused; each was written to stderr instead.",
+            &[("host", host)],
+            alerts.log_failures,
         );
     }
     for t in state.threads.iter_mut() {

@@ -1,7 +1,8 @@
-//! Live metrics: `--metrics ADDR` on `run`, `bench` and `apply` serves
-//! what is being measured in the Prometheus text exposition format, so a
-//! long run is watched in Grafana and a fleet of machines is one scrape
-//! configuration away (`docs/metrics.md`, `contrib/`).
+//! Live metrics: `--metrics ADDR` on `run`, `bench`, `apply` and
+//! `monitor` serves what is being measured in the Prometheus text
+//! exposition format, so a long run is watched in Grafana and a fleet of
+//! machines is one scrape configuration away (`docs/metrics.md`,
+//! `contrib/`).
 //!
 //! **Who does what.** The probe threads never touch this module: each
 //! recorder counts its values into fixed buckets and, at every window's
@@ -10,7 +11,8 @@
 //! on the probe. The controlling thread tells the [`Board`] what else is
 //! going on: the cell (and a bench's progress), the settings in effect,
 //! the neighbours' health, the probe threads' snapshot readers
-//! ([`probe_threads`]). A metrics thread of its own, SCHED_OTHER and kept
+//! ([`probe_threads`]); a monitor's writer thread counts its alerts
+//! ([`alert`]). A metrics thread of its own, SCHED_OTHER and kept
 //! off the probe CPUs, answers `GET /metrics` ([`http`]) by reading the
 //! board under its lock and the latest snapshots, and encoding them
 //! ([`exposition`]).
@@ -209,6 +211,31 @@ pub fn probe_threads(kind: ProbeKind, cpus: &[usize]) -> Vec<Option<Publisher>> 
     match board() {
         Some(b) => b.probe_threads(kind, cpus).into_iter().map(Some).collect(),
         None => Vec::new(),
+    }
+}
+
+/// `jitterlab monitor --max-latency` watches `cpus`: their alert counters
+/// are served from 0 on (see [`Board::alerts_armed`]).
+pub fn alerts_armed(cpus: &[usize]) {
+    if let Some(b) = board() {
+        b.alerts_armed(cpus);
+    }
+}
+
+/// A window on `cpu` was over `--max-latency`: one more in
+/// `jitterlab_alerts_total`. Called by the monitor's writer thread, once
+/// per window over the limit; nothing without metrics.
+pub fn alert(cpu: usize) {
+    if let Some(b) = board() {
+        b.alert(cpu);
+    }
+}
+
+/// The system log refused an alert (it went to stderr): one more in
+/// `jitterlab_alert_log_failures_total`.
+pub fn alert_log_failed() {
+    if let Some(b) = board() {
+        b.alert_log_failed();
     }
 }
 

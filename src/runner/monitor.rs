@@ -156,6 +156,8 @@ impl Watch {
         let log = crate::system::syslog::SystemLog::open(root);
         if options.max_latency_ns.is_some() {
             errln!("jitterlab: monitor: alerts go to {}", log.destination());
+            let cpus: Vec<usize> = feeds.iter().map(|(cpu, _)| *cpu as usize).collect();
+            crate::metrics::alerts_armed(&cpus);
         }
         Ok(Watch {
             options,

@@ -4,8 +4,9 @@
 //! outliers, the process table, the settings that partition the machine
 //! (IRQ affinity, sysctls, cpufreq), the journal of every change with
 //! `jitterlab restore`, the private work directories jitterlab writes
-//! its files in, and the containers of deployment `container` (engine,
-//! image, host quirks, their real-time parent cgroup).
+//! its files in, the containers of deployment `container` (engine,
+//! image, host quirks, their real-time parent cgroup), and the system log
+//! a monitor's alerts go to.
 //!
 //! The `*_undo` modules (resctrl, work directories, the neighbours'
 //! cgroups) hold the steps that put a change back: the journal's replay
@@ -27,6 +28,7 @@ pub mod procs;
 pub mod resctrl_undo;
 pub mod rt;
 pub mod settings;
+pub mod syslog;
 pub mod trace;
 pub mod workdir;
 pub mod workdir_undo;
