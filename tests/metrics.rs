@@ -762,3 +762,88 @@ fn a_port_in_use_is_refused_and_nothing_changes() {
         assert!(!dir.path().join("j.db").exists());
     }
 }
+
+/// The last online CPU (the monitor measures there).
+fn last_cpu() -> String {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    online.trim().rsplit([',', '-']).next().unwrap().to_string()
+}
+
+#[test]
+#[serial]
+fn a_monitor_counts_its_alerts_per_cpu() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping: the monitor's probe needs root (SCHED_FIFO, mlockall)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = last_cpu();
+    // Every window's maximum wake-up latency is over 1 µs.
+    let monitor = Running::start(
+        dir.path(),
+        &[
+            "monitor",
+            "--cpus",
+            &cpu,
+            "--window",
+            "100ms",
+            "--max-latency",
+            "1us",
+            "--metrics",
+            "0",
+        ],
+    );
+    let addr = monitor.address();
+    let text = scrape_until(&monitor, &addr, Duration::from_secs(20), |l| {
+        l.iter()
+            .any(|l| l.name == "jitterlab_alerts_total" && l.value >= 2.0)
+    });
+    monitor.term();
+    let (code, stdout, stderr) = monitor.wait();
+    assert_eq!(code, Some(0), "{stdout}{stderr:?}");
+    promtool_passes(&text);
+    let lines = samples(&text);
+    let host = lines
+        .iter()
+        .find(|l| l.name == "jitterlab_run_info")
+        .map(|l| l.labels["host"].clone())
+        .unwrap();
+    let alerts: Vec<&Line> = lines
+        .iter()
+        .filter(|l| l.name == "jitterlab_alerts_total")
+        .collect();
+    assert_eq!(alerts.len(), 1, "{text}");
+    assert_eq!(
+        alerts[0].labels,
+        BTreeMap::from([("host".into(), host.clone()), ("cpu".into(), cpu.clone())])
+    );
+    assert_eq!(
+        value(
+            &lines,
+            "jitterlab_alert_log_failures_total",
+            &[("host", &host)]
+        ),
+        0.0
+    );
+    // Where the alerts went: the journal where journald runs (CI may not
+    // run it), else stderr, one line each.
+    let destination = stderr
+        .iter()
+        .find_map(|l| l.strip_prefix("jitterlab: monitor: alerts go to "))
+        .unwrap_or_else(|| panic!("{stderr:#?}"));
+    assert!(
+        ["the journal", "syslog (/dev/log)", "stderr"].contains(&destination),
+        "{destination}"
+    );
+    if destination == "stderr" {
+        let warned = stderr
+            .iter()
+            .filter(|l| {
+                l.starts_with("jitterlab: warning: wake-up latency ")
+                    && l.contains(&format!(" over --max-latency 1.000us on CPU {cpu} at "))
+                    && l.contains(&format!(" JITTERLAB_CPU={cpu} "))
+            })
+            .count();
+        assert!(warned as f64 >= alerts[0].value, "{stderr:#?}");
+    }
+}

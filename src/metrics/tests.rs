@@ -287,3 +287,102 @@ fn a_cell_that_ends_takes_its_settings_and_neighbours_along() {
     assert!(!text.contains("jitterlab_overruns_total"), "{text}");
     assert!(!text.contains("jitterlab_max_cycles"), "{text}");
 }
+
+/// `promtool check metrics` on `text` passes with no complaint; skipped,
+/// saying so, where promtool is missing.
+fn promtool_passes(text: &str) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("skipping promtool check metrics: promtool is not installed (apt-get install prometheus)");
+        return;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!((out.status.code(), said.as_str()), (Some(0), ""), "{text}");
+}
+
+#[test]
+fn a_monitor_s_alerts_are_counted_per_cpu_from_zero() {
+    let board = Board::new("rt-target".into(), "monitor", Path::new("/"));
+    let version = crate::version::TOOL_VERSION;
+    let run_info = format!(
+        r#"# HELP jitterlab_run_info The jitterlab command serving these metrics (always 1).
+# TYPE jitterlab_run_info gauge
+jitterlab_run_info{{host="rt-target",command="monitor",version="{version}"}} 1
+"#
+    );
+    // Nothing about alerts before the monitor watches for them.
+    assert_eq!(exposition::render(&board), run_info);
+    board.alerts_armed(&[1, 3]);
+    let armed = exposition::render(&board);
+    assert_eq!(
+        armed,
+        format!(
+            r#"{run_info}# HELP jitterlab_alerts_total Windows whose latency exceeded --max-latency, each logged to the system log at priority warning.
+# TYPE jitterlab_alerts_total counter
+jitterlab_alerts_total{{host="rt-target",cpu="1"}} 0
+jitterlab_alerts_total{{host="rt-target",cpu="3"}} 0
+# HELP jitterlab_alert_log_failures_total Alerts the system log (journal or /dev/log) refused; each was written to stderr instead.
+# TYPE jitterlab_alert_log_failures_total counter
+jitterlab_alert_log_failures_total{{host="rt-target"}} 0
+"#
+        )
+    );
+    promtool_passes(&armed);
+    board.alert(3);
+    board.alert(3);
+    // A CPU it was not armed for is counted all the same.
+    board.alert(12);
+    board.alert_log_failed();
+    // Cells coming and going leave the counts be.
+    board.cell_started(0, 1, &key());
+    board.cell_ended(1, 1);
+    board.alerts_armed(&[3]);
+    let counted = exposition::render(&board);
+    let want_alerts = r#"# HELP jitterlab_alerts_total Windows whose latency exceeded --max-latency, each logged to the system log at priority warning.
+# TYPE jitterlab_alerts_total counter
+jitterlab_alerts_total{host="rt-target",cpu="1"} 0
+jitterlab_alerts_total{host="rt-target",cpu="3"} 2
+jitterlab_alerts_total{host="rt-target",cpu="12"} 1
+# HELP jitterlab_alert_log_failures_total Alerts the system log (journal or /dev/log) refused; each was written to stderr instead.
+# TYPE jitterlab_alert_log_failures_total counter
+jitterlab_alert_log_failures_total{host="rt-target"} 1
+"#;
+    assert!(counted.contains(want_alerts), "{counted}");
+    assert!(
+        counted.starts_with(&format!("{}# HELP jitterlab_cells_planned", run_info)),
+        "{counted}"
+    );
+    promtool_passes(&counted);
+}
+
+#[test]
+fn a_first_alert_or_failure_arms_the_counters_by_itself() {
+    let board = Board::new("h".into(), "monitor", Path::new("/"));
+    board.alert_log_failed();
+    let text = exposition::render(&board);
+    assert!(
+        text.ends_with("# TYPE jitterlab_alert_log_failures_total counter\njitterlab_alert_log_failures_total{host=\"h\"} 1\n"),
+        "{text}"
+    );
+    assert!(!text.contains("jitterlab_alerts_total{"), "{text}");
+    board.alert(0);
+    assert!(exposition::render(&board).contains("jitterlab_alerts_total{host=\"h\",cpu=\"0\"} 1\n"));
+}
