@@ -22,7 +22,8 @@
 #   make deb    the Debian package (cargo-deb): the release binary, its man
 #               pages and bash/zsh/fish completions (generated from the
 #               command line by the hidden `jitterlab __generate-docs`), the
-#               examples and the README, in target/debian/
+#               examples and the README, the monitor's systemd unit
+#               (disabled) and /etc/default/jitterlab, in target/debian/
 #   make bench  the comparisons against cyclictest quoted in BENCHMARKS.md
 #               (installs rt-tests, stress-ng and time; ~40 minutes; keep the
 #               machine otherwise idle)
@@ -87,10 +88,13 @@ lint:
 # for tests/html_report.rs (renders the HTML report headless), prometheus
 # for promtool (tests/metrics.rs checks the live metrics with it), groff
 # and man-db for tests/docs.rs and tests/deb.rs (the generated man pages
-# pass groff's warnings; man -w finds the installed ones).
+# pass groff's warnings; man -w finds the installed ones), systemd for
+# systemd-id128 and for tests/service.rs (systemd-analyze verify checks the
+# monitor's unit).
 test-deps: deps
 	@command -v podman >/dev/null && command -v tshark >/dev/null && command -v python3 >/dev/null && \
-		command -v systemd-id128 >/dev/null && command -v chromium >/dev/null && \
+		command -v systemd-id128 >/dev/null && command -v systemd-analyze >/dev/null && \
+		command -v chromium >/dev/null && \
 		command -v promtool >/dev/null && command -v groff >/dev/null && command -v man >/dev/null || \
 		{ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections && \
 		  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman tshark python3 systemd chromium prometheus groff-base man-db; }
