@@ -439,8 +439,8 @@ fn settings_file_names_only_variables_jitterlab_reads() {
     let found = assignments(&text);
 
     // It sets nothing: the service runs on its defaults until a person
-    // uncomments a line. (A line set empty, NAME=, would not do: clap takes
-    // an empty value as given, and the monitor would refuse it or use "".)
+    // uncomments a line. (A line set empty, NAME=, would do the same:
+    // jitterlab unsets empty JITTERLAB_* variables before it parses.)
     let set: Vec<&Assignment> = found.iter().filter(|a| a.set).collect();
     assert!(set.is_empty(), "{set:?}");
 
