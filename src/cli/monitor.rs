@@ -67,16 +67,16 @@ pub struct MonitorArgs {
     pub metrics: Option<SocketAddr>,
 
     /// How long the 1 s window rows and the 5-minute histograms are kept.
-    #[arg(long, value_name = "TIME", default_value = "7d", value_parser = retention, env = "JITTERLAB_KEEP_WINDOWS")]
+    #[arg(long, value_name = "TIME", default_value = "7d", value_parser = retention)]
     pub keep_windows: u64,
 
     /// How long the 5-minute rows (min, max, mean, count, and the cycle
     /// and time of the max) are kept.
-    #[arg(long = "keep-5min", value_name = "TIME", default_value = "365d", value_parser = retention, env = "JITTERLAB_KEEP_5MIN")]
+    #[arg(long = "keep-5min", value_name = "TIME", default_value = "365d", value_parser = retention)]
     pub keep_five_min: u64,
 
     /// How long the hourly rows are kept: a time, or `forever`.
-    #[arg(long, value_name = "TIME|forever", default_value = "forever", value_parser = retention_or_forever, env = "JITTERLAB_KEEP_HOURLY")]
+    #[arg(long, value_name = "TIME|forever", default_value = "forever", value_parser = retention_or_forever)]
     pub keep_hourly: Forever,
 
     /// Scheduling policy.

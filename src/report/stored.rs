@@ -294,6 +294,12 @@ pub fn import_text(s: &ImportSummary, origin: &Path) -> String {
             }
         ));
     }
+    if s.series_left > 0 {
+        o.push_str(&format!(
+            "left out the 5-minute and hourly rows of {} monitor series: they stay in the monitored machine's database (its runs and windows came)\n",
+            s.series_left
+        ));
+    }
     o
 }
 

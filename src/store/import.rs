@@ -65,6 +65,17 @@ pub const CHILD_TABLES: &[(&str, Parent)] = &[
     ("histograms_1us", Parent::Cell),
 ];
 
+/// The tables an import leaves out, with the reason. A monitor's 5-minute
+/// and hourly rows belong to its series, which is named on the machine
+/// that measured it (by its first run and its name): merged into another
+/// database they would have to be renumbered against that database's
+/// series of the same name. Its runs and windows come like any run's;
+/// `report --monitor` reads the rows on the monitored machine.
+pub const NOT_IMPORTED: &[(&str, &str)] = &[(
+    "monitor_rollups",
+    "a monitor series' 5-minute and hourly rows stay in the monitored machine's database",
+)];
+
 /// Another database, copied and migrated to this schema, ready to import.
 pub struct ImportSource {
     /// Holds the copy; removed on drop.
@@ -95,6 +106,9 @@ pub struct ImportSummary {
     pub already: usize,
     /// Runs still running in the other file, left out.
     pub running: usize,
+    /// Monitor series whose 5-minute and hourly rows were left out
+    /// ([`NOT_IMPORTED`]).
+    pub series_left: usize,
 }
 
 impl ImportSummary {
@@ -371,12 +385,18 @@ fn copy_runs(conn: &mut Connection) -> Result<ImportSummary> {
             }
         }
     }
+    let series_left: i64 = tx.query_row(
+        "SELECT COUNT(DISTINCT series) FROM other.monitor_rollups",
+        [],
+        |r| r.get(0),
+    )?;
     tx.execute_batch("DROP TABLE temp.import_runs; DROP TABLE temp.import_cells;")?;
     tx.commit()?;
     Ok(ImportSummary {
         hosts,
         already,
         running,
+        series_left: series_left as usize,
     })
 }
 

@@ -268,7 +268,8 @@ mod tests {
             min: 2_100,
             max: 19_000,
             mean: 3_050,
-            ..WindowStat::default()
+            max_cycle: 3_417,
+            max_at_ns: 3_417_006_000,
         };
         stats[2] = WindowStat {
             count: 999,
@@ -292,7 +293,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
-            "{\"row\":{\"thread\":0,\"cpu\":1,\"window\":3,\"start_ns\":3000000000,\"cycles\":1000,\"overruns\":2,\"stats\":[{\"count\":1000,\"min\":2100,\"max\":19000,\"mean\":3050},{\"count\":0,\"min\":0,\"max\":0,\"mean\":0},{\"count\":999,\"min\":-4000,\"max\":5000,\"mean\":1},{\"count\":0,\"min\":0,\"max\":0,\"mean\":0}]}}\n"
+            "{\"row\":{\"thread\":0,\"cpu\":1,\"window\":3,\"start_ns\":3000000000,\"cycles\":1000,\"overruns\":2,\"stats\":[{\"count\":1000,\"min\":2100,\"max\":19000,\"mean\":3050,\"max_cycle\":3417,\"max_at_ns\":3417006000},{\"count\":0,\"min\":0,\"max\":0,\"mean\":0,\"max_cycle\":0,\"max_at_ns\":0},{\"count\":999,\"min\":-4000,\"max\":5000,\"mean\":1,\"max_cycle\":0,\"max_at_ns\":0},{\"count\":0,\"min\":0,\"max\":0,\"mean\":0,\"max_cycle\":0,\"max_at_ns\":0}]}}\n"
         );
         let Line::Row(wire) = parse_line(text.trim_end()).unwrap() else {
             panic!("not a row")

@@ -319,7 +319,8 @@ fn dump(c: &Connection) -> Vec<(String, Vec<Vec<Value>>)> {
     let tables: Vec<String> = c
         .prepare(
             "SELECT name FROM sqlite_master
-             WHERE type = 'table' AND name <> 'histograms_1us' ORDER BY name",
+             WHERE type = 'table' AND name NOT IN ('histograms_1us', 'monitor_rollups')
+             ORDER BY name",
         )
         .unwrap()
         .query_map([], |r| r.get(0))
