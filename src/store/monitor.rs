@@ -401,7 +401,8 @@ fn merge_rollup(
     at: i64,
 ) -> Result<()> {
     let mut stmt = tx.prepare_cached(
-        "INSERT INTO monitor_rollups VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        "INSERT INTO monitor_rollups (series, span, start, cpu, count, min, max, sum, run_id, max_cycle, max_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (series, span, start, cpu) DO UPDATE SET
              count = count + excluded.count,
              min = MIN(min, excluded.min),
@@ -434,19 +435,8 @@ fn prune_windows(tx: &Transaction<'_>, cell: i64, first_kept: i64) -> Result<u64
     if first_kept <= 0 {
         return Ok(0);
     }
-    // The cell's threads, one index seek each (a `DISTINCT` would read
-    // every window of the cell).
-    let mut threads = Vec::new();
-    let mut stmt =
-        tx.prepare_cached("SELECT MIN(thread) FROM windows WHERE cell_id = ?1 AND thread > ?2")?;
-    while let Some(t) = stmt.query_row(
-        params![cell, threads.last().copied().unwrap_or(-1i64)],
-        |r| r.get::<_, Option<i64>>(0),
-    )? {
-        threads.push(t);
-    }
     let mut deleted = 0;
-    for t in threads {
+    for t in cell_threads(tx, cell)? {
         tx.execute(
             "DELETE FROM window_metrics WHERE cell_id = ?1 AND thread = ?2 AND window < ?3",
             params![cell, t, first_kept],
@@ -459,5 +449,22 @@ fn prune_windows(tx: &Transaction<'_>, cell: i64, first_kept: i64) -> Result<u64
     Ok(deleted)
 }
 
+/// The threads cell `cell` stored windows of, one index seek each (a
+/// `DISTINCT` would read every window of the cell).
+fn cell_threads(conn: &rusqlite::Connection, cell: i64) -> Result<Vec<i64>> {
+    let mut threads = Vec::new();
+    let mut stmt =
+        conn.prepare_cached("SELECT MIN(thread) FROM windows WHERE cell_id = ?1 AND thread > ?2")?;
+    while let Some(t) = stmt.query_row(
+        params![cell, threads.last().copied().unwrap_or(-1i64)],
+        |r| r.get::<_, Option<i64>>(0),
+    )? {
+        threads.push(t);
+    }
+    Ok(threads)
+}
+
+pub mod synth;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+pub mod view;
