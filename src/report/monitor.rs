@@ -150,7 +150,7 @@ fn cpus_text(view: &MonitorView) -> String {
     match cpus.len() {
         0 => "no CPU yet".into(),
         1 => format!("CPU {}", cpus[0]),
-        _ => format!("CPUs {}", cpus.join(", ")),
+        n => format!("CPUs {} and {}", cpus[..n - 1].join(", "), cpus[n - 1]),
     }
 }
 
@@ -160,14 +160,14 @@ pub fn text(view: &MonitorView) -> String {
     let segments = view.segments.len();
     let _ = write!(
         o,
-        "monitor series {} (series {}): {} {} on {}, {} segment{}",
+        "monitor series {} (series {}, {} segment{}): {} {} on {}",
         shown(&view.name),
         view.series,
+        segments,
+        if segments == 1 { "" } else { "s" },
         shown(&view.probe),
         shown(&view.metric),
         cpus_text(view),
-        segments,
-        if segments == 1 { "" } else { "s" }
     );
     let Some(up_to) = view.up_to_ns else {
         o.push_str(", no data stored yet\n");

@@ -81,6 +81,10 @@ const SPAN: u64 = FIVE_MINUTES as u64;
 /// bins, samples).
 const SHAPE: [(i64, u64); 5] = [(-1, 150), (0, 450), (1, 250), (2, 100), (3, 48)];
 
+/// A finished 5-minute histogram waiting for its drain: the CPU, the wall
+/// span (ns), the bins and the samples beyond them.
+type Span = (u32, (i64, i64), Vec<u64>, u64);
+
 /// One window of one CPU: its latency figures.
 struct Latency {
     min: i64,
@@ -212,7 +216,7 @@ pub fn synth(db: &Path, r: &SynthRequest, mut progress: impl FnMut(u32)) -> Resu
     let mut bins = vec![vec![0u64; BINS]; r.cpus as usize];
     let mut over = vec![0u64; r.cpus as usize];
     let mut rows = Vec::with_capacity(BATCH as usize * r.cpus as usize);
-    let mut spans: Vec<(u32, (i64, i64), Vec<u64>, u64)> = Vec::new();
+    let mut spans: Vec<Span> = Vec::new();
     let total = u64::from(r.days) * 86_400;
     let mut summary = SynthSummary {
         run: ids.run,
@@ -276,16 +280,17 @@ pub fn synth(db: &Path, r: &SynthRequest, mut progress: impl FnMut(u32)) -> Resu
 pub fn synth_main(db: &Path, r: &SynthRequest) -> Result<std::process::ExitCode> {
     let s = synth(db, r, |day| {
         if day % 30 == 0 {
-            let _ = crate::output::errln!("__synth-monitor: day {day} of {}", r.days);
+            crate::output::errln!("__synth-monitor: day {day} of {}", r.days);
         }
     })?;
+    let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     crate::output::outln!(
-        "series {} (run {}): {} days of 1 s windows on {} CPU(s) from {}, {} window rows and {} 5-minute histograms written to {}",
+        "series {} (run {}): {} of 1 s windows on {} from {}, {} window rows and {} 5-minute histograms written to {}",
         crate::report::safe::shown(&r.name),
         s.run,
-        r.days,
-        r.cpus,
-        r.start_s,
+        plural(r.days, "day"),
+        plural(r.cpus, "CPU"),
+        crate::report::monitor::utc(r.start_s * NS, false),
         s.windows,
         s.histograms,
         db.display()

@@ -339,3 +339,57 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
     }
     Ok(Some(s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unix seconds of a UTC date and time.
+    fn at(t: &str) -> f64 {
+        time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+            .unwrap()
+            .unix_timestamp() as f64
+    }
+
+    fn labels(x0: &str, x1: &str) -> Vec<String> {
+        let (ticks, kind) = time_ticks(at(x0), at(x1));
+        ticks.iter().map(|&t| time_label(t, kind)).collect()
+    }
+
+    #[test]
+    fn the_time_axis_ticks_fall_on_whole_utc_times() {
+        assert_eq!(
+            labels("2026-11-21T10:17:00Z", "2026-11-21T14:05:00Z"),
+            [
+                "11-21 10:30",
+                "11-21 11:00",
+                "11-21 11:30",
+                "11-21 12:00",
+                "11-21 12:30",
+                "11-21 13:00",
+                "11-21 13:30",
+                "11-21 14:00"
+            ]
+        );
+        assert_eq!(
+            labels("2026-11-01T00:00:00Z", "2026-11-03T00:00:00Z"),
+            [
+                "11-01 00:00",
+                "11-01 12:00",
+                "11-02 00:00",
+                "11-02 12:00",
+                "11-03 00:00"
+            ]
+        );
+        // A year: the first of every second month.
+        assert_eq!(
+            labels("2025-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
+            ["2025-01", "2025-03", "2025-05", "2025-07", "2025-09", "2025-11", "2026-01"]
+        );
+        // Ten years: every second year.
+        assert_eq!(
+            labels("2020-06-01T00:00:00Z", "2030-06-01T00:00:00Z"),
+            ["2022-01", "2024-01", "2026-01", "2028-01", "2030-01"]
+        );
+    }
+}
