@@ -138,6 +138,7 @@ bench: bench-deps build
 	bash bench/codesys_stop.sh
 	DEPLOYMENTS='"host", "container"' bash bench/roundtrip.sh
 	bash bench/metrics_cost.sh
+	bash bench/monitor-year.sh
 
 clean:
 	$(CARGO) clean

@@ -147,6 +147,10 @@ pub enum Command {
     /// namespace it runs in, started by `ip netns exec`.
     #[command(name = "__rps", hide = true)]
     NetRps(internal::NetRpsArgs),
+    /// Internal: write a synthetic monitor series into a new database
+    /// (bench/monitor-year.sh).
+    #[command(name = "__synth-monitor", hide = true)]
+    SynthMonitor(internal::SynthMonitorArgs),
     /// Internal: write the man pages and shell completions (`make deb`).
     #[command(name = "__generate-docs", hide = true)]
     GenerateDocs(docs::GenerateDocsArgs),
@@ -301,6 +305,19 @@ pub struct ReportArgs {
     /// instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Instead of runs, the monitoring view of a `jitterlab monitor`
+    /// series [default: the latest monitor's]: worst ever with its time,
+    /// worst of the last week and day, the last hour's percentiles, the
+    /// segments with each resumption, what the retention holds; with
+    /// --format html, the plot of the 5-minute maxima. Text, json or html.
+    #[arg(
+        long,
+        value_name = "SERIES",
+        num_args = 0..=1,
+        conflicts_with_all = ["runs", "baseline", "tables", "no_explain", "follow", "histogram"]
+    )]
+    pub monitor: Option<Option<String>>,
 }
 
 /// Tables of `jitterlab report --table`.

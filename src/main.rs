@@ -144,6 +144,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::SynthCapture(a) => {
             net::pcap::synth::synth(&a.request()).map(|_| ExitCode::SUCCESS)
         }
+        Command::SynthMonitor(a) => store::monitor::synth::synth_main(&cli.db, &a.request()),
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
         Command::NetRps(a) => net::rps::rps_main(&a.request()),

@@ -1,8 +1,10 @@
 //! The flags of jitterlab's internal commands (`__net-sink`, `__net-flood`,
-//! `__rps`): the network flood's two ends and the receive steering, which
-//! jitterlab starts inside a namespace with `ip netns exec` (DESIGN rule 6:
-//! an argument vector, never a shell). Hidden from `--help`; each becomes
-//! the plain request of `net::flood` or `net::rps`.
+//! `__rps`, `__synth-monitor`): the network flood's two ends and the
+//! receive steering, which jitterlab starts inside a namespace with `ip
+//! netns exec` (DESIGN rule 6: an argument vector, never a shell), and the
+//! synthetic monitor series of the benchmarks. Hidden from `--help`; each
+//! becomes the plain request of `net::flood`, `net::rps` or
+//! `store::monitor::synth`.
 
 use std::net::IpAddr;
 
@@ -92,4 +94,49 @@ impl NetFloodArgs {
 /// sink itself, which says what to give).
 fn rps_cpus(s: &str) -> Result<CpuList, String> {
     CpuList::parse(s).map_err(|e| e.to_string())
+}
+
+/// `jitterlab __synth-monitor`: a synthetic monitor series in a new
+/// database (`bench/monitor-year.sh`; see `store::monitor::synth`).
+#[derive(Debug, Args)]
+pub struct SynthMonitorArgs {
+    /// Days of 1 s windows to write.
+    #[arg(long, value_name = "N", default_value_t = 365, value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub days: u32,
+
+    /// CPUs the synthetic monitor measures (0 … N−1).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub cpus: u32,
+
+    /// Seed of the latencies.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+
+    /// The first window's start: RFC 3339, whole seconds.
+    #[arg(long, value_name = "TIME", default_value = "2025-01-01T00:00:00Z", value_parser = unix_seconds)]
+    pub start: i64,
+
+    /// The series' name.
+    #[arg(long, value_name = "NAME", default_value = "synthetic")]
+    pub name: String,
+}
+
+impl SynthMonitorArgs {
+    /// What to write.
+    pub fn request(&self) -> crate::store::monitor::synth::SynthRequest {
+        crate::store::monitor::synth::SynthRequest {
+            days: self.days,
+            cpus: self.cpus,
+            seed: self.seed,
+            start_s: self.start,
+            name: self.name.clone(),
+        }
+    }
+}
+
+/// An RFC 3339 time as Unix seconds.
+fn unix_seconds(s: &str) -> Result<i64, String> {
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+        .map(|t| t.unix_timestamp())
+        .map_err(|_| "not a time: give RFC 3339 (2025-01-01T00:00:00Z)".to_string())
 }

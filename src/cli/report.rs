@@ -18,6 +18,7 @@ impl ReportArgs {
             output: self.output.clone(),
             histogram: self.histogram.clone(),
             follow: self.follow,
+            monitor: self.monitor.clone(),
         }
     }
 }

@@ -12,7 +12,9 @@
 //! — and `report --follow` re-renders a run in progress by calling it again.
 //!
 //! * one run (or several, each its own section): see [`page`]'s doc;
-//! * two runs: compared, run A solid and run B dashed on one plot.
+//! * two runs: compared, run A solid and run B dashed on one plot;
+//! * a monitor series (`report --monitor`): its 5-minute-maxima plot and
+//!   its monitoring view ([`page`]'s `monitor`).
 //!
 //! The parts: [`data`] reads what each cell plots (and is the one place that
 //! decides where a cell's 1 µs histogram comes from), [`plots`] draws with
@@ -56,6 +58,12 @@ impl Default for HtmlOptions {
             max_points: 1_000,
         }
     }
+}
+
+/// The page of a monitor series (`report --monitor --format html`): its
+/// 5-minute-maxima plot, then `text`, its text report.
+pub fn monitor(view: &crate::store::monitor::view::MonitorView, text: &str) -> Result<String> {
+    page::monitor::page(view, text)
 }
 
 /// The page of the given runs: two are compared, one or more than two

@@ -39,6 +39,10 @@
 //! * [`follow`] — `jitterlab report --follow`: the report of a run in
 //!   progress rendered again at every window, and the live figures a
 //!   report shows of a run still measuring.
+//! * [`monitor`] — `jitterlab report --monitor`: the view of a monitor
+//!   series (worst ever, of the week and day, the last hour's percentiles,
+//!   segments, retention) as text, JSON or a page with the 5-minute-maxima
+//!   plot.
 //! * [`analyze`] — `jitterlab analyze FILE`: reads a POWERLINK capture
 //!   through the core analysis and prints its figures (text or JSON).
 
@@ -49,6 +53,7 @@ pub mod csv;
 pub mod follow;
 pub mod histogram;
 pub mod html;
+pub mod monitor;
 pub mod netcycle;
 pub mod roundtrip;
 pub mod safe;

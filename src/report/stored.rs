@@ -38,7 +38,7 @@ use super::tables;
 
 /// Opens an existing database for reading; a missing file is bad input (a
 /// report must not create an empty database).
-fn open_existing(db: &Path) -> Result<Store> {
+pub(crate) fn open_existing(db: &Path) -> Result<Store> {
     if !db.is_file() {
         return Err(anyhow::Error::new(BadInput(format!(
             "no results database at {}; run a probe first (jitterlab run cyclic) or name the database with --db",
@@ -58,7 +58,7 @@ fn yes_no(v: Option<bool>) -> &'static str {
 
 /// A stored RFC 3339 time to the second (`…T12:00:00.123456789Z` →
 /// `…T12:00:00Z`), so the listing's columns line up.
-fn to_second(t: &str) -> String {
+pub(crate) fn to_second(t: &str) -> String {
     match (t.find('.'), t.rfind(['Z', '+', '-'])) {
         (Some(dot), Some(zone)) if zone > dot => format!("{}{}", &t[..dot], &t[zone..]),
         _ => t.to_string(),
@@ -295,10 +295,12 @@ pub fn import_text(s: &ImportSummary, origin: &Path) -> String {
         ));
     }
     if s.series_left > 0 {
-        o.push_str(&format!(
-            "left out the 5-minute and hourly rows of {} monitor series: they stay in the monitored machine's database (its runs and windows came)\n",
-            s.series_left
-        ));
+        for (_, why) in crate::store::import::NOT_IMPORTED {
+            o.push_str(&format!(
+                "left out for {} monitor series: {why} (their runs and windows came)\n",
+                s.series_left
+            ));
+        }
     }
     o
 }
@@ -331,6 +333,9 @@ pub struct ReportRequest {
     pub output: Option<PathBuf>,
     /// Re-render the run every window while it runs (`--follow`).
     pub follow: bool,
+    /// `--monitor [SERIES]`: the view of a monitor series instead of runs
+    /// (`Some(None)`: the latest monitor's series).
+    pub monitor: Option<Option<String>>,
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
@@ -342,6 +347,9 @@ pub struct ReportRequest {
 /// report); a FILE that cannot be written is bad input, refused before the
 /// database is read.
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
+    if let Some(series) = &a.monitor {
+        return super::monitor::report(db, series.as_deref(), a.format, a.output.as_ref());
+    }
     if a.follow && a.runs.len() > 1 {
         return Err(bad(format!(
             "--follow watches one run; name one RUN (or none for the latest), not {}",
@@ -625,6 +633,7 @@ mod tests {
             histogram: None,
             output: None,
             follow: false,
+            monitor: None,
         };
         assert_eq!(
             render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap(),

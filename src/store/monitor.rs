@@ -462,19 +462,8 @@ fn prune_windows(tx: &Transaction<'_>, cell: i64, first_kept: i64) -> Result<u64
     if first_kept <= 0 {
         return Ok(0);
     }
-    // The cell's threads, one index seek each (a `DISTINCT` would read
-    // every window of the cell).
-    let mut threads = Vec::new();
-    let mut stmt =
-        tx.prepare_cached("SELECT MIN(thread) FROM windows WHERE cell_id = ?1 AND thread > ?2")?;
-    while let Some(t) = stmt.query_row(
-        params![cell, threads.last().copied().unwrap_or(-1i64)],
-        |r| r.get::<_, Option<i64>>(0),
-    )? {
-        threads.push(t);
-    }
     let mut deleted = 0;
-    for t in threads {
+    for t in cell_threads(tx, cell)? {
         tx.execute(
             "DELETE FROM window_metrics WHERE cell_id = ?1 AND thread = ?2 AND window < ?3",
             params![cell, t, first_kept],
@@ -487,7 +476,24 @@ fn prune_windows(tx: &Transaction<'_>, cell: i64, first_kept: i64) -> Result<u64
     Ok(deleted)
 }
 
+/// The threads cell `cell` stored windows of, one index seek each (a
+/// `DISTINCT` would read every window of the cell).
+fn cell_threads(conn: &rusqlite::Connection, cell: i64) -> Result<Vec<i64>> {
+    let mut threads = Vec::new();
+    let mut stmt =
+        conn.prepare_cached("SELECT MIN(thread) FROM windows WHERE cell_id = ?1 AND thread > ?2")?;
+    while let Some(t) = stmt.query_row(
+        params![cell, threads.last().copied().unwrap_or(-1i64)],
+        |r| r.get::<_, Option<i64>>(0),
+    )? {
+        threads.push(t);
+    }
+    Ok(threads)
+}
+
+pub mod synth;
 #[cfg(test)]
 mod retention_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+pub mod view;

@@ -40,6 +40,8 @@ use crate::report::safe::shown;
 use crate::report::tables::{self, Format};
 use crate::store::Store;
 
+pub(super) mod monitor;
+
 /// The page's style sheet: print-friendly, no external resource.
 const CSS: &str = "\
 body{font-family:sans-serif;color:#111;background:#fff;margin:1.5rem auto;max-width:78rem;padding:0 1rem;line-height:1.35}

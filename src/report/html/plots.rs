@@ -44,6 +44,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::report::safe::escape;
 use crate::report::safe::shown;
 
+pub(super) mod monitor;
+
 /// [`shown`] line by line: the line breaks of a plot's data stay.
 fn shown_lines(data: &str) -> String {
     data.split_inclusive('\n')
