@@ -288,8 +288,22 @@ impl Store {
     /// Stores the 1 µs histogram of `cpu` over the wall span `from_ns ..
     /// to_ns` on the 5-minute row its last window fell in (stored by an
     /// earlier [`Store::monitor_windows`]; a span without that row is
-    /// dropped, and `false` returned).
+    /// dropped, and `false` returned). A row that holds a histogram already
+    /// (two starts of the monitor within one 5 minutes) gets the sum of
+    /// both, over the span from the earlier start to the later end.
     pub fn monitor_histogram(
+        &mut self,
+        seg: &Segment,
+        cpu: u32,
+        span: (i64, i64),
+        buckets: &[u64],
+        overflows: u64,
+    ) -> Result<bool> {
+        let r = self.monitor_histogram_inner(seg, cpu, span, buckets, overflows);
+        self.named(r)
+    }
+
+    fn monitor_histogram_inner(
         &mut self,
         seg: &Segment,
         cpu: u32,
@@ -298,25 +312,57 @@ impl Store {
         overflows: u64,
     ) -> Result<bool> {
         let start = floor_to((to_ns - 1).div_euclid(NS), FIVE_MINUTES);
-        let r = self
-            .conn
-            .execute(
-                "UPDATE monitor_rollups SET hist = ?5, hist_from = ?6, hist_to = ?7, hist_over = ?8
+        let tx = self.conn.transaction()?;
+        let key = params![seg.series, FIVE_MINUTES, start, cpu];
+        let held: Option<(Option<Vec<u8>>, Option<i64>, Option<i64>, Option<i64>)> = tx
+            .query_row(
+                "SELECT hist, hist_from, hist_to, hist_over FROM monitor_rollups
                  WHERE series = ?1 AND span = ?2 AND start = ?3 AND cpu = ?4",
-                params![
-                    seg.series,
-                    FIVE_MINUTES,
-                    start,
-                    cpu,
-                    super::fine::encode_buckets(buckets),
-                    from_ns,
-                    to_ns,
-                    i(overflows)
-                ],
+                key,
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
-            .map(|n| n == 1)
-            .map_err(anyhow::Error::from);
-        self.named(r)
+            .optional()?;
+        let Some((blob, from_held, to_held, over_held)) = held else {
+            return Ok(false);
+        };
+        let mut sum = buckets.to_vec();
+        let (mut from, mut to, mut over) = (from_ns, to_ns, i(overflows));
+        if let Some(blob) = blob {
+            // A start with more bins than this one (--histogram-buckets
+            // changed) widens the sum.
+            let before = super::fine::decode_buckets(&blob, buckets.len()).or_else(|_| {
+                let most = jitterlab_core::limits::HISTOGRAM_BUCKETS.max as usize;
+                super::fine::decode_buckets(&blob, most)
+            })?;
+            if before.len() > sum.len() {
+                sum.resize(before.len(), 0);
+            }
+            for (a, b) in sum.iter_mut().zip(before) {
+                *a += b;
+            }
+            while sum.len() > buckets.len() && sum.last() == Some(&0) {
+                sum.pop();
+            }
+            from = from.min(from_held.unwrap_or(from));
+            to = to.max(to_held.unwrap_or(to));
+            over += over_held.unwrap_or(0);
+        }
+        tx.execute(
+            "UPDATE monitor_rollups SET hist = ?5, hist_from = ?6, hist_to = ?7, hist_over = ?8
+             WHERE series = ?1 AND span = ?2 AND start = ?3 AND cpu = ?4",
+            params![
+                seg.series,
+                FIVE_MINUTES,
+                start,
+                cpu,
+                super::fine::encode_buckets(&sum),
+                from,
+                to,
+                over
+            ],
+        )?;
+        tx.commit()?;
+        Ok(true)
     }
 
     /// Deletes what `retention` no longer keeps of `seg`'s series as of wall
@@ -491,9 +537,9 @@ fn cell_threads(conn: &rusqlite::Connection, cell: i64) -> Result<Vec<i64>> {
     Ok(threads)
 }
 
-pub mod synth;
 #[cfg(test)]
 mod retention_tests;
+pub mod synth;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod view;

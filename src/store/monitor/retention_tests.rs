@@ -195,6 +195,25 @@ fn a_histogram_lands_on_the_row_of_its_last_window() {
         .unwrap();
     assert_eq!(blob, vec![1, 2, 1, 7]);
     assert_eq!((from, to, over), (t0, t0 + 300 * S, 1));
+    // A second start within the same 5 minutes adds to it (bins, span,
+    // overflows), even with more bins.
+    assert!(s
+        .monitor_histogram(&a, 1, (t0 + 200 * S, t0 + 250 * S), &[3, 0, 0, 1, 0, 2], 2)
+        .unwrap());
+    let (blob, from, to, over): (Vec<u8>, i64, i64, i64) = s
+        .conn
+        .query_row(
+            "SELECT hist, hist_from, hist_to, hist_over FROM monitor_rollups
+             WHERE span = 300 AND start = ?1",
+            [DAY0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        crate::store::fine::decode_buckets(&blob, 6).unwrap(),
+        vec![3, 2, 0, 8, 0, 2]
+    );
+    assert_eq!((from, to, over), (t0, t0 + 300 * S, 3));
     // A span whose row is not stored is dropped and said so.
     assert!(!s
         .monitor_histogram(&a, 2, (t0, t0 + 300 * S), &[1], 0)
