@@ -56,6 +56,9 @@ pub struct MonitorOptions {
     pub max_latency_ns: Option<u64>,
 }
 
+/// The database's page cache of a monitor, KiB ([`Store::cap_cache`]).
+const CACHE_KIB: u32 = 256;
+
 /// How often the retention runs.
 const PRUNE_EVERY: Duration = Duration::from_secs(300);
 
@@ -148,6 +151,7 @@ impl Watch {
         window_ns: u64,
         feeds: Vec<(u32, FineReader)>,
     ) -> Result<Watch> {
+        store.cap_cache(CACHE_KIB)?;
         let (segment, resumed) = store.monitor_begin(&options.series, run, cell, "latency")?;
         errln!(
             "jitterlab: monitor: {}",

@@ -161,6 +161,19 @@ fn floor_to(v: i64, span: i64) -> i64 {
 const SEGMENT_T0: &str = "CAST(strftime('%s', r.started_at) AS INTEGER) * 1000000000";
 
 impl Store {
+    /// Holds this connection's page cache to `kib` KiB (SQLite's default
+    /// is 2 000 KiB). A monitor writes at the right edge of its tables'
+    /// b-trees and reads little, so a small cache costs it nothing, and its
+    /// memory is then the same after a minute as after a year
+    /// (BENCHMARKS.md, "Memory of a monitor").
+    pub fn cap_cache(&mut self, kib: u32) -> Result<()> {
+        let r = self
+            .conn
+            .execute_batch(&format!("PRAGMA cache_size = -{kib}"))
+            .map_err(anyhow::Error::from);
+        self.named(r)
+    }
+
     /// Makes run `run` (kind `monitor`, named `name`, whose one cell is
     /// `cell`) the next segment of the series `name`: the series' id (its
     /// first run's) and what this segment follows, if the series had a
