@@ -8,7 +8,8 @@
 #    of windows per drain, a 5-minute histogram per CPU every 5 minutes and
 #    the default retention after every drain (windows and histograms 7 days,
 #    5-minute rows a year, hourly rows for ever). Timed (wall, peak RSS).
-# 2. Sizes: the database file and its -wal; per table its rows and the bytes
+# 2. Sizes: the database file and its -wal (after the writer ended, and the
+#    largest while it wrote, polled every second); per table its rows and the bytes
 #    of its pages (SQLite's dbstat); the growth per further year: the bytes
 #    of the hourly rows alone (a copy without the other rollups, vacuumed:
 #    what each year adds once the windows and 5-minute rows have reached
@@ -41,7 +42,9 @@ warn_if_busy
 mkdir -p "$OUT"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/monitor-year.XXXXXX")
 DB=$DIR/monitor.db
+POLLER=""
 extra_cleanup() {
+    [[ -z $POLLER ]] || kill "$POLLER" 2>/dev/null || true
     if [[ $KEEP == 1 ]]; then
         note "kept $DB"
     else
@@ -57,14 +60,31 @@ extra_cleanup() {
     echo "command: $JITTERLAB --db $DB __synth-monitor --days $DAYS --cpus $CPUS"
 } >"$OUT/meta.txt"
 
+size() { if [[ -e $1 ]]; then stat -c %s "$1"; else echo 0; fi; }
+
 note "writing $DAYS days on $CPUS CPU(s) into $DB"
+# The -wal file's largest size while the writer runs, polled every second:
+# the writer's last close checkpoints it into the database and removes it.
+(
+    max=0
+    while [[ ! -e $DIR/synth.done ]]; do
+        s=$(size "$DB-wal")
+        (( s > max )) && max=$s
+        echo "$max" >"$DIR/wal.max"
+        sleep 1
+    done
+) &
+POLLER=$!
 run_child "$OUT/synth.out" "$OUT/synth.err" \
     /usr/bin/time -f 'synth_wall_s %e\nsynth_peak_rss_kb %M' \
     "$JITTERLAB" --db "$DB" __synth-monitor --days "$DAYS" --cpus "$CPUS"
+touch "$DIR/synth.done"
+wait "$POLLER" || true
+POLLER=""
+WAL_MAX=$(cat "$DIR/wal.max" 2>/dev/null || echo 0)
 SYNTH_WALL=$(awk '/^synth_wall_s/ { print $2 }' "$OUT/synth.err")
 SYNTH_RSS=$(awk '/^synth_peak_rss_kb/ { print $2 }' "$OUT/synth.err")
 
-size() { if [[ -e $1 ]]; then stat -c %s "$1"; else echo 0; fi; }
 DB_BYTES=$(size "$DB")
 WAL_BYTES=$(size "$DB-wal")
 
@@ -137,7 +157,7 @@ PER_YEAR=$(awk -v b="$HOURLY_BYTES" -v n="$HOURLY_ROWS" -v c="$CPUS" 'BEGIN { if
     echo "|---|---:|"
     echo "| writing it (\`__synth-monitor\`) | ${SYNTH_WALL} s, peak RSS ${SYNTH_RSS} kB |"
     echo "| database file | $DB_BYTES B ($(mb "$DB_BYTES")) |"
-    echo "| its -wal file | $WAL_BYTES B |"
+    echo "| its -wal file: after the writer closed it / the largest while it wrote | $WAL_BYTES B / $WAL_MAX B |"
     for t in window_metrics windows monitor_rollups; do
         echo "| \`$t\` | $(rows "$t") rows, $(bytes "$t") B ($(mb "$(bytes "$t")")) |"
     done

@@ -446,6 +446,8 @@ fn the_view_says_what_the_retention_holds_and_reduces_the_plot() {
     );
     assert_eq!(five[1].cpu, 3);
     assert_eq!(five[1].points.last(), Some(&p(day16 + 3_300, 10_200_000)));
+    assert_eq!(v.plot.five_minute_from_s, Some(T));
+    assert_eq!(v.plot.hourly_from_s, None);
     assert_eq!(v.plot.hourly, Vec::new(), "the 5-minute rows reach back");
 }
 
@@ -491,6 +493,8 @@ fn the_hourly_maxima_before_the_5_minute_rows_are_plotted() {
             max_ns: 9_000
         }]
     );
+    assert_eq!(v.plot.five_minute_from_s, Some(T + 400 * DAY));
+    assert_eq!(v.plot.hourly_from_s, Some(T));
     let hourly = &v.plot.hourly[0];
     assert_eq!((hourly.cpu, hourly.span_s, hourly.rows), (1, 3_600, 7));
     assert_eq!(

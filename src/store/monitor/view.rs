@@ -232,9 +232,14 @@ pub struct MaximaSeries {
 pub struct MaximaPlot {
     /// The 5-minute maxima per CPU.
     pub five_minute: Vec<MaximaSeries>,
+    /// The start of the first 5-minute row held, Unix seconds (of any CPU;
+    /// the first point may be a later row of its group).
+    pub five_minute_from_s: Option<i64>,
     /// The hourly maxima from before the first 5-minute row held, per CPU
     /// (empty while the 5-minute rows reach back to the start).
     pub hourly: Vec<MaximaSeries>,
+    /// The start of the first of those hourly rows, Unix seconds.
+    pub hourly_from_s: Option<i64>,
 }
 
 /// A segment as read from `runs`, before its windows are looked at.
@@ -590,12 +595,8 @@ impl Store {
 
     /// The plot's series of series `id` (module doc).
     fn maxima_plot(&self, id: i64) -> Result<MaximaPlot> {
-        let five = self.maxima(id, FIVE_MINUTES, i64::MAX)?;
-        let first_five = five
-            .iter()
-            .filter_map(|s| s.points.first().map(|p| p.start_s))
-            .min();
-        let hourly = match first_five {
+        let (five, first_five) = self.maxima(id, FIVE_MINUTES, i64::MAX)?;
+        let (hourly, first_hour) = match first_five {
             // The hours before the first 5-minute row held (the hour it
             // falls in is drawn from the 5-minute rows).
             Some(f) => self.maxima(id, HOUR, floor_to(f, HOUR))?,
@@ -603,7 +604,9 @@ impl Store {
         };
         Ok(MaximaPlot {
             five_minute: five,
+            five_minute_from_s: first_five,
             hourly,
+            hourly_from_s: first_hour,
         })
     }
 
@@ -611,8 +614,8 @@ impl Store {
     /// most [`PLOT_POINTS`] points, each the largest maximum of its group of
     /// `k` consecutive row starts (SQLite takes a bare column of a `MAX()`
     /// query from the row holding the maximum: the point's time is that
-    /// row's start).
-    fn maxima(&self, id: i64, span: i64, before: i64) -> Result<Vec<MaximaSeries>> {
+    /// row's start); and the first row's start.
+    fn maxima(&self, id: i64, span: i64, before: i64) -> Result<(Vec<MaximaSeries>, Option<i64>)> {
         let (first, last): (Option<i64>, Option<i64>) = self.conn.query_row(
             "SELECT MIN(start), MAX(start) FROM monitor_rollups
              WHERE series = ?1 AND span = ?2 AND start < ?3",
@@ -620,7 +623,7 @@ impl Store {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         let (Some(first), Some(last)) = (first, last) else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         };
         let starts = (last - first) / span + 1;
         let k = ((starts + PLOT_POINTS - 1) / PLOT_POINTS).max(1);
@@ -655,7 +658,7 @@ impl Store {
             s.rows += n.max(0) as u64;
             s.points.push(point);
         }
-        Ok(out)
+        Ok((out, Some(first)))
     }
 }
 

@@ -42,13 +42,7 @@ fn caption(view: &MonitorView) -> String {
         }
     }
     c.push('.');
-    let first_five = view
-        .plot
-        .five_minute
-        .iter()
-        .filter_map(|s| s.points.first())
-        .map(|p| p.start_s)
-        .min();
+    let first_five = view.plot.five_minute_from_s;
     if let Some(first) = first_five.filter(|_| !view.plot.hourly.is_empty()) {
         let _ = write!(
             c,

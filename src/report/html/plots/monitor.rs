@@ -48,8 +48,8 @@ const RESOLUTION: Look = Look {
     dash: None,
     marker: Marker::Circle,
 };
-/// The time axis' grid lines: as light as the value axis' (black at 12 %
-/// on white).
+/// The grid lines: as light as the other plots' mesh (black at 12 % on
+/// white).
 const GRID: Look = Look {
     colour: RGBColor(0xE1, 0xE1, 0xE1),
     dash: None,
@@ -155,6 +155,40 @@ fn time_label(s: f64, kind: Ticks) -> String {
     }
 }
 
+/// Ticks of the log latency axis from `lo` to `hi` µs: 1, 2 and 5 times
+/// each power of ten between, or only the powers of ten when those are
+/// more than [`MAX_TICKS`]; 1 to 9 times them when the range holds fewer
+/// than two of 1, 2 and 5.
+fn value_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let within = |steps: &[f64]| -> Vec<f64> {
+        (a..=b)
+            .flat_map(|k| steps.iter().map(move |m| m * 10f64.powi(k)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let ticks = within(&[1.0, 2.0, 5.0]);
+    if ticks.len() > MAX_TICKS as usize {
+        return within(&[1.0]);
+    }
+    if ticks.len() < 2 {
+        return within(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    }
+    ticks
+}
+
+/// Draws a grid line through `points`: one pixel, as light as the mesh.
+fn grid<X, Y>(chart: &mut Chart<'_, X, Y>, points: Vec<(f64, f64)>) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(LineSeries::new(points, GRID.colour.stroke_width(1)))
+        .map_err(drawing)?;
+    Ok(())
+}
+
 /// The points of `series` as (Unix s, µs).
 fn xy(series: &MaximaSeries) -> Vec<(f64, f64)> {
     series
@@ -172,7 +206,14 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
     if points.is_empty() {
         return Ok(None);
     }
-    let x0 = points.iter().map(|p| p.0).fold(f64::MAX, f64::min);
+    // From the first row held (a point is the row of its group's maximum,
+    // which may come later).
+    let x0 = [plot.hourly_from_s, plot.five_minute_from_s]
+        .into_iter()
+        .flatten()
+        .map(|s| s as f64)
+        .chain(points.iter().map(|p| p.0))
+        .fold(f64::MAX, f64::min);
     let last = points.iter().map(|p| p.0).fold(f64::MIN, f64::max);
     let up_to = view.up_to_ns.map_or(last + 300.0, |u| u as f64 / 1e9);
     let x1 = up_to.max(last + 300.0);
@@ -244,21 +285,38 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
                 shown(&view.metric)
             ))
             .x_labels(0)
-            .y_label_formatter(&|v| num(*v))
+            .y_labels(0)
+            // A log axis keeps a key point of its own whatever the count
+            // asked: it gets no label (the ticks are drawn below).
+            .x_label_formatter(&|_| String::new())
+            .y_label_formatter(&|_| String::new())
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
             .draw()
             .map_err(drawing)?;
-        // The time axis' ticks, on whole UTC times (plotters would put
-        // them on round numbers of seconds): a grid line, a tick mark and
-        // a label each.
-        let below = |h: HPos| {
-            (FONT, 13)
-                .into_text_style(&root)
-                .pos(Pos::new(h, VPos::Top))
-        };
+        // The axes' ticks, drawn here (plotters puts a time axis' on
+        // round numbers of seconds, and a log axis' sparsely): a grid line,
+        // a tick mark and a label each; the time on whole UTC times, the
+        // latency at 1, 2 and 5 times a power of ten.
+        let tick_label = |h: HPos, v: VPos| (FONT, 13).into_text_style(&root).pos(Pos::new(h, v));
+        for &v in &value_ticks(lo, hi) {
+            grid(&mut c, vec![(x0, v), (x1, v)])?;
+            let (px, py) = c.backend_coord(&(x0, v));
+            root.draw(&PathElement::new(
+                vec![(px - 5, py), (px, py)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(drawing)?;
+            root.draw(&Text::new(
+                num(v),
+                (px - 8, py),
+                tick_label(HPos::Right, VPos::Center),
+            ))
+            .map_err(drawing)?;
+        }
+        let below = |h: HPos| tick_label(h, VPos::Top);
         for &t in &ticks {
-            line(&mut c, GRID, vec![(t, lo), (t, hi)])?;
+            grid(&mut c, vec![(t, lo), (t, hi)])?;
             let (px, py) = c.backend_coord(&(t, lo));
             root.draw(&PathElement::new(
                 vec![(px, py), (px, py + 5)],
@@ -284,12 +342,7 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
                 .into_text_style(&root)
                 .pos(Pos::new(h, VPos::Bottom))
         };
-        let first_five = plot
-            .five_minute
-            .iter()
-            .filter_map(|s| s.points.first())
-            .map(|p| p.start_s)
-            .min();
+        let first_five = plot.five_minute_from_s;
         if let Some(first) = first_five.filter(|_| !plot.hourly.is_empty()) {
             let x = first as f64;
             line(&mut c, RESOLUTION, vec![(x, lo), (x, hi)])?;
@@ -354,6 +407,15 @@ mod tests {
     fn labels(x0: &str, x1: &str) -> Vec<String> {
         let (ticks, kind) = time_ticks(at(x0), at(x1));
         ticks.iter().map(|&t| time_label(t, kind)).collect()
+    }
+
+    #[test]
+    fn the_latency_axis_ticks_are_one_two_five() {
+        assert_eq!(value_ticks(7.7, 375.0), [10.0, 20.0, 50.0, 100.0, 200.0]);
+        assert_eq!(value_ticks(3.0, 30_000.0), [10.0, 100.0, 1_000.0, 10_000.0]);
+        // The axis spans at least 0.7 × to 2.5 × its values: 1 to 9 times
+        // a power of ten when 1, 2 and 5 give one tick only.
+        assert_eq!(value_ticks(11.0, 39.0), [20.0, 30.0]);
     }
 
     #[test]
