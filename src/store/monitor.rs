@@ -150,6 +150,10 @@ pub struct Pruner {
     hist_done: Option<i64>,
 }
 
+/// A 5-minute row's histogram as held: its blob, span and overflows (all
+/// NULL when it has none).
+type HeldHistogram = (Option<Vec<u8>>, Option<i64>, Option<i64>, Option<i64>);
+
 /// `v` rounded down to a multiple of `span`.
 fn floor_to(v: i64, span: i64) -> i64 {
     v.div_euclid(span) * span
@@ -327,7 +331,7 @@ impl Store {
         let start = floor_to((to_ns - 1).div_euclid(NS), FIVE_MINUTES);
         let tx = self.conn.transaction()?;
         let key = params![seg.series, FIVE_MINUTES, start, cpu];
-        let held: Option<(Option<Vec<u8>>, Option<i64>, Option<i64>, Option<i64>)> = tx
+        let held: Option<HeldHistogram> = tx
             .query_row(
                 "SELECT hist, hist_from, hist_to, hist_over FROM monitor_rollups
                  WHERE series = ?1 AND span = ?2 AND start = ?3 AND cpu = ?4",
