@@ -365,7 +365,12 @@ fn debian_package_builds_installs_runs_and_purges() {
         // page, jitterlab-monitor, joins this list with the monitor command
         // (tests/service.rs checks that the build generates every page the
         // unit names).
-        for page in ["jitterlab", "jitterlab-run-cyclic", "jitterlab-restore"] {
+        for page in [
+            "jitterlab",
+            "jitterlab-run-cyclic",
+            "jitterlab-restore",
+            "jitterlab-monitor",
+        ] {
             let found = stdout(
                 StdCommand::new("man")
                     .arg("-M")
