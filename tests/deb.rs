@@ -361,10 +361,8 @@ fn debian_package_builds_installs_runs_and_purges() {
     // man finds its pages there.
     if have("man") {
         let manpath = root.path().join("usr/share/man");
-        // jitterlab-restore: the unit's Documentation= names it. Its other
-        // page, jitterlab-monitor, joins this list with the monitor command
-        // (tests/service.rs checks that the build generates every page the
-        // unit names).
+        // jitterlab-restore and jitterlab-monitor: the unit's
+        // Documentation= names them.
         for page in [
             "jitterlab",
             "jitterlab-run-cyclic",
