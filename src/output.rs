@@ -1,5 +1,5 @@
 //! Printing that survives its reader: stdout and stderr writes that never
-//! panic.
+//! panic; and [`shown`], stored text made safe to print.
 //!
 //! `println!` panics when stdout is a pipe whose reader has gone
 //! (`jitterlab bench … --dry-run | head -1`: "failed printing to stdout:
@@ -23,7 +23,9 @@
 //! As a last line of defence `main` also treats the panic of a `println!`
 //! left elsewhere as [`ReaderGone`] (see `main.rs`).
 
+use std::borrow::Cow;
 use std::fmt;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Exit status of a command whose stdout reader went away: 128 + SIGPIPE.
@@ -103,6 +105,42 @@ macro_rules! errln {
 }
 
 pub(crate) use {err, errln, out, outln};
+
+// ---------------------------------------------------------------------------
+// Text made safe to print (see `crate::report::safe`'s module doc for the
+// convention and why).
+
+/// True for a character [`shown`] escapes.
+fn unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `s` with its control and bidirectional-formatting characters escaped
+/// (see the module doc); borrowed when there is none.
+pub fn shown(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            '\0' => o.push_str("\\0"),
+            c if unsafe_char(c) => {
+                // Writing into a String cannot fail.
+                let _ = write!(o, "\\u{{{:x}}}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    Cow::Owned(o)
+}
 
 #[cfg(test)]
 mod tests {

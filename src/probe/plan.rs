@@ -69,7 +69,7 @@ pub struct RunOptions {
     /// host, handed to its container cell).
     pub calibrated: Option<Vec<Calibration>>,
     /// `jitterlab monitor`: the series, its retention and its alerts.
-    pub monitor: Option<crate::runner::monitor::MonitorOptions>,
+    pub monitor: Option<MonitorOptions>,
 }
 
 impl Default for RunOptions {
@@ -90,6 +90,17 @@ impl Default for RunOptions {
             monitor: None,
         }
     }
+}
+
+/// What `jitterlab monitor` asks of the runner beside its wake-up cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorOptions {
+    /// `--series`.
+    pub series: String,
+    /// `--keep-windows`, `--keep-5min`, `--keep-hourly`.
+    pub retention: crate::store::monitor::Retention,
+    /// `--max-latency`: the alert limit, ns.
+    pub max_latency_ns: Option<u64>,
 }
 
 /// The limits a measurement checks its result against.

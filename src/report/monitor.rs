@@ -16,6 +16,7 @@
 //! Times are UTC; latencies are exact to the ns (µs with three decimals)
 //! except the percentiles, which are 1 µs bins.
 
+use jitterlab_core::units::format_utc;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,7 +55,7 @@ pub fn report(
     if let Some(p) = output {
         crate::out_files::check_output("-o", p)?;
     }
-    let store = super::stored::open_existing(db)?;
+    let store = crate::store::open_existing(db)?;
     let view = store.monitor_view(series)?;
     let text = render(&view, format)?;
     match output {
@@ -91,27 +92,6 @@ pub fn json(view: &MonitorView) -> Result<String> {
     })?;
     s.push('\n');
     Ok(s)
-}
-
-/// Wall ns since the Unix epoch as UTC to the second:
-/// `2026-11-21T12:00:00Z`; to the millisecond with `ms`.
-pub(crate) fn utc(ns: i64, ms: bool) -> String {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ns))
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    let mut s = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    );
-    if ms {
-        let _ = write!(s, ".{:03}", t.millisecond());
-    }
-    s.push('Z');
-    s
 }
 
 /// A length of time a person reads at a glance: `45s`, `1m 30s`,
@@ -174,7 +154,7 @@ pub fn text(view: &MonitorView) -> String {
         segments_text(&mut o, &view.segments);
         return o;
     };
-    let _ = writeln!(o, ", up to {}", utc(up_to, false));
+    let _ = writeln!(o, ", up to {}", format_utc(up_to, false));
     o.push('\n');
     worst_text(&mut o, view, up_to);
     if view.cpus.len() > 1 {
@@ -208,7 +188,7 @@ fn worst_text(o: &mut String, view: &MonitorView, up_to: i64) {
                     o,
                     "{label:<10}  {:>12}  {:<24}  {:>3}  {:<14}  {:>12}",
                     lat(x.max_ns),
-                    utc(x.at_ns, true),
+                    format_utc(x.at_ns, true),
                     x.cpu,
                     run_ref(x.run, &x.run_uid),
                     x.cycle
@@ -222,7 +202,7 @@ fn worst_text(o: &mut String, view: &MonitorView, up_to: i64) {
     let _ = writeln!(
         o,
         "(ever: from the hourly rows, kept for ever; last week and last day: from the\n 5-minute rows overlapping the 7 days and the 24 hours up to {})",
-        utc(up_to, false)
+        format_utc(up_to, false)
     );
 }
 
@@ -292,8 +272,8 @@ fn last_hour_text(o: &mut String, hours: &[HourPercentiles]) {
         let _ = writeln!(
             o,
             " from {} to {}",
-            utc(h.from_ns, false),
-            utc(h.to_ns, false)
+            format_utc(h.from_ns, false),
+            format_utc(h.to_ns, false)
         );
         if h.overflows > 0 {
             let _ = writeln!(
@@ -316,14 +296,14 @@ fn segments_text(o: &mut String, segments: &[SegmentView]) {
         "{:>5}  {:<8}  {:<20}  {:<11}  {:<20}  {:<20}  {:>9}",
         "run", "uid", "started", "status", "first window", "last window end", "windows"
     );
-    let t = |v: Option<i64>| v.map_or("-".to_string(), |v| utc(v, false));
+    let t = |v: Option<i64>| v.map_or("-".to_string(), |v| format_utc(v, false));
     for s in segments {
         let _ = write!(
             o,
             "{:>5}  {:<8}  {:<20}  {:<11}  {:<20}  {:<20}  {:>9}",
             s.run,
             shown(&crate::store::short_id(Some(&s.uid))),
-            shown(&super::stored::to_second(&s.started_at)),
+            shown(&jitterlab_core::units::to_second(&s.started_at)),
             shown(&s.status),
             t(s.first_window_ns),
             t(s.last_window_end_ns),
@@ -350,7 +330,7 @@ fn held_text(o: &mut String, held: &Held) {
                 o,
                 "{what:<20}  {:>9}  from {}",
                 h.rows,
-                utc(h.oldest_ns, false)
+                format_utc(h.oldest_ns, false)
             ),
             None => writeln!(o, "{what:<20}  {:>9}", 0),
         }

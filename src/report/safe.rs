@@ -8,7 +8,8 @@
 //! them recolours or rewrites the reader's terminal, and a newline forges
 //! a line of the report (`runs` printed both before this module).
 //!
-//! [`shown`] is the one convention, used by every renderer of text and
+//! [`shown`] (in `crate::output`, so that every layer can use it) is the
+//! one convention, used by every renderer of text and
 //! Markdown (the run listing, the run summary, the tables, their
 //! explanations and footnotes, the comparison), by the bench's live notes
 //! and by `main`'s error line: each control character (Unicode `Cc`: C0,
@@ -22,40 +23,7 @@
 //! [`escape`] is HTML's: the HTML page and the tables it holds apply it on
 //! top of [`shown`].
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
-
-/// True for a character [`shown`] escapes.
-fn unsafe_char(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
-}
-
-/// `s` with its control and bidirectional-formatting characters escaped
-/// (see the module doc); borrowed when there is none.
-pub fn shown(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(unsafe_char) {
-        return Cow::Borrowed(s);
-    }
-    let mut o = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            '\0' => o.push_str("\\0"),
-            c if unsafe_char(c) => {
-                // Writing into a String cannot fail.
-                let _ = write!(o, "\\u{{{:x}}}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    Cow::Owned(o)
-}
+pub use crate::output::shown;
 
 /// Text made safe for HTML text and quoted attribute values: `&`, `<`,
 /// `>`, `"` and `'` as XML's own escapes.
@@ -77,6 +45,7 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
 
     #[test]
     fn control_characters_are_written_as_in_a_rust_literal() {

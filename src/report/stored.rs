@@ -36,32 +36,11 @@ use jitterlab_core::units::parse_duration;
 use super::safe::shown;
 use super::tables;
 
-/// Opens an existing database for reading; a missing file is bad input (a
-/// report must not create an empty database).
-pub(crate) fn open_existing(db: &Path) -> Result<Store> {
-    if !db.is_file() {
-        return Err(anyhow::Error::new(BadInput(format!(
-            "no results database at {}; run a probe first (jitterlab run cyclic) or name the database with --db",
-            db.display()
-        ))));
-    }
-    Store::open(db)
-}
-
 fn yes_no(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "yes",
         Some(false) => "no",
         None => "-",
-    }
-}
-
-/// A stored RFC 3339 time to the second (`…T12:00:00.123456789Z` →
-/// `…T12:00:00Z`), so the listing's columns line up.
-pub(crate) fn to_second(t: &str) -> String {
-    match (t.find('.'), t.rfind(['Z', '+', '-'])) {
-        (Some(dot), Some(zone)) if zone > dot => format!("{}{}", &t[..dot], &t[zone..]),
-        _ => t.to_string(),
     }
 }
 
@@ -88,7 +67,7 @@ pub fn runs_table(rows: &[RunRow]) -> String {
             "{:>4}  {:<8}  {:<25}  {:<5}  {:<16}  {:<11}  {:>7}  {:<12}  {:<8}  {:<9}  {:>10}  {:>7}  {:>14}\n",
             r.id,
             shown(&short_id(Some(&r.uid))),
-            shown(&to_second(&r.started_at)),
+            shown(&jitterlab_core::units::to_second(&r.started_at)),
             shown(&r.kind),
             shown(&r.name),
             shown(&r.status),
@@ -228,7 +207,7 @@ pub fn runs_json(rows: &[RunRow]) -> RunsJson<'_> {
 /// `jitterlab runs`.
 pub fn runs(db: &Path, a: &RunsRequest) -> Result<ExitCode> {
     let filter = a.filter(OffsetDateTime::now_utc())?;
-    let store = open_existing(db)?;
+    let store = crate::store::open_existing(db)?;
     let all = store.list_runs()?;
     let stored = all.len();
     let rows: Vec<RunRow> = all.into_iter().filter(|r| filter.keeps(r)).collect();
@@ -362,7 +341,7 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         ));
     }
     if let Some(p) = &a.histogram {
-        let store = open_existing(db)?;
+        let store = crate::store::open_existing(db)?;
         let ids = resolve_runs(&store, &a.runs)?;
         return super::histogram::stored::write_stored_file(&store, &ids, p);
     }
@@ -370,7 +349,7 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         crate::out_files::check_output("-o", p)?;
     }
     if a.follow {
-        let store = open_existing(db)?;
+        let store = crate::store::open_existing(db)?;
         let ids = run_ids(&store, db, a)?;
         // A run that does not exist is bad input before the watch starts.
         if store.progress(ids[0])?.is_none() {
@@ -393,7 +372,7 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
 
 /// The report `a` asks for, as text.
 pub fn render(db: &Path, a: &ReportRequest) -> Result<String> {
-    let store = open_existing(db)?;
+    let store = crate::store::open_existing(db)?;
     let ids = run_ids(&store, db, a)?;
     render_runs(&store, &ids, a)
 }
@@ -565,14 +544,17 @@ mod tests {
     #[test]
     fn start_times_are_listed_to_the_second() {
         assert_eq!(
-            to_second("2026-11-22T00:58:27.608288799Z"),
+            jitterlab_core::units::to_second("2026-11-22T00:58:27.608288799Z"),
             "2026-11-22T00:58:27Z"
         );
         assert_eq!(
-            to_second("2026-11-22T00:58:27.5+01:00"),
+            jitterlab_core::units::to_second("2026-11-22T00:58:27.5+01:00"),
             "2026-11-22T00:58:27+01:00"
         );
-        assert_eq!(to_second("2026-11-21T12:00:00Z"), "2026-11-21T12:00:00Z");
+        assert_eq!(
+            jitterlab_core::units::to_second("2026-11-21T12:00:00Z"),
+            "2026-11-21T12:00:00Z"
+        );
     }
 
     /// A `jitterlab run` measuring now: text shows its figures so far,

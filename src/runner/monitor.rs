@@ -36,25 +36,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use jitterlab_core::fine_snapshot::{difference, FineReader, FineSnapshot};
-use jitterlab_core::units::format_ns;
+use jitterlab_core::units::{format_ns, format_utc};
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::output::errln;
-use crate::store::monitor::{Pruner, Resumed, Retention, Segment};
+use crate::store::monitor::{Pruner, Resumed, Segment};
 use crate::store::Store;
 use crate::system::counters::{self, Counters};
 
-/// What `jitterlab monitor` asks of the runner beside its wake-up cell.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MonitorOptions {
-    /// `--series`.
-    pub series: String,
-    /// `--keep-windows`, `--keep-5min`, `--keep-hourly`.
-    pub retention: Retention,
-    /// `--max-latency`: the alert limit, ns.
-    pub max_latency_ns: Option<u64>,
-}
+pub use crate::probe::plan::MonitorOptions;
 
 /// The database's page cache of a monitor, KiB ([`Store::cap_cache`]).
 const CACHE_KIB: u32 = 256;
@@ -127,17 +118,6 @@ fn wall_now_ns() -> i64 {
 fn wall_of(mono_ns: u64) -> i64 {
     let offset = wall_now_ns() - sys::monotonic_ns() as i64;
     offset + mono_ns as i64
-}
-
-/// A wall time as RFC 3339 (UTC, whole seconds).
-pub fn rfc3339_ns(ns: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp(ns.div_euclid(1_000_000_000))
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_else(|| format!("{ns} ns"))
 }
 
 impl Watch {
@@ -313,7 +293,7 @@ impl Watch {
                 format_ns(st.max),
                 format_ns(limit as i64),
                 row.cpu,
-                rfc3339_ns(at),
+                format_utc(at, true),
                 st.max_cycle,
                 self.segment.run,
                 row.window,
@@ -375,7 +355,7 @@ fn resumption(series: &str, resumed: Option<&Resumed>, now_ns: i64) -> String {
                 Some(last) => format!(
                     "after a gap of {} since its last stored window ({})",
                     format_ns(now_ns.saturating_sub(last).max(0)),
-                    rfc3339_ns(last)
+                    format_utc(last, false)
                 ),
                 None => "(its previous start stored no window)".into(),
             };
@@ -445,7 +425,7 @@ mod tests {
             .unwrap();
         let options = MonitorOptions {
             series: "default".into(),
-            retention: Retention::default(),
+            retention: crate::store::monitor::Retention::default(),
             max_latency_ns: None,
         };
         let mut w = Watch::begin(

@@ -173,6 +173,18 @@ pub struct Store {
     totals: speed::TotalsCache,
 }
 
+/// Opens an existing database for reading; a missing file is bad input (a
+/// report must not create an empty database).
+pub fn open_existing(db: &std::path::Path) -> Result<Store> {
+    if !db.is_file() {
+        return Err(anyhow::Error::new(crate::error::BadInput(format!(
+            "no results database at {}; run a probe first (jitterlab run cyclic) or name the database with --db",
+            db.display()
+        ))));
+    }
+    Store::open(db)
+}
+
 fn i(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }

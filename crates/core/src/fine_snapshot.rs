@@ -6,7 +6,7 @@
 //! the distribution. A monitor runs for months, so the run's histogram —
 //! everything since the start — says nothing of the last hour. The probe
 //! thread already counts every latency in 1 µs bins
-//! ([`LatencyHistogram`]); every `every` closed windows (5 minutes of
+//! (`recorder::LatencyHistogram`); every `every` closed windows (5 minutes of
 //! them by default) it copies those cumulative counts into one side of a
 //! triple buffer ([`triple_buffer`]: one writer, one reader, the writer
 //! never waits). The writer thread takes the difference from the
@@ -19,8 +19,6 @@
 //! so the copy never allocates. It is taken when a window closes, before
 //! the sample that closed it is counted, so a snapshot holds exactly the
 //! samples of the windows closed so far.
-
-use crate::recorder::LatencyHistogram;
 
 /// Cumulative 1 µs counts as of a window's end.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,24 +80,25 @@ pub fn fine_channel(buckets: usize, every: u64) -> (FinePublisher, FineReader) {
 }
 
 impl FinePublisher {
-    /// Publishes `h`'s counts when `closed` windows reach the next
+    /// Publishes the histogram's counts (`buckets`, `overflows`: the
+    /// recorder's `LatencyHistogram`) when `closed` windows reach the next
     /// publication. Call it after the window aggregator counted a sample
     /// and before the sample goes into `h`.
     #[inline(always)]
-    pub fn poll(&mut self, closed: u64, h: &LatencyHistogram) {
+    pub fn poll(&mut self, closed: u64, buckets: &[u64], overflows: u64) {
         if closed >= self.next {
-            self.publish(closed, h);
+            self.publish(closed, buckets, overflows);
         }
     }
 
     /// The copy and the swap; the next publication is at the next multiple
     /// of `every` windows.
     #[cold]
-    fn publish(&mut self, closed: u64, h: &LatencyHistogram) {
+    fn publish(&mut self, closed: u64, buckets: &[u64], overflows: u64) {
         let b = self.input.input_buffer_mut();
-        let n = b.buckets.len().min(h.buckets.len());
-        b.buckets[..n].copy_from_slice(&h.buckets[..n]);
-        b.overflows = h.overflows;
+        let n = b.buckets.len().min(buckets.len());
+        b.buckets[..n].copy_from_slice(&buckets[..n]);
+        b.overflows = overflows;
         b.windows = closed;
         self.input.publish();
         self.next = (closed / self.every + 1) * self.every;
@@ -107,8 +106,8 @@ impl FinePublisher {
 
     /// Publishes the counts at the end of the measurement (after the last
     /// window was pushed), whatever the count of windows.
-    pub fn finish(&mut self, closed: u64, h: &LatencyHistogram) {
-        self.publish(closed, h);
+    pub fn finish(&mut self, closed: u64, buckets: &[u64], overflows: u64) {
+        self.publish(closed, buckets, overflows);
     }
 }
 
@@ -139,6 +138,7 @@ pub fn difference(now: &FineSnapshot, before: Option<&FineSnapshot>) -> (Vec<u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recorder::LatencyHistogram;
 
     #[test]
     fn publishes_every_n_windows_and_the_difference_is_the_span() {
@@ -146,26 +146,26 @@ mod tests {
         let mut h = LatencyHistogram::new(4);
         assert_eq!(r.read(), None);
         h.record(1_500, 0);
-        p.poll(2, &h);
+        p.poll(2, &h.buckets, h.overflows);
         assert_eq!(r.read(), None, "not before 3 windows");
-        p.poll(3, &h);
+        p.poll(3, &h.buckets, h.overflows);
         let first = r.read().cloned().unwrap();
         assert_eq!(first.windows, 3);
         assert_eq!(first.buckets, vec![0, 1, 0, 0]);
         h.record(3_200, 1);
         h.record(9_000, 2);
-        p.poll(5, &h);
+        p.poll(5, &h.buckets, h.overflows);
         assert_eq!(r.read().unwrap().windows, 3, "next at 6");
         // Windows can close several at once (a stall): published at 7,
         // then next at 9.
-        p.poll(7, &h);
+        p.poll(7, &h.buckets, h.overflows);
         let second = r.read().cloned().unwrap();
         assert_eq!(second.windows, 7);
         assert_eq!(difference(&second, Some(&first)), (vec![0, 0, 0, 1], 1));
         assert_eq!(difference(&first, None), (vec![0, 1, 0, 0], 0));
-        p.poll(8, &h);
+        p.poll(8, &h.buckets, h.overflows);
         assert_eq!(r.read().unwrap().windows, 7);
-        p.finish(8, &h);
+        p.finish(8, &h.buckets, h.overflows);
         assert_eq!(r.read().unwrap().windows, 8);
     }
 }

@@ -313,7 +313,7 @@ impl Recorder {
             x.finish(&self.windows);
         }
         if let (Some(f), Some(h)) = (self.fine_export.as_mut(), self.histogram.as_ref()) {
-            f.finish(self.windows.closed(), h);
+            f.finish(self.windows.closed(), &h.buckets, h.overflows);
         }
     }
 
@@ -334,7 +334,7 @@ impl Recorder {
     #[inline(always)]
     fn poll_fine(&mut self) {
         if let (Some(f), Some(h)) = (self.fine_export.as_mut(), self.histogram.as_ref()) {
-            f.poll(self.windows.closed(), h);
+            f.poll(self.windows.closed(), &h.buckets, h.overflows);
         }
     }
 

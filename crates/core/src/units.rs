@@ -306,6 +306,36 @@ impl FromIterator<usize> for CpuList {
     }
 }
 
+/// Wall ns since the Unix epoch as UTC to the second:
+/// `2026-11-21T12:00:00Z`; to the millisecond with `ms`.
+pub fn format_utc(ns: i64, ms: bool) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ns))
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let mut s = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    );
+    if ms {
+        s.push_str(&format!(".{:03}", t.millisecond()));
+    }
+    s.push('Z');
+    s
+}
+
+/// A stored RFC 3339 time to the second (`…T12:00:00.123456789Z` →
+/// `…T12:00:00Z`), so that listings' columns line up.
+pub fn to_second(t: &str) -> String {
+    match (t.find('.'), t.rfind(['Z', '+', '-'])) {
+        (Some(dot), Some(zone)) if zone > dot => format!("{}{}", &t[..dot], &t[zone..]),
+        _ => t.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,11 +286,11 @@ pub fn synth_main(db: &Path, r: &SynthRequest) -> Result<std::process::ExitCode>
     let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     crate::output::outln!(
         "series {} (run {}): {} of 1 s windows on {} from {}, {} window rows and {} 5-minute histograms written to {}",
-        crate::report::safe::shown(&r.name),
+        crate::output::shown(&r.name),
         s.run,
         plural(r.days, "day"),
         plural(r.cpus, "CPU"),
-        crate::report::monitor::utc(r.start_s * NS, false),
+        jitterlab_core::units::format_utc(r.start_s * NS, false),
         s.windows,
         s.histograms,
         db.display()

@@ -328,11 +328,11 @@ impl Store {
                 sorted.sort();
                 let listed: Vec<String> = sorted
                     .iter()
-                    .map(|n| crate::report::safe::shown(n).into_owned())
+                    .map(|n| crate::output::shown(n).into_owned())
                     .collect();
                 Err(bad(format!(
                     "no monitor series named {} in {db}; it holds: {} (jitterlab report --monitor NAME)",
-                    crate::report::safe::shown(s),
+                    crate::output::shown(s),
                     listed.join(", ")
                 )))
             }

@@ -16,9 +16,9 @@ use anyhow::Result;
 
 use super::{esc, figure, page as document};
 use crate::report::html::plots;
-use crate::report::monitor::utc;
 use crate::report::safe::escape;
 use crate::store::monitor::view::MonitorView;
+use jitterlab_core::units::format_utc as utc;
 
 /// The plot's caption: what is drawn and how it was reduced.
 fn caption(view: &MonitorView) -> String {

@@ -18,8 +18,8 @@
 //! and points (`start_s max_ns`), the resumptions and the worst ever.
 
 use super::*;
-use crate::report::monitor::utc;
 use crate::store::monitor::view::{MaximaSeries, MonitorView};
+use jitterlab_core::units::format_utc as utc;
 
 /// The fourth CPU: orange, solid.
 const ORANGE: Look = Look {
