@@ -58,6 +58,10 @@
 //! addition: the schema must stay on the file's first page
 //! ([`super::schema`]), which had room for one short `CREATE` more.
 //!
+//! **Reading a series** — what `jitterlab report --monitor` shows — is
+//! [`view`]'s; a synthetic series of any length, written through the
+//! calls below for the benchmark of a year, [`synth`]'s.
+//!
 //! Times here are wall-clock ns since the Unix epoch (a window's is its
 //! run's first release, as wall time, plus its start), bucket starts whole
 //! seconds on multiples of the span: rows read like OSADL's, aligned to the
