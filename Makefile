@@ -139,6 +139,7 @@ bench: bench-deps build
 	DEPLOYMENTS='"host", "container"' bash bench/roundtrip.sh
 	bash bench/metrics_cost.sh
 	bash bench/monitor-year.sh
+	bash bench/monitor-memory.sh
 
 clean:
 	$(CARGO) clean
