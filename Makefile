@@ -71,9 +71,15 @@ demo: deps build
 	$(BIN) --db $(OUT)/jitterlab.db report --format md > $(OUT)/epics.md
 	$(BIN) --db $(OUT)/jitterlab.db run roundtrip --duration 20s --json $(OUT)/roundtrip.json \
 		--csv $(OUT)/roundtrip.csv || [ $$? -eq 1 ]
+	# A monitor stopped after 15 s (SIGTERM: exit 0) and started again: one
+	# series of two segments, the resumption marked.
+	timeout --preserve-status -s TERM 15 $(BIN) --db $(OUT)/monitor.db monitor --max-latency 500us
+	timeout --preserve-status -s TERM 10 $(BIN) --db $(OUT)/monitor.db monitor --max-latency 500us
+	$(BIN) --db $(OUT)/monitor.db report --monitor
+	$(BIN) --db $(OUT)/monitor.db report --monitor --format html -o $(OUT)/monitor.html
 	$(BIN) --db $(OUT)/jitterlab.db runs
 	$(BIN) --db $(OUT)/fleet.db import $(OUT)/jitterlab.db
-	@echo "results: $(OUT)/jitterlab.db $(OUT)/{cyclic,wakeup}.{json,csv,hist} $(OUT)/roundtrip.{json,csv} $(OUT)/netcycle.{json,pcap} $(OUT)/netcycle-analyze.txt $(OUT)/{powerlink,caterpillar,epics}.{json,md} $(OUT)/{cyclic,powerlink}.html $(OUT)/fleet.db"
+	@echo "results: $(OUT)/jitterlab.db $(OUT)/{cyclic,wakeup}.{json,csv,hist} $(OUT)/roundtrip.{json,csv} $(OUT)/netcycle.{json,pcap} $(OUT)/netcycle-analyze.txt $(OUT)/{powerlink,caterpillar,epics}.{json,md} $(OUT)/{cyclic,powerlink,monitor}.html $(OUT)/monitor.db $(OUT)/fleet.db"
 
 # Lints and tests with the test-only probe `sleep` (feature test-probe:
 # tests/sleep_probe.rs) and, for clippy, without it too.
