@@ -311,6 +311,9 @@ fn segments_text(o: &mut String, segments: &[SegmentView]) {
         );
         if s.resumed {
             match s.gap_before_ns {
+                // The last window of a stopped segment counts whole, so a
+                // quick restart can seem to overlap it.
+                Some(g) if g < 1_000_000_000 => o.push_str("  resumed after under 1s"),
                 Some(g) => {
                     let _ = write!(o, "  resumed after {}", span(g));
                 }

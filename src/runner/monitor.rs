@@ -352,9 +352,15 @@ fn resumption(series: &str, resumed: Option<&Resumed>, now_ns: i64) -> String {
         None => format!("starts series {series}"),
         Some(r) => {
             let gap = match r.last_ns {
+                // The last window of a stopped start counts whole, so a
+                // quick restart can seem to overlap it.
+                Some(last) if now_ns.saturating_sub(last) < 1_000_000_000 => format!(
+                    "under a second after its last stored window ({})",
+                    format_utc(last, false)
+                ),
                 Some(last) => format!(
                     "after a gap of {} since its last stored window ({})",
-                    format_ns(now_ns.saturating_sub(last).max(0)),
+                    format_ns(now_ns.saturating_sub(last)),
                     format_utc(last, false)
                 ),
                 None => "(its previous start stored no window)".into(),

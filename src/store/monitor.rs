@@ -164,9 +164,10 @@ fn floor_to(v: i64, span: i64) -> i64 {
 }
 
 /// The SQL of a segment's first release as wall ns: its run's start
-/// time (whole seconds of `started_at`; the first release follows it by
-/// the set-up, well under a window).
-const SEGMENT_T0: &str = "CAST(strftime('%s', r.started_at) AS INTEGER) * 1000000000";
+/// time (`started_at` to the millisecond; the first release follows it by
+/// the threads' set-up and a 20 ms lead, tens of milliseconds).
+pub(super) const SEGMENT_T0: &str =
+    "CAST(unixepoch(r.started_at, 'subsec') * 1000000000 AS INTEGER)";
 
 impl Store {
     /// Holds this connection's page cache to `kib` KiB (SQLite's default
