@@ -192,54 +192,6 @@ fn no_uid(w: &Option<Worst>) -> Option<Worst> {
 }
 
 #[test]
-fn two_segments_in_one_5_minutes_merge_into_one_row() {
-    let (_dir, mut s) = open();
-    filled(&mut s);
-    // The row of 2026-11-11T00:00 holds segment 1's last window and
-    // segment 2's first: counts and sums add, the larger maximum keeps its
-    // run, cycle and time.
-    let start = T + 10 * DAY;
-    let read = |cpu: u32| -> (i64, i64, i64, i64, i64, i64, i64) {
-        s.conn
-            .query_row(
-                "SELECT count, min, max, sum, run_id, max_cycle, max_at FROM monitor_rollups
-                 WHERE series = 1 AND span = 300 AND start = ?1 AND cpu = ?2",
-                params![start, cpu],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                    ))
-                },
-            )
-            .unwrap()
-    };
-    assert_eq!(
-        read(1),
-        (2_000, 2_000, 35_000, 8_000_000, 2, 0, T2 * NS),
-        "segment 2's 35 µs beats segment 1's 30 µs"
-    );
-    assert_eq!(
-        read(3),
-        (
-            2_000,
-            2_000,
-            19_000,
-            8_000_000,
-            1,
-            864_089_000,
-            (T + 10 * DAY + 89) * NS
-        ),
-        "segment 1's 19 µs beats segment 2's 18 µs"
-    );
-}
-
-#[test]
 fn the_view_has_the_worst_ever_of_the_week_and_of_the_day_with_their_place() {
     let (_dir, v) = filled_view();
     let day16 = T + 16 * DAY;
