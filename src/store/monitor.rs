@@ -158,6 +158,14 @@ pub struct Pruner {
 /// NULL when it has none).
 type HeldHistogram = (Option<Vec<u8>>, Option<i64>, Option<i64>, Option<i64>);
 
+/// A segment's window width, ns, from its run's stored parameters (1 s
+/// when they cannot be read).
+fn window_ns(params_json: &str) -> i64 {
+    serde_json::from_str::<jitterlab_core::result::Params>(params_json)
+        .map(|p| i(p.window_ns).max(1))
+        .unwrap_or(NS)
+}
+
 /// `v` rounded down to a multiple of `span`.
 fn floor_to(v: i64, span: i64) -> i64 {
     v.div_euclid(span) * span
@@ -247,9 +255,7 @@ impl Store {
 
     /// Wall time of the end of the last window segment `run` stored, ns.
     fn segment_end(&self, run: i64, cell: i64, params_json: &str) -> Result<Option<i64>> {
-        let width = serde_json::from_str::<jitterlab_core::result::Params>(params_json)
-            .map(|p| i(p.window_ns))
-            .unwrap_or(NS);
+        let width = window_ns(params_json);
         let end: Option<i64> = self.conn.query_row(
             &format!(
                 "SELECT {SEGMENT_T0} + (SELECT MAX(w.start_ns) FROM windows w WHERE w.cell_id = ?2)
@@ -424,9 +430,7 @@ impl Store {
             rows.collect::<rusqlite::Result<_>>()?
         };
         for (cell, t0, params) in segments {
-            let width = serde_json::from_str::<jitterlab_core::result::Params>(&params)
-                .map(|p| i(p.window_ns).max(1))
-                .unwrap_or(NS);
+            let width = window_ns(&params);
             // Windows that ended by the cutoff: index < (cutoff − t0) / width.
             let first_kept = (cutoff - t0).div_euclid(width);
             pruned.windows += prune_windows(&tx, cell, first_kept)?;

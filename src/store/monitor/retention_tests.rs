@@ -171,6 +171,19 @@ fn two_segments_merge_into_one_series_and_the_larger_max_keeps_its_place() {
     assert_eq!((c.series, resumed), (c.run, None));
 }
 
+/// The histogram on the 5-minute row starting at `start` (Unix s): its
+/// blob, span and overflows.
+fn held_histogram(s: &Store, start: i64) -> (Vec<u8>, i64, i64, i64) {
+    s.conn
+        .query_row(
+            "SELECT hist, hist_from, hist_to, hist_over FROM monitor_rollups
+             WHERE span = 300 AND start = ?1",
+            [start],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap()
+}
+
 #[test]
 fn a_histogram_lands_on_the_row_of_its_last_window() {
     let (_d, mut s) = store();
@@ -184,15 +197,7 @@ fn a_histogram_lands_on_the_row_of_its_last_window() {
     assert!(s
         .monitor_histogram(&a, 1, (t0, t0 + 300 * S), &[0, 2, 0, 7], 1)
         .unwrap());
-    let (blob, from, to, over): (Vec<u8>, i64, i64, i64) = s
-        .conn
-        .query_row(
-            "SELECT hist, hist_from, hist_to, hist_over FROM monitor_rollups
-             WHERE span = 300 AND start = ?1",
-            [DAY0],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .unwrap();
+    let (blob, from, to, over) = held_histogram(&s, DAY0);
     assert_eq!(blob, vec![1, 2, 1, 7]);
     assert_eq!((from, to, over), (t0, t0 + 300 * S, 1));
     // A second start within the same 5 minutes adds to it (bins, span,
@@ -200,15 +205,7 @@ fn a_histogram_lands_on_the_row_of_its_last_window() {
     assert!(s
         .monitor_histogram(&a, 1, (t0 + 200 * S, t0 + 250 * S), &[3, 0, 0, 1, 0, 2], 2)
         .unwrap());
-    let (blob, from, to, over): (Vec<u8>, i64, i64, i64) = s
-        .conn
-        .query_row(
-            "SELECT hist, hist_from, hist_to, hist_over FROM monitor_rollups
-             WHERE span = 300 AND start = ?1",
-            [DAY0],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .unwrap();
+    let (blob, from, to, over) = held_histogram(&s, DAY0);
     assert_eq!(
         crate::store::fine::decode_buckets(&blob, 6).unwrap(),
         vec![3, 2, 0, 8, 0, 2]

@@ -40,7 +40,7 @@ use jitterlab_core::limits::MAX_HISTOGRAM_BUCKETS;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 
-use super::{cell_threads, floor_to, FIVE_MINUTES, HOUR, NS, SEGMENT_T0};
+use super::{cell_threads, floor_to, window_ns, FIVE_MINUTES, HOUR, NS, SEGMENT_T0};
 use crate::error::bad;
 use crate::store::Store;
 
@@ -660,14 +660,6 @@ impl Store {
         }
         Ok((out, Some(first)))
     }
-}
-
-/// A segment's window width from its stored parameters (1 s when they
-/// cannot be read).
-fn window_ns(params_json: &str) -> i64 {
-    serde_json::from_str::<jitterlab_core::result::Params>(params_json)
-        .map(|p| super::i(p.window_ns).max(1))
-        .unwrap_or(NS)
 }
 
 /// The windows every segment still holds.
