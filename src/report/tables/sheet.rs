@@ -114,15 +114,30 @@ pub(super) struct JsonTable {
     notes: Vec<String>,
 }
 
-/// Escapes what Markdown would read as table syntax or emphasis, then the
-/// control characters ([`shown`]).
+/// Text made literal in Markdown, whatever a stored name or hostname
+/// holds: `<` and `&` as HTML's entities (no inline HTML such as
+/// `<script>`, no autolink, no entity of the text's own: a `>` alone
+/// opens nothing), a backslash before what would split a table cell
+/// (`|`), start emphasis, a code span or strikethrough (`*`, `_`, `` ` ``,
+/// `~`), a link (`[`, `]`) or an escape (`\`), and before a `#` or `>`
+/// that starts the text (a heading, a quote); then the control characters
+/// ([`shown`]), so that no newline starts a line of its own.
 pub(super) fn md_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '|' | '*' | '_' | '`' | '\\') {
-            o.push('\\');
+    for (k, c) in s.chars().enumerate() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '&' => o.push_str("&amp;"),
+            '|' | '*' | '_' | '`' | '~' | '[' | ']' | '\\' => {
+                o.push('\\');
+                o.push(c);
+            }
+            '#' | '>' if k == 0 => {
+                o.push('\\');
+                o.push(c);
+            }
+            c => o.push(c),
         }
-        o.push(c);
     }
     shown(&o).into_owned()
 }

@@ -1872,7 +1872,12 @@ fn stored_text_is_printed_with_its_control_characters_escaped() {
             !out.lines().any(|l| l.starts_with("forged")),
             "{format:?}: a stored newline forged a line: {out}"
         );
-        assert!(out.contains("x\\u{1b}[31m\\nforged"), "{format:?}: {out}");
+        // Markdown also escapes the `[` that could open a link.
+        let evil = match format {
+            Format::Md => "x\\u{1b}\\[31m\\nforged",
+            _ => "x\\u{1b}[31m\\nforged",
+        };
+        assert!(out.contains(evil), "{format:?}: {out}");
     }
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert!(
@@ -1889,7 +1894,7 @@ fn stored_text_is_printed_with_its_control_characters_escaped() {
     );
     let md = render(&run, &TableOptions::default(), Format::Md).unwrap();
     assert!(
-        md.starts_with("## Run 7: x\\u{1b}[31m\\nforged (bench)\n"),
+        md.starts_with("## Run 7: x\\u{1b}\\[31m\\nforged (bench)\n"),
         "{md}"
     );
     // JSON keeps the exact text, escaped by JSON itself.
@@ -1908,4 +1913,38 @@ fn stored_text_is_printed_with_its_control_characters_escaped() {
         cmp.starts_with("A  run 7 (bench x\\u{1b}[31m\\nforged), started"),
         "{cmp}"
     );
+}
+
+/// Markdown renders stored names and hostnames as text: no inline HTML
+/// (`<script>` would run where the Markdown is shown as HTML), no table
+/// cell split by `|`, no code span, no link.
+#[test]
+fn markdown_escapes_stored_names_and_hostnames() {
+    const EVIL: &str = "<script>alert(1)</script>|x `y` [l](http://e) a&b";
+    const SHOWN: &str = r"&lt;script>alert(1)&lt;/script>\|x \`y\` \[l\](http://e) a&amp;b";
+    let mut run = fixture_run();
+    run.name = EVIL.into();
+    run.hostname = EVIL.into();
+    let cell = run
+        .cells
+        .iter_mut()
+        .find(|c| !c.context.neighbours.is_empty())
+        .unwrap();
+    cell.context.neighbours[0].name = EVIL.into();
+    let md = render(&run, &TableOptions::default(), Format::Md).unwrap();
+    assert!(
+        md.starts_with(&format!("## Run 7: {SHOWN} (bench)\n\n")),
+        "{md}"
+    );
+    assert!(md.contains(&format!("\n- host: {SHOWN}\n")), "{md}");
+    assert!(!md.contains('<'), "{md}");
+    let cmp = compare(&run, &fixture_run(), Format::Md).unwrap();
+    assert!(
+        cmp.contains(&format!("- A: run 7 (bench {SHOWN}), started")),
+        "{cmp}"
+    );
+    assert!(!cmp.contains('<'), "{cmp}");
+    // What starts a heading or a quote only at the text's start.
+    assert_eq!(sheet::md_escape("# h > q ~~s~~"), r"\# h > q \~\~s\~\~");
+    assert_eq!(sheet::md_escape("> q"), r"\> q");
 }
