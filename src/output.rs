@@ -20,6 +20,10 @@
 //! write: when stderr is a closed pipe too (`… 2>&1 | head -1`) a bench
 //! goes on and cleans up rather than panicking between two settings.
 //!
+//! When an output file goes to standard output (`--json -`, see
+//! `crate::out_files`), [`print_to_stderr`] sends what [`out!`] prints to
+//! stderr instead, so that the pipe holds that file alone.
+//!
 //! As a last line of defence `main` also treats the panic of a `println!`
 //! left elsewhere as [`ReaderGone`] (see `main.rs`).
 
@@ -27,6 +31,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Exit status of a command whose stdout reader went away: 128 + SIGPIPE.
 pub const READER_GONE_STATUS: u8 = 141;
@@ -43,9 +48,23 @@ impl fmt::Display for ReaderGone {
 
 impl std::error::Error for ReaderGone {}
 
+/// Set once an output file has taken stdout (see the module doc).
+static STDOUT_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// From now on, what [`out!`] prints goes to stderr: an output file
+/// (`--json -`) has taken stdout.
+pub fn print_to_stderr() {
+    STDOUT_TAKEN.store(true, Ordering::Relaxed);
+}
+
 /// Writes `text` to stdout and flushes it: a broken pipe is [`ReaderGone`],
-/// any other failure an error naming stdout.
+/// any other failure an error naming stdout. Once [`print_to_stderr`] was
+/// called, writes it to stderr instead.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    if STDOUT_TAKEN.load(Ordering::Relaxed) {
+        write_stderr(text);
+        return Ok(());
+    }
     write_to(&mut io::stdout().lock(), text)
 }
 
@@ -65,9 +84,16 @@ pub fn write_stderr(text: &str) {
     let _ = e.flush();
 }
 
-/// True when `e` is, or was caused by, [`ReaderGone`].
+/// True when `e` is, or was caused by, [`ReaderGone`] — also as the
+/// payload of an `io::Error`, as an output file on stdout (`--json -`)
+/// reports it through `Write`.
 pub fn is_reader_gone(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<ReaderGone>())
+    e.chain().any(|c| {
+        c.is::<ReaderGone>()
+            || c.downcast_ref::<io::Error>()
+                .and_then(io::Error::get_ref)
+                .is_some_and(|inner| inner.is::<ReaderGone>())
+    })
 }
 
 /// `print!` that returns `anyhow::Result<()>` (see the module doc).
@@ -177,6 +203,11 @@ mod tests {
         assert_eq!(e.to_string(), "stdout was closed by its reader");
         // Still recognised under the context a caller adds.
         assert!(is_reader_gone(&e.context("printing the plan")));
+        // And inside the io::Error of an output file on stdout.
+        let io_gone = io::Error::new(io::ErrorKind::BrokenPipe, ReaderGone);
+        assert!(is_reader_gone(
+            &anyhow::Error::new(io_gone).context("writing --json -")
+        ));
         let e = write_to(&mut Full, "plan\n").unwrap_err();
         assert!(!is_reader_gone(&e));
         assert_eq!(

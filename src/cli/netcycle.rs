@@ -170,7 +170,7 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
                 "--pcap writes what the CN side receives; use it with --role both or --role cn",
             ));
         }
-        out_files::check_output("--pcap", p)?;
+        out_files::check_binary_output("--pcap", p)?;
     }
     let outputs = usize::from(a.cns) * usize::from(a.out_bytes);
     if a.chaining && outputs > MAX_PDO_PAYLOAD {

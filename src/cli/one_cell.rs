@@ -208,9 +208,7 @@ pub(super) fn timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<On
     let run = timerlat_cell(a, &online)?;
     let (cell, _) = cell_and_plan(&run);
     TimerlatRequest::new(&run.spec, &cell, PathBuf::new()).validate()?;
-    if let Some(p) = &a.json {
-        out_files::check_output("--json", p)?;
-    }
+    out_files::check_outputs(&[("--json", a.json.as_deref())])?;
     if !a.no_db {
         out_files::check_database(db)?;
     }
@@ -351,15 +349,11 @@ pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usiz
     if c.histogram_buckets == 0 {
         return Err(bad("--histogram-buckets must be at least 1"));
     }
-    for (flag, path) in [
-        ("--json", &c.json),
-        ("--csv", &c.csv),
-        ("--histogram", &c.histogram),
-    ] {
-        if let Some(p) = path {
-            out_files::check_output(flag, p)?;
-        }
-    }
+    out_files::check_outputs(&[
+        ("--json", c.json.as_deref()),
+        ("--csv", c.csv.as_deref()),
+        ("--histogram", c.histogram.as_deref()),
+    ])?;
     if !c.no_db {
         out_files::check_database(db)?;
     }

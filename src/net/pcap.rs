@@ -13,15 +13,20 @@
 //!
 //! Reading captures back, pcap and pcapng from any tool, is [`read`]'s.
 //!
+//! The file is a `crate::out_files` streamed output: written beside the
+//! path and renamed over it when the capture ends — on every end, an
+//! interrupted or failed run's included — never through a symbolic link.
+//!
 //! The stamps are the kernel's receive stamps, `CLOCK_REALTIME` in
 //! nanoseconds, so a capture lines up with one taken by tcpdump on the same
 //! machine.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+
+use crate::out_files::{self, Output};
 
 pub mod read;
 pub mod synth;
@@ -35,14 +40,15 @@ pub const SNAPLEN: u32 = 65_535;
 
 /// Writes Ethernet frames with their nanosecond stamps into a pcap file.
 pub struct PcapWriter {
-    out: BufWriter<File>,
+    out: BufWriter<Output>,
     frames: u64,
 }
 
 impl PcapWriter {
-    /// Creates (or truncates) `path` and writes the global header.
+    /// Opens `--pcap`'s `path` (replaced when the capture ends, see the
+    /// module doc) and writes the global header.
     pub fn create(path: &Path) -> Result<PcapWriter> {
-        let file = File::create(path)
+        let file = out_files::create_streamed("--pcap", path)
             .with_context(|| format!("creating the capture file {}", path.display()))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         let mut header = [0u8; 24];
@@ -80,11 +86,15 @@ impl PcapWriter {
         self.frames
     }
 
-    /// Flushes the file and returns how many frames it holds.
-    pub fn finish(mut self) -> io::Result<u64> {
-        self.out.flush()?;
-        self.out.get_ref().sync_data()?;
-        Ok(self.frames)
+    /// Flushes the file, renames it over the path and returns how many
+    /// frames it holds.
+    pub fn finish(self) -> Result<u64> {
+        let frames = self.frames;
+        self.out
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .finish()?;
+        Ok(frames)
     }
 }
 

@@ -99,6 +99,11 @@ impl<W: Write> WindowCsv<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+
+    /// The underlying writer, to finish it.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
 }
 
 #[cfg(test)]

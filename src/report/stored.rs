@@ -348,6 +348,11 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     if let Some(p) = &a.output {
         crate::out_files::check_output("-o", p)?;
     }
+    // `-o -` is standard output, where the report goes without -o.
+    let output = a
+        .output
+        .as_deref()
+        .filter(|p| !crate::out_files::is_stdout(p));
     if a.follow {
         let store = crate::store::open_existing(db)?;
         let ids = run_ids(&store, db, a)?;
@@ -358,12 +363,10 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
                 ids[0]
             )));
         }
-        return super::follow::follow(&store, ids[0], a.output.as_deref(), || {
-            render_runs(&store, &ids, a)
-        });
+        return super::follow::follow(&store, ids[0], output, || render_runs(&store, &ids, a));
     }
     let text = render(db, a)?;
-    match &a.output {
+    match output {
         Some(p) => crate::out_files::write_replacing(p, &text)?,
         None => out!("{text}")?,
     }

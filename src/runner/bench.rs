@@ -80,7 +80,7 @@ use crate::neighbour::cgroup::{self, CellGroup, Hierarchy};
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
 use crate::neighbour::{self, NeighbourSpec, Running};
 use crate::net::hosts::{NetChange, NetFlood};
-use crate::out_files::{check_database, check_output};
+use crate::out_files::{check_database, check_outputs};
 use crate::output::{errln, out, outln};
 use crate::probe::{self, periodic, Cell, Probes};
 use crate::report;
@@ -298,9 +298,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
     check_database(db)?;
-    if let Some(p) = &a.json {
-        check_output("--json", p)?;
-    }
+    check_outputs(&[("--json", a.json.as_deref())])?;
     // Validation plans with the disk loads' base directories, which are
     // checked; the private directories are made only when the bench starts.
     check_environment(root, &spec, &cells)?;
@@ -481,10 +479,12 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let stored = store.load_run(run)?;
     if let Some(p) = &a.json {
         use std::io::Write;
+        // Serialized first, as `run --json` (see `runner::write_json`).
+        let mut text = serde_json::to_vec_pretty(&stored)?;
+        text.push(b'\n');
         let mut f = crate::out_files::create("--json", p)?;
-        serde_json::to_writer_pretty(&mut f, &stored)?;
-        writeln!(f)?;
-        f.flush()?;
+        f.write_all(&text)?;
+        f.finish()?;
     }
     let text = match a.format {
         report::tables::Format::Html => {

@@ -44,8 +44,7 @@
 //! it brings (a container's), else as real-time (rtla refuses to run
 //! without its defaults).
 
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal};
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc, Barrier};
 use std::thread::JoinHandle;
@@ -177,7 +176,7 @@ pub fn say_warnings(live: bool, warnings: &[String]) {
 /// remembered and reported as a warning.
 pub struct RowWriter {
     /// `--csv`.
-    pub csv: Option<report::csv::WindowCsv<crate::out_files::Named<BufWriter<File>>>>,
+    pub csv: Option<report::csv::WindowCsv<crate::out_files::Output>>,
     /// `--stream`: each row as a JSON line, for the host side of a
     /// container cell.
     pub stream: Option<Box<dyn std::io::Write>>,

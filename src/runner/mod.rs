@@ -143,8 +143,8 @@ fn execute(
         }
     }
     write_files(opts, result, &measured.recorders)?;
-    if let Some(w) = writer.csv.as_mut() {
-        if let Err(e) = w.flush() {
+    if let Some(w) = writer.csv.take() {
+        if let Err(e) = w.into_inner().finish() {
             failure.get_or_insert(e.to_string());
         }
     }
@@ -277,7 +277,7 @@ fn measure_built(
     }
     if let Some(p) = &opts.csv {
         writer.csv = Some(report::csv::WindowCsv::new(
-            out_files::create("--csv", p)?,
+            out_files::create_streamed("--csv", p)?,
             plan.kind.metrics(),
         )?);
     }
@@ -412,11 +412,13 @@ pub fn termination_flag() -> Result<Arc<AtomicBool>> {
 
 /// Writes the whole versioned result to `--json`'s file.
 pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
+    // Serialized first: a write error (`--json -` to a closed pipe) then
+    // reaches the caller as itself, not inside a serde_json error.
+    let mut text = serde_json::to_vec_pretty(result)?;
+    text.push(b'\n');
     let mut f = out_files::create("--json", p)?;
-    serde_json::to_writer_pretty(&mut f, result)?;
-    writeln!(f)?;
-    f.flush()?;
-    Ok(())
+    f.write_all(&text)?;
+    f.finish()
 }
 
 /// Writes `--json` and `--histogram` (from the threads' recorders) from
@@ -442,7 +444,7 @@ fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) ->
             .map(|(hist, latency)| report::histogram::HistThread { hist, latency })
             .collect();
         report::histogram::write_cyclictest_histogram(&mut f, &threads)?;
-        f.flush()?;
+        f.finish()?;
     }
     Ok(())
 }

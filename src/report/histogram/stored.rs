@@ -101,6 +101,6 @@ pub fn write_stored_file(store: &Store, runs: &[i64], path: &Path) -> Result<Exi
     out_files::check_output("--histogram", path)?;
     let mut f = out_files::create("--histogram", path)?;
     f.write_all(&text)?;
-    f.flush()?;
+    f.finish()?;
     Ok(ExitCode::SUCCESS)
 }
