@@ -233,7 +233,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Write the stored run (every cell with its figures and context) as JSON.
+    /// Write the stored run (every cell with its figures and context) as JSON
+    /// (`-`: stdout; the tables then go to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
@@ -297,12 +298,12 @@ pub struct ReportArgs {
 
     /// Instead of the report, write the run's stored 1 us latency histogram
     /// in cyclictest's text format, as `run --histogram` wrote it (a run of
-    /// one cell).
+    /// one cell; `-`: stdout).
     #[arg(long, value_name = "FILE")]
     pub histogram: Option<PathBuf>,
 
-    /// Write the report to FILE (an existing file is replaced atomically)
-    /// instead of stdout.
+    /// Write the report to FILE (an existing file is replaced atomically;
+    /// never a symbolic link, FIFO or device) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -562,7 +563,8 @@ pub struct TimerlatRunArgs {
     #[arg(long)]
     pub user_threads: bool,
 
-    /// Also write the whole versioned result as JSON to this file.
+    /// Also write the whole versioned result as JSON to this file (`-`:
+    /// stdout; the summary then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
@@ -662,16 +664,17 @@ pub struct CommonArgs {
     pub outliers: usize,
 
     /// Write the schema-versioned result (statistics, host snapshot, real-time
-    /// set-up) as JSON.
+    /// set-up) as JSON (`-`: stdout; the summary then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Write the per-window rows as CSV (streamed while running).
+    /// Write the per-window rows as CSV (streamed while running into a file
+    /// renamed over FILE when the run ends; `-`: stdout, row by row).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
     /// Write the wake-up latency histogram in cyclictest's text format
-    /// (1 us buckets).
+    /// (1 us buckets; `-`: stdout).
     #[arg(long, value_name = "FILE")]
     pub histogram: Option<PathBuf>,
 

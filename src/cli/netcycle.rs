@@ -77,7 +77,8 @@ pub struct NetcycleRunArgs {
     pub interface: Option<String>,
 
     /// Write what the CN side received and sent to FILE (nanosecond pcap, the
-    /// kernel's receive stamps), for Wireshark or `jitterlab analyze`.
+    /// kernel's receive stamps), for Wireshark or `jitterlab analyze`;
+    /// replaced when the run ends (not `-`: a capture is binary).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<std::path::PathBuf>,
 

@@ -308,7 +308,8 @@ pub struct ReportRequest {
     pub explain: bool,
     /// `--histogram`: write the stored 1 µs histogram there instead.
     pub histogram: Option<std::path::PathBuf>,
-    /// Write the report to this file (replaced atomically); `None`: stdout.
+    /// Write the report to this file (replaced atomically; `-` is stdout);
+    /// `None`: stdout.
     pub output: Option<PathBuf>,
     /// Re-render the run every window while it runs (`--follow`).
     pub follow: bool,
