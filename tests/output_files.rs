@@ -132,6 +132,34 @@ fn run_outputs_through_a_symbolic_link_are_refused_and_the_target_kept() {
         d.secret_intact();
         assert_eq!(d.names(), ["out", "secret"], "{flag}");
     }
+    // The other commands' --json: bench (its dry run checks too) and
+    // timerlat.
+    let commands: [&[&str]; 2] = [
+        &["bench", "--preset", "codesys", "--dry-run"],
+        &["run", "timerlat", "--no-db", "--duration", "1s"],
+    ];
+    for command in commands {
+        let d = Planted::new();
+        let link = d.link("out");
+        let out = jl(d.dir.path())
+            .args(command)
+            .arg("--json")
+            .arg(&link)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{command:?}: {}",
+            stderr_of(&out)
+        );
+        assert_eq!(
+            stderr_of(&out),
+            link_refusal("--json", &link),
+            "{command:?}"
+        );
+        d.secret_intact();
+    }
 }
 
 #[test]
