@@ -20,8 +20,9 @@
 //!   `.jitterlab-XXXXXXXXXX.tmp`), flushed, fsynced and renamed over the
 //!   path. A reader sees the old file or the new one, never half of one; a
 //!   symbolic link planted at the path between the check and the rename is
-//!   replaced, never followed. An existing file keeps its mode (and, where
-//!   jitterlab may give it, its owner and group).
+//!   replaced, never followed. An existing file keeps its permission bits
+//!   (not set-id bits) and, where jitterlab may give it, its owner and
+//!   group.
 //!
 //! Everything else is refused, before anything runs and again when the file
 //! is created: a symbolic link at the last component (`ln -s
@@ -448,16 +449,18 @@ fn open(flag: &str, path: &Path, streamed: bool) -> Result<Output> {
     })
 }
 
-/// Gives the new file `file` the owner (where allowed), group and mode of
-/// the file it replaces.
+/// Gives the new file `file` the owner (where allowed), group and
+/// permission bits of the file it replaces — not its set-id and sticky
+/// bits, which a results file has no use for and which another user may
+/// have set on a file planted for root to fill.
 fn keep_mode(file: &File, old: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     let new = file.metadata()?;
     if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
         // Only root may give a file away; anyone else keeps it as theirs.
         let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
     }
-    // After the chown, which clears set-id bits.
-    file.set_permissions(old.permissions())
+    file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o777))
 }
 
 impl Output {
@@ -700,6 +703,20 @@ mod tests {
     }
 
     #[test]
+    fn a_hard_link_is_replaced_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "root only\n").unwrap();
+        let p = dir.path().join("out.json");
+        std::fs::hard_link(&secret, &p).unwrap();
+        let mut out = create("--json", &p).unwrap();
+        out.write_all(b"{}\n").unwrap();
+        out.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "root only\n");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{}\n");
+    }
+
+    #[test]
     fn a_link_planted_after_the_check_is_replaced_not_followed() {
         let dir = tempfile::tempdir().unwrap();
         let secret = dir.path().join("secret");
@@ -768,6 +785,13 @@ mod tests {
         assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
         assert_ne!(meta.ino(), old_inode, "a new file, renamed over the old");
         assert_eq!(names(dir.path()), ["out.json"]);
+        // Set-id bits planted on the old file are not carried over.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        let mut out = create("--json", &p).unwrap();
+        out.write_all(b"newer\n").unwrap();
+        out.finish().unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o755);
     }
 
     #[test]

@@ -257,7 +257,11 @@ fn json_to_standard_output_is_the_json_alone() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["threads"][0]["cycles"], 200);
     // The summary went to stderr.
-    assert!(stderr_of(&out).contains("cycles"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("probe        cyclic\nperiod       1ms\n"),
+        "{}",
+        stderr_of(&out)
+    );
     let out = jl(d.dir.path())
         .args(CYCLIC)
         .args(["--no-db", "--json", "-", "--csv", "-"])

@@ -45,7 +45,7 @@ fn unwritable_outputs_are_refused_before_measuring() {
         (
             "--histogram",
             "/dev/full",
-            "--histogram /dev/full is a device, not a file; give a file path (or /dev/null to discard)",
+            "--histogram /dev/full is a device, not a file; give a file path (or - for standard output, /dev/null to discard)",
         ),
     ] {
         let t = Instant::now();
