@@ -47,8 +47,9 @@
 //! [`Output::finish`] — an error half-way — leaves the old file as it was.
 //! [`create_streamed`] opens one streamed while a run goes on (`--csv`
 //! rows as windows drain, `--pcap` frames): what was written is the result
-//! even when the run ends on SIGINT, SIGTERM or an error, so a dropped one
-//! is renamed over the path all the same. Neither leaves its temporary
+//! even when the run ends on SIGINT, SIGTERM or an error (a full disk
+//! included: what reached the file), so a dropped one is renamed over the
+//! path all the same. Neither leaves its temporary
 //! file behind (only `SIGKILL`, which nothing survives, can).
 //!
 //! [`write_replacing`] writes a report (`report -o`, every render of
@@ -358,23 +359,34 @@ struct Replacing {
 }
 
 impl Replacing {
-    /// Flushes, fsyncs and renames the temporary file over the path; on an
-    /// error removes it.
-    fn commit(self) -> io::Result<()> {
+    /// Flushes, fsyncs and renames the temporary file over the path. When
+    /// the flush or the fsync fails (a full disk), `keep_partial` still
+    /// renames what reached the file — a streamed output's rows so far are
+    /// the result — and the error is returned all the same; otherwise, or
+    /// when the rename fails, the temporary file is removed.
+    fn commit(self, keep_partial: bool) -> io::Result<()> {
         let Replacing { out, tmp, path } = self;
-        let done = out
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)
-            .and_then(|f| f.sync_all())
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if done.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        } else if let Ok(dir) = File::open(directory_of(&path)) {
-            // The rename itself reaches the disk (best effort: some file
-            // systems refuse fsync on a directory).
-            let _ = dir.sync_all();
+        let written = match out.into_inner() {
+            Ok(f) => f.sync_all(),
+            Err(e) => Err(e.into_error()),
+        };
+        let renamed = match &written {
+            Err(_) if !keep_partial => None,
+            _ => Some(std::fs::rename(&tmp, &path)),
+        };
+        match renamed {
+            Some(Ok(())) => {
+                if let Ok(dir) = File::open(directory_of(&path)) {
+                    // The rename itself reaches the disk (best effort: some
+                    // file systems refuse fsync on a directory).
+                    let _ = dir.sync_all();
+                }
+            }
+            _ => {
+                let _ = std::fs::remove_file(&tmp);
+            }
         }
-        done
+        written.and(renamed.unwrap_or(Ok(())))
     }
 
     /// Removes the temporary file; the path keeps what it held.
@@ -486,7 +498,7 @@ impl Output {
                 r => r,
             },
             Sink::Discard => Ok(()),
-            Sink::File(r) => r.take().map_or(Ok(()), Replacing::commit),
+            Sink::File(r) => r.take().map_or(Ok(()), |r| r.commit(self.streamed)),
         };
         done.map_err(|e| anyhow::anyhow!("writing {what}: {e}"))
     }
@@ -521,7 +533,7 @@ impl Drop for Output {
         if let Sink::File(r) = &mut self.sink {
             if let Some(r) = r.take() {
                 if self.streamed {
-                    let _ = r.commit();
+                    let _ = r.commit(true);
                 } else {
                     r.discard();
                 }

@@ -189,7 +189,16 @@ fn run_while_the_disk_fills(
         .spawn()
         .unwrap();
     // Fill it once the run measures: its run row is in (--db), or its
-    // first window row is (--csv).
+    // first window row is (--csv, streamed into a temporary file beside
+    // the path until the run ends).
+    let csv_rows = || {
+        std::fs::read_dir(fs.0.path()).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with(".jitterlab-")
+                    && std::fs::read_to_string(e.path()).is_ok_and(|t| t.lines().count() > 1)
+            })
+        })
+    };
     let measuring = || match flag {
         "--db" => StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
             .arg("--db")
@@ -197,7 +206,7 @@ fn run_while_the_disk_fills(
             .arg("runs")
             .output()
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("running")),
-        _ => std::fs::read_to_string(&on_fs).is_ok_and(|t| t.lines().count() > 1),
+        _ => csv_rows(),
     };
     let t = Instant::now();
     while !measuring() && t.elapsed() < Duration::from_secs(30) {
