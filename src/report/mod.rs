@@ -30,6 +30,8 @@
 //!   text and Markdown applies to stored, user-provided text (names,
 //!   command lines, a neighbour's stderr, notes), so that a report cannot
 //!   rewrite the reader's terminal or forge a line; and HTML's escaping.
+//!   Markdown adds its own on top (`tables::sheet::md_escape`): no inline
+//!   HTML, link, code span or table cell comes from stored text.
 //! * [`single`] — what the report of one `jitterlab run` says: its summary,
 //!   its figures so far, or what is left of it.
 //! * [`stored`] — `jitterlab runs`, `report` and `import`: reading the
