@@ -5,13 +5,25 @@
 //! the budget, times in physically possible order, no message lost or
 //! misread on a veth pair, and no namespace left behind.
 //!
+//! One real run has a stranger publish with the I/O simulator's identity
+//! into the controller's namespace, numbered far from the simulator's
+//! sequence: its messages must be counted apart (foreign), never as lost
+//! messages, and never taken as the input.
+//!
 //! The real runs make network namespaces and raw sockets: root only (CI
 //! runs as root); elsewhere they say so and skip. None of them depends on
 //! the samples staying under the budget on a noisy machine, except the run
 //! with a budget no round trip can meet.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
+use std::os::fd::AsFd;
 use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use jitterlab_core::uadp::{Publish, Value as Field, Writer, WriterConfig};
 use serde_json::Value;
 use serial_test::serial;
 
@@ -182,6 +194,174 @@ fn a_budget_no_round_trip_can_meet_fails_every_sample_with_exit_1() {
         "{text}"
     );
     assert!(text.contains("FAIL screw-to-screw"), "{text}");
+}
+
+/// The first line of `lines` that starts with `prefix`, without it,
+/// waiting up to 60 s for it to come.
+fn line_after(lines: &Mutex<Vec<String>>, prefix: &str) -> String {
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(l) = lines
+            .lock()
+            .unwrap()
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix))
+        {
+            return l.to_string();
+        }
+        assert!(Instant::now() < end, "no {prefix:?} in {lines:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The samples of the closed windows, as the metrics at `addr` say.
+fn samples_served(addr: &str) -> f64 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("jitterlab_samples_total"))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Publishes `count` messages with the I/O simulator's identities (the
+/// tutorial publisher's) and DateTime markers of its own into the
+/// controller's group from namespace `netns`, one a millisecond, numbered
+/// 30000, 30050, … — far from the simulator's numbers, never two in a row.
+fn forge(netns: &str, count: u16) {
+    let writer = Writer::new(WriterConfig {
+        nm_sequence: true,
+        ..WriterConfig::tutorial()
+    })
+    .unwrap();
+    let ns = std::fs::File::open(format!("/run/netns/{netns}")).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            jitterlab_sys::netns::enter_net_namespace(ns.as_fd()).unwrap();
+            let socket = socket2::Socket::new(
+                socket2::Domain::IPV4,
+                socket2::Type::DGRAM,
+                Some(socket2::Protocol::UDP),
+            )
+            .unwrap();
+            socket
+                .set_multicast_if_v4(&Ipv4Addr::new(198, 18, 0, 9))
+                .unwrap();
+            let to = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 22), 4840).into();
+            let mut buf = [0u8; 256];
+            for i in 0..count {
+                let seq = 30_000 + 50 * i;
+                let publish = Publish {
+                    nm_sequence: seq,
+                    dsm_sequence: seq,
+                    timestamp: 0,
+                    picoseconds: 0,
+                };
+                let marker = [Field::DateTime(1_000_000 + i64::from(i))];
+                let n = writer.encode(&publish, &marker, &mut buf).unwrap();
+                socket.send_to(&buf[..n], &to).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+    });
+}
+
+#[test]
+#[serial]
+fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
+    if !root_or_skip("the round trip with forged messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("JITTERLAB_DB", dir.path().join("tests.db"))
+        .env("JITTERLAB_JOURNAL", dir.path().join("journal.json"))
+        .args([
+            "run",
+            "roundtrip",
+            "--duration",
+            "5s",
+            "--metrics",
+            "127.0.0.1:0",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for l in lines.map_while(Result::ok) {
+                sink.lock().unwrap().push(l);
+            }
+        })
+    };
+    let addr = line_after(&stderr, "jitterlab: serving metrics on http://");
+    let addr = addr.trim_end_matches("/metrics").to_string();
+    let io_ns = line_after(&stderr, "jitterlab: roundtrip: I/O simulator in namespace ");
+    let io_ns = io_ns.split(',').next().unwrap().to_string();
+    // Forge once the controller measures (its first window closed), so
+    // every forged message reaches its loop.
+    let end = Instant::now() + Duration::from_secs(60);
+    while samples_served(&addr) < 1.0 {
+        assert!(Instant::now() < end, "never measuring: {stderr:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    forge(&io_ns, 600);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|_| panic!("no result: {:?}", stderr.lock().unwrap()));
+    let r: Value = serde_json::from_str(&text).unwrap();
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+    // Lost, gaps and the rest stay exact: nothing is lost on a veth pair.
+    check_definitions(&r, 500_000);
+    let d = &r["detail"];
+    let seq = |end: &str, k: &str| n(&d[end]["sequence"][k]);
+    let counts = |end: &str| {
+        [
+            "lost",
+            "gaps",
+            "duplicates",
+            "stale",
+            "foreign",
+            "restarts",
+            "out_of_order",
+        ]
+        .map(|k| seq(end, k))
+    };
+    assert_eq!(counts("controller"), [0, 0, 0, 0, 600, 0, 0]);
+    assert_eq!(counts("io"), [0, 0, 0, 0, 0, 0, 0]);
+    // Every message was read (the forged ones too) and numbered.
+    assert_eq!(
+        n(&d["controller"]["rx"]["accepted"]),
+        seq("controller", "received")
+    );
+    // No forged marker became an input: every change the controller
+    // handled is the simulator's initial image or one of its changes.
+    let changes = n(&d["io"]["changes"]);
+    let handled = n(&d["controller"]["handled"]);
+    assert!(
+        handled <= changes + 1,
+        "{handled} changes handled for {changes} made"
+    );
+    // The summary says so on its own line.
+    let out = jl(dir.path()).args(["report", "1"]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let accepted = n(&d["controller"]["rx"]["accepted"]);
+    let want = format!(
+        "  messages from the I/O simulator: {accepted} accepted, 0 lost in 0 gaps, 0 malformed, 0 unsupported, 0 not ours\n    out of sequence: 0 duplicate, 0 stale, 600 foreign (another sender or a restart's first), 0 restarts\n"
+    );
+    assert!(report.contains(&want), "{report}");
+    no_namespace_left();
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The round trip's budget block: seed 001's worst-case calculation term by
 //! term, the verdict (how many screw-to-screw samples went beyond it, any
 //! is a failure), where the distribution sits against the budget, and what
-//! the messages did. Printed after `jitterlab run roundtrip` and rebuilt by
+//! the messages did (lost, and out of sequence: duplicate, stale, foreign,
+//! restarts). Printed after `jitterlab run roundtrip` and rebuilt by
 //! `jitterlab report` from the stored result's `detail` (the probe's
 //! `Detail`, `probe::roundtrip`).
 
@@ -81,6 +82,15 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
             n(&["rx", "malformed"]),
             n(&["rx", "unsupported"]),
             n(&["rx", "not_ours"]),
+        );
+        // Results written before these were counted have none of them.
+        let _ = writeln!(
+            o,
+            "    out of sequence: {} duplicate, {} stale, {} foreign (another sender or a restart's first), {} restarts",
+            n(&["sequence", "duplicates"]),
+            n(&["sequence", "stale"]),
+            n(&["sequence", "foreign"]),
+            n(&["sequence", "restarts"]),
         );
     }
     if let Some(c) = d.get("controller").filter(|c| !c.is_null()) {
