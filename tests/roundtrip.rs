@@ -21,6 +21,7 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use jitterlab_core::uadp::{Publish, Value as Field, Writer, WriterConfig};
@@ -197,10 +198,12 @@ fn a_budget_no_round_trip_can_meet_fails_every_sample_with_exit_1() {
 }
 
 /// The first line of `lines` that starts with `prefix`, without it,
-/// waiting up to 60 s for it to come.
-fn line_after(lines: &Mutex<Vec<String>>, prefix: &str) -> String {
+/// waiting up to 60 s for it to come while `reader` (the thread that
+/// collects them) still reads.
+fn line_after(lines: &Mutex<Vec<String>>, reader: &JoinHandle<()>, prefix: &str) -> String {
     let end = Instant::now() + Duration::from_secs(60);
     loop {
+        let ended = reader.is_finished();
         if let Some(l) = lines
             .lock()
             .unwrap()
@@ -209,7 +212,7 @@ fn line_after(lines: &Mutex<Vec<String>>, prefix: &str) -> String {
         {
             return l.to_string();
         }
-        assert!(Instant::now() < end, "no {prefix:?} in {lines:?}");
+        assert!(!ended && Instant::now() < end, "no {prefix:?} in {lines:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -227,11 +230,11 @@ fn samples_served(addr: &str) -> f64 {
         .sum()
 }
 
-/// Publishes `count` messages with the I/O simulator's identities (the
+/// Publishes 600 messages with the I/O simulator's identities (the
 /// tutorial publisher's) and DateTime markers of its own into the
-/// controller's group from namespace `netns`, one a millisecond, numbered
-/// 30000, 30050, … — far from the simulator's numbers, never two in a row.
-fn forge(netns: &str, count: u16) {
+/// controller's group from namespace `netns`, one a millisecond, message
+/// `i` numbered `number(i)`.
+fn forge(netns: &str, number: fn(u16) -> u16) {
     let writer = Writer::new(WriterConfig {
         nm_sequence: true,
         ..WriterConfig::tutorial()
@@ -252,8 +255,8 @@ fn forge(netns: &str, count: u16) {
                 .unwrap();
             let to = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 22), 4840).into();
             let mut buf = [0u8; 256];
-            for i in 0..count {
-                let seq = 30_000 + 50 * i;
+            for i in 0..FORGED {
+                let seq = number(i);
                 let publish = Publish {
                     nm_sequence: seq,
                     dsm_sequence: seq,
@@ -269,17 +272,17 @@ fn forge(netns: &str, count: u16) {
     });
 }
 
-#[test]
-#[serial]
-fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
-    if !root_or_skip("the round trip with forged messages") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+/// How many messages [`forge`] sends.
+const FORGED: u16 = 600;
+
+/// A 5 s round trip in `dir` (stored as run 1) into whose controller
+/// [`forge`] publishes once it measures: the result, which also holds
+/// every check of [`check_definitions`] (nothing lost on the veth pair).
+fn forged_run(dir: &Path, number: fn(u16) -> u16) -> Value {
+    let json = dir.join("r.json");
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
-        .env("JITTERLAB_DB", dir.path().join("tests.db"))
-        .env("JITTERLAB_JOURNAL", dir.path().join("journal.json"))
+        .env("JITTERLAB_DB", dir.join("tests.db"))
+        .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
         .args([
             "run",
             "roundtrip",
@@ -304,9 +307,13 @@ fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
             }
         })
     };
-    let addr = line_after(&stderr, "jitterlab: serving metrics on http://");
+    let addr = line_after(&stderr, &reader, "jitterlab: serving metrics on http://");
     let addr = addr.trim_end_matches("/metrics").to_string();
-    let io_ns = line_after(&stderr, "jitterlab: roundtrip: I/O simulator in namespace ");
+    let io_ns = line_after(
+        &stderr,
+        &reader,
+        "jitterlab: roundtrip: I/O simulator in namespace ",
+    );
     let io_ns = io_ns.split(',').next().unwrap().to_string();
     // Forge once the controller measures (its first window closed), so
     // every forged message reaches its loop.
@@ -315,35 +322,49 @@ fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
         assert!(Instant::now() < end, "never measuring: {stderr:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
-    forge(&io_ns, 600);
+    forge(&io_ns, number);
     let status = child.wait().unwrap();
     reader.join().unwrap();
     let text = std::fs::read_to_string(&json)
         .unwrap_or_else(|_| panic!("no result: {:?}", stderr.lock().unwrap()));
     let r: Value = serde_json::from_str(&text).unwrap();
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
-    // Lost, gaps and the rest stay exact: nothing is lost on a veth pair.
     check_definitions(&r, 500_000);
+    no_namespace_left();
+    r
+}
+
+/// One end's sequence counts: lost, gaps, duplicates, stale, foreign,
+/// restarts, out of order.
+fn sequence_counts(r: &Value, end: &str) -> [i64; 7] {
+    [
+        "lost",
+        "gaps",
+        "duplicates",
+        "stale",
+        "foreign",
+        "restarts",
+        "out_of_order",
+    ]
+    .map(|k| n(&r["detail"][end]["sequence"][k]))
+}
+
+#[test]
+#[serial]
+fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
+    if !root_or_skip("the round trip with forged messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // 30000, 30050, …: far from the simulator's numbers, never two in a row.
+    let r = forged_run(dir.path(), |i| 30_000 + 50 * i);
     let d = &r["detail"];
-    let seq = |end: &str, k: &str| n(&d[end]["sequence"][k]);
-    let counts = |end: &str| {
-        [
-            "lost",
-            "gaps",
-            "duplicates",
-            "stale",
-            "foreign",
-            "restarts",
-            "out_of_order",
-        ]
-        .map(|k| seq(end, k))
-    };
-    assert_eq!(counts("controller"), [0, 0, 0, 0, 600, 0, 0]);
-    assert_eq!(counts("io"), [0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(sequence_counts(&r, "controller"), [0, 0, 0, 0, 600, 0, 0]);
+    assert_eq!(sequence_counts(&r, "io"), [0; 7]);
     // Every message was read (the forged ones too) and numbered.
     assert_eq!(
         n(&d["controller"]["rx"]["accepted"]),
-        seq("controller", "received")
+        n(&d["controller"]["sequence"]["received"])
     );
     // No forged marker became an input: every change the controller
     // handled is the simulator's initial image or one of its changes.
@@ -361,7 +382,27 @@ fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
         "  messages from the I/O simulator: {accepted} accepted, 0 lost in 0 gaps, 0 malformed, 0 unsupported, 0 not ours\n    out of sequence: 0 duplicate, 0 stale, 600 foreign (another sender or a restart's first), 0 restarts\n"
     );
     assert!(report.contains(&want), "{report}");
-    no_namespace_left();
+}
+
+#[test]
+#[serial]
+fn forged_messages_with_scattered_numbers_lose_nothing() {
+    if !root_or_skip("the round trip with forged messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Numbers scattered over the whole range (Knuth's multiplicative
+    // hash): some fall inside the window or just behind the simulator's.
+    let r = forged_run(dir.path(), |i| {
+        (u32::from(i)
+            .wrapping_mul(2_654_435_761)
+            .wrapping_add(12_345)
+            >> 16) as u16
+    });
+    let [lost, gaps, duplicates, stale, foreign, restarts, _] = sequence_counts(&r, "controller");
+    assert_eq!((lost, gaps, restarts), (0, 0, 0));
+    assert_eq!(duplicates + stale + foreign, i64::from(FORGED));
+    assert_eq!(sequence_counts(&r, "io"), [0; 7]);
 }
 
 #[test]

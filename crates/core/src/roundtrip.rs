@@ -24,6 +24,13 @@
 //! | T4 | I/O | the tick that first applies that output |
 //! | T4rx | I/O | kernel receive stamp of the message that carried it |
 //!
+//! Which received messages are taken at all is told by their sequence
+//! numbers ([`SequenceCounts`]): a message continues the sender's stream,
+//! or is a duplicate, a late (stale) one, or a stranger's with the same
+//! identity (UADP without message security cannot authenticate a sender);
+//! only the first kind becomes the input or the output image, so a forged
+//! or repeated message is never a change's T2.
+//!
 //! None of it allocates after construction: both sides run in real-time
 //! loops (DESIGN rule 2).
 
@@ -744,12 +751,21 @@ impl SequenceVerdict {
 /// - anything else: foreign (UADP without message security cannot tell a
 ///   sender that uses another's identity, nor a sender that restarted);
 ///   two consecutive numbers out there, with nothing taken between them, are
-///   a restart, and the stream continues from them.
+///   a restart, and the stream continues from them;
+/// - except a number between the two ends of the last jump over a gap,
+///   before the next number in order confirmed it, that is the one right
+///   after the jump's start or beyond the reorder window: the sender's
+///   stream goes on from before the jump, so the jump was a stranger's
+///   number that fell inside the window. Its gap is taken back, it counts
+///   as foreign, and the stream continues from this number. (Two of the
+///   sender's messages swapped on the way look the same, and count one
+///   lost and one foreign instead of one lost and one stale.)
 ///
-/// So a stranger's numbers never count as millions of lost messages, and a
-/// stale or foreign message never becomes the input (nor its T2). A
-/// stranger whose number falls inside the window cannot be told from the
-/// sender. Allocates nothing.
+/// So a stranger's numbers never count as lost messages, and a stale or
+/// foreign message never becomes the input (nor its T2) — except a
+/// stranger's number inside the window, which is taken until the sender's
+/// next message shows it up: the receiver cannot tell before. Allocates
+/// nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SequenceCounts {
     /// Messages counted.
@@ -778,6 +794,11 @@ pub struct SequenceCounts {
     /// taken: a restart when the next one follows it.
     #[serde(skip)]
     pending: Option<u16>,
+    /// The last jump over a gap (from, to), until a number in order
+    /// follows it: the number after `from`, or one between them beyond the
+    /// reorder window, says the jump was a stranger's.
+    #[serde(skip)]
+    jump: Option<(u16, u16)>,
 }
 
 impl SequenceCounts {
@@ -796,11 +817,19 @@ impl SequenceCounts {
             self.out_of_order += 1;
             SequenceVerdict::Duplicate
         } else if ahead <= SEQUENCE_WINDOW {
-            if ahead > 1 {
-                self.gaps += 1;
-                self.lost += u64::from(ahead - 1);
-            }
-            self.take(seq);
+            self.continue_from(last, seq);
+            SequenceVerdict::InOrder
+        } else if let Some((before, to)) = self.jump.filter(|&(before, to)| {
+            let from_before = seq.wrapping_sub(before);
+            (1..to.wrapping_sub(before)).contains(&from_before)
+                && (from_before == 1 || behind > REORDER_WINDOW)
+        }) {
+            // The stream goes on from before the last jump: that jump was a
+            // stranger's number inside the window. Its gap is taken back.
+            self.lost -= u64::from(to.wrapping_sub(before) - 1);
+            self.gaps -= 1;
+            self.foreign += 1;
+            self.continue_from(before, seq);
             SequenceVerdict::InOrder
         } else if behind <= REORDER_WINDOW {
             self.stale += 1;
@@ -812,12 +841,28 @@ impl SequenceCounts {
             self.foreign -= 1;
             self.restarts += 1;
             self.take(seq);
+            self.jump = None;
             SequenceVerdict::Restart
         } else {
             self.foreign += 1;
             self.pending = Some(seq);
             SequenceVerdict::Foreign
         }
+    }
+
+    /// `seq`, at most [`SEQUENCE_WINDOW`] ahead of `last`, continues the
+    /// stream: the numbers between are lost, and a jump over them is
+    /// remembered until the next number in order confirms it.
+    fn continue_from(&mut self, last: u16, seq: u16) {
+        let ahead = seq.wrapping_sub(last);
+        if ahead > 1 {
+            self.gaps += 1;
+            self.lost += u64::from(ahead - 1);
+            self.jump = Some((last, seq));
+        } else {
+            self.jump = None;
+        }
+        self.take(seq);
     }
 
     /// `seq` continues the stream.
