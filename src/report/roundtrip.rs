@@ -83,15 +83,17 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
             n(&["rx", "unsupported"]),
             n(&["rx", "not_ours"]),
         );
-        // Results written before these were counted have none of them.
-        let _ = writeln!(
-            o,
-            "    out of sequence: {} duplicate, {} stale, {} foreign (another sender or a restart's first), {} restarts",
-            n(&["sequence", "duplicates"]),
-            n(&["sequence", "stale"]),
-            n(&["sequence", "foreign"]),
-            n(&["sequence", "restarts"]),
-        );
+        // Results stored before these were counted say nothing of them.
+        if c.get("sequence").and_then(|s| s.get("foreign")).is_some() {
+            let _ = writeln!(
+                o,
+                "    out of sequence: {} duplicate, {} stale, {} foreign (another sender or a restart's first), {} restarts",
+                n(&["sequence", "duplicates"]),
+                n(&["sequence", "stale"]),
+                n(&["sequence", "foreign"]),
+                n(&["sequence", "restarts"]),
+            );
+        }
     }
     if let Some(c) = d.get("controller").filter(|c| !c.is_null()) {
         let late = c.get("late_outputs").and_then(|x| x.as_u64()).unwrap_or(0);
