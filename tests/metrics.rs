@@ -1,6 +1,7 @@
 //! `--metrics ADDR` end to end: a real `run wakeup` scraped while it runs
 //! (exact names and labels, cumulative buckets, counts that grow,
-//! `promtool check metrics`), a bench and an `apply` on a fake tree that
+//! `promtool check metrics`), a run whose end a trickling client does not
+//! delay, a bench and an `apply` on a fake tree that
 //! serve their progress, neighbours and settings, the Grafana dashboard
 //! asking only for names a real scrape has, and the refusals of a bad
 //! address and a port in use — exit 2, exact messages, nothing changed.
@@ -439,6 +440,49 @@ command = ["sleep", "86417"]
 [[probe]]
 kind = "wakeup"
 "#;
+
+#[test]
+#[serial]
+fn a_trickling_client_neither_stalls_a_scrape_nor_delays_the_run_s_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let run = Running::start(
+        dir.path(),
+        &[
+            "run",
+            "wakeup",
+            "--cpus",
+            "1",
+            "--duration",
+            "2s",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
+    let addr = run.address();
+    // A client sending one byte of a request that never ends every
+    // 500 ms, for 20 s at most.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let trickler = std::thread::spawn(move || {
+        for _ in 0..40 {
+            if slow.write_all(b"x").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, _, _) = scrape(&addr);
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let (code, _, stderr) = run.wait();
+    let took = started.elapsed();
+    assert_eq!(code, Some(0), "{stderr:?}");
+    assert!(
+        took < Duration::from_secs(4),
+        "a 2 s run with a trickling metrics client took {took:?}"
+    );
+    trickler.join().unwrap();
+}
 
 /// One scrape of the bench's second cell while its neighbour runs, made
 /// once for the tests that read it.

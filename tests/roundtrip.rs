@@ -5,13 +5,26 @@
 //! the budget, times in physically possible order, no message lost or
 //! misread on a veth pair, and no namespace left behind.
 //!
+//! One real run has a stranger publish with the I/O simulator's identity
+//! into the controller's namespace, numbered far from the simulator's
+//! sequence: its messages must be counted apart (foreign), never as lost
+//! messages, and never taken as the input.
+//!
 //! The real runs make network namespaces and raw sockets: root only (CI
 //! runs as root); elsewhere they say so and skip. None of them depends on
 //! the samples staying under the budget on a noisy machine, except the run
 //! with a budget no round trip can meet.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
+use std::os::fd::AsFd;
 use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
+use jitterlab_core::uadp::{Publish, Value as Field, Writer, WriterConfig};
 use serde_json::Value;
 use serial_test::serial;
 
@@ -182,6 +195,214 @@ fn a_budget_no_round_trip_can_meet_fails_every_sample_with_exit_1() {
         "{text}"
     );
     assert!(text.contains("FAIL screw-to-screw"), "{text}");
+}
+
+/// The first line of `lines` that starts with `prefix`, without it,
+/// waiting up to 60 s for it to come while `reader` (the thread that
+/// collects them) still reads.
+fn line_after(lines: &Mutex<Vec<String>>, reader: &JoinHandle<()>, prefix: &str) -> String {
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ended = reader.is_finished();
+        if let Some(l) = lines
+            .lock()
+            .unwrap()
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix))
+        {
+            return l.to_string();
+        }
+        assert!(!ended && Instant::now() < end, "no {prefix:?} in {lines:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The samples of the closed windows, as the metrics at `addr` say.
+fn samples_served(addr: &str) -> f64 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("jitterlab_samples_total"))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Publishes 600 messages with the I/O simulator's identities (the
+/// tutorial publisher's) and DateTime markers of its own into the
+/// controller's group from namespace `netns`, one a millisecond, message
+/// `i` numbered `number(i)`.
+fn forge(netns: &str, number: fn(u16) -> u16) {
+    let writer = Writer::new(WriterConfig {
+        nm_sequence: true,
+        ..WriterConfig::tutorial()
+    })
+    .unwrap();
+    let ns = std::fs::File::open(format!("/run/netns/{netns}")).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            jitterlab_sys::netns::enter_net_namespace(ns.as_fd()).unwrap();
+            let socket = socket2::Socket::new(
+                socket2::Domain::IPV4,
+                socket2::Type::DGRAM,
+                Some(socket2::Protocol::UDP),
+            )
+            .unwrap();
+            socket
+                .set_multicast_if_v4(&Ipv4Addr::new(198, 18, 0, 9))
+                .unwrap();
+            let to = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 22), 4840).into();
+            let mut buf = [0u8; 256];
+            for i in 0..FORGED {
+                let seq = number(i);
+                let publish = Publish {
+                    nm_sequence: seq,
+                    dsm_sequence: seq,
+                    timestamp: 0,
+                    picoseconds: 0,
+                };
+                let marker = [Field::DateTime(1_000_000 + i64::from(i))];
+                let n = writer.encode(&publish, &marker, &mut buf).unwrap();
+                socket.send_to(&buf[..n], &to).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+    });
+}
+
+/// How many messages [`forge`] sends.
+const FORGED: u16 = 600;
+
+/// A 5 s round trip in `dir` (stored as run 1) into whose controller
+/// [`forge`] publishes once it measures: the result, which also holds
+/// every check of [`check_definitions`] (nothing lost on the veth pair).
+fn forged_run(dir: &Path, number: fn(u16) -> u16) -> Value {
+    let json = dir.join("r.json");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("JITTERLAB_DB", dir.join("tests.db"))
+        .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .args([
+            "run",
+            "roundtrip",
+            "--duration",
+            "5s",
+            "--metrics",
+            "127.0.0.1:0",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for l in lines.map_while(Result::ok) {
+                sink.lock().unwrap().push(l);
+            }
+        })
+    };
+    let addr = line_after(&stderr, &reader, "jitterlab: serving metrics on http://");
+    let addr = addr.trim_end_matches("/metrics").to_string();
+    let io_ns = line_after(
+        &stderr,
+        &reader,
+        "jitterlab: roundtrip: I/O simulator in namespace ",
+    );
+    let io_ns = io_ns.split(',').next().unwrap().to_string();
+    // Forge once the controller measures (its first window closed), so
+    // every forged message reaches its loop.
+    let end = Instant::now() + Duration::from_secs(60);
+    while samples_served(&addr) < 1.0 {
+        assert!(Instant::now() < end, "never measuring: {stderr:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    forge(&io_ns, number);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|_| panic!("no result: {:?}", stderr.lock().unwrap()));
+    let r: Value = serde_json::from_str(&text).unwrap();
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+    check_definitions(&r, 500_000);
+    no_namespace_left();
+    r
+}
+
+/// One end's sequence counts: lost, gaps, duplicates, stale, foreign,
+/// restarts, out of order.
+fn sequence_counts(r: &Value, end: &str) -> [i64; 7] {
+    [
+        "lost",
+        "gaps",
+        "duplicates",
+        "stale",
+        "foreign",
+        "restarts",
+        "out_of_order",
+    ]
+    .map(|k| n(&r["detail"][end]["sequence"][k]))
+}
+
+#[test]
+#[serial]
+fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
+    if !root_or_skip("the round trip with forged messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // 30000, 30050, …: far from the simulator's numbers, never two in a row.
+    let r = forged_run(dir.path(), |i| 30_000 + 50 * i);
+    let d = &r["detail"];
+    assert_eq!(sequence_counts(&r, "controller"), [0, 0, 0, 0, 600, 0, 0]);
+    assert_eq!(sequence_counts(&r, "io"), [0; 7]);
+    // Every message was read (the forged ones too) and numbered.
+    assert_eq!(
+        n(&d["controller"]["rx"]["accepted"]),
+        n(&d["controller"]["sequence"]["received"])
+    );
+    // No forged marker became an input: every change the controller
+    // handled is the simulator's initial image or one of its changes.
+    let changes = n(&d["io"]["changes"]);
+    let handled = n(&d["controller"]["handled"]);
+    assert!(
+        handled <= changes + 1,
+        "{handled} changes handled for {changes} made"
+    );
+    // The summary says so on its own line.
+    let out = jl(dir.path()).args(["report", "1"]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let accepted = n(&d["controller"]["rx"]["accepted"]);
+    let want = format!(
+        "  messages from the I/O simulator: {accepted} accepted, 0 lost in 0 gaps, 0 malformed, 0 unsupported, 0 not ours\n    out of sequence: 0 duplicate, 0 stale, 600 foreign (another sender or a restart's first), 0 restarts\n"
+    );
+    assert!(report.contains(&want), "{report}");
+}
+
+#[test]
+#[serial]
+fn forged_messages_with_scattered_numbers_lose_nothing() {
+    if !root_or_skip("the round trip with forged messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Numbers scattered over the whole range (Knuth's multiplicative
+    // hash): some fall inside the window or just behind the simulator's.
+    let r = forged_run(dir.path(), |i| {
+        (u32::from(i)
+            .wrapping_mul(2_654_435_761)
+            .wrapping_add(12_345)
+            >> 16) as u16
+    });
+    let [lost, gaps, duplicates, stale, foreign, restarts, _] = sequence_counts(&r, "controller");
+    assert_eq!((lost, gaps, restarts), (0, 0, 0));
+    assert_eq!(duplicates + stale + foreign, i64::from(FORGED));
+    assert_eq!(sequence_counts(&r, "io"), [0; 7]);
 }
 
 #[test]

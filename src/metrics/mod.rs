@@ -33,6 +33,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use jitterlab_core::cell::{CellKey, SettingReport};
@@ -83,12 +84,26 @@ pub struct Server {
     thread: Option<JoinHandle<()>>,
 }
 
+/// How long the end of a command waits for the metrics thread to stop.
+/// It never blocks on a client, so it stops within one poll (50 ms); the
+/// bound keeps that promise should the thread ever be held up, as the
+/// command's end must not wait for any client.
+const STOP_WAIT: Duration = Duration::from_secs(1);
+
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, Relaxed);
-        if let Some(t) = self.thread.take() {
+        let Some(t) = self.thread.take() else {
+            return;
+        };
+        let end = Instant::now() + STOP_WAIT;
+        while !t.is_finished() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if t.is_finished() {
             let _ = t.join();
         }
+        // Otherwise the thread is left to end with the process.
     }
 }
 
@@ -119,19 +134,28 @@ pub fn serve(
     if BOARD.set(Arc::clone(&board)).is_err() {
         anyhow::bail!("metrics are served once per process; this is a bug in jitterlab");
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let thread = std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn({
-            let stop = Arc::clone(&stop);
-            move || http::serve(listener, &board, &stop)
-        })
-        .context("starting the metrics thread")?;
+    let server = Server::start(listener, board, http::LIMITS)?;
     errln!("jitterlab: serving metrics on http://{bound}/metrics");
-    Ok(Some(Server {
-        stop,
-        thread: Some(thread),
-    }))
+    Ok(Some(server))
+}
+
+impl Server {
+    /// Starts the metrics thread serving `board` on `listener`
+    /// (non-blocking), each client held to `limits`.
+    pub fn start(listener: TcpListener, board: Arc<Board>, limits: http::Limits) -> Result<Server> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn({
+                let stop = Arc::clone(&stop);
+                move || http::serve(listener, &board, &stop, &limits)
+            })
+            .context("starting the metrics thread")?;
+        Ok(Server {
+            stop,
+            thread: Some(thread),
+        })
+    }
 }
 
 /// The refusal for an address that cannot be bound, with what to do.

@@ -1,9 +1,13 @@
-//! `--metrics`'s address grammar and refusals, the HTTP answers, and the
-//! exposition of a board byte for byte.
+//! `--metrics`'s address grammar and refusals, the HTTP answers, the
+//! exposition of a board byte for byte, and what slow, idle or stuck
+//! clients cost the other scrapes and the command's end (on the loopback
+//! address, every client loop bounded).
 
-use std::net::{SocketAddr, TcpListener};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use jitterlab_core::cell::{CellKey, SettingReport};
 use jitterlab_core::recorder::{LiveStats, Recorder, RecorderConfig};
@@ -11,7 +15,7 @@ use jitterlab_core::result::{DefaultStatus, ProbeKind};
 use jitterlab_core::sample::{slots, Sample, SampleSink};
 
 use super::board::Board;
-use super::{exposition, http, parse_addr, serve};
+use super::{exposition, http, parse_addr, serve, Server};
 use crate::error::BadInput;
 
 fn addr(s: &str) -> SocketAddr {
@@ -385,4 +389,130 @@ fn a_first_alert_or_failure_arms_the_counters_by_itself() {
     assert!(!text.contains("jitterlab_alerts_total{"), "{text}");
     board.alert(0);
     assert!(exposition::render(&board).contains("jitterlab_alerts_total{host=\"h\",cpu=\"0\"} 1\n"));
+}
+
+/// A metrics server on a free loopback port serving an empty board,
+/// clients held to `limits`; and its address.
+fn loopback_server(limits: http::Limits) -> (Server, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let board = Arc::new(Board::new("h".into(), "run", Path::new("/")));
+    (Server::start(listener, board, limits).unwrap(), at)
+}
+
+/// `GET /metrics` at `at`, each read given `within`: the status line of
+/// the answer, or why none came.
+fn scrape_status(at: SocketAddr, within: Duration) -> Result<String, String> {
+    let mut s = TcpStream::connect_timeout(&at, within).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(within)).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).map_err(|e| e.to_string())?;
+    Ok(text.lines().next().unwrap_or_default().to_string())
+}
+
+/// Whether the server closed `s` (end of stream or reset), looking
+/// without waiting.
+fn closed(s: &mut TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let r = s.read(&mut byte);
+    s.set_nonblocking(false).unwrap();
+    match r {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != ErrorKind::WouldBlock,
+    }
+}
+
+/// A client that connects to `at` and sends one byte of a request head
+/// that never ends every 200 ms, 30 times at most (6 s): how long after
+/// connecting it saw the server close it, `None` when it never did.
+fn trickle(at: SocketAddr) -> std::thread::JoinHandle<Option<Duration>> {
+    let mut s = TcpStream::connect(at).unwrap();
+    let start = Instant::now();
+    std::thread::spawn(move || {
+        for _ in 0..30 {
+            if s.write_all(b"x").is_err() || closed(&mut s) {
+                return Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        None
+    })
+}
+
+#[test]
+fn a_trickling_client_neither_delays_a_scrape_nor_outlives_its_deadline() {
+    let limits = http::Limits {
+        deadline: Duration::from_secs(1),
+        max_connections: 16,
+    };
+    let (_server, at) = loopback_server(limits);
+    let slow = trickle(at);
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    assert_eq!(
+        scrape_status(at, Duration::from_secs(2)),
+        Ok("HTTP/1.1 200 OK".to_string())
+    );
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(1), "the scrape took {took:?}");
+    // One deadline for the whole request: the bytes that keep coming do
+    // not extend it.
+    let held = slow
+        .join()
+        .unwrap()
+        .expect("the trickling client was never closed");
+    assert!(
+        held >= Duration::from_secs(1) && held < Duration::from_millis(2500),
+        "the trickling client was closed after {held:?}"
+    );
+}
+
+#[test]
+fn idle_connections_beyond_the_cap_evict_the_oldest_and_never_starve_a_scrape() {
+    let limits = http::Limits {
+        deadline: Duration::from_secs(30),
+        max_connections: 16,
+    };
+    let (_server, at) = loopback_server(limits);
+    let mut idle: Vec<TcpStream> = (0..24).map(|_| TcpStream::connect(at).unwrap()).collect();
+    let t = Instant::now();
+    assert_eq!(
+        scrape_status(at, Duration::from_secs(3)),
+        Ok("HTTP/1.1 200 OK".to_string())
+    );
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(1), "the scrape took {took:?}");
+    // 24 idle and the scrape for 16 places: the 9 oldest were closed, the
+    // 15 newest are still waiting for their request.
+    let shut: Vec<bool> = idle.iter_mut().map(closed).collect();
+    let mut want = vec![true; 9];
+    want.extend([false; 15]);
+    assert_eq!(shut, want);
+}
+
+#[test]
+fn stopping_the_server_does_not_wait_for_a_stuck_client() {
+    let (server, at) = loopback_server(http::LIMITS);
+    let slow = trickle(at);
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    drop(server);
+    let took = t.elapsed();
+    assert!(
+        took <= Duration::from_millis(1500),
+        "stopping took {took:?}"
+    );
+    assert!(
+        TcpStream::connect(at).is_err(),
+        "the listener is still open after the server stopped"
+    );
+    assert!(
+        slow.join().unwrap().is_some(),
+        "the stuck client was never closed"
+    );
 }

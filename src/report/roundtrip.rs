@@ -1,7 +1,8 @@
 //! The round trip's budget block: seed 001's worst-case calculation term by
 //! term, the verdict (how many screw-to-screw samples went beyond it, any
 //! is a failure), where the distribution sits against the budget, and what
-//! the messages did. Printed after `jitterlab run roundtrip` and rebuilt by
+//! the messages did (lost, and out of sequence: duplicate, stale, foreign,
+//! restarts). Printed after `jitterlab run roundtrip` and rebuilt by
 //! `jitterlab report` from the stored result's `detail` (the probe's
 //! `Detail`, `probe::roundtrip`).
 
@@ -82,6 +83,17 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
             n(&["rx", "unsupported"]),
             n(&["rx", "not_ours"]),
         );
+        // Results stored before these were counted say nothing of them.
+        if c.get("sequence").and_then(|s| s.get("foreign")).is_some() {
+            let _ = writeln!(
+                o,
+                "    out of sequence: {} duplicate, {} stale, {} foreign (another sender or a restart's first), {} restarts",
+                n(&["sequence", "duplicates"]),
+                n(&["sequence", "stale"]),
+                n(&["sequence", "foreign"]),
+                n(&["sequence", "restarts"]),
+            );
+        }
     }
     if let Some(c) = d.get("controller").filter(|c| !c.is_null()) {
         let late = c.get("late_outputs").and_then(|x| x.as_u64()).unwrap_or(0);

@@ -24,6 +24,13 @@
 //! | T4 | I/O | the tick that first applies that output |
 //! | T4rx | I/O | kernel receive stamp of the message that carried it |
 //!
+//! Which received messages are taken at all is told by their sequence
+//! numbers ([`SequenceCounts`]): a message continues the sender's stream,
+//! or is a duplicate, a late (stale) one, or a stranger's with the same
+//! identity (UADP without message security cannot authenticate a sender);
+//! only the first kind becomes the input or the output image, so a forged
+//! or repeated message is never a change's T2.
+//!
 //! None of it allocates after construction: both sides run in real-time
 //! loops (DESIGN rule 2).
 
@@ -695,9 +702,70 @@ impl ControllerSide {
 // ---------------------------------------------------------------------------
 // Sequence numbers.
 
-/// Counts received messages and the gaps in their 16-bit sequence numbers
-/// (which wrap): a jump of `d > 1` is `d − 1` lost messages; a number seen
-/// before (`d = 0`) or going back is counted as out of order, not lost.
+/// How far ahead of the last message taken a sequence number may be and
+/// still continue the same stream (the messages in between lost): 1000
+/// messages, half a second at the default I/O period, more than any queue
+/// on the way holds.
+pub const SEQUENCE_WINDOW: u16 = 1000;
+
+/// How far behind the last message taken a sequence number may be and
+/// still be a late message of the same stream (overtaken on the way).
+pub const REORDER_WINDOW: u16 = 16;
+
+/// What a message's sequence number says about it ([`SequenceCounts::add`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SequenceVerdict {
+    /// The next of the stream, or the next after a gap of at most
+    /// [`SEQUENCE_WINDOW`] (the ones between are lost): taken.
+    InOrder,
+    /// The second of two consecutive numbers far outside the window: the
+    /// sender restarted from a new base, which the stream follows from now
+    /// on: taken.
+    Restart,
+    /// The number of the last message taken, again: not taken.
+    Duplicate,
+    /// Behind the last message taken, within [`REORDER_WINDOW`]: a late
+    /// message whose content is older than what was taken: not taken.
+    Stale,
+    /// Far outside the window, ahead or behind: another sender with the
+    /// same identity, or the first message of a restart. Not taken; counted
+    /// apart, never as lost messages.
+    Foreign,
+}
+
+impl SequenceVerdict {
+    /// Whether the message's content (its marker, its receive stamp) is
+    /// taken: only a message that continues the stream is.
+    pub fn taken(self) -> bool {
+        matches!(self, SequenceVerdict::InOrder | SequenceVerdict::Restart)
+    }
+}
+
+/// Counts received messages by their 16-bit sequence numbers (which wrap),
+/// against the stream of the messages taken so far:
+///
+/// - `d` ahead of the last taken, `1 ≤ d ≤` [`SEQUENCE_WINDOW`]: in order,
+///   `d − 1` lost (one gap when `d > 1`);
+/// - the same number: a duplicate; up to [`REORDER_WINDOW`] behind: stale;
+///   neither is taken, nor lost;
+/// - anything else: foreign (UADP without message security cannot tell a
+///   sender that uses another's identity, nor a sender that restarted);
+///   two consecutive numbers out there, with nothing taken between them, are
+///   a restart, and the stream continues from them;
+/// - except a number between the two ends of the last jump over a gap,
+///   before the next number in order confirmed it, that is the one right
+///   after the jump's start or beyond the reorder window: the sender's
+///   stream goes on from before the jump, so the jump was a stranger's
+///   number that fell inside the window. Its gap is taken back, it counts
+///   as foreign, and the stream continues from this number. (Two of the
+///   sender's messages swapped on the way look the same, and count one
+///   lost and one foreign instead of one lost and one stale.)
+///
+/// So a stranger's numbers never count as lost messages, and a stale or
+/// foreign message never becomes the input (nor its T2) — except a
+/// stranger's number inside the window, which is taken until the sender's
+/// next message shows it up: the receiver cannot tell before. Allocates
+/// nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SequenceCounts {
     /// Messages counted.
@@ -706,28 +774,101 @@ pub struct SequenceCounts {
     pub lost: u64,
     /// Jumps (each run of missing messages counts once).
     pub gaps: u64,
-    /// Repeated or backward sequence numbers.
+    /// Duplicate or stale sequence numbers (`duplicates + stale`).
     pub out_of_order: u64,
+    /// The number of the last message taken, again.
+    #[serde(default)]
+    pub duplicates: u64,
+    /// Numbers shortly behind the last message taken.
+    #[serde(default)]
+    pub stale: u64,
+    /// Numbers far outside the window: another sender, not taken.
+    #[serde(default)]
+    pub foreign: u64,
+    /// Times the sender restarted from a new base and the stream followed.
+    #[serde(default)]
+    pub restarts: u64,
     #[serde(skip)]
     last: Option<u16>,
+    /// The latest number far outside the window since the last message
+    /// taken: a restart when the next one follows it.
+    #[serde(skip)]
+    pending: Option<u16>,
+    /// The last jump over a gap (from, to), until a number in order
+    /// follows it: the number after `from`, or one between them beyond the
+    /// reorder window, says the jump was a stranger's.
+    #[serde(skip)]
+    jump: Option<(u16, u16)>,
 }
 
 impl SequenceCounts {
-    /// Counts a message with sequence number `seq`.
-    pub fn add(&mut self, seq: u16) {
+    /// Counts a message with sequence number `seq`, and says whether it is
+    /// taken.
+    pub fn add(&mut self, seq: u16) -> SequenceVerdict {
         self.received += 1;
-        if let Some(last) = self.last {
-            let d = seq.wrapping_sub(last);
-            if d == 0 || d > u16::MAX / 2 {
-                self.out_of_order += 1;
-                return;
-            }
-            if d > 1 {
-                self.gaps += 1;
-                self.lost += u64::from(d - 1);
-            }
+        let Some(last) = self.last else {
+            self.take(seq);
+            return SequenceVerdict::InOrder;
+        };
+        let ahead = seq.wrapping_sub(last);
+        let behind = last.wrapping_sub(seq);
+        if ahead == 0 {
+            self.duplicates += 1;
+            self.out_of_order += 1;
+            SequenceVerdict::Duplicate
+        } else if ahead <= SEQUENCE_WINDOW {
+            self.continue_from(last, seq);
+            SequenceVerdict::InOrder
+        } else if let Some((before, to)) = self.jump.filter(|&(before, to)| {
+            let from_before = seq.wrapping_sub(before);
+            (1..to.wrapping_sub(before)).contains(&from_before)
+                && (from_before == 1 || behind > REORDER_WINDOW)
+        }) {
+            // The stream goes on from before the last jump: that jump was a
+            // stranger's number inside the window. Its gap is taken back.
+            self.lost -= u64::from(to.wrapping_sub(before) - 1);
+            self.gaps -= 1;
+            self.foreign += 1;
+            self.continue_from(before, seq);
+            SequenceVerdict::InOrder
+        } else if behind <= REORDER_WINDOW {
+            self.stale += 1;
+            self.out_of_order += 1;
+            SequenceVerdict::Stale
+        } else if self.pending == Some(seq.wrapping_sub(1)) {
+            // The message before was this sender's first from its new
+            // base, not a stranger's.
+            self.foreign -= 1;
+            self.restarts += 1;
+            self.take(seq);
+            self.jump = None;
+            SequenceVerdict::Restart
+        } else {
+            self.foreign += 1;
+            self.pending = Some(seq);
+            SequenceVerdict::Foreign
         }
+    }
+
+    /// `seq`, at most [`SEQUENCE_WINDOW`] ahead of `last`, continues the
+    /// stream: the numbers between are lost, and a jump over them is
+    /// remembered until the next number in order confirms it.
+    fn continue_from(&mut self, last: u16, seq: u16) {
+        let ahead = seq.wrapping_sub(last);
+        if ahead > 1 {
+            self.gaps += 1;
+            self.lost += u64::from(ahead - 1);
+            self.jump = Some((last, seq));
+        } else {
+            self.jump = None;
+        }
+        self.take(seq);
+    }
+
+    /// `seq` continues the stream.
+    fn take(&mut self, seq: u16) {
         self.last = Some(seq);
+        self.pending = None;
     }
 }
 

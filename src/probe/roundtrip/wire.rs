@@ -360,9 +360,12 @@ impl Link {
     }
 
     /// Takes every message queued now that `wire`'s reader accepts: its
-    /// fields go into `values`, its marker and kernel receive stamp to
-    /// `each`, its sequence number into `sequence`; the rest is counted in
-    /// `rx`. Allocates nothing.
+    /// sequence number is counted in `sequence`, and when it continues the
+    /// sender's stream (not a duplicate, a stale message or a foreign
+    /// sender's: `SequenceCounts::add`) its fields go into `values` and its
+    /// marker and kernel receive stamp to `each`; the rest is counted in
+    /// `rx`. A message without a sequence number is taken. Allocates
+    /// nothing.
     pub fn take_messages(
         &mut self,
         wire: &Wire,
@@ -371,17 +374,21 @@ impl Link {
         sequence: &mut SequenceCounts,
         each: &mut dyn FnMut(u64, Option<u64>),
     ) {
+        // Decoded here first: a message not taken leaves `values` as it was.
+        let mut fields = [Value::Boolean(false); MAX_FIELDS];
+        let fields = &mut fields[..values.len().min(MAX_FIELDS)];
         loop {
             match self.poll() {
                 Ok(Polled::Empty) => break,
                 Ok(Polled::Other) => rx.other_frames += 1,
                 Ok(Polled::Message { range, rx_real_ns }) => {
-                    match wire.reader.accept(&self.buf[range], values) {
+                    match wire.reader.accept(&self.buf[range], fields) {
                         Ok(a) => {
                             rx.accepted += 1;
-                            if let Some(s) = a.nm_sequence {
-                                sequence.add(s);
+                            if a.nm_sequence.is_some_and(|s| !sequence.add(s).taken()) {
+                                continue;
                             }
+                            values[..fields.len()].copy_from_slice(fields);
                             each(marker_bits(&values[wire.marker_field]), rx_real_ns);
                         }
                         Err(r) => rx.reject(&r),

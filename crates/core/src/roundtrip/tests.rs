@@ -208,3 +208,140 @@ fn change_delays_and_phases_stay_in_their_ranges_and_replay_from_the_seed() {
     // Uniform over 5.5 ms: 10 000 draws reach within 10 µs of both ends.
     assert!(lo < 510_000 && hi > 5_990_000, "{lo} {hi}");
 }
+
+/// The verdicts of `seqs` in order, and the counts after them.
+fn verdicts(seqs: &[u16]) -> (Vec<SequenceVerdict>, SequenceCounts) {
+    let mut s = SequenceCounts::default();
+    let v = seqs.iter().map(|&q| s.add(q)).collect();
+    (v, s)
+}
+
+/// The counts as (received, lost, gaps, duplicates, stale, foreign,
+/// restarts, out_of_order).
+fn tally(s: &SequenceCounts) -> (u64, u64, u64, u64, u64, u64, u64, u64) {
+    (
+        s.received,
+        s.lost,
+        s.gaps,
+        s.duplicates,
+        s.stale,
+        s.foreign,
+        s.restarts,
+        s.out_of_order,
+    )
+}
+
+use SequenceVerdict::{Duplicate, Foreign, InOrder, Restart, Stale};
+
+#[test]
+fn in_order_numbers_are_all_taken_and_nothing_is_lost() {
+    let (v, s) = verdicts(&[7, 8, 9, 10]);
+    assert_eq!(v, [InOrder; 4]);
+    assert_eq!(tally(&s), (4, 0, 0, 0, 0, 0, 0, 0));
+}
+
+#[test]
+fn a_small_gap_counts_the_messages_missing_and_up_to_the_window() {
+    let (v, s) = verdicts(&[0, 1, 4, 5, 1005]);
+    assert_eq!(v, [InOrder; 5]);
+    // 1 → 4 misses 2 and 3; 5 → 1005 is the window's edge: 999 missing.
+    assert_eq!(tally(&s), (5, 1001, 2, 0, 0, 0, 0, 0));
+}
+
+#[test]
+fn a_duplicate_and_a_stale_number_are_counted_and_not_taken() {
+    let (v, s) = verdicts(&[30, 31, 31, 32, 29, 32 - REORDER_WINDOW, 33]);
+    assert_eq!(
+        v,
+        [InOrder, InOrder, Duplicate, InOrder, Stale, Stale, InOrder]
+    );
+    assert_eq!(tally(&s), (7, 0, 0, 1, 2, 0, 0, 3));
+}
+
+#[test]
+fn the_window_holds_across_the_wrap_of_the_sixteen_bit_number() {
+    let (v, s) = verdicts(&[65_533, 65_534, 0, 1, 1, 5, 3, 6, 65_535, 60_000]);
+    assert_eq!(
+        v,
+        [InOrder, InOrder, InOrder, InOrder, Duplicate, InOrder, Stale, InOrder, Stale, Foreign]
+    );
+    // 65534 → 0 misses 65535; 1 → 5 misses 2, 3, 4; 3 and then 65535 are
+    // behind (7 behind 6, across the wrap); 60000 is far behind.
+    assert_eq!(tally(&s), (10, 4, 2, 1, 2, 1, 0, 3));
+    let (v, s) = verdicts(&[65_000, 464]);
+    assert_eq!(v, [InOrder, InOrder], "1000 ahead across the wrap");
+    assert_eq!((s.lost, s.gaps), (999, 1));
+    let (v, _) = verdicts(&[65_000, 465]);
+    assert_eq!(v, [InOrder, Foreign], "1001 ahead across the wrap");
+}
+
+#[test]
+fn a_huge_jump_either_way_is_foreign_and_loses_nothing() {
+    let (v, s) = verdicts(&[0, 1, 2, 30_000, 3, 40_000, 4, 4 + SEQUENCE_WINDOW + 1, 5]);
+    assert_eq!(
+        v,
+        [InOrder, InOrder, InOrder, Foreign, InOrder, Foreign, InOrder, Foreign, InOrder]
+    );
+    assert_eq!(tally(&s), (9, 0, 0, 0, 0, 3, 0, 0));
+    // Far behind, beyond the reorder window.
+    let (v, s) = verdicts(&[100, 101, 101 - REORDER_WINDOW - 1, 102]);
+    assert_eq!(v, [InOrder, InOrder, Foreign, InOrder]);
+    assert_eq!(tally(&s), (4, 0, 0, 0, 0, 1, 0, 0));
+}
+
+#[test]
+fn a_restart_from_a_new_base_is_followed_from_its_second_message() {
+    let (v, s) = verdicts(&[5000, 5001, 5002, 0, 1, 2, 5, 5, 4]);
+    assert_eq!(
+        v,
+        [InOrder, InOrder, InOrder, Foreign, Restart, InOrder, InOrder, Duplicate, Stale]
+    );
+    // 0 was the restart's first message, not a stranger's; from 1 on the
+    // stream is the new one: 2 → 5 misses 3 and 4, and 4 then comes late.
+    assert_eq!(tally(&s), (9, 2, 1, 1, 1, 0, 1, 2));
+}
+
+#[test]
+fn a_stranger_counting_along_between_the_sender_s_messages_is_never_followed() {
+    // Consecutive numbers of its own, far from the sender's, each with a
+    // message of the sender in between: no restart, every one foreign.
+    let (v, s) = verdicts(&[10, 30_000, 11, 30_001, 12, 30_002, 13]);
+    assert_eq!(
+        v,
+        [InOrder, Foreign, InOrder, Foreign, InOrder, Foreign, InOrder]
+    );
+    assert_eq!(tally(&s), (7, 0, 0, 0, 0, 3, 0, 0));
+}
+
+#[test]
+fn a_stranger_s_number_inside_the_window_is_taken_back_when_the_sender_goes_on() {
+    // 600 is a stranger's, 498 ahead: taken as a gap until 102 shows the
+    // sender's stream going on from 101; then its gap is taken back.
+    let (v, s) = verdicts(&[100, 101, 600, 102, 103]);
+    assert_eq!(v, [InOrder; 5]);
+    assert_eq!(tally(&s), (5, 0, 0, 0, 0, 1, 0, 0));
+    // A real gap, confirmed by the number after it: a number from inside
+    // it is then foreign, and the loss stands.
+    let (v, s) = verdicts(&[100, 600, 601, 150, 602]);
+    assert_eq!(v, [InOrder, InOrder, InOrder, Foreign, InOrder]);
+    assert_eq!(tally(&s), (5, 499, 1, 0, 0, 1, 0, 0));
+    // A stranger's number that also skips ahead of the sender's next:
+    // 102 comes after it, with 101 lost.
+    let (v, s) = verdicts(&[100, 900, 102, 103]);
+    assert_eq!(v, [InOrder; 4]);
+    assert_eq!(tally(&s), (4, 1, 1, 0, 0, 1, 0, 0));
+    // A stranger's number just ahead, within the reorder window: the
+    // sender's next number shows it up all the same.
+    let (v, s) = verdicts(&[100, 101, 105, 102, 103, 104, 105]);
+    assert_eq!(v, [InOrder; 7]);
+    assert_eq!(tally(&s), (7, 0, 0, 0, 0, 1, 0, 0));
+    // Two of the sender's messages swapped look the same: one lost (102,
+    // taken first and then counted foreign), no stale.
+    let (v, s) = verdicts(&[100, 102, 101, 103]);
+    assert_eq!(v, [InOrder; 4]);
+    assert_eq!(tally(&s), (4, 1, 1, 0, 0, 1, 0, 0));
+    // Across the wrap.
+    let (v, s) = verdicts(&[65_530, 65_531, 400, 65_532, 65_533]);
+    assert_eq!(v, [InOrder; 5]);
+    assert_eq!(tally(&s), (5, 0, 0, 0, 0, 1, 0, 0));
+}
