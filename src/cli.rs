@@ -43,6 +43,8 @@ use crate::system::container::Engine;
 
 pub mod analyze;
 #[cfg(test)]
+mod command_line_props;
+#[cfg(test)]
 mod container_argv_tests;
 pub mod docs;
 pub mod docs_gen;

@@ -199,6 +199,9 @@ fn corpus() -> Vec<Case> {
         case(&["run", "timerlat", "--period", "50us"], "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 50us"),
         clap(&["run", "timerlat", "--priority", "300"], "invalid value '300' for '--priority <PRIO>': 300 is not in 0..=255"),
         case(&["run", "timerlat", "--duration", "1500ms"], "timerlat duration must be whole seconds, at least 1s (rtla's -d); got 1500ms"),
+        // ---- run roundtrip, analyze: a zero period
+        case(&["run", "roundtrip", "--io-period", "0s"], "--io-period must be positive; give e.g. --io-period 500us"),
+        clap(&["analyze", "capture.pcap", "--cycle", "0s"], "invalid value '0s' for '--cycle <TIME>': a cycle time must be longer than 0"),
         // ---- bench: flags
         case(&["bench", "--dry-run"], "give a SPEC file (e.g. examples/codesys.toml) or --preset NAME (list them with: jitterlab presets)"),
         clap(

@@ -258,6 +258,11 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
             format_duration_exact(a.controller_period)
         )));
     }
+    if a.io_period == 0 {
+        return Err(bad(
+            "--io-period must be positive; give e.g. --io-period 500us",
+        ));
+    }
     if a.budget == Some(0) {
         return Err(bad("--budget must be positive; give e.g. --budget 6.7ms"));
     }
