@@ -19,7 +19,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
 use proptest::prelude::*;
 
 use super::{Cli, Command};
@@ -121,7 +120,7 @@ fn leaves() -> Vec<Leaf> {
             path.pop();
         }
     }
-    let mut cmd = Cli::command();
+    let mut cmd = super::command();
     cmd.build();
     let mut out = Vec::new();
     walk(&cmd, &mut Vec::new(), &mut out);
@@ -200,7 +199,7 @@ impl World {
 /// exit status `main` would give, or `None` when something panicked.
 fn outcome(argv: &[OsString]) -> Option<u8> {
     let run = || -> u8 {
-        let cli = match Cli::try_parse_from(argv) {
+        let cli = match super::parse_from(argv) {
             Ok(cli) => cli,
             Err(e) if e.exit_code() == 0 => return 0,
             Err(_) => return 2,

@@ -251,6 +251,11 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
     }
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;
+    if a.controller_period == 0 {
+        return Err(bad(
+            "--controller-period must be positive; give e.g. --controller-period 5ms",
+        ));
+    }
     if !scan_fits(a.scan, a.controller_period) {
         return Err(bad(format!(
             "--scan {} is not shorter than --controller-period {}; shorten the scan or lengthen the period",

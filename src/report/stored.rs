@@ -656,6 +656,25 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_unfinished_runs_largest_value_is_named_after_its_probe() {
+        let round_trip = RunRow {
+            name: "roundtrip".into(),
+            ..row("interrupted", Some(6_200_000))
+        };
+        assert_eq!(
+            crate::report::single::unfinished_text(&round_trip),
+            "run 7 (roundtrip, started 2026-11-21T12:00:00Z) did not finish: its process ended before the result was stored (killed, or the machine lost power); status interrupted.\n\
+             stored until then: 12 window rows, 12000 cycles, largest screw-to-screw time 6200.000us.\n"
+        );
+        let handover = RunRow {
+            name: "ctxswitch".into(),
+            ..row("interrupted", Some(8_000))
+        };
+        assert!(crate::report::single::unfinished_text(&handover)
+            .ends_with("largest handover time 8.000us.\n"));
+    }
+
     fn at(t: &str) -> OffsetDateTime {
         OffsetDateTime::parse(t, &Rfc3339).unwrap()
     }
