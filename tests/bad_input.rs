@@ -210,6 +210,7 @@ fn corpus() -> Vec<Case> {
         clap(&["run", "wakeup", "--cpus", "-1"], "invalid value '-1' for '--cpus <LIST>': \"-1\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)"),
         clap(&["run", "netcycle", "--cns", "-1"], "invalid value '-1' for '--cns <N>': -1 is not in 1..=239"),
         clap(&["check", "--cpus", "-1"], "invalid value '-1' for '--cpus <LIST>': \"-1\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)"),
+        clap(&["runs", "--host", ""], "invalid value '' for '--host <NAME>': the host is empty; give a host name or at least 4 hex digits of a machine id, as jitterlab runs lists them"),
         // ---- bench: flags
         case(&["bench", "--dry-run"], "give a SPEC file (e.g. examples/codesys.toml) or --preset NAME (list them with: jitterlab presets)"),
         clap(
