@@ -49,7 +49,9 @@ const EDGES: &[&str] = &[
 ];
 
 /// A leaf subcommand: its path of names and the arguments that make it
-/// valid without the flag under test (`{CAPTURE}` is the capture file).
+/// valid without the flag under test (`{CAPTURE}` is the capture file,
+/// `{SPEC}` a spec that needs no tool; either is the positional argument a
+/// positional value replaces).
 fn base(path: &[String]) -> Option<Vec<&'static str>> {
     let p: Vec<&str> = path.iter().map(String::as_str).collect();
     Some(match p.as_slice() {
@@ -60,15 +62,15 @@ fn base(path: &[String]) -> Option<Vec<&'static str>> {
         | ["check"]
         | ["presets"]
         | ["restore"] => vec![],
-        ["bench"] | ["apply"] => vec!["--preset", "codesys"],
+        ["bench"] | ["apply"] => vec!["{SPEC}"],
         ["import"] => vec!["{CAPTURE}"],
         ["analyze"] => vec!["{CAPTURE}"],
         ["__synth-capture"] => vec!["--frames", "10", "{CAPTURE}"],
-        ["__synth-monitor"]
-        | ["__net-sink"]
-        | ["__net-flood"]
-        | ["__rps"]
-        | ["__generate-docs"] => vec![],
+        ["__synth-monitor"] => vec![],
+        ["__net-sink"] => vec!["--iface", "veth0", "--rps-cpus", "0", "--port", "9000"],
+        ["__net-flood"] => vec!["--dst", "127.0.0.1", "--port", "9000"],
+        ["__rps"] => vec!["--iface", "veth0", "--rps-cpus", "0"],
+        ["__generate-docs"] => vec!["docs"],
         _ => return None,
     })
 }
@@ -127,7 +129,11 @@ fn leaves() -> Vec<Leaf> {
     out
 }
 
-/// The fake machine, a scratch database path and a small capture.
+/// A spec of one cyclic probe and one configuration of one setting:
+/// nothing to install, something for `apply` to check.
+const SPEC: &str = "duration = \"1s\"\n[[configuration]]\nname = \"t\"\ntimer_migration = false\n[[probe]]\nkind = \"cyclic\"\n";
+
+/// The fake machine, a scratch database path, a spec and a small capture.
 struct World {
     root: tempfile::TempDir,
     scratch: tempfile::TempDir,
@@ -149,7 +155,12 @@ impl World {
             path: world.capture(),
         })
         .unwrap();
+        std::fs::write(world.spec(), SPEC).unwrap();
         world
+    }
+
+    fn spec(&self) -> std::path::PathBuf {
+        self.scratch.path().join("spec.toml")
     }
 
     fn capture(&self) -> std::path::PathBuf {
@@ -161,7 +172,7 @@ impl World {
     /// then the leaf's base arguments, a positional value replacing the
     /// base's positional one.
     fn argv(&self, leaf: &Leaf, given: &[(&ValueArg, &str)]) -> Vec<OsString> {
-        let capture = self.capture();
+        let (capture, spec) = (self.capture(), self.spec());
         let mut argv: Vec<OsString> = vec!["jitterlab".into()];
         argv.extend(leaf.path.iter().map(OsString::from));
         let globals = [
@@ -177,8 +188,9 @@ impl World {
         let positional_given = given.iter().any(|(a, _)| a.long.is_none());
         for b in base(&leaf.path).expect("every leaf has a base") {
             match b {
-                "{CAPTURE}" if positional_given => {}
+                "{CAPTURE}" | "{SPEC}" if positional_given => {}
                 "{CAPTURE}" => argv.push(capture.clone().into_os_string()),
+                "{SPEC}" => argv.push(spec.clone().into_os_string()),
                 b => argv.push(b.into()),
             }
         }
@@ -333,5 +345,21 @@ proptest! {
         });
         let got = outcome(&argv);
         prop_assert!(matches!(got, Some(0..=2)), "{argv:?}: {got:?}");
+    }
+}
+
+#[test]
+fn the_base_command_lines_pass_their_checks() {
+    let world = World::new();
+    for leaf in leaves() {
+        let argv = world.argv(&leaf, &[]);
+        let path: Vec<&str> = leaf.path.iter().map(String::as_str).collect();
+        let expected = match path.as_slice() {
+            // No run stored yet; the capture is no database; the fake
+            // machine has no timerlat tracer.
+            ["runs"] | ["report"] | ["import"] | ["run", "timerlat"] => 2,
+            _ => 0,
+        };
+        assert_eq!(outcome(&argv), Some(expected), "{argv:?}");
     }
 }
