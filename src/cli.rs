@@ -43,6 +43,8 @@ use crate::system::container::Engine;
 
 pub mod analyze;
 #[cfg(test)]
+mod command_line_props;
+#[cfg(test)]
 mod container_argv_tests;
 pub mod docs;
 pub mod docs_gen;
@@ -58,6 +60,35 @@ pub mod stored;
 pub use netcycle::NetcycleRunArgs;
 use one_cell::OneCell;
 pub use roundtrip::RoundtripRunArgs;
+
+/// The command line as `main` parses it: clap's definition of [`Cli`] with
+/// every argument that takes a value allowed to take a negative number, so
+/// that `--cpu -1` is refused naming the flag and why (`invalid value '-1'
+/// for '--cpu <CPU>'`), not taken for an unknown flag `-1`.
+pub fn command() -> clap::Command {
+    fn negative_numbers(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negative_numbers)
+    }
+    negative_numbers(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parses `args` (the program's name first) with [`command`].
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
 
 /// Measure and prove the real-time determinism of a Linux machine.
 #[derive(Debug, Parser)]

@@ -38,13 +38,12 @@ mod version;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     drop_empty_settings();
-    let cli = match Cli::try_parse() {
+    let cli = match cli::parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
     };

@@ -199,6 +199,18 @@ fn corpus() -> Vec<Case> {
         case(&["run", "timerlat", "--period", "50us"], "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 50us"),
         clap(&["run", "timerlat", "--priority", "300"], "invalid value '300' for '--priority <PRIO>': 300 is not in 0..=255"),
         case(&["run", "timerlat", "--duration", "1500ms"], "timerlat duration must be whole seconds, at least 1s (rtla's -d); got 1500ms"),
+        // ---- run roundtrip, analyze: a zero period
+        case(&["run", "roundtrip", "--io-period", "0s"], "--io-period must be positive; give e.g. --io-period 500us"),
+        clap(&["analyze", "capture.pcap", "--cycle", "0s"], "invalid value '0s' for '--cycle <TIME>': a cycle time must be longer than 0"),
+        // ---- the flag given is the flag blamed
+        case(&["run", "netcycle", "--cycle", "0s"], "--cycle must be positive; give e.g. --cycle 500us"),
+        case(&["run", "roundtrip", "--controller-period", "0s"], "--controller-period must be positive; give e.g. --controller-period 5ms"),
+        clap(&["run", "cyclic", "--cpu", "-1"], "invalid value '-1' for '--cpu <CPU>': invalid digit found in string"),
+        clap(&["run", "roundtrip", "--io-cpu", "-1"], "invalid value '-1' for '--io-cpu <CPU>': invalid digit found in string"),
+        clap(&["run", "wakeup", "--cpus", "-1"], "invalid value '-1' for '--cpus <LIST>': \"-1\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)"),
+        clap(&["run", "netcycle", "--cns", "-1"], "invalid value '-1' for '--cns <N>': -1 is not in 1..=239"),
+        clap(&["check", "--cpus", "-1"], "invalid value '-1' for '--cpus <LIST>': \"-1\" is not a CPU list; write CPUs like 1,3 or ranges like 0-3 (as in /sys/devices/system/cpu/online)"),
+        clap(&["runs", "--host", ""], "invalid value '' for '--host <NAME>': the host is empty; give a host name or at least 4 hex digits of a machine id, as jitterlab runs lists them"),
         // ---- bench: flags
         case(&["bench", "--dry-run"], "give a SPEC file (e.g. examples/codesys.toml) or --preset NAME (list them with: jitterlab presets)"),
         clap(
@@ -605,4 +617,56 @@ fn apply_whose_reader_is_gone_puts_everything_back_at_once() {
         !scratch.path().join("journal.json").exists(),
         "the journal is finished"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Messages that name the real cause.
+
+/// A root process whose `/proc/sys` is mounted read-only (as in most
+/// containers) is told so, not that the setting "needs root". The sysroot's
+/// `proc/sys` is bind-mounted read-only in a private mount namespace
+/// (`unshare --mount`, util-linux), which needs root.
+#[test]
+fn a_read_only_proc_sys_is_named_as_such_not_as_needing_root() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping: mounting a read-only /proc/sys needs root");
+        return;
+    }
+    if !Path::new("/usr/bin/unshare").exists() {
+        eprintln!("skipping: /usr/bin/unshare (util-linux) is not installed");
+        return;
+    }
+    let root = sysroot();
+    let before = machine(root.path());
+    let scratch = tempfile::tempdir().unwrap();
+    let spec = scratch.path().join("apply.toml");
+    std::fs::write(
+        &spec,
+        with("[[configuration]]\nname = \"t\"\ntimer_migration = false\n"),
+    )
+    .unwrap();
+    let sys = root.path().join("proc/sys");
+    let out = StdCommand::new("/usr/bin/unshare")
+        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg("mount --bind -o ro \"$1\" \"$1\" && shift && exec \"$@\"")
+        .arg("sh")
+        .arg(&sys)
+        .arg(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .arg("--sysroot")
+        .arg(root.path())
+        .args(["apply", spec.to_str().unwrap()])
+        .env("JITTERLAB_JOURNAL", scratch.path().join("journal.json"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "jitterlab: error: cannot write {}/kernel/timer_migration: its file system is mounted read-only (as /proc/sys is in most containers); run jitterlab where it can be written, or remove the setting from the configuration\n",
+            sys.display()
+        )
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(machine(root.path()), before);
 }

@@ -399,6 +399,42 @@ kind = "wakeup"
     assert!(stderr.contains("the bench was interrupted"), "{stderr}");
 }
 
+/// A bench whose stderr cannot be written (`2>/dev/full`) measures, stores
+/// and puts the machine back as if its diagnostics had been read: a failed
+/// write to stderr is ignored, never a panic between two settings.
+#[test]
+#[serial]
+fn a_bench_with_an_unwritable_stderr_ends_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let p = spec(
+        "full-stderr.toml",
+        "name = \"full\"\nduration = \"1s\"\nwarmup = \"300ms\"\n[[probe]]\nkind = \"cyclic\"\n",
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("JITTERLAB_DB", &db)
+        .env("JITTERLAB_JOURNAL", journal())
+        .arg("bench")
+        .arg(&p)
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        !journal().exists(),
+        "the journal is removed after a clean end"
+    );
+    let out = jl_with(&db).arg("runs").output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let row = listing.lines().find(|l| l.contains("bench  full")).unwrap();
+    let words: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(words[5..7], ["completed", "1/1"], "{listing}");
+}
+
 /// Runs `jitterlab bench` on a spec written from `text`, in a fresh
 /// database, and returns its output and the stored run `--json` wrote.
 fn bench_with_json(name: &str, text: &str) -> (std::process::Output, serde_json::Value) {

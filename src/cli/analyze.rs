@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::period;
+use super::cycle_time;
 use crate::net::pcap::synth::SynthRequest;
 use crate::report::analyze::{AnalyzeFormat, AnalyzeRequest};
 
@@ -23,7 +23,7 @@ pub struct AnalyzeArgs {
     /// The cycle time T0 the deviation max |T_per − T0| and late cycles are
     /// measured against [default: inferred, the median of the first 1024
     /// SoC periods rounded to the nearest µs].
-    #[arg(long, value_name = "TIME", value_parser = period)]
+    #[arg(long, value_name = "TIME", value_parser = cycle_time)]
     pub cycle: Option<u64>,
 
     /// Output format.
@@ -66,7 +66,7 @@ pub struct SynthCaptureArgs {
     pub cns: u8,
 
     /// The cycle time.
-    #[arg(long, value_name = "TIME", default_value = "500us", value_parser = period)]
+    #[arg(long, value_name = "TIME", default_value = "500us", value_parser = cycle_time)]
     pub cycle: u64,
 
     /// The largest SoC stamp jitter either way.

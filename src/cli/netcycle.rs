@@ -146,6 +146,9 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
     }
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;
+    if a.cycle == 0 {
+        return Err(bad("--cycle must be positive; give e.g. --cycle 500us"));
+    }
     if a.response_timeout == 0 {
         return Err(bad(
             "--response-timeout must be positive; give e.g. --response-timeout 100us",

@@ -251,12 +251,22 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
     }
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;
+    if a.controller_period == 0 {
+        return Err(bad(
+            "--controller-period must be positive; give e.g. --controller-period 5ms",
+        ));
+    }
     if !scan_fits(a.scan, a.controller_period) {
         return Err(bad(format!(
             "--scan {} is not shorter than --controller-period {}; shorten the scan or lengthen the period",
             format_duration_exact(a.scan),
             format_duration_exact(a.controller_period)
         )));
+    }
+    if a.io_period == 0 {
+        return Err(bad(
+            "--io-period must be positive; give e.g. --io-period 500us",
+        ));
     }
     if a.budget == Some(0) {
         return Err(bad("--budget must be positive; give e.g. --budget 6.7ms"));

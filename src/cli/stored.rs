@@ -14,7 +14,7 @@ use crate::report::stored::{RunsRequest, When};
 pub struct RunsArgs {
     /// Only the runs of this host: its hostname (any case), or the first
     /// hex digits (at least 4) of its machine id as the listing shows it.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = host)]
     pub host: Option<String>,
 
     /// Only runs started at or after WHEN: RFC 3339
@@ -52,6 +52,17 @@ pub struct ImportArgs {
     /// is only read.
     #[arg(value_name = "OTHER.db")]
     pub other: PathBuf,
+}
+
+/// `--host`: not empty (an empty name would match no run, silently).
+fn host(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "the host is empty; give a host name or at least 4 hex digits of a machine id, as jitterlab runs lists them"
+                .into(),
+        );
+    }
+    Ok(text.to_string())
 }
 
 /// A run named on the command line: an id, or a uid (whole, or its first

@@ -73,6 +73,7 @@ use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 
 use crate::error::bad;
+use crate::output::errln;
 use crate::system::journal::{Journal, Undo};
 use crate::system::procs::{group_cpu_ticks, group_members, read_stat};
 
@@ -351,7 +352,7 @@ impl Running {
             if let Err(e) = journal.done(id) {
                 // The group is gone; a leftover entry only makes `jitterlab
                 // restore` confirm that.
-                eprintln!("jitterlab: warning: neighbour {}: {e:#}", self.name);
+                errln!("jitterlab: warning: neighbour {}: {e:#}", self.name);
             }
         }
         report

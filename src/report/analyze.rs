@@ -23,6 +23,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use jitterlab_core::hist::HIST_MAX_NS;
 use jitterlab_core::powerlink::analyze::{Analysis, Analyzer, MinMeanMax, Periods, INFER_RULE};
 use jitterlab_core::powerlink::NmtState;
 use serde::Serialize;
@@ -299,6 +300,18 @@ pub fn text(info: &CaptureInfo, a: &Analysis) -> String {
     if f.other > 0 {
         let _ = writeln!(o, "  other protocols: {}", contents_other(a));
     }
+    if let Some(first) = a.first_backwards_frame {
+        let n = a.backwards_stamps;
+        let (frames, it) = if n == 1 {
+            ("1 frame".to_string(), "it")
+        } else {
+            (format!("{n} frames"), "them")
+        };
+        let _ = writeln!(
+            o,
+            "  warning: {frames} stamped earlier than the frame before {it} (first: frame {first}): the capture's clock went back, so the periods across {it} are not real"
+        );
+    }
     match a.cycle_time {
         Some(c) if c.inferred => {
             let _ = writeln!(
@@ -334,7 +347,9 @@ pub fn text(info: &CaptureInfo, a: &Analysis) -> String {
             "late cycles (traffic ended more than T0 after the SoC): {late} of {}",
             a.closed_cycles
         );
-        let verdict = if late == 0 && missed == 0 {
+        let verdict = if a.backwards_stamps > 0 && late == 0 && missed == 0 {
+            "unknown (the capture's stamps go back; see the warning above)".to_string()
+        } else if late == 0 && missed == 0 {
             "yes (no late cycle, no missed PRes)".to_string()
         } else {
             format!("no ({} late, {missed} missed PRes)", plural(late, "cycle"))
@@ -407,6 +422,28 @@ fn format_span(ns: u64) -> String {
 }
 
 /// Seed 004 Table 4's columns, then the distribution, one row per clock.
+/// A percentile: past the histogram's range, the cap it stands for.
+fn pct(v: Option<i64>) -> String {
+    match v {
+        Some(v) if v.unsigned_abs() >= HIST_MAX_NS => {
+            let sign = if v < 0 { "≤-" } else { "≥" };
+            format!("{sign}{} s", HIST_MAX_NS / 1_000_000_000)
+        }
+        v => us_opt(v),
+    }
+}
+
+/// True when a percentile of `p` lies past the histogram's range.
+fn capped(p: &Option<Periods>) -> bool {
+    p.as_ref().is_some_and(|p| {
+        let s = &p.period;
+        [s.p50, s.p99, s.p99_99]
+            .into_iter()
+            .flatten()
+            .any(|v| v.unsigned_abs() >= HIST_MAX_NS)
+    })
+}
+
 fn jitter_table(o: &mut String, a: &Analysis) {
     let _ = writeln!(
         o,
@@ -439,9 +476,9 @@ fn jitter_table(o: &mut String, a: &Analysis) {
                 us_opt(p.deviation.map(|d| d as i64)),
                 us_opt(s.mean),
                 us_opt(s.stddev),
-                us_opt(s.p50),
-                us_opt(s.p99),
-                us_opt(s.p99_99)
+                pct(s.p50),
+                pct(s.p99),
+                pct(s.p99_99)
             );
             if p.stalled > 0 {
                 let _ = writeln!(
@@ -460,6 +497,17 @@ fn jitter_table(o: &mut String, a: &Analysis) {
     let mn = "did not advance (0 or repeated in every SoC): not distributed";
     row(o, "MN NetTime", &a.net_time, mn);
     row(o, "MN RelativeTime", &a.relative_time, mn);
+    if [&a.wire, &a.net_time, &a.relative_time]
+        .into_iter()
+        .any(capped)
+    {
+        let _ = writeln!(
+            o,
+            "  (≥{} s: past {} s, the end of the percentiles' histogram; min, max, mean and stddev are exact)",
+            HIST_MAX_NS / 1_000_000_000,
+            HIST_MAX_NS / 1_000_000_000
+        );
+    }
 }
 
 /// The JSON document, its top-level keys in a fixed order
@@ -492,7 +540,8 @@ pub fn json_text(info: &CaptureInfo, a: &Analysis) -> String {
         truncated_records: info.truncated,
         unstamped_frames: info.unstamped,
         cycle_time_rule: a.cycle_time.filter(|c| c.inferred).map(|_| INFER_RULE),
-        held: a.late_cycles.map(|late| late == 0 && missed == 0),
+        held: held(a, missed),
+        percentile_cap_ns: HIST_MAX_NS,
         analysis,
     };
     let mut text = serde_json::to_string_pretty(&doc).expect("the document serializes");
@@ -511,9 +560,23 @@ struct Doc<'a> {
     unstamped_frames: u64,
     /// How T0 was inferred, when it was.
     cycle_time_rule: Option<&'static str>,
-    /// No late cycle and no missed PRes (`null` without a T0).
+    /// No late cycle and no missed PRes (`null` without a T0, and when
+    /// there is neither but the stamps go back).
     held: Option<bool>,
+    /// The percentiles' histogram ends here: a percentile of this value
+    /// stands for any value at or past it (min, max and mean are exact).
+    percentile_cap_ns: u64,
     analysis: Value,
+}
+
+/// The JSON's `held`: a capture whose stamps go back cannot show that the
+/// cycle time held (it can show that it did not).
+fn held(a: &Analysis, missed: u64) -> Option<bool> {
+    let held = a.late_cycles.map(|late| late == 0 && missed == 0)?;
+    match held && a.backwards_stamps > 0 {
+        true => None,
+        false => Some(held),
+    }
 }
 
 #[derive(Serialize)]
@@ -675,6 +738,91 @@ ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
         assert_eq!(d["analysis"]["cns"][1]["response"]["mean"], 7_551);
         assert_eq!(d["analysis"]["wire"]["deviation"], 40);
         assert_eq!(d["analysis"]["net_time"], Value::Null);
+    }
+
+    fn soa() -> Frame<'static> {
+        Frame::Soa(Soa {
+            nmt: NmtState::MS_OPERATIONAL,
+            ea: false,
+            er: false,
+            service: RequestedService::NO_SERVICE,
+            target: 0,
+            epl_version: EPL_VERSION,
+        })
+    }
+
+    fn info() -> CaptureInfo {
+        CaptureInfo {
+            file: "seg.pcap".into(),
+            format: "pcap".into(),
+            links: vec![LinkType::Ethernet],
+            truncated: 0,
+            unstamped: 0,
+        }
+    }
+
+    /// Cycles whose SoC and SoA are stamped at `socs` (SoA 40 µs after).
+    fn cycles(t0: Option<u64>, socs: &[u64]) -> Analysis {
+        let mut a = Analyzer::new(t0);
+        for &t in socs {
+            push(&mut a, t, soc());
+            push(&mut a, t + 40_000, soa());
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn stamps_going_back_are_counted_warned_of_and_never_held() {
+        // The third SoC is stamped before the SoA ahead of it.
+        let a = cycles(
+            Some(400_000),
+            &[1_000_000_000, 1_000_400_000, 1_000_200_000, 1_000_600_000],
+        );
+        assert_eq!((a.backwards_stamps, a.first_backwards_frame), (1, Some(5)));
+        let got = text(&info(), &a);
+        let lines: Vec<&str> = got.lines().collect();
+        assert!(
+            lines.contains(&"  warning: 1 frame stamped earlier than the frame before it (first: frame 5): the capture's clock went back, so the periods across it are not real"),
+            "{got}"
+        );
+        assert!(
+            lines.contains(
+                &"cycle time held: unknown (the capture's stamps go back; see the warning above)"
+            ),
+            "{got}"
+        );
+        let d: Value = serde_json::from_str(&json_text(&info(), &a)).unwrap();
+        assert_eq!(d["held"], Value::Null);
+        assert_eq!(d["analysis"]["backwards_stamps"], 1);
+        assert_eq!(d["analysis"]["first_backwards_frame"], 5);
+        // Stamps that never go back are held as before.
+        let a = cycles(
+            Some(400_000),
+            &[1_000_000_000, 1_000_400_000, 1_000_800_000],
+        );
+        assert_eq!((a.backwards_stamps, a.first_backwards_frame), (0, None));
+        assert!(
+            text(&info(), &a).contains("\ncycle time held: yes (no late cycle, no missed PRes)\n")
+        );
+    }
+
+    #[test]
+    fn percentiles_past_the_histogram_say_so_while_max_is_exact() {
+        let s = 1_000_000_000u64;
+        let a = cycles(Some(400_000), &[s, 201 * s, 401 * s, 601 * s]);
+        let got = text(&info(), &a);
+        let lines: Vec<&str> = got.lines().collect();
+        assert!(
+            lines.contains(&"  wire (capture stamps)            3 200000000.0 µs 200000000.0 µs 199999600.0 µs 200000000.0 µs      0.0 µs      ≥100 s      ≥100 s      ≥100 s"),
+            "{got}"
+        );
+        assert!(
+            lines.contains(&"  (≥100 s: past 100 s, the end of the percentiles' histogram; min, max, mean and stddev are exact)"),
+            "{got}"
+        );
+        let d: Value = serde_json::from_str(&json_text(&info(), &a)).unwrap();
+        assert_eq!(d["percentile_cap_ns"], 100_000_000_000u64);
+        assert_eq!(d["analysis"]["wire"]["period"]["max"], 200_000_000_000u64);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use anyhow::Result;
 use jitterlab_core::cell::{CellStatus, StoredRun};
+use jitterlab_core::result::ProbeKind;
 
 use super::safe::shown;
 use super::text::latency_or_dash;
@@ -42,13 +43,25 @@ pub fn single_run_text(store: &Store, run: &StoredRun) -> Result<Option<String>>
 pub fn unfinished_text(r: &RunRow) -> String {
     format!(
         "run {} ({}, started {}) did not finish: its process ended before the result was stored (killed, or the machine lost power); status {}.\n\
-         stored until then: {} window rows, {} cycles, largest wake-up latency {}.\n",
+         stored until then: {} window rows, {} cycles, largest {} {}.\n",
         r.id,
         shown(&r.name),
         shown(&r.started_at),
         shown(&r.status),
         r.windows,
         r.cycles,
+        largest_what(&r.name),
         latency_or_dash(r.latency_max_ns)
     )
+}
+
+/// What [`RunRow::latency_max_ns`] is the largest of for a run of the probe
+/// `name`: its first metric (the wake-up latency of the periodic probes,
+/// a round trip's screw-to-screw time, a context switch's hand-over).
+fn largest_what(name: &str) -> String {
+    let first = ProbeKind::parse(name).and_then(|k| k.descriptor().metrics.first());
+    match first.map(|m| m.name) {
+        Some("latency") | None => "wake-up latency".into(),
+        Some(m) => format!("{m} time"),
+    }
 }

@@ -44,6 +44,17 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
+/// The status the listing shows: the stored one, but `skipped` for a run
+/// that reached its end with every cell skipped (nothing was measured).
+fn listed_status(r: &RunRow) -> &str {
+    let completed = RunStatus::parse(&r.status) == Some(RunStatus::Completed);
+    if completed && r.cells > 0 && r.cells_skipped == r.cells {
+        "skipped"
+    } else {
+        &r.status
+    }
+}
+
 /// The listing `jitterlab runs` prints.
 pub fn runs_table(rows: &[RunRow]) -> String {
     let mut o = format!(
@@ -70,7 +81,7 @@ pub fn runs_table(rows: &[RunRow]) -> String {
             shown(&jitterlab_core::units::to_second(&r.started_at)),
             shown(&r.kind),
             shown(&r.name),
-            shown(&r.status),
+            shown(listed_status(r)),
             format!("{}/{}", r.cells_done, r.cells),
             shown(&r.hostname),
             shown(&short_id(r.machine_id.as_deref())),
@@ -418,6 +429,13 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
             .load_run(id)
             .map_err(|e| anyhow::Error::new(BadInput(format!("{e:#}"))))
     };
+    // Every run named is checked against --baseline, whatever its report
+    // uses it for (a single run's text or a comparison does not).
+    let load = |id: i64| {
+        let run = load(id)?;
+        tables::baseline(&run, &opts)?;
+        Ok::<_, anyhow::Error>(run)
+    };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
         return tables::compare(&ra, &rb, a.format);
@@ -515,6 +533,7 @@ mod tests {
             realtime: Some(true),
             cells: 1,
             cells_done: 1,
+            cells_skipped: 0,
             cycles: 12_000,
             windows: 12,
             latency_max_ns: max,
@@ -649,6 +668,37 @@ mod tests {
             (row.windows, row.cycles, row.latency_max_ns),
             (2, 2000, Some(93_500))
         );
+        // A single run is checked against --baseline as a bench is: in
+        // every format, one run or two.
+        for format in [
+            tables::Format::Text,
+            tables::Format::Json,
+            tables::Format::Csv,
+        ] {
+            let wrong = ReportRequest {
+                baseline: Some("nonexist".into()),
+                ..req(format)
+            };
+            assert_eq!(
+                render_runs(&s, &[ids.run], &wrong).unwrap_err().to_string(),
+                "--baseline nonexist is not a configuration of run 1 (configurations: default)"
+            );
+        }
+        let two = ReportRequest {
+            baseline: Some("nonexist".into()),
+            ..req(tables::Format::Text)
+        };
+        assert_eq!(
+            render_runs(&s, &[ids.run, ids.run], &two)
+                .unwrap_err()
+                .to_string(),
+            "--baseline nonexist is not a configuration of run 1 (configurations: default)"
+        );
+        let right = ReportRequest {
+            baseline: Some("default".into()),
+            ..req(tables::Format::Text)
+        };
+        assert!(render_runs(&s, &[ids.run], &right).is_ok());
     }
 
     #[test]
@@ -658,6 +708,25 @@ mod tests {
             "run 7 (cyclic, started 2026-11-21T12:00:00Z) did not finish: its process ended before the result was stored (killed, or the machine lost power); status interrupted.\n\
              stored until then: 12 window rows, 12000 cycles, largest wake-up latency -.\n"
         );
+    }
+
+    #[test]
+    fn an_unfinished_runs_largest_value_is_named_after_its_probe() {
+        let round_trip = RunRow {
+            name: "roundtrip".into(),
+            ..row("interrupted", Some(6_200_000))
+        };
+        assert_eq!(
+            crate::report::single::unfinished_text(&round_trip),
+            "run 7 (roundtrip, started 2026-11-21T12:00:00Z) did not finish: its process ended before the result was stored (killed, or the machine lost power); status interrupted.\n\
+             stored until then: 12 window rows, 12000 cycles, largest screw-to-screw time 6200.000us.\n"
+        );
+        let handover = RunRow {
+            name: "ctxswitch".into(),
+            ..row("interrupted", Some(8_000))
+        };
+        assert!(crate::report::single::unfinished_text(&handover)
+            .ends_with("largest handover time 8.000us.\n"));
     }
 
     fn at(t: &str) -> OffsetDateTime {

@@ -230,22 +230,28 @@ impl Default for TableOptions {
     }
 }
 
+/// The configuration "vs baseline" compares with: `opts.baseline`, which
+/// must name a configuration of `run` (a single run's is `default`), else
+/// the run's first. Errors (BadInput) as [`render`] says.
+pub fn baseline(run: &StoredRun, opts: &TableOptions) -> Result<String> {
+    let names = build::configuration_names(run);
+    match &opts.baseline {
+        Some(b) if names.iter().any(|n| n == b) => Ok(b.clone()),
+        Some(b) => Err(bad(format!(
+            "--baseline {b} is not a configuration of run {} (configurations: {})",
+            run.id,
+            names.join(", ")
+        ))),
+        None => Ok(names.first().cloned().unwrap_or_default()),
+    }
+}
+
 /// Renders one run's tables. Errors (BadInput, see `src/error.rs`) for a
 /// `--baseline` that names no configuration of the run: "--baseline NAME is
 /// not a configuration of run ID (configurations: a, b)".
 pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<String> {
     let names = build::configuration_names(run);
-    let baseline = match &opts.baseline {
-        Some(b) if names.iter().any(|n| n == b) => b.clone(),
-        Some(b) => {
-            return Err(bad(format!(
-                "--baseline {b} is not a configuration of run {} (configurations: {})",
-                run.id,
-                names.join(", ")
-            )))
-        }
-        None => names.first().cloned().unwrap_or_default(),
-    };
+    let baseline = baseline(run, opts)?;
     let explicit = !opts.tables.is_empty();
     let tables = if explicit {
         let mut t = opts.tables.clone();

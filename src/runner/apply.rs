@@ -36,7 +36,8 @@ use crate::error::bad;
 use crate::output::{errln, out, outln};
 use crate::system::journal::{self, Holder, Journal};
 use crate::system::rt;
-use crate::system::settings::{apply_all, config_settings, restore_all};
+use crate::system::settings::{apply_all, config_settings, restore_all, Settings};
+use jitterlab_core::spec::Spec;
 
 /// What `jitterlab apply` is asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,10 +48,24 @@ pub struct ApplyRequest {
     pub configuration: Option<String>,
 }
 
-/// `jitterlab apply`.
-pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
-    let loaded = load(root, &a.source)?;
-    let spec = &loaded.spec;
+/// What [`check`] found valid: the configuration to hold, its settings
+/// (each validated against the machine) and the warnings to print.
+pub struct Checked {
+    /// The validated spec the configuration is taken from.
+    spec: Spec,
+    /// The index of the configuration to hold in `spec.configurations`.
+    config: usize,
+    /// The configuration's settings, validated.
+    settings: Settings,
+    /// Warnings about the settings, printed once the lock is held.
+    warnings: Vec<String>,
+}
+
+/// The checks of `jitterlab apply`, before anything changes: the spec, the
+/// configuration chosen, and each setting against the machine under `root`
+/// (bad input names what to fix, exit 2).
+pub fn check(root: &Path, a: &ApplyRequest) -> Result<Checked> {
+    let spec = load(root, &a.source)?.spec;
     let names: Vec<&str> = spec
         .configurations
         .iter()
@@ -60,14 +75,14 @@ pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
         Some(n) => spec
             .configurations
             .iter()
-            .find(|c| &c.name == n)
+            .position(|c| &c.name == n)
             .ok_or_else(|| {
                 bad(format!(
                     "--configuration {n} is not in the spec (configurations: {})",
                     names.join(", ")
                 ))
             })?,
-        None if spec.configurations.len() == 1 => &spec.configurations[0],
+        None if spec.configurations.len() == 1 => 0,
         None => {
             return Err(bad(format!(
                 "the spec has several configurations; name one with --configuration ({})",
@@ -75,10 +90,27 @@ pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
             )))
         }
     };
-    let (mut settings, warnings) = config_settings(config)?;
+    let (settings, warnings) = config_settings(&spec.configurations[config])?;
     for s in &settings {
         s.validate(root)?;
     }
+    Ok(Checked {
+        spec,
+        config,
+        settings,
+        warnings,
+    })
+}
+
+/// `jitterlab apply`.
+pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
+    let Checked {
+        spec,
+        config,
+        mut settings,
+        warnings,
+    } = check(root, a)?;
+    let config = &spec.configurations[config];
     let mut journal = Journal::begin_as(root, Holder::Apply)?;
     let signalled = termination_flag()?;
     for w in warnings {

@@ -453,7 +453,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     // journal entries, and `journal.finish` below says to restore).
     for dir in std::iter::once(workdir).chain(disk_dirs.into_values()) {
         if let Err(e) = dir.remove(&mut journal) {
-            eprintln!("jitterlab: warning: {e:#}");
+            errln!("jitterlab: warning: {e:#}");
         }
     }
     ran?;
@@ -586,7 +586,7 @@ fn make_dirs(
     }
     let mut made = vec![work.path().display().to_string()];
     made.extend(disk.values().map(|d| d.path().display().to_string()));
-    eprintln!("jitterlab: work directories: {}", made.join(", "));
+    errln!("jitterlab: work directories: {}", made.join(", "));
     Ok((work, disk))
 }
 

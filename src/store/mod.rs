@@ -155,6 +155,8 @@ pub struct RunRow {
     pub cells: i64,
     /// Cells that ended (completed, failed or skipped).
     pub cells_done: i64,
+    /// Of those, the cells skipped (what this machine cannot run).
+    pub cells_skipped: i64,
     /// Cycles measured, from the stored windows.
     pub cycles: i64,
     /// Window rows stored.
@@ -573,7 +575,8 @@ impl Store {
                     COALESCE(SUM(w.cycles), 0), COUNT(w.window),
                     (SELECT MAX(m.max) FROM window_metrics m JOIN cells c ON c.id = m.cell_id
                      WHERE c.run_id = r.id AND m.metric IN ({})),
-                    COALESCE(r.uid, ''), h.machine_id
+                    COALESCE(r.uid, ''), h.machine_id,
+                    (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.status = ?{})
              FROM runs r
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
@@ -581,8 +584,13 @@ impl Store {
              GROUP BY r.id ORDER BY r.id",
             marks(1, done.len()),
             marks(1 + done.len(), latencies.len()),
+            1 + done.len() + latencies.len(),
         ))?;
-        let names = done.iter().chain(&latencies);
+        let skipped = CellStatus::Skipped.name();
+        let names = done
+            .iter()
+            .chain(&latencies)
+            .chain(std::iter::once(&skipped));
         let rows = stmt
             .query_map(rusqlite::params_from_iter(names), |r| {
                 Ok(RunRow {
@@ -600,6 +608,7 @@ impl Store {
                     latency_max_ns: r.get(11)?,
                     uid: r.get(12)?,
                     machine_id: r.get(13)?,
+                    cells_skipped: r.get(14)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;

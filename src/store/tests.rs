@@ -342,6 +342,38 @@ pub(super) fn key(c: &str, sc: &str, rep: u32) -> CellKey {
     }
 }
 
+/// A bench whose every cell was skipped is listed as skipped, not as
+/// completed: the listing counts its skipped cells.
+#[test]
+fn a_bench_whose_every_cell_was_skipped_is_listed_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("j.db")).unwrap();
+    let cmd = vec!["jitterlab".to_string(), "bench".to_string()];
+    let mut st = start(&cmd);
+    st.kind = RunKind::Bench;
+    st.name = "usb";
+    st.realtime = None;
+    let (run, cells) = s.begin_bench(&st, &[key("tuned", "usb", 0)]).unwrap();
+    s.finish_cell(
+        cells[0],
+        CellStatus::Skipped,
+        None,
+        &CellContext::default(),
+        &[],
+    )
+    .unwrap();
+    s.finish_run_row(run, RunStatus::Completed, None, 0, None)
+        .unwrap();
+    let listed = &s.list_runs().unwrap()[0];
+    assert_eq!(
+        (listed.cells, listed.cells_done, listed.cells_skipped),
+        (1, 1, 1)
+    );
+    let table = crate::report::stored::runs_table(&s.list_runs().unwrap());
+    let words: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(words[3..7], ["bench", "usb", "skipped", "1/1"], "{table}");
+}
+
 #[test]
 fn a_bench_round_trips_with_its_cells_in_plan_order() {
     let dir = tempfile::tempdir().unwrap();

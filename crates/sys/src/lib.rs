@@ -260,12 +260,19 @@ pub fn block_termination_signals() -> io::Result<()> {
 /// True when the calling process may write `path` (`access(path, W_OK)`);
 /// used to refuse an unwritable output path before anything starts.
 pub fn can_write(path: &Path) -> bool {
+    write_access(path).is_ok()
+}
+
+/// Whether the calling process may write `path` (`access(path, W_OK)`),
+/// with the reason when it may not: `EROFS` (a read-only file system, which
+/// root cannot write either) tells apart from `EACCES` (a missing privilege).
+pub fn write_access(path: &Path) -> io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))?;
     // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK) };
+    minus_one(rc).map(drop)
 }
 
 /// Makes a named pipe (FIFO) at `path` with permission bits `mode`

@@ -32,7 +32,9 @@
 //! the longest record seen (at most [`MAX_RECORD`]) and is then reused:
 //! [`CaptureReader::next_packet`] lends a [`Packet`] borrowing it, so
 //! nothing is allocated per frame and a 10-million-frame capture is read
-//! in the memory of its longest record. The `pcap-file` crate (2.0) reads
+//! in the memory of its longest record. The interfaces a section describes
+//! are kept while it is read, at most [`MAX_INTERFACES`] of them: a file of
+//! millions of IDBs is refused, not held in memory. The `pcap-file` crate (2.0) reads
 //! both formats but takes pcapng stamps as nanoseconds whatever the
 //! interface's `if_tsresol` (a pcapng from `dumpcap` counts microseconds,
 //! so every time would come out a thousand times too small), and refuses a
@@ -50,6 +52,11 @@ use crate::error::bad;
 /// The longest record or block read (a corrupt length beyond it is an
 /// error, not an allocation): 16 MiB, libpcap's limit for pcapng blocks.
 pub const MAX_RECORD: usize = 16 << 20;
+/// The most interface descriptions one pcapng section may hold: each is
+/// kept while its section is read, so a file of nothing but IDBs would
+/// otherwise take memory in proportion to its size. A capture of a
+/// POWERLINK segment needs one; `tcpdump -i any` one per capture, too.
+pub const MAX_INTERFACES: usize = 65_536;
 
 /// pcap magic, microsecond stamps, as read in the writer's byte order.
 const PCAP_US: u32 = 0xa1b2_c3d4;
@@ -670,7 +677,14 @@ impl<R: Read> CaptureReader<R> {
             }
             o = v + len.div_ceil(4) * 4;
         }
+        let name = &self.name;
         if let Kind::PcapNg { interfaces, .. } = &mut self.kind {
+            if interfaces.len() >= MAX_INTERFACES {
+                return Err(bad(format!(
+                    "{name}: a section with more than {MAX_INTERFACES} interface descriptions (at byte {at}), more than jitterlab reads; \
+                     capture the POWERLINK segment's interface alone (tcpdump -i IF -w FILE)"
+                )));
+            }
             interfaces.push(iface);
         }
         Ok(())

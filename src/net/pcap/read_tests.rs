@@ -437,6 +437,35 @@ fn corrupt_lengths_are_errors_with_their_offset() {
 }
 
 #[test]
+fn interface_descriptions_are_bounded_per_section() {
+    // As many as a section may describe: the last one's packet is read.
+    let mut v = Vec::new();
+    shb(&mut v, false);
+    for _ in 0..MAX_INTERFACES {
+        idb(&mut v, 1, &[], false);
+    }
+    let frame = [0x5a; 60];
+    epb(&mut v, MAX_INTERFACES as u32 - 1, 7, &frame, false);
+    let (frames, _, _) = read_all(v.clone());
+    assert_eq!(frames.len(), 1);
+    // One more is refused before it is kept.
+    let mut v = Vec::new();
+    shb(&mut v, false);
+    for _ in 0..MAX_INTERFACES {
+        idb(&mut v, 1, &[], false);
+    }
+    let at = v.len();
+    idb(&mut v, 1, &[], false);
+    assert_eq!(
+        error(v),
+        format!(
+            "cap: a section with more than 65536 interface descriptions (at byte {at}), more than jitterlab reads; \
+             capture the POWERLINK segment's interface alone (tcpdump -i IF -w FILE)"
+        )
+    );
+}
+
+#[test]
 fn a_missing_file_and_a_directory_are_bad_input() {
     let e = CaptureReader::open(Path::new("/nonexistent/x.pcap"))
         .err()

@@ -155,6 +155,7 @@ pub use restore::restore;
 pub use restore::{replay, resume_stopped, Replay};
 
 use crate::error::bad;
+use crate::output::errln;
 use crate::system::procs::read_stat;
 use entry::{boot_id, changes, now_rfc3339, other_boot, owner_alive, Document, Entry, VERSION};
 use file::{
@@ -351,7 +352,7 @@ fn claim(root: &Path, holder: Holder) -> Result<Held> {
             }
             if !old.entries.is_empty() {
                 match other_boot_note(&path, &old) {
-                    Some(note) => eprintln!("jitterlab: note: {note}"),
+                    Some(note) => errln!("jitterlab: note: {note}"),
                     None => return Err(bad(unreplayed(&path, &old))),
                 }
             }

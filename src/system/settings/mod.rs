@@ -333,19 +333,28 @@ fn read_value(path: &Path) -> Result<String> {
 }
 
 /// Refuses a file that is missing (`missing` says what that means and what
-/// to do) or that this process may not write (`needs` says what the
-/// privilege is needed for).
+/// to do), on a read-only file system (which no privilege makes writable:
+/// `/proc/sys` in most containers), or that this process may not write
+/// (`needs` says what the privilege is needed for).
 fn check_writable(path: &Path, missing: &str, needs: &str) -> Result<()> {
     if !path.exists() {
         return Err(bad(format!("{} does not exist: {missing}", path.display())));
     }
-    if !sys::can_write(path) {
-        return Err(bad(format!(
+    match sys::write_access(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::ReadOnlyFilesystem => Err(bad(format!(
+            "cannot write {}: its file system is mounted read-only (as /proc/sys is in most containers); run jitterlab where it can be written, or remove the setting from the configuration",
+            path.display()
+        ))),
+        Err(e) if sys::effective_uid() == 0 => Err(bad(format!(
+            "cannot write {}: {e}, even as root; {needs} is not possible here",
+            path.display()
+        ))),
+        Err(_) => Err(bad(format!(
             "cannot write {}: {needs} needs root; run jitterlab as root",
             path.display()
-        )));
+        ))),
     }
-    Ok(())
 }
 
 /// `CPU 2` or `CPUs 2-3`.

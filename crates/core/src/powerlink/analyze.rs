@@ -24,6 +24,11 @@
 //!   [`OTHER_ETHERTYPES`] kinds by name, the rest as a sum); malformed
 //!   frames (broken layout, or an Ethernet header cut short) and message
 //!   types jitterlab does not speak (AInv, AMNI) are counted and dropped.
+//! - **Stamps going back**: a frame stamped before the frame ahead of it
+//!   (the capturing machine's clock was stepped, or files were merged out
+//!   of order) is counted, with the first one's number; the wire periods
+//!   across it are kept as measured (negative ones included), and reports
+//!   warn and never call such a capture's cycle time held.
 //! - **Cycles** are SoCs. The SoC period `T_per` is measured three ways:
 //!   from the capture's stamps (the wire, as the capturing machine saw it),
 //!   and from the SoC's own NetTime and RelativeTime fields (the MN's clock,
@@ -214,6 +219,12 @@ pub struct Analysis {
     pub first_ts: Option<u64>,
     /// Stamp of the last frame (ns).
     pub last_ts: Option<u64>,
+    /// Frames stamped earlier than the frame before them: the capturing
+    /// machine's clock went back (or the file was merged out of order), so
+    /// the wire periods across them are not real.
+    pub backwards_stamps: u64,
+    /// The number (1-based) of the first of them.
+    pub first_backwards_frame: Option<u64>,
     /// The cycle time deviations and late cycles are measured against;
     /// `None` without `--cycle` and with fewer than two SoCs.
     pub cycle_time: Option<CycleTime>,
@@ -328,6 +339,8 @@ pub struct Analyzer {
     other_types_more: u64,
     first_ts: Option<u64>,
     last_ts: Option<u64>,
+    backwards: u64,
+    first_backwards: Option<u64>,
     wire: Clock,
     net_time: Clock,
     relative_time: Clock,
@@ -359,6 +372,8 @@ impl Analyzer {
             other_types_more: 0,
             first_ts: None,
             last_ts: None,
+            backwards: 0,
+            first_backwards: None,
             wire: Clock::new(),
             net_time: Clock::new(),
             relative_time: Clock::new(),
@@ -430,6 +445,10 @@ impl Analyzer {
 
     fn count_frame(&mut self, ts_ns: u64) {
         self.frames.total += 1;
+        if self.last_ts.is_some_and(|last| ts_ns < last) {
+            self.backwards += 1;
+            self.first_backwards.get_or_insert(self.frames.total);
+        }
         self.first_ts.get_or_insert(ts_ns);
         self.last_ts = Some(ts_ns);
     }
@@ -645,6 +664,8 @@ impl Analyzer {
             other_ethertypes_more: self.other_types_more,
             first_ts: self.first_ts,
             last_ts: self.last_ts,
+            backwards_stamps: self.backwards,
+            first_backwards_frame: self.first_backwards,
             cycle_time,
             cycles: self.frames.soc,
             wire: self.wire.periods(t0),
