@@ -3,8 +3,8 @@
 //! and the machine lock that keeps two jitterlabs from changing the machine
 //! at once.
 //!
-//! Normal ends, errors, Ctrl-C and SIGTERM undo every change in the process
-//! that made it. `SIGKILL` (or a crash, or the OOM killer) cannot be caught,
+//! Normal ends, errors, Ctrl-C, SIGTERM and every other terminating signal
+//! (`crate::termination`) undo every change in the process that made it. `SIGKILL` (or a crash, or the OOM killer) cannot be caught,
 //! so each change is written here *before* it is made — or, for a process,
 //! right after it exists — and forgotten once it has been undone:
 //!
