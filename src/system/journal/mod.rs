@@ -470,3 +470,47 @@ pub fn left_message(r: &Replay) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// For the tests that must change the real machine (`/`), whose lock a
+/// jitterlab running on this machine may hold.
+#[cfg(test)]
+pub mod testing {
+    use std::time::{Duration, Instant};
+
+    use anyhow::Result;
+
+    use crate::error::BadInput;
+
+    /// How long a test of the real root waits for another jitterlab to let
+    /// the real machine lock go.
+    pub const REAL_ROOT_WAIT: Duration = Duration::from_secs(30);
+
+    /// Runs `f` on the real root, again while another jitterlab holds the
+    /// real machine lock, for at most [`REAL_ROOT_WAIT`]; `None`, saying
+    /// why the test skips, when it never let go. Any other error panics.
+    pub fn on_real_root<T>(mut f: impl FnMut() -> Result<T>) -> Option<T> {
+        let end = Instant::now() + REAL_ROOT_WAIT;
+        loop {
+            match f() {
+                Ok(t) => return Some(t),
+                Err(e) if is_held(&e) && Instant::now() < end => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) if is_held(&e) => {
+                    eprintln!(
+                        "skipped: another jitterlab held the real machine lock for {REAL_ROOT_WAIT:?}: {e}"
+                    );
+                    return None;
+                }
+                Err(e) => panic!("{e:#}"),
+            }
+        }
+    }
+
+    /// The refusal of a machine lock another jitterlab holds.
+    fn is_held(e: &anyhow::Error) -> bool {
+        let m = e.to_string();
+        e.downcast_ref::<BadInput>().is_some()
+            && (m.starts_with("another jitterlab") || m.contains(" is still running and holds"))
+    }
+}
