@@ -64,7 +64,11 @@
 //! through a symlink: a symlink at the journal path is refused with what it
 //! is, and the temporary file `<journal>.tmp.<pid>` is created afresh
 //! (`O_CREAT|O_EXCL|O_NOFOLLOW`, after unlinking — never following — a
-//! stale one a dead process of the same pid left).
+//! stale one a dead process of the same pid left). A jitterlab killed
+//! between writing its temporary file and renaming it leaves
+//! `<journal>.tmp.<pid>`: under the lock, [`replay`] (saying so) and the
+//! claim of a journal remove every such file whose pid is no live
+//! jitterlab (`file::remove_dead_tmps`).
 //!
 //! **Format.** One JSON document, rewritten atomically for every change
 //! (write the temporary file, fsync it, rename it over the journal, fsync
@@ -158,8 +162,8 @@ use crate::error::bad;
 use crate::system::procs::read_stat;
 use entry::{boot_id, changes, now_rfc3339, other_boot, owner_alive, Document, Entry, VERSION};
 use file::{
-    journal_path, load, locate, remove_if_present, save, state_dir, sync_dir, tmp_path,
-    write_synced,
+    journal_path, load, locate, remove_dead_tmps, remove_if_present, save, state_dir, sync_dir,
+    tmp_path, write_synced,
 };
 use lock::live_holder;
 use restore::ended_with_boot;
@@ -332,6 +336,7 @@ impl Drop for Journal {
 fn claim(root: &Path, holder: Holder) -> Result<Held> {
     let lock = MachineLock::take(root, holder)?;
     let path = locate(root)?;
+    remove_dead_tmps(&path);
     let me = std::process::id();
     let doc = Document {
         version: VERSION,

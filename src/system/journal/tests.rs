@@ -512,6 +512,59 @@ fn the_temporary_file_never_follows_a_planted_symlink() {
     fs::remove_file(&path).unwrap();
 }
 
+/// The temporary journal files `kill -9` can leave beside the journal: one
+/// of a dead pid (beyond any pid_max), one of this live jitterlab (the
+/// test process), one of a live process that is no jitterlab (pid 1), and
+/// two that are no temporary journal file.
+fn leftovers(journal: &Path) -> [PathBuf; 5] {
+    let beside = |suffix: &str| {
+        let mut name = journal.file_name().unwrap().to_os_string();
+        name.push(suffix);
+        journal.with_file_name(name)
+    };
+    let files = [
+        beside(".tmp.4194305"),
+        beside(&format!(".tmp.{}", me())),
+        beside(".tmp.1"),
+        beside(".tmp.12ab"),
+        journal.with_file_name("other.json.tmp.4194305"),
+    ];
+    for f in &files {
+        fs::write(f, "{").unwrap();
+    }
+    files
+}
+
+#[test]
+#[serial]
+fn restore_and_begin_remove_the_temporary_files_of_dead_jitterlabs() {
+    let (_dir, path) = journal_env();
+    let [dead, mine, init, odd, other] = leftovers(&path);
+    assert_eq!(
+        restore(machine()).unwrap(),
+        vec![
+            format!(
+                "removed {}, a temporary journal file left by jitterlab pid 1, which was killed",
+                init.display()
+            ),
+            format!(
+                "removed {}, a temporary journal file left by jitterlab pid 4194305, which was killed",
+                dead.display()
+            ),
+        ]
+    );
+    assert!(!dead.exists() && !init.exists());
+    assert!(mine.exists() && odd.exists() && other.exists());
+
+    // This process's own temporary file is the one it writes its journal
+    // through, so only the others show what begin leaves alone.
+    let [dead, _, init, odd, other] = leftovers(&path);
+    Journal::begin(machine()).unwrap().finish().unwrap();
+    assert!(!dead.exists() && !init.exists());
+    assert!(odd.exists() && other.exists());
+    assert!(!path.exists());
+}
+
 #[test]
 #[serial]
 fn a_symlink_at_the_journal_path_is_named_for_what_it_is() {
