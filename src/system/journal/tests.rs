@@ -201,6 +201,24 @@ fn finish_and_drop_keep_a_journal_with_pending_changes() {
 }
 
 /// "another jitterlab (pid ME, `jitterlab run`) is changing …".
+/// A journal at `path` with one change, of a jitterlab that died.
+fn dead_owner_journal(path: &Path) {
+    let doc = Document {
+        version: VERSION,
+        owner_pid: 4_194_305,
+        owner_start_ticks: 1,
+        boot_id: boot_id(),
+        started_at: "2025-01-01T12:00:00Z".into(),
+        entries: vec![Entry {
+            id: 1,
+            undo: Undo::Netns {
+                name: "jl4194305a".into(),
+            },
+        }],
+    };
+    save(path, &doc).unwrap();
+}
+
 fn held_by_me(what: &str) -> String {
     format!(
             "another jitterlab (pid {}, `jitterlab {what}`) is changing this machine; wait for it to end or stop it (Ctrl-C puts back what it changed)",
@@ -296,7 +314,7 @@ fn a_journal_of_another_boot_is_dropped_with_a_note_not_refused() {
 #[test]
 #[serial]
 fn two_journal_paths_share_one_machine_lock() {
-    let (_a, _) = journal_env();
+    let (_a, applys) = journal_env();
     let root = tempfile::tempdir().unwrap();
     let apply = Journal::begin_as(root.path(), Holder::Apply).unwrap();
     let lock = root.path().join("run/jitterlab/lock");
@@ -311,15 +329,28 @@ fn two_journal_paths_share_one_machine_lock() {
         assert!(is_bad(&e));
         assert_eq!(e.to_string(), held_by_me("apply"));
     }
+    // A restore of another journal is told what the holder is doing, never
+    // that the holder holds that journal's changes.
     let e = replay(root.path()).unwrap_err();
     assert!(is_bad(&e));
+    let busy = format!(
+        "another jitterlab (pid {}, `jitterlab apply`) is changing this machine; run `jitterlab restore` again once it has ended (it puts back its own changes itself)",
+        me()
+    );
+    assert_eq!(e.to_string(), busy);
+    dead_owner_journal(&other);
+    assert_eq!(replay(root.path()).unwrap_err().to_string(), busy);
+    fs::remove_file(&other).unwrap();
+    // A restore of the holder's own journal: stop the holder.
+    std::env::set_var(JOURNAL_ENV, &applys);
     assert_eq!(
-            e.to_string(),
+            replay(root.path()).unwrap_err().to_string(),
             format!(
                 "jitterlab pid {} (`jitterlab apply`) is still running and holds its changes; stop it with Ctrl-C (it restores them itself)",
                 me()
             )
         );
+    std::env::set_var(JOURNAL_ENV, &other);
     assert!(!other.exists(), "the refused one made no journal");
     // Another sysroot is another machine.
     let elsewhere = tempfile::tempdir().unwrap();
@@ -328,6 +359,16 @@ fn two_journal_paths_share_one_machine_lock() {
     // Let go on drop (as the kernel does on kill -9): the file goes too.
     drop(apply);
     assert!(!lock.exists());
+    // A restore meets another restore.
+    let restoring = MachineLock::take(root.path(), Holder::Restore).unwrap();
+    assert_eq!(
+        replay(root.path()).unwrap_err().to_string(),
+        format!(
+            "another `jitterlab restore` (pid {}) is putting this machine back; wait for it to end",
+            me()
+        )
+    );
+    drop(restoring);
     Journal::begin_as(root.path(), Holder::Bench)
         .unwrap()
         .finish()
