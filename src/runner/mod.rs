@@ -81,6 +81,14 @@ pub fn run(root: &Path, db: &Path, spec: &Spec, opts: &RunOptions) -> Result<Exi
     let [cell] = cells.as_slice() else {
         anyhow::bail!("a run measures one cell, and this spec has {}", cells.len());
     };
+    // One monitor per series and database, refused before anything starts.
+    if let (Some(m), false) = (&opts.monitor, opts.no_db) {
+        if let Some((other, pid)) = Store::open(db)?.live_monitor(&m.series, None)? {
+            return Err(bad(crate::store::monitor::two_monitors(
+                &m.series, db, other, pid,
+            )));
+        }
+    }
     execute(root, db, spec, cell, opts)
 }
 
