@@ -9,10 +9,26 @@ use std::time::Duration;
 use assert_cmd::Command;
 use serial_test::serial;
 
+#[path = "common/fixtures.rs"]
+#[allow(dead_code)] // shared with the other test crates
+mod fixtures;
+
+/// The machine root of these monitors: a private copy of a fake tree, so
+/// that its lock and journal are this test's own and a jitterlab holding
+/// this machine (a bench beside the tests) never refuses them. The probe
+/// threads measure for real all the same.
+fn sysroot() -> &'static Path {
+    static TREE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    TREE.get_or_init(|| fixtures::copy_fixture("settings-vm"))
+        .path()
+}
+
 fn jl(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("jitterlab").unwrap();
     c.env("JITTERLAB_DB", dir.join("m.db"))
         .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .arg("--sysroot")
+        .arg(sysroot())
         .current_dir(dir);
     c
 }
@@ -35,6 +51,8 @@ fn is_root() -> bool {
 fn monitor_for(dir: &Path, secs: f64, extra: &[&str]) -> (Option<i32>, String) {
     let bin = assert_cmd::cargo::cargo_bin("jitterlab");
     let child: Child = StdCommand::new(bin)
+        .arg("--sysroot")
+        .arg(sysroot())
         .args(["monitor", "--window", "100ms"])
         .args(extra)
         .env("JITTERLAB_DB", dir.join("m.db"))
@@ -201,6 +219,8 @@ fn an_empty_setting_in_the_environment_counts_as_not_given() {
 /// 100 ms windows, in `dir`'s database.
 fn spawn_monitor(dir: &Path, extra: &[&str]) -> Child {
     StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .arg("--sysroot")
+        .arg(sysroot())
         .args(["monitor", "--window", "100ms"])
         .args(extra)
         .env("JITTERLAB_DB", dir.join("m.db"))
