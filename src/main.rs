@@ -10,7 +10,11 @@
 //! stay for a person), 2 for any error — bad input among them, which is
 //! refused before anything starts — and 141 when stdout's reader went away
 //! (`jitterlab runs | head -1`): the command then ends quietly, through its
-//! normal cleanup (see `output`).
+//! normal cleanup (see `output`). SIGINT and SIGTERM end a command early
+//! through its cleanup with its own status (0 when every limit held:
+//! `monitor` and `apply` end 0); every other terminating signal N ends it
+//! through the same cleanup with 128 + N (129 for SIGHUP; see
+//! `termination`).
 //!
 //! An error is printed as one line, `jitterlab: error: …`, with control
 //! characters escaped (`report::safe`), whatever text it quotes.
@@ -30,6 +34,7 @@ mod report;
 mod runner;
 mod store;
 mod system;
+mod termination;
 #[cfg(test)]
 #[path = "../tests/common/fixtures.rs"]
 mod testutil;
@@ -56,7 +61,7 @@ fn main() -> ExitCode {
         }
         Err(payload) => std::panic::resume_unwind(payload),
     };
-    match outcome {
+    let code = match outcome {
         Ok(code) => code,
         Err(e) if output::is_reader_gone(&e) => ExitCode::from(output::READER_GONE_STATUS),
         Err(e) => {
@@ -66,6 +71,12 @@ fn main() -> ExitCode {
             );
             ExitCode::from(2)
         }
+    };
+    // A command that a signal other than SIGINT/SIGTERM ended, after its
+    // cleanup, says so with 128 + the signal's number.
+    match termination::exit_status() {
+        Some(status) => ExitCode::from(status),
+        None => code,
     }
 }
 

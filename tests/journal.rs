@@ -153,7 +153,15 @@ fn one_lock_for_the_machine_and_a_measuring_run_beside_apply() {
     let out = jl(root, &b, &db).arg("apply").arg(&spec).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stderr), format!("jitterlab: error: {held}\n"));
+    // `restore` names apply as the owner of the changes only for apply's
+    // own journal.
     let out = jl(root, &b, &db).arg("restore").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!("jitterlab: error: another jitterlab (pid {pid}, `jitterlab apply`) is changing this machine; run `jitterlab restore` again once it has ended (it puts back its own changes itself)\n")
+    );
+    let out = jl(root, &a, &db).arg("restore").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),

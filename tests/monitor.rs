@@ -9,10 +9,26 @@ use std::time::Duration;
 use assert_cmd::Command;
 use serial_test::serial;
 
+#[path = "common/fixtures.rs"]
+#[allow(dead_code)] // shared with the other test crates
+mod fixtures;
+
+/// The machine root of these monitors: a private copy of a fake tree, so
+/// that its lock and journal are this test's own and a jitterlab holding
+/// this machine (a bench beside the tests) never refuses them. The probe
+/// threads measure for real all the same.
+fn sysroot() -> &'static Path {
+    static TREE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    TREE.get_or_init(|| fixtures::copy_fixture("settings-vm"))
+        .path()
+}
+
 fn jl(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("jitterlab").unwrap();
     c.env("JITTERLAB_DB", dir.join("m.db"))
         .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .arg("--sysroot")
+        .arg(sysroot())
         .current_dir(dir);
     c
 }
@@ -35,6 +51,8 @@ fn is_root() -> bool {
 fn monitor_for(dir: &Path, secs: f64, extra: &[&str]) -> (Option<i32>, String) {
     let bin = assert_cmd::cargo::cargo_bin("jitterlab");
     let child: Child = StdCommand::new(bin)
+        .arg("--sysroot")
+        .arg(sysroot())
         .args(["monitor", "--window", "100ms"])
         .args(extra)
         .env("JITTERLAB_DB", dir.join("m.db"))
@@ -195,4 +213,110 @@ fn an_empty_setting_in_the_environment_counts_as_not_given() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The monitor started in the background on the last online CPU with
+/// 100 ms windows, in `dir`'s database.
+fn spawn_monitor(dir: &Path, extra: &[&str]) -> Child {
+    StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .arg("--sysroot")
+        .arg(sysroot())
+        .args(["monitor", "--window", "100ms"])
+        .args(extra)
+        .env("JITTERLAB_DB", dir.join("m.db"))
+        .env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .env("JITTERLAB_CPUS", last_cpu())
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to 20 s) until the monitor's first windows are stored.
+fn wait_measuring(dir: &Path) {
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let stored = || {
+        rusqlite::Connection::open(dir.join("m.db"))
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM windows", [], |r| r.get::<_, i64>(0)))
+            .is_ok_and(|n| n > 0)
+    };
+    while !stored() {
+        assert!(
+            std::time::Instant::now() < end,
+            "the monitor stored no window"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+#[serial]
+fn a_second_monitor_of_the_same_series_is_refused_naming_the_first() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = spawn_monitor(dir.path(), &[]);
+    let pid = first.id();
+    wait_measuring(dir.path());
+    // A second start of the same series: refused at once (one that runs
+    // is stopped after 10 s, and fails the test).
+    let mut second = spawn_monitor(dir.path(), &[]);
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    while second.try_wait().unwrap().is_none() && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if second.try_wait().unwrap().is_none() {
+        jitterlab_sys::kill_process(second.id() as i32, 15).unwrap();
+    }
+    let o = second.wait_with_output().unwrap();
+    let db = dir.path().join("m.db");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "jitterlab: error: series default is being monitored in {} by jitterlab pid {pid} (run 1); stop that monitor first, or give this one another --series\n",
+            db.display()
+        )
+    );
+    // Nothing of the refused one is stored; the first goes on.
+    assert_eq!(
+        query(dir.path(), "SELECT id, status = 'running' FROM runs"),
+        vec![vec![1, 1]]
+    );
+    // Another series in the same database is no conflict.
+    let (code, err) = monitor_for(dir.path(), 1.5, &["--series", "other"]);
+    assert_eq!(code, Some(0), "{err}");
+    jitterlab_sys::kill_process(pid as i32, 15).unwrap();
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+#[serial]
+fn a_monitor_ended_by_a_signal_keeps_the_percentiles_of_its_last_slice() {
+    if !is_root() {
+        return;
+    }
+    // Far less than the 5 minutes between the probe's histogram
+    // hand-overs: only the hand-over at the end holds these samples.
+    for (sig, status) in [(15, 0), (1, 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let child = spawn_monitor(dir.path(), &[]);
+        wait_measuring(dir.path());
+        std::thread::sleep(Duration::from_secs(1));
+        jitterlab_sys::kill_process(child.id() as i32, sig).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(status), "signal {sig}: {out:?}");
+        // Every 5-minute row holds a histogram, spanning its samples.
+        let rows = query(
+            dir.path(),
+            "SELECT COUNT(*), SUM(hist IS NOT NULL), SUM(count) FROM monitor_rollups WHERE span = 300",
+        );
+        let windows = query(dir.path(), "SELECT SUM(cycles) FROM windows")[0][0];
+        assert!(rows[0][0] >= 1, "signal {sig}: {rows:?}");
+        assert_eq!(rows[0][1], rows[0][0], "signal {sig}: {rows:?}");
+        assert_eq!(rows[0][2], windows, "signal {sig}");
+    }
 }

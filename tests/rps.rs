@@ -5,13 +5,17 @@
 //!
 //! The binary has no library, so this test includes the modules it drives
 //! (`net::rps`, `net::flood` whose steps it reuses, `net::hosts` for the
-//! pair, and the `error` they use) from `src/`; their unit tests therefore
+//! pair, and the `error` and `termination` they use) from `src/`; their unit tests therefore
 //! run here a second time. Needs root and iproute2; without them the test
 //! says why it skips.
 
 #[path = "../src/error.rs"]
 #[allow(dead_code)]
 mod error;
+
+#[path = "../src/termination.rs"]
+#[allow(dead_code)]
+mod termination;
 
 #[path = "../src/net/flood.rs"]
 #[allow(dead_code)]

@@ -307,10 +307,15 @@ mod tests {
         }
     }
 
+    /// A journal in a fresh temporary directory (`JITTERLAB_JOURNAL`),
+    /// with that directory as its machine root: its lock is the test's own,
+    /// never the one a jitterlab running on this machine holds. The
+    /// cgroups are the real ones all the same (their paths are absolute).
     fn journal() -> (tempfile::TempDir, Journal) {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var(JOURNAL_ENV, dir.path().join("journal.json"));
-        (dir, Journal::begin(Path::new("/")).unwrap())
+        let j = Journal::begin(dir.path()).unwrap();
+        (dir, j)
     }
 
     /// Whether a process `pid` is alive (not a zombie).

@@ -529,14 +529,16 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// A journal in a fresh temporary directory (`JITTERLAB_JOURNAL`) and a
-    /// work directory.
+    /// work directory. That directory is the journal's machine root too, so
+    /// its lock is the test's own, never the one a jitterlab running on
+    /// this machine holds.
     fn setup() -> (tempfile::TempDir, Journal, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var(
             crate::system::journal::JOURNAL_ENV,
             dir.path().join("journal.json"),
         );
-        let journal = Journal::begin(Path::new("/")).unwrap();
+        let journal = Journal::begin(dir.path()).unwrap();
         let work = dir.path().join("work");
         fs::create_dir(&work).unwrap();
         (dir, journal, work)

@@ -5,7 +5,8 @@
 //! (`__net-sink`, `__net-flood`) inside a namespace by `ip netns exec` (see
 //! [`super::hosts`]), so the neighbour machinery treats them like any other
 //! neighbour: an argument vector, a pinned process group, SIGTERM at the
-//! end. Each prints one summary line when SIGINT or SIGTERM ends it, which
+//! end. Each prints one summary line when a terminating signal
+//! (`crate::termination`) ends it, which
 //! is the proof that the neighbour made noise.
 //!
 //! The sink first binds its socket, then steers the interface's receive
@@ -66,8 +67,8 @@ pub struct FloodArgs {
     pub size: u16,
 }
 
-/// Runs the sink: steers receive work, then counts datagrams until SIGINT
-/// or SIGTERM, and prints `received N datagrams, B bytes`.
+/// Runs the sink: steers receive work, then counts datagrams until a
+/// terminating signal, and prints `received N datagrams, B bytes`.
 pub fn sink_main(a: &SinkArgs) -> Result<ExitCode> {
     let cpus: Vec<usize> = a.rps_cpus.iter().collect();
     if cpus.is_empty() {
@@ -105,7 +106,7 @@ pub fn sink_main(a: &SinkArgs) -> Result<ExitCode> {
 }
 
 /// Runs the flood: sends `--size`-byte datagrams to `--dst:--port` until
-/// SIGINT or SIGTERM, and prints `sent N datagrams`.
+/// a terminating signal, and prints `sent N datagrams`.
 pub fn flood_main(a: &FloodArgs) -> Result<ExitCode> {
     check_destination(a.dst)?;
     let stop = stop_flag()?;
@@ -218,14 +219,9 @@ fn check_destination(dst: IpAddr) -> Result<()> {
     }
 }
 
-/// A flag that SIGINT and SIGTERM set.
+/// The flag every terminating signal raises ([`crate::termination`]).
 fn stop_flag() -> Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing the SIGINT/SIGTERM handler")?;
-    }
-    Ok(stop)
+    crate::termination::stop_flag()
 }
 
 /// Errors after which a socket loop just checks its flag and goes on.

@@ -21,7 +21,8 @@
 //! row it drains arrives and is committed into the cell as a host cell's
 //! rows are; last comes its versioned result. Meanwhile the probe threads
 //! are looked at from the host through the container's pid
-//! ([`host_view`]). SIGINT/SIGTERM is passed on to the container, whose
+//! ([`host_view`]). A terminating signal is passed on to the container
+//! (as SIGINT), whose
 //! probe then ends early and reports what it had. Its stderr is echoed
 //! (a run) or kept (a bench: its tail explains a failure).
 //!

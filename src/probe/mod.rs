@@ -297,7 +297,7 @@ pub struct Finished {
     pub detail: serde_json::Value,
     /// From the tool's start to its end, ns.
     pub elapsed_ns: u64,
-    /// Stopped early by SIGINT/SIGTERM.
+    /// Stopped early by a terminating signal.
     pub interrupted: bool,
 }
 
@@ -318,7 +318,7 @@ pub trait ExternalSink {
 /// is given while it measures: the signal flag, and the lifecycle's sink
 /// for the start, the window rows it streams and the caller's tick.
 pub struct ExternalRun<'a> {
-    /// Raised by SIGINT/SIGTERM.
+    /// Raised by every terminating signal (`crate::termination`).
     pub signalled: &'a AtomicBool,
     sink: &'a mut dyn ExternalSink,
     readied: bool,

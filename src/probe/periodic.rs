@@ -15,7 +15,7 @@
 //!    first release `t0`: the loop reads the clock, sleeps, works and
 //!    pushes the sample into the recorder; it stops at the end of the
 //!    duration (its releases), after N cycles, on `--break-trace`, or when
-//!    the controller raises the stop flag (SIGINT, SIGTERM);
+//!    the controller raises the stop flag (a terminating signal);
 //! 5. the schedule's counts and any break event go back in the [`Report`].
 //!
 //! Inside the loop the only system calls are the clock reads and the sleep

@@ -55,7 +55,7 @@
 //! without following a symbolic link:
 //! [`crate::system::workdir::create_file`]), never to pipes that could fill
 //! while it runs. rtla ends by itself after `-d`; on
-//! SIGINT/SIGTERM of jitterlab (the `signalled` flag) it gets SIGINT, as
+//! a terminating signal of jitterlab (the `signalled` flag) it gets SIGINT, as
 //! from a terminal's Ctrl-C, and prints its histogram. An rtla still running
 //! 10 s after its duration is sent SIGINT too, and one that has not ended
 //! 10 s after SIGINT is killed — which leaves its trace instance running,
@@ -462,7 +462,7 @@ pub struct TimerlatOutcome {
     pub stderr: String,
     /// The parsed histogram (`limit_ns` set from the command line).
     pub hist: TimerlatHist,
-    /// Stopped early by SIGINT/SIGTERM of jitterlab.
+    /// Stopped early by a terminating signal of jitterlab.
     pub interrupted: bool,
     /// How long rtla ran, ns.
     pub wall_ns: u64,

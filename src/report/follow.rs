@@ -14,8 +14,8 @@
 //! status, the newest window row of the cells measuring), calls the render
 //! closure only when the key changed, hands the text to a [`Sink`] only when
 //! it differs from the last one shown, and ends when the poll says the run
-//! is no longer running (after a last render) or when SIGINT/SIGTERM raise
-//! the stop flag. Any renderer plugs in — text, Markdown, CSV, JSON, HTML —
+//! is no longer running (after a last render) or when a terminating signal
+//! (`crate::termination`) raises the stop flag. Any renderer plugs in — text, Markdown, CSV, JSON, HTML —
 //! as a `Fn() -> Result<String>`, and any sink:
 //!
 //! * [`TerminalSink`] — stdout is a terminal: each render redraws the
@@ -48,7 +48,6 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -408,7 +407,7 @@ pub struct Poll<K> {
 pub enum Ended<K> {
     /// The run ended; the last poll's key.
     Run(K),
-    /// SIGINT or SIGTERM.
+    /// A terminating signal (`crate::termination`).
     Stopped,
 }
 
@@ -494,11 +493,7 @@ pub fn follow(
     output: Option<&Path>,
     render: impl Fn() -> Result<String>,
 ) -> Result<ExitCode> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing the SIGINT/SIGTERM handler")?;
-    }
+    let stop = crate::termination::stop_flag()?;
     let mut sink: Box<dyn Sink> = match output {
         Some(p) => Box::new(FileSink::new(p)),
         None if io::stdout().is_terminal() => Box::new(TerminalSink::stdout()),

@@ -215,7 +215,7 @@ fn header(o: &mut String, r: &RunResult) {
         EndReason::Interrupted => kv(
             o,
             "end",
-            "interrupted by SIGINT/SIGTERM before the requested length",
+            "interrupted by a signal before the requested length",
         ),
         EndReason::BreakTrace => kv(o, "end", "stopped by --break-trace"),
     }
@@ -638,7 +638,7 @@ kernel       6.1.0-28-rt-amd64 (preemption rt)
 clocksource  tsc
 real-time    NO - these figures do not describe real-time behaviour:
              - scheduler (requested fifo 95): EPERM: run as root or grant CAP_SYS_NICE
-end          interrupted by SIGINT/SIGTERM before the requested length
+end          interrupted by a signal before the requested length
 elapsed      4.000s
 
 CPU 1: cycles 4000, releases 4001, skipped 1, overruns 1

@@ -8,8 +8,10 @@
 //! change journaled before it is written, read back and reported. Then the
 //! command stays in the foreground: some settings live only as long as the
 //! process (the `/dev/cpu_dma_latency` request), and the foreground process
-//! is what Ctrl-C or SIGTERM reaches. On either signal every value is written
-//! back, newest first, and each one is reported. After a `kill -9`,
+//! is what Ctrl-C, SIGTERM or an SSH disconnect's SIGHUP reaches. On any
+//! terminating signal (`crate::termination`) every value is written back,
+//! newest first, and each one is reported; SIGINT and SIGTERM then end
+//! with 0, any other signal N with 128 + N. After a `kill -9`,
 //! `jitterlab restore` does the same from the journal.
 //!
 //! While it holds the configuration, `apply` holds the machine lock
@@ -111,8 +113,10 @@ pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
         warnings,
     } = check(root, a)?;
     let config = &spec.configurations[config];
-    let mut journal = Journal::begin_as(root, Holder::Apply)?;
+    // Every terminating signal puts everything back, from before the first
+    // change on.
     let signalled = termination_flag()?;
+    let mut journal = Journal::begin_as(root, Holder::Apply)?;
     for w in warnings {
         errln!("jitterlab: warning: {w}");
     }

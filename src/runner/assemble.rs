@@ -121,7 +121,7 @@ pub struct ThreadFigures {
 /// thread's figures, with its probe's `report`, their merged statistics
 /// when there are several, the limits checked on those, the histograms
 /// behind every summary (the main latency's 1 µs histogram among them). A break event ends it as a break, else an end of
-/// `Interrupted` (SIGINT/SIGTERM) stays.
+/// `Interrupted` (a terminating signal) stays.
 pub fn threads(
     plan: &RunPlan,
     mut context: ResultContext,

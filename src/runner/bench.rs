@@ -46,7 +46,8 @@
 //!    is left in the cell's cgroup is killed and the group removed; the network
 //!    namespaces are deleted; the cell is stored with its context. A
 //!    neighbour that died early fails the cell (its stderr tail is kept).
-//! 5. **End** — SIGINT/SIGTERM ends the current cell (interrupted) and skips
+//! 5. **End** — a terminating signal (SIGINT, SIGTERM, SIGHUP…;
+//!    `crate::termination`) ends the current cell (interrupted) and skips
 //!    the rest; every path stops the neighbours and deletes what was
 //!    created. The run's tables are printed from the store (`report::tables`
 //!    reads only the database). Exit 1 when a cell exceeded a probe's limit
@@ -311,7 +312,12 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
             let why = journal::would_refuse(root).unwrap_or_else(|e| Some(format!("{e:#}")));
             (None, why)
         }
-        false => (Some(Journal::begin_as(root, Holder::Bench)?), None),
+        // Every terminating signal ends the bench through its cleanup from
+        // before its first change on.
+        false => {
+            termination_flag()?;
+            (Some(Journal::begin_as(root, Holder::Bench)?), None)
+        }
     };
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;

@@ -25,7 +25,8 @@
 //!    probe CPUs by the caller, is the low-priority writer of DESIGN rule
 //!    2: every 100 ms it drains every thread's window rows into the CSV
 //!    file and the store (one [`RowWriter`], one commit per drain), redraws
-//!    the live view, and turns SIGINT/SIGTERM into the stop flag;
+//!    the live view, and turns every terminating signal
+//!    (`crate::termination`) into the stop flag;
 //! 5. **stop** — a periodic probe ends by itself after its releases or
 //!    cycles; any other is stopped at the plan's duration by the
 //!    controller, unless its own count ends it first;
@@ -89,7 +90,7 @@ pub struct MeasureInput<'a> {
     pub defaults: Vec<DefaultStatus>,
     /// Warnings so far.
     pub warnings: Vec<String>,
-    /// Raised by SIGINT/SIGTERM.
+    /// Raised by every terminating signal (`crate::termination`).
     pub signalled: &'a AtomicBool,
     /// Show the measurement live (a run; a bench draws its own progress).
     pub live: bool,

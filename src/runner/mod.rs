@@ -24,8 +24,8 @@
 //!    The controlling thread — SCHED_OTHER, kept off the probe CPUs where
 //!    the machine has others — is the low-priority writer of DESIGN rule 2:
 //!    it drains window rows from each thread's wait-free queue every 100 ms
-//!    into the CSV file, redraws the live view, and turns SIGINT/SIGTERM into
-//!    the stop flag.
+//!    into the CSV file, redraws the live view, and turns every terminating
+//!    signal (`crate::termination`) into the stop flag.
 //! 4. **Store and report**: the run row is in the results database before the
 //!    first release, window rows are committed as they are drained, and the
 //!    versioned `RunResult` with its histograms is stored at the end; the
@@ -81,6 +81,14 @@ pub fn run(root: &Path, db: &Path, spec: &Spec, opts: &RunOptions) -> Result<Exi
     let [cell] = cells.as_slice() else {
         anyhow::bail!("a run measures one cell, and this spec has {}", cells.len());
     };
+    // One monitor per series and database, refused before anything starts.
+    if let (Some(m), false) = (&opts.monitor, opts.no_db) {
+        if let Some((other, pid)) = Store::open(db)?.live_monitor(&m.series, None)? {
+            return Err(bad(crate::store::monitor::two_monitors(
+                &m.series, db, other, pid,
+            )));
+        }
+    }
     execute(root, db, spec, cell, opts)
 }
 
@@ -113,7 +121,9 @@ fn execute(
     // A journal left by a killed bench means the machine is not as it was;
     // a run that changes nothing runs beside `apply` and takes the machine
     // lock only if it changes something (its settings, namespaces, a work
-    // directory).
+    // directory). Every terminating signal ends it through the same path
+    // from before its first change on.
+    termination_flag()?;
     let mut journal = Journal::on_demand(root)?;
     let config = &spec.configurations[cell.configuration];
     let mut settings = apply_settings(root, config, &mut journal)?;
@@ -400,14 +410,9 @@ pub fn rfc3339_now() -> String {
         .unwrap_or_default()
 }
 
-/// A flag raised by SIGINT or SIGTERM.
+/// The stop flag every terminating signal raises ([`crate::termination`]).
 pub fn termination_flag() -> Result<Arc<AtomicBool>> {
-    let signalled = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&signalled))
-            .context("installing the SIGINT/SIGTERM handler")?;
-    }
-    Ok(signalled)
+    crate::termination::stop_flag()
 }
 
 /// Writes the whole versioned result to `--json`'s file.

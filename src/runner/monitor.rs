@@ -30,7 +30,17 @@
 //! **Resuming.** Each start is a new run (a segment) of the series named
 //! by `--series`; the series' rows are merged into, never replaced. A
 //! reboot, a crash or a full disk loses at most the window being measured
-//! when it happened: the rows are committed at every drain.
+//! when it happened: the rows are committed at every drain. The 1 µs
+//! histogram is handed over once more at every stop the process sees (the
+//! terminating signals included, `crate::termination`), so only what
+//! cannot be caught (`kill -9`, a crash) loses percentiles: those of the
+//! samples since the last hand-over, up to 5 minutes.
+//!
+//! **One monitor per series.** Two monitors of one series in one database
+//! would interleave their segments, so a start whose series has a live
+//! monitor is refused before it measures, naming it
+//! ([`Store::live_monitor`]); two starts at once are settled when the
+//! segment begins, the earlier run going on.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -71,7 +71,7 @@ use anyhow::Result;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::{i, Store};
+use super::{boot_id, i, RunStatus, Store};
 
 /// The table of schema 6 (step 5 → 6); see the module doc.
 pub(super) const TABLES: &str = "CREATE TABLE monitor_rollups(series,span,start,cpu,count,min,max,sum,run_id,max_cycle,max_at,hist,hist_from,hist_to,hist_over,PRIMARY KEY(series,span,start,cpu))WITHOUT ROWID";
@@ -195,6 +195,31 @@ impl Store {
     /// `cell`) the next segment of the series `name`: the series' id (its
     /// first run's) and what this segment follows, if the series had a
     /// segment before.
+    /// The live monitor of `series` in this database, other than this
+    /// process: `(run, pid)` of the earliest segment still `running` whose
+    /// process lives in this boot, among those before run `before` when
+    /// given. Two monitors of one series would interleave their segments,
+    /// so a second start is refused with it.
+    pub fn live_monitor(&self, series: &str, before: Option<i64>) -> Result<Option<(i64, i64)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, pid, boot_id FROM runs
+             WHERE kind = 'monitor' AND name = ?1 AND status = ?2 AND (?3 IS NULL OR id < ?3)
+             ORDER BY id",
+        )?;
+        let running: Vec<(i64, i64, String)> = stmt
+            .query_map(params![series, RunStatus::Running.name(), before], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let (me, boot) = (i64::from(std::process::id()), boot_id());
+        Ok(running
+            .into_iter()
+            .find(|(_, pid, b)| {
+                *pid != me && *b == boot && std::path::Path::new(&format!("/proc/{pid}")).exists()
+            })
+            .map(|(run, pid, _)| (run, pid)))
+    }
+
     pub fn monitor_begin(
         &mut self,
         name: &str,
@@ -213,6 +238,13 @@ impl Store {
         cell: i64,
         metric: &'static str,
     ) -> Result<(Segment, Option<Resumed>)> {
+        // Two starts at once both passed the check before their run rows:
+        // the earlier segment goes on, this one is refused.
+        if let Some((other, pid)) = self.live_monitor(name, Some(run))? {
+            return Err(crate::error::bad(two_monitors(
+                name, &self.path, other, pid,
+            )));
+        }
         let series: i64 = self
             .conn
             .query_row(
@@ -569,3 +601,12 @@ pub mod synth;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod view;
+
+/// The refusal of a second monitor of `series` in the database `db`, whose
+/// run `run` process `pid` measures.
+pub fn two_monitors(series: &str, db: &std::path::Path, run: i64, pid: i64) -> String {
+    format!(
+        "series {series} is being monitored in {} by jitterlab pid {pid} (run {run}); stop that monitor first, or give this one another --series",
+        db.display()
+    )
+}

@@ -58,6 +58,15 @@ pub fn read_stat(pid: i32) -> Option<ProcStat> {
     parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// The command name of a live process (`/proc/PID/comm`, at most 15
+/// bytes: `jitterlab`, or `jitterlab-1a2b3c` for a test binary); `None`
+/// when there is no such process or it is a zombie.
+pub fn command_name(pid: i32) -> Option<String> {
+    read_stat(pid).filter(ProcStat::is_alive)?;
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end_matches('\n').to_string())
+}
+
 /// Reads `/proc/PID/stat` every millisecond until `done` holds for it or
 /// `timeout` has passed, and returns the last reading (`None` once the
 /// process is gone). For state changes the kernel makes asynchronously,

@@ -134,8 +134,9 @@ impl SchedRequest {
 /// stack pre-faulted. Returns one status per default.
 pub fn setup_probe_thread(cpu: usize, sched: SchedRequest) -> Vec<DefaultStatus> {
     let mut out = Vec::with_capacity(4);
-    // SIGINT/SIGTERM go to the controlling thread, never into a probe's sleep.
-    let _ = sys::block_termination_signals();
+    // The terminating signals go to the controlling thread, never into a
+    // probe's sleep.
+    let _ = sys::block_signals(&sys::terminating_signals());
 
     let pin = sys::pin_to_cpu(cpu)
         .map_err(|e| explain(&e, &format!("sched_setaffinity(CPU {cpu})")))

@@ -194,11 +194,12 @@ mod tests {
     use std::io::Write;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
-    /// A journal in a fresh temporary directory (`JITTERLAB_JOURNAL`).
+    /// A journal in a fresh temporary directory (`JITTERLAB_JOURNAL`), the
+    /// machine root of its lock too (never the real lock).
     fn journal() -> (tempfile::TempDir, Journal) {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var(JOURNAL_ENV, dir.path().join("journal.json"));
-        let j = Journal::begin(Path::new("/")).unwrap();
+        let j = Journal::begin(dir.path()).unwrap();
         (dir, j)
     }
 

@@ -52,7 +52,7 @@ pub enum CellStatus {
     /// A neighbour died early, a setting failed, or the probe failed: the
     /// figures (if any) do not describe the scenario.
     Failed,
-    /// Ended by SIGINT/SIGTERM or by the death of jitterlab.
+    /// Ended by a terminating signal or by the death of jitterlab.
     Interrupted,
     /// Not run, for a reason the context's notes give (e.g. the `usb`
     /// scenario without a path).

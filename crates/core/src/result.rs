@@ -26,7 +26,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum EndReason {
     /// Reached its duration or cycle count.
     Completed,
-    /// Ended early by SIGINT or SIGTERM.
+    /// Ended early by a terminating signal (SIGINT, SIGTERM, SIGHUP…).
     Interrupted,
     /// Ended by `--break-trace`.
     BreakTrace,

@@ -235,18 +235,63 @@ pub fn unlock_all_memory() -> io::Result<()> {
     minus_one(rc).map(drop)
 }
 
-/// Blocks `SIGINT` and `SIGTERM` in the calling thread
-/// (`pthread_sigmask(SIG_BLOCK, …)`), so that they are delivered to the
-/// controlling thread and never interrupt a probe's sleep.
-pub fn block_termination_signals() -> io::Result<()> {
+/// `SIGHUP`: the terminal (an SSH connection) hung up.
+pub const SIGHUP: i32 = libc::SIGHUP;
+/// `SIGPIPE`: a write to a pipe whose reader is gone; never caught (the
+/// Rust runtime ignores it, see the main crate's `output`).
+pub const SIGPIPE: i32 = libc::SIGPIPE;
+
+/// The signals whose default action ends the process and that a handler
+/// can meaningfully catch, in signal-number order: SIGHUP, SIGINT,
+/// SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU,
+/// SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL (SIGIO), SIGPWR and every
+/// real-time signal from `SIGRTMIN` (as the C library reserves the first
+/// ones for itself, usually 34) to `SIGRTMAX`.
+///
+/// Left out, each for its reason: `SIGKILL` and `SIGSTOP` cannot be
+/// caught; `SIGPIPE` is ignored, so a write to a closed pipe fails with
+/// `EPIPE` instead; `SIGSEGV`, `SIGBUS`, `SIGILL`, `SIGFPE` are faults of
+/// the faulting instruction itself, which a handler that returns would run
+/// again, and `SIGABRT`, `SIGSYS` and `SIGTRAP` come from the process
+/// itself (`abort`, a forbidden system call, a breakpoint): none of them
+/// can be turned into an orderly end.
+pub fn terminating_signals() -> Vec<i32> {
+    let mut signals = vec![
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGTERM,
+        libc::SIGSTKFLT,
+        libc::SIGXCPU,
+        libc::SIGXFSZ,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGPOLL,
+        libc::SIGPWR,
+    ];
+    signals.sort_unstable();
+    signals.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    signals
+}
+
+/// Blocks `signals` in the calling thread (`pthread_sigmask(SIG_BLOCK,
+/// …)`), so that they are delivered to another thread — the controlling
+/// one, for [`terminating_signals`] — and never interrupt a probe's sleep.
+pub fn block_signals(signals: &[i32]) -> io::Result<()> {
     // SAFETY: sigset_t is a plain bit array for which all-zeroes is a valid
     // (empty) value; sigemptyset below makes that explicit.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable sigset_t; the signal numbers are valid.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
+    // SAFETY: `set` is a valid, writable sigset_t.
+    unsafe { libc::sigemptyset(&mut set) };
+    for &sig in signals {
+        // SAFETY: `set` is a valid, writable sigset_t; an invalid signal
+        // number is reported (EINVAL), never undefined.
+        if unsafe { libc::sigaddset(&mut set, sig) } != 0 {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
     }
     // SAFETY: `set` is initialised; the old-set pointer may be null.
     let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };

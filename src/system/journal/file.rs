@@ -14,6 +14,7 @@ use jitterlab_sys as sys;
 use super::entry::{Document, VERSION};
 use super::JOURNAL_ENV;
 use crate::error::bad;
+use crate::system::procs::command_name;
 use crate::system::settings::files::{is_symlink_error, read_nofollow};
 
 /// The journal file for `root` (see the `journal` module doc), its
@@ -266,6 +267,48 @@ pub(super) fn remove_if_present(path: &Path) -> Result<()> {
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) => bail!("cannot remove the journal {}: {e}", path.display()),
     }
+}
+
+/// Removes the temporary files `<journal>.tmp.<pid>` beside the journal at
+/// `path` that no live jitterlab is writing: a jitterlab killed (`kill
+/// -9`) between writing one and renaming it over the journal leaves it.
+/// Called under the machine lock. Unlinking never follows a symlink.
+/// Returns each file removed with the pid in its name; one that cannot be
+/// removed is left for the next time.
+pub(super) fn remove_dead_tmps(path: &Path) -> Vec<(PathBuf, i32)> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut prefix = name.to_os_string();
+    prefix.push(".tmp.");
+    let prefix = prefix.to_string_lossy().into_owned();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let writer_lives = pid == std::process::id() as i32
+            || command_name(pid).is_some_and(|c| c.starts_with("jitterlab"));
+        if !writer_lives && fs::remove_file(e.path()).is_ok() {
+            removed.push((e.path(), pid));
+        }
+    }
+    removed.sort();
+    removed
 }
 
 /// The temporary file beside the journal, unique to this process.

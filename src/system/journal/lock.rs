@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_sys as sys;
 
 use super::entry::Holder;
-use super::file::state_dir;
+use super::file::{journal_path, load, state_dir};
 use crate::error::bad;
 use crate::system::procs::read_stat;
 use crate::system::settings::files::{is_symlink_error, read_nofollow};
@@ -36,23 +36,35 @@ pub(super) struct LockHolder {
     /// What it is doing, when the lock file names a subcommand.
     pub(super) holder: Option<Holder>,
     command: String,
-    /// The refusal is for `jitterlab restore`.
-    restoring: bool,
+    /// The refusal is for `jitterlab restore`: `Some(owner)`, the pid that
+    /// owns the journal it would replay (`None` inside: no journal).
+    restoring: Option<Option<u32>>,
 }
 
 impl LockHolder {
     /// The refusal for whoever meets this holder.
     pub(super) fn refusal(&self) -> String {
-        if self.restoring {
-            format!(
+        let owns_journal = |owner: Option<u32>| owner.is_some_and(|o| o as i32 == self.pid);
+        match self.restoring {
+            // Another restore: nothing to stop, only to wait for.
+            Some(_) if self.holder == Some(Holder::Restore) => format!(
+                "another `jitterlab restore` (pid {}) is putting this machine back; wait for it to end",
+                self.pid
+            ),
+            // The holder owns the journal to replay: it undoes it itself.
+            Some(owner) if owns_journal(owner) => format!(
                 "jitterlab pid {} (`jitterlab {}`) is still running and holds its changes; stop it with Ctrl-C (it restores them itself)",
                 self.pid, self.command
-            )
-        } else {
-            format!(
+            ),
+            // A holder unrelated to that journal (or to none).
+            Some(_) => format!(
+                "another jitterlab (pid {}, `jitterlab {}`) is changing this machine; run `jitterlab restore` again once it has ended (it puts back its own changes itself)",
+                self.pid, self.command
+            ),
+            None => format!(
                 "another jitterlab (pid {}, `jitterlab {}`) is changing this machine; wait for it to end or stop it (Ctrl-C puts back what it changed)",
                 self.pid, self.command
-            )
+            ),
         }
     }
 }
@@ -107,7 +119,9 @@ impl MachineLock {
                     if Instant::now() >= deadline {
                         let why = match live_holder(&path) {
                             Some(mut h) => {
-                                h.restoring = holder == Holder::Restore;
+                                if holder == Holder::Restore {
+                                    h.restoring = Some(journal_owner(root));
+                                }
                                 h.refusal()
                             }
                             None => format!(
@@ -143,6 +157,13 @@ fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
+/// The pid that owns the journal of `root` (`None`: no journal, or one
+/// that cannot be read — the replay says why once it has the lock).
+fn journal_owner(root: &Path) -> Option<u32> {
+    let path = journal_path(root, false).ok()??;
+    Some(load(&path).ok()??.owner_pid)
+}
+
 /// The live jitterlab a lock file names (`PID START_TICKS COMMAND`), read
 /// without taking the lock; `None` when there is none, or it died.
 pub(super) fn live_holder(lock: &Path) -> Option<LockHolder> {
@@ -156,6 +177,6 @@ pub(super) fn live_holder(lock: &Path) -> Option<LockHolder> {
         pid,
         holder: Holder::parse(&command),
         command,
-        restoring: false,
+        restoring: None,
     })
 }

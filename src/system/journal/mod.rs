@@ -3,8 +3,8 @@
 //! and the machine lock that keeps two jitterlabs from changing the machine
 //! at once.
 //!
-//! Normal ends, errors, Ctrl-C and SIGTERM undo every change in the process
-//! that made it. `SIGKILL` (or a crash, or the OOM killer) cannot be caught,
+//! Normal ends, errors, Ctrl-C, SIGTERM and every other terminating signal
+//! (`crate::termination`) undo every change in the process that made it. `SIGKILL` (or a crash, or the OOM killer) cannot be caught,
 //! so each change is written here *before* it is made — or, for a process,
 //! right after it exists — and forgotten once it has been undone:
 //!
@@ -64,7 +64,11 @@
 //! through a symlink: a symlink at the journal path is refused with what it
 //! is, and the temporary file `<journal>.tmp.<pid>` is created afresh
 //! (`O_CREAT|O_EXCL|O_NOFOLLOW`, after unlinking — never following — a
-//! stale one a dead process of the same pid left).
+//! stale one a dead process of the same pid left). A jitterlab killed
+//! between writing its temporary file and renaming it leaves
+//! `<journal>.tmp.<pid>`: under the lock, [`replay`] (saying so) and the
+//! claim of a journal remove every such file whose pid is no live
+//! jitterlab (`file::remove_dead_tmps`).
 //!
 //! **Format.** One JSON document, rewritten atomically for every change
 //! (write the temporary file, fsync it, rename it over the journal, fsync
@@ -159,8 +163,8 @@ use crate::output::errln;
 use crate::system::procs::read_stat;
 use entry::{boot_id, changes, now_rfc3339, other_boot, owner_alive, Document, Entry, VERSION};
 use file::{
-    journal_path, load, locate, remove_if_present, save, state_dir, sync_dir, tmp_path,
-    write_synced,
+    journal_path, load, locate, remove_dead_tmps, remove_if_present, save, state_dir, sync_dir,
+    tmp_path, write_synced,
 };
 use lock::live_holder;
 use restore::ended_with_boot;
@@ -333,6 +337,7 @@ impl Drop for Journal {
 fn claim(root: &Path, holder: Holder) -> Result<Held> {
     let lock = MachineLock::take(root, holder)?;
     let path = locate(root)?;
+    remove_dead_tmps(&path);
     let me = std::process::id();
     let doc = Document {
         version: VERSION,
@@ -471,3 +476,47 @@ pub fn left_message(r: &Replay) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// For the tests that must change the real machine (`/`), whose lock a
+/// jitterlab running on this machine may hold.
+#[cfg(test)]
+pub mod testing {
+    use std::time::{Duration, Instant};
+
+    use anyhow::Result;
+
+    use crate::error::BadInput;
+
+    /// How long a test of the real root waits for another jitterlab to let
+    /// the real machine lock go.
+    pub const REAL_ROOT_WAIT: Duration = Duration::from_secs(30);
+
+    /// Runs `f` on the real root, again while another jitterlab holds the
+    /// real machine lock, for at most [`REAL_ROOT_WAIT`]; `None`, saying
+    /// why the test skips, when it never let go. Any other error panics.
+    pub fn on_real_root<T>(mut f: impl FnMut() -> Result<T>) -> Option<T> {
+        let end = Instant::now() + REAL_ROOT_WAIT;
+        loop {
+            match f() {
+                Ok(t) => return Some(t),
+                Err(e) if is_held(&e) && Instant::now() < end => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) if is_held(&e) => {
+                    eprintln!(
+                        "skipped: another jitterlab held the real machine lock for {REAL_ROOT_WAIT:?}: {e}"
+                    );
+                    return None;
+                }
+                Err(e) => panic!("{e:#}"),
+            }
+        }
+    }
+
+    /// The refusal of a machine lock another jitterlab holds.
+    fn is_held(e: &anyhow::Error) -> bool {
+        let m = e.to_string();
+        e.downcast_ref::<BadInput>().is_some()
+            && (m.starts_with("another jitterlab") || m.contains(" is still running and holds"))
+    }
+}

@@ -11,7 +11,7 @@ use anyhow::Result;
 use jitterlab_sys as sys;
 
 use super::entry::{other_boot, owner_alive, plural, Entry, Holder, Undo};
-use super::file::{load, locate, remove_if_present, save, sync_dir};
+use super::file::{load, locate, remove_dead_tmps, remove_if_present, save, sync_dir};
 use super::lock::MachineLock;
 use crate::error::bad;
 use crate::system::procs::{group_members, read_stat, wait_for};
@@ -41,9 +41,18 @@ pub struct Replay {
 pub fn replay(root: &Path) -> Result<Replay> {
     let _lock = MachineLock::take(root, Holder::Restore)?;
     let path = locate(root)?;
+    let mut lines: Vec<String> = remove_dead_tmps(&path)
+        .into_iter()
+        .map(|(file, pid)| {
+            format!(
+                "removed {}, a temporary journal file left by jitterlab pid {pid}, which was killed",
+                file.display()
+            )
+        })
+        .collect();
     let Some(mut doc) = load(&path)? else {
         return Ok(Replay {
-            lines: Vec::new(),
+            lines,
             left: 0,
             path,
         });
@@ -55,7 +64,6 @@ pub fn replay(root: &Path) -> Result<Replay> {
         )));
     }
     let other_boot = other_boot(&doc);
-    let mut lines = Vec::new();
     if other_boot {
         lines.push(format!(
             "the journal {} was written in another boot (jitterlab pid {}, started {}): what ended with that boot is dropped, nothing of it written back",

@@ -1,7 +1,11 @@
 //! The journal, the lock and the replay, against temporary directories and
-//! real processes.
+//! real processes. Their machine root is a private directory
+//! ([`machine`]), so a jitterlab running on this machine (a bench, an
+//! `apply`) never makes them fail; the one test that needs the real root
+//! waits for its lock, or skips saying why (`testing::on_real_root`).
 
 use super::restore::advice;
+use super::testing::on_real_root;
 use super::*;
 use crate::error::BadInput;
 use crate::system::procs::group_members;
@@ -25,6 +29,15 @@ fn journal_env() -> (tempfile::TempDir, PathBuf) {
         std::env::set_var("XDG_RUNTIME_DIR", runtime.path());
     }
     (dir, path)
+}
+
+/// The machine root of these tests: a private directory, shared by the
+/// module's tests (which run one at a time), so that their machine lock,
+/// `<root>/run/jitterlab/lock`, is never the real one that a jitterlab
+/// running on this machine holds.
+fn machine() -> &'static Path {
+    static ROOT: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
 fn me() -> u32 {
@@ -56,7 +69,7 @@ fn is_bad(e: &anyhow::Error) -> bool {
 #[serial]
 fn record_and_done_rewrite_the_exact_document() {
     let (_dir, path) = journal_env();
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     assert_eq!(j.path(), path);
     let at = started_at(&path);
     // RFC 3339 to the second, UTC: 2025-01-01T12:00:00Z.
@@ -162,7 +175,7 @@ fn record_and_done_rewrite_the_exact_document() {
 #[serial]
 fn finish_and_drop_keep_a_journal_with_pending_changes() {
     let (_dir, path) = journal_env();
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     j.record(Undo::Netns { name: "a".into() }).unwrap();
     j.record(Undo::Netns { name: "b".into() }).unwrap();
     assert_eq!(
@@ -175,19 +188,37 @@ fn finish_and_drop_keep_a_journal_with_pending_changes() {
     assert!(path.exists());
     fs::remove_file(&path).unwrap();
 
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     j.record(Undo::Netns { name: "a".into() }).unwrap();
     drop(j);
     assert_eq!(load(&path).unwrap().unwrap().entries.len(), 1);
     fs::remove_file(&path).unwrap();
 
     // Without pending changes, dropping removes it.
-    let j = Journal::begin(Path::new("/")).unwrap();
+    let j = Journal::begin(machine()).unwrap();
     drop(j);
     assert!(!path.exists());
 }
 
 /// "another jitterlab (pid ME, `jitterlab run`) is changing …".
+/// A journal at `path` with one change, of a jitterlab that died.
+fn dead_owner_journal(path: &Path) {
+    let doc = Document {
+        version: VERSION,
+        owner_pid: 4_194_305,
+        owner_start_ticks: 1,
+        boot_id: boot_id(),
+        started_at: "2025-01-01T12:00:00Z".into(),
+        entries: vec![Entry {
+            id: 1,
+            undo: Undo::Netns {
+                name: "jl4194305a".into(),
+            },
+        }],
+    };
+    save(path, &doc).unwrap();
+}
+
 fn held_by_me(what: &str) -> String {
     format!(
             "another jitterlab (pid {}, `jitterlab {what}`) is changing this machine; wait for it to end or stop it (Ctrl-C puts back what it changed)",
@@ -199,8 +230,8 @@ fn held_by_me(what: &str) -> String {
 #[serial]
 fn begin_refuses_while_the_lock_is_held_or_changes_are_unreplayed() {
     let (_dir, path) = journal_env();
-    let mut j = Journal::begin(Path::new("/")).unwrap();
-    let e = Journal::begin(Path::new("/")).unwrap_err();
+    let mut j = Journal::begin(machine()).unwrap();
+    let e = Journal::begin(machine()).unwrap_err();
     assert!(is_bad(&e));
     assert_eq!(e.to_string(), held_by_me("run"));
     j.record(Undo::Netns { name: "a".into() }).unwrap();
@@ -215,7 +246,7 @@ fn begin_refuses_while_the_lock_is_held_or_changes_are_unreplayed() {
             path.display(),
             me()
         );
-    let e = Journal::begin(Path::new("/")).unwrap_err();
+    let e = Journal::begin(machine()).unwrap_err();
     assert!(is_bad(&e));
     assert_eq!(e.to_string(), unreplayed);
     // A live owner that does not hold the lock (an older jitterlab).
@@ -223,7 +254,7 @@ fn begin_refuses_while_the_lock_is_held_or_changes_are_unreplayed() {
     doc.owner_start_ticks = my_ticks();
     save(&path, &doc).unwrap();
     assert_eq!(
-            Journal::begin(Path::new("/")).unwrap_err().to_string(),
+            Journal::begin(machine()).unwrap_err().to_string(),
             format!(
                 "another jitterlab (pid {}) is running and holds 2 changes to this machine; wait for it or stop it",
                 me()
@@ -234,7 +265,7 @@ fn begin_refuses_while_the_lock_is_held_or_changes_are_unreplayed() {
     doc.entries.clear();
     doc.owner_pid = 1;
     save(&path, &doc).unwrap();
-    let j = Journal::begin(Path::new("/")).unwrap();
+    let j = Journal::begin(machine()).unwrap();
     let now = load(&path).unwrap().unwrap();
     assert_eq!(
         (
@@ -252,7 +283,7 @@ fn begin_refuses_while_the_lock_is_held_or_changes_are_unreplayed() {
 #[serial]
 fn a_journal_of_another_boot_is_dropped_with_a_note_not_refused() {
     let (_dir, path) = journal_env();
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     j.record(Undo::File {
         path: "/proc/sys/kernel/timer_migration".into(),
         old: "1\n".into(),
@@ -272,9 +303,9 @@ fn a_journal_of_another_boot_is_dropped_with_a_note_not_refused() {
             )
         );
     // Neither a measuring run nor a dry run is refused for it.
-    assert_eq!(refusal(Path::new("/"), Purpose::Measure).unwrap(), None);
-    assert_eq!(would_refuse(Path::new("/")).unwrap(), None);
-    let j = Journal::begin(Path::new("/")).unwrap();
+    assert_eq!(refusal(machine(), Purpose::Measure).unwrap(), None);
+    assert_eq!(would_refuse(machine()).unwrap(), None);
+    let j = Journal::begin(machine()).unwrap();
     assert_eq!(load(&path).unwrap().unwrap().entries, vec![]);
     j.finish().unwrap();
     assert!(!path.exists());
@@ -283,7 +314,7 @@ fn a_journal_of_another_boot_is_dropped_with_a_note_not_refused() {
 #[test]
 #[serial]
 fn two_journal_paths_share_one_machine_lock() {
-    let (_a, _) = journal_env();
+    let (_a, applys) = journal_env();
     let root = tempfile::tempdir().unwrap();
     let apply = Journal::begin_as(root.path(), Holder::Apply).unwrap();
     let lock = root.path().join("run/jitterlab/lock");
@@ -298,15 +329,28 @@ fn two_journal_paths_share_one_machine_lock() {
         assert!(is_bad(&e));
         assert_eq!(e.to_string(), held_by_me("apply"));
     }
+    // A restore of another journal is told what the holder is doing, never
+    // that the holder holds that journal's changes.
     let e = replay(root.path()).unwrap_err();
     assert!(is_bad(&e));
+    let busy = format!(
+        "another jitterlab (pid {}, `jitterlab apply`) is changing this machine; run `jitterlab restore` again once it has ended (it puts back its own changes itself)",
+        me()
+    );
+    assert_eq!(e.to_string(), busy);
+    dead_owner_journal(&other);
+    assert_eq!(replay(root.path()).unwrap_err().to_string(), busy);
+    fs::remove_file(&other).unwrap();
+    // A restore of the holder's own journal: stop the holder.
+    std::env::set_var(JOURNAL_ENV, &applys);
     assert_eq!(
-            e.to_string(),
+            replay(root.path()).unwrap_err().to_string(),
             format!(
                 "jitterlab pid {} (`jitterlab apply`) is still running and holds its changes; stop it with Ctrl-C (it restores them itself)",
                 me()
             )
         );
+    std::env::set_var(JOURNAL_ENV, &other);
     assert!(!other.exists(), "the refused one made no journal");
     // Another sysroot is another machine.
     let elsewhere = tempfile::tempdir().unwrap();
@@ -315,6 +359,16 @@ fn two_journal_paths_share_one_machine_lock() {
     // Let go on drop (as the kernel does on kill -9): the file goes too.
     drop(apply);
     assert!(!lock.exists());
+    // A restore meets another restore.
+    let restoring = MachineLock::take(root.path(), Holder::Restore).unwrap();
+    assert_eq!(
+        replay(root.path()).unwrap_err().to_string(),
+        format!(
+            "another `jitterlab restore` (pid {}) is putting this machine back; wait for it to end",
+            me()
+        )
+    );
+    drop(restoring);
     Journal::begin_as(root.path(), Holder::Bench)
         .unwrap()
         .finish()
@@ -456,7 +510,7 @@ fn jitterlabs_directory_journal_and_lock_are_private() {
     fs::set_permissions(shared.path(), fs::Permissions::from_mode(0o1777)).unwrap();
     let planted = shared.path().join("journal.json");
     std::env::set_var(JOURNAL_ENV, &planted);
-    let e = Journal::begin(Path::new("/")).unwrap_err();
+    let e = Journal::begin(machine()).unwrap_err();
     assert!(is_bad(&e));
     assert_eq!(
             e.to_string(),
@@ -481,7 +535,7 @@ fn the_temporary_file_never_follows_a_planted_symlink() {
     // Planted (or left by a dead process that had this pid) where the
     // next save writes its temporary file.
     std::os::unix::fs::symlink(&victim, tmp_path(&path)).unwrap();
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     std::os::unix::fs::symlink(&victim, tmp_path(&path)).unwrap();
     j.record(Undo::Netns { name: "a".into() }).unwrap();
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
@@ -499,6 +553,59 @@ fn the_temporary_file_never_follows_a_planted_symlink() {
     fs::remove_file(&path).unwrap();
 }
 
+/// The temporary journal files `kill -9` can leave beside the journal: one
+/// of a dead pid (beyond any pid_max), one of this live jitterlab (the
+/// test process), one of a live process that is no jitterlab (pid 1), and
+/// two that are no temporary journal file.
+fn leftovers(journal: &Path) -> [PathBuf; 5] {
+    let beside = |suffix: &str| {
+        let mut name = journal.file_name().unwrap().to_os_string();
+        name.push(suffix);
+        journal.with_file_name(name)
+    };
+    let files = [
+        beside(".tmp.4194305"),
+        beside(&format!(".tmp.{}", me())),
+        beside(".tmp.1"),
+        beside(".tmp.12ab"),
+        journal.with_file_name("other.json.tmp.4194305"),
+    ];
+    for f in &files {
+        fs::write(f, "{").unwrap();
+    }
+    files
+}
+
+#[test]
+#[serial]
+fn restore_and_begin_remove_the_temporary_files_of_dead_jitterlabs() {
+    let (_dir, path) = journal_env();
+    let [dead, mine, init, odd, other] = leftovers(&path);
+    assert_eq!(
+        restore(machine()).unwrap(),
+        vec![
+            format!(
+                "removed {}, a temporary journal file left by jitterlab pid 1, which was killed",
+                init.display()
+            ),
+            format!(
+                "removed {}, a temporary journal file left by jitterlab pid 4194305, which was killed",
+                dead.display()
+            ),
+        ]
+    );
+    assert!(!dead.exists() && !init.exists());
+    assert!(mine.exists() && odd.exists() && other.exists());
+
+    // This process's own temporary file is the one it writes its journal
+    // through, so only the others show what begin leaves alone.
+    let [dead, _, init, odd, other] = leftovers(&path);
+    Journal::begin(machine()).unwrap().finish().unwrap();
+    assert!(!dead.exists() && !init.exists());
+    assert!(odd.exists() && other.exists());
+    assert!(!path.exists());
+}
+
 #[test]
 #[serial]
 fn a_symlink_at_the_journal_path_is_named_for_what_it_is() {
@@ -510,26 +617,23 @@ fn a_symlink_at_the_journal_path_is_named_for_what_it_is() {
             path.display(),
             target.display()
         );
-    let e = Journal::begin(Path::new("/")).unwrap_err();
+    let e = Journal::begin(machine()).unwrap_err();
     assert!(is_bad(&e));
     assert_eq!(e.to_string(), expected);
-    assert_eq!(restore(Path::new("/")).unwrap_err().to_string(), expected);
+    assert_eq!(restore(machine()).unwrap_err().to_string(), expected);
     assert_eq!(
-        Journal::on_demand(Path::new("/")).unwrap_err().to_string(),
+        Journal::on_demand(machine()).unwrap_err().to_string(),
         expected
     );
     assert!(!target.exists());
     // Pointing at a real file changes nothing either.
     fs::write(&target, "precious\n").unwrap();
-    assert_eq!(
-        Journal::begin(Path::new("/")).unwrap_err().to_string(),
-        expected
-    );
+    assert_eq!(Journal::begin(machine()).unwrap_err().to_string(), expected);
     assert_eq!(fs::read_to_string(&target).unwrap(), "precious\n");
     fs::remove_file(&path).unwrap();
     fs::create_dir(&path).unwrap();
     assert_eq!(
-            Journal::begin(Path::new("/")).unwrap_err().to_string(),
+            Journal::begin(machine()).unwrap_err().to_string(),
             format!(
                 "the journal path {} is a directory, not a journal; remove it, or point {JOURNAL_ENV} at a file",
                 path.display()
@@ -542,7 +646,7 @@ fn a_symlink_at_the_journal_path_is_named_for_what_it_is() {
 fn a_damaged_or_foreign_journal_is_refused() {
     let (_dir, path) = journal_env();
     fs::write(&path, "{\"version\":1").unwrap();
-    let e = Journal::begin(Path::new("/")).unwrap_err();
+    let e = Journal::begin(machine()).unwrap_err();
     assert!(is_bad(&e));
     assert_eq!(
             e.to_string(),
@@ -557,7 +661,7 @@ fn a_damaged_or_foreign_journal_is_refused() {
         )
         .unwrap();
     assert_eq!(
-            restore(Path::new("/")).unwrap_err().to_string(),
+            restore(machine()).unwrap_err().to_string(),
             format!(
                 "the journal {} has version 2, this jitterlab reads version 1; replay it with the jitterlab that wrote it",
                 path.display()
@@ -760,7 +864,11 @@ fn a_hand_made_file_entry_is_refused_on_the_real_root_too() {
     // Harmless if it were written: a file of the test's own.
     let victim = jdir.path().join("victim");
     fs::write(&victim, "precious\n").unwrap();
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    // The real root, for its allow-list: the lock of a jitterlab running
+    // on this machine is waited for.
+    let Some(mut j) = on_real_root(|| Journal::begin(Path::new("/"))) else {
+        return;
+    };
     j.record(Undo::File {
         path: victim.clone(),
         old: "hacked\n".into(),
@@ -768,7 +876,10 @@ fn a_hand_made_file_entry_is_refused_on_the_real_root_too() {
     .unwrap();
     drop(j);
     kill_owner(&path);
-    let r = replay(Path::new("/")).unwrap();
+    let Some(r) = on_real_root(|| replay(Path::new("/"))) else {
+        fs::remove_file(&path).unwrap();
+        return;
+    };
     assert_eq!(
             (r.lines, r.left),
             (
@@ -826,7 +937,7 @@ fn restore_kills_a_journaled_process_group_and_leaves_no_member() {
         .spawn()
         .unwrap();
     assert_eq!(group_members(pgid), vec![pgid, member.id() as i32]);
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     j.record(Undo::Neighbour {
         pgid,
         start_ticks: read_stat(pgid).unwrap().start_ticks,
@@ -836,7 +947,7 @@ fn restore_kills_a_journaled_process_group_and_leaves_no_member() {
     drop(j);
     kill_owner(&path);
     assert_eq!(
-        restore(Path::new("/")).unwrap(),
+        restore(machine()).unwrap(),
         vec![format!(
             "killed neighbour process group {pgid} (`sleep 100`): 2 processes"
         )]
@@ -858,7 +969,7 @@ fn restore_leaves_reused_pids_and_other_boots_alone() {
         .unwrap();
     let pgid = stranger.id() as i32;
     let ticks = read_stat(pgid).unwrap().start_ticks;
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     // An older neighbour whose pid the stranger got.
     j.record(Undo::Neighbour {
         pgid,
@@ -869,7 +980,7 @@ fn restore_leaves_reused_pids_and_other_boots_alone() {
     drop(j);
     kill_owner(&path);
     assert_eq!(
-            restore(Path::new("/")).unwrap(),
+            restore(machine()).unwrap(),
             vec![format!(
                 "left process group {pgid} alone: pid {pgid} now belongs to another process (started at tick {ticks}, the neighbour `hackbench` at tick {})",
                 ticks - 1
@@ -878,7 +989,7 @@ fn restore_leaves_reused_pids_and_other_boots_alone() {
     assert_eq!(group_members(pgid), vec![pgid]);
 
     // A journal of another boot: its groups died with that boot.
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     j.record(Undo::Neighbour {
         pgid,
         start_ticks: ticks,
@@ -890,7 +1001,7 @@ fn restore_leaves_reused_pids_and_other_boots_alone() {
     doc.boot_id = "00000000-0000-0000-0000-000000000000".into();
     save(&path, &doc).unwrap();
     assert_eq!(
-            restore(Path::new("/")).unwrap(),
+            restore(machine()).unwrap(),
             vec![
                 format!(
                     "the journal {} was written in another boot (jitterlab pid {}, started {}): what ended with that boot is dropped, nothing of it written back",
@@ -907,7 +1018,7 @@ fn restore_leaves_reused_pids_and_other_boots_alone() {
     stranger.kill().unwrap();
     stranger.wait().unwrap();
     // A group that ended on its own.
-    let mut j = Journal::begin(Path::new("/")).unwrap();
+    let mut j = Journal::begin(machine()).unwrap();
     j.record(Undo::Neighbour {
         pgid,
         start_ticks: ticks,
@@ -917,7 +1028,7 @@ fn restore_leaves_reused_pids_and_other_boots_alone() {
     drop(j);
     kill_owner(&path);
     assert_eq!(
-        restore(Path::new("/")).unwrap(),
+        restore(machine()).unwrap(),
         vec![format!(
             "neighbour process group {pgid} (`sleep 100`) had already ended"
         )]

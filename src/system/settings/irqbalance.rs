@@ -403,10 +403,10 @@ mod tests {
     #[test]
     #[serial]
     fn not_running_is_a_report_and_changes_nothing() {
-        let (_jdir, _) = journal_env();
+        let (jdir, _) = journal_env();
         let dir = copy_fixture("settings-vm");
         let root = dir.path();
-        let mut j = Journal::begin(root).unwrap();
+        let mut j = Journal::begin(jdir.path()).unwrap();
         let mut s = IrqbalancePause::new();
         s.validate(root).unwrap();
         assert_eq!(
@@ -463,10 +463,10 @@ mod tests {
         let Some(fake) = FakeIrqbalance::start() else {
             return;
         };
-        let (_jdir, journal_path) = journal_env();
+        let (jdir, journal_path) = journal_env();
         let pid = fake.pid();
         let root = Path::new("/");
-        let mut j = Journal::begin(root).unwrap();
+        let mut j = Journal::begin(jdir.path()).unwrap();
         let mut s = IrqbalancePause::among([pid]);
         s.validate(root).unwrap();
         assert_eq!(
@@ -513,10 +513,10 @@ mod tests {
         let Some(fake) = FakeIrqbalance::start() else {
             return;
         };
-        let (_jdir, journal_path) = journal_env();
+        let (jdir, journal_path) = journal_env();
         let pid = fake.pid();
         let root = Path::new("/");
-        let mut j = Journal::begin(root).unwrap();
+        let mut j = Journal::begin(jdir.path()).unwrap();
         let mut s = IrqbalancePause::among([pid]);
         assert!(s.apply(root, &mut j).unwrap().ok);
         assert_eq!(fake.state(), 'T');
@@ -526,7 +526,7 @@ mod tests {
         drop(j);
         kill_owner(&journal_path);
         assert_eq!(
-            journal::restore(root).unwrap(),
+            journal::restore(jdir.path()).unwrap(),
             vec![format!("resumed irqbalance (pid {pid})")]
         );
         assert_ne!(fake.state(), 'T');
@@ -539,7 +539,7 @@ mod tests {
         let Some(fake) = FakeIrqbalance::start() else {
             return;
         };
-        let (_jdir, journal_path) = journal_env();
+        let (jdir, journal_path) = journal_env();
         let pid = fake.pid();
         let ticks = read_stat(pid).unwrap().start_ticks;
         sys::kill_process(pid, sys::SIGSTOP).unwrap();
@@ -547,7 +547,7 @@ mod tests {
             wait_for(pid, STOP_WAIT, |s| s.state == 'T').unwrap().state,
             'T'
         );
-        let mut j = Journal::begin(Path::new("/")).unwrap();
+        let mut j = Journal::begin(jdir.path()).unwrap();
         // An older irqbalance whose pid this process got.
         j.record(Undo::Stopped {
             pid,
@@ -558,7 +558,7 @@ mod tests {
         drop(j);
         kill_owner(&journal_path);
         assert_eq!(
-            journal::restore(Path::new("/")).unwrap(),
+            journal::restore(jdir.path()).unwrap(),
             vec![format!(
                 "left pid {pid} alone: it now belongs to another process (started at tick {ticks}, the stopped irqbalance at tick {})",
                 ticks - 1
@@ -574,12 +574,12 @@ mod tests {
         let Some(fake) = FakeIrqbalance::start() else {
             return;
         };
-        let (_jdir, _) = journal_env();
+        let (jdir, _) = journal_env();
         let pid = fake.pid();
         sys::kill_process(pid, sys::SIGSTOP).unwrap();
         wait_for(pid, STOP_WAIT, |s| s.state == 'T');
         let root = Path::new("/");
-        let mut j = Journal::begin(root).unwrap();
+        let mut j = Journal::begin(jdir.path()).unwrap();
         let mut s = IrqbalancePause::among([pid]);
         assert_eq!(
             s.apply(root, &mut j).unwrap(),
@@ -604,11 +604,11 @@ mod tests {
     #[test]
     #[serial]
     fn a_process_that_ended_is_not_resumed() {
-        let (_jdir, journal_path) = journal_env();
+        let (jdir, journal_path) = journal_env();
         let mut gone = Command::new("true").spawn().unwrap();
         let pid = gone.id() as i32;
         gone.wait().unwrap();
-        let mut j = Journal::begin(Path::new("/")).unwrap();
+        let mut j = Journal::begin(jdir.path()).unwrap();
         j.record(Undo::Stopped {
             pid,
             start_ticks: 1,
@@ -618,7 +618,7 @@ mod tests {
         drop(j);
         kill_owner(&journal_path);
         assert_eq!(
-            journal::restore(Path::new("/")).unwrap(),
+            journal::restore(jdir.path()).unwrap(),
             vec![format!("irqbalance (pid {pid}) had ended")]
         );
     }

@@ -633,13 +633,17 @@ mod tests {
             }
         }
         let (_jdir, journal_path) = journal_env();
+        // The real lock: a jitterlab running on this machine is waited for.
+        let Some(mut j) = crate::system::journal::testing::on_real_root(|| Journal::begin(root))
+        else {
+            return;
+        };
         let original = real_values();
         let probe: CpuList = online_cpus(root)
             .unwrap()
             .iter()
             .filter(|c| *c != 0)
             .collect();
-        let mut j = Journal::begin(root).unwrap();
         let mut settings: Vec<Box<dyn Setting>> = vec![
             Box::new(Sysctl::new("kernel.timer_migration", 0).unwrap()),
             Box::new(IrqAffinity::new(cpus("0"), probe)),
