@@ -298,6 +298,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
     check_database(db)?;
+    crate::store::check_for_writing(db)?;
     if let Some(p) = &a.json {
         check_output("--json", p)?;
     }

@@ -130,13 +130,15 @@ pub fn import(db: &Path, other: &Path) -> Result<ImportSummary> {
         )));
     }
     let source = ImportSource::prepare(other)?;
-    let mut store = Store::open(db)?;
-    // Runs still `running` after the open are alive (the open marked the
-    // others interrupted).
-    let live = store
-        .list_runs()?
-        .into_iter()
-        .find(|r| r.status == RunStatus::Running.name());
+    // Runs still `running` are alive (a store opened to read shows the
+    // others interrupted); read before the file is opened to write, which
+    // may migrate it: a refused import changes nothing.
+    let live = match db.is_file() {
+        true => Store::open_read(db)?.list_runs()?,
+        false => Vec::new(),
+    }
+    .into_iter()
+    .find(|r| r.status == RunStatus::Running.name());
     if let Some(run) = live {
         return Err(bad(format!(
             "run {} is storing into {} now; import once it has ended (an import holds the database's write lock, which would stall the run's writer)",
@@ -144,7 +146,7 @@ pub fn import(db: &Path, other: &Path) -> Result<ImportSummary> {
             db.display()
         )));
     }
-    store.import(&source)
+    Store::open(db)?.import(&source)
 }
 
 /// True when `a` and `b` are one file (the same device and inode: a link

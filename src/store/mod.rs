@@ -39,6 +39,7 @@ mod plots;
 mod schema;
 mod speed;
 mod status;
+mod trust;
 mod windows;
 
 use anyhow::{bail, Context, Result};
@@ -52,6 +53,7 @@ use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use ident::{check_run_ref, short_id, RunFilter};
+pub use open::check_for_writing;
 pub use plots::Envelope;
 pub use schema::SCHEMA_VERSION;
 pub use speed::{LiveCell, RunProgress};
@@ -171,10 +173,19 @@ pub struct Store {
     path: std::path::PathBuf,
     /// Window totals of the cells read so far (see [`speed`]).
     totals: speed::TotalsCache,
+    /// Whether this store may write the file (see [`open`]); a store
+    /// opened to read never changes it.
+    writable: bool,
+    /// Runs left `running` by a process that is gone, shown interrupted
+    /// by a store that may not mark them so (see [`open`]).
+    dead: std::collections::HashSet<i64>,
+    /// The private directory of the migrated copy a store reads an older
+    /// database through (see [`open`]); removed on drop.
+    copy: Option<tempfile::TempDir>,
 }
 
-/// Opens an existing database for reading; a missing file is bad input (a
-/// report must not create an empty database).
+/// Opens an existing database to read it only ([`Store::open_read`]); a
+/// missing file is bad input (a report must not create an empty database).
 pub fn open_existing(db: &std::path::Path) -> Result<Store> {
     if !db.is_file() {
         return Err(anyhow::Error::new(crate::error::BadInput(format!(
@@ -182,7 +193,7 @@ pub fn open_existing(db: &std::path::Path) -> Result<Store> {
             db.display()
         ))));
     }
-    Store::open(db)
+    Store::open_read(db)
 }
 
 fn i(v: u64) -> i64 {
@@ -583,7 +594,7 @@ impl Store {
             marks(1 + done.len(), latencies.len()),
         ))?;
         let names = done.iter().chain(&latencies);
-        let rows = stmt
+        let mut rows: Vec<RunRow> = stmt
             .query_map(rusqlite::params_from_iter(names), |r| {
                 Ok(RunRow {
                     id: r.get(0)?,
@@ -603,6 +614,9 @@ impl Store {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
+        for row in rows.iter_mut().filter(|r| self.dead.contains(&r.id)) {
+            row.status = RunStatus::Interrupted.name().to_string();
+        }
         Ok(rows)
     }
 
@@ -629,10 +643,16 @@ impl Store {
                 },
             )
             .optional()?;
-        let Some((started_at, kind, name, status, spec_json, run_result, hostname, kernel)) = head
+        let Some((started_at, kind, name, mut status, spec_json, run_result, hostname, kernel)) =
+            head
         else {
             bail!("there is no run {run} in the database; list the runs with: jitterlab runs")
         };
+        // A run whose process is gone, which this store may not mark.
+        let dead = self.dead.contains(&run);
+        if dead {
+            status = RunStatus::Interrupted.name().to_string();
+        }
         let mut stmt = self.conn.prepare(
             "SELECT configuration, scenario, deployment, probe, repetition, status,
                     result_json, context_json, id, plan_json, started_at
@@ -684,7 +704,10 @@ impl Store {
                 .with_context(|| format!("reading the context of run {run}, cell {}", key.name()))?
                 .unwrap_or_default();
             cells.push(StoredCell {
-                status: CellStatus::parse(&status).unwrap_or(CellStatus::Interrupted),
+                status: match CellStatus::parse(&status) {
+                    Some(CellStatus::Running) if dead => CellStatus::Interrupted,
+                    s => s.unwrap_or(CellStatus::Interrupted),
+                },
                 key,
                 result,
                 context,

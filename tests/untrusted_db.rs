@@ -1,0 +1,177 @@
+//! A `--db` is never trusted blindly: a file someone else can change, a
+//! planted trigger or view, another program's SQLite file, a crafted file
+//! to import — each is refused with exit 2 and the fix, and the commands
+//! that only read never change the file they read.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn jl(dir: &Path, db: &Path) -> Command {
+    let mut c = Command::cargo_bin("jitterlab").unwrap();
+    c.env("JITTERLAB_JOURNAL", dir.join("journal.json"))
+        .env_remove("JITTERLAB_DB")
+        .current_dir(dir)
+        .arg("--db")
+        .arg(db);
+    c
+}
+
+/// stderr of a command that must be refused as bad input (exit 2, one
+/// line, nothing on stdout).
+fn refused(dir: &Path, db: &Path, args: &[&str]) -> String {
+    let out = jl(dir, db).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    assert!(out.stdout.is_empty(), "{args:?}: {out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+/// stdout of a command that must succeed.
+fn ok(dir: &Path, db: &Path, args: &[&str]) -> String {
+    let out = jl(dir, db).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every file of `dir` with its bytes, sorted; SQLite's shared memory and
+/// empty write-ahead log files left out (a command that reads a WAL
+/// database makes them, as every SQLite reader does).
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_file())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let empty = e.metadata().is_ok_and(|m| m.len() == 0);
+            !(name.ends_with("-shm") || name.ends_with("-wal") && empty)
+        })
+        .map(|e| (e.path(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/databases")
+        .join(name)
+}
+
+/// A copy of the fixture `name` at `to`, brought to this jitterlab's schema
+/// by a command that writes it (importing a copy of itself adds nothing).
+fn migrated(dir: &Path, name: &str, to: &Path) {
+    std::fs::copy(fixture(name), to).unwrap();
+    let twin = dir.join("twin.db");
+    std::fs::copy(fixture(name), &twin).unwrap();
+    let out = ok(dir, to, &["import", twin.to_str().unwrap()]);
+    assert!(out.ends_with("0 runs imported, 1 already here\n"), "{out}");
+    std::fs::remove_file(twin).unwrap();
+}
+
+#[test]
+fn reading_commands_never_change_another_program_s_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.db");
+    let c = rusqlite::Connection::open(&app).unwrap();
+    c.execute_batch("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('a');")
+        .unwrap();
+    drop(c);
+    let before = files(dir.path());
+    let why = format!(
+        "jitterlab: error: {} holds table contacts: it is another program's SQLite database, not a jitterlab results database; give another --db\n",
+        app.display()
+    );
+    for args in [&["runs"][..], &["report"], &["report", "--monitor"]] {
+        assert_eq!(refused(dir.path(), &app, args), why, "{args:?}");
+    }
+    // A command that writes refuses it before it measures.
+    assert_eq!(
+        refused(dir.path(), &app, &["run", "cyclic", "--duration", "1s"]),
+        why
+    );
+    assert_eq!(
+        files(dir.path()),
+        before,
+        "no table added, no WAL, no file beside it"
+    );
+}
+
+#[test]
+fn reading_an_older_database_leaves_it_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.db");
+    std::fs::copy(fixture("run-cyclic.db"), &db).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let runs = ok(dir.path(), &db, &["runs"]);
+    assert!(runs.contains("completed"), "{runs}");
+    ok(dir.path(), &db, &["report"]);
+    // The file as it was (SQLite's -shm and an empty -wal beside it, as
+    // every reader of a WAL database makes them).
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(dir.path().join("old.db-wal"))
+            .unwrap()
+            .len(),
+        0
+    );
+}
+
+#[test]
+fn a_database_someone_else_can_change_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    migrated(dir.path(), "run-cyclic.db", &db);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let want = format!(
+        "jitterlab: error: {} is writable by group (mode 0664): they can change what jitterlab stores and reads; chmod go-w {}, or give another --db\n",
+        db.display(),
+        db.display()
+    );
+    assert_eq!(refused(dir.path(), &db, &["runs"]), want);
+    assert_eq!(
+        refused(dir.path(), &db, &["run", "cyclic", "--duration", "1s"]),
+        want
+    );
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipped the owner case: giving a file to another user needs root");
+        return;
+    }
+    std::os::unix::fs::chown(&db, Some(4242), None).unwrap();
+    assert_eq!(
+        refused(dir.path(), &db, &["runs"]),
+        format!(
+            "jitterlab: error: {} is owned by user 4242, not by you (user 0) or root: its owner can change what jitterlab stores and reads; if you trust it, chown 0 {}, else give another --db\n",
+            db.display(),
+            db.display()
+        )
+    );
+}
+
+#[test]
+fn a_planted_trigger_is_refused_and_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    migrated(dir.path(), "run-cyclic.db", &db);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER wipe AFTER INSERT ON windows BEGIN DELETE FROM windows; END;",
+        )
+        .unwrap();
+    let before = files(dir.path());
+    let want = format!(
+        "jitterlab: error: {} holds trigger wipe, which jitterlab did not create (it creates no triggers): a trigger can change what jitterlab stores or reads; give another --db, or drop it once you know who put it there (DROP TRIGGER \"wipe\")\n",
+        db.display()
+    );
+    assert_eq!(
+        refused(dir.path(), &db, &["run", "cyclic", "--duration", "1s"]),
+        want
+    );
+    assert_eq!(refused(dir.path(), &db, &["runs"]), want);
+    assert_eq!(files(dir.path()), before);
+}
