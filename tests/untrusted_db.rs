@@ -175,3 +175,102 @@ fn a_planted_trigger_is_refused_and_deletes_nothing() {
     assert_eq!(refused(dir.path(), &db, &["runs"]), want);
     assert_eq!(files(dir.path()), before);
 }
+
+/// A migrated copy of run-cyclic at `dir/other.db`, changed by `sql`.
+fn crafted(dir: &Path, sql: &str) -> PathBuf {
+    let other = dir.join("other.db");
+    migrated(dir, "run-cyclic.db", &other);
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch(sql)
+        .unwrap();
+    other
+}
+
+/// No directory of an import's copy is left in the temporary directory.
+fn import_dirs() -> Vec<PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("jitterlab-import-"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_crafted_import_is_refused_naming_table_row_and_column() {
+    let cases = [
+        (
+            "UPDATE windows SET cycles = 9223372036854775807 WHERE window = 0;",
+            "table windows, row 1 (cell_id 1), column cycles: 9223372036854775807 is out of range (0 to 17592186044416)",
+        ),
+        (
+            "UPDATE windows SET cycles = 'many' WHERE window = 0;",
+            "table windows, row 1 (cell_id 1), column cycles: text where the schema has INTEGER",
+        ),
+        (
+            "UPDATE runs SET kind = 'done';",
+            "table runs, row 1 (id 1), column kind: \"done\" is not a run kind",
+        ),
+        (
+            "UPDATE cells SET result_json = '{\"probe\": 7}';",
+            "table cells, row 1 (id 1), column result_json: not a result jitterlab reads: expected value at line 1 column 11",
+        ),
+        (
+            "UPDATE metrics SET hist_positive = x'1c849301deadbeef' WHERE rowid = 1;",
+            "table metrics, row 1 (cell_id 1), column hist_positive: reading the stored histogram of the metric: ",
+        ),
+    ];
+    for (sql, why) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let other = crafted(dir.path(), sql);
+        let target = dir.path().join("fleet.db");
+        let err = refused(dir.path(), &target, &["import", other.to_str().unwrap()]);
+        let want = format!("jitterlab: error: {}: {why}", other.display());
+        assert!(err.starts_with(&want), "{sql}\n{err}\n{want}");
+        assert!(err.ends_with("; not imported\n"), "{err}");
+        assert!(!target.exists(), "{sql}: no database made");
+    }
+    assert_eq!(import_dirs(), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn an_import_with_a_view_in_place_of_a_table_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = crafted(
+        dir.path(),
+        "DROP TABLE counters;
+         CREATE VIEW counters AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
+         SELECT 1 AS cell_id, 0 AS thread, 'x' || i AS name, i AS value FROM n;",
+    );
+    let target = dir.path().join("fleet.db");
+    assert_eq!(
+        refused(dir.path(), &target, &["import", other.to_str().unwrap()]),
+        format!(
+            "jitterlab: error: {} holds view counters, which jitterlab did not create (it creates no views): a view can change what jitterlab stores or reads; give another --db, or drop it once you know who put it there (DROP VIEW \"counters\")\n",
+            other.display()
+        )
+    );
+    assert!(!target.exists());
+}
+
+#[test]
+fn a_run_killed_over_there_is_imported_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    // Left `running` by a process of another boot; the file was copied
+    // with no -shm beside it: no process has it open.
+    let other = crafted(
+        dir.path(),
+        "UPDATE runs SET status = 'running', boot_id = 'another boot';
+         UPDATE cells SET status = 'running';",
+    );
+    assert!(!dir.path().join("other.db-shm").exists());
+    let target = dir.path().join("fleet.db");
+    let out = ok(dir.path(), &target, &["import", other.to_str().unwrap()]);
+    assert!(out.ends_with("1 run imported, 0 already here\n"), "{out}");
+    let runs = ok(dir.path(), &target, &["runs"]);
+    assert!(runs.contains("interrupted"), "{runs}");
+}
