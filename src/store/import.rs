@@ -27,10 +27,11 @@
 //! with all of its rows, under new integer ids, in one transaction:
 //! nothing or everything. A run still `running` in the other file whose
 //! process may be alive is left out (it is incomplete, and a later import
-//! would not update it) and counted; one whose process is gone — the file
-//! was copied with no `-shm` beside it, so no process had it open, or it
-//! was written on this boot by a process that no longer exists — is
-//! imported as interrupted, as an open of that file would have marked it.
+//! would not update it) and counted; one whose process is gone — written
+//! on this boot by a process that no longer exists, or on another boot
+//! (another machine) into a file copied with no `-shm` beside it, which no
+//! process had open — is imported as interrupted, as an open of that file
+//! would have marked it.
 //! Runs already here are counted, not copied, so an import
 //! repeated adds nothing. The tables below runs and cells are copied
 //! generically, by [`CHILD_TABLES`]: a table's columns are read from the
