@@ -187,19 +187,6 @@ fn crafted(dir: &Path, sql: &str) -> PathBuf {
     other
 }
 
-/// No directory of an import's copy is left in the temporary directory.
-fn import_dirs() -> Vec<PathBuf> {
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("jitterlab-import-"))
-        })
-        .collect()
-}
-
 #[test]
 fn a_crafted_import_is_refused_naming_table_row_and_column() {
     let cases = [
@@ -228,13 +215,22 @@ fn a_crafted_import_is_refused_naming_table_row_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let other = crafted(dir.path(), sql);
         let target = dir.path().join("fleet.db");
-        let err = refused(dir.path(), &target, &["import", other.to_str().unwrap()]);
+        // The import's copy goes to a temporary directory of its own here,
+        // which it leaves empty.
+        let tmp = tempfile::tempdir().unwrap();
+        let out = jl(dir.path(), &target)
+            .env("TMPDIR", tmp.path())
+            .args(["import", other.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{sql}: {out:?}");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "{sql}");
+        let err = String::from_utf8(out.stderr).unwrap();
         let want = format!("jitterlab: error: {}: {why}", other.display());
         assert!(err.starts_with(&want), "{sql}\n{err}\n{want}");
         assert!(err.ends_with("; not imported\n"), "{err}");
         assert!(!target.exists(), "{sql}: no database made");
     }
-    assert_eq!(import_dirs(), Vec::<PathBuf>::new());
 }
 
 #[test]
@@ -273,4 +269,81 @@ fn a_run_killed_over_there_is_imported_as_interrupted() {
     assert!(out.ends_with("1 run imported, 0 already here\n"), "{out}");
     let runs = ok(dir.path(), &target, &["runs"]);
     assert!(runs.contains("interrupted"), "{runs}");
+}
+
+#[test]
+fn an_import_of_a_damaged_schema_names_the_imported_file_and_what_is_wrong() {
+    for (sql, why) in [
+        (
+            "ALTER TABLE cells DROP COLUMN plan_json;",
+            "lacks column cells.plan_json of jitterlab's schema 6: it is not a whole jitterlab results database; give another --db",
+        ),
+        (
+            "PRAGMA user_version = -1;",
+            "has schema version -1, which no jitterlab writes: it is not a jitterlab results database; name one written by jitterlab",
+        ),
+        (
+            "PRAGMA user_version = 2;",
+            "has schema version 2 but holds index runs_uid of a later jitterlab schema: its version was changed by something other than jitterlab; give another --db",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let other = crafted(dir.path(), sql);
+        let target = dir.path().join("fleet.db");
+        assert_eq!(
+            refused(dir.path(), &target, &["import", other.to_str().unwrap()]),
+            format!("jitterlab: error: {} {why}\n", other.display()),
+            "{sql}"
+        );
+        assert!(!target.exists());
+    }
+}
+
+/// An import stopped by SIGTERM while it checks a large file removes its
+/// private copy (0700 while it lives) and imports nothing.
+#[test]
+fn an_import_stopped_by_a_signal_leaves_no_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = crafted(
+        dir.path(),
+        "WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < 1500000)
+         INSERT INTO windows SELECT 1, 0, 1, i, i * 1000, 10, 0 FROM n;",
+    );
+    let target = dir.path().join("fleet.db");
+    let tmp = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("TMPDIR", tmp.path())
+        .env("JITTERLAB_JOURNAL", dir.path().join("journal.json"))
+        .arg("--db")
+        .arg(&target)
+        .args(["import", other.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let copy = loop {
+        if let Some(e) = std::fs::read_dir(tmp.path()).unwrap().flatten().next() {
+            break e.path();
+        }
+        assert!(t.elapsed().as_secs() < 60, "the import made no copy");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert_eq!(
+        std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    let runs = rusqlite::Connection::open(&target).ok().and_then(|c| {
+        c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))
+            .ok()
+    });
+    assert!(matches!(runs, None | Some(0)), "nothing imported: {runs:?}");
 }

@@ -115,13 +115,18 @@ pub(super) fn private_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
 /// and its name.
 pub(super) type Object = (String, String);
 
-/// The objects of the schema of `conn`'s main database (internal `sqlite_`
-/// tables but the automatic indexes left out: `sqlite_stat1` and its kin
-/// are SQLite's own, made by `ANALYZE`).
+/// The objects of the schema of `conn`'s database `schema`, and the
+/// columns of its tables as objects of type `column` named `table.column`
+/// (internal `sqlite_` tables but the automatic indexes left out:
+/// `sqlite_stat1` and its kin are SQLite's own, made by `ANALYZE`).
 pub(super) fn objects(conn: &Connection, schema: &str) -> rusqlite::Result<BTreeSet<Object>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT type, name FROM \"{schema}\".sqlite_master
-         WHERE name NOT LIKE 'sqlite\\_stat%' ESCAPE '\\'"
+         WHERE name NOT LIKE 'sqlite\\_stat%' ESCAPE '\\'
+         UNION ALL
+         SELECT 'column', m.name || '.' || p.name
+         FROM \"{schema}\".sqlite_master m, pragma_table_info(m.name, '{schema}') p
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
     ))?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
@@ -176,7 +181,17 @@ pub(super) fn foreign(found: &BTreeSet<Object>, version: i64, shown: &Path) -> R
     } else {
         BTreeSet::new()
     };
-    if let Some((kind, name)) = found.difference(&expected).next() {
+    // A whole table is said before its columns.
+    let mut extra: Vec<&Object> = found.difference(&expected).collect();
+    extra.sort_by_key(|(kind, _)| kind == "column");
+    if let Some(&(kind, name)) = extra.first() {
+        let latest = expected_objects(SCHEMA_VERSION)?;
+        if version < SCHEMA_VERSION && extra.iter().all(|o| latest.contains(o)) {
+            return Err(bad(format!(
+                "{} has schema version {version} but holds {kind} {name} of a later jitterlab schema: its version was changed by something other than jitterlab; give another --db",
+                shown.display()
+            )));
+        }
         let why = if version <= 0 {
             "it is another program's SQLite database, not a jitterlab results database"
         } else {
@@ -187,7 +202,9 @@ pub(super) fn foreign(found: &BTreeSet<Object>, version: i64, shown: &Path) -> R
             shown.display()
         )));
     }
-    if let Some((kind, name)) = expected.difference(found).next() {
+    let mut missing: Vec<&Object> = expected.difference(found).collect();
+    missing.sort_by_key(|(kind, _)| kind == "column");
+    if let Some((kind, name)) = missing.first() {
         return Err(bad(format!(
             "{} lacks {kind} {name} of jitterlab's schema {version}: it is not a whole jitterlab results database; give another --db",
             shown.display()

@@ -236,3 +236,20 @@ fn a_negative_or_empty_version_is_said_as_such() {
     );
     assert_eq!(std::fs::metadata(&e).unwrap().len(), 0);
 }
+
+#[test]
+fn a_reset_version_and_a_missing_column_are_said_in_one_line() {
+    let p = Path::new("/x/j.db");
+    let current = expected_objects(SCHEMA_VERSION).unwrap();
+    assert!(current.contains(&("column".into(), "runs.uid".into())));
+    assert_eq!(
+        refusal(foreign(&current, 0, p)),
+        "/x/j.db has schema version 0 but holds index metrics_cell of a later jitterlab schema: its version was changed by something other than jitterlab; give another --db"
+    );
+    let mut without = current.clone();
+    without.remove(&("column".into(), "cells.plan_json".into()));
+    assert_eq!(
+        refusal(foreign(&without, SCHEMA_VERSION, p)),
+        format!("/x/j.db lacks column cells.plan_json of jitterlab's schema {SCHEMA_VERSION}: it is not a whole jitterlab results database; give another --db")
+    );
+}
