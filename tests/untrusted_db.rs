@@ -347,3 +347,55 @@ fn an_import_stopped_by_a_signal_leaves_no_copy() {
     });
     assert!(matches!(runs, None | Some(0)), "nothing imported: {runs:?}");
 }
+
+/// A database of the three single-run fixtures, imported (runs 1, 2, 3).
+fn fleet(dir: &Path) -> PathBuf {
+    let db = dir.join("fleet.db");
+    for name in ["run-cyclic.db", "run-wakeup.db", "run-chase.db"] {
+        let copy = dir.join(name);
+        std::fs::copy(fixture(name), &copy).unwrap();
+        ok(dir, &db, &["import", copy.to_str().unwrap()]);
+        std::fs::remove_file(copy).unwrap();
+    }
+    db
+}
+
+#[test]
+fn one_run_that_cannot_be_read_is_named_and_the_others_listed_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fleet(dir.path());
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "UPDATE windows SET cycles = 9223372036854775807
+             WHERE cell_id = (SELECT id FROM cells WHERE run_id = 1);
+             UPDATE cells SET result_json = 'junk' WHERE run_id = 1;",
+        )
+        .unwrap();
+    let out = jl(dir.path(), &db).arg("runs").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        listed.lines().count(),
+        3,
+        "a header and runs 2 and 3: {listed}"
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "jitterlab: run 1 of {} cannot be read, left out: integer overflow: Error code 1: SQL error or missing database\n",
+            db.display()
+        )
+    );
+    let out = jl(dir.path(), &db)
+        .args(["report", "1", "2", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "jitterlab: run 1 cannot be read, left out: reading the result of run 1, cell default/none/host/cyclic: expected value at line 1 column 1\n"
+    );
+    assert!(!out.stdout.is_empty());
+}

@@ -307,8 +307,31 @@ impl Store {
 
     /// Every run, newest last.
     pub fn list_runs(&self) -> Result<Vec<RunRow>> {
-        let r = self.list_runs_inner();
+        let r = self.list_runs_inner(None);
         self.named(r)
+    }
+
+    /// Every run that can be read, newest last, and the runs that cannot
+    /// (a value out of range, of the wrong type), each with why: one bad
+    /// row does not hide the others. The whole listing is read at once;
+    /// only when that fails is each run read alone.
+    pub fn list_readable_runs(&self) -> Result<(Vec<RunRow>, Vec<(i64, String)>)> {
+        if let Ok(rows) = self.list_runs_inner(None) {
+            return Ok((rows, Vec::new()));
+        }
+        let ids: Vec<i64> = {
+            let mut stmt = self.conn.prepare("SELECT id FROM runs ORDER BY id")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let (mut rows, mut bad) = (Vec::new(), Vec::new());
+        for id in ids {
+            match self.list_runs_inner(Some(id)) {
+                Ok(r) => rows.extend(r),
+                Err(e) => bad.push((id, format!("{e:#}"))),
+            }
+        }
+        Ok((rows, bad))
     }
 
     /// A run with every cell, as reports read it. A `jitterlab run` that
@@ -563,8 +586,8 @@ impl Store {
         Ok(())
     }
 
-    /// The work of [`Store::list_runs`].
-    fn list_runs_inner(&self) -> Result<Vec<RunRow>> {
+    /// The work of [`Store::list_runs`]: every run, or only run `only`.
+    fn list_runs_inner(&self, only: Option<i64>) -> Result<Vec<RunRow>> {
         let done = [
             CellStatus::Completed,
             CellStatus::Failed,
@@ -589,11 +612,19 @@ impl Store {
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
              LEFT JOIN windows w ON w.cell_id = c.id
+             WHERE ?{only} IS NULL OR r.id = ?{only}
              GROUP BY r.id ORDER BY r.id",
             marks(1, done.len()),
             marks(1 + done.len(), latencies.len()),
+            only = 1 + done.len() + latencies.len(),
         ))?;
-        let names = done.iter().chain(&latencies);
+        use rusqlite::types::Value;
+        let only = only.map_or(Value::Null, Value::Integer);
+        let names = done
+            .iter()
+            .chain(&latencies)
+            .map(|s| Value::Text(s.to_string()))
+            .chain([only]);
         let mut rows: Vec<RunRow> = stmt
             .query_map(rusqlite::params_from_iter(names), |r| {
                 Ok(RunRow {
