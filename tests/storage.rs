@@ -165,12 +165,18 @@ impl Drop for SmallFs {
 
 /// Runs a 4 s cyclic probe with `--json` on a healthy disk and `on_fs`
 /// (a flag and a file name) on a small tmpfs that fills up once the run
-/// measures. Returns the output and the paths of the JSON file and the file on
-/// the full file system.
+/// measures. Returns the output, the paths of the JSON file and the file on
+/// the full file system, and that file system (still full; unmounted when
+/// dropped).
 fn run_while_the_disk_fills(
     flag: &str,
     name: &str,
-) -> Option<(std::process::Output, std::path::PathBuf, std::path::PathBuf)> {
+) -> Option<(
+    std::process::Output,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    SmallFs,
+)> {
     let fs = SmallFs::mount(4 << 20)?;
     let out = tempfile::tempdir().unwrap();
     let on_fs = fs.0.path().join(name);
@@ -212,7 +218,7 @@ fn run_while_the_disk_fills(
         .status();
     let o = child.wait_with_output().unwrap();
     let kept = out.keep();
-    Some((o, kept.join("r.json"), on_fs))
+    Some((o, kept.join("r.json"), on_fs, fs))
 }
 
 /// The disk fills up while a run measures: window rows and the result can
@@ -229,7 +235,7 @@ fn a_full_disk_during_a_run_exits_2_and_keeps_the_json() {
         ("--db", "full.db", "storing window rows: results database"),
         ("--csv", "windows.csv", "writing --csv"),
     ] {
-        let Some((o, json, on_fs)) = run_while_the_disk_fills(flag, name) else {
+        let Some((o, json, on_fs, _fs)) = run_while_the_disk_fills(flag, name) else {
             eprintln!("skipped: mount -t tmpfs failed here");
             return;
         };
@@ -252,6 +258,25 @@ fn a_full_disk_during_a_run_exits_2_and_keeps_the_json() {
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert!(result["threads"][0]["cycles"].as_u64().unwrap() > 3000);
         assert!(String::from_utf8_lossy(&o.stdout).contains("latency"));
+        if flag == "--db" {
+            // The disk is still full: the commands that read the database
+            // work (they open it read-only and mark nothing), and show the
+            // run as it ended.
+            for args in [&["runs"][..], &["report"]] {
+                let r = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+                    .env("JITTERLAB_JOURNAL", json.with_file_name("journal.json"))
+                    .arg("--db")
+                    .arg(&on_fs)
+                    .args(args)
+                    .output()
+                    .unwrap();
+                assert_eq!(r.status.code(), Some(0), "{args:?}: {r:?}");
+                assert!(
+                    String::from_utf8_lossy(&r.stdout).contains("interrupted"),
+                    "{args:?}: {r:?}"
+                );
+            }
+        }
         let _ = std::fs::remove_dir_all(json.parent().unwrap());
     }
 }
