@@ -166,6 +166,9 @@ pub struct RunRow {
     pub latency_max_ns: Option<i64>,
 }
 
+/// A run that cannot be read: its id and why.
+pub type Unreadable = (i64, String);
+
 /// An open results database.
 pub struct Store {
     conn: Connection,
@@ -315,7 +318,7 @@ impl Store {
     /// (a value out of range, of the wrong type), each with why: one bad
     /// row does not hide the others. The whole listing is read at once;
     /// only when that fails is each run read alone.
-    pub fn list_readable_runs(&self) -> Result<(Vec<RunRow>, Vec<(i64, String)>)> {
+    pub fn list_readable_runs(&self) -> Result<(Vec<RunRow>, Vec<Unreadable>)> {
         if let Ok(rows) = self.list_runs_inner(None) {
             return Ok((rows, Vec::new()));
         }

@@ -142,10 +142,10 @@ fn check_table(
                 origin.display()
             )));
         }
-        if n % 1024 == 0 && stop.load(Ordering::Relaxed) {
+        if n.is_multiple_of(1024) && stop.load(Ordering::Relaxed) {
             return Err(super::stopped(origin));
         }
-        if n % 1024 == 0 && Instant::now() > deadline {
+        if n.is_multiple_of(1024) && Instant::now() > deadline {
             return Err(super::too_long(origin));
         }
         for (i, col) in columns.iter().enumerate() {
