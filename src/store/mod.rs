@@ -14,8 +14,14 @@
 //! the writer commits the window rows it drains every 100 ms, so a crash or a
 //! power cut costs at most the rows not yet drained — less than one window. A
 //! run whose process died (`kill -9`, power loss) stays `running` in the file;
-//! the next open of the database sees that its process is gone (pid no longer
-//! alive, or another boot) and marks it `interrupted`, keeping every row.
+//! the next open of the database to write it sees that its process is gone
+//! (pid no longer alive, or another boot) and marks it `interrupted`,
+//! keeping every row; an open to read only shows it so ([`open`]).
+//!
+//! **Trust.** A file is checked before a statement touches it — who can
+//! change it, and that its schema holds only jitterlab's tables and no
+//! trigger or view ([`trust`]); the commands that only read open it
+//! read-only and never create, migrate or mark ([`open`]).
 //!
 //! **Schema versions.** `PRAGMA user_version` holds the schema version;
 //! [`schema`] lists the steps from 0 (empty file) up, applied in order,
