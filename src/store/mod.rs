@@ -325,9 +325,16 @@ impl Store {
     /// row does not hide the others. The whole listing is read at once;
     /// only when that fails is each run read alone.
     pub fn list_readable_runs(&self) -> Result<(Vec<RunRow>, Vec<Unreadable>)> {
-        if let Ok(rows) = self.list_runs_inner(None) {
-            return Ok((rows, Vec::new()));
-        }
+        let r = self.list_readable_runs_inner();
+        self.named(r)
+    }
+
+    /// The work of [`Store::list_readable_runs`].
+    fn list_readable_runs_inner(&self) -> Result<(Vec<RunRow>, Vec<Unreadable>)> {
+        let whole = match self.list_runs_inner(None) {
+            Ok(rows) => return Ok((rows, Vec::new())),
+            Err(e) => e,
+        };
         let ids: Vec<i64> = {
             let mut stmt = self.conn.prepare("SELECT id FROM runs ORDER BY id")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
@@ -339,6 +346,10 @@ impl Store {
                 Ok(r) => rows.extend(r),
                 Err(e) => bad.push((id, format!("{e:#}"))),
             }
+        }
+        // No run can be read: the database is at fault (damaged), not a row.
+        if rows.is_empty() && !bad.is_empty() {
+            return Err(whole);
         }
         Ok((rows, bad))
     }
@@ -654,8 +665,16 @@ impl Store {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
-        for row in rows.iter_mut().filter(|r| self.dead.contains(&r.id)) {
-            row.status = RunStatus::Interrupted.name().to_string();
+        // Runs whose process is gone, which this store may not mark (they
+        // may have died since it was opened).
+        for row in &mut rows {
+            let running = RunStatus::parse(&row.status) == Some(RunStatus::Running);
+            if running
+                && !self.writable
+                && (self.dead.contains(&row.id) || self.run_gone(row.id)?)
+            {
+                row.status = RunStatus::Interrupted.name().to_string();
+            }
         }
         Ok(rows)
     }
@@ -688,8 +707,12 @@ impl Store {
         else {
             bail!("there is no run {run} in the database; list the runs with: jitterlab runs")
         };
-        // A run whose process is gone, which this store may not mark.
-        let dead = self.dead.contains(&run);
+        // A run whose process is gone, which this store may not mark (it
+        // may have died since the store was opened: `report --follow`).
+        let dead = self.dead.contains(&run)
+            || (!self.writable
+                && RunStatus::parse(&status) == Some(RunStatus::Running)
+                && self.run_gone(run)?);
         if dead {
             status = RunStatus::Interrupted.name().to_string();
         }
@@ -794,6 +817,16 @@ impl Store {
             cells,
             probes,
         })
+    }
+
+    /// True when the process that stored run `run` is gone.
+    fn run_gone(&self, run: i64) -> Result<bool> {
+        let (pid, boot): (i64, String) =
+            self.conn
+                .query_row("SELECT pid, boot_id FROM runs WHERE id = ?1", [run], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+        Ok(open::process_gone(pid, &boot))
     }
 
     /// The work of [`Store::latest_run`].
