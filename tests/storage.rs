@@ -110,6 +110,7 @@ fn damage(db: &Path) {
 }
 
 #[test]
+#[serial] // its run would find the machine held by the full-disk bench
 fn a_damaged_database_is_named_in_every_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tests.db");
