@@ -110,6 +110,7 @@ fn damage(db: &Path) {
 }
 
 #[test]
+#[serial] // its run would find the machine held by the full-disk bench
 fn a_damaged_database_is_named_in_every_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tests.db");
@@ -165,12 +166,18 @@ impl Drop for SmallFs {
 
 /// Runs a 4 s cyclic probe with `--json` on a healthy disk and `on_fs`
 /// (a flag and a file name) on a small tmpfs that fills up once the run
-/// measures. Returns the output and the paths of the JSON file and the file on
-/// the full file system.
+/// measures. Returns the output, the paths of the JSON file and the file on
+/// the full file system, and that file system (still full; unmounted when
+/// dropped).
 fn run_while_the_disk_fills(
     flag: &str,
     name: &str,
-) -> Option<(std::process::Output, std::path::PathBuf, std::path::PathBuf)> {
+) -> Option<(
+    std::process::Output,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    SmallFs,
+)> {
     let fs = SmallFs::mount(4 << 20)?;
     let out = tempfile::tempdir().unwrap();
     let on_fs = fs.0.path().join(name);
@@ -221,7 +228,7 @@ fn run_while_the_disk_fills(
         .status();
     let o = child.wait_with_output().unwrap();
     let kept = out.keep();
-    Some((o, kept.join("r.json"), on_fs))
+    Some((o, kept.join("r.json"), on_fs, fs))
 }
 
 /// The disk fills up while a run measures: window rows and the result can
@@ -238,7 +245,7 @@ fn a_full_disk_during_a_run_exits_2_and_keeps_the_json() {
         ("--db", "full.db", "storing window rows: results database"),
         ("--csv", "windows.csv", "writing --csv"),
     ] {
-        let Some((o, json, on_fs)) = run_while_the_disk_fills(flag, name) else {
+        let Some((o, json, on_fs, _fs)) = run_while_the_disk_fills(flag, name) else {
             eprintln!("skipped: mount -t tmpfs failed here");
             return;
         };
@@ -261,6 +268,93 @@ fn a_full_disk_during_a_run_exits_2_and_keeps_the_json() {
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert!(result["threads"][0]["cycles"].as_u64().unwrap() > 3000);
         assert!(String::from_utf8_lossy(&o.stdout).contains("latency"));
+        if flag == "--db" {
+            // The disk is still full: the commands that read the database
+            // work (they open it read-only and mark nothing), and show the
+            // run as it ended.
+            for args in [&["runs"][..], &["report"]] {
+                let r = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+                    .env("JITTERLAB_JOURNAL", json.with_file_name("journal.json"))
+                    .arg("--db")
+                    .arg(&on_fs)
+                    .args(args)
+                    .output()
+                    .unwrap();
+                assert_eq!(r.status.code(), Some(0), "{args:?}: {r:?}");
+                assert!(
+                    String::from_utf8_lossy(&r.stdout).contains("interrupted"),
+                    "{args:?}: {r:?}"
+                );
+            }
+        }
         let _ = std::fs::remove_dir_all(json.parent().unwrap());
     }
+}
+
+/// The disk of the database fills up while a bench measures: the cell that
+/// ended is not lost — its result reaches `--json` (on a healthy disk) and
+/// the terminal, and the bench exits 2 saying where it is.
+#[test]
+#[serial]
+fn a_full_disk_during_a_bench_keeps_the_cell_s_result() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let Some(fs) = SmallFs::mount(1 << 20) else {
+        eprintln!("skipped: mount -t tmpfs failed here");
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let spec = out.path().join("full.toml");
+    std::fs::write(
+        &spec,
+        "name = \"full\"\nduration = \"3s\"\nwarmup = \"200ms\"\n\n[[scenario]]\nname = \"idle\"\nbuiltin = \"idle\"\n\n[[probe]]\nkind = \"cyclic\"\nperiod = \"1ms\"\n",
+    )
+    .unwrap();
+    let db = fs.0.path().join("full.db");
+    let json = out.path().join("bench.json");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
+        .env("JITTERLAB_JOURNAL", out.path().join("journal.json"))
+        .arg("--db")
+        .arg(&db)
+        .arg("bench")
+        .arg(&spec)
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Fill the disk once the cell measures (its window rows are stored).
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(60)
+        && child.try_wait().unwrap().is_none()
+        && !rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM windows", [], |r| r.get::<_, i64>(0)))
+            .is_ok_and(|n| n > 0)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = StdCommand::new("dd")
+        .args(["if=/dev/zero", "bs=64k"])
+        .arg(format!("of={}", fs.0.path().join("filler").display()))
+        .stderr(Stdio::null())
+        .status();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.ends_with(&format!(
+            "; the result of the 1 cell that ended is in --json {} and the tables above",
+            json.display()
+        )),
+        "{err}"
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cycles = &stored["cells"][0]["result"]["threads"][0]["cycles"];
+    assert!(cycles.as_u64().unwrap() > 1000, "{stored}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("idle"), "{o:?}");
 }

@@ -211,6 +211,7 @@ pub(super) fn timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<On
     out_files::check_outputs(&[("--json", a.json.as_deref())])?;
     if !a.no_db {
         out_files::check_database(db)?;
+        crate::store::check_for_writing(db)?;
     }
     timerlat::availability(root)
         .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
@@ -356,6 +357,7 @@ pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usiz
     ])?;
     if !c.no_db {
         out_files::check_database(db)?;
+        crate::store::check_for_writing(db)?;
     }
     // How long the run lasts: its duration, or its cycles of one period.
     let lasts = match (c.duration, c.cycles) {

@@ -27,7 +27,7 @@ use time::format_description::well_known::Rfc3339;
 use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
 use crate::error::{bad, BadInput};
-use crate::output::{out, outln};
+use crate::output::{errln, out, outln};
 use crate::store::import::ImportSummary;
 use crate::store::{short_id, RunFilter, RunRow, RunStatus, Store, SCHEMA_VERSION};
 use jitterlab_core::cell::{CellStatus, StoredRun};
@@ -219,7 +219,15 @@ pub fn runs_json(rows: &[RunRow]) -> RunsJson<'_> {
 pub fn runs(db: &Path, a: &RunsRequest) -> Result<ExitCode> {
     let filter = a.filter(OffsetDateTime::now_utc())?;
     let store = crate::store::open_existing(db)?;
-    let all = store.list_runs()?;
+    // A run that cannot be read is named, and the others listed.
+    let (all, unreadable) = store.list_readable_runs()?;
+    for (id, why) in &unreadable {
+        errln!(
+            "jitterlab: run {id} of {} cannot be read, left out: {}",
+            db.display(),
+            shown(why)
+        );
+    }
     let stored = all.len();
     let rows: Vec<RunRow> = all.into_iter().filter(|r| filter.keeps(r)).collect();
     if a.json {
@@ -443,7 +451,18 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
     let mut o = String::new();
     let mut first = true;
     for &id in ids {
-        let run = load(id)?;
+        // Of several runs, one that cannot be read is named and the
+        // others reported.
+        let run = match load(id) {
+            Err(e) if ids.len() > 1 => {
+                errln!(
+                    "jitterlab: run {id} cannot be read, left out: {}",
+                    shown(&format!("{e:#}"))
+                );
+                continue;
+            }
+            r => r?,
+        };
         if !first && a.format == tables::Format::Text {
             o.push('\n');
         }

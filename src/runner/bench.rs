@@ -68,7 +68,9 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use jitterlab_core::cell::{CellContext, CellKey, CellStatus, NeighbourReport};
+use jitterlab_core::cell::{
+    CellContext, CellKey, CellStatus, NeighbourReport, StoredCell, StoredRun,
+};
 use jitterlab_core::defaults;
 use jitterlab_core::result::{Calibration, DefaultStatus, RunResult};
 use jitterlab_core::spec::{CellPlan, Policy, Spec};
@@ -210,6 +212,10 @@ struct Bench<'a> {
     progress: Progress,
     /// The engine of the container cells.
     engine: Option<Engine>,
+    /// Every cell that ended, as it is stored — kept here too, so that
+    /// the results reach `--json` and the terminal when the database
+    /// cannot take them (a full disk).
+    ended: Vec<StoredCell>,
 }
 
 /// What ran beside a cell's probe, to be stopped on every path.
@@ -299,6 +305,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let Loaded { spec, unavailable } = load(root, &a.source)?;
     let cells = spec.cells();
     check_database(db)?;
+    crate::store::check_for_writing(db)?;
     check_outputs(&[("--json", a.json.as_deref())])?;
     // Validation plans with the disk loads' base directories, which are
     // checked; the private directories are made only when the bench starts.
@@ -376,9 +383,10 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     };
     let command_line: Vec<String> = std::env::args().collect();
     let keys: Vec<CellKey> = cells.iter().map(|c| c.key.clone()).collect();
+    let started_at = rfc3339_now();
     let (run, cell_ids) = store.begin_bench(
         &RunStart {
-            started_at: &rfc3339_now(),
+            started_at: &started_at,
             probe: "bench",
             command_line: &command_line,
             params_json: "{}".into(),
@@ -416,6 +424,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         calibrations: BTreeMap::new(),
         progress: Progress::new(planned_ns),
         engine: a.engine,
+        ended: Vec::new(),
     };
     let started = Instant::now();
     for set in &calibration_sets {
@@ -453,6 +462,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         store,
         workdir,
         disk_dirs,
+        ended,
         ..
     } = b;
     // On every path, the private directories go (a failure keeps their
@@ -462,19 +472,39 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
             errln!("jitterlab: warning: {e:#}");
         }
     }
-    ran?;
     let mut store = store.expect("store is open for the whole bench");
-    store.finish_run_row(
-        run,
-        if interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Completed
-        },
-        None,
-        elapsed_ns,
-        None,
-    )?;
+    let stored = ran.and_then(|()| {
+        store.finish_run_row(
+            run,
+            if interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Completed
+            },
+            None,
+            elapsed_ns,
+            None,
+        )
+    });
+    if let Err(e) = stored {
+        // The cells that ended are in memory: they reach --json and the
+        // terminal though the database could not take them.
+        let memory = StoredRun {
+            id: run,
+            started_at: started_at.clone(),
+            kind: RunKind::Bench.name().into(),
+            name: spec.name.clone(),
+            status: RunStatus::Interrupted.name().into(),
+            hostname: host.hostname.clone(),
+            kernel_release: host.kernel_release.clone(),
+            configurations: spec_json.configurations.clone(),
+            scenarios: spec_json.scenarios.clone(),
+            unavailable: spec_json.unavailable.clone(),
+            cells: ended,
+            probes: spec.probes.clone(),
+        };
+        return Err(rescue(&memory, a, e));
+    }
     journal.finish()?;
     errln!(
         "jitterlab: bench took {} of a planned {}",
@@ -513,6 +543,52 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The end of a bench whose database failed (`e`): the cells that ended,
+/// from memory (`run`), are written to `--json` and printed as the
+/// bench's tables, and the error says where they are.
+fn rescue(run: &StoredRun, a: &BenchRequest, e: anyhow::Error) -> anyhow::Error {
+    if run.cells.is_empty() {
+        return e;
+    }
+    let mut kept = Vec::new();
+    if let Some(p) = &a.json {
+        let written = (|| -> Result<()> {
+            use std::io::Write;
+            let mut f = crate::out_files::create("--json", p)?;
+            serde_json::to_writer_pretty(&mut f, run)?;
+            writeln!(f)?;
+            Ok(f.flush()?)
+        })();
+        match written {
+            Ok(()) => kept.push(format!("--json {}", p.display())),
+            Err(w) => errln!("jitterlab: {w:#}"),
+        }
+    }
+    let format = match a.format {
+        // HTML reads the database; the tables do not.
+        report::tables::Format::Html => report::tables::Format::Text,
+        f => f,
+    };
+    if let Ok(text) = report::tables::render(run, &report::tables::TableOptions::default(), format)
+    {
+        if out!("{text}").is_ok() {
+            kept.push("the tables above".into());
+        }
+    }
+    match kept.is_empty() {
+        true => e,
+        false => anyhow::anyhow!(
+            "{e:#}; the {} that ended {} in {}",
+            match run.cells.len() {
+                1 => "result of the 1 cell".to_string(),
+                n => format!("results of the {n} cells"),
+            },
+            if run.cells.len() == 1 { "is" } else { "are" },
+            kept.join(" and ")
+        ),
+    }
 }
 
 /// The base directories in which the cells' disk loads need a private
@@ -665,6 +741,12 @@ impl Bench<'_> {
             context.notes.push(why.clone());
             self.progress
                 .say(&format!("jitterlab: cell skipped: {why}"));
+            self.ended.push(StoredCell {
+                status: CellStatus::Skipped,
+                key: cp.key.clone(),
+                result: None,
+                context: context.clone(),
+            });
             store.finish_cell(cell_id, CellStatus::Skipped, None, &context, &[])?;
             return Ok((CellStatus::Skipped, Vec::new()));
         }
@@ -732,6 +814,12 @@ impl Bench<'_> {
                 (CellStatus::Failed, None)
             }
         };
+        self.ended.push(StoredCell {
+            status,
+            key: cp.key.clone(),
+            result: measured.as_ref().map(|m| m.result.clone()),
+            context: context.clone(),
+        });
         let mut limits = Vec::new();
         match &measured {
             Some(m) => {

@@ -147,6 +147,13 @@ fn execute(
     // A result that cannot be stored is an error (exit 2), but only after
     // everything else that can keep it is written: --json, --csv, the summary.
     let mut failure = writer.error.take();
+    // A monitor's rows its last drains could not store: written once more,
+    // or counted as lost.
+    if let Some(w) = writer.monitor.as_mut() {
+        if let Some(lost) = w.finish(writer.store.as_mut(), writer.t0) {
+            failure.get_or_insert(lost);
+        }
+    }
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
         if let Some(f) = store_result(s, ids, result, &measured.histograms, db) {
             failure.get_or_insert(f);

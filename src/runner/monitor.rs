@@ -250,6 +250,37 @@ impl Watch {
         Ok(())
     }
 
+    /// At the end of the monitor: the rows a failed write left waiting
+    /// (its last drains, on a full disk) are written once more; those that
+    /// still cannot be are counted as lost. Returns what to say when rows
+    /// were lost, none when every row reached the database.
+    pub fn finish(&mut self, store: Option<&mut Store>, t0: Option<u64>) -> Option<String> {
+        let why = match (store, t0) {
+            _ if self.pending.is_empty() => None,
+            (Some(store), Some(t0)) => {
+                let rows = std::mem::take(&mut self.pending);
+                match store.monitor_windows(&self.segment, &rows, wall_of(t0)) {
+                    Ok(()) => None,
+                    Err(e) => {
+                        self.lost_rows += rows.len() as u64;
+                        Some(format!("{e:#}"))
+                    }
+                }
+            }
+            _ => {
+                self.lost_rows += std::mem::take(&mut self.pending).len() as u64;
+                Some("no database".into())
+            }
+        };
+        (self.lost_rows > 0).then(|| {
+            format!(
+                "the monitor's last window rows could not be stored: {} row(s) lost{}",
+                self.lost_rows,
+                why.map(|w| format!(" ({w})")).unwrap_or_default()
+            )
+        })
+    }
+
     /// Says that a drain could not be stored (a full disk, a database
     /// locked by another program): at once the first time, then at most
     /// once a minute with the count, so a disk full for hours does not
@@ -468,6 +499,21 @@ mod tests {
         assert_eq!(w.pending.len(), 400);
         store.cap_pages(false).unwrap();
         w.store(&mut store, t0, &[row(401)], Vec::new()).unwrap();
+        // The last drain refused at the end: written once more, or lost
+        // and counted.
+        store.cap_pages(true).unwrap();
+        let more: Vec<WindowRow> = (402..800).map(row).collect();
+        assert!(w.store(&mut store, t0, &more, Vec::new()).is_err());
+        let said = w.finish(Some(&mut store), Some(t0)).unwrap();
+        assert!(
+            said.starts_with(
+                "the monitor's last window rows could not be stored: 398 row(s) lost ("
+            ),
+            "{said}"
+        );
+        assert!(said.contains("full"), "{said}");
+        assert_eq!((w.pending.len(), w.lost_rows), (0, 398));
+        store.cap_pages(false).unwrap();
         assert!(w.pending.is_empty());
         let windows = store.window_count_for_tests(ids.cell);
         assert_eq!(windows, 402);

@@ -87,7 +87,7 @@ pub(super) const TABLE: &str = r#"
 const COMBINED: i64 = -1;
 
 /// The bin width this jitterlab writes and reads, µs.
-const BUCKET_US: i64 = 1;
+pub(super) const BUCKET_US: i64 = 1;
 
 /// One varint onto `out`.
 fn put(out: &mut Vec<u8>, v: u64) {

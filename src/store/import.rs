@@ -10,6 +10,14 @@
 //! (read-only, `VACUUM INTO` the copy), which gives a consistent snapshot
 //! and creates no file beside it.
 //!
+//! **The other file may be crafted** (see [`check`]). The copy lives in a
+//! private directory (0700) removed on every exit: when the import
+//! returns or fails, by its guard, and on a terminating signal, by the
+//! runner's stop flag, which the import checks while it works. The copy
+//! must hold exactly jitterlab's tables (no view, no trigger:
+//! [`super::trust`]), and every value of every row is checked before the
+//! target is written; the check and the copy stop at [`TIME_LIMIT`].
+//!
 //! **Never beside a live run.** The copy holds this database's write lock
 //! until it commits, and a run storing into the same file would wait for
 //! it (and give up after the busy timeout): an import is refused while a
@@ -17,22 +25,33 @@
 //!
 //! **What is copied.** Every run whose uid this database does not hold,
 //! with all of its rows, under new integer ids, in one transaction:
-//! nothing or everything. A run still `running` in the other file is left
-//! out (it is incomplete, and a later import would not update it) and
-//! counted. Runs already here are counted, not copied, so an import
+//! nothing or everything. A run still `running` in the other file whose
+//! process may be alive is left out (it is incomplete, and a later import
+//! would not update it) and counted; one whose process is gone — written
+//! on this boot by a process that no longer exists, or on another boot
+//! (another machine) into a file copied with no `-shm` beside it, which no
+//! process had open — is imported as interrupted, as an open of that file
+//! would have marked it.
+//! Runs already here are counted, not copied, so an import
 //! repeated adds nothing. The tables below runs and cells are copied
 //! generically, by [`CHILD_TABLES`]: a table's columns are read from the
 //! schema, and its parent key is mapped to the new ids — a table a later
 //! schema adds is one line there (a test fails until it is).
 
+mod check;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
-use super::open::newer_schema;
-use super::{RunStatus, Store, SCHEMA_VERSION};
+use super::open::{guard, newer_schema, no_jitterlab_version, process_gone};
+use super::trust::{beside, private_dir};
+use super::{interrupt_cells, RunStatus, Store, SCHEMA_VERSION};
 use crate::error::bad;
 
 /// The parent a copied table's rows belong to.
@@ -76,6 +95,26 @@ pub const NOT_IMPORTED: &[(&str, &str)] = &[(
     "a monitor series' 5-minute and hourly rows stay in the monitored machine's database",
 )];
 
+/// How long an import may check and copy before it gives up.
+pub const TIME_LIMIT: Duration = Duration::from_secs(600);
+
+/// The refusal of an import that took longer than [`TIME_LIMIT`].
+fn too_long(origin: &Path) -> anyhow::Error {
+    bad(format!(
+        "importing {} stopped after {} s, the most an import may take; nothing was imported (import a smaller file)",
+        origin.display(),
+        TIME_LIMIT.as_secs()
+    ))
+}
+
+/// The end of an import a terminating signal stopped.
+fn stopped(origin: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "importing {} stopped by a signal; nothing was imported",
+        origin.display()
+    )
+}
+
 /// Another database, copied and migrated to this schema, ready to import.
 pub struct ImportSource {
     /// Holds the copy; removed on drop.
@@ -84,6 +123,11 @@ pub struct ImportSource {
     copy: PathBuf,
     /// The file named on the command line.
     origin: PathBuf,
+    /// When the import gives up ([`TIME_LIMIT`]).
+    deadline: Instant,
+    /// Set by a terminating signal: the import stops, rolls back and
+    /// removes its copy.
+    stop: Arc<AtomicBool>,
 }
 
 /// How many runs of one host came.
@@ -130,13 +174,15 @@ pub fn import(db: &Path, other: &Path) -> Result<ImportSummary> {
         )));
     }
     let source = ImportSource::prepare(other)?;
-    let mut store = Store::open(db)?;
-    // Runs still `running` after the open are alive (the open marked the
-    // others interrupted).
-    let live = store
-        .list_runs()?
-        .into_iter()
-        .find(|r| r.status == RunStatus::Running.name());
+    // Runs still `running` are alive (a store opened to read shows the
+    // others interrupted); read before the file is opened to write, which
+    // may migrate it: a refused import changes nothing.
+    let live = match db.is_file() {
+        true => Store::open_read(db)?.list_runs()?,
+        false => Vec::new(),
+    }
+    .into_iter()
+    .find(|r| r.status == RunStatus::Running.name());
     if let Some(run) = live {
         return Err(bad(format!(
             "run {} is storing into {} now; import once it has ended (an import holds the database's write lock, which would stall the run's writer)",
@@ -144,7 +190,7 @@ pub fn import(db: &Path, other: &Path) -> Result<ImportSummary> {
             db.display()
         )));
     }
-    store.import(&source)
+    Store::open(db)?.import(&source)
 }
 
 /// True when `a` and `b` are one file (the same device and inode: a link
@@ -155,13 +201,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
-}
-
-/// `path` with `suffix` appended to its file name (`x.db` → `x.db-wal`).
-fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
 }
 
 impl ImportSource {
@@ -181,10 +220,15 @@ impl ImportSource {
                 origin.display()
             ))
         };
-        let dir = tempfile::tempdir().context("making a temporary directory for the import")?;
+        let deadline = Instant::now() + TIME_LIMIT;
+        let stop = crate::runner::termination_flag()?;
+        let dir = private_dir("jitterlab-import-")
+            .context("making a private directory for the import")?;
         let copy = dir.path().join("import.db");
         let wal = beside(origin, "-wal");
-        if wal.exists() && beside(origin, "-shm").exists() {
+        // Without a -shm beside it, no process has the file open.
+        let maybe_open = beside(origin, "-shm").exists();
+        if wal.exists() && maybe_open {
             let conn = Connection::open_with_flags(origin, OpenFlags::SQLITE_OPEN_READ_ONLY)
                 .with_context(|| format!("opening {} to read it", origin.display()))?;
             conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
@@ -199,11 +243,15 @@ impl ImportSource {
         }
         {
             let conn = Connection::open(&copy)?;
+            guard(&conn)?;
             let version: i64 = conn
                 .query_row("PRAGMA user_version", [], |r| r.get(0))
                 .map_err(|e| not_ours(&e.to_string()))?;
             if version > SCHEMA_VERSION {
                 return Err(bad(newer_schema(origin, version)));
+            }
+            if version < 0 {
+                return Err(bad(no_jitterlab_version(origin, version)));
             }
             let runs: Option<String> = conn
                 .query_row(
@@ -217,11 +265,21 @@ impl ImportSource {
                 return Err(not_ours("it has no runs table"));
             }
         }
-        Store::open_migrated(&copy, origin).map_err(|e| not_ours(&format!("{e:#}")))?;
+        let mut store = Store::open_migrated(&copy, origin).map_err(|e| {
+            if e.is::<crate::error::BadInput>() {
+                e
+            } else {
+                not_ours(&format!("{e:#}"))
+            }
+        })?;
+        store.interrupt_gone(!maybe_open)?;
+        check::check_rows(&store.conn, origin, deadline, &stop)?;
         Ok(ImportSource {
             _dir: dir,
             copy,
             origin: origin.to_path_buf(),
+            deadline,
+            stop,
         })
     }
 }
@@ -241,11 +299,69 @@ impl Store {
                 [source.copy.to_string_lossy()],
             )
             .with_context(|| format!("reading {}", source.origin.display()))?;
-        let copied = copy_runs(&mut self.conn);
+        // The copy stops at the deadline, or on a terminating signal: a
+        // watcher interrupts the statement running, and the transaction is
+        // rolled back.
+        let deadline = source.deadline;
+        let done = AtomicBool::new(false);
+        let interrupt = self.conn.get_interrupt_handle();
+        let copied = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    if Instant::now() > deadline || source.stop.load(Ordering::Relaxed) {
+                        interrupt.interrupt();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let copied = copy_runs(&mut self.conn);
+            done.store(true, Ordering::Relaxed);
+            copied
+        });
         let detached = self.conn.execute("DETACH DATABASE other", []);
-        let summary = copied?;
+        let summary = match copied {
+            Err(_) if source.stop.load(Ordering::Relaxed) => return Err(stopped(&source.origin)),
+            Err(_) if Instant::now() > deadline => return Err(too_long(&source.origin)),
+            r => r?,
+        };
         detached?;
         Ok(summary)
+    }
+
+    /// Marks interrupted, in an import's copy, the runs left `running`
+    /// whose process is gone: on this boot, a process that no longer
+    /// exists; on another, any when `closed` (no process had the file
+    /// open).
+    fn interrupt_gone(&mut self, closed: bool) -> Result<()> {
+        let ours = super::boot_id();
+        let running: Vec<(i64, i64, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id, pid, boot_id FROM runs WHERE status = ?1")?;
+            let rows = stmt.query_map([RunStatus::Running.name()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for (id, pid, boot) in running {
+            // This boot's process is looked up; another machine's (or
+            // boot's) is gone when no process had the file open.
+            let gone = match boot == ours {
+                true => process_gone(pid, &boot),
+                false => closed,
+            };
+            if gone {
+                let tx = self.conn.transaction()?;
+                tx.execute(
+                    "UPDATE runs SET status = ?2 WHERE id = ?1",
+                    params![id, RunStatus::Interrupted.name()],
+                )?;
+                interrupt_cells(&tx, id)?;
+                tx.commit()?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -14,8 +14,14 @@
 //! the writer commits the window rows it drains every 100 ms, so a crash or a
 //! power cut costs at most the rows not yet drained — less than one window. A
 //! run whose process died (`kill -9`, power loss) stays `running` in the file;
-//! the next open of the database sees that its process is gone (pid no longer
-//! alive, or another boot) and marks it `interrupted`, keeping every row.
+//! the next open of the database to write it sees that its process is gone
+//! (pid no longer alive, or another boot) and marks it `interrupted`,
+//! keeping every row; an open to read only shows it so ([`open`]).
+//!
+//! **Trust.** A file is checked before a statement touches it — who can
+//! change it, and that its schema holds only jitterlab's tables and no
+//! trigger or view ([`trust`]); the commands that only read open it
+//! read-only and never create, migrate or mark ([`open`]).
 //!
 //! **Schema versions.** `PRAGMA user_version` holds the schema version;
 //! [`schema`] lists the steps from 0 (empty file) up, applied in order,
@@ -39,6 +45,7 @@ mod plots;
 mod schema;
 mod speed;
 mod status;
+mod trust;
 mod windows;
 
 use anyhow::{bail, Context, Result};
@@ -52,6 +59,7 @@ use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use ident::{check_run_ref, short_id, RunFilter};
+pub use open::check_for_writing;
 pub use plots::Envelope;
 pub use schema::SCHEMA_VERSION;
 pub use speed::{LiveCell, RunProgress};
@@ -166,6 +174,9 @@ pub struct RunRow {
     pub latency_max_ns: Option<i64>,
 }
 
+/// A run that cannot be read: its id and why.
+pub type Unreadable = (i64, String);
+
 /// An open results database.
 pub struct Store {
     conn: Connection,
@@ -173,10 +184,19 @@ pub struct Store {
     path: std::path::PathBuf,
     /// Window totals of the cells read so far (see [`speed`]).
     totals: speed::TotalsCache,
+    /// Whether this store may write the file (see [`open`]); a store
+    /// opened to read never changes it.
+    writable: bool,
+    /// Runs left `running` by a process that is gone, shown interrupted
+    /// by a store that may not mark them so (see [`open`]).
+    dead: std::collections::HashSet<i64>,
+    /// The private directory of the migrated copy a store reads an older
+    /// database through (see [`open`]); removed on drop.
+    copy: Option<tempfile::TempDir>,
 }
 
-/// Opens an existing database for reading; a missing file is bad input (a
-/// report must not create an empty database).
+/// Opens an existing database to read it only ([`Store::open_read`]); a
+/// missing file is bad input (a report must not create an empty database).
 pub fn open_existing(db: &std::path::Path) -> Result<Store> {
     if !db.is_file() {
         return Err(anyhow::Error::new(crate::error::BadInput(format!(
@@ -184,7 +204,7 @@ pub fn open_existing(db: &std::path::Path) -> Result<Store> {
             db.display()
         ))));
     }
-    Store::open(db)
+    Store::open_read(db)
 }
 
 fn i(v: u64) -> i64 {
@@ -298,8 +318,42 @@ impl Store {
 
     /// Every run, newest last.
     pub fn list_runs(&self) -> Result<Vec<RunRow>> {
-        let r = self.list_runs_inner();
+        let r = self.list_runs_inner(None);
         self.named(r)
+    }
+
+    /// Every run that can be read, newest last, and the runs that cannot
+    /// (a value out of range, of the wrong type), each with why: one bad
+    /// row does not hide the others. The whole listing is read at once;
+    /// only when that fails is each run read alone.
+    pub fn list_readable_runs(&self) -> Result<(Vec<RunRow>, Vec<Unreadable>)> {
+        let r = self.list_readable_runs_inner();
+        self.named(r)
+    }
+
+    /// The work of [`Store::list_readable_runs`].
+    fn list_readable_runs_inner(&self) -> Result<(Vec<RunRow>, Vec<Unreadable>)> {
+        let whole = match self.list_runs_inner(None) {
+            Ok(rows) => return Ok((rows, Vec::new())),
+            Err(e) => e,
+        };
+        let ids: Vec<i64> = {
+            let mut stmt = self.conn.prepare("SELECT id FROM runs ORDER BY id")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let (mut rows, mut bad) = (Vec::new(), Vec::new());
+        for id in ids {
+            match self.list_runs_inner(Some(id)) {
+                Ok(r) => rows.extend(r),
+                Err(e) => bad.push((id, format!("{e:#}"))),
+            }
+        }
+        // No run can be read: the database is at fault (damaged), not a row.
+        if rows.is_empty() && !bad.is_empty() {
+            return Err(whole);
+        }
+        Ok((rows, bad))
     }
 
     /// A run with every cell, as reports read it. A `jitterlab run` that
@@ -554,8 +608,8 @@ impl Store {
         Ok(())
     }
 
-    /// The work of [`Store::list_runs`].
-    fn list_runs_inner(&self) -> Result<Vec<RunRow>> {
+    /// The work of [`Store::list_runs`]: every run, or only run `only`.
+    fn list_runs_inner(&self, only: Option<i64>) -> Result<Vec<RunRow>> {
         let done = [
             CellStatus::Completed,
             CellStatus::Failed,
@@ -581,17 +635,22 @@ impl Store {
              LEFT JOIN hosts h ON h.run_id = r.id
              LEFT JOIN cells c ON c.run_id = r.id
              LEFT JOIN windows w ON w.cell_id = c.id
+             WHERE ?{only} IS NULL OR r.id = ?{only}
              GROUP BY r.id ORDER BY r.id",
             marks(1, done.len()),
             marks(1 + done.len(), latencies.len()),
             1 + done.len() + latencies.len(),
+            only = 2 + done.len() + latencies.len(),
         ))?;
-        let skipped = CellStatus::Skipped.name();
+        use rusqlite::types::Value;
+        let only = only.map_or(Value::Null, Value::Integer);
         let names = done
             .iter()
             .chain(&latencies)
-            .chain(std::iter::once(&skipped));
-        let rows = stmt
+            .chain(std::iter::once(&CellStatus::Skipped.name()))
+            .map(|s| Value::Text(s.to_string()))
+            .chain([only]);
+        let mut rows: Vec<RunRow> = stmt
             .query_map(rusqlite::params_from_iter(names), |r| {
                 Ok(RunRow {
                     id: r.get(0)?,
@@ -612,6 +671,17 @@ impl Store {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
+        // Runs whose process is gone, which this store may not mark (they
+        // may have died since it was opened).
+        for row in &mut rows {
+            let running = RunStatus::parse(&row.status) == Some(RunStatus::Running);
+            if running
+                && !self.writable
+                && (self.dead.contains(&row.id) || self.run_gone(row.id)?)
+            {
+                row.status = RunStatus::Interrupted.name().to_string();
+            }
+        }
         Ok(rows)
     }
 
@@ -638,10 +708,20 @@ impl Store {
                 },
             )
             .optional()?;
-        let Some((started_at, kind, name, status, spec_json, run_result, hostname, kernel)) = head
+        let Some((started_at, kind, name, mut status, spec_json, run_result, hostname, kernel)) =
+            head
         else {
             bail!("there is no run {run} in the database; list the runs with: jitterlab runs")
         };
+        // A run whose process is gone, which this store may not mark (it
+        // may have died since the store was opened: `report --follow`).
+        let dead = self.dead.contains(&run)
+            || (!self.writable
+                && RunStatus::parse(&status) == Some(RunStatus::Running)
+                && self.run_gone(run)?);
+        if dead {
+            status = RunStatus::Interrupted.name().to_string();
+        }
         let mut stmt = self.conn.prepare(
             "SELECT configuration, scenario, deployment, probe, repetition, status,
                     result_json, context_json, id, plan_json, started_at
@@ -693,7 +773,10 @@ impl Store {
                 .with_context(|| format!("reading the context of run {run}, cell {}", key.name()))?
                 .unwrap_or_default();
             cells.push(StoredCell {
-                status: CellStatus::parse(&status).unwrap_or(CellStatus::Interrupted),
+                status: match CellStatus::parse(&status) {
+                    Some(CellStatus::Running) if dead => CellStatus::Interrupted,
+                    s => s.unwrap_or(CellStatus::Interrupted),
+                },
                 key,
                 result,
                 context,
@@ -740,6 +823,16 @@ impl Store {
             cells,
             probes,
         })
+    }
+
+    /// True when the process that stored run `run` is gone.
+    fn run_gone(&self, run: i64) -> Result<bool> {
+        let (pid, boot): (i64, String) =
+            self.conn
+                .query_row("SELECT pid, boot_id FROM runs WHERE id = ?1", [run], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+        Ok(open::process_gone(pid, &boot))
     }
 
     /// The work of [`Store::latest_run`].

@@ -43,7 +43,7 @@ pub struct Envelope {
 }
 
 /// Reads one serialized HDR histogram (V2, as [`super::serialize`] writes).
-fn deserialize(bytes: &[u8], what: &str) -> Result<Histogram<u64>> {
+pub(super) fn deserialize(bytes: &[u8], what: &str) -> Result<Histogram<u64>> {
     Deserializer::new()
         .deserialize(&mut &bytes[..])
         .map_err(|e| anyhow::anyhow!("reading the stored histogram of {what}: {e:?}"))

@@ -25,7 +25,6 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use anyhow::Result;
 use jitterlab_core::cell::CellStatus;
@@ -33,7 +32,7 @@ use jitterlab_core::result::{Params, ProbeKind};
 use jitterlab_core::stats::MetricSummary;
 use rusqlite::{params, OptionalExtension};
 
-use super::{boot_id, interrupt_cells, RunKind, RunStatus, Store};
+use super::{interrupt_cells, RunKind, RunStatus, Store};
 
 /// One metric's figures over the windows read so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -236,7 +235,8 @@ impl Store {
 
     /// Where run `run` stands (see [`RunProgress`]); `None` when there is
     /// no such run. A run left `running` by a process that is gone is
-    /// marked interrupted first, as opening the database would.
+    /// marked interrupted first, as opening the database would (a store
+    /// opened to read only shows it interrupted).
     pub fn progress(&self, run: i64) -> Result<Option<RunProgress>> {
         let r = self.progress_inner(run);
         self.named(r)
@@ -256,9 +256,11 @@ impl Store {
             return Ok(None);
         };
         let mut status = RunStatus::parse(&status).unwrap_or(RunStatus::Interrupted);
-        if status == RunStatus::Running
-            && !(boot == boot_id() && Path::new(&format!("/proc/{pid}")).exists())
-        {
+        let gone = status == RunStatus::Running && super::open::process_gone(pid, &boot);
+        if gone && !self.writable {
+            // A store opened to read only shows it interrupted.
+            status = RunStatus::Interrupted;
+        } else if gone {
             let tx = self.conn.unchecked_transaction()?;
             tx.execute(
                 "UPDATE runs SET status = ?2 WHERE id = ?1 AND status = ?3",
@@ -285,7 +287,10 @@ impl Store {
         let mut window_ns = window_of(params.as_deref());
         let mut cells = Vec::with_capacity(rows.len());
         for (id, cell_status, plan) in rows {
-            let cell_status = CellStatus::parse(&cell_status).unwrap_or(CellStatus::Interrupted);
+            let cell_status = match CellStatus::parse(&cell_status) {
+                Some(CellStatus::Running) if gone => CellStatus::Interrupted,
+                s => s.unwrap_or(CellStatus::Interrupted),
+            };
             let last = if cell_status == CellStatus::Running {
                 let plan: Option<serde_json::Value> =
                     plan.and_then(|p| serde_json::from_str(&p).ok());

@@ -7,6 +7,8 @@ use jitterlab_core::result::{Params, ProbeKind};
 use jitterlab_core::window::{WindowRow, WindowStat};
 
 use super::super::{RunIds, RunStart};
+use std::path::Path;
+
 use super::*;
 
 fn params() -> Params {
