@@ -644,10 +644,11 @@ impl Store {
         ))?;
         use rusqlite::types::Value;
         let only = only.map_or(Value::Null, Value::Integer);
+        let skipped = CellStatus::Skipped.name();
         let names = done
             .iter()
             .chain(&latencies)
-            .chain(std::iter::once(&CellStatus::Skipped.name()))
+            .chain(std::iter::once(&skipped))
             .map(|s| Value::Text(s.to_string()))
             .chain([only]);
         let mut rows: Vec<RunRow> = stmt
