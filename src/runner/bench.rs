@@ -559,7 +559,7 @@ fn rescue(run: &StoredRun, a: &BenchRequest, e: anyhow::Error) -> anyhow::Error 
             let mut f = crate::out_files::create("--json", p)?;
             serde_json::to_writer_pretty(&mut f, run)?;
             writeln!(f)?;
-            Ok(f.flush()?)
+            f.finish()
         })();
         match written {
             Ok(()) => kept.push(format!("--json {}", p.display())),

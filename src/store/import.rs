@@ -51,7 +51,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
 use super::open::{guard, newer_schema, no_jitterlab_version, process_gone};
 use super::trust::{beside, private_dir};
-use super::{interrupt_cells, RunStatus, Store, SCHEMA_VERSION};
+use super::{RunStatus, Store, SCHEMA_VERSION};
 use crate::error::bad;
 
 /// The parent a copied table's rows belong to.
@@ -352,13 +352,7 @@ impl Store {
                 false => closed,
             };
             if gone {
-                let tx = self.conn.transaction()?;
-                tx.execute(
-                    "UPDATE runs SET status = ?2 WHERE id = ?1",
-                    params![id, RunStatus::Interrupted.name()],
-                )?;
-                interrupt_cells(&tx, id)?;
-                tx.commit()?;
+                self.mark_interrupted(id)?;
             }
         }
         Ok(())

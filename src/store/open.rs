@@ -212,14 +212,21 @@ impl Store {
     /// interrupted.
     pub(super) fn mark_orphans(&mut self) -> Result<()> {
         for id in self.orphans()? {
-            let tx = self.conn.transaction()?;
-            tx.execute(
-                "UPDATE runs SET status = ?2 WHERE id = ?1",
-                params![id, RunStatus::Interrupted.name()],
-            )?;
-            interrupt_cells(&tx, id)?;
-            tx.commit()?;
+            self.mark_interrupted(id)?;
         }
+        Ok(())
+    }
+
+    /// Marks run `id`, and its unfinished cells, interrupted in one
+    /// transaction.
+    pub(super) fn mark_interrupted(&mut self, id: i64) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE runs SET status = ?2 WHERE id = ?1",
+            params![id, RunStatus::Interrupted.name()],
+        )?;
+        interrupt_cells(&tx, id)?;
+        tx.commit()?;
         Ok(())
     }
 }
