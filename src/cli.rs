@@ -43,7 +43,7 @@ use crate::system::container::Engine;
 
 pub mod analyze;
 #[cfg(test)]
-mod command_line_props;
+mod command_line_tests;
 #[cfg(test)]
 mod container_argv_tests;
 pub mod docs;

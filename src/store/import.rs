@@ -49,9 +49,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
-use super::open::{guard, newer_schema, no_jitterlab_version, process_gone};
+use super::open::{guard, newer_schema, no_jitterlab_version};
 use super::trust::{beside, private_dir};
-use super::{RunStatus, Store, SCHEMA_VERSION};
+use super::{process_gone, RunStatus, Store, SCHEMA_VERSION};
 use crate::error::bad;
 
 /// The parent a copied table's rows belong to.
@@ -221,7 +221,7 @@ impl ImportSource {
             ))
         };
         let deadline = Instant::now() + TIME_LIMIT;
-        let stop = crate::runner::termination_flag()?;
+        let stop = crate::termination::stop_flag()?;
         let dir = private_dir("jitterlab-import-")
             .context("making a private directory for the import")?;
         let copy = dir.path().join("import.db");

@@ -833,7 +833,7 @@ impl Store {
                 .query_row("SELECT pid, boot_id FROM runs WHERE id = ?1", [run], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
-        Ok(open::process_gone(pid, &boot))
+        Ok(process_gone(pid, &boot))
     }
 
     /// The work of [`Store::latest_run`].
@@ -973,6 +973,12 @@ fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// True when the process `pid` of boot `boot` that stored a run is gone
+/// (another boot, or no such process now).
+fn process_gone(pid: i64, boot: &str) -> bool {
+    !(boot == boot_id() && std::path::Path::new(&format!("/proc/{pid}")).exists())
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use rusqlite::{params, Connection, OpenFlags};
 
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use super::trust::{self, beside};
-use super::{boot_id, interrupt_cells, RunStatus, Store};
+use super::{interrupt_cells, process_gone, RunStatus, Store};
 use crate::error::bad;
 
 impl Store {
@@ -248,12 +248,6 @@ pub fn check_for_writing(path: &Path) -> Result<()> {
         Err(e) if e.is::<crate::error::BadInput>() => Err(e),
         _ => Ok(()),
     }
-}
-
-/// True when the process `pid` of boot `boot` that stored a run is gone
-/// (another boot, or no such process now).
-pub(super) fn process_gone(pid: i64, boot: &str) -> bool {
-    !(boot == boot_id() && Path::new(&format!("/proc/{pid}")).exists())
 }
 
 /// What every connection runs before it reads a schema: nothing a

@@ -256,7 +256,7 @@ impl Store {
             return Ok(None);
         };
         let mut status = RunStatus::parse(&status).unwrap_or(RunStatus::Interrupted);
-        let gone = status == RunStatus::Running && super::open::process_gone(pid, &boot);
+        let gone = status == RunStatus::Running && super::process_gone(pid, &boot);
         if gone && !self.writable {
             // A store opened to read only shows it interrupted.
             status = RunStatus::Interrupted;
