@@ -216,7 +216,7 @@ fn target(flag: &str, path: &Path) -> Result<Target> {
 }
 
 /// The directory `path` is in (`.` for a bare file name).
-fn directory_of(path: &Path) -> &Path {
+pub fn directory_of(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -431,27 +431,20 @@ fn open(flag: &str, path: &Path, streamed: bool) -> Result<Output> {
     let sink = match target(flag, path)? {
         Target::Stdout => Sink::Stdout(io::stdout()),
         Target::Discard => Sink::Discard,
-        Target::Existing(meta) => {
+        target @ (Target::Existing(_) | Target::New) => {
             let (file, tmp) = temporary_beside(flag, path)?;
-            let kept = keep_mode(&file, &meta);
             let replacing = Replacing {
                 out: BufWriter::new(file),
                 tmp,
                 path: path.to_path_buf(),
             };
-            if let Err(e) = kept {
-                replacing.discard();
-                return Err(anyhow::anyhow!("writing {what}: {e}"));
+            if let Target::Existing(meta) = target {
+                if let Err(e) = keep_mode(replacing.out.get_ref(), &meta) {
+                    replacing.discard();
+                    return Err(anyhow::anyhow!("writing {what}: {e}"));
+                }
             }
             Sink::File(Some(replacing))
-        }
-        Target::New => {
-            let (file, tmp) = temporary_beside(flag, path)?;
-            Sink::File(Some(Replacing {
-                out: BufWriter::new(file),
-                tmp,
-                path: path.to_path_buf(),
-            }))
         }
     };
     Ok(Output {

@@ -33,7 +33,6 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::spec_source::{load, SpecSource};
-use super::termination_flag;
 use crate::error::bad;
 use crate::output::{errln, out, outln};
 use crate::system::journal::{self, Holder, Journal};
@@ -115,7 +114,7 @@ pub fn apply(root: &Path, a: &ApplyRequest) -> Result<ExitCode> {
     let config = &spec.configurations[config];
     // Every terminating signal puts everything back, from before the first
     // change on.
-    let signalled = termination_flag()?;
+    let signalled = crate::termination::stop_flag()?;
     let mut journal = Journal::begin_as(root, Holder::Apply)?;
     for w in warnings {
         errln!("jitterlab: warning: {w}");

@@ -76,8 +76,8 @@ use jitterlab_core::result::{Calibration, DefaultStatus, RunResult};
 use jitterlab_core::spec::{CellPlan, Policy, Spec};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
+use super::rfc3339_now;
 use super::spec_source::{load, Loaded, SpecSource};
-use super::{rfc3339_now, termination_flag};
 use crate::error::bad;
 use crate::neighbour::cgroup::{self, CellGroup, Hierarchy};
 use crate::neighbour::scenario::{self, Planned, ScenarioCtx};
@@ -322,7 +322,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         // Every terminating signal ends the bench through its cleanup from
         // before its first change on.
         false => {
-            termination_flag()?;
+            crate::termination::stop_flag()?;
             (Some(Journal::begin_as(root, Holder::Bench)?), None)
         }
     };
@@ -409,7 +409,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         probe::container::prepare_image(a.engine)?;
     }
     let mlock = rt::lock_memory();
-    let signalled = termination_flag()?;
+    let signalled = crate::termination::stop_flag()?;
     let (workdir, disk_dirs) = make_dirs(root, &disk_bases, &mut journal)?;
     let mut b = Bench {
         root,
@@ -514,13 +514,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
 
     let stored = store.load_run(run)?;
     if let Some(p) = &a.json {
-        use std::io::Write;
-        // Serialized first, as `run --json` (see `runner::write_json`).
-        let mut text = serde_json::to_vec_pretty(&stored)?;
-        text.push(b'\n');
-        let mut f = crate::out_files::create("--json", p)?;
-        f.write_all(&text)?;
-        f.finish()?;
+        super::write_json(p, &stored)?;
     }
     let text = match a.format {
         report::tables::Format::Html => {
@@ -554,14 +548,7 @@ fn rescue(run: &StoredRun, a: &BenchRequest, e: anyhow::Error) -> anyhow::Error 
     }
     let mut kept = Vec::new();
     if let Some(p) = &a.json {
-        let written = (|| -> Result<()> {
-            use std::io::Write;
-            let mut f = crate::out_files::create("--json", p)?;
-            serde_json::to_writer_pretty(&mut f, run)?;
-            writeln!(f)?;
-            f.finish()
-        })();
-        match written {
+        match super::write_json(p, run) {
             Ok(()) => kept.push(format!("--json {}", p.display())),
             Err(w) => errln!("jitterlab: {w:#}"),
         }

@@ -42,8 +42,6 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use jitterlab_core::limits;
@@ -123,7 +121,7 @@ fn execute(
     // lock only if it changes something (its settings, namespaces, a work
     // directory). Every terminating signal ends it through the same path
     // from before its first change on.
-    termination_flag()?;
+    crate::termination::stop_flag()?;
     let mut journal = Journal::on_demand(root)?;
     let config = &spec.configurations[cell.configuration];
     let mut settings = apply_settings(root, config, &mut journal)?;
@@ -282,7 +280,7 @@ fn measure_built(
             (None, Vec::new())
         }
     };
-    let signalled = termination_flag()?;
+    let signalled = crate::termination::stop_flag()?;
 
     let mut writer = RowWriter::new(store, None);
     writer.fine_every = opts
@@ -417,13 +415,9 @@ pub fn rfc3339_now() -> String {
         .unwrap_or_default()
 }
 
-/// The stop flag every terminating signal raises ([`crate::termination`]).
-pub fn termination_flag() -> Result<Arc<AtomicBool>> {
-    crate::termination::stop_flag()
-}
-
-/// Writes the whole versioned result to `--json`'s file.
-pub fn write_json(p: &Path, result: &RunResult) -> Result<()> {
+/// Writes a whole versioned result (a run's, a bench's stored run) to
+/// `--json`'s file.
+pub fn write_json(p: &Path, result: &impl serde::Serialize) -> Result<()> {
     // Serialized first: a write error (`--json -` to a closed pipe) then
     // reaches the caller as itself, not inside a serde_json error.
     let mut text = serde_json::to_vec_pretty(result)?;

@@ -187,9 +187,6 @@ pub struct Store {
     /// Whether this store may write the file (see [`open`]); a store
     /// opened to read never changes it.
     writable: bool,
-    /// Runs left `running` by a process that is gone, shown interrupted
-    /// by a store that may not mark them so (see [`open`]).
-    dead: std::collections::HashSet<i64>,
     /// The private directory of the migrated copy a store reads an older
     /// database through (see [`open`]); removed on drop.
     copy: Option<tempfile::TempDir>,
@@ -675,11 +672,7 @@ impl Store {
         // Runs whose process is gone, which this store may not mark (they
         // may have died since it was opened).
         for row in &mut rows {
-            let running = RunStatus::parse(&row.status) == Some(RunStatus::Running);
-            if running
-                && !self.writable
-                && (self.dead.contains(&row.id) || self.run_gone(row.id)?)
-            {
+            if self.shown_interrupted(row.id, &row.status)? {
                 row.status = RunStatus::Interrupted.name().to_string();
             }
         }
@@ -716,10 +709,7 @@ impl Store {
         };
         // A run whose process is gone, which this store may not mark (it
         // may have died since the store was opened: `report --follow`).
-        let dead = self.dead.contains(&run)
-            || (!self.writable
-                && RunStatus::parse(&status) == Some(RunStatus::Running)
-                && self.run_gone(run)?);
+        let dead = self.shown_interrupted(run, &status)?;
         if dead {
             status = RunStatus::Interrupted.name().to_string();
         }
@@ -826,8 +816,15 @@ impl Store {
         })
     }
 
-    /// True when the process that stored run `run` is gone.
-    fn run_gone(&self, run: i64) -> Result<bool> {
+    /// True when run `run`, stored with `status`, is to be shown
+    /// interrupted by this store: it is opened to read only (so it may not
+    /// mark the run), the run is left `running`, and the process that
+    /// stored it is gone — asked at every read, since it may have died
+    /// after the store was opened (`report --follow`).
+    fn shown_interrupted(&self, run: i64, status: &str) -> Result<bool> {
+        if self.writable || RunStatus::parse(status) != Some(RunStatus::Running) {
+            return Ok(false);
+        }
         let (pid, boot): (i64, String) =
             self.conn
                 .query_row("SELECT pid, boot_id FROM runs WHERE id = ?1", [run], |r| {

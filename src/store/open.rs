@@ -21,7 +21,6 @@
 //! (no `-wal` content) on a full disk, where SQLite cannot make its shared
 //! memory file, is read `immutable`.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -85,13 +84,10 @@ impl Store {
                 path: path.to_path_buf(),
                 totals: super::speed::TotalsCache::default(),
                 writable: false,
-                dead: HashSet::new(),
                 copy: None,
             }
         };
         store.writable = false;
-        let dead = store.orphans();
-        store.dead = store.named(dead)?.into_iter().collect();
         Ok(store)
     }
 
@@ -106,7 +102,6 @@ impl Store {
             path: shown.to_path_buf(),
             totals: super::speed::TotalsCache::default(),
             writable: true,
-            dead: HashSet::new(),
             copy: None,
         };
         let version = guard(&store.conn)

@@ -53,11 +53,8 @@ pub(super) fn check_file(path: &Path) -> Result<()> {
 
 /// [`check_file`] for the user `me`.
 fn check_file_as(path: &Path, me: u32) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if let Ok(meta) = std::fs::metadata(&dir) {
+    let dir = crate::out_files::directory_of(path);
+    if let Ok(meta) = std::fs::metadata(dir) {
         let mode = meta.mode();
         if mode & 0o002 != 0 && mode & 0o1000 == 0 {
             return Err(bad(format!(

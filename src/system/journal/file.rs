@@ -276,14 +276,10 @@ pub(super) fn remove_if_present(path: &Path) -> Result<()> {
 /// Returns each file removed with the pid in its name; one that cannot be
 /// removed is left for the next time.
 pub(super) fn remove_dead_tmps(path: &Path) -> Vec<(PathBuf, i32)> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+    let Some(name) = path.file_name() else {
         return Vec::new();
     };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
+    let dir = crate::out_files::directory_of(path);
     let mut prefix = name.to_os_string();
     prefix.push(".tmp.");
     let prefix = prefix.to_string_lossy().into_owned();
