@@ -163,9 +163,7 @@ impl Scan {
                 if measured == 0 {
                     break;
                 }
-                let compute_part = measured.saturating_sub(pass_ns).max(1);
-                let scaled = self.iterations as u128 * budget as u128 / compute_part as u128;
-                self.iterations = scaled as u64;
+                self.iterations = refined(self.iterations, budget, measured, pass_ns);
             }
         }
         let measured_scan_ns = self.measure_scan();
@@ -190,6 +188,19 @@ impl Scan {
     }
 }
 
+/// The compute iterations that make the compute part of a scan take
+/// `budget` ns, from `iterations` whose whole scan measured `measured` ns
+/// with a walk of `pass_ns`. One step scales by at most 4 either way: a
+/// scan measured at or below the walk's own time (the walk ran faster once
+/// warm, or the VM stole the first reading) says nothing about the compute
+/// part, and scaling by `budget / 1 ns` made a 100 µs scan take 225 ms.
+fn refined(iterations: u64, budget: u64, measured: u64, pass_ns: u64) -> u64 {
+    let compute_part = measured.saturating_sub(pass_ns).max(1);
+    let scaled = iterations as u128 * budget as u128 / compute_part as u128;
+    let it = iterations as u128;
+    scaled.clamp(it / 4, it.saturating_mul(4).max(1)) as u64
+}
+
 fn median_of(n: usize, mut f: impl FnMut() -> u64) -> u64 {
     let mut v: Vec<u64> = (0..n).map(|_| f()).collect();
     v.sort_unstable();
@@ -198,6 +209,20 @@ fn median_of(n: usize, mut f: impl FnMut() -> u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_refinement_step_scales_by_at_most_four() {
+        // Measured as budgeted: unchanged.
+        assert_eq!(super::refined(1000, 15_000, 100_000, 85_000), 1000);
+        // Twice the budget: halved.
+        assert_eq!(super::refined(1000, 15_000, 115_000, 85_000), 500);
+        // A scan measured below the walk's time: at most four times more,
+        // not 15 000 times.
+        assert_eq!(super::refined(1000, 15_000, 80_000, 85_000), 4000);
+        // Far too long: at most a quarter.
+        assert_eq!(super::refined(1000, 15_000, 10_000_000, 85_000), 250);
+        assert_eq!(super::refined(0, 15_000, 80_000, 85_000), 0);
+    }
+
     use super::*;
 
     #[test]
