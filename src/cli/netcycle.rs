@@ -34,6 +34,11 @@ pub struct NetcycleRunArgs {
     #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_CNS, value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_CN_NODE)))]
     pub cns: u8,
 
+    /// The controlled nodes' ids instead of 1..=N: a real network's, e.g.
+    /// `1,32,110`, or ranges, `1-3,10` (each 1-239)
+    #[arg(long, value_name = "LIST", conflicts_with = "cns", value_parser = node_ids)]
+    pub node_ids: Option<Vec<u8>>,
+
     /// PollResponse Chaining: one PResMN with every CN's outputs, and
     /// time-triggered PRes, instead of a PReq per CN.
     #[arg(long)]
@@ -98,6 +103,11 @@ pub struct NetcycleRunArgs {
 }
 
 /// `--wait`, each name with its help.
+/// `--node-ids`: the list, ascending, or what to fix.
+fn node_ids(list: &str) -> std::result::Result<Vec<u8>, String> {
+    NetcycleParams::parse_node_ids(list)
+}
+
 fn wait_parser() -> impl TypedValueParser<Value = Wait> {
     let help = |w: Wait| match w {
         Wait::Blocking => {
@@ -176,11 +186,12 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
         }
         out_files::check_binary_output("--pcap", p)?;
     }
-    let outputs = usize::from(a.cns) * usize::from(a.out_bytes);
+    let cns = a.node_ids.as_ref().map_or(usize::from(a.cns), Vec::len);
+    let outputs = cns * usize::from(a.out_bytes);
     if a.chaining && outputs > MAX_PDO_PAYLOAD {
         return Err(bad(format!(
             "--chaining: one PResMN carries every CN's outputs: {} CNs × {} bytes = {outputs} bytes, more than its {MAX_PDO_PAYLOAD}; give fewer --out-bytes or --cns",
-            a.cns, a.out_bytes
+            cns, a.out_bytes
         )));
     }
     check_common(db, c, a.cycle, 1)?;
@@ -198,8 +209,14 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
 /// the CN emulator on `--cn-cpu` (else the first neighbour CPU).
 pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
+    let node_ids = a.node_ids.clone().unwrap_or_default();
+    let cns = match node_ids.len() {
+        0 => a.cns,
+        n => n as u8,
+    };
     let params = ProbeParams::Netcycle(Box::new(NetcycleParams {
-        cns: a.cns,
+        cns,
+        node_ids,
         chaining: a.chaining,
         wait: a.wait,
         response_timeout_ns: a.response_timeout,

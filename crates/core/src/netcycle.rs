@@ -86,8 +86,14 @@ impl NodeRole {
 /// `period`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetcycleParams {
-    /// Controlled nodes polled, node ids 1..=cns (1–239).
+    /// How many controlled nodes are polled (or emulated): node ids
+    /// 1..=cns, or the `node_ids` when given (then `cns` is their count).
     pub cns: u8,
+    /// The controlled nodes' ids (1–239, ascending, no repeat), when they
+    /// are not 1..=cns: a real network's ids, e.g. 1, 32 and 110. Empty:
+    /// 1..=cns. Read them through [`NetcycleParams::nodes`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_ids: Vec<u8>,
     /// PollResponse Chaining: one PResMN, time-triggered PRes.
     #[serde(default)]
     pub chaining: bool,
@@ -126,6 +132,7 @@ impl Default for NetcycleParams {
     fn default() -> Self {
         NetcycleParams {
             cns: defaults::NETCYCLE_CNS,
+            node_ids: Vec::new(),
             chaining: false,
             wait: Wait::Blocking,
             response_timeout_ns: defaults::PRES_TIMEOUT_NS,
@@ -142,6 +149,56 @@ impl Default for NetcycleParams {
 }
 
 impl NetcycleParams {
+    /// The controlled nodes' ids, ascending: the `node_ids` given, else
+    /// 1..=cns.
+    pub fn nodes(&self) -> Vec<u8> {
+        match self.node_ids.is_empty() {
+            true => (1..=self.cns).collect(),
+            false => self.node_ids.clone(),
+        }
+    }
+
+    /// Parses a node id list as `--node-ids` takes it: ids and ranges,
+    /// comma-separated (`1,32,110`, `1-3,10`), each 1–239. Returns the ids
+    /// ascending, or what to fix.
+    pub fn parse_node_ids(list: &str) -> Result<Vec<u8>, String> {
+        let max = crate::powerlink::MAX_CN_NODE;
+        let id = |t: &str| -> Result<u8, String> {
+            match t.trim().parse::<u8>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(format!(
+                    "{:?} is not a CN node id: give numbers from 1 to {max}",
+                    t.trim()
+                )),
+            }
+        };
+        let mut ids = Vec::new();
+        for part in list.split(',') {
+            if part.trim().is_empty() {
+                return Err(format!(
+                    "{list:?} has an empty item: give ids separated by commas, e.g. 1,32,110"
+                ));
+            }
+            match part.split_once('-') {
+                Some((a, b)) => {
+                    let (a, b) = (id(a)?, id(b)?);
+                    if a > b {
+                        return Err(format!(
+                            "the range {a}-{b} runs backwards: write it {b}-{a}"
+                        ));
+                    }
+                    ids.extend(a..=b);
+                }
+                None => ids.push(id(part)?),
+            }
+        }
+        ids.sort_unstable();
+        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("node {} is listed twice", w[0]));
+        }
+        Ok(ids)
+    }
+
     /// One cycle's frames, for the wire-time bound.
     pub fn cycle_load(&self) -> crate::powerlink::CycleLoad {
         crate::powerlink::CycleLoad {
@@ -351,5 +408,51 @@ mod tests {
             serde_json::to_string(&Wait::BusyPoll).unwrap(),
             "\"busy-poll\""
         );
+    }
+}
+
+#[cfg(test)]
+mod node_id_tests {
+    use super::NetcycleParams;
+
+    #[test]
+    fn node_id_lists_parse_to_ascending_ids() {
+        let p = NetcycleParams::parse_node_ids;
+        assert_eq!(p("110,1,32"), Ok(vec![1, 32, 110]));
+        assert_eq!(p("1-3, 10"), Ok(vec![1, 2, 3, 10]));
+        assert_eq!(p("239"), Ok(vec![239]));
+    }
+
+    #[test]
+    fn bad_node_id_lists_say_what_to_fix() {
+        let p = NetcycleParams::parse_node_ids;
+        assert_eq!(
+            p("0,1"),
+            Err("\"0\" is not a CN node id: give numbers from 1 to 239".into())
+        );
+        assert_eq!(
+            p("240"),
+            Err("\"240\" is not a CN node id: give numbers from 1 to 239".into())
+        );
+        assert_eq!(
+            p("1,,2"),
+            Err("\"1,,2\" has an empty item: give ids separated by commas, e.g. 1,32,110".into())
+        );
+        assert_eq!(
+            p("5-3"),
+            Err("the range 5-3 runs backwards: write it 3-5".into())
+        );
+        assert_eq!(p("1,2-4,3"), Err("node 3 is listed twice".into()));
+    }
+
+    #[test]
+    fn nodes_default_to_one_to_cns() {
+        let mut n = NetcycleParams {
+            cns: 3,
+            ..NetcycleParams::default()
+        };
+        assert_eq!(n.nodes(), vec![1, 2, 3]);
+        n.node_ids = vec![1, 32, 110];
+        assert_eq!(n.nodes(), vec![1, 32, 110]);
     }
 }

@@ -1530,6 +1530,7 @@ fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
         p.netcycle(),
         Some(&NetcycleParams {
             cns: 40,
+            node_ids: Vec::new(),
             chaining: true,
             wait: Wait::BusyPoll,
             response_timeout_ns: 250_000,
