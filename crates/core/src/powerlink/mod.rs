@@ -65,6 +65,8 @@ pub mod sdo;
 pub mod wire_time;
 
 #[cfg(test)]
+mod capture_tests;
+#[cfg(test)]
 mod tests;
 
 pub use codec::{
