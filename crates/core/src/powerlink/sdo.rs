@@ -141,28 +141,25 @@ impl CommandId {
     pub const READ_MULTIPLE_BY_INDEX: CommandId = CommandId(0x32);
 }
 
-/// How a command's data is split over frames (flags bits 4-5).
+/// How a command's data is split over frames (flags bits 4-5; the
+/// discriminant is the 2-bit code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
 pub enum Segmentation {
     /// The whole data in this one frame.
     #[default]
-    Expedited,
+    Expedited = 0,
     /// The first segment of several; it carries the transfer's data size.
-    Initiate,
+    Initiate = 1,
     /// A middle segment.
-    Segment,
+    Segment = 2,
     /// The last segment.
-    Complete,
+    Complete = 3,
 }
 
 impl Segmentation {
     fn bits(self) -> u8 {
-        match self {
-            Segmentation::Expedited => 0x00,
-            Segmentation::Initiate => 0x10,
-            Segmentation::Segment => 0x20,
-            Segmentation::Complete => 0x30,
-        }
+        (self as u8) << 4
     }
 
     fn from_flags(flags: u8) -> Segmentation {
