@@ -126,6 +126,10 @@ pub struct NetcycleParams {
     /// Where to write what the CN side received (nanosecond pcap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap: Option<String>,
+    /// The identity the emulated CNs report (0x1000, 0x1018, their
+    /// IdentResponse); `None`: the emulator's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<crate::powerlink::od::Identity>,
 }
 
 impl Default for NetcycleParams {
@@ -144,6 +148,7 @@ impl Default for NetcycleParams {
             role: NodeRole::Both,
             interface: None,
             pcap: None,
+            identity: None,
         }
     }
 }
