@@ -38,7 +38,7 @@ pub struct NetcycleRunArgs {
     /// The controlled nodes' ids instead of 1..=N: a real network's, e.g.
     /// `1,32,110`, or ranges, `1-3,10` (each 1-239)
     #[arg(long, value_name = "LIST", conflicts_with = "cns", value_parser = node_ids)]
-    pub node_ids: Option<Vec<u8>>,
+    pub node_ids: Option<NodeIdList>,
 
     /// PollResponse Chaining: one PResMN with every CN's outputs, and
     /// time-triggered PRes, instead of a PReq per CN.
@@ -111,8 +111,12 @@ pub struct NetcycleRunArgs {
     pub common: CommonArgs,
 }
 
+/// The ids `--node-ids` gives, ascending. A name of its own, so that clap
+/// takes the list as one value (a `Vec` field would be many values of `u8`).
+pub type NodeIdList = Vec<u8>;
+
 /// `--node-ids`: the list, ascending, or what to fix.
-fn node_ids(list: &str) -> std::result::Result<Vec<u8>, String> {
+fn node_ids(list: &str) -> std::result::Result<NodeIdList, String> {
     NetcycleParams::parse_node_ids(list)
 }
 

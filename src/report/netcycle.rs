@@ -120,6 +120,9 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
             n("refused"),
             shown(&states)
         );
+        if let Some(line) = services_line(cn) {
+            let _ = writeln!(o, "  {line}");
+        }
         if d.role == NodeRole::Both {
             let _ = writeln!(
                 o,
@@ -230,4 +233,67 @@ mod tests {
             "CN 1 NMT_CS_OPERATIONAL, CN 2 NMT_CS_STOPPED"
         );
     }
+}
+
+/// The CN side's ASnd services and SDO commands in one line:
+/// `CN ASnd received: NMTCommand 10, SDO 153; sent: IdentResponse 7, …;
+/// SDO WriteByIndex 51 received, 51 answered, aborts 0x06020000 ×3; losses:
+/// SoC 30, PReq 0, 3 back to NMT_CS_PRE_OPERATIONAL_1`, or `None` for a
+/// result without them.
+fn services_line(cn: &Value) -> Option<String> {
+    let s = cn.get("services")?;
+    let map = |k: &str| -> String {
+        let m = s.get(k).and_then(Value::as_object);
+        let items: Vec<String> = m
+            .into_iter()
+            .flatten()
+            .map(|(name, n)| format!("{name} {}", n.as_u64().unwrap_or(0)))
+            .collect();
+        match items.is_empty() {
+            true => "none".into(),
+            false => items.join(", "),
+        }
+    };
+    let n = |k: &str| s.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let sdo: Vec<String> = s
+        .get("sdo_received")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, got)| {
+            let answered = s
+                .get("sdo_answered")
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            format!(
+                "{name} {} received, {answered} answered",
+                got.as_u64().unwrap_or(0)
+            )
+        })
+        .collect();
+    let aborts: Vec<String> = s
+        .get("sdo_aborts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(code, k)| format!("{code} ×{}", k.as_u64().unwrap_or(0)))
+        .collect();
+    let line = format!(
+        "CN ASnd received: {}; sent: {}; SDO: {}{}; losses: SoC {}, PReq {}, {} back to NMT_CS_PRE_OPERATIONAL_1",
+        map("asnd_received"),
+        map("asnd_sent"),
+        match sdo.is_empty() {
+            true => "no command".to_string(),
+            false => sdo.join(", "),
+        },
+        match aborts.is_empty() {
+            true => String::new(),
+            false => format!(", aborts {}", aborts.join(", ")),
+        },
+        n("soc_losses"),
+        n("preq_losses"),
+        n("cycle_errors"),
+    );
+    Some(shown(&line).into_owned())
 }
