@@ -211,30 +211,6 @@ fn summarize_states(nodes: &[Value]) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn states_are_summed_up_when_alike_and_listed_when_not() {
-        let alike: Vec<Value> = (1..=3)
-            .map(|n| serde_json::json!({"node": n, "state": "NMT_CS_OPERATIONAL", "operational_after_ns": n * 1000}))
-            .collect();
-        assert_eq!(
-            summarize_states(&alike),
-            "all 3 CNs NMT_CS_OPERATIONAL, the last after 3.000us"
-        );
-        let apart = vec![
-            serde_json::json!({"node": 1, "state": "NMT_CS_OPERATIONAL"}),
-            serde_json::json!({"node": 2, "state": "NMT_CS_STOPPED"}),
-        ];
-        assert_eq!(
-            summarize_states(&apart),
-            "CN 1 NMT_CS_OPERATIONAL, CN 2 NMT_CS_STOPPED"
-        );
-    }
-}
-
 /// The CN side's ASnd services and SDO commands in one line:
 /// `CN ASnd received: NMTCommand 10, SDO 153; sent: IdentResponse 7, …;
 /// SDO WriteByIndex 51 received, 51 answered, aborts 0x06020000 ×3; losses:
@@ -296,4 +272,46 @@ fn services_line(cn: &Value) -> Option<String> {
         n("cycle_errors"),
     );
     Some(shown(&line).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_are_summed_up_when_alike_and_listed_when_not() {
+        let alike: Vec<Value> = (1..=3)
+            .map(|n| serde_json::json!({"node": n, "state": "NMT_CS_OPERATIONAL", "operational_after_ns": n * 1000}))
+            .collect();
+        assert_eq!(
+            summarize_states(&alike),
+            "all 3 CNs NMT_CS_OPERATIONAL, the last after 3.000us"
+        );
+        let apart = vec![
+            serde_json::json!({"node": 1, "state": "NMT_CS_OPERATIONAL"}),
+            serde_json::json!({"node": 2, "state": "NMT_CS_STOPPED"}),
+        ];
+        assert_eq!(
+            summarize_states(&apart),
+            "CN 1 NMT_CS_OPERATIONAL, CN 2 NMT_CS_STOPPED"
+        );
+    }
+
+    #[test]
+    fn the_cn_services_fit_one_line() {
+        let cn = serde_json::json!({"services": {
+            "asnd_received": {"NMTCommand": 10, "SDO": 153},
+            "asnd_sent": {"IdentResponse": 7, "SDO": 60},
+            "sdo_received": {"WriteByIndex": 51},
+            "sdo_answered": {"WriteByIndex": 51},
+            "sdo_aborts": {"0x06020000": 3},
+            "sdo_connections": 3, "sdo_out_of_sequence": 0,
+            "soc_losses": 30, "preq_losses": 0, "cycle_errors": 3
+        }});
+        assert_eq!(
+            services_line(&cn).unwrap(),
+            "CN ASnd received: NMTCommand 10, SDO 153; sent: IdentResponse 7, SDO 60; SDO: WriteByIndex 51 received, 51 answered, aborts 0x06020000 ×3; losses: SoC 30, PReq 0, 3 back to NMT_CS_PRE_OPERATIONAL_1"
+        );
+        assert_eq!(services_line(&serde_json::json!({})), None);
+    }
 }

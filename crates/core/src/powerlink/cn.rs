@@ -550,10 +550,7 @@ impl ControlledNodes {
                 }
                 Some(Reply::StatusResponse)
             }
-            RequestedService::UNSPECIFIED_INVITE => match n.sdo.next() {
-                Some(_) => Some(Reply::Sdo),
-                None => None,
-            },
+            RequestedService::UNSPECIFIED_INVITE => n.sdo.next_frame().map(|_| Reply::Sdo),
             _ => None,
         };
         match reply {

@@ -788,7 +788,7 @@ fn the_reference_mn_brings_our_three_cns_through_sdo_configuration_to_operationa
         .filter(|(_, (_, f))| f[14] == 6 && f[17] == 5 && f[16] == 1)
         .map(|(i, (_, f))| (i + 1, *f))
         .collect();
-    for (_, (t, f)) in recs.iter().enumerate() {
+    for (t, f) in &recs {
         // Only what the MN sent.
         if f[6..12] != [2, 0, 0, 0, 0, 0xf0] {
             continue;

@@ -590,7 +590,7 @@ impl Od {
                     break;
                 }
             };
-            if m.bit_len != 8 || m.bit_offset % 8 != 0 {
+            if m.bit_len != 8 || !m.bit_offset.is_multiple_of(8) {
                 result = Err(NOT_MAPPABLE);
                 break;
             }

@@ -32,7 +32,7 @@
 //! A CN sends only when invited (SoA UnspecifiedInvite to its id): the
 //! server keeps what it has to send ([`SdoServer::pending`] frames, which
 //! the CN announces in RS/PR of its PRes and StatusResponse) and builds one
-//! frame per invitation ([`SdoServer::next`]). The frame and the transfer
+//! frame per invitation ([`SdoServer::next_frame`]). The frame and the transfer
 //! buffers are made by [`SdoServer::new`]: nothing allocates afterwards.
 
 use super::od::{Od, DOMAIN_MAX};
@@ -198,7 +198,7 @@ pub struct SdoServer {
     /// A command response is owed.
     response: bool,
     reply: Out,
-    /// The frame [`SdoServer::next`] built last (sent again on request).
+    /// The frame [`SdoServer::next_frame`] built last (sent again on request).
     sent: Out,
     sent_seq: SeqLayer,
     download: Transfer,
@@ -460,7 +460,7 @@ impl SdoServer {
 
     /// Builds the next frame to send (the CN was invited) and returns it,
     /// or `None` when nothing is owed.
-    pub fn next(&mut self) -> Option<Sdo<'_>> {
+    pub fn next_frame(&mut self) -> Option<Sdo<'_>> {
         let con = match self.link {
             Link::Closed => return None,
             Link::Init => Con::INIT,
@@ -512,7 +512,7 @@ impl SdoServer {
         Some(self.sent_frame())
     }
 
-    /// The frame [`SdoServer::next`] built last.
+    /// The frame [`SdoServer::next_frame`] built last.
     pub fn sent_frame(&self) -> Sdo<'_> {
         let s = &self.sent;
         if !s.command_layer {
