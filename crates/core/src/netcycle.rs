@@ -327,7 +327,8 @@ pub struct NetcycleDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::load::StackLoad>,
     /// The CN emulator's side: NMT bring-up, SoCs received, frames
-    /// answered, malformed frames dropped.
+    /// answered, ASnd services and SDO commands received and answered,
+    /// SDO aborts by code, losses of SoC and PReq, malformed frames dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cn: Option<serde_json::Value>,
     /// The managing node's side: its bring-up of the CNs and what else it

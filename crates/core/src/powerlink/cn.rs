@@ -242,15 +242,15 @@ impl Node {
     fn loss(&mut self, counters: u16) -> bool {
         let all = self.od.get(counters, 1);
         self.od.set(counters, 1, all.wrapping_add(1));
-        let count = self.od.get(counters, 2) + LOSS_STEP;
         let threshold = self.od.get(counters, 3);
-        if threshold > 0 && count >= threshold {
-            self.od.set(counters, 2, 0);
-            true
-        } else {
-            self.od.set(counters, 2, count);
-            false
+        if threshold == 0 {
+            // Threshold counting is off (openPOWERLINK's errhndk.c too).
+            return false;
         }
+        let count = self.od.get(counters, 2) + LOSS_STEP;
+        let reached = count >= threshold;
+        self.od.set(counters, 2, if reached { 0 } else { count });
+        reached
     }
 
     /// A cycle without a loss of the frame `counters`.

@@ -672,6 +672,31 @@ fn the_demo_defaults_leave_operational_after_two_losses_and_none_without_a_cycle
 }
 
 #[test]
+fn a_threshold_of_zero_counts_the_losses_but_keeps_the_state() {
+    let mut cns = pre_op_1(&[1]);
+    let mut c = Client::open(&mut cns, 1);
+    c.write(&mut cns, 1, 0x1C0D, 3, &0u32.to_le_bytes());
+    let mut a = Vec::with_capacity(1);
+    let mut t = 500 * MS;
+    for f in [
+        soc(),
+        nmt(1, NmtCommandId::ENABLE_READY_TO_OPERATE),
+        nmt(1, NmtCommandId::START_NODE),
+    ] {
+        cns.handle(&f, t, &mut a);
+        t += MS;
+    }
+    for _ in 0..20 {
+        cns.handle(&soa(RequestedService::NO_SERVICE, 0), t, &mut a);
+        t += MS;
+    }
+    assert_eq!(cns.state(1), Some(S_OP));
+    assert_eq!(cns.counts().preq_losses, 20);
+    let od = cns.od(1).unwrap();
+    assert_eq!((od.get(0x1C0D, 1), od.get(0x1C0D, 2)), (20, 0));
+}
+
+#[test]
 fn chained_cns_answer_a_pres_mn_in_their_slots() {
     let mut cns = ControlledNodes::new(config(&[1, 2, 3], true));
     let mut answers = Vec::with_capacity(cns.max_answers());
