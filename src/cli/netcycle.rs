@@ -10,6 +10,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::netcycle::{NetcycleParams, NodeRole, Wait};
+use jitterlab_core::powerlink::od::Identity;
 use jitterlab_core::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::ProbeParams;
@@ -37,7 +38,7 @@ pub struct NetcycleRunArgs {
     /// The controlled nodes' ids instead of 1..=N: a real network's, e.g.
     /// `1,32,110`, or ranges, `1-3,10` (each 1-239)
     #[arg(long, value_name = "LIST", conflicts_with = "cns", value_parser = node_ids)]
-    pub node_ids: Option<Vec<u8>>,
+    pub node_ids: Option<NodeIdList>,
 
     /// PollResponse Chaining: one PResMN with every CN's outputs, and
     /// time-triggered PRes, instead of a PReq per CN.
@@ -87,6 +88,14 @@ pub struct NetcycleRunArgs {
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<std::path::PathBuf>,
 
+    /// The identity the emulated CNs report in 0x1000, 0x1018 and their
+    /// IdentResponse (--role cn or both): any of
+    /// `vendor=…,product=…,revision=…,serial=…,device-type=…`, decimal or
+    /// 0x hex [default: device-type 0x000F0191 (CiA 401 digital I/O),
+    /// vendor 0, product 0, revision 0x00010000, serial the node id]
+    #[arg(long, value_name = "LIST", value_parser = identity)]
+    pub identity: Option<Identity>,
+
     /// Late cycles a run may have and still hold its cycle time.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_late_cycles: u64,
@@ -102,12 +111,21 @@ pub struct NetcycleRunArgs {
     pub common: CommonArgs,
 }
 
-/// `--wait`, each name with its help.
+/// The ids `--node-ids` gives, ascending. A name of its own, so that clap
+/// takes the list as one value (a `Vec` field would be many values of `u8`).
+pub type NodeIdList = Vec<u8>;
+
 /// `--node-ids`: the list, ascending, or what to fix.
-fn node_ids(list: &str) -> std::result::Result<Vec<u8>, String> {
+fn node_ids(list: &str) -> std::result::Result<NodeIdList, String> {
     NetcycleParams::parse_node_ids(list)
 }
 
+/// `--identity`: the fields given over the defaults, or what to fix.
+fn identity(list: &str) -> std::result::Result<Identity, String> {
+    Identity::parse(list)
+}
+
+/// `--wait`, each name with its help.
 fn wait_parser() -> impl TypedValueParser<Value = Wait> {
     let help = |w: Wait| match w {
         Wait::Blocking => {
@@ -178,6 +196,11 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
         }
         _ => {}
     }
+    if a.identity.is_some() && a.role == NodeRole::Mn {
+        return Err(bad(
+            "--identity is what the emulated CNs report; use it with --role cn or --role both",
+        ));
+    }
     if let Some(p) = &a.pcap {
         if a.role == NodeRole::Mn {
             return Err(bad(
@@ -228,6 +251,7 @@ pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
         role: a.role,
         interface: a.interface.clone(),
         pcap: a.pcap.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        identity: a.identity,
     }));
     debug_assert_eq!(params.kind(), ProbeKind::Netcycle);
     common_cell(params, a.cycle, vec![cpu], online, &a.common)

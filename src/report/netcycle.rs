@@ -120,6 +120,9 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
             n("refused"),
             shown(&states)
         );
+        if let Some(line) = services_line(cn) {
+            let _ = writeln!(o, "  {line}");
+        }
         if d.role == NodeRole::Both {
             let _ = writeln!(
                 o,
@@ -208,6 +211,69 @@ fn summarize_states(nodes: &[Value]) -> String {
     }
 }
 
+/// The CN side's ASnd services and SDO commands in one line:
+/// `CN ASnd received: NMTCommand 10, SDO 153; sent: IdentResponse 7, …;
+/// SDO WriteByIndex 51 received, 51 answered, aborts 0x06020000 ×3; losses:
+/// SoC 30, PReq 0, 3 back to NMT_CS_PRE_OPERATIONAL_1`, or `None` for a
+/// result without them.
+fn services_line(cn: &Value) -> Option<String> {
+    let s = cn.get("services")?;
+    let map = |k: &str| -> String {
+        let m = s.get(k).and_then(Value::as_object);
+        let items: Vec<String> = m
+            .into_iter()
+            .flatten()
+            .map(|(name, n)| format!("{name} {}", n.as_u64().unwrap_or(0)))
+            .collect();
+        match items.is_empty() {
+            true => "none".into(),
+            false => items.join(", "),
+        }
+    };
+    let n = |k: &str| s.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let sdo: Vec<String> = s
+        .get("sdo_received")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, got)| {
+            let answered = s
+                .get("sdo_answered")
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            format!(
+                "{name} {} received, {answered} answered",
+                got.as_u64().unwrap_or(0)
+            )
+        })
+        .collect();
+    let aborts: Vec<String> = s
+        .get("sdo_aborts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(code, k)| format!("{code} ×{}", k.as_u64().unwrap_or(0)))
+        .collect();
+    let line = format!(
+        "CN ASnd received: {}; sent: {}; SDO: {}{}; losses: SoC {}, PReq {}, {} back to NMT_CS_PRE_OPERATIONAL_1",
+        map("asnd_received"),
+        map("asnd_sent"),
+        match sdo.is_empty() {
+            true => "no command".to_string(),
+            false => sdo.join(", "),
+        },
+        match aborts.is_empty() {
+            true => String::new(),
+            false => format!(", aborts {}", aborts.join(", ")),
+        },
+        n("soc_losses"),
+        n("preq_losses"),
+        n("cycle_errors"),
+    );
+    Some(shown(&line).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +295,23 @@ mod tests {
             summarize_states(&apart),
             "CN 1 NMT_CS_OPERATIONAL, CN 2 NMT_CS_STOPPED"
         );
+    }
+
+    #[test]
+    fn the_cn_services_fit_one_line() {
+        let cn = serde_json::json!({"services": {
+            "asnd_received": {"NMTCommand": 10, "SDO": 153},
+            "asnd_sent": {"IdentResponse": 7, "SDO": 60},
+            "sdo_received": {"WriteByIndex": 51},
+            "sdo_answered": {"WriteByIndex": 51},
+            "sdo_aborts": {"0x06020000": 3},
+            "sdo_connections": 3, "sdo_out_of_sequence": 0,
+            "soc_losses": 30, "preq_losses": 0, "cycle_errors": 3
+        }});
+        assert_eq!(
+            services_line(&cn).unwrap(),
+            "CN ASnd received: NMTCommand 10, SDO 153; sent: IdentResponse 7, SDO 60; SDO: WriteByIndex 51 received, 51 answered, aborts 0x06020000 ×3; losses: SoC 30, PReq 0, 3 back to NMT_CS_PRE_OPERATIONAL_1"
+        );
+        assert_eq!(services_line(&serde_json::json!({})), None);
     }
 }

@@ -126,6 +126,10 @@ pub struct NetcycleParams {
     /// Where to write what the CN side received (nanosecond pcap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap: Option<String>,
+    /// The identity the emulated CNs report (0x1000, 0x1018, their
+    /// IdentResponse); `None`: the emulator's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<crate::powerlink::od::Identity>,
 }
 
 impl Default for NetcycleParams {
@@ -144,6 +148,7 @@ impl Default for NetcycleParams {
             role: NodeRole::Both,
             interface: None,
             pcap: None,
+            identity: None,
         }
     }
 }
@@ -322,7 +327,8 @@ pub struct NetcycleDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::load::StackLoad>,
     /// The CN emulator's side: NMT bring-up, SoCs received, frames
-    /// answered, malformed frames dropped.
+    /// answered, ASnd services and SDO commands received and answered,
+    /// SDO aborts by code, losses of SoC and PReq, malformed frames dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cn: Option<serde_json::Value>,
     /// The managing node's side: its bring-up of the CNs and what else it

@@ -1,7 +1,8 @@
 //! The emulated CNs' real-time path allocates nothing (DESIGN rule 2):
 //! decoding what the MN sends, [`ControlledNodes::handle`] — bring-up,
-//! polls, chained polls, SoA invitations, NMT commands — building each
-//! answer and encoding it, measured with a counting global allocator
+//! polls, chained polls, SoA invitations, NMT commands, SDO set-up,
+//! writes (the TPDO mapping included) and reads — building each answer and
+//! encoding it, measured with a counting global allocator
 //! (`stats_alloc`, so that no `unsafe` is written here).
 //!
 //! This file is its own test binary with one test, so no other test
@@ -34,12 +35,12 @@ fn wire(f: Frame<'_>) -> Vec<u8> {
 #[test]
 fn the_cns_answer_every_frame_without_allocating() {
     let mut cns = ControlledNodes::new(CnConfig {
-        cns: 40,
+        nodes: (1..=40).collect(),
         out_bytes: 1,
-        in_bytes: 6,
         chained: true,
         chain_step_ns: 6_720,
         response_time_ns: 25_000,
+        identity: Default::default(),
     });
     let mut answers = Vec::with_capacity(cns.max_answers());
     let soa = |service, target| {
@@ -59,6 +60,24 @@ fn the_cns_answer_every_frame_without_allocating() {
             service: ASndService::NmtCommand(NmtCommand { id, data: &[] }),
         }))
     };
+    let sdo = |r: u8, s: u8, command: sdo::CommandLayer<'_>| {
+        wire(Frame::ASnd(ASnd {
+            dest: 7,
+            src: MN_NODE,
+            service: ASndService::Sdo(Sdo {
+                seq: sdo::SeqLayer {
+                    receive_seq: r >> 2,
+                    receive_con: sdo::Con(r & 3),
+                    send_seq: s >> 2,
+                    send_con: sdo::Con(s & 3),
+                },
+                command,
+            }),
+        }))
+    };
+    let write = |t, data| sdo::CommandLayer::request(t, sdo::CommandId::WRITE_BY_INDEX, data);
+    let mapping = [0x00, 0x1a, 1, 0, 0x00, 0x60, 0x01, 0, 0, 0, 0x08, 0];
+    let invite = soa(RequestedService::UNSPECIFIED_INVITE, 7);
     let outputs: Vec<u8> = (0..40).collect();
     let frames = vec![
         soa(RequestedService::IDENT_REQUEST, 7),
@@ -87,15 +106,36 @@ fn the_cns_answer_every_frame_without_allocating() {
         })),
         soa(RequestedService::STATUS_REQUEST, 40),
         vec![0u8; 20],
+        // SDO: set-up, writes (the TPDO mapping), a read, each invited.
+        sdo(0x00, 0x01, sdo::CommandLayer::NIL),
+        invite.clone(),
+        sdo(0x01, 0x02, sdo::CommandLayer::NIL),
+        invite.clone(),
+        sdo(0x02, 0x06, write(0, &[0x06, 0x10, 0, 0, 0x50, 0xc3, 0, 0])),
+        invite.clone(),
+        sdo(0x06, 0x0a, write(1, &mapping)),
+        invite.clone(),
+        sdo(0x0a, 0x0e, write(2, &[0x00, 0x1a, 0, 0, 1])),
+        invite.clone(),
+        sdo(0x0e, 0x12, write(3, &[0x34, 0x12, 0, 0, 1])),
+        invite.clone(),
+        sdo(
+            0x12,
+            0x16,
+            sdo::CommandLayer::request(4, sdo::CommandId::READ_BY_INDEX, &[0x18, 0x10, 4, 0]),
+        ),
+        invite.clone(),
     ];
     let mut out = [0u8; MAX_FRAME_LEN];
 
     let region = Region::new(GLOBAL);
     let mut sent = 0usize;
+    let mut now = 0u64;
     for _ in 0..100 {
         for bytes in &frames {
             let Ok(r) = decode(bytes) else { continue };
-            cns.handle(&r.frame, &mut answers);
+            now += 1_000_000;
+            cns.handle(&r.frame, now, &mut answers);
             for a in &answers {
                 let f = cns.frame(a);
                 let dst = f.multicast_mac().unwrap_or(MAC_PRES);
@@ -106,6 +146,17 @@ fn the_cns_answer_every_frame_without_allocating() {
     let stats = region.change();
     black_box(sent);
     common::assert_nothing_allocated(stats);
-    // Per round: IdentResponse, one PRes, 40 chained PRes, StatusResponse.
+    // Per round: IdentResponse, one PRes, 40 chained PRes, StatusResponse,
+    // and the SDO answers (after the first round, the repeats of the same
+    // sequence numbers are answered again).
     assert!(sent > 100 * 43 * 60, "{sent} bytes sent");
+    let c = cns.sdo_counts();
+    assert_eq!(
+        (c.received[1], c.received[2]),
+        (400, 100),
+        "each round opens afresh"
+    );
+    assert!(c
+        .abort_codes()
+        .any(|(code, _)| code == sdo::AbortCode::OBJECT_DOES_NOT_EXIST));
 }

@@ -1,8 +1,11 @@
-//! The CN emulator: one real-time loop answering for node ids 1..=N
-//! through `jitterlab_core::powerlink::cn` — receive a frame (blocking, with
+//! The CN emulator: one real-time loop answering for a list of node ids
+//! through `jitterlab_core::powerlink::cn` — receive a frame (blocking, up
+//! to the CNs' next deadline: the end of a reset, an overdue SoC; at most
 //! a short timeout so that the stop flag is seen), run it through the CNs'
-//! state machine, encode and send what they answer — and stamping every
-//! SoC it receives.
+//! state machines with the monotonic time, encode and send what they
+//! answer — and stamping every SoC it receives. The report counts every
+//! ASnd service and every SDO command received and answered, the SDO
+//! aborts by code, and the losses of SoC and PReq.
 //!
 //! Each SoC's kernel receive stamp is handed to whoever measures
 //! ([`SocRx`]: the managing node's thread through a lock-free queue when
@@ -20,6 +23,8 @@
 //! frame buffers are made by [`CnEmulator::new`], before it runs.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use std::collections::BTreeMap;
 
 use jitterlab_core::powerlink::cn::{Answer, CnConfig, ControlledNodes};
 use jitterlab_core::powerlink::{decode, encode, Frame, NmtState, MAX_FRAME_LEN};
@@ -51,7 +56,7 @@ pub struct CnSideCounts {
     pub socs: u64,
     /// SoCs without a receive stamp (not handed over).
     pub socs_unstamped: u64,
-    /// Frames sent (PRes, IdentResponse, StatusResponse).
+    /// Frames sent (PRes, IdentResponse, StatusResponse, SDO).
     pub answered: u64,
     /// Sends that failed.
     pub send_errors: u64,
@@ -78,12 +83,40 @@ pub struct CnNode {
     pub operational_after_ns: Option<u64>,
 }
 
+/// ASnd services and SDO commands, received and answered (`detail.cn.asnd`,
+/// `detail.cn.sdo`): names as keys, only the ones seen.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Services {
+    /// ASnd frames received for our CNs, by service.
+    pub asnd_received: BTreeMap<String, u64>,
+    /// ASnd frames sent, by service.
+    pub asnd_sent: BTreeMap<String, u64>,
+    /// SDO commands received, by command.
+    pub sdo_received: BTreeMap<String, u64>,
+    /// SDO commands answered (response or abort), by command.
+    pub sdo_answered: BTreeMap<String, u64>,
+    /// SDO aborts sent, by code (`0x06020000`).
+    pub sdo_aborts: BTreeMap<String, u64>,
+    /// SDO connections opened.
+    pub sdo_connections: u64,
+    /// SDO frames out of sequence, dropped.
+    pub sdo_out_of_sequence: u64,
+    /// Losses of SoC.
+    pub soc_losses: u64,
+    /// Losses of PReq.
+    pub preq_losses: u64,
+    /// Loss thresholds reached (a CN sent back to PRE_OPERATIONAL_1).
+    pub cycle_errors: u64,
+}
+
 /// The CN side's part of the result (`detail.cn`).
 #[derive(Debug, Clone, Serialize)]
 pub struct CnReport {
     /// Counts.
     #[serde(flatten)]
     pub counts: CnSideCounts,
+    /// ASnd services and SDO commands.
+    pub services: Services,
     /// The CNs reaching NMT_CS_OPERATIONAL, every one of them: from the
     /// first frame received to the last CN operational, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,7 +146,7 @@ impl CnEmulator {
     /// The emulator of `config`'s CNs on `link`, every buffer made now.
     pub fn new(link: Link, config: CnConfig) -> CnEmulator {
         let cns = ControlledNodes::new(config);
-        let n = usize::from(cns.config().cns);
+        let n = cns.config().nodes.len();
         CnEmulator {
             link,
             answers: Vec::with_capacity(cns.max_answers()),
@@ -145,7 +178,12 @@ impl CnEmulator {
             if end.is_some_and(|e| now >= e) {
                 return;
             }
-            let wait = end.map_or(WAIT_NS, |e| (e - now).min(WAIT_NS));
+            let h = self.cns.tick(now);
+            if h.transitions > 0 {
+                self.note_states(now);
+            }
+            let until = [end, self.cns.next_deadline()].into_iter().flatten().min();
+            let wait = until.map_or(WAIT_NS, |u| u.saturating_sub(now).min(WAIT_NS));
             match self.link.wait(Some(wait)) {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -211,14 +249,10 @@ impl CnEmulator {
                 None => self.counts.socs_unstamped += 1,
             }
         }
-        let h = self.cns.handle(&frame, &mut self.answers);
+        let h = self.cns.handle(&frame, read_at, &mut self.answers);
         self.counts.refused += u64::from(h.refused);
         if h.transitions > 0 {
-            for (i, s) in self.cns.states().iter().enumerate() {
-                if *s == NmtState::CS_OPERATIONAL && self.operational_at[i].is_none() {
-                    self.operational_at[i] = Some(read_at);
-                }
-            }
+            self.note_states(read_at);
         }
         for i in 0..self.answers.len() {
             let a = self.answers[i];
@@ -252,16 +286,54 @@ impl CnEmulator {
         }
     }
 
+    /// Notes the CNs that reached NMT_CS_OPERATIONAL at `at`.
+    fn note_states(&mut self, at: u64) {
+        for (i, (_, s)) in self.cns.states().enumerate() {
+            if s == NmtState::CS_OPERATIONAL && self.operational_at[i].is_none() {
+                self.operational_at[i] = Some(at);
+            }
+        }
+    }
+
+    /// The ASnd and SDO counts, named.
+    fn services(&self) -> Services {
+        let c = self.cns.counts();
+        let sdo = self.cns.sdo_counts();
+        let named = |counts: &[u64; 256], name: fn(u8) -> String| {
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(id, n)| (name(id as u8), *n))
+                .collect::<BTreeMap<_, _>>()
+        };
+        Services {
+            asnd_received: named(&c.asnd_received, service_name),
+            asnd_sent: named(&c.asnd_sent, service_name),
+            sdo_received: named(&sdo.received, command_name),
+            sdo_answered: named(&sdo.answered, command_name),
+            sdo_aborts: sdo
+                .abort_codes()
+                .map(|(code, n)| (format!("{:#010x}", code.0), n))
+                .chain((sdo.aborts_other > 0).then(|| ("other".to_string(), sdo.aborts_other)))
+                .collect(),
+            sdo_connections: sdo.connections,
+            sdo_out_of_sequence: sdo.out_of_sequence,
+            soc_losses: c.soc_losses,
+            preq_losses: c.preq_losses,
+            cycle_errors: c.cycle_errors,
+        }
+    }
+
     /// What the CN side did, for the result.
     pub fn report(&self) -> CnReport {
         let nodes: Vec<CnNode> = self
             .cns
             .states()
-            .iter()
             .enumerate()
-            .map(|(i, s)| CnNode {
-                node: i as u8 + 1,
-                state: state_name(*s),
+            .map(|(i, (node, s))| CnNode {
+                node,
+                state: state_name(s),
                 operational_after_ns: self.operational_at[i]
                     .zip(self.first_frame)
                     .map(|(at, first)| at - first),
@@ -273,6 +345,7 @@ impl CnEmulator {
         };
         CnReport {
             counts: self.counts,
+            services: self.services(),
             bring_up_ns,
             nodes,
             socs_not_handed_over: self.socs_not_handed_over,
@@ -284,4 +357,29 @@ impl CnEmulator {
 pub fn state_name(s: NmtState) -> String {
     s.name(false)
         .map_or_else(|| format!("{:#04x}", s.0), str::to_string)
+}
+
+/// An ASnd ServiceID's name.
+fn service_name(id: u8) -> String {
+    match id {
+        1 => "IdentResponse".into(),
+        2 => "StatusResponse".into(),
+        3 => "NMTRequest".into(),
+        4 => "NMTCommand".into(),
+        5 => "SDO".into(),
+        _ => format!("service {id:#04x}"),
+    }
+}
+
+/// An SDO command id's name.
+fn command_name(id: u8) -> String {
+    match id {
+        0x01 => "WriteByIndex".into(),
+        0x02 => "ReadByIndex".into(),
+        0x03 => "WriteAllByIndex".into(),
+        0x04 => "ReadAllByIndex".into(),
+        0x31 => "WriteMultipleParameterByIndex".into(),
+        0x32 => "ReadMultipleParameterByIndex".into(),
+        _ => format!("command {id:#04x}"),
+    }
 }

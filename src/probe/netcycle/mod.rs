@@ -368,12 +368,12 @@ impl NetcycleProbe {
     fn cn_config(&self) -> CnConfig {
         let p = &self.args.params;
         CnConfig {
-            cns: p.cns,
+            nodes: p.nodes(),
             out_bytes: p.out_bytes,
-            in_bytes: p.in_bytes,
             chained: p.chaining,
             chain_step_ns: chain_step_ns(p),
             response_time_ns: RESPONSE_TIME_NS,
+            identity: p.identity.unwrap_or_default(),
         }
     }
 

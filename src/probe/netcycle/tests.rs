@@ -129,9 +129,9 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
     );
     let p = NetcycleParams::default();
     let cfg = CnConfig {
-        cns: 3,
+        nodes: (1..=3).collect(),
         out_bytes: 1,
-        in_bytes: 6,
+        identity: Default::default(),
         chained: false,
         chain_step_ns: chain_step_ns(&p),
         response_time_ns: RESPONSE_TIME_NS,
@@ -216,9 +216,9 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
     let mut emulator = CnEmulator::new(
         cn_link,
         CnConfig {
-            cns: 2,
+            nodes: (1..=2).collect(),
             out_bytes: 1,
-            in_bytes: 6,
+            identity: Default::default(),
             chained: false,
             chain_step_ns: 0,
             response_time_ns: RESPONSE_TIME_NS,

@@ -43,7 +43,9 @@
 //!   (expedited and segmented transfers, aborts), the data of WriteByIndex
 //!   and ReadByIndex, and DS 301's abort codes.
 //! - [`cn`]: emulated controlled nodes — the DS 301 NMT state machine of
-//!   node ids 1..=N and what each answers to a frame it received.
+//!   any list of node ids, error signalling, loss of SoC / PReq, and what
+//!   each answers to a frame it received; [`od`] their object dictionary
+//!   and [`sdo_server`] the SDO server that reads and writes it.
 //! - [`cdc`]: the concise DCF that openCONFIGURATOR writes and
 //!   openPOWERLINK's MN loads, and the network it configures
 //!   ([`cdc::NetworkConfig`]: cycle, nodes, each CN's writes and stamps).
@@ -65,7 +67,9 @@ pub mod cn;
 pub mod codec;
 mod frame;
 pub mod nmt;
+pub mod od;
 pub mod sdo;
+pub mod sdo_server;
 pub mod wire_time;
 
 #[cfg(test)]
