@@ -61,6 +61,9 @@ pub mod cn;
 pub mod codec;
 mod frame;
 pub mod nmt;
+pub mod poll;
+pub mod soc_schedule;
+pub mod track;
 pub mod wire_time;
 
 #[cfg(test)]
