@@ -292,8 +292,8 @@ fn bad_input_is_refused_with_exit_2_and_says_what_to_fix() {
             "jitterlab: error: --interface jlnosuchif0: no such network interface; list them with `ip link`\n",
         ),
         (
-            &["--role", "mn", "--interface", "lo", "--pcap", "x.pcap"][..],
-            "jitterlab: error: --pcap writes what the CN side receives; use it with --role both or --role cn\n",
+            &["--role", "mn", "--interface", "lo", "--pcap", "-"][..],
+            "jitterlab: error: --pcap -: a capture is binary and is not written to standard output; give a file path\n",
         ),
         (
             &["--response-timeout", "500us"][..],

@@ -177,6 +177,8 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         missed_pres: f.missed,
         late_pres: 0,
         held: Held::judge(n, cycles, f.late, polls, f.missed),
+        soc_spacing: None,
+        left_operational: vec![],
         per_cn: vec![],
         load: f.load.map(|(stack, wall)| StackLoad {
             wall_ns: wall,
