@@ -277,7 +277,10 @@ impl Held {
         }
         let told: Vec<String> = outages.iter().take(3).map(NmtOutage::describe).collect();
         let more = n - told.len() as u64;
-        let mut reason = format!("{n} departures from NMT_CS_OPERATIONAL: {}", told.join("; "));
+        let mut reason = format!(
+            "{n} departures from NMT_CS_OPERATIONAL: {}",
+            told.join("; ")
+        );
         if more > 0 {
             reason.push_str(&format!("; {more} more"));
         }

@@ -399,8 +399,7 @@ impl NetcycleProbe {
         let nodes = p.nodes();
         let soc_ns =
             wire_bytes(jitterlab_core::powerlink::SOC_LEN) as u64 * wire_time::BYTE_NS_100M;
-        let pres_mn_ns = wire_bytes(PDO_HEADER_LEN + nodes.len() * usize::from(p.out_bytes))
-            as u64
+        let pres_mn_ns = wire_bytes(PDO_HEADER_LEN + nodes.len() * usize::from(p.out_bytes)) as u64
             * wire_time::BYTE_NS_100M;
         let planned = soc_schedule::planned_span(
             soc_ns,

@@ -179,7 +179,10 @@ mod tests {
         let soc = 10_000;
         b.poll(soc + 5);
         assert_eq!(b.take(soc - 16), PresMatch::Stale);
-        assert!(b.awaited(), "a PRes received before the PReq answers nothing");
+        assert!(
+            b.awaited(),
+            "a PRes received before the PReq answers nothing"
+        );
     }
 
     #[test]
