@@ -540,7 +540,8 @@ impl Probe for NetcycleProbe {
                     }
                 }
                 let mn = self.mn.take().context("the managing node is gone")?;
-                self.keep = Some(KeepAlive::start(mn)?);
+                let (cpu, prio) = (self.args.cpu, self.args.priority);
+                self.keep = Some(KeepAlive::start(mn, cpu, prio)?);
             }
             (None, Some(cn_link)) => {
                 self.stamps.push(format!(
@@ -567,7 +568,6 @@ impl Probe for NetcycleProbe {
         let mut cn_report = None;
         let mut ring_dropped = 0;
         if let Some(keep) = self.keep.take() {
-            let (mut mn, first) = keep.hand_over(start.t0)?;
             let releases = a.duration_ns.map(|d| d.div_ceil(a.period_ns));
             let mut socs = self.cn_thread.as_mut().map(|t| &mut t.socs);
             let mut prev_soc: Option<(u64, u64)> = None;
@@ -582,6 +582,9 @@ impl Probe for NetcycleProbe {
                 a.cpu,
                 &[("managing node".to_string(), jitterlab_sys::gettid())],
             );
+            // The last thing before the measurement's first release.
+            let (mut mn, first, keep_warnings) = keep.hand_over(start.t0)?;
+            warnings.extend(keep_warnings);
             let measured = mn.run(first, releases, start.stop, &mut |c, s| {
                 let period = prev_soc.map(|(real, _)| c.soc_real as i64 - real as i64);
                 let jitter = match (period, prev_soc) {

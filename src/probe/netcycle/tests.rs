@@ -162,10 +162,11 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
         let (grid0, period) = mn.grid();
         // The runner's gap between preparation and release: the MN keeps
         // cycling on its schedule, then hands over at one of its releases.
-        let keep = KeepAlive::start(mn).unwrap();
+        let (cpu, prio) = (jitterlab_sys::current_cpu().unwrap(), 0);
+        let keep = KeepAlive::start(mn, cpu, prio).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(30));
         let t0 = jitterlab_sys::monotonic_ns() + 2_000_000;
-        let (mut mn, first) = keep.hand_over(t0).unwrap();
+        let (mut mn, first, _) = keep.hand_over(t0).unwrap();
         assert!(first >= t0);
         assert_eq!((first - grid0) % period, 0, "on the bring-up's grid");
         let mut completions = Vec::new();

@@ -88,7 +88,7 @@ use serde::Serialize;
 
 use super::capture::CaptureRing;
 use super::link::Link;
-use crate::probe::helper_thread::sleep_until;
+use crate::probe::helper_thread::{setup_helper_thread, sleep_until};
 use crate::probe::ScheduleCounts;
 
 /// How long the bring-up waits for one IdentResponse before it asks again.
@@ -859,24 +859,35 @@ pub struct KeepAlive {
     grid: (u64, u64),
     hand_at: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<Mn>,
+    thread: JoinHandle<(Mn, Vec<String>)>,
 }
 
 impl KeepAlive {
-    /// Starts `mn` cycling on a thread of the caller's CPU and priority
-    /// (a new thread inherits both).
-    pub fn start(mut mn: Mn) -> Result<KeepAlive> {
+    /// Starts `mn` cycling on a thread on `cpu` (the measuring thread's)
+    /// at SCHED_FIFO one above `priority` (the measuring thread's): the
+    /// measuring thread's own set-up between preparation and release (its
+    /// recorder's buffers, touched page by page, take milliseconds) must
+    /// not hold a SoC back, and the keep-alive thread sleeps between its
+    /// frames.
+    pub fn start(mut mn: Mn, cpu: usize, priority: i32) -> Result<KeepAlive> {
+        let priority = (priority + 1).min(99);
         let grid = mn.grid();
         let hand_at = Arc::new(AtomicU64::new(u64::MAX));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, s) = (Arc::clone(&hand_at), Arc::clone(&stop));
+        let (ready, up) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("jl-pl-mn-keep".into())
             .spawn(move || {
+                let warnings = setup_helper_thread("managing node (keep-alive)", cpu, priority);
+                let _ = ready.send(());
                 mn.keep_cycling(&h, &s);
-                mn
+                (mn, warnings)
             })
             .context("starting the managing node's keep-alive cycles")?;
+        // Born at the caller's priority, it would wait behind the caller:
+        // wait until it has its own.
+        let _ = up.recv();
         Ok(KeepAlive {
             grid,
             hand_at,
@@ -885,20 +896,21 @@ impl KeepAlive {
         })
     }
 
-    /// Hands the MN back for a measurement that may start at `t0`, and the
-    /// release it starts at: the first of the schedule at or after `t0`
-    /// and two cycles from now (so the keep-alive thread, which may be
-    /// asleep until the next release, has handed over before it).
-    pub fn hand_over(self, t0: u64) -> Result<(Mn, u64)> {
+    /// Hands the MN back for a measurement that may start at `t0`, with
+    /// the release it starts at — the first of the schedule at or after
+    /// `t0` and two cycles from now (so the keep-alive thread, which may be
+    /// asleep until the next release, has handed over before it) — and
+    /// the keep-alive thread's warnings.
+    pub fn hand_over(self, t0: u64) -> Result<(Mn, u64, Vec<String>)> {
         let (g0, t) = self.grid;
         let at = t0.max(sys::monotonic_ns() + 2 * t);
         let first = g0 + at.saturating_sub(g0).div_ceil(t) * t;
         self.hand_at.store(first, Relaxed);
-        let mn = self
+        let (mn, warnings) = self
             .thread
             .join()
             .map_err(|_| anyhow!("the managing node's keep-alive thread panicked"))?;
-        Ok((mn, first))
+        Ok((mn, first, warnings))
     }
 
     /// Stops it and takes the MN back (a run that does not measure).
@@ -906,6 +918,7 @@ impl KeepAlive {
         self.stop.store(true, Relaxed);
         self.thread
             .join()
+            .map(|(mn, _)| mn)
             .map_err(|_| anyhow!("the managing node's keep-alive thread panicked"))
     }
 }
