@@ -585,7 +585,8 @@ impl Probe for NetcycleProbe {
             // The last thing before the measurement's first release.
             let (mut mn, first, keep_warnings) = keep.hand_over(start.t0)?;
             warnings.extend(keep_warnings);
-            let measured = mn.run(first, releases, start.stop, &mut |c, s| {
+            let deadline = a.duration_ns.map(|d| start.t0 + d);
+            let measured = mn.run(first, releases, start.stop, deadline, &mut |c, s| {
                 let period = prev_soc.map(|(real, _)| c.soc_real as i64 - real as i64);
                 let jitter = match (period, prev_soc) {
                     (Some(per), Some((_, rel))) => Some(per - (s.release - rel) as i64),

@@ -170,9 +170,15 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
         assert!(first >= t0);
         assert_eq!((first - grid0) % period, 0, "on the bring-up's grid");
         let mut completions = Vec::new();
-        let sched = mn.run(first, Some(20), &AtomicBool::new(false), &mut |c, _| {
-            completions.push(c.completion_ns());
-        });
+        let sched = mn.run(
+            first,
+            Some(20),
+            &AtomicBool::new(false),
+            None,
+            &mut |c, _| {
+                completions.push(c.completion_ns());
+            },
+        );
         stop.store(true, Relaxed);
         cn.join().unwrap();
         // 20 releases fell due; a stall of the VM past a whole period

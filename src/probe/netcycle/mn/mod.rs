@@ -769,11 +769,18 @@ impl Mn {
     /// `on_cycle` after each cycle with what it measured and its schedule
     /// sample; the StatusRequests go round robin. Counts, NMT tracking and
     /// the SoC spacing start afresh here.
+    ///
+    /// The measurement starts at a release of the schedule, a cycle or two
+    /// after the runner's start; the runner raises `stop` at its start +
+    /// the duration. A `stop` raised at or after `deadline` is that end,
+    /// and the run still serves its `releases`; one raised before it (an
+    /// interruption) ends the run after the cycle.
     pub fn run(
         &mut self,
         first: u64,
         releases: Option<u64>,
         stop: &AtomicBool,
+        deadline: Option<u64>,
         on_cycle: &mut dyn FnMut(&Cycle, &CycleSample),
     ) -> Measured {
         self.state = NmtState::MS_OPERATIONAL;
@@ -797,7 +804,10 @@ impl Mn {
             on_cycle(&c, &s);
             let sched = self.schedule.as_mut().expect("made");
             sched.next_release();
-            if stop.load(Relaxed) || releases.is_some_and(|r| sched.counts().releases >= r) {
+            let done = releases.is_some_and(|r| sched.counts().releases >= r);
+            let interrupted = stop.load(Relaxed)
+                && (releases.is_none() || deadline.is_none_or(|d| sys::monotonic_ns() < d));
+            if done || interrupted {
                 break;
             }
         }
