@@ -287,3 +287,92 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
     drop(emulator);
     pair.teardown().unwrap();
 }
+
+#[test]
+#[serial_test::serial(netns)]
+fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_cost() {
+    let Some((pair, mn_link, cn_link)) = pair_or_skip("the NMT tracking") else {
+        return;
+    };
+    let cn_mac = mac_of(Some(pair.netns_b()), pair.veth_b()).unwrap();
+    let mn_mac = mac_of(Some(pair.netns_a()), pair.veth_a()).unwrap();
+    // A second socket on the MN's side: another node's NMT command.
+    let other = Link::open(
+        Some(pair.netns_a()),
+        pair.veth_a(),
+        mn_mac,
+        LinkOptions::default(),
+    )
+    .unwrap();
+    let cfg = CnConfig {
+        cns: 3,
+        out_bytes: 1,
+        in_bytes: 6,
+        chained: false,
+        chain_step_ns: 0,
+        response_time_ns: RESPONSE_TIME_NS,
+    };
+    let mut emulator = CnEmulator::new(cn_link, cfg);
+    let stop = AtomicBool::new(false);
+    let measured = std::thread::scope(|s| {
+        let cn = s.spawn(|| emulator.run(&stop, None, &mut |_| {}, None));
+        let mut mn = Mn::new(
+            mn_link,
+            MnConfig {
+                cns: 3,
+                nodes: vec![1, 2, 3],
+                spacing_floor_ns: 1_000_000,
+                out_bytes: 1,
+                in_bytes: 6,
+                chained: false,
+                chain_step_ns: 0,
+                wait: Wait::Blocking,
+                response_timeout_ns: 10_000_000,
+                period_ns: 2_000_000,
+            },
+        );
+        mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();
+        let first = mn.grid().0;
+        let mut cycle = 0u64;
+        let mut buf = vec![0u8; jitterlab_core::powerlink::MAX_FRAME_LEN];
+        let measured = mn.run(first, Some(30), &AtomicBool::new(false), None, &mut |_, _| {
+            // After measured cycle 9, CN 2 is sent to PRE_OPERATIONAL_2,
+            // and stays there (nothing in the measurement starts it).
+            if cycle == 9 {
+                let cmd = jitterlab_core::powerlink::Frame::ASnd(
+                    jitterlab_core::powerlink::ASnd {
+                        dest: 2,
+                        src: jitterlab_core::powerlink::MN_NODE,
+                        service: jitterlab_core::powerlink::ASndService::NmtCommand(
+                            jitterlab_core::powerlink::NmtCommand {
+                                id: jitterlab_core::powerlink::NmtCommandId::ENTER_PRE_OPERATIONAL_2,
+                                data: &[],
+                            },
+                        ),
+                    },
+                );
+                let n = jitterlab_core::powerlink::encode(&cmd, cn_mac, mn_mac, &mut buf).unwrap();
+                other.send(&buf[..n]).unwrap();
+            }
+            cycle += 1;
+        });
+        stop.store(true, Relaxed);
+        cn.join().unwrap();
+        measured
+    });
+    let cycles = measured.schedule.cycles;
+    assert_eq!(measured.outages.len(), 1, "{:?}", measured.outages);
+    let o = &measured.outages[0];
+    assert_eq!((o.node, o.code, o.back), (2, 0x5D, false), "{o:?}");
+    assert_eq!(o.state, "NMT_CS_PRE_OPERATIONAL_2");
+    // Seen in the cycle after the command, or the one after (a VM stall).
+    assert!((10..=11).contains(&o.cycle), "{o:?}");
+    assert_eq!(o.cycles, cycles - o.cycle, "{o:?}");
+    assert!(
+        o.at_ns >= 9 * 2_000_000 && o.at_ns < cycles * 2_000_000,
+        "{o:?}"
+    );
+    assert_eq!(measured.untold_outages, 0);
+    drop(emulator);
+    pair.teardown().unwrap();
+}
