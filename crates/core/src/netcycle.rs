@@ -277,10 +277,11 @@ impl Held {
         }
         let told: Vec<String> = outages.iter().take(3).map(NmtOutage::describe).collect();
         let more = n - told.len() as u64;
-        let mut reason = format!(
-            "{n} departures from NMT_CS_OPERATIONAL: {}",
-            told.join("; ")
-        );
+        let what = match n {
+            1 => "departure",
+            _ => "departures",
+        };
+        let mut reason = format!("{n} {what} from NMT_CS_OPERATIONAL: {}", told.join("; "));
         if more > 0 {
             reason.push_str(&format!("; {more} more"));
         }
@@ -461,7 +462,7 @@ mod tests {
         assert!(!h.held);
         assert_eq!(
             h.reasons,
-            ["1 departures from NMT_CS_OPERATIONAL: CN 32 left NMT_CS_OPERATIONAL at 1.200s (cycle 120) for NMT_CS_PRE_OPERATIONAL_1: 57 cycles, back"]
+            ["1 departure from NMT_CS_OPERATIONAL: CN 32 left NMT_CS_OPERATIONAL at 1.200s (cycle 120) for NMT_CS_PRE_OPERATIONAL_1: 57 cycles, back"]
         );
         let mut h = Held::judge(&p, 100, 0, 300, 0);
         let four = vec![out; 4];
