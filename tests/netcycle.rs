@@ -60,9 +60,11 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
         assert!(n(&c["answered"]) > 0, "{c}");
     }
     assert_eq!(n(&d["polls"]), cycles * cns);
-    // Held exactly when nothing was late or missed (no allowance given),
-    // and the verdict does not change the exit status.
-    let held = n(&d["late_cycles"]) == 0 && n(&d["missed_pres"]) == 0;
+    // Held exactly when nothing was late or missed and no CN left
+    // operational (no allowance given), and the verdict does not change
+    // the exit status.
+    let held =
+        n(&d["late_cycles"]) == 0 && n(&d["missed_pres"]) == 0 && d["left_operational"].is_null();
     assert_eq!(d["held"]["held"].as_bool(), Some(held), "{}", d["held"]);
     assert_eq!(d["held"]["reasons"].is_null(), held);
     assert_eq!(code, 0);
@@ -75,6 +77,10 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
             "{metric}: {p}"
         );
     }
+    // No two SoCs closer than the schedule's floor (the reference MN's
+    // rule), whatever the wake-ups; the releases passed over for it are
+    // among the skipped.
+    check_spacing(d, n(&t["skipped"]) - n(&t["overruns"]));
     // The cycle completes after its SoC, mostly within its cycle.
     let c = &m["completion"];
     assert!(n(&c["min"]) > 0, "{c}");
@@ -110,6 +116,15 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
         .as_str()
         .unwrap()
         .contains("SoC transmit: software"));
+}
+
+/// The SoC spacing of a managing node's result: a floor, kept.
+fn check_spacing(d: &Value, skipped_not_overrun: i64) {
+    let sp = &d["soc_spacing"];
+    let floor = n(&sp["floor_ns"]);
+    assert!(floor > 0, "{sp}");
+    assert!(n(&sp["min_ns"]) >= floor, "{sp}");
+    assert!(n(&sp["passed_over"]) <= skipped_not_overrun, "{sp}");
 }
 
 fn no_namespace_left() {
@@ -292,8 +307,8 @@ fn bad_input_is_refused_with_exit_2_and_says_what_to_fix() {
             "jitterlab: error: --interface jlnosuchif0: no such network interface; list them with `ip link`\n",
         ),
         (
-            &["--role", "mn", "--interface", "lo", "--pcap", "x.pcap"][..],
-            "jitterlab: error: --pcap writes what the CN side receives; use it with --role both or --role cn\n",
+            &["--role", "mn", "--interface", "lo", "--pcap", "-"][..],
+            "jitterlab: error: --pcap -: a capture is binary and is not written to standard output; give a file path\n",
         ),
         (
             &["--response-timeout", "500us"][..],
@@ -343,4 +358,170 @@ fn bad_input_is_refused_with_exit_2_and_says_what_to_fix() {
             .assert()
             .code(2);
     }
+}
+
+/// Two network namespaces joined by a veth pair (`<a>0` in `a`, `<b>0`
+/// in `b`), made with `ip`, deleted on drop.
+struct Segment {
+    a: String,
+    b: String,
+}
+
+impl Segment {
+    fn new() -> Segment {
+        let pid = std::process::id();
+        let (a, b) = (format!("jlt{pid}a"), format!("jlt{pid}b"));
+        let ip = |args: &[&str]| {
+            let ok = StdCommand::new("ip").args(args).status().unwrap();
+            assert!(ok.success(), "ip {args:?}");
+        };
+        ip(&["netns", "add", &a]);
+        ip(&["netns", "add", &b]);
+        let seg = Segment { a, b };
+        let (ia, ib) = (format!("{}0", seg.a), format!("{}0", seg.b));
+        ip(&["link", "add", &ia, "type", "veth", "peer", "name", &ib]);
+        ip(&["link", "set", &ia, "netns", &seg.a]);
+        ip(&["link", "set", &ib, "netns", &seg.b]);
+        ip(&["-n", &seg.a, "link", "set", &ia, "up"]);
+        ip(&["-n", &seg.b, "link", "set", &ib, "up"]);
+        seg
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.b] {
+            let _ = StdCommand::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+#[test]
+#[serial]
+fn the_managing_node_alone_captures_what_it_sent_and_received_and_keeps_the_soc_spacing() {
+    if !root_or_skip("the managing node's capture") {
+        return;
+    }
+    if StdCommand::new("tshark").arg("--version").output().is_err() {
+        eprintln!("skipping the managing node's capture: tshark is not installed (apt-get install tshark)");
+        return;
+    }
+    let seg = Segment::new();
+    let dir = tempfile::tempdir().unwrap();
+    let cn_dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_jitterlab");
+    // The CNs: the emulator alone in the other namespace, answering for
+    // longer than the managing node runs.
+    let cn_err = cn_dir.path().join("cn.err");
+    let mut cns = StdCommand::new("ip")
+        .args(["netns", "exec", &seg.b, bin, "run", "netcycle", "--no-db"])
+        .args(["--role", "cn", "--interface", &format!("{}0", seg.b)])
+        .args(["--cns", "3", "--cycle", "2ms", "--duration", "5s"])
+        .env("JITTERLAB_DB", cn_dir.path().join("tests.db"))
+        .env("JITTERLAB_JOURNAL", cn_dir.path().join("journal.json"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&cn_err).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    if let Some(status) = cns.try_wait().unwrap() {
+        panic!(
+            "the CN emulator ended at once ({status}): {}",
+            std::fs::read_to_string(&cn_err).unwrap_or_default()
+        );
+    }
+    let pcap = dir.path().join("mn.pcap");
+    let json = dir.path().join("r.json");
+    let out = StdCommand::new("ip")
+        .args(["netns", "exec", &seg.a, bin, "run", "netcycle", "--no-db"])
+        .args(["--role", "mn", "--interface", &format!("{}0", seg.a)])
+        .args(["--cns", "3", "--cycle", "2ms", "--duration", "1s"])
+        .arg("--pcap")
+        .arg(&pcap)
+        .arg("--json")
+        .arg(&json)
+        .env("JITTERLAB_DB", dir.path().join("tests.db"))
+        .env("JITTERLAB_JOURNAL", dir.path().join("journal.json"))
+        .output()
+        .unwrap();
+    let _ = cns.kill();
+    let _ = cns.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let d = &r["detail"];
+    assert_eq!(d["role"], "mn");
+    let t = &r["threads"][0];
+    check_spacing(d, n(&t["skipped"]) - n(&t["overruns"]));
+    let p = &d["pcap"];
+    assert_eq!(n(&p["dropped"]), 0);
+    let frames = tshark_fields(&pcap);
+    assert_eq!(frames.len() as i64, n(&p["frames"]));
+    // What the managing node sent (from 240) and received (from 1–3).
+    let mut from_mn = std::collections::BTreeSet::new();
+    let mut from_cns = std::collections::BTreeSet::new();
+    for (i, f) in frames.iter().enumerate() {
+        let field = |k: usize| f.get(k).map(String::as_str).unwrap_or("");
+        assert!(!field(0).is_empty(), "frame {i} is not POWERLINK: {f:?}");
+        assert!(field(3).is_empty(), "frame {i} malformed: {f:?}");
+        assert!(field(4).is_empty(), "frame {i} has an expert note: {f:?}");
+        match field(1) {
+            "240" => from_mn.insert(field(0).to_string()),
+            "1" | "2" | "3" => from_cns.insert(field(0).to_string()),
+            other => panic!("frame {i} from node {other}: {f:?}"),
+        };
+    }
+    // SoC, PReq, SoA and NMT commands sent; PRes and ASnd received.
+    assert_eq!(from_mn, ["1", "3", "5", "6"].map(String::from).into());
+    assert_eq!(from_cns, ["4", "6"].map(String::from).into());
+    // Every SoC on the wire, bring-up included (one schedule), at least
+    // the floor after the one before: the capture holds the SoCs' own
+    // send stamps.
+    let socs = soc_stamps(&pcap);
+    assert!(socs.len() as i64 > n(&d["cycles"]), "{}", socs.len());
+    let floor = n(&d["soc_spacing"]["floor_ns"]);
+    let min = socs.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+    assert!(
+        min >= floor,
+        "SoCs {min} ns apart, under the floor {floor} ns"
+    );
+    // `jitterlab analyze` reads it.
+    let a = jl(dir.path()).arg("analyze").arg(&pcap).output().unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(
+        String::from_utf8_lossy(&a.stdout).contains(&format!("SoC {}", socs.len())),
+        "{}",
+        String::from_utf8_lossy(&a.stdout)
+    );
+    drop(seg);
+}
+
+/// The SoCs' stamps in `pcap`, ns since the epoch (tshark's
+/// `frame.time_epoch`, to the nanosecond).
+fn soc_stamps(pcap: &Path) -> Vec<i64> {
+    let out = StdCommand::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args([
+            "-Y",
+            "epl.mtyp == 1",
+            "-T",
+            "fields",
+            "-e",
+            "frame.time_epoch",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let (s, ns) = l.trim().split_once('.').unwrap();
+            s.parse::<i64>().unwrap() * 1_000_000_000
+                + format!("{ns:0<9}")[..9].parse::<i64>().unwrap()
+        })
+        .collect()
 }

@@ -83,8 +83,10 @@ pub struct NetcycleRunArgs {
     pub interface: Option<String>,
 
     /// Write what the CN side received and sent to FILE (nanosecond pcap, the
-    /// kernel's receive stamps), for Wireshark or `jitterlab analyze`;
-    /// replaced when the run ends (not `-`: a capture is binary).
+    /// kernel's receive stamps) — with `--role mn`, what the managing node
+    /// sent (stamped after the send, the SoC with its transmit stamp) and
+    /// received —, for Wireshark or `jitterlab analyze`; replaced when the
+    /// run ends (not `-`: a capture is binary).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<std::path::PathBuf>,
 
@@ -202,11 +204,6 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
         ));
     }
     if let Some(p) = &a.pcap {
-        if a.role == NodeRole::Mn {
-            return Err(bad(
-                "--pcap writes what the CN side receives; use it with --role both or --role cn",
-            ));
-        }
         out_files::check_binary_output("--pcap", p)?;
     }
     let cns = a.node_ids.as_ref().map_or(usize::from(a.cns), Vec::len);

@@ -1,7 +1,8 @@
 //! The POWERLINK block of a `netcycle` result: the held verdict with its
 //! reasons, the response timeout it depends on, the wire time, the cycles
 //! and PRes counted (late cycles, missed and late PRes), one row per CN,
-//! the CN side (SoCs received, frames answered, NMT bring-up), the stamps
+//! the SoC spacing (the schedule's floor, the smallest sent, releases
+//! passed over for it), every time a CN left NMT_CS_OPERATIONAL, the CN side (SoCs received, frames answered, NMT bring-up), the stamps
 //! each side had and the capture. Printed after `jitterlab run netcycle`
 //! and rebuilt by `jitterlab report` from the stored result's `detail`
 //! (`jitterlab_core::netcycle::NetcycleDetail`, filled by
@@ -9,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use jitterlab_core::netcycle::{NetcycleDetail, NodeRole, Wait};
+use jitterlab_core::netcycle::{NetcycleDetail, NodeRole, SocSpacing, Wait};
 use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::units::{format_duration_exact, format_ns};
 use serde_json::Value;
@@ -62,6 +63,12 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
             "  {} cycles, {} late; {} PRes polled, {} missed ({} came after the timeout)",
             d.cycles, d.late_cycles, d.polls, d.missed_pres, d.late_pres
         );
+        if let Some(sp) = &d.soc_spacing {
+            let _ = writeln!(o, "  {}", spacing_line(sp));
+        }
+        for out in &d.left_operational {
+            let _ = writeln!(o, "  {}", out.describe());
+        }
         if !d.per_cn.is_empty() {
             let _ = writeln!(
                 o,
@@ -173,6 +180,20 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
     Some(o)
 }
 
+/// `SoC spacing: at least 389.516us sent (floor 306.720us, the reference
+/// MN's rule; 0 releases passed over for it)`.
+fn spacing_line(sp: &SocSpacing) -> String {
+    let min = match sp.min_ns {
+        Some(ns) => format!("at least {} sent", format_ns(ns as i64)),
+        None => "fewer than two SoCs sent".into(),
+    };
+    format!(
+        "SoC spacing: {min} (floor {}, the reference MN's rule; {} releases passed over for it)",
+        format_ns(sp.floor_ns as i64),
+        sp.passed_over
+    )
+}
+
 /// `all 3 CNs NMT_CS_OPERATIONAL, the last after 1.204ms`, or each CN's
 /// state when they differ.
 fn summarize_states(nodes: &[Value]) -> String {
@@ -277,6 +298,21 @@ fn services_line(cn: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_soc_spacing_says_its_floor_and_what_was_sent() {
+        let sp = SocSpacing {
+            floor_ns: 306_720,
+            min_ns: Some(389_516),
+            passed_over: 2,
+        };
+        assert_eq!(
+            spacing_line(&sp),
+            "SoC spacing: at least 389.516us sent (floor 306.720us, the reference MN's rule; 2 releases passed over for it)"
+        );
+        let none = SocSpacing { min_ns: None, ..sp };
+        assert!(spacing_line(&none).starts_with("SoC spacing: fewer than two SoCs sent (floor"));
+    }
 
     #[test]
     fn states_are_summed_up_when_alike_and_listed_when_not() {

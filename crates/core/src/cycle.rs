@@ -174,6 +174,15 @@ impl Schedule {
         self.overruns
     }
 
+    /// Passes over the release the task would serve next without a cycle
+    /// for it: counted skipped (so `cycles + skipped = releases` holds), not
+    /// as an overrun. For a caller whose own rule forbids that release (a
+    /// minimum spacing between two cycles' starts).
+    pub fn pass_over(&mut self) {
+        self.next_index += 1;
+        self.skipped += 1;
+    }
+
     /// Accounts the cycle that served [`Schedule::next_release`], started at
     /// `start` and ended at `end`, and moves on to the next release to serve.
     #[inline(always)]

@@ -12,11 +12,13 @@
 //! late (the next SoC's release came before the cycle's last frame went
 //! out) and no PRes was missed (none failed to arrive within the response
 //! timeout). Users who accept a few give `max_late_cycles` /
-//! `max_missed_pres` ([`Held::judge`]).
+//! `max_missed_pres` ([`Held::judge`]). A run in which a CN left
+//! NMT_CS_OPERATIONAL never holds its cycle time ([`Held::left_operational`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
+use crate::powerlink::track::NmtOutage;
 
 /// How the managing node waits for a PRes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -269,6 +271,41 @@ impl Held {
             reasons,
         }
     }
+
+    /// Adds the reason of CNs that left NMT_CS_OPERATIONAL during the
+    /// measurement (`untold` more were only counted): such a run never
+    /// holds. The first three are described, the rest counted.
+    pub fn left_operational(&mut self, outages: &[NmtOutage], untold: u64) {
+        let n = outages.len() as u64 + untold;
+        if n == 0 {
+            return;
+        }
+        let told: Vec<String> = outages.iter().take(3).map(NmtOutage::describe).collect();
+        let more = n - told.len() as u64;
+        let what = match n {
+            1 => "departure",
+            _ => "departures",
+        };
+        let mut reason = format!("{n} {what} from NMT_CS_OPERATIONAL: {}", told.join("; "));
+        if more > 0 {
+            reason.push_str(&format!("; {more} more"));
+        }
+        self.reasons.push(reason);
+        self.held = false;
+    }
+}
+
+/// The SoC spacing of a measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SocSpacing {
+    /// The smallest distance the schedule keeps between two SoCs (the
+    /// reference MN's rule), ns.
+    pub floor_ns: u64,
+    /// The smallest distance between two SoCs sent (their send stamps),
+    /// ns; `None` with fewer than two SoCs.
+    pub min_ns: Option<u64>,
+    /// Releases passed over to keep the floor (counted skipped).
+    pub passed_over: u64,
 }
 
 /// One CN's counts over a run, as the managing node saw them.
@@ -319,6 +356,13 @@ pub struct NetcycleDetail {
     pub late_pres: u64,
     /// Held or not, and why not.
     pub held: Held,
+    /// The SoC spacing, when the managing node ran here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soc_spacing: Option<SocSpacing>,
+    /// Every time a CN left NMT_CS_OPERATIONAL while measured: when, which
+    /// state, the cycles it cost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_operational: Vec<NmtOutage>,
     /// Per CN.
     #[serde(default)]
     pub per_cn: Vec<CnCounts>,
@@ -403,6 +447,34 @@ mod tests {
             Held::judge(&lenient, 0, 0, 0, 0).reasons,
             ["no cycle was measured"]
         );
+    }
+
+    #[test]
+    fn a_cn_out_of_operational_means_not_held() {
+        let p = NetcycleParams::default();
+        let mut h = Held::judge(&p, 100, 0, 300, 0);
+        h.left_operational(&[], 0);
+        assert!(h.held);
+        let out = NmtOutage {
+            node: 32,
+            at_ns: 1_200_000_000,
+            cycle: 120,
+            state: "NMT_CS_PRE_OPERATIONAL_1".into(),
+            code: 0x1D,
+            cycles: 57,
+            back: true,
+        };
+        h.left_operational(std::slice::from_ref(&out), 0);
+        assert!(!h.held);
+        assert_eq!(
+            h.reasons,
+            ["1 departure from NMT_CS_OPERATIONAL: CN 32 left NMT_CS_OPERATIONAL at 1.200s (cycle 120) for NMT_CS_PRE_OPERATIONAL_1: 57 cycles, back"]
+        );
+        let mut h = Held::judge(&p, 100, 0, 300, 0);
+        let four = vec![out; 4];
+        h.left_operational(&four, 2);
+        assert!(h.reasons[0].starts_with("6 departures from NMT_CS_OPERATIONAL: CN 32"));
+        assert!(h.reasons[0].ends_with("; 3 more"), "{}", h.reasons[0]);
     }
 
     #[test]

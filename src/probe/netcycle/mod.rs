@@ -43,7 +43,16 @@
 //! from the nominal `--cycle` (a foreign MN's RelativeTime means nothing
 //! to us). Hardware receive stamps are used where the NIC offers them.
 //!
-//! `--pcap FILE` writes what the CN side received and sent ([`capture`]).
+//! **Between the bring-up and the measurement** the runner gets the
+//! measurement ready (tens of milliseconds, more than a cycle): the MN
+//! keeps cycling on its one SoC schedule on a thread of its own
+//! ([`mn::KeepAlive`], started at the end of [`Probe::prepare`] on the
+//! measuring thread's CPU and priority), and hands itself back to the
+//! measuring thread at a release of that schedule, which the measurement
+//! starts at. A real CN leaves operational after a few lost SoCs.
+//!
+//! `--pcap FILE` writes what the CN side received and sent, or, with
+//! `--role mn`, what the managing node sent and received ([`capture`]).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -51,9 +60,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Context, Result};
-use jitterlab_core::netcycle::{Held, NetcycleDetail, NetcycleParams, NodeRole, Wait};
+use jitterlab_core::netcycle::{Held, NetcycleDetail, NetcycleParams, NodeRole, SocSpacing, Wait};
 use jitterlab_core::powerlink::cn::CnConfig;
-use jitterlab_core::powerlink::{wire_time::wire_bytes, PDO_HEADER_LEN};
+use jitterlab_core::powerlink::soc_schedule;
+use jitterlab_core::powerlink::wire_time::{self, wire_bytes};
+use jitterlab_core::powerlink::PDO_HEADER_LEN;
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::spec::{CellPlan, ProbeSpec, Spec};
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
@@ -80,7 +91,7 @@ mod rx;
 use capture::{CaptureReport, CaptureRing, CaptureWriter};
 use cn::{CnEmulator, SocRx};
 use link::{Link, LinkOptions};
-use mn::{BringUp, Mn, MnConfig};
+use mn::{BringUp, KeepAlive, Measured, Mn, MnConfig};
 use rx::RxPeriods;
 
 /// How long the bring-up may take.
@@ -305,6 +316,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         ends: Some(ends),
         journaled,
         mn: None,
+        keep: None,
+        measured: None,
         cn_thread: None,
         cn_here: None,
         capture: None,
@@ -349,6 +362,10 @@ pub struct NetcycleProbe {
     ends: Option<Ends>,
     journaled: Vec<u64>,
     mn: Option<Mn>,
+    /// The MN cycling between the bring-up and the measurement.
+    keep: Option<KeepAlive>,
+    /// What the measurement counted on the schedule and NMT states.
+    measured: Option<Measured>,
     cn_thread: Option<CnThread>,
     /// `--role cn`: the emulator on the measuring thread, and its ring.
     cn_here: Option<(CnEmulator, Option<CaptureRing>)>,
@@ -379,8 +396,21 @@ impl NetcycleProbe {
 
     fn mn_config(&self) -> MnConfig {
         let p = &self.args.params;
+        let nodes = p.nodes();
+        let soc_ns =
+            wire_bytes(jitterlab_core::powerlink::SOC_LEN) as u64 * wire_time::BYTE_NS_100M;
+        let pres_mn_ns = wire_bytes(PDO_HEADER_LEN + nodes.len() * usize::from(p.out_bytes)) as u64
+            * wire_time::BYTE_NS_100M;
+        let planned = soc_schedule::planned_span(
+            soc_ns,
+            nodes.len() as u64,
+            p.response_timeout_ns,
+            p.chaining.then(|| (pres_mn_ns, chain_step_ns(p))),
+        );
         MnConfig {
-            cns: p.cns,
+            cns: nodes.len() as u8,
+            nodes,
+            spacing_floor_ns: soc_schedule::spacing_floor(self.args.period_ns, planned),
             out_bytes: p.out_bytes,
             in_bytes: p.in_bytes,
             chained: p.chaining,
@@ -453,9 +483,18 @@ impl NetcycleProbe {
     fn stop_helpers(&mut self) -> Vec<String> {
         let mut lines = Vec::new();
         let mut dropped = 0;
+        if let Some(k) = self.keep.take() {
+            match k.stop() {
+                Ok(mn) => self.mn = Some(mn),
+                Err(e) => lines.push(format!("{e:#}")),
+            }
+        }
+        if let Some(mn) = &self.mn {
+            dropped += mn.capture_dropped();
+        }
         if let Some(t) = self.cn_thread.take() {
             match t.finish() {
-                Ok((end, _)) => dropped = end.ring.map_or(0, |r| r.dropped),
+                Ok((end, _)) => dropped += end.ring.map_or(0, |r| r.dropped),
                 Err(e) => lines.push(format!("{e:#}")),
             }
         }
@@ -480,19 +519,29 @@ impl Probe for NetcycleProbe {
                     mn_link.ifname(),
                     mn_link.stamps()
                 ));
-                if let Some(cn_link) = cn_link {
-                    self.start_cn_thread(cn_link, ring)?;
-                }
                 let mut mn = Mn::new(mn_link, self.mn_config());
+                match cn_link {
+                    Some(cn_link) => self.start_cn_thread(cn_link, ring)?,
+                    // `--role mn`: the capture is the managing node's.
+                    None => {
+                        if let Some(ring) = ring {
+                            mn.capture_into(ring);
+                        }
+                    }
+                }
                 let never = AtomicBool::new(false);
-                match mn.bring_up(BRING_UP_NS, &never) {
+                let up = mn.bring_up(BRING_UP_NS, &never);
+                self.mn = Some(mn);
+                match up {
                     Ok(b) => self.bring_up = Some(b),
                     Err(e) => {
                         self.stop_helpers();
                         return Err(e);
                     }
                 }
-                self.mn = Some(mn);
+                let mn = self.mn.take().context("the managing node is gone")?;
+                let (cpu, prio) = (self.args.cpu, self.args.priority);
+                self.keep = Some(KeepAlive::start(mn, cpu, prio)?);
             }
             (None, Some(cn_link)) => {
                 self.stamps.push(format!(
@@ -510,7 +559,7 @@ impl Probe for NetcycleProbe {
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
         let a = self.args.clone();
         let p = &a.params;
-        let mut warnings = match self.mn {
+        let mut warnings = match self.keep {
             Some(_) => own_thread_warnings("managing node", a.cpu, a.priority),
             None => own_thread_warnings("CN emulator", a.cpu, a.priority),
         };
@@ -518,7 +567,7 @@ impl Probe for NetcycleProbe {
         let mut schedule = None;
         let mut cn_report = None;
         let mut ring_dropped = 0;
-        if let Some(mut mn) = self.mn.take() {
+        if let Some(keep) = self.keep.take() {
             let releases = a.duration_ns.map(|d| d.div_ceil(a.period_ns));
             let mut socs = self.cn_thread.as_mut().map(|t| &mut t.socs);
             let mut prev_soc: Option<(u64, u64)> = None;
@@ -533,7 +582,11 @@ impl Probe for NetcycleProbe {
                 a.cpu,
                 &[("managing node".to_string(), jitterlab_sys::gettid())],
             );
-            let sched = mn.run(start.t0, releases, start.stop, &mut |c, s| {
+            // The last thing before the measurement's first release.
+            let (mut mn, first, keep_warnings) = keep.hand_over(start.t0)?;
+            warnings.extend(keep_warnings);
+            let deadline = a.duration_ns.map(|d| start.t0 + d);
+            let measured = mn.run(first, releases, start.stop, deadline, &mut |c, s| {
                 let period = prev_soc.map(|(real, _)| c.soc_real as i64 - real as i64);
                 let jitter = match (period, prev_soc) {
                     (Some(per), Some((_, rel))) => Some(per - (s.release - rel) as i64),
@@ -570,7 +623,9 @@ impl Probe for NetcycleProbe {
                     .and_then(LoadMeter::finish)
                     .map_err(|e| format!("{e:#}")),
             );
-            schedule = Some(sched);
+            schedule = Some(measured.schedule);
+            ring_dropped = mn.capture_dropped();
+            self.measured = Some(measured);
             if let Some(t) = self.cn_thread.take() {
                 let (end, mut q) = t.finish()?;
                 while let Ok(soc) = q.pop() {
@@ -579,7 +634,7 @@ impl Probe for NetcycleProbe {
                     }
                 }
                 warnings.extend(end.warnings);
-                ring_dropped = end.ring.as_ref().map_or(0, |r| r.dropped);
+                ring_dropped += end.ring.as_ref().map_or(0, |r| r.dropped);
                 cn_report = Some(end.emulator.report());
                 // The link goes back for teardown.
                 if let Some(e) = self.ends.as_mut() {
@@ -672,6 +727,14 @@ impl NetcycleProbe {
             },
             _ => Held::judge(p, cycles, late, polls, missed),
         };
+        let mut held = held;
+        let measured = self.measured.as_ref();
+        if let Some(m) = measured {
+            held.left_operational(&m.outages, m.untold_outages);
+            for o in &m.outages {
+                warnings.push(o.describe());
+            }
+        }
         if late > 0 {
             warnings.push(format!(
                 "{late} of {cycles} cycles were late (the SoA went out after the next SoC's release)"
@@ -712,6 +775,12 @@ impl NetcycleProbe {
             missed_pres: missed,
             late_pres,
             held,
+            soc_spacing: measured.map(|m| SocSpacing {
+                floor_ns: m.floor_ns,
+                min_ns: m.min_soc_spacing_ns,
+                passed_over: m.soc.spaced,
+            }),
+            left_operational: measured.map(|m| m.outages.clone()).unwrap_or_default(),
             per_cn,
             load: match &self.load {
                 Some(Ok(l)) => Some(l.clone()),

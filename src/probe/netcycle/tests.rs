@@ -147,6 +147,8 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
             mn_link,
             MnConfig {
                 cns: 3,
+                nodes: vec![1, 2, 3],
+                spacing_floor_ns: 1_000_000,
                 out_bytes: 1,
                 in_bytes: 6,
                 chained: false,
@@ -157,23 +159,41 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
             },
         );
         let up = mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();
+        let (grid0, period) = mn.grid();
+        // The runner's gap between preparation and release: the MN keeps
+        // cycling on its schedule, then hands over at one of its releases.
+        let (cpu, prio) = (jitterlab_sys::current_cpu().unwrap(), 0);
+        let keep = KeepAlive::start(mn, cpu, prio).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
         let t0 = jitterlab_sys::monotonic_ns() + 2_000_000;
+        let (mut mn, first, _) = keep.hand_over(t0).unwrap();
+        assert!(first >= t0);
+        assert_eq!((first - grid0) % period, 0, "on the bring-up's grid");
         let mut completions = Vec::new();
-        let sched = mn.run(t0, Some(20), &AtomicBool::new(false), &mut |c, _| {
-            completions.push(c.completion_ns());
-        });
+        let sched = mn.run(
+            first,
+            Some(20),
+            &AtomicBool::new(false),
+            None,
+            &mut |c, _| {
+                completions.push(c.completion_ns());
+            },
+        );
         stop.store(true, Relaxed);
         cn.join().unwrap();
         // 20 releases fell due; a stall of the VM past a whole period
         // skips one (the schedule's rule: no burst of catch-up cycles).
-        assert_eq!(sched.releases, 20, "{sched:?}");
-        assert_eq!(completions.len() as u64, sched.cycles);
-        assert_eq!(sched.cycles + sched.skipped, 20, "{sched:?}");
+        let s = sched.schedule;
+        assert_eq!(s.releases, 20, "{sched:?}");
+        assert_eq!(completions.len() as u64, s.cycles);
+        assert_eq!(s.cycles + s.skipped, 20, "{sched:?}");
         assert!(
             completions.iter().all(|c| c.is_some_and(|ns| ns > 0)),
             "{completions:?}"
         );
-        (up, mn.counts(), mn.per_cn(), sched.cycles)
+        assert_eq!(sched.outages, [], "no CN left operational");
+        assert!(sched.min_soc_spacing_ns.unwrap() >= 1_000_000, "{sched:?}");
+        (up, mn.counts(), mn.per_cn(), s.cycles)
     });
     assert!(up.cycles >= 3, "{up:?}");
     assert!(up.operational_ns >= up.identified_ns);
@@ -199,9 +219,20 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
     );
     assert!(r.bring_up_ns.is_some());
     assert_eq!((r.counts.malformed, r.counts.send_errors), (0, 0));
-    // Every SoC the MN sent was stamped by the CN side, bring-up included.
-    assert_eq!(socs.len() as u64, up.cycles + cycles);
+    // Every SoC the MN sent was stamped by the CN side, bring-up and
+    // keep-alive included: one schedule throughout, no two SoCs closer
+    // than the floor (1 ms; the CN's stamps, taken in the sender's
+    // context on a veth, within 100 µs of the send) and none missing for
+    // long (the keep-alive cycles filled the 30 ms gap).
+    assert!(
+        socs.len() as u64 >= up.cycles + cycles + 10,
+        "{}",
+        socs.len()
+    );
     assert_eq!(r.counts.socs, socs.len() as u64);
+    let gaps: Vec<u64> = socs.windows(2).map(|w| w[1].rx_ns - w[0].rx_ns).collect();
+    assert!(gaps.iter().all(|&g| g >= 900_000), "{gaps:?}");
+    assert!(gaps.iter().all(|&g| g < 20_000_000), "{gaps:?}");
     drop(emulator);
     pair.teardown().unwrap();
 }
@@ -231,6 +262,8 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
             mn_link,
             MnConfig {
                 cns: 3,
+                nodes: vec![1, 2, 3],
+                spacing_floor_ns: 300_000,
                 out_bytes: 1,
                 in_bytes: 6,
                 chained: false,
@@ -249,8 +282,97 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
     });
     assert_eq!(
         e.to_string(),
-        "the CNs did not all reach NMT_CS_OPERATIONAL within 200ms: CN 1 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 2 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 3 never answered its IdentRequest; check that the CNs run and answer node ids 1-3"
+        "the CNs did not all reach NMT_CS_OPERATIONAL within 200ms: CN 1 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 2 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 3 never answered its IdentRequest; check that the CNs run and answer node ids 1, 2, 3"
     );
+    drop(emulator);
+    pair.teardown().unwrap();
+}
+
+#[test]
+#[serial_test::serial(netns)]
+fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_cost() {
+    let Some((pair, mn_link, cn_link)) = pair_or_skip("the NMT tracking") else {
+        return;
+    };
+    let cn_mac = mac_of(Some(pair.netns_b()), pair.veth_b()).unwrap();
+    let mn_mac = mac_of(Some(pair.netns_a()), pair.veth_a()).unwrap();
+    // A second socket on the MN's side: another node's NMT command.
+    let other = Link::open(
+        Some(pair.netns_a()),
+        pair.veth_a(),
+        mn_mac,
+        LinkOptions::default(),
+    )
+    .unwrap();
+    let cfg = CnConfig {
+        cns: 3,
+        out_bytes: 1,
+        in_bytes: 6,
+        chained: false,
+        chain_step_ns: 0,
+        response_time_ns: RESPONSE_TIME_NS,
+    };
+    let mut emulator = CnEmulator::new(cn_link, cfg);
+    let stop = AtomicBool::new(false);
+    let measured = std::thread::scope(|s| {
+        let cn = s.spawn(|| emulator.run(&stop, None, &mut |_| {}, None));
+        let mut mn = Mn::new(
+            mn_link,
+            MnConfig {
+                cns: 3,
+                nodes: vec![1, 2, 3],
+                spacing_floor_ns: 1_000_000,
+                out_bytes: 1,
+                in_bytes: 6,
+                chained: false,
+                chain_step_ns: 0,
+                wait: Wait::Blocking,
+                response_timeout_ns: 10_000_000,
+                period_ns: 2_000_000,
+            },
+        );
+        mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();
+        let first = mn.grid().0;
+        let mut cycle = 0u64;
+        let mut buf = vec![0u8; jitterlab_core::powerlink::MAX_FRAME_LEN];
+        let measured = mn.run(first, Some(30), &AtomicBool::new(false), None, &mut |_, _| {
+            // After measured cycle 9, CN 2 is sent to PRE_OPERATIONAL_2,
+            // and stays there (nothing in the measurement starts it).
+            if cycle == 9 {
+                let cmd = jitterlab_core::powerlink::Frame::ASnd(
+                    jitterlab_core::powerlink::ASnd {
+                        dest: 2,
+                        src: jitterlab_core::powerlink::MN_NODE,
+                        service: jitterlab_core::powerlink::ASndService::NmtCommand(
+                            jitterlab_core::powerlink::NmtCommand {
+                                id: jitterlab_core::powerlink::NmtCommandId::ENTER_PRE_OPERATIONAL_2,
+                                data: &[],
+                            },
+                        ),
+                    },
+                );
+                let n = jitterlab_core::powerlink::encode(&cmd, cn_mac, mn_mac, &mut buf).unwrap();
+                other.send(&buf[..n]).unwrap();
+            }
+            cycle += 1;
+        });
+        stop.store(true, Relaxed);
+        cn.join().unwrap();
+        measured
+    });
+    let cycles = measured.schedule.cycles;
+    assert_eq!(measured.outages.len(), 1, "{:?}", measured.outages);
+    let o = &measured.outages[0];
+    assert_eq!((o.node, o.code, o.back), (2, 0x5D, false), "{o:?}");
+    assert_eq!(o.state, "NMT_CS_PRE_OPERATIONAL_2");
+    // Seen in the cycle after the command, or the one after (a VM stall).
+    assert!((10..=11).contains(&o.cycle), "{o:?}");
+    assert_eq!(o.cycles, cycles - o.cycle, "{o:?}");
+    assert!(
+        o.at_ns >= 9 * 2_000_000 && o.at_ns < cycles * 2_000_000,
+        "{o:?}"
+    );
+    assert_eq!(measured.untold_outages, 0);
     drop(emulator);
     pair.teardown().unwrap();
 }

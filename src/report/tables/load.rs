@@ -17,10 +17,11 @@
 //!   nothing was measured (the bench skipped the cell) and a note under
 //!   the table gives the figure, computed from the stored spec
 //!   ([`NetcycleParams::wire_unfit`]);
-//! * `N/A (late cycles: k)`, `N/A (missed: k)` — not held
-//!   (`detail.held`): `k` cycles ended after the next release, `k` PRes
-//!   did not come within the response timeout, summed over the
-//!   repetitions shown;
+//! * `N/A (late cycles: k)`, `N/A (missed: k)`, `N/A (left operational:
+//!   k)` — not held (`detail.held`): `k` cycles ended after the next
+//!   release, `k` PRes did not come within the response timeout, a CN left
+//!   NMT_CS_OPERATIONAL `k` times (`detail.left_operational`), summed over
+//!   the repetitions shown;
 //! * the cell's status (`failed`, `skipped`, …) when it has no figures, and
 //!   `-` where the sweep has no cell.
 //!
@@ -158,7 +159,7 @@ enum Verdict {
     Wire,
     /// Not held: late cycles and missed PRes, and the load measured all
     /// the same (what the stack cost while it did not hold).
-    NotHeld(u64, u64, Option<Spread>),
+    NotHeld(u64, u64, u64, Option<Spread>),
     /// Held, with the load's spread when it was measured.
     Held(Option<Spread>),
     /// No figures: what stands in their place.
@@ -171,14 +172,21 @@ fn verdict(cells: &[&LoadCell]) -> Verdict {
     }
     let not_held: Vec<(u64, u64)> = cells.iter().filter_map(|c| c.not_held()).collect();
     if !not_held.is_empty() {
-        let (late, missed) = cells
-            .iter()
-            .flat_map(|c| &c.details)
-            .fold((0, 0), |(l, m), d| (l + d.late_cycles, m + d.missed_pres));
+        let (late, missed, left) =
+            cells
+                .iter()
+                .flat_map(|c| &c.details)
+                .fold((0, 0, 0), |(l, m, o), d| {
+                    (
+                        l + d.late_cycles,
+                        m + d.missed_pres,
+                        o + d.left_operational.len() as u64,
+                    )
+                });
         let all = cells
             .iter()
             .flat_map(|c| c.details.iter().filter_map(load_tenths));
-        return Verdict::NotHeld(late, missed, spread_of(all));
+        return Verdict::NotHeld(late, missed, left, spread_of(all));
     }
     if cells.iter().any(|c| !c.details.is_empty()) {
         let all = cells
@@ -194,8 +202,8 @@ impl Verdict {
     fn text(&self, interrupted: bool) -> String {
         match self {
             Verdict::Wire => "N/A (wire)".into(),
-            Verdict::NotHeld(late, missed, load) => {
-                let na = na_text(*late, *missed);
+            Verdict::NotHeld(late, missed, left, load) => {
+                let na = na_text(*late, *missed, *left);
                 match load {
                     // `N/A (late cycles: 3; load 12.3 %)`
                     Some(s) if na.ends_with(')') => {
@@ -217,24 +225,41 @@ impl Verdict {
     fn na(&self) -> Value {
         match self {
             Verdict::Wire => json!("wire"),
-            Verdict::NotHeld(late, missed, _) => match (*late > 0, *missed > 0) {
-                (true, true) => json!("late cycles+missed"),
-                (false, true) => json!("missed"),
-                _ => json!("late cycles"),
-            },
+            Verdict::NotHeld(late, missed, left, _) => {
+                let why: Vec<&str> = [
+                    (*late > 0, "late cycles"),
+                    (*missed > 0, "missed"),
+                    (*left > 0, "left operational"),
+                ]
+                .into_iter()
+                .filter_map(|(on, w)| on.then_some(w))
+                .collect();
+                match why.is_empty() {
+                    true => json!("late cycles"),
+                    false => json!(why.join("+")),
+                }
+            }
             _ => Value::Null,
         }
     }
 }
 
-/// `N/A (late cycles: 3)`, `N/A (missed: 2)`, both, or, for a run that was
-/// not held for another reason (no cycle measured), `N/A`.
-fn na_text(late: u64, missed: u64) -> String {
-    match (late, missed) {
-        (0, 0) => "N/A".into(),
-        (l, 0) => format!("N/A (late cycles: {l})"),
-        (0, m) => format!("N/A (missed: {m})"),
-        (l, m) => format!("N/A (late cycles: {l}, missed: {m})"),
+/// `N/A (late cycles: 3)`, `N/A (missed: 2)`, `N/A (left operational:
+/// 1)`, several, or, for a run that was not held for another reason (no
+/// cycle measured), `N/A`.
+fn na_text(late: u64, missed: u64, left: u64) -> String {
+    let why: Vec<String> = [
+        (late, "late cycles"),
+        (missed, "missed"),
+        (left, "left operational"),
+    ]
+    .into_iter()
+    .filter(|&(k, _)| k > 0)
+    .map(|(k, w)| format!("{w}: {k}"))
+    .collect();
+    match why.is_empty() {
+        true => "N/A".into(),
+        false => format!("N/A ({})", why.join(", ")),
     }
 }
 

@@ -68,8 +68,11 @@ pub mod codec;
 mod frame;
 pub mod nmt;
 pub mod od;
+pub mod poll;
 pub mod sdo;
 pub mod sdo_server;
+pub mod soc_schedule;
+pub mod track;
 pub mod wire_time;
 
 #[cfg(test)]

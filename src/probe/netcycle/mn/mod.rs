@@ -12,11 +12,13 @@
 //!    right after the send;
 //! 3. per CN, a **PReq** to the CN's MAC (learnt from its IdentResponse)
 //!    carrying `out_bytes` outputs whose first byte is the cycle's tag (the
-//!    cycle number's low byte), then a wait for its **PRes** up to the
-//!    response timeout — blocking in `ppoll`, or, `--wait busy-poll`,
-//!    spinning on non-blocking receives. A PRes counts when it echoes the
-//!    tag: an older one (the answer to a poll that timed out) is counted
-//!    **late** for its CN, against that missed poll. With
+//!    cycle number's low byte, for a reader of a capture), then a wait for
+//!    its **PRes** up to the response timeout — blocking in `ppoll`, or,
+//!    `--wait busy-poll`, spinning on non-blocking receives. Which poll a
+//!    PRes answers is told by time, whatever its payload
+//!    (`jitterlab_core::powerlink::poll`): one received before this
+//!    cycle's PReq to its CN was sent answers an earlier poll — **late**
+//!    when that poll was missed, else stale —, never this one. With
 //!    **`--chaining`**, one **PResMN** (node 240 to 01-11-1E-00-00-02,
 //!    every CN's outputs in node order) and one wait for all the chained
 //!    PRes, up to the timeout plus the last CN's slot;
@@ -28,6 +30,27 @@
 //! cycle ends when the SoA has gone out: a cycle that ends after the next
 //! release is **late**, and the schedule skips the releases it ran over
 //! (`jitterlab_core::cycle`).
+//!
+//! **One SoC schedule** (`jitterlab_core::powerlink::soc_schedule`) from
+//! the bring-up's first SoC to the measurement's last: [`Mn::iso_cycle`]
+//! runs every isochronous cycle on it, the bring-up's, the keep-alive
+//! cycles between the bring-up and the measurement ([`KeepAlive`]: the
+//! runner prepares the probe, then releases it tens of milliseconds later,
+//! and a real CN drops out of operational after a few lost SoCs), and the
+//! measurement's, which starts at a release of the same grid. After a late
+//! wake-up a release closer than the spacing floor to the last SoC is
+//! passed over, as the reference MN does (the rule and its source are in
+//! that module's doc).
+//!
+//! **NMT states through the measurement** (`jitterlab_core::powerlink::
+//! track`): every PRes and StatusResponse's state; a CN that leaves
+//! NMT_CS_OPERATIONAL is an outage with when, which state and the cycles
+//! it cost.
+//!
+//! **Capture** (`--pcap` with `--role mn`): every frame sent, stamped with
+//! the clock read after the send (the SoC with its transmit stamp), and
+//! every frame received, with its kernel receive stamp, into the capture
+//! ring ([`super::capture`]).
 //!
 //! **Bring-up** ([`Mn::bring_up`]), before the measurement: as DS 301's MN
 //! does, first a reduced cycle of SoA IdentRequests (MN in
@@ -45,11 +68,16 @@
 //! Nothing in a cycle allocates: the frame buffers, the outputs and the
 //! per-CN books are made by [`Mn::new`] (DESIGN rule 2).
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use anyhow::Result;
-use jitterlab_core::cycle::{CycleSample, Schedule};
+use anyhow::{anyhow, Context, Result};
+use jitterlab_core::cycle::CycleSample;
 use jitterlab_core::netcycle::{CnCounts, Wait};
+use jitterlab_core::powerlink::poll::{PollBook, PresMatch};
+use jitterlab_core::powerlink::soc_schedule::{SocCounts, SocSchedule};
+use jitterlab_core::powerlink::track::{NmtOutage, NmtTrack};
 use jitterlab_core::powerlink::{
     decode, encode, ASnd, ASndService, DecodeError, Frame, NetTime, NmtCommand, NmtCommandId,
     NmtState, PReq, PRes, RequestedService, Soa, Soc, EPL_VERSION, MAC_ASND, MAC_PRES, MAC_SOA,
@@ -58,8 +86,9 @@ use jitterlab_core::powerlink::{
 use jitterlab_sys::{self as sys, rx_timestamp::realtime_ns};
 use serde::Serialize;
 
+use super::capture::CaptureRing;
 use super::link::Link;
-use crate::probe::helper_thread::sleep_until;
+use crate::probe::helper_thread::{setup_helper_thread, sleep_until};
 use crate::probe::ScheduleCounts;
 
 /// How long the bring-up waits for one IdentResponse before it asks again.
@@ -69,11 +98,20 @@ const COMMAND_AGAIN: u64 = 8;
 /// The broadcast MAC, for a CN whose MAC is not known.
 const BROADCAST_MAC: [u8; 6] = [0xff; 6];
 
+/// Outages out of NMT_CS_OPERATIONAL a measurement keeps (more are only
+/// counted).
+const OUTAGE_ROOM: usize = 256;
+
 /// How the MN runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MnConfig {
-    /// CNs polled, node ids 1..=cns.
+    /// CNs polled (`nodes.len()`).
     pub cns: u8,
+    /// Their node ids, ascending (`NetcycleParams::nodes`).
+    pub nodes: Vec<u8>,
+    /// The smallest distance between two SoCs
+    /// (`soc_schedule::spacing_floor`), ns.
+    pub spacing_floor_ns: u64,
     /// Output bytes per CN.
     pub out_bytes: u16,
     /// Input bytes per CN.
@@ -100,7 +138,7 @@ pub struct MnCounts {
     pub soc_unstamped: u64,
     /// Other sends that failed.
     pub send_errors: u64,
-    /// PRes that echo no outstanding poll (neither current nor late).
+    /// PRes that answer no outstanding poll (neither current nor late).
     pub stale_pres: u64,
     /// IdentResponses received.
     pub ident_responses: u64,
@@ -122,25 +160,10 @@ struct Book {
     mac: Option<[u8; 6]>,
     state: Option<NmtState>,
     counts: CnCounts,
-    /// Waiting for its PRes in this cycle.
-    awaited: bool,
-    /// Tags of polls that timed out and whose PRes may still come.
-    missed: [u64; 4],
+    /// Its polls: which one a PRes answers.
+    poll: PollBook,
     /// Cycle of the last NMT command sent to it (bring-up).
     commanded: Option<u64>,
-}
-
-impl Book {
-    fn missed_bit(&mut self, tag: u8, set: bool) -> bool {
-        let (w, b) = (usize::from(tag / 64), tag % 64);
-        let was = self.missed[w] & (1 << b) != 0;
-        if set {
-            self.missed[w] |= 1 << b;
-        } else {
-            self.missed[w] &= !(1 << b);
-        }
-        was
-    }
 }
 
 /// What the asynchronous slot of a cycle carries.
@@ -213,49 +236,65 @@ pub struct Mn {
     state: NmtState,
     counts: MnCounts,
     cycles: u64,
-    status_next: u8,
+    status_next: usize,
     relative_base: u64,
+    /// The one SoC schedule, from the bring-up's first SoC on.
+    schedule: Option<SocSchedule>,
+    /// The NMT states while measuring, and the cycle and monotonic time
+    /// the measurement started at.
+    track: Option<(NmtTrack, u64, u64)>,
+    /// `--pcap` in the MN role: every frame sent and received.
+    capture: Option<CaptureRing>,
 }
 
 impl Mn {
     /// The MN of `cfg` on `link`, every buffer made now.
     pub fn new(link: Link, cfg: MnConfig) -> Mn {
-        let n = usize::from(cfg.cns);
+        let n = cfg.nodes.len();
         let out_len = match cfg.chained {
             true => n * usize::from(cfg.out_bytes),
             false => usize::from(cfg.out_bytes),
         };
+        let books = cfg
+            .nodes
+            .iter()
+            .map(|&node| Book {
+                mac: None,
+                state: None,
+                counts: CnCounts {
+                    node,
+                    ..CnCounts::default()
+                },
+                poll: PollBook::default(),
+                commanded: None,
+            })
+            .collect();
         Mn {
             link,
-            cfg,
-            books: vec![
-                Book {
-                    mac: None,
-                    state: None,
-                    counts: CnCounts::default(),
-                    awaited: false,
-                    missed: [0; 4],
-                    commanded: None,
-                };
-                n
-            ],
+            books,
             tx: vec![0; MAX_FRAME_LEN],
             rx: vec![0; MAX_FRAME_LEN],
             out: vec![0; out_len.max(usize::from(cfg.out_bytes))],
             state: NmtState::MS_NOT_ACTIVE,
             counts: MnCounts::default(),
             cycles: 0,
-            status_next: 1,
+            status_next: 0,
             relative_base: 0,
+            schedule: None,
+            track: None,
+            capture: None,
+            cfg,
         }
-        .numbered()
     }
 
-    fn numbered(mut self) -> Mn {
-        for (i, b) in self.books.iter_mut().enumerate() {
-            b.counts.node = i as u8 + 1;
-        }
-        self
+    /// Captures every frame sent and received into `ring` (`--pcap`).
+    pub fn capture_into(&mut self, ring: CaptureRing) {
+        self.capture = Some(ring);
+    }
+
+    /// Frames the capture ring had no room for (0 without a capture).
+    pub fn capture_dropped(&self) -> u64 {
+        self.capture.as_ref().map_or(0, |r| r.dropped)
     }
 
     /// The per-CN counts.
@@ -268,18 +307,34 @@ impl Mn {
         self.counts
     }
 
+    /// The index of CN `node` in the books, if it is one of ours.
+    fn index_of(&self, node: u8) -> Option<usize> {
+        self.cfg.nodes.binary_search(&node).ok()
+    }
+
     fn book(&mut self, node: u8) -> Option<&mut Book> {
-        (1..=self.cfg.cns)
-            .contains(&node)
-            .then(|| &mut self.books[usize::from(node) - 1])
+        self.index_of(node).map(|k| &mut self.books[k])
+    }
+
+    /// Sends the `n` bytes of the transmit buffer; captures them; true
+    /// when the send went.
+    fn send_tx(&mut self, n: usize) -> bool {
+        let sent = self.link.send(&self.tx[..n]).is_ok();
+        if sent {
+            if let Some(ring) = self.capture.as_mut() {
+                ring.push(realtime_ns(), &self.tx[..n]);
+            }
+        }
+        sent
     }
 
     /// Encodes `frame` to `dst` and sends it; counts a failure.
     fn send(&mut self, frame: &Frame<'_>, dst: [u8; 6]) {
-        let sent = encode(frame, dst, self.link.mac(), &mut self.tx)
-            .map_err(|_| ())
-            .and_then(|n| self.link.send(&self.tx[..n]).map_err(|_| ()));
-        if sent.is_err() {
+        let sent = match encode(frame, dst, self.link.mac(), &mut self.tx) {
+            Ok(n) => self.send_tx(n),
+            Err(_) => false,
+        };
+        if !sent {
             self.counts.send_errors += 1;
         }
     }
@@ -287,6 +342,15 @@ impl Mn {
     /// Takes every queued frame without waiting.
     fn drain(&mut self, last: &mut Stamps) {
         while self.take_one(last) {}
+    }
+
+    /// Notes the NMT state a frame of `node` reported, while measuring.
+    fn track(&mut self, node: u8, state: NmtState, from_pres: bool) {
+        if let Some((t, cycle0, t0)) = self.track.as_mut() {
+            let cycle = self.cycles.saturating_sub(*cycle0 + 1);
+            let at = sys::monotonic_ns().saturating_sub(*t0);
+            t.observe(node, state, cycle, at, from_pres);
+        }
     }
 
     /// Takes one queued frame, if any (true when there was one).
@@ -303,8 +367,11 @@ impl Mn {
             soft: got.soft_ns,
             hw: got.hw_ns,
         };
-        let echo_bytes = self.cfg.out_bytes > 0 && self.cfg.in_bytes > 0;
-        let tag = self.cycles.wrapping_sub(1) as u8;
+        // Without a kernel stamp, now: still after the frame came.
+        let rx_real = stamps.soft.unwrap_or_else(realtime_ns);
+        if let Some(ring) = self.capture.as_mut() {
+            ring.push(rx_real, &self.rx[..got.len]);
+        }
         let r = match decode(&self.rx[..got.len]) {
             Ok(r) => r,
             Err(DecodeError::Unsupported(_)) => {
@@ -316,37 +383,29 @@ impl Mn {
                 return true;
             }
         };
-        let cns = self.cfg.cns;
         match r.frame {
-            Frame::PRes(p) if (1..=cns).contains(&p.node) => {
-                let b = &mut self.books[usize::from(p.node) - 1];
+            Frame::PRes(p) if self.index_of(p.node).is_some() => {
+                let k = self.index_of(p.node).expect("checked");
+                let b = &mut self.books[k];
                 b.state = Some(p.nmt);
-                let echo = match echo_bytes {
-                    true => p.payload.first().copied(),
-                    false => None,
-                };
-                if b.awaited && echo.is_none_or(|e| e == tag) {
-                    b.awaited = false;
-                    b.counts.answered += 1;
-                    last.soft = last.soft.max(stamps.soft);
-                    last.hw = last.hw.max(stamps.hw);
-                } else if match echo {
-                    // Echoing a poll that timed out: late, against it.
-                    Some(e) => b.missed_bit(e, false),
-                    // No echo to tell by: late while misses are unmatched.
-                    None => b.counts.late < b.counts.missed,
-                } {
-                    b.counts.late += 1;
-                } else {
-                    self.counts.stale_pres += 1;
+                match b.poll.take(rx_real) {
+                    PresMatch::Answered => {
+                        b.counts.answered += 1;
+                        last.soft = last.soft.max(Some(rx_real));
+                        last.hw = last.hw.max(stamps.hw);
+                    }
+                    PresMatch::Late => b.counts.late += 1,
+                    PresMatch::Stale => self.counts.stale_pres += 1,
                 }
+                self.track(p.node, p.nmt, true);
             }
             Frame::ASnd(ASnd {
                 src,
                 dest: MN_NODE,
                 service,
-            }) if (1..=cns).contains(&src) => {
-                let b = &mut self.books[usize::from(src) - 1];
+            }) if self.index_of(src).is_some() => {
+                let k = self.index_of(src).expect("checked");
+                let b = &mut self.books[k];
                 match service {
                     ASndService::IdentResponse(i) => {
                         b.mac = Some(r.src_mac);
@@ -356,6 +415,7 @@ impl Mn {
                     ASndService::StatusResponse(s) => {
                         b.state = Some(s.nmt);
                         self.counts.status_responses += 1;
+                        self.track(src, s.nmt, false);
                     }
                     _ => self.counts.foreign += 1,
                 }
@@ -384,21 +444,20 @@ impl Mn {
                 }
             }
             while self.take_one(last) {
-                awaited = self.books.iter().filter(|b| b.awaited).count();
+                awaited = self.books.iter().filter(|b| b.poll.awaited()).count();
                 if awaited == 0 {
                     break;
                 }
             }
         }
-        let tag = self.cycles.wrapping_sub(1) as u8;
-        for b in self.books.iter_mut().filter(|b| b.awaited) {
-            b.awaited = false;
-            b.counts.missed += 1;
-            b.missed_bit(tag, true);
+        for b in self.books.iter_mut() {
+            if b.poll.time_out() {
+                b.counts.missed += 1;
+            }
         }
     }
 
-    /// Runs one cycle for `release`, woken at `wake`; see the module doc.
+    /// Runs one cycle for `release`; see the module doc.
     pub fn cycle(&mut self, release: u64, slot: AsyncSlot, chained: bool) -> Cycle {
         let mut last = Stamps::default();
         self.drain(&mut last);
@@ -418,7 +477,8 @@ impl Mn {
         });
         let n = encode(&soc, MAC_SOC, self.link.mac(), &mut self.tx)
             .expect("a SoC fits any frame buffer");
-        if self.link.send_soc(&self.tx[..n]).is_err() {
+        let soc_sent = self.link.send_soc(&self.tx[..n]).is_ok();
+        if !soc_sent {
             self.counts.soc_send_errors += 1;
         }
         let (mono_after, real_after) = (sys::monotonic_ns(), realtime_ns());
@@ -428,22 +488,22 @@ impl Mn {
         }
         let soc_real = stamp.soft_ns.unwrap_or(real_after);
         let soc_mono = (mono_after as i64 + (soc_real as i64 - real_after as i64)) as u64;
+        if soc_sent {
+            if let Some(ring) = self.capture.as_mut() {
+                ring.push(soc_real, &self.tx[..n]);
+            }
+        }
         // The polls.
         let per = usize::from(self.cfg.out_bytes);
-        let ids = 1..=self.cfg.cns;
+        let cns = self.books.len();
         if chained {
             for (k, share) in self.out.chunks_exact_mut(per.max(1)).enumerate() {
-                if per > 0 && k < usize::from(self.cfg.cns) {
+                if per > 0 && k < cns {
                     share.fill(0);
                     share[0] = tag;
                 }
             }
-            for b in self.books.iter_mut() {
-                b.awaited = true;
-                b.counts.polls += 1;
-                b.missed_bit(tag, false);
-            }
-            let len = usize::from(self.cfg.cns) * per;
+            let len = cns * per;
             let pres_mn = Frame::PRes(PRes {
                 node: MN_NODE,
                 nmt: self.state,
@@ -457,23 +517,25 @@ impl Mn {
             });
             let n = encode(&pres_mn, MAC_PRES, self.link.mac(), &mut self.tx)
                 .expect("the spec checked the PResMN's size");
-            if self.link.send(&self.tx[..n]).is_err() {
+            let sent_at = realtime_ns();
+            for b in self.books.iter_mut() {
+                b.counts.polls += 1;
+                b.poll.poll(sent_at);
+            }
+            if !self.send_tx(n) {
                 self.counts.send_errors += 1;
             }
-            let slots = u64::from(self.cfg.cns - 1) * self.cfg.chain_step_ns;
+            let slots = (cns as u64).saturating_sub(1) * self.cfg.chain_step_ns;
             let deadline = sys::monotonic_ns() + self.cfg.response_timeout_ns + slots;
-            self.collect(deadline, usize::from(self.cfg.cns), &mut last);
+            self.collect(deadline, cns, &mut last);
         } else {
-            for node in ids {
+            for k in 0..cns {
                 if per > 0 {
                     self.out[..per].fill(0);
                     self.out[0] = tag;
                 }
-                let b = &mut self.books[usize::from(node) - 1];
-                b.awaited = true;
-                b.counts.polls += 1;
-                b.missed_bit(tag, false);
-                let dst = b.mac.unwrap_or(BROADCAST_MAC);
+                let b = &self.books[k];
+                let (node, dst) = (b.counts.node, b.mac.unwrap_or(BROADCAST_MAC));
                 let preq = Frame::PReq(PReq {
                     node,
                     ms: false,
@@ -482,10 +544,17 @@ impl Mn {
                     pdo_version: 0,
                     payload: &self.out[..per],
                 });
-                let sent = encode(&preq, dst, self.link.mac(), &mut self.tx)
-                    .map_err(|_| ())
-                    .and_then(|n| self.link.send(&self.tx[..n]).map_err(|_| ()));
-                if sent.is_err() {
+                let sent = match encode(&preq, dst, self.link.mac(), &mut self.tx) {
+                    Ok(n) => {
+                        // Read before the send: no answer can be earlier.
+                        let b = &mut self.books[k];
+                        b.counts.polls += 1;
+                        b.poll.poll(realtime_ns());
+                        self.send_tx(n)
+                    }
+                    Err(_) => false,
+                };
+                if !sent {
                     self.counts.send_errors += 1;
                 }
                 let deadline = sys::monotonic_ns() + self.cfg.response_timeout_ns;
@@ -516,6 +585,57 @@ impl Mn {
         }
     }
 
+    /// Runs the next isochronous cycle on the one SoC schedule (made at the
+    /// first call, a cycle from now): sleeps to its release (passing over
+    /// those the spacing floor forbids), runs the cycle, accounts it.
+    pub fn iso_cycle(&mut self, slot: AsyncSlot, chained: bool) -> (Cycle, CycleSample) {
+        self.grid();
+        let release = self.schedule.as_mut().expect("made").next_release();
+        sleep_until(release);
+        let wake = sys::monotonic_ns();
+        let c = self.cycle(release, slot, chained);
+        let s = self
+            .schedule
+            .as_mut()
+            .expect("made")
+            .complete(wake, c.soc_mono, c.soa_mono);
+        (c, s)
+    }
+
+    /// The one schedule's grid, `(t0, period)`: made now, a cycle from
+    /// now, if there is none yet.
+    pub fn grid(&mut self) -> (u64, u64) {
+        let period = self.cfg.period_ns;
+        let floor = self.cfg.spacing_floor_ns;
+        let base = &mut self.relative_base;
+        let s = self.schedule.get_or_insert_with(|| {
+            let s = SocSchedule::new(sys::monotonic_ns() + period, period, floor);
+            *base = s.t0();
+            s
+        });
+        (s.t0(), s.period())
+    }
+
+    /// The next StatusRequest's CN, round robin.
+    fn status_slot(&mut self) -> AsyncSlot {
+        let k = self.status_next % self.books.len();
+        self.status_next = k + 1;
+        AsyncSlot::Status(self.books[k].counts.node)
+    }
+
+    /// Every CN's counts and the MN's start afresh (a new phase).
+    fn counts_afresh(&mut self) {
+        for b in self.books.iter_mut() {
+            let node = b.counts.node;
+            b.counts = CnCounts {
+                node,
+                ..CnCounts::default()
+            };
+            b.poll.reset();
+        }
+        self.counts = MnCounts::default();
+    }
+
     fn send_soa(&mut self, service: RequestedService, target: u8) {
         let soa = Frame::Soa(Soa {
             nmt: self.state,
@@ -538,14 +658,14 @@ impl Mn {
         // Identification: the reduced cycle.
         self.state = NmtState::MS_PRE_OPERATIONAL_1;
         self.drain(&mut last);
-        while let Some(node) = self.books.iter().position(|b| b.mac.is_none()) {
-            let node = node as u8 + 1;
+        while let Some(k) = self.books.iter().position(|b| b.mac.is_none()) {
+            let node = self.books[k].counts.node;
             if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
                 return Err(self.not_up(within_ns, stop));
             }
             self.send_soa(RequestedService::IDENT_REQUEST, node);
             let until = (sys::monotonic_ns() + IDENT_WAIT_NS).min(deadline);
-            while self.books[usize::from(node) - 1].mac.is_none() {
+            while self.books[k].mac.is_none() {
                 let now = sys::monotonic_ns();
                 if now >= until {
                     break;
@@ -558,9 +678,6 @@ impl Mn {
         let identified_ns = sys::monotonic_ns() - start;
         // Isochronous cycles until every CN is operational.
         self.state = NmtState::MS_PRE_OPERATIONAL_2;
-        let period = self.cfg.period_ns;
-        let mut schedule = Schedule::new(sys::monotonic_ns() + period, period);
-        self.relative_base = schedule.t0();
         let mut cycles = 0u64;
         let mut cursor = 0usize;
         loop {
@@ -584,24 +701,12 @@ impl Mn {
                 return Err(self.not_up(within_ns, stop));
             }
             let slot = self.next_command(&mut cursor, cycles);
-            let release = schedule.next_release();
-            sleep_until(release);
-            let wake = sys::monotonic_ns();
-            let c = self.cycle(release, slot, false);
-            schedule.complete(wake, c.soa_mono);
+            self.iso_cycle(slot, false);
             cycles += 1;
         }
         self.state = NmtState::MS_OPERATIONAL;
         self.drain(&mut last);
-        for b in self.books.iter_mut() {
-            let node = b.counts.node;
-            b.counts = CnCounts {
-                node,
-                ..CnCounts::default()
-            };
-            b.missed = [0; 4];
-        }
-        self.counts = MnCounts::default();
+        self.counts_afresh();
         Ok(BringUp {
             identified_ns,
             operational_ns: sys::monotonic_ns() - start,
@@ -626,11 +731,9 @@ impl Mn {
             }
             b.commanded = Some(cycle);
             *cursor = k + 1;
-            return AsyncSlot::Command(k as u8 + 1, id);
+            return AsyncSlot::Command(b.counts.node, id);
         }
-        let node = self.status_next;
-        self.status_next = node % self.cfg.cns + 1;
-        AsyncSlot::Status(node)
+        self.status_slot()
     }
 
     /// The error of a bring-up that did not finish.
@@ -649,40 +752,183 @@ impl Mn {
             })
             .collect();
         anyhow::anyhow!(
-            "the CNs did not all reach NMT_CS_OPERATIONAL within {}: {}; check that the CNs run and answer node ids 1-{}",
+            "the CNs did not all reach NMT_CS_OPERATIONAL within {}: {}; check that the CNs run and answer node ids {}",
             jitterlab_core::units::format_duration_exact(within_ns),
             why.join("; "),
-            self.cfg.cns
+            self.cfg
+                .nodes
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     }
 
-    /// Measures from `t0` for `releases` releases (or until `stop`),
-    /// calling `on_cycle` after each cycle with what it measured and its
-    /// schedule sample; the StatusRequests go round robin.
+    /// Measures from the first release of the one schedule at or after
+    /// `first` for `releases` releases (or until `stop`), calling
+    /// `on_cycle` after each cycle with what it measured and its schedule
+    /// sample; the StatusRequests go round robin. Counts, NMT tracking and
+    /// the SoC spacing start afresh here.
+    ///
+    /// The measurement starts at a release of the schedule, a cycle or two
+    /// after the runner's start; the runner raises `stop` at its start +
+    /// the duration. A `stop` raised at or after `deadline` is that end,
+    /// and the run still serves its `releases`; one raised before it (an
+    /// interruption) ends the run after the cycle.
     pub fn run(
         &mut self,
-        t0: u64,
+        first: u64,
         releases: Option<u64>,
         stop: &AtomicBool,
+        deadline: Option<u64>,
         on_cycle: &mut dyn FnMut(&Cycle, &CycleSample),
-    ) -> ScheduleCounts {
-        self.relative_base = t0;
+    ) -> Measured {
         self.state = NmtState::MS_OPERATIONAL;
-        let mut schedule = Schedule::new(t0, self.cfg.period_ns);
+        let mut last = Stamps::default();
+        self.drain(&mut last);
+        self.counts_afresh();
+        self.grid();
+        let start = self
+            .schedule
+            .as_mut()
+            .expect("made")
+            .start_measurement(first);
+        self.track = Some((
+            NmtTrack::new(&self.cfg.nodes, OUTAGE_ROOM),
+            self.cycles,
+            start,
+        ));
         loop {
-            let release = schedule.next_release();
-            sleep_until(release);
-            let wake = sys::monotonic_ns();
-            let node = self.status_next;
-            self.status_next = node % self.cfg.cns + 1;
-            let c = self.cycle(release, AsyncSlot::Status(node), self.cfg.chained);
-            let s = schedule.complete(wake, c.soa_mono);
+            let slot = self.status_slot();
+            let (c, s) = self.iso_cycle(slot, self.cfg.chained);
             on_cycle(&c, &s);
-            let due = s.release_index + 1 + s.skipped;
-            if stop.load(Relaxed) || releases.is_some_and(|r| due >= r) {
+            let sched = self.schedule.as_mut().expect("made");
+            sched.next_release();
+            let done = releases.is_some_and(|r| sched.counts().releases >= r);
+            let interrupted = stop.load(Relaxed)
+                && (releases.is_none() || deadline.is_none_or(|d| sys::monotonic_ns() < d));
+            if done || interrupted {
                 break;
             }
         }
-        ScheduleCounts::of(&schedule)
+        let sched = self.schedule.as_ref().expect("made");
+        let counts = sched.counts();
+        let (mut track, ..) = self.track.take().expect("made above");
+        Measured {
+            schedule: ScheduleCounts {
+                cycles: counts.cycles,
+                releases: counts.releases,
+                skipped: counts.skipped,
+                overruns: counts.overruns,
+            },
+            soc: counts,
+            floor_ns: sched.floor_ns(),
+            min_soc_spacing_ns: sched.min_spacing_ns(),
+            outages: track.finish(counts.cycles),
+            untold_outages: track.untold(),
+        }
+    }
+
+    /// Keep-alive cycles on the one schedule until a release at or after
+    /// `hand_at` (read before each cycle) comes next, or `stop`.
+    fn keep_cycling(&mut self, hand_at: &AtomicU64, stop: &AtomicBool) {
+        self.state = NmtState::MS_OPERATIONAL;
+        self.grid();
+        loop {
+            let next = self.schedule.as_mut().expect("made").next_release();
+            if next >= hand_at.load(Relaxed) || stop.load(Relaxed) {
+                return;
+            }
+            let slot = self.status_slot();
+            self.iso_cycle(slot, false);
+        }
+    }
+}
+
+/// What a measurement counted on the schedule and the NMT states.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// The runner's schedule counts.
+    pub schedule: ScheduleCounts,
+    /// The same, with the releases passed over for the spacing.
+    pub soc: SocCounts,
+    /// The spacing floor, ns.
+    pub floor_ns: u64,
+    /// The smallest distance between two SoCs sent, ns.
+    pub min_soc_spacing_ns: Option<u64>,
+    /// The CNs' outages out of NMT_CS_OPERATIONAL.
+    pub outages: Vec<NmtOutage>,
+    /// Outages only counted (the list was full).
+    pub untold_outages: u64,
+}
+
+/// The MN cycling on its own thread between the bring-up and the
+/// measurement, on the one schedule, so that the CNs keep getting SoCs
+/// while the runner gets the measurement ready.
+pub struct KeepAlive {
+    grid: (u64, u64),
+    hand_at: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<(Mn, Vec<String>)>,
+}
+
+impl KeepAlive {
+    /// Starts `mn` cycling on a thread on `cpu` (the measuring thread's)
+    /// at SCHED_FIFO one above `priority` (the measuring thread's): the
+    /// measuring thread's own set-up between preparation and release (its
+    /// recorder's buffers, touched page by page, take milliseconds) must
+    /// not hold a SoC back, and the keep-alive thread sleeps between its
+    /// frames.
+    pub fn start(mut mn: Mn, cpu: usize, priority: i32) -> Result<KeepAlive> {
+        let priority = (priority + 1).min(99);
+        let grid = mn.grid();
+        let hand_at = Arc::new(AtomicU64::new(u64::MAX));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (h, s) = (Arc::clone(&hand_at), Arc::clone(&stop));
+        let (ready, up) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("jl-pl-mn-keep".into())
+            .spawn(move || {
+                let warnings = setup_helper_thread("managing node (keep-alive)", cpu, priority);
+                let _ = ready.send(());
+                mn.keep_cycling(&h, &s);
+                (mn, warnings)
+            })
+            .context("starting the managing node's keep-alive cycles")?;
+        // Born at the caller's priority, it would wait behind the caller:
+        // wait until it has its own.
+        let _ = up.recv();
+        Ok(KeepAlive {
+            grid,
+            hand_at,
+            stop,
+            thread,
+        })
+    }
+
+    /// Hands the MN back for a measurement that may start at `t0`, with
+    /// the release it starts at — the first of the schedule at or after
+    /// `t0` and two cycles from now (so the keep-alive thread, which may be
+    /// asleep until the next release, has handed over before it) — and
+    /// the keep-alive thread's warnings.
+    pub fn hand_over(self, t0: u64) -> Result<(Mn, u64, Vec<String>)> {
+        let (g0, t) = self.grid;
+        let at = t0.max(sys::monotonic_ns() + 2 * t);
+        let first = g0 + at.saturating_sub(g0).div_ceil(t) * t;
+        self.hand_at.store(first, Relaxed);
+        let (mn, warnings) = self
+            .thread
+            .join()
+            .map_err(|_| anyhow!("the managing node's keep-alive thread panicked"))?;
+        Ok((mn, first, warnings))
+    }
+
+    /// Stops it and takes the MN back (a run that does not measure).
+    pub fn stop(self) -> Result<Mn> {
+        self.stop.store(true, Relaxed);
+        self.thread
+            .join()
+            .map(|(mn, _)| mn)
+            .map_err(|_| anyhow!("the managing node's keep-alive thread panicked"))
     }
 }

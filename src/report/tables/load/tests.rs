@@ -177,6 +177,8 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         missed_pres: f.missed,
         late_pres: 0,
         held: Held::judge(n, cycles, f.late, polls, f.missed),
+        soc_spacing: None,
+        left_operational: vec![],
         per_cn: vec![],
         load: f.load.map(|(stack, wall)| StackLoad {
             wall_ns: wall,
@@ -904,4 +906,16 @@ fn a_limited_probe_has_condition_rows_for_its_scenarios_only() {
     p.scope.scenarios = vec!["cpu".into()];
     let got = render(&run, &only(Table::Conditions), Format::Text).unwrap();
     assert!(!got.contains("Conditions —"), "{got}");
+}
+
+#[test]
+fn a_cn_that_left_operational_reads_in_its_cell() {
+    assert_eq!(super::na_text(0, 0, 1), "N/A (left operational: 1)");
+    assert_eq!(
+        super::na_text(2, 0, 1),
+        "N/A (late cycles: 2, left operational: 1)"
+    );
+    assert_eq!(super::na_text(3, 2, 0), "N/A (late cycles: 3, missed: 2)");
+    assert_eq!(super::na_text(0, 4, 0), "N/A (missed: 4)");
+    assert_eq!(super::na_text(0, 0, 0), "N/A");
 }
