@@ -227,10 +227,12 @@ struct Entry {
     default: u64,
 }
 
-/// The entries, sorted by (index, sub), shared by every CN of an emulator.
+/// The entries, sorted by (index, sub), and per object (index) its first
+/// entry and how many sub-indices it has (0..count, without a gap).
 #[derive(Debug)]
 struct Layout {
     entries: Vec<Entry>,
+    objects: Vec<(u16, usize, usize)>,
 }
 
 impl Layout {
@@ -319,27 +321,32 @@ impl Layout {
                 add(i, sub, Int(1), access, default);
             }
         }
-        debug_assert!(e
-            .windows(2)
-            .all(|w| (w[0].index, w[0].sub) < (w[1].index, w[1].sub)));
-        Layout { entries: e }
+        let mut objects: Vec<(u16, usize, usize)> = Vec::new();
+        for (slot, entry) in e.iter().enumerate() {
+            match objects.last_mut() {
+                Some(o) if o.0 == entry.index => o.2 += 1,
+                _ => objects.push((entry.index, slot, 1)),
+            }
+            // Sub-indices 0..count, in order, without a gap.
+            debug_assert_eq!(usize::from(entry.sub), slot - objects[objects.len() - 1].1);
+        }
+        Layout {
+            entries: e,
+            objects,
+        }
     }
 
     /// The slot of (index, sub), or the abort for a missing one.
     fn find(&self, index: u16, sub: u8) -> Result<usize, AbortCode> {
-        let at = self
-            .entries
-            .partition_point(|e| (e.index, e.sub) < (index, sub));
-        match self.entries.get(at) {
-            Some(e) if e.index == index && e.sub == sub => Ok(at),
-            _ if self
-                .entries
-                .binary_search_by_key(&index, |e| e.index)
-                .is_ok() =>
-            {
-                Err(AbortCode::SUBINDEX_DOES_NOT_EXIST)
+        match self.objects.binary_search_by_key(&index, |o| o.0) {
+            Ok(i) => {
+                let (_, first, count) = self.objects[i];
+                match usize::from(sub) < count {
+                    true => Ok(first + usize::from(sub)),
+                    false => Err(AbortCode::SUBINDEX_DOES_NOT_EXIST),
+                }
             }
-            _ => Err(AbortCode::OBJECT_DOES_NOT_EXIST),
+            Err(_) => Err(AbortCode::OBJECT_DOES_NOT_EXIST),
         }
     }
 }
