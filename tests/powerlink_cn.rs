@@ -516,9 +516,10 @@ fn a_peer_speaking_the_reference_mns_frames_brings_our_cns_to_operational() {
             Some((0x3124, 0x0373_5955))
         );
         let p = c.operational_pres.as_ref().unwrap();
+        // Size 1: the PReq's output (frame 2751's 0x08) looped back.
         assert_eq!(
             p[14..25],
-            [4, 255, id, 0xfd, 1, 0, 0, 0, 1, 0, id],
+            [4, 255, id, 0xfd, 1, 0, 0, 0, 1, 0, 0x08],
             "CN {id}"
         );
     }

@@ -28,7 +28,8 @@
 //! # What a CN answers ([`ControlledNodes::handle`]) — captures README §3
 //!
 //! - **PReq** to its own id (rule 6), in PRE_OPERATIONAL_2, READY_TO_OPERATE
-//!   or OPERATIONAL: the RPDO mapping copies the payload into 0x6200, and
+//!   or OPERATIONAL: the RPDO mapping copies the payload into 0x6200 (and
+//!   the emulator's application loops 0x6200/k back to 0x6000/k), and
 //!   a **PRes** carries the TPDO mapping's bytes (Size = the mapped bytes:
 //!   0 until the MN maps something), its NMT state, RD only in
 //!   OPERATIONAL, PDOVersion 0x1800/2, and RS/PR when SDO frames wait.

@@ -848,7 +848,10 @@ fn the_reference_mn_brings_our_three_cns_through_sdo_configuration_to_operationa
                     ..
                 }) => idents.push((i.nmt, i.verify_conf_date, i.verify_conf_time)),
                 Frame::PRes(p) if p.nmt == S_OP && operational_pres.is_none() => {
-                    operational_pres = Some(buf[..n].to_vec());
+                    let Frame::PReq(q) = frame else {
+                        panic!("a PRes answers a PReq")
+                    };
+                    operational_pres = Some((buf[..n].to_vec(), q.payload.to_vec()));
                 }
                 _ => {}
             }
@@ -882,12 +885,15 @@ fn the_reference_mn_brings_our_three_cns_through_sdo_configuration_to_operationa
         idents.last().map(|i| (i.1, i.2)),
         Some((0x3124, 0x0373_5955))
     );
-    // Operational: Size 1, the mapped input (0x6000/1: the node id).
-    let pres = operational_pres.expect("node 1 reached NMT_CS_OPERATIONAL");
+    // Operational: Size 1 and the mapped input, which loops back the
+    // output the PReq carried (the reference CN's demo sent its own
+    // digital input, 0x01, in frame 2752; the header is the same).
+    let (pres, preq) = operational_pres.expect("node 1 reached NMT_CS_OPERATIONAL");
+    assert_eq!(preq.len(), 1);
     assert_eq!(
         pres[14..25],
-        [4, 255, 1, 0xfd, 0x01, 0, 0, 0, 1, 0, 0x01],
-        "as the reference's frame 2752"
+        [4, 255, 1, 0xfd, 0x01, 0, 0, 0, 1, 0, preq[0]],
+        "as the reference's frame 2752, with the output looped back"
     );
     for id in [1, 32, 110] {
         assert_eq!(cns.state(id), Some(S_OP), "node {id}");

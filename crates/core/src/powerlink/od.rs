@@ -34,7 +34,7 @@
 //! | 0x1F82 | 0 | u32 | ro | feature flags |
 //! | 0x1F98 | 1–9 | u16/u32/u8 | ro/rw | cycle timing: /3 PResMaxLatency, /4 PReqActPayloadLimit, /5 PResActPayloadLimit, /8 AsyncMTU … |
 //! | 0x2000 | 0 | domain | rw | a scratch domain of up to [`DOMAIN_MAX`] bytes, for segmented transfers |
-//! | 0x6000 | 1–254 | u8 | ro | digital inputs (the TPDO source; value: the node id) |
+//! | 0x6000 | 1–254 | u8 | ro | digital inputs (the TPDO source): output k looped back, else the node id |
 //! | 0x6200 | 1–254 | u8 | rw | digital outputs (the RPDO sink) |
 //!
 //! Sub-index 0 of every record and array says how many sub-indices follow
@@ -227,10 +227,12 @@ struct Entry {
     default: u64,
 }
 
-/// The entries, sorted by (index, sub), shared by every CN of an emulator.
+/// The entries, sorted by (index, sub), and per object (index) its first
+/// entry and how many sub-indices it has (0..count, without a gap).
 #[derive(Debug)]
 struct Layout {
     entries: Vec<Entry>,
+    objects: Vec<(u16, usize, usize)>,
 }
 
 impl Layout {
@@ -319,27 +321,32 @@ impl Layout {
                 add(i, sub, Int(1), access, default);
             }
         }
-        debug_assert!(e
-            .windows(2)
-            .all(|w| (w[0].index, w[0].sub) < (w[1].index, w[1].sub)));
-        Layout { entries: e }
+        let mut objects: Vec<(u16, usize, usize)> = Vec::new();
+        for (slot, entry) in e.iter().enumerate() {
+            match objects.last_mut() {
+                Some(o) if o.0 == entry.index => o.2 += 1,
+                _ => objects.push((entry.index, slot, 1)),
+            }
+            // Sub-indices 0..count, in order, without a gap.
+            debug_assert_eq!(usize::from(entry.sub), slot - objects[objects.len() - 1].1);
+        }
+        Layout {
+            entries: e,
+            objects,
+        }
     }
 
     /// The slot of (index, sub), or the abort for a missing one.
     fn find(&self, index: u16, sub: u8) -> Result<usize, AbortCode> {
-        let at = self
-            .entries
-            .partition_point(|e| (e.index, e.sub) < (index, sub));
-        match self.entries.get(at) {
-            Some(e) if e.index == index && e.sub == sub => Ok(at),
-            _ if self
-                .entries
-                .binary_search_by_key(&index, |e| e.index)
-                .is_ok() =>
-            {
-                Err(AbortCode::SUBINDEX_DOES_NOT_EXIST)
+        match self.objects.binary_search_by_key(&index, |o| o.0) {
+            Ok(i) => {
+                let (_, first, count) = self.objects[i];
+                match usize::from(sub) < count {
+                    true => Ok(first + usize::from(sub)),
+                    false => Err(AbortCode::SUBINDEX_DOES_NOT_EXIST),
+                }
             }
-            _ => Err(AbortCode::OBJECT_DOES_NOT_EXIST),
+            Err(_) => Err(AbortCode::OBJECT_DOES_NOT_EXIST),
         }
     }
 }
@@ -381,8 +388,9 @@ impl MappedObject {
 /// A mapping ready to copy: value slot and payload byte, per entry.
 #[derive(Debug, Clone)]
 struct Plan {
-    /// (slot in the values, byte in the payload).
-    copies: Vec<(usize, usize)>,
+    /// (slot in the values, byte in the payload, slot of the input an
+    /// output loops back to).
+    copies: Vec<(usize, usize, usize)>,
     /// Payload bytes the mapping covers.
     len: usize,
 }
@@ -599,7 +607,12 @@ impl Od {
                 result = Err(PDO_TOO_LONG);
                 break;
             }
-            plan.copies.push((slot, at));
+            // The application loops output k back to input k.
+            let echo = match map {
+                index::RPDO_MAP => layout.find(index::INPUTS, m.sub).unwrap_or(slot),
+                _ => slot,
+            };
+            plan.copies.push((slot, at, echo));
             plan.len = plan.len.max(at + 1);
         }
         if result.is_err() {
@@ -644,17 +657,21 @@ impl Od {
     /// at least [`Od::tpdo_len`] bytes; unmapped bytes are zero.
     pub fn fill_tpdo(&self, out: &mut [u8]) {
         out[..self.tpdo.len].fill(0);
-        for &(slot, at) in &self.tpdo.copies {
+        for &(slot, at, _) in &self.tpdo.copies {
             out[at] = self.values[slot] as u8;
         }
     }
 
-    /// Copies a PReq payload into the outputs the RPDO mapping names;
-    /// bytes beyond the payload are left as they were.
+    /// Copies a PReq payload into the outputs the RPDO mapping names, and
+    /// each output 0x6200/k into the input 0x6000/k (the emulator's
+    /// application loops its outputs back, so that an MN finds its own
+    /// data in the PRes of the same cycle); bytes beyond the payload are
+    /// left as they were.
     pub fn take_rpdo(&mut self, payload: &[u8]) {
-        for &(slot, at) in &self.rpdo.copies {
+        for &(slot, at, echo) in &self.rpdo.copies {
             if let Some(b) = payload.get(at) {
                 self.values[slot] = u64::from(*b);
+                self.values[echo] = u64::from(*b);
             }
         }
     }
@@ -742,6 +759,8 @@ mod tests {
         o.write(0x1600, 0, &[1]).unwrap();
         o.take_rpdo(&[0x11, 0x22]);
         assert_eq!(o.get(0x6200, 5), 0x22);
+        assert_eq!(o.get(0x6000, 5), 0x22, "looped back to input 5");
+        assert_eq!(o.get(0x6000, 4), 7);
         o.take_rpdo(&[0x33]);
         assert_eq!(o.get(0x6200, 5), 0x22, "a short PReq leaves it");
     }
