@@ -59,6 +59,7 @@
 pub mod analyze;
 pub mod cn;
 pub mod codec;
+pub mod errsig;
 mod frame;
 pub mod nmt;
 pub mod wire_time;
