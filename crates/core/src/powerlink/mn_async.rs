@@ -10,7 +10,8 @@
 //! 3. the MN's own **SDO** frame (generic priority): SoA UnspecifiedInvite
 //!    with target 240, the frame right after it;
 //! 4. a CN whose error-signalling handshake is not complete (or whose
-//!    status the MN wants): SoA StatusRequest;
+//!    status the MN wants): SoA StatusRequest — every other slot at most
+//!    while CNs wait for identification;
 //! 5. a CN not identified yet, and the diagnostic device 253, which the
 //!    reference always scans: SoA IdentRequest;
 //! 6. idle: StatusRequests round robin over the identified CNs (their NMT
@@ -69,6 +70,8 @@ pub struct Scheduler {
     cursor: usize,
     sweep: usize,
     idle: u64,
+    /// The last slot was a StatusRequest of tier 4.
+    after_status: bool,
 }
 
 impl Scheduler {
@@ -80,6 +83,8 @@ impl Scheduler {
         if n == 0 {
             return Slot::NoService;
         }
+        let unidentified = cns.iter().filter(|w| !w.identified).count();
+        let identified = n - unidentified;
         type Pick = fn(&mut Wants) -> Option<Slot>;
         let tiers: [Pick; 4] = [
             |w| w.command.take().map(|c| Slot::Command(w.node, c)),
@@ -87,17 +92,23 @@ impl Scheduler {
             |w| w.sdo_out.then_some(Slot::Sdo(w.node)),
             |w| w.status.then_some(Slot::Status(w.node)),
         ];
-        for pick in tiers {
+        // A CN stuck in the error-signalling handshake takes every other
+        // slot at most while CNs wait for their IdentRequest.
+        let status_yields = self.after_status && unidentified > 0;
+        self.after_status = false;
+        for (t, pick) in tiers.into_iter().enumerate() {
+            if t == 3 && status_yields {
+                break;
+            }
             for i in 0..n {
                 let k = (self.cursor + i) % n;
                 if let Some(slot) = pick(&mut cns[k]) {
                     self.cursor = k + 1;
+                    self.after_status = t == 3;
                     return slot;
                 }
             }
         }
-        let unidentified = cns.iter().filter(|w| !w.identified).count();
-        let identified = n - unidentified;
         self.idle += 1;
         if unidentified > 0 || identified == 0 || self.idle % SWEEP_EVERY == 0 {
             // The sweep: the unidentified CNs, then the diagnostic device.
@@ -151,6 +162,24 @@ mod tests {
         assert_eq!(s.next(&mut w), Slot::Sdo(32));
         w[1].sdo_out = false;
         assert_eq!(s.next(&mut w), Slot::Status(110));
+    }
+
+    #[test]
+    fn a_cn_stuck_in_error_signalling_leaves_every_other_slot_to_identification() {
+        let mut w = cns(&[1, 32]);
+        w[1].identified = false;
+        w[0].status = true;
+        let mut s = Scheduler::default();
+        let got: Vec<Slot> = (0..4).map(|_| s.next(&mut w)).collect();
+        assert_eq!(
+            got,
+            vec![
+                Slot::Status(1),
+                Slot::Ident(32),
+                Slot::Status(1),
+                Slot::Ident(DIAGNOSTIC_NODE)
+            ]
+        );
     }
 
     #[test]
