@@ -380,7 +380,7 @@ impl NetcycleProbe {
     fn mn_config(&self) -> MnConfig {
         let p = &self.args.params;
         MnConfig {
-            cns: p.cns,
+            nodes: p.nodes(),
             out_bytes: p.out_bytes,
             in_bytes: p.in_bytes,
             chained: p.chaining,
@@ -485,7 +485,11 @@ impl Probe for NetcycleProbe {
                 }
                 let mut mn = Mn::new(mn_link, self.mn_config());
                 let never = AtomicBool::new(false);
-                match mn.bring_up(BRING_UP_NS, &never) {
+                let up = mn.bring_up(BRING_UP_NS, &never);
+                for a in mn.announced() {
+                    crate::output::errln!("jitterlab: netcycle: {}", a.line());
+                }
+                match up {
                     Ok(b) => self.bring_up = Some(b),
                     Err(e) => {
                         self.stop_helpers();

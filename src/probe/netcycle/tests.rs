@@ -146,7 +146,7 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
         let mut mn = Mn::new(
             mn_link,
             MnConfig {
-                cns: 3,
+                nodes: vec![1, 2, 3],
                 out_bytes: 1,
                 in_bytes: 6,
                 chained: false,
@@ -230,7 +230,7 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
         let mut mn = Mn::new(
             mn_link,
             MnConfig {
-                cns: 3,
+                nodes: vec![1, 2, 3],
                 out_bytes: 1,
                 in_bytes: 6,
                 chained: false,
@@ -249,7 +249,7 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
     });
     assert_eq!(
         e.to_string(),
-        "the CNs did not all reach NMT_CS_OPERATIONAL within 200ms: CN 1 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 2 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 3 never answered its IdentRequest; check that the CNs run and answer node ids 1-3"
+        "the CNs did not all reach NMT_CS_OPERATIONAL within 200ms: CN 1 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 2 is in NMT_CS_PRE_OPERATIONAL_1 (0x1d); CN 3 never answered its IdentRequest; check that the CNs run and answer node ids 1, 2, 3"
     );
     drop(emulator);
     pair.teardown().unwrap();

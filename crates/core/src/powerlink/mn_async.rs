@@ -110,7 +110,7 @@ impl Scheduler {
             }
         }
         self.idle += 1;
-        if unidentified > 0 || identified == 0 || self.idle % SWEEP_EVERY == 0 {
+        if unidentified > 0 || identified == 0 || self.idle.is_multiple_of(SWEEP_EVERY) {
             // The sweep: the unidentified CNs, then the diagnostic device.
             let mut order = cns
                 .iter()

@@ -61,6 +61,7 @@ pub mod cn;
 pub mod codec;
 pub mod errsig;
 mod frame;
+pub mod ident;
 pub mod mn_async;
 pub mod nmt;
 pub mod wire_time;

@@ -20,40 +20,38 @@
 //!    **`--chaining`**, one **PResMN** (node 240 to 01-11-1E-00-00-02,
 //!    every CN's outputs in node order) and one wait for all the chained
 //!    PRes, up to the timeout plus the last CN's slot;
-//! 4. **SoA** to 01-11-1E-00-00-03 inviting one CN (round robin) to a
-//!    StatusRequest, whose ASnd StatusResponse is taken at step 1 of the
-//!    next cycle.
+//! 4. **SoA** to 01-11-1E-00-00-03 with the asynchronous slot the
+//!    scheduler chose (`jitterlab_core::powerlink::mn_async`: the MN's NMT
+//!    command or SDO frame after an invite to 240, an UnspecifiedInvite to
+//!    a CN that announced a frame, StatusRequests with the ER flag of the
+//!    CN's error-signalling handshake, IdentRequests), and the MN's own
+//!    ASnd after it; the answer is taken at step 1 of the next cycle.
+//!
+//! IdentResponses and StatusResponses are matched by their source node,
+//! whether addressed to 240 or to broadcast (255, as the reference CN
+//! sends them), and only from the configured node ids.
 //!
 //! A CN's answer that does not come within the timeout is **missed**. The
 //! cycle ends when the SoA has gone out: a cycle that ends after the next
 //! release is **late**, and the schedule skips the releases it ran over
 //! (`jitterlab_core::cycle`).
 //!
-//! **Bring-up** ([`Mn::bring_up`]), before the measurement: as DS 301's MN
-//! does, first a reduced cycle of SoA IdentRequests (MN in
-//! PRE_OPERATIONAL_1) until every CN answered with an IdentResponse (its
-//! MAC is learnt from it), then isochronous cycles at the measured cycle
-//! time (MN in PRE_OPERATIONAL_2, then READY_TO_OPERATE) whose
-//! asynchronous slot carries the MN's own ASnd NMTCommands — the SoA
-//! invites no one (NoService, target 240, the MN keeps the slot) and the
-//! command follows it — EnableReadyToOperate to a CN whose PRes says
-//! PRE_OPERATIONAL_2, StartNode to one that says READY_TO_OPERATE, again
-//! after 8 cycles without a change, until every CN's PRes says
-//! OPERATIONAL. Bring-up always polls with PReq; chained CNs take their
-//! PResMN slots once measured.
+//! **Bring-up** ([`Mn::bring_up`], in [`bring_up`]) comes before the
+//! measurement.
 //!
 //! Nothing in a cycle allocates: the frame buffers, the outputs and the
 //! per-CN books are made by [`Mn::new`] (DESIGN rule 2).
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use anyhow::Result;
 use jitterlab_core::cycle::{CycleSample, Schedule};
 use jitterlab_core::netcycle::{CnCounts, Wait};
+use jitterlab_core::powerlink::errsig::ErrSig;
+use jitterlab_core::powerlink::mn_async::{Scheduler, Wants};
 use jitterlab_core::powerlink::{
-    decode, encode, ASnd, ASndService, DecodeError, Frame, NetTime, NmtCommand, NmtCommandId,
-    NmtState, PReq, PRes, RequestedService, Soa, Soc, EPL_VERSION, MAC_ASND, MAC_PRES, MAC_SOA,
-    MAC_SOC, MAX_FRAME_LEN, MN_NODE,
+    decode, encode, ASnd, ASndService, DecodeError, Frame, IdentResponse, NetTime, NmtCommand,
+    NmtCommandId, NmtState, PReq, PRes, RequestedService, Soa, Soc, BROADCAST_NODE, EPL_VERSION,
+    MAC_ASND, MAC_PRES, MAC_SOA, MAC_SOC, MAX_FRAME_LEN, MN_NODE,
 };
 use jitterlab_sys::{self as sys, rx_timestamp::realtime_ns};
 use serde::Serialize;
@@ -62,18 +60,18 @@ use super::link::Link;
 use crate::probe::helper_thread::sleep_until;
 use crate::probe::ScheduleCounts;
 
-/// How long the bring-up waits for one IdentResponse before it asks again.
-const IDENT_WAIT_NS: u64 = 10_000_000;
-/// Cycles a CN gets to take an NMT command before it is sent again.
-const COMMAND_AGAIN: u64 = 8;
+mod bring_up;
+
+pub use jitterlab_core::powerlink::mn_async::Slot as AsyncSlot;
+
 /// The broadcast MAC, for a CN whose MAC is not known.
 const BROADCAST_MAC: [u8; 6] = [0xff; 6];
 
 /// How the MN runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MnConfig {
-    /// CNs polled, node ids 1..=cns.
-    pub cns: u8,
+    /// The CNs polled: their node ids, ascending.
+    pub nodes: Vec<u8>,
     /// Output bytes per CN.
     pub out_bytes: u16,
     /// Input bytes per CN.
@@ -128,6 +126,10 @@ struct Book {
     missed: [u64; 4],
     /// Cycle of the last NMT command sent to it (bring-up).
     commanded: Option<u64>,
+    /// Its error-signalling handshake.
+    errsig: ErrSig,
+    /// Its last IdentResponse.
+    ident: Option<IdentResponse>,
 }
 
 impl Book {
@@ -141,15 +143,6 @@ impl Book {
         }
         was
     }
-}
-
-/// What the asynchronous slot of a cycle carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AsyncSlot {
-    /// SoA StatusRequest to a CN.
-    Status(u8),
-    /// The MN's own ASnd NMTCommand to a CN (after a SoA inviting no one).
-    Command(u8, NmtCommandId),
 }
 
 /// The receive stamps of a frame: software (CLOCK_REALTIME) and hardware.
@@ -213,14 +206,21 @@ pub struct Mn {
     state: NmtState,
     counts: MnCounts,
     cycles: u64,
-    status_next: u8,
     relative_base: u64,
+    /// What each CN (in `books` order) wants from the asynchronous slot.
+    wants: Vec<Wants>,
+    sched: Scheduler,
+    /// Node id → 1 + its index in `books` (0: not configured).
+    index: [u8; 256],
+    /// The source of the last ASnd taken (bring-up's wait for an answer).
+    last_asnd: Option<u8>,
 }
 
 impl Mn {
     /// The MN of `cfg` on `link`, every buffer made now.
     pub fn new(link: Link, cfg: MnConfig) -> Mn {
-        let n = usize::from(cfg.cns);
+        let n = cfg.nodes.len();
+        let out_bytes = usize::from(cfg.out_bytes);
         let out_len = match cfg.chained {
             true => n * usize::from(cfg.out_bytes),
             false => usize::from(cfg.out_bytes),
@@ -236,26 +236,41 @@ impl Mn {
                     awaited: false,
                     missed: [0; 4],
                     commanded: None,
+                    errsig: ErrSig::default(),
+                    ident: None,
                 };
                 n
             ],
             tx: vec![0; MAX_FRAME_LEN],
             rx: vec![0; MAX_FRAME_LEN],
-            out: vec![0; out_len.max(usize::from(cfg.out_bytes))],
+            out: vec![0; out_len.max(out_bytes)],
             state: NmtState::MS_NOT_ACTIVE,
             counts: MnCounts::default(),
             cycles: 0,
-            status_next: 1,
             relative_base: 0,
+            wants: vec![Wants::default(); n],
+            sched: Scheduler::default(),
+            index: [0; 256],
+            last_asnd: None,
         }
         .numbered()
     }
 
     fn numbered(mut self) -> Mn {
-        for (i, b) in self.books.iter_mut().enumerate() {
-            b.counts.node = i as u8 + 1;
+        for (i, &node) in self.cfg.nodes.iter().enumerate() {
+            self.books[i].counts.node = node;
+            self.wants[i].node = node;
+            self.index[usize::from(node)] = i as u8 + 1;
         }
         self
+    }
+
+    /// The index in `books` of CN `node`, when it is one of ours.
+    fn index_of(&self, node: u8) -> Option<usize> {
+        match self.index[usize::from(node)] {
+            0 => None,
+            k => Some(usize::from(k) - 1),
+        }
     }
 
     /// The per-CN counts.
@@ -266,12 +281,6 @@ impl Mn {
     /// The MN's own counts.
     pub fn counts(&self) -> MnCounts {
         self.counts
-    }
-
-    fn book(&mut self, node: u8) -> Option<&mut Book> {
-        (1..=self.cfg.cns)
-            .contains(&node)
-            .then(|| &mut self.books[usize::from(node) - 1])
     }
 
     /// Encodes `frame` to `dst` and sends it; counts a failure.
@@ -291,7 +300,17 @@ impl Mn {
 
     /// Takes one queued frame, if any (true when there was one).
     fn take_one(&mut self, last: &mut Stamps) -> bool {
-        let got = match self.link.recv(&mut self.rx) {
+        // The receive buffer is lent out while its frame is read, so the
+        // frame's borrowed parts can go to `&mut self` methods.
+        let mut rx = std::mem::take(&mut self.rx);
+        let took = self.take_from(&mut rx, last);
+        self.rx = rx;
+        took
+    }
+
+    /// [`Mn::take_one`] with the receive buffer `rx`.
+    fn take_from(&mut self, rx: &mut [u8], last: &mut Stamps) -> bool {
+        let got = match self.link.recv(rx) {
             Ok(Some(got)) => got,
             Ok(None) => return false,
             Err(_) => {
@@ -305,7 +324,7 @@ impl Mn {
         };
         let echo_bytes = self.cfg.out_bytes > 0 && self.cfg.in_bytes > 0;
         let tag = self.cycles.wrapping_sub(1) as u8;
-        let r = match decode(&self.rx[..got.len]) {
+        let r = match decode(&rx[..got.len]) {
             Ok(r) => r,
             Err(DecodeError::Unsupported(_)) => {
                 self.counts.unsupported += 1;
@@ -316,10 +335,11 @@ impl Mn {
                 return true;
             }
         };
-        let cns = self.cfg.cns;
         match r.frame {
-            Frame::PRes(p) if (1..=cns).contains(&p.node) => {
-                let b = &mut self.books[usize::from(p.node) - 1];
+            Frame::PRes(p) if self.index_of(p.node).is_some() => {
+                let k = self.index_of(p.node).unwrap_or_default();
+                self.wants[k].invite |= p.rs > 0;
+                let b = &mut self.books[k];
                 b.state = Some(p.nmt);
                 let echo = match echo_bytes {
                     true => p.payload.first().copied(),
@@ -343,26 +363,40 @@ impl Mn {
             }
             Frame::ASnd(ASnd {
                 src,
-                dest: MN_NODE,
+                dest: MN_NODE | BROADCAST_NODE,
                 service,
-            }) if (1..=cns).contains(&src) => {
-                let b = &mut self.books[usize::from(src) - 1];
-                match service {
-                    ASndService::IdentResponse(i) => {
-                        b.mac = Some(r.src_mac);
-                        b.state = Some(i.nmt);
-                        self.counts.ident_responses += 1;
-                    }
-                    ASndService::StatusResponse(s) => {
-                        b.state = Some(s.nmt);
-                        self.counts.status_responses += 1;
-                    }
-                    _ => self.counts.foreign += 1,
-                }
+            }) if self.index_of(src).is_some() => {
+                let k = self.index_of(src).unwrap_or_default();
+                self.take_asnd(k, r.src_mac, &service);
             }
             _ => self.counts.foreign += 1,
         }
         true
+    }
+
+    /// Takes an ASnd from the CN of index `k`, sent from `mac`.
+    fn take_asnd(&mut self, k: usize, mac: [u8; 6], service: &ASndService<'_>) {
+        let (b, w) = (&mut self.books[k], &mut self.wants[k]);
+        self.last_asnd = Some(b.counts.node);
+        match service {
+            ASndService::IdentResponse(i) => {
+                b.mac = Some(mac);
+                b.state = Some(i.nmt);
+                b.ident = Some(*i);
+                w.identified = true;
+                w.status = b.errsig.wants_status();
+                w.invite |= i.rs > 0;
+                self.counts.ident_responses += 1;
+            }
+            ASndService::StatusResponse(s) => {
+                b.state = Some(s.nmt);
+                b.errsig.answered(s.ec);
+                w.status = b.errsig.wants_status();
+                w.invite |= s.rs > 0;
+                self.counts.status_responses += 1;
+            }
+            _ => self.counts.foreign += 1,
+        }
     }
 
     /// Takes frames until no CN is awaited any more or the monotonic time
@@ -430,10 +464,10 @@ impl Mn {
         let soc_mono = (mono_after as i64 + (soc_real as i64 - real_after as i64)) as u64;
         // The polls.
         let per = usize::from(self.cfg.out_bytes);
-        let ids = 1..=self.cfg.cns;
+        let n_cns = self.books.len();
         if chained {
             for (k, share) in self.out.chunks_exact_mut(per.max(1)).enumerate() {
-                if per > 0 && k < usize::from(self.cfg.cns) {
+                if per > 0 && k < n_cns {
                     share.fill(0);
                     share[0] = tag;
                 }
@@ -443,7 +477,7 @@ impl Mn {
                 b.counts.polls += 1;
                 b.missed_bit(tag, false);
             }
-            let len = usize::from(self.cfg.cns) * per;
+            let len = n_cns * per;
             let pres_mn = Frame::PRes(PRes {
                 node: MN_NODE,
                 nmt: self.state,
@@ -460,16 +494,17 @@ impl Mn {
             if self.link.send(&self.tx[..n]).is_err() {
                 self.counts.send_errors += 1;
             }
-            let slots = u64::from(self.cfg.cns - 1) * self.cfg.chain_step_ns;
+            let slots = (n_cns as u64).saturating_sub(1) * self.cfg.chain_step_ns;
             let deadline = sys::monotonic_ns() + self.cfg.response_timeout_ns + slots;
-            self.collect(deadline, usize::from(self.cfg.cns), &mut last);
+            self.collect(deadline, n_cns, &mut last);
         } else {
-            for node in ids {
+            for k in 0..n_cns {
                 if per > 0 {
                     self.out[..per].fill(0);
                     self.out[0] = tag;
                 }
-                let b = &mut self.books[usize::from(node) - 1];
+                let b = &mut self.books[k];
+                let node = b.counts.node;
                 b.awaited = true;
                 b.counts.polls += 1;
                 b.missed_bit(tag, false);
@@ -493,20 +528,7 @@ impl Mn {
             }
         }
         // SoA, and the MN's own ASnd.
-        let (service, target) = match slot {
-            AsyncSlot::Status(k) => (RequestedService::STATUS_REQUEST, k),
-            AsyncSlot::Command(..) => (RequestedService::NO_SERVICE, MN_NODE),
-        };
-        self.send_soa(service, target);
-        if let AsyncSlot::Command(node, id) = slot {
-            let dst = self.book(node).and_then(|b| b.mac).unwrap_or(MAC_ASND);
-            let cmd = Frame::ASnd(ASnd {
-                dest: node,
-                src: MN_NODE,
-                service: ASndService::NmtCommand(NmtCommand { id, data: &[] }),
-            });
-            self.send(&cmd, dst);
-        }
+        self.send_slot(slot);
         Cycle {
             soc_mono,
             soc_real,
@@ -516,11 +538,72 @@ impl Mn {
         }
     }
 
-    fn send_soa(&mut self, service: RequestedService, target: u8) {
+    /// The asynchronous slot the scheduler chooses now.
+    fn next_slot(&mut self) -> AsyncSlot {
+        self.sched.next(&mut self.wants)
+    }
+
+    /// Sends the SoA of `slot` and the MN's own ASnd after it, as the
+    /// reference MN does: an NMT command after an NMTRequestInvite to 240,
+    /// an SDO frame after an UnspecifiedInvite to 240, both to the ASnd
+    /// multicast MAC; a StatusRequest with the ER flag of the CN's
+    /// error-signalling handshake.
+    fn send_slot(&mut self, slot: AsyncSlot) {
+        match slot {
+            AsyncSlot::NoService => self.send_soa(RequestedService::NO_SERVICE, 0, false),
+            AsyncSlot::Ident(node) => self.send_soa(RequestedService::IDENT_REQUEST, node, false),
+            AsyncSlot::Status(node) => {
+                let er = match self.index_of(node) {
+                    Some(k) => {
+                        let er = self.books[k].errsig.er();
+                        self.books[k].errsig.requested();
+                        self.wants[k].status = false;
+                        er
+                    }
+                    None => false,
+                };
+                self.send_soa(RequestedService::STATUS_REQUEST, node, er);
+            }
+            AsyncSlot::Invite(node) => {
+                if let Some(k) = self.index_of(node) {
+                    self.wants[k].invite = false;
+                }
+                self.send_soa(RequestedService::UNSPECIFIED_INVITE, node, false);
+            }
+            AsyncSlot::Command(node, id) => {
+                self.send_soa(RequestedService::NMT_REQUEST_INVITE, MN_NODE, false);
+                self.send_command(node, id);
+            }
+            AsyncSlot::Sdo(node) => {
+                self.send_soa(RequestedService::UNSPECIFIED_INVITE, MN_NODE, false);
+                self.send_sdo(node);
+            }
+        }
+    }
+
+    /// Sends NMT command `id` to `node` (255: every CN), to the ASnd
+    /// multicast MAC.
+    fn send_command(&mut self, node: u8, id: NmtCommandId) {
+        let cmd = Frame::ASnd(ASnd {
+            dest: node,
+            src: MN_NODE,
+            service: ASndService::NmtCommand(NmtCommand { id, data: &[] }),
+        });
+        self.send(&cmd, MAC_ASND);
+    }
+
+    /// Sends the SDO frame queued for `node`, if any.
+    fn send_sdo(&mut self, node: u8) {
+        if let Some(k) = self.index_of(node) {
+            self.wants[k].sdo_out = false;
+        }
+    }
+
+    fn send_soa(&mut self, service: RequestedService, target: u8, er: bool) {
         let soa = Frame::Soa(Soa {
             nmt: self.state,
             ea: false,
-            er: false,
+            er,
             service,
             target,
             epl_version: EPL_VERSION,
@@ -528,137 +611,9 @@ impl Mn {
         self.send(&soa, MAC_SOA);
     }
 
-    /// Brings every CN to OPERATIONAL within `within_ns` (see the module
-    /// doc), or fails naming each CN that did not get there and the state
-    /// it was last seen in. Counts start afresh afterwards.
-    pub fn bring_up(&mut self, within_ns: u64, stop: &AtomicBool) -> Result<BringUp> {
-        let start = sys::monotonic_ns();
-        let deadline = start + within_ns;
-        let mut last = Stamps::default();
-        // Identification: the reduced cycle.
-        self.state = NmtState::MS_PRE_OPERATIONAL_1;
-        self.drain(&mut last);
-        while let Some(node) = self.books.iter().position(|b| b.mac.is_none()) {
-            let node = node as u8 + 1;
-            if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
-                return Err(self.not_up(within_ns, stop));
-            }
-            self.send_soa(RequestedService::IDENT_REQUEST, node);
-            let until = (sys::monotonic_ns() + IDENT_WAIT_NS).min(deadline);
-            while self.books[usize::from(node) - 1].mac.is_none() {
-                let now = sys::monotonic_ns();
-                if now >= until {
-                    break;
-                }
-                if self.link.wait(Some(until - now)).unwrap_or(false) {
-                    self.drain(&mut last);
-                }
-            }
-        }
-        let identified_ns = sys::monotonic_ns() - start;
-        // Isochronous cycles until every CN is operational.
-        self.state = NmtState::MS_PRE_OPERATIONAL_2;
-        let period = self.cfg.period_ns;
-        let mut schedule = Schedule::new(sys::monotonic_ns() + period, period);
-        self.relative_base = schedule.t0();
-        let mut cycles = 0u64;
-        let mut cursor = 0usize;
-        loop {
-            let state = |b: &Book| b.state;
-            if self
-                .books
-                .iter()
-                .all(|b| state(b) == Some(NmtState::CS_OPERATIONAL))
-            {
-                break;
-            }
-            if self.books.iter().all(|b| {
-                matches!(
-                    state(b),
-                    Some(NmtState::CS_READY_TO_OPERATE | NmtState::CS_OPERATIONAL)
-                )
-            }) {
-                self.state = NmtState::MS_READY_TO_OPERATE;
-            }
-            if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
-                return Err(self.not_up(within_ns, stop));
-            }
-            let slot = self.next_command(&mut cursor, cycles);
-            let release = schedule.next_release();
-            sleep_until(release);
-            let wake = sys::monotonic_ns();
-            let c = self.cycle(release, slot, false);
-            schedule.complete(wake, c.soa_mono);
-            cycles += 1;
-        }
-        self.state = NmtState::MS_OPERATIONAL;
-        self.drain(&mut last);
-        for b in self.books.iter_mut() {
-            let node = b.counts.node;
-            b.counts = CnCounts {
-                node,
-                ..CnCounts::default()
-            };
-            b.missed = [0; 4];
-        }
-        self.counts = MnCounts::default();
-        Ok(BringUp {
-            identified_ns,
-            operational_ns: sys::monotonic_ns() - start,
-            cycles,
-        })
-    }
-
-    /// The asynchronous slot of a bring-up cycle: the next NMT command a CN
-    /// needs (round robin from `cursor`), else a StatusRequest.
-    fn next_command(&mut self, cursor: &mut usize, cycle: u64) -> AsyncSlot {
-        let n = self.books.len();
-        for i in 0..n {
-            let k = (*cursor + i) % n;
-            let b = &mut self.books[k];
-            let id = match b.state {
-                Some(NmtState::CS_PRE_OPERATIONAL_2) => NmtCommandId::ENABLE_READY_TO_OPERATE,
-                Some(NmtState::CS_READY_TO_OPERATE) => NmtCommandId::START_NODE,
-                _ => continue,
-            };
-            if b.commanded.is_some_and(|c| cycle < c + COMMAND_AGAIN) {
-                continue;
-            }
-            b.commanded = Some(cycle);
-            *cursor = k + 1;
-            return AsyncSlot::Command(k as u8 + 1, id);
-        }
-        let node = self.status_next;
-        self.status_next = node % self.cfg.cns + 1;
-        AsyncSlot::Status(node)
-    }
-
-    /// The error of a bring-up that did not finish.
-    fn not_up(&self, within_ns: u64, stop: &AtomicBool) -> anyhow::Error {
-        if stop.load(Relaxed) {
-            return anyhow::anyhow!("interrupted while bringing the CNs up");
-        }
-        let why: Vec<String> = self
-            .books
-            .iter()
-            .filter(|b| b.state != Some(NmtState::CS_OPERATIONAL))
-            .map(|b| match (b.mac, b.state) {
-                (None, _) => format!("CN {} never answered its IdentRequest", b.counts.node),
-                (Some(_), Some(s)) => format!("CN {} is in {}", b.counts.node, s),
-                (Some(_), None) => format!("CN {} was identified, then went silent", b.counts.node),
-            })
-            .collect();
-        anyhow::anyhow!(
-            "the CNs did not all reach NMT_CS_OPERATIONAL within {}: {}; check that the CNs run and answer node ids 1-{}",
-            jitterlab_core::units::format_duration_exact(within_ns),
-            why.join("; "),
-            self.cfg.cns
-        )
-    }
-
     /// Measures from `t0` for `releases` releases (or until `stop`),
     /// calling `on_cycle` after each cycle with what it measured and its
-    /// schedule sample; the StatusRequests go round robin.
+    /// schedule sample; the asynchronous slots as the scheduler chooses.
     pub fn run(
         &mut self,
         t0: u64,
@@ -673,9 +628,8 @@ impl Mn {
             let release = schedule.next_release();
             sleep_until(release);
             let wake = sys::monotonic_ns();
-            let node = self.status_next;
-            self.status_next = node % self.cfg.cns + 1;
-            let c = self.cycle(release, AsyncSlot::Status(node), self.cfg.chained);
+            let slot = self.next_slot();
+            let c = self.cycle(release, slot, self.cfg.chained);
             let s = schedule.complete(wake, c.soa_mono);
             on_cycle(&c, &s);
             let due = s.release_index + 1 + s.skipped;
