@@ -212,6 +212,8 @@ fn cases() -> Vec<Case> {
         product_code: 0x0000_1234,
         revision: 0x0001_0002,
         serial: 0x0bad_cafe,
+        verify_conf_date: 0x3124,
+        verify_conf_time: 0x0373_5955,
     };
     v.push(case(
         "ASnd IdentResponse",

@@ -558,7 +558,7 @@ impl Analyzer {
                         self.asnd.nmt_command += 1;
                         None
                     }
-                    ASndService::Other { .. } => {
+                    ASndService::Sdo(_) | ASndService::Other { .. } => {
                         self.asnd.other += 1;
                         None
                     }

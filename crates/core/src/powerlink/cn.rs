@@ -367,6 +367,8 @@ impl ControlledNodes {
                     product_code: 0,
                     revision: 0,
                     serial: u32::from(node),
+                    verify_conf_date: 0,
+                    verify_conf_time: 0,
                 }),
             }),
             Reply::StatusResponse => Frame::ASnd(ASnd {

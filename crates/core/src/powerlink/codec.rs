@@ -23,10 +23,15 @@
 //!                | 5 res | 6..10 FeatureFlags | 10 MTU | 12 PollInSize | 14 PollOutSize
 //!                | 16..20 ResponseTime | 20 res | 22 DeviceType | 26 VendorId
 //!                | 30 ProductCode | 34 RevisionNumber | 38 SerialNumber
-//!                | 42..158 extensions, dates, IP settings, host name (zeros)
+//!                | 42..50 vendor extension 1 (zeros) | 50 VerifyConfigurationDate
+//!                | 54 VerifyConfigurationTime
+//!                | 58..158 application SW date/time, IP settings, host name,
+//!                  vendor extension 2 (zeros)
 //! StatusResponse 0 EN/EC | 1 PR/RS | 2 NMTStatus | 3..6 res | 6..14 StaticErrorBitField
-//!                | 14.. error entries of 20 bytes, ended by an all-zero entry
+//!                | 14.. error entries of 20 bytes, ended by an all-zero entry;
+//!                  at least two entries' room (72 bytes on the wire)
 //! NMTCommand     0 NMTCommandId | 1 res | 2.. NMTCommandData
+//! SDO            0..4 sequence layer | 4..12 command layer | 12.. data (see [`sdo`])
 //! ```
 //!
 //! Frames go out padded to the 60-byte Ethernet minimum. Since POWERLINK
@@ -36,6 +41,7 @@
 
 use super::frame::*;
 use super::nmt::{NmtCommandId, NmtState, RequestedService, ServiceId};
+use super::sdo::Sdo;
 use super::*;
 use crate::ether;
 
@@ -51,6 +57,11 @@ pub const ASND_HEADER_LEN: usize = 4;
 pub const IDENT_RESPONSE_LEN: usize = 158;
 /// Bytes of a StatusResponse's service data before its error entries.
 pub const STATUS_RESPONSE_HEADER_LEN: usize = 14;
+/// Bytes of a StatusResponse's error entries at the least, the
+/// terminating all-zero entry included: openPOWERLINK builds two entries
+/// (72 bytes on the wire) and its MN takes a shorter StatusResponse for
+/// no answer.
+pub const STATUS_RESPONSE_MIN_ENTRIES: usize = 2 * ERROR_ENTRY_LEN;
 /// Bytes of an NMTCommand's service data before its command data.
 pub const NMT_COMMAND_HEADER_LEN: usize = 2;
 
@@ -68,9 +79,12 @@ impl Frame<'_> {
                     + match a.service {
                         ASndService::IdentResponse(_) => IDENT_RESPONSE_LEN,
                         ASndService::StatusResponse(s) => {
-                            STATUS_RESPONSE_HEADER_LEN + s.errors.len() + ERROR_ENTRY_LEN
+                            STATUS_RESPONSE_HEADER_LEN
+                                + (s.errors.len() + ERROR_ENTRY_LEN)
+                                    .max(STATUS_RESPONSE_MIN_ENTRIES)
                         }
                         ASndService::NmtCommand(c) => NMT_COMMAND_HEADER_LEN + c.data.len(),
+                        ASndService::Sdo(s) => s.len(),
                         ASndService::Other { data, .. } => data.len(),
                     }
             }
@@ -229,6 +243,10 @@ fn encode_payload(frame: &Frame<'_>, out: &mut [u8]) -> Result<(), EncodeError> 
                     d[NMT_COMMAND_HEADER_LEN..].copy_from_slice(c.data);
                     out[3] = ServiceId::NMT_COMMAND.0;
                 }
+                ASndService::Sdo(s) => {
+                    s.write(d)?;
+                    out[3] = ServiceId::SDO.0;
+                }
                 ASndService::Other { id, data } => {
                     d.copy_from_slice(data);
                     out[3] = id.0;
@@ -254,6 +272,8 @@ fn encode_ident(r: &IdentResponse, d: &mut [u8]) -> Result<(), EncodeError> {
     d[30..34].copy_from_slice(&r.product_code.to_le_bytes());
     d[34..38].copy_from_slice(&r.revision.to_le_bytes());
     d[38..42].copy_from_slice(&r.serial.to_le_bytes());
+    d[50..54].copy_from_slice(&r.verify_conf_date.to_le_bytes());
+    d[54..58].copy_from_slice(&r.verify_conf_time.to_le_bytes());
     Ok(())
 }
 
@@ -476,6 +496,8 @@ fn decode_service(id: ServiceId, d: &[u8]) -> Result<ASndService<'_>, DecodeErro
                 product_code: r.u32(30),
                 revision: r.u32(34),
                 serial: r.u32(38),
+                verify_conf_date: r.u32(50),
+                verify_conf_time: r.u32(54),
             })
         }
         ServiceId::STATUS_RESPONSE => {
@@ -502,6 +524,7 @@ fn decode_service(id: ServiceId, d: &[u8]) -> Result<ASndService<'_>, DecodeErro
                 data: &d[NMT_COMMAND_HEADER_LEN..],
             })
         }
+        ServiceId::SDO => ASndService::Sdo(Sdo::decode(d)?),
         id => ASndService::Other { id, data: d },
     })
 }

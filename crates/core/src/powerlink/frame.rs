@@ -11,6 +11,7 @@
 use thiserror::Error;
 
 use super::nmt::{NmtCommandId, NmtState, RequestedService, ServiceId};
+use super::sdo::Sdo;
 use super::{BROADCAST_NODE, MN_NODE};
 
 /// A time of day as POWERLINK carries it (NetTime, the IEEE 1588 time
@@ -122,7 +123,9 @@ pub enum ASndService<'a> {
     StatusResponse(StatusResponse<'a>),
     /// A state command from the MN.
     NmtCommand(NmtCommand<'a>),
-    /// Any other service (NMTRequest, SDO, …): its id and bytes, untouched.
+    /// Service data objects: the sequence and command layers.
+    Sdo(Sdo<'a>),
+    /// Any other service (NMTRequest, …): its id and bytes, untouched.
     Other {
         /// The ServiceID.
         id: ServiceId,
@@ -132,7 +135,7 @@ pub enum ASndService<'a> {
 }
 
 /// The fixed fields of an IdentResponse a real MN reads (EPSG DS 301,
-/// 7.3.3.2.1). The rest of its 158 bytes (configuration dates, IP
+/// 7.3.3.2.1). The rest of its 158 bytes (application software date, IP
 /// settings, host name, vendor extensions) is written as zeros and not
 /// read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -169,6 +172,12 @@ pub struct IdentResponse {
     pub revision: u32,
     /// Serial number.
     pub serial: u32,
+    /// VerifyConfigurationDate: the CN's stored configuration date
+    /// (0x1020/1), which the MN compares with its 0x1F26/n.
+    pub verify_conf_date: u32,
+    /// VerifyConfigurationTime: the CN's stored configuration time
+    /// (0x1020/2), which the MN compares with its 0x1F27/n.
+    pub verify_conf_time: u32,
 }
 
 /// A CN's StatusResponse (EPSG DS 301, 7.3.3.3.1): its state, the static

@@ -29,8 +29,9 @@
 //! - [`Frame`] (a borrowed view: payloads point into the buffer), with
 //!   SoC, PReq, PRes and PResMN, SoA, and ASnd carrying IdentResponse (the
 //!   fixed fields an MN reads), StatusResponse (state, static error bit
-//!   field, error entries) and NMTCommand (id and data); any other ASnd
-//!   service is carried as its id and bytes ([`ASndService::Other`]).
+//!   field, error entries), NMTCommand (id and data) and SDO (the sequence
+//!   and command layers, [`sdo`]); any other ASnd service is carried as its
+//!   id and bytes ([`ASndService::Other`]).
 //! - [`encode`]: a frame into a caller buffer, with its Ethernet header and
 //!   padding, allocating nothing; [`decode`] / [`decode_payload`]: the
 //!   reverse, allocating nothing, never panicking (property tests over
@@ -38,6 +39,9 @@
 //!   layout is [`DecodeError::Malformed`] with the byte offset and what was
 //!   wrong, so a receiver can count it and drop it.
 //! - [`nmt`]: NMT state codes, NMT command ids, service ids.
+//! - [`sdo`]: SDO over ASnd — the sequence layer, the command layer
+//!   (expedited and segmented transfers, aborts), the data of WriteByIndex
+//!   and ReadByIndex, and DS 301's abort codes.
 //! - [`cn`]: emulated controlled nodes — the DS 301 NMT state machine of
 //!   node ids 1..=N and what each answers to a frame it received.
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
@@ -48,13 +52,9 @@
 //!
 //! # What is out of scope
 //!
-//! SDO (the service data objects through which openPOWERLINK's
-//! configuration manager writes a CN's object dictionary: ASnd service 5
-//! and SDO over UDP), the configuration manager itself, NMTRequest,
-//! SyncRequest/SyncResponse, the AInv and AMNI message types (decoded as
-//! [`DecodeError::Unsupported`]), multiplexed slots beyond their flags,
-//! and POWERLINK over UDP. An ASnd SDO frame decodes as
-//! [`ASndService::Other`], so a capture holding them still reads.
+//! SDO over UDP, NMTRequest, SyncRequest/SyncResponse, the AInv and AMNI
+//! message types (decoded as [`DecodeError::Unsupported`]), multiplexed
+//! slots beyond their flags, and POWERLINK over UDP.
 
 pub mod analyze;
 pub mod cn;
@@ -64,20 +64,25 @@ mod frame;
 pub mod ident;
 pub mod mn_async;
 pub mod nmt;
+pub mod sdo;
 pub mod wire_time;
 
+#[cfg(test)]
+mod capture_tests;
 #[cfg(test)]
 mod tests;
 
 pub use codec::{
     decode, decode_payload, encode, Received, ASND_HEADER_LEN, IDENT_RESPONSE_LEN,
     NMT_COMMAND_HEADER_LEN, PDO_HEADER_LEN, SOA_LEN, SOC_LEN, STATUS_RESPONSE_HEADER_LEN,
+    STATUS_RESPONSE_MIN_ENTRIES,
 };
 pub use frame::{
     ASnd, ASndService, DecodeError, EncodeError, ErrorEntry, Frame, IdentResponse, NetTime,
     NmtCommand, PReq, PRes, Soa, Soc, StatusResponse, ERROR_ENTRY_LEN,
 };
 pub use nmt::{NmtCommandId, NmtState, RequestedService, ServiceId};
+pub use sdo::Sdo;
 pub use wire_time::{fits, wire_time, CycleLoad};
 
 /// The EtherType of POWERLINK.

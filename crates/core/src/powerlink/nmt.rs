@@ -142,6 +142,6 @@ impl ServiceId {
     pub const NMT_REQUEST: ServiceId = ServiceId(3);
     /// NMTCommand.
     pub const NMT_COMMAND: ServiceId = ServiceId(4);
-    /// SDO (out of scope: carried as [`ASndService::Other`](super::ASndService::Other)).
+    /// SDO (decoded as [`ASndService::Sdo`](super::ASndService::Sdo)).
     pub const SDO: ServiceId = ServiceId(5);
 }

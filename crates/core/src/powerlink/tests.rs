@@ -58,6 +58,8 @@ fn ident() -> IdentResponse {
         product_code: 0x1234,
         revision: 0x0001_0002,
         serial: 0xdead_beef,
+        verify_conf_date: 0x3124,
+        verify_conf_time: 0x0373_5955,
     }
 }
 
@@ -177,7 +179,10 @@ fn ident_response_fields_sit_at_their_offsets() {
     assert_eq!(d[26..30], [0x91, 0x01, 0x0f, 0]);
     assert_eq!(d[30..34], [0x79, 0, 0, 0]);
     assert_eq!(d[42..46], [0xef, 0xbe, 0xad, 0xde]);
-    assert!(d[46..].iter().all(|&x| x == 0));
+    assert!(d[46..54].iter().all(|&x| x == 0));
+    // VerifyConfigurationDate/Time: frame bytes 68-75.
+    assert_eq!(b[68..76], [0x24, 0x31, 0, 0, 0x55, 0x59, 0x73, 0x03]);
+    assert!(d[62..].iter().all(|&x| x == 0));
 }
 
 #[test]
@@ -241,7 +246,10 @@ fn status_response_entries_end_at_the_zero_entry() {
             errors: &[],
         }),
     });
-    assert_eq!(round_trip(empty).len(), 60);
+    // openPOWERLINK's minimum: room for two entries, 72 bytes on the wire.
+    let b = round_trip(empty);
+    assert_eq!(b.len(), 72);
+    assert!(b[18 + 14..].iter().all(|&x| x == 0));
 
     let mut buf = [0u8; 128];
     let zero = [0u8; 20];
@@ -292,13 +300,13 @@ fn nmt_command_carries_id_and_data_with_padding() {
 
 #[test]
 fn other_asnd_services_pass_through() {
-    let sdo = [1, 2, 3];
+    let request = [1, 2, 3];
     let f = Frame::ASnd(ASnd {
-        dest: 1,
-        src: MN_NODE,
+        dest: MN_NODE,
+        src: 1,
         service: ASndService::Other {
-            id: ServiceId::SDO,
-            data: &sdo,
+            id: ServiceId::NMT_REQUEST,
+            data: &request,
         },
     });
     let b = enc(&f);
@@ -308,8 +316,8 @@ fn other_asnd_services_pass_through() {
     let ASndService::Other { id, data } = a.service else {
         unreachable!()
     };
-    assert_eq!(id, ServiceId::SDO);
-    assert_eq!(data[..3], sdo);
+    assert_eq!(id, ServiceId::NMT_REQUEST);
+    assert_eq!(data[..3], request);
     assert_eq!(data.len(), 60 - 14 - 4);
 }
 
@@ -379,7 +387,7 @@ fn encoding_refuses_what_the_wire_cannot_carry() {
         dest: 1,
         src: MN_NODE,
         service: ASndService::Other {
-            id: ServiceId::SDO,
+            id: ServiceId::NMT_REQUEST,
             data: &[0u8; 1497],
         },
     });
@@ -549,6 +557,21 @@ fn samples() -> Vec<Vec<u8>> {
             service: ASndService::NmtCommand(NmtCommand {
                 id: NmtCommandId::START_NODE,
                 data: &[],
+            }),
+        })),
+        enc(&Frame::ASnd(ASnd {
+            dest: 2,
+            src: MN_NODE,
+            service: ASndService::Sdo(sdo::Sdo {
+                seq: sdo::SeqLayer {
+                    receive_seq: 5,
+                    receive_con: sdo::Con::VALID,
+                    send_seq: 6,
+                    send_con: sdo::Con::VALID,
+                },
+                command: sdo::segments(9, sdo::CommandId::WRITE_BY_INDEX, false, &[0x22; 40], 20)
+                    .next()
+                    .unwrap(),
             }),
         })),
     ]
