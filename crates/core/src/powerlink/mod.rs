@@ -65,6 +65,7 @@ pub mod ident;
 pub mod mn_async;
 pub mod nmt;
 pub mod sdo;
+pub mod sdo_client;
 pub mod wire_time;
 
 #[cfg(test)]
