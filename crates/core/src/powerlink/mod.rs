@@ -44,6 +44,9 @@
 //!   and ReadByIndex, and DS 301's abort codes.
 //! - [`cn`]: emulated controlled nodes — the DS 301 NMT state machine of
 //!   node ids 1..=N and what each answers to a frame it received.
+//! - [`cdc`]: the concise DCF that openCONFIGURATOR writes and
+//!   openPOWERLINK's MN loads, and the network it configures
+//!   ([`cdc::NetworkConfig`]: cycle, nodes, each CN's writes and stamps).
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
@@ -57,6 +60,7 @@
 //! slots beyond their flags, and POWERLINK over UDP.
 
 pub mod analyze;
+pub mod cdc;
 pub mod cn;
 pub mod codec;
 pub mod errsig;
