@@ -61,6 +61,7 @@ use crate::probe::helper_thread::sleep_until;
 use crate::probe::ScheduleCounts;
 
 mod bring_up;
+pub mod cfm;
 
 pub use jitterlab_core::powerlink::mn_async::Slot as AsyncSlot;
 
