@@ -126,6 +126,11 @@ pub struct NetcycleParams {
     /// Where to write what the CN side received (nanosecond pcap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap: Option<String>,
+    /// The concise DCF (openCONFIGURATOR's binary, as the reference MN
+    /// loads it) the managing node configures the CNs from; it names the
+    /// nodes. `None`: the run's own PDO mapping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdc: Option<String>,
 }
 
 impl Default for NetcycleParams {
@@ -144,6 +149,7 @@ impl Default for NetcycleParams {
             role: NodeRole::Both,
             interface: None,
             pcap: None,
+            cdc: None,
         }
     }
 }

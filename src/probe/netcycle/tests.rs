@@ -154,6 +154,7 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
                 wait: Wait::Blocking,
                 response_timeout_ns: 10_000_000,
                 period_ns: 2_000_000,
+                plans: Vec::new(),
             },
         );
         let up = mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();
@@ -238,6 +239,7 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
                 wait: Wait::Blocking,
                 response_timeout_ns: 100_000,
                 period_ns: 1_000_000,
+                plans: Vec::new(),
             },
         );
         let e = mn

@@ -5,6 +5,8 @@
 
 use super::frame::IdentResponse;
 
+/// NMT_FeatureFlags_U32 bit 2: the CN speaks SDO over ASnd.
+pub const FEATURE_SDO_ASND: u32 = 1 << 2;
 /// NMT_FeatureFlags_U32 bit 18: the CN takes part in PollResponse Chaining.
 pub const FEATURE_PRES_CHAINING: u32 = 1 << 18;
 

@@ -1542,6 +1542,7 @@ fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
             role: NodeRole::Both,
             interface: None,
             pcap: None,
+            cdc: None,
         })
     );
     assert_eq!(

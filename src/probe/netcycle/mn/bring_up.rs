@@ -31,10 +31,13 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use anyhow::Result;
 use jitterlab_core::cycle::Schedule;
 use jitterlab_core::netcycle::CnCounts;
-use jitterlab_core::powerlink::ident::{describe, FEATURE_PRES_CHAINING};
+use jitterlab_core::powerlink::ident::{describe, FEATURE_PRES_CHAINING, FEATURE_SDO_ASND};
+use jitterlab_core::powerlink::sdo_client::{Outcome, DEFAULT_RETRIES, DEFAULT_TIMEOUT_NS};
 use jitterlab_core::powerlink::{IdentResponse, NmtCommandId, NmtState, RequestedService};
+use jitterlab_core::units::format_duration_exact;
 use jitterlab_sys as sys;
 
+use super::cfm::{short, Step};
 use super::{AsyncSlot, Book, BringUp, Mn, MnCounts, Stamps};
 use crate::error::bad;
 use crate::probe::helper_thread::sleep_until;
@@ -46,6 +49,15 @@ pub const ASYNC_WAIT_NS: u64 = 2_000_000;
 const PREOP1_START_CYCLES: u32 = 10;
 /// Cycles a CN gets to take an NMT command before it is sent again.
 pub const COMMAND_AGAIN: u64 = 8;
+
+/// The time a bring-up may take: `base_ns` (identification, the NMT
+/// commands, the CNs' own resets), plus, per write the configuration
+/// manager may make, two asynchronous slots (the MN's request and the CN's
+/// answer) of at most [`ASYNC_WAIT_NS`] each.
+pub fn bring_up_budget_ns(base_ns: u64, plans: &[super::cfm::CnPlan]) -> u64 {
+    let writes: u64 = plans.iter().map(|p| p.objects.len() as u64 + 3).sum();
+    base_ns + writes * 2 * ASYNC_WAIT_NS
+}
 
 /// What one CN announced in its IdentResponse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +75,152 @@ impl Announced {
     }
 }
 
+/// Where the configuration of one CN stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum Conf {
+    /// Not identified yet.
+    #[default]
+    Pending,
+    /// Its writes are going: `at` is the one whose outcome is awaited.
+    Running {
+        /// The writes.
+        steps: Vec<Step>,
+        /// The next outcome's write.
+        at: usize,
+    },
+    /// Every write went; the SDO connection is being closed.
+    Closing {
+        /// Writes made.
+        writes: usize,
+    },
+    /// NMTResetConfiguration is queued or sent; its next IdentResponse is
+    /// awaited.
+    Resetting {
+        /// Writes made.
+        writes: usize,
+    },
+    /// Configured and identified again.
+    Done {
+        /// Writes made.
+        writes: usize,
+    },
+    /// Not configured, for the reason given.
+    Skipped(&'static str),
+    /// Its configuration failed, for the reason given.
+    Failed(String),
+}
+
+impl Conf {
+    fn finished(&self) -> bool {
+        matches!(self, Conf::Done { .. } | Conf::Skipped(_))
+    }
+}
+
 impl Mn {
+    /// What the configuration manager did to each CN, one line per CN.
+    pub fn configuration(&self) -> Vec<String> {
+        self.books.iter().map(|b| conf_line(b)).collect()
+    }
+
+    /// CN `k` answered an IdentResponse: its configuration starts (after
+    /// the device type check), or, after NMTResetConfiguration, is done.
+    pub(super) fn identified(&mut self, k: usize) {
+        let b = &mut self.books[k];
+        let Some(ident) = b.ident else {
+            return;
+        };
+        match b.conf {
+            Conf::Resetting { writes } => b.conf = Conf::Done { writes },
+            Conf::Pending => {
+                let node = b.counts.node;
+                b.conf = match self.cfg.plans.iter().find(|p| p.node == node) {
+                    None => Conf::Skipped("the configuration has no entry for it"),
+                    Some(plan) => match plan.device_type_mismatch(&ident) {
+                        Some(why) => Conf::Failed(why),
+                        None if ident.feature_flags & FEATURE_SDO_ASND == 0 => {
+                            Conf::Skipped("it announces no SDO by ASnd (feature flag bit 2)")
+                        }
+                        None => {
+                            let steps = plan.steps(&ident);
+                            for s in &steps {
+                                b.sdo.push(s.transfer.clone());
+                            }
+                            Conf::Running { steps, at: 0 }
+                        }
+                    },
+                };
+            }
+            _ => {}
+        }
+    }
+
+    /// CN `k`'s SDO client ended a transfer with `outcome`.
+    pub(super) fn configured(&mut self, k: usize, outcome: Outcome) {
+        let b = &mut self.books[k];
+        let node = b.counts.node;
+        let Conf::Running { steps, at } = &mut b.conf else {
+            return;
+        };
+        let step = &steps[*at];
+        let plan = self.cfg.plans.iter().find(|p| p.node == node);
+        let failed = match outcome {
+            Outcome::Written(_) | Outcome::Read(..) => None,
+            Outcome::Aborted(_, _) if step.abort_ok => None,
+            Outcome::Aborted(a, code) => Some(match plan {
+                Some(p) => p.refusal(step, code),
+                None => format!("CN {node} refused {}: {code}", short(a)),
+            }),
+            Outcome::TimedOut(a) => Some(format!(
+                "CN {node} did not answer the SDO write of {} ({} tries, {} apart); check that it speaks SDO over ASnd",
+                short(a),
+                DEFAULT_RETRIES + 1,
+                format_duration_exact(DEFAULT_TIMEOUT_NS)
+            )),
+            Outcome::Failed(a, why) => Some(format!(
+                "CN {node} answered the SDO write of {} with {why}",
+                short(a)
+            )),
+        };
+        if let Some(why) = failed {
+            b.sdo.close();
+            b.conf = Conf::Failed(why);
+            return;
+        }
+        *at += 1;
+        if *at == steps.len() {
+            let writes = steps.len();
+            b.sdo.close();
+            b.conf = Conf::Closing { writes };
+        }
+    }
+
+    /// CN `k`'s SDO client sent a frame: once the connection is closed,
+    /// NMTResetConfiguration goes to the CN, which is then identified
+    /// again.
+    pub(super) fn sdo_sent(&mut self, k: usize) {
+        let b = &mut self.books[k];
+        if let Conf::Closing { writes } = b.conf {
+            if b.sdo.idle() {
+                b.conf = Conf::Resetting { writes };
+                self.wants[k].command = Some(NmtCommandId::RESET_CONFIGURATION);
+                self.wants[k].identified = false;
+            }
+        }
+    }
+
+    /// The error of the CNs whose configuration failed, if any.
+    fn conf_failed(&self) -> Option<anyhow::Error> {
+        let why: Vec<&str> = self
+            .books
+            .iter()
+            .filter_map(|b| match &b.conf {
+                Conf::Failed(why) => Some(why.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!why.is_empty()).then(|| anyhow::anyhow!("{}", why.join("; ")))
+    }
+
     /// What each identified CN announced, in node order.
     pub fn announced(&self) -> Vec<Announced> {
         self.books
@@ -90,14 +247,27 @@ impl Mn {
         for _ in 0..PREOP1_START_CYCLES {
             self.send_soa(RequestedService::NO_SERVICE, 0, false);
         }
-        while !self.wants.iter().all(|w| w.identified) {
+        let mut identified_ns = None;
+        while !self
+            .books
+            .iter()
+            .zip(&self.wants)
+            .all(|(b, w)| w.identified && b.conf.finished())
+        {
+            if identified_ns.is_none() && self.wants.iter().all(|w| w.identified) {
+                identified_ns = Some(sys::monotonic_ns() - start);
+                self.check_chaining()?;
+            }
+            if let Some(e) = self.conf_failed() {
+                return Err(e);
+            }
             if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
                 return Err(self.not_up(within_ns, stop));
             }
             let slot = self.next_slot();
             self.reduced_cycle(slot, deadline);
         }
-        let identified_ns = sys::monotonic_ns() - start;
+        let identified_ns = identified_ns.unwrap_or(sys::monotonic_ns() - start);
         self.check_chaining()?;
         // Isochronous cycles until every CN is operational.
         self.state = NmtState::MS_PRE_OPERATIONAL_2;
@@ -223,6 +393,7 @@ impl Mn {
             .iter()
             .filter(|b| b.state != Some(NmtState::CS_OPERATIONAL))
             .map(|b| match (b.mac, b.state) {
+                (Some(_), _) if !b.conf.finished() => conf_line(b),
                 (None, _) => format!("CN {} never answered its IdentRequest", b.counts.node),
                 (Some(_), Some(s)) => format!("CN {} is in {}", b.counts.node, s),
                 (Some(_), None) => format!("CN {} was identified, then went silent", b.counts.node),
@@ -235,5 +406,30 @@ impl Mn {
             why.join("; "),
             ids.join(", ")
         )
+    }
+}
+
+/// What the configuration manager did to one CN.
+fn conf_line(b: &Book) -> String {
+    let node = b.counts.node;
+    match &b.conf {
+        Conf::Done { writes: 1 } => {
+            format!("CN {node}: configuration up to date, cycle length written over SDO")
+        }
+        Conf::Done { writes } => {
+            format!("CN {node}: configured over SDO ({writes} writes), reset and identified again")
+        }
+        Conf::Skipped(why) => format!("CN {node}: not configured: {why}"),
+        Conf::Failed(why) => format!("CN {node}: configuration failed: {why}"),
+        Conf::Pending => format!("CN {node}: not configured: never identified"),
+        Conf::Running { at, steps } => format!(
+            "CN {node}: configuration over SDO stopped at write {} of {} ({})",
+            at + 1,
+            steps.len(),
+            short(steps[*at].transfer.addr())
+        ),
+        Conf::Closing { .. } | Conf::Resetting { .. } => format!(
+            "CN {node}: configured over SDO, not identified again after NMTResetConfiguration"
+        ),
     }
 }

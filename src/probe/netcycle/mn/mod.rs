@@ -48,6 +48,7 @@ use jitterlab_core::cycle::{CycleSample, Schedule};
 use jitterlab_core::netcycle::{CnCounts, Wait};
 use jitterlab_core::powerlink::errsig::ErrSig;
 use jitterlab_core::powerlink::mn_async::{Scheduler, Wants};
+use jitterlab_core::powerlink::sdo_client::SdoClient;
 use jitterlab_core::powerlink::{
     decode, encode, ASnd, ASndService, DecodeError, Frame, IdentResponse, NetTime, NmtCommand,
     NmtCommandId, NmtState, PReq, PRes, RequestedService, Soa, Soc, BROADCAST_NODE, EPL_VERSION,
@@ -63,6 +64,7 @@ use crate::probe::ScheduleCounts;
 mod bring_up;
 pub mod cfm;
 
+pub use bring_up::bring_up_budget_ns;
 pub use jitterlab_core::powerlink::mn_async::Slot as AsyncSlot;
 
 /// The broadcast MAC, for a CN whose MAC is not known.
@@ -87,6 +89,9 @@ pub struct MnConfig {
     pub response_timeout_ns: u64,
     /// The cycle time, ns.
     pub period_ns: u64,
+    /// What the configuration manager writes to each CN (none: the CNs are
+    /// not configured).
+    pub plans: Vec<cfm::CnPlan>,
 }
 
 /// What the MN counted beyond the per-CN books.
@@ -111,6 +116,10 @@ pub struct MnCounts {
     pub unsupported: u64,
     /// Frames from no CN of ours (another MN's, another node's).
     pub foreign: u64,
+    /// SDO frames sent.
+    pub sdo_sent: u64,
+    /// SDO frames received.
+    pub sdo_received: u64,
     /// Receive calls that failed.
     pub receive_errors: u64,
 }
@@ -131,6 +140,10 @@ struct Book {
     errsig: ErrSig,
     /// Its last IdentResponse.
     ident: Option<IdentResponse>,
+    /// Its SDO client.
+    sdo: SdoClient,
+    /// Where its configuration stands.
+    conf: bring_up::Conf,
 }
 
 impl Book {
@@ -239,6 +252,8 @@ impl Mn {
                     commanded: None,
                     errsig: ErrSig::default(),
                     ident: None,
+                    sdo: SdoClient::default(),
+                    conf: bring_up::Conf::default(),
                 };
                 n
             ],
@@ -396,7 +411,20 @@ impl Mn {
                 w.invite |= s.rs > 0;
                 self.counts.status_responses += 1;
             }
-            _ => self.counts.foreign += 1,
+            ASndService::Sdo(s) => {
+                self.counts.sdo_received += 1;
+                if let Some(outcome) = b.sdo.receive(s, sys::monotonic_ns()) {
+                    self.configured(k, outcome);
+                }
+                return;
+            }
+            _ => {
+                self.counts.foreign += 1;
+                return;
+            }
+        }
+        if let ASndService::IdentResponse(_) = service {
+            self.identified(k);
         }
     }
 
@@ -539,8 +567,18 @@ impl Mn {
         }
     }
 
-    /// The asynchronous slot the scheduler chooses now.
+    /// The asynchronous slot the scheduler chooses now, after each SDO
+    /// client had its timeouts checked.
     fn next_slot(&mut self) -> AsyncSlot {
+        let now = sys::monotonic_ns();
+        for k in 0..self.books.len() {
+            if let Some(outcome) = self.books[k].sdo.tick(now) {
+                self.configured(k, outcome);
+            }
+            let (c, w) = (&self.books[k].sdo, &mut self.wants[k]);
+            w.sdo_out = c.wants_to_send();
+            w.invite |= c.awaiting();
+        }
         self.sched.next(&mut self.wants)
     }
 
@@ -593,11 +631,31 @@ impl Mn {
         self.send(&cmd, MAC_ASND);
     }
 
-    /// Sends the SDO frame queued for `node`, if any.
+    /// Sends the SDO frame `node`'s client has for it, if any, to the ASnd
+    /// multicast MAC.
     fn send_sdo(&mut self, node: u8) {
-        if let Some(k) = self.index_of(node) {
-            self.wants[k].sdo_out = false;
+        let Some(k) = self.index_of(node) else {
+            return;
+        };
+        self.wants[k].sdo_out = false;
+        let now = sys::monotonic_ns();
+        let mac = self.link.mac();
+        let Some(sdo) = self.books[k].sdo.next_frame(now) else {
+            return;
+        };
+        let frame = Frame::ASnd(ASnd {
+            dest: node,
+            src: MN_NODE,
+            service: ASndService::Sdo(sdo),
+        });
+        let sent = encode(&frame, MAC_ASND, mac, &mut self.tx)
+            .map_err(|_| ())
+            .and_then(|n| self.link.send(&self.tx[..n]).map_err(|_| ()));
+        match sent {
+            Ok(()) => self.counts.sdo_sent += 1,
+            Err(()) => self.counts.send_errors += 1,
         }
+        self.sdo_sent(k);
     }
 
     fn send_soa(&mut self, service: RequestedService, target: u8, er: bool) {
