@@ -37,7 +37,7 @@ pub struct NetcycleRunArgs {
     /// The controlled nodes' ids instead of 1..=N: a real network's, e.g.
     /// `1,32,110`, or ranges, `1-3,10` (each 1-239)
     #[arg(long, value_name = "LIST", conflicts_with = "cns", value_parser = node_ids)]
-    pub node_ids: Option<Vec<u8>>,
+    pub node_ids: Option<NodeIds>,
 
     /// Configure the CNs from this concise DCF (openCONFIGURATOR's
     /// `mnobd.cdc`, as the reference MN loads it): it names the nodes, and
@@ -109,6 +109,10 @@ pub struct NetcycleRunArgs {
 }
 
 /// `--wait`, each name with its help.
+/// The ids of `--node-ids`: one value of the flag (a `Vec` spelled out
+/// would make clap read each id as a value of its own).
+pub type NodeIds = Vec<u8>;
+
 /// `--node-ids`: the list, ascending, or what to fix.
 fn node_ids(list: &str) -> std::result::Result<Vec<u8>, String> {
     NetcycleParams::parse_node_ids(list)

@@ -51,7 +51,7 @@ pub fn feature_names(flags: u32) -> Vec<String> {
 /// One line saying what CN `node` announced.
 pub fn describe(node: u8, i: &IdentResponse) -> String {
     format!(
-        "CN {node}: features {:#010x} ({}), MTU {} bytes, PReq {} bytes in, PRes {} bytes out, response time {} ns, device type {:#010x}, vendor {:#010x}, product {:#010x}, revision {:#010x}, serial {:#010x}",
+        "CN {node}: features {:#010x} ({}), MTU {} bytes, PReq {} bytes in, PRes {} bytes out, response time {} ns, device type {:#010x}, vendor {:#010x}, product {:#010x}, revision {:#010x}, serial {:#010x}, configuration date {:#010x} time {:#010x}",
         i.feature_flags,
         feature_names(i.feature_flags).join(", "),
         i.mtu,
@@ -63,6 +63,8 @@ pub fn describe(node: u8, i: &IdentResponse) -> String {
         i.product_code,
         i.revision,
         i.serial,
+        i.verify_conf_date,
+        i.verify_conf_time,
     )
 }
 
@@ -95,7 +97,7 @@ mod tests {
         };
         assert_eq!(
             describe(a.src, &i),
-            "CN 1: features 0x00010265 (isochronous, SDO by ASnd, extended NMT state commands, dynamic PDO mapping, multiplexed access, multiple ASnd), MTU 1500 bytes, PReq 36 bytes in, PRes 36 bytes out, response time 50000 ns, device type 0x000f0191, vendor 0x00000000, product 0x00000000, revision 0x00020007, serial 0x00000000"
+            "CN 1: features 0x00010265 (isochronous, SDO by ASnd, extended NMT state commands, dynamic PDO mapping, multiplexed access, multiple ASnd), MTU 1500 bytes, PReq 36 bytes in, PRes 36 bytes out, response time 50000 ns, device type 0x000f0191, vendor 0x00000000, product 0x00000000, revision 0x00020007, serial 0x00000000, configuration date 0x00000000 time 0x00000000"
         );
         assert_eq!(i.feature_flags & FEATURE_PRES_CHAINING, 0);
     }

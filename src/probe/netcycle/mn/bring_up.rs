@@ -354,12 +354,12 @@ impl Mn {
             .announced()
             .iter()
             .filter(|a| a.ident.feature_flags & FEATURE_PRES_CHAINING == 0)
-            .map(|a| format!("CN {} ({:#010x})", a.node, a.ident.feature_flags))
+            .map(|a| format!("CN {} (features {:#010x})", a.node, a.ident.feature_flags))
             .collect();
         match lacking.is_empty() {
             true => Ok(()),
             false => Err(bad(format!(
-                "--chaining: {} announce no PRes chaining (feature flag bit 18 of the IdentResponse); run without --chaining, or poll only CNs that chain",
+                "--chaining: these CNs announce no PRes chaining (feature flag bit 18 of their IdentResponse): {}; run without --chaining, or poll only CNs that chain",
                 lacking.join(", ")
             ))),
         }
