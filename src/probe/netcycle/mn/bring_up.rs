@@ -119,7 +119,7 @@ impl Conf {
 impl Mn {
     /// What the configuration manager did to each CN, one line per CN.
     pub fn configuration(&self) -> Vec<String> {
-        self.books.iter().map(|b| conf_line(b)).collect()
+        self.books.iter().map(conf_line).collect()
     }
 
     /// CN `k` answered an IdentResponse: its configuration starts (after
