@@ -25,7 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jitterlab_core::powerlink::sdo::CommandId;
+use jitterlab_core::powerlink::cdc::{write, written_len, Entry};
+use jitterlab_core::powerlink::sdo::{CommandId, IndexAddress};
 use jitterlab_core::powerlink::{
     decode, ASndService, Frame, NmtCommandId, RequestedService, MAC_ASND, MAC_SOA, MAC_SOC,
 };
@@ -335,8 +336,6 @@ fn run_against_peer_once(
         .args(["run", "netcycle", "--no-db", "--role", "mn", "--interface"])
         .arg(&pair.near)
         .args([
-            "--node-ids",
-            "1",
             "--cycle",
             "10ms",
             "--response-timeout",
@@ -376,7 +375,7 @@ fn the_mn_configures_the_replayed_reference_cn_and_brings_it_to_operational() {
     if !root_or_skip("the replayed reference CN") {
         return;
     }
-    let (code, stderr, r, seen) = run_against_peer("o", true, &[]);
+    let (code, stderr, r, seen) = run_against_peer("o", true, &["--node-ids", "1"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("jitterlab: netcycle: CN 1: features 0x00010265 (isochronous, SDO by ASnd, extended NMT state commands, dynamic PDO mapping, multiplexed access, multiple ASnd), MTU 1500 bytes, PReq 36 bytes in, PRes 36 bytes out, response time 50000 ns, device type 0x000f0191"),
@@ -411,6 +410,7 @@ fn the_mn_configures_the_replayed_reference_cn_and_brings_it_to_operational() {
     assert_eq!(seen.commands.first(), Some(&0x2A));
     assert!(seen.commands.contains(&0x24) && seen.commands.contains(&0x21));
     let d = &r.expect("a result")["detail"];
+    eprintln!("bring-up: {}", d["mn"]["bring_up"]);
     let cn = &d["per_cn"][0];
     assert_eq!(n(&cn["node"]), 1);
     assert!(n(&cn["answered"]) > 0, "{cn}");
@@ -422,7 +422,7 @@ fn a_cn_that_never_answers_sdo_fails_the_bring_up_naming_it() {
     if !root_or_skip("the silent SDO peer") {
         return;
     }
-    let (code, stderr, _, seen) = run_against_peer("s", false, &[]);
+    let (code, stderr, _, seen) = run_against_peer("s", false, &["--node-ids", "1"]);
     assert_ne!(code, 0);
     assert!(
         stderr.contains("CN 1 did not answer the SDO write of 0x1011/1 (4 tries, 100ms apart); check that it speaks SDO over ASnd"),
@@ -437,10 +437,125 @@ fn chaining_with_a_cn_that_does_not_chain_exits_2_naming_it() {
     if !root_or_skip("--chaining against the replayed reference CN") {
         return;
     }
-    let (code, stderr, _, _) = run_against_peer("c", true, &["--chaining"]);
+    let (code, stderr, _, _) = run_against_peer("c", true, &["--node-ids", "1", "--chaining"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("--chaining: these CNs announce no PRes chaining (feature flag bit 18 of their IdentResponse): CN 1 (features 0x00010265); run without --chaining, or poll only CNs that chain"),
+        "{stderr}"
+    );
+}
+
+/// A concise DCF: its entries written out.
+fn cdc_bytes(entries: &[(u16, u8, Vec<u8>)]) -> Vec<u8> {
+    let e: Vec<Entry<'_>> = entries
+        .iter()
+        .map(|(i, s, d)| Entry {
+            addr: IndexAddress::new(*i, *s),
+            data: d,
+        })
+        .collect();
+    let mut out = vec![0; written_len(&e)];
+    write(&e, &mut out).unwrap();
+    out
+}
+
+/// An MN's concise DCF for CN 1 at a 10 ms cycle, whose DCF for the CN
+/// writes 0x1006 and the PDO limits, stamped 0x3124 / 0x03735955.
+fn mn_cdc() -> Vec<u8> {
+    let u32v = |v: u32| v.to_le_bytes().to_vec();
+    let dcf = cdc_bytes(&[
+        (0x1006, 0, u32v(10_000)),
+        (0x1F98, 4, 1u16.to_le_bytes().to_vec()),
+        (0x1F98, 5, 0u16.to_le_bytes().to_vec()),
+    ]);
+    cdc_bytes(&[
+        (0x1F81, 1, u32v(0x07)),
+        (0x1006, 0, u32v(10_000)),
+        (0x1F26, 1, u32v(0x3124)),
+        (0x1F27, 1, u32v(0x0373_5955)),
+        (0x1F22, 1, dcf),
+    ])
+}
+
+#[test]
+fn a_bad_cdc_is_refused_with_exit_2_naming_what_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("mnobd.cdc");
+    std::fs::write(&good, mn_cdc()).unwrap();
+    let short = dir.path().join("short.cdc");
+    std::fs::write(&short, [1, 0, 0]).unwrap();
+    let missing = dir.path().join("missing.cdc");
+    let (g, s, m) = (
+        good.to_str().unwrap(),
+        short.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    for (args, message) in [
+        (
+            vec!["--cdc", m],
+            format!("jitterlab: error: --cdc {m}: cannot read it: No such file or directory (os error 2)\n"),
+        ),
+        (
+            vec!["--cdc", s],
+            format!("jitterlab: error: --cdc {s}: concise DCF cut short at byte 0: the 4-byte entry count is missing (the file holds 3 bytes); export it again from openCONFIGURATOR\n"),
+        ),
+        (
+            vec!["--cdc", g, "--cycle", "1ms"],
+            format!("jitterlab: error: --cdc {g}: its cycle (0x1006) is 10ms, not the --cycle 1ms: give --cycle 10ms\n"),
+        ),
+        (
+            vec!["--cdc", g, "--cycle", "10ms", "--role", "cn", "--interface", "lo"],
+            "jitterlab: error: --cdc configures the CNs from the managing node: use it with --role mn or --role both\n".to_string(),
+        ),
+    ] {
+        jl(dir.path())
+            .args(["run", "netcycle", "--no-db"])
+            .args(&args)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(message);
+    }
+    // The CDC names the nodes: no --node-ids or --cns beside it.
+    for flag in [["--node-ids", "1"], ["--cns", "2"]] {
+        let out = jl(dir.path())
+            .args(["run", "netcycle", "--no-db", "--cdc", g])
+            .args(flag)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("the argument '--cdc <FILE>' cannot be used with"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+#[serial(netns)]
+fn with_a_cdc_the_mn_writes_the_cns_dcf_in_file_order() {
+    if !root_or_skip("the replayed reference CN configured from a CDC") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cdc = dir.path().join("mnobd.cdc");
+    std::fs::write(&cdc, mn_cdc()).unwrap();
+    let (code, stderr, _, seen) = run_against_peer("d", true, &["--cdc", cdc.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        seen.written,
+        vec![
+            (0x1011, 1),
+            (0x1006, 0),
+            (0x1F98, 4),
+            (0x1F98, 5),
+            (0x1010, 1),
+            (0x1006, 0)
+        ]
+    );
+    assert!(
+        stderr.contains("CN 1: configured over SDO (6 writes), reset and identified again\n"),
         "{stderr}"
     );
 }
