@@ -12,9 +12,13 @@
 //! neighbour CPU) at the same priority, started in [`Probe::prepare`]
 //! with the link of each side ([`link`]: raw sockets of EtherType 0x88AB
 //! with kernel receive stamps and the SoC's transmit stamp). `prepare`
-//! then brings the CNs up to NMT_CS_OPERATIONAL, so the measurement
-//! starts with every CN polled; a CN that does not get there within 5 s
-//! fails the run with its name and state.
+//! then brings the CNs up to NMT_CS_OPERATIONAL as the reference MN does
+//! (`mn`'s bring-up: identification, error signalling, configuration over
+//! SDO from the run's PDO mapping or `--cdc`, NMT commands), printing per
+//! CN what its IdentResponse announced and how it was configured, so the
+//! measurement starts with every CN polled; a CN that does not get there
+//! within 5 s plus two asynchronous slots per configuration write fails
+//! the run with its name and state.
 //!
 //! **The samples** (the descriptor's slots, `NETCYCLE`), one per cycle:
 //! `latency` wake-up − release; `period` this SoC's send instant − the

@@ -47,6 +47,11 @@
 //! - [`cdc`]: the concise DCF that openCONFIGURATOR writes and
 //!   openPOWERLINK's MN loads, and the network it configures
 //!   ([`cdc::NetworkConfig`]: cycle, nodes, each CN's writes and stamps).
+//! - The managing node's pure parts: [`sdo_client`] (the SDO client of
+//!   one CN: connection, numbering, retries, a queue of transfers),
+//!   [`errsig`] (the ER/EC error-signalling handshake per CN),
+//!   [`mn_async`] (which SoA each cycle sends) and [`ident`] (what a CN's
+//!   IdentResponse announces, in words).
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
