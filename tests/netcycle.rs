@@ -281,8 +281,12 @@ fn the_capture_reads_in_wireshark_frame_by_frame_without_a_warning() {
     );
     // The bring-up's NMT commands: EnableReadyToOperate, StartNode.
     assert_eq!(commands.into_iter().collect::<Vec<_>>(), ["0x21", "0x24"]);
-    // SoA: IdentRequest, StatusRequest, NoService (the MN's own slot).
-    assert_eq!(services.into_iter().collect::<Vec<_>>(), ["0", "1", "2"]);
+    // SoA: NoService (PRE_OPERATIONAL_1's start), IdentRequest,
+    // StatusRequest, NMTRequestInvite to 240 (before each NMT command).
+    assert_eq!(
+        services.into_iter().collect::<Vec<_>>(),
+        ["0", "1", "2", "3"]
+    );
     no_namespace_left();
 }
 

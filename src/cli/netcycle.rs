@@ -3,7 +3,7 @@
 //! nodes). Beside `one_cell.rs`, which holds the checks every probe
 //! shares.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -14,7 +14,7 @@ use jitterlab_core::powerlink::od::Identity;
 use jitterlab_core::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::ProbeParams;
-use jitterlab_core::units::CpuList;
+use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::one_cell::{cell_and_plan, check_common, common_cell, cpu_or_last, probe_cpu, OneCell};
 use super::{default_time, duration, period, CommonArgs};
@@ -39,6 +39,12 @@ pub struct NetcycleRunArgs {
     /// `1,32,110`, or ranges, `1-3,10` (each 1-239)
     #[arg(long, value_name = "LIST", conflicts_with = "cns", value_parser = node_ids)]
     pub node_ids: Option<NodeIdList>,
+
+    /// Configure the CNs from this concise DCF (openCONFIGURATOR's
+    /// `mnobd.cdc`, as the reference MN loads it): it names the nodes, and
+    /// its cycle (0x1006) must be the --cycle measured
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cns", "node_ids"])]
+    pub cdc: Option<PathBuf>,
 
     /// PollResponse Chaining: one PResMN with every CN's outputs, and
     /// time-triggered PRes, instead of a PReq per CN.
@@ -206,6 +212,25 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
     if let Some(p) = &a.pcap {
         out_files::check_binary_output("--pcap", p)?;
     }
+    if let Some(path) = &a.cdc {
+        if a.role == NodeRole::Cn {
+            return Err(bad(
+                "--cdc configures the CNs from the managing node: use it with --role mn or --role both",
+            ));
+        }
+        let (_, cycle_us) = netcycle::read_cdc(path)?;
+        if let Some(us) = cycle_us {
+            if u64::from(us) * 1_000 != a.cycle {
+                return Err(bad(format!(
+                    "--cdc {}: its cycle (0x1006) is {}, not the --cycle {}: give --cycle {}",
+                    path.display(),
+                    format_duration_exact(u64::from(us) * 1_000),
+                    format_duration_exact(a.cycle),
+                    format_duration_exact(u64::from(us) * 1_000)
+                )));
+            }
+        }
+    }
     let cns = a.node_ids.as_ref().map_or(usize::from(a.cns), Vec::len);
     let outputs = cns * usize::from(a.out_bytes);
     if a.chaining && outputs > MAX_PDO_PAYLOAD {
@@ -229,7 +254,10 @@ pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<On
 /// the CN emulator on `--cn-cpu` (else the first neighbour CPU).
 pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let node_ids = a.node_ids.clone().unwrap_or_default();
+    let node_ids = match &a.cdc {
+        Some(path) => netcycle::read_cdc(path)?.0,
+        None => a.node_ids.clone().unwrap_or_default(),
+    };
     let cns = match node_ids.len() {
         0 => a.cns,
         n => n as u8,
@@ -249,6 +277,7 @@ pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
         interface: a.interface.clone(),
         pcap: a.pcap.as_ref().map(|p| p.to_string_lossy().into_owned()),
         identity: a.identity,
+        cdc: a.cdc.as_ref().map(|p| p.to_string_lossy().into_owned()),
     }));
     debug_assert_eq!(params.kind(), ProbeKind::Netcycle);
     common_cell(params, a.cycle, vec![cpu], online, &a.common)

@@ -132,6 +132,11 @@ pub struct NetcycleParams {
     /// IdentResponse); `None`: the emulator's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<crate::powerlink::od::Identity>,
+    /// The concise DCF (openCONFIGURATOR's binary, as the reference MN
+    /// loads it) the managing node configures the CNs from; it names the
+    /// nodes. `None`: the run's own PDO mapping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdc: Option<String>,
 }
 
 impl Default for NetcycleParams {
@@ -151,6 +156,7 @@ impl Default for NetcycleParams {
             interface: None,
             pcap: None,
             identity: None,
+            cdc: None,
         }
     }
 }

@@ -12,9 +12,13 @@
 //! neighbour CPU) at the same priority, started in [`Probe::prepare`]
 //! with the link of each side ([`link`]: raw sockets of EtherType 0x88AB
 //! with kernel receive stamps and the SoC's transmit stamp). `prepare`
-//! then brings the CNs up to NMT_CS_OPERATIONAL, so the measurement
-//! starts with every CN polled; a CN that does not get there within 5 s
-//! fails the run with its name and state.
+//! then brings the CNs up to NMT_CS_OPERATIONAL as the reference MN does
+//! (`mn`'s bring-up: identification, error signalling, configuration over
+//! SDO from the run's PDO mapping or `--cdc`, NMT commands), printing per
+//! CN what its IdentResponse announced and how it was configured, so the
+//! measurement starts with every CN polled; a CN that does not get there
+//! within 5 s plus two asynchronous slots per configuration write fails
+//! the run with its name and state.
 //!
 //! **The samples** (the descriptor's slots, `NETCYCLE`), one per cycle:
 //! `latency` wake-up − release; `period` this SoC's send instant − the
@@ -61,6 +65,7 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Context, Result};
 use jitterlab_core::netcycle::{Held, NetcycleDetail, NetcycleParams, NodeRole, SocSpacing, Wait};
+use jitterlab_core::powerlink::cdc::NetworkConfig;
 use jitterlab_core::powerlink::cn::CnConfig;
 use jitterlab_core::powerlink::soc_schedule;
 use jitterlab_core::powerlink::wire_time::{self, wire_bytes};
@@ -91,10 +96,12 @@ mod rx;
 use capture::{CaptureReport, CaptureRing, CaptureWriter};
 use cn::{CnEmulator, SocRx};
 use link::{Link, LinkOptions};
+use mn::cfm::CnPlan;
 use mn::{BringUp, KeepAlive, Measured, Mn, MnConfig};
 use rx::RxPeriods;
 
-/// How long the bring-up may take.
+/// How long the bring-up may take before the CNs' configuration (which
+/// adds its writes' slots: `mn::bring_up_budget_ns`).
 const BRING_UP_NS: u64 = 5_000_000_000;
 /// SoCs the CN thread can hand over before the MN takes them (every cycle).
 const SOC_QUEUE: usize = 4096;
@@ -138,6 +145,48 @@ pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> Result<NetcycleArgs
         duration_ns: plan.params.duration_ns,
         params,
     })
+}
+
+/// Reads and checks the concise DCF of `--cdc`: the node ids it configures
+/// (ascending) and its cycle (0x1006, µs), or bad input naming what to fix.
+pub fn read_cdc(path: &Path) -> Result<(Vec<u8>, Option<u32>)> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| bad(format!("--cdc {}: cannot read it: {e}", path.display())))?;
+    let net = NetworkConfig::from_cdc(&bytes)
+        .map_err(|e| bad(format!("--cdc {}: {e}", path.display())))?;
+    let mut nodes: Vec<u8> = net
+        .cns
+        .iter()
+        .map(|c| c.node)
+        .filter(|n| (1..=jitterlab_core::powerlink::MAX_CN_NODE).contains(n))
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    if nodes.is_empty() {
+        return Err(bad(format!(
+            "--cdc {}: it configures no CN (no 0x1F81/n with bit 0 for a node 1-239): give your project's mnobd.cdc",
+            path.display()
+        )));
+    }
+    Ok((nodes, net.cycle_len_us))
+}
+
+/// The configuration manager's plans: from `--cdc`, else the run's own
+/// PDO mapping.
+fn plans(p: &NetcycleParams, period_ns: u64) -> Result<Vec<CnPlan>> {
+    match &p.cdc {
+        Some(path) => {
+            let bytes = std::fs::read(path).with_context(|| format!("reading --cdc {path}"))?;
+            let net =
+                NetworkConfig::from_cdc(&bytes).map_err(|e| bad(format!("--cdc {path}: {e}")))?;
+            Ok(CnPlan::from_cdc(&net, period_ns))
+        }
+        None => Ok(p
+            .nodes()
+            .into_iter()
+            .map(|n| CnPlan::default_for(n, period_ns, p.in_bytes, p.out_bytes))
+            .collect()),
+    }
 }
 
 /// The time between two chained CNs' PRes slots: one PRes on a 100 Mbit/s
@@ -394,7 +443,7 @@ impl NetcycleProbe {
         }
     }
 
-    fn mn_config(&self) -> MnConfig {
+    fn mn_config(&self) -> Result<MnConfig> {
         let p = &self.args.params;
         let nodes = p.nodes();
         let soc_ns =
@@ -407,8 +456,7 @@ impl NetcycleProbe {
             p.response_timeout_ns,
             p.chaining.then(|| (pres_mn_ns, chain_step_ns(p))),
         );
-        MnConfig {
-            cns: nodes.len() as u8,
+        Ok(MnConfig {
             nodes,
             spacing_floor_ns: soc_schedule::spacing_floor(self.args.period_ns, planned),
             out_bytes: p.out_bytes,
@@ -418,7 +466,8 @@ impl NetcycleProbe {
             wait: p.wait,
             response_timeout_ns: p.response_timeout_ns,
             period_ns: self.args.period_ns,
-        }
+            plans: plans(p, self.args.period_ns)?,
+        })
     }
 
     /// Starts the capture writer, when asked; the ring goes to the CN side.
@@ -519,7 +568,9 @@ impl Probe for NetcycleProbe {
                     mn_link.ifname(),
                     mn_link.stamps()
                 ));
-                let mut mn = Mn::new(mn_link, self.mn_config());
+                let cfg = self.mn_config()?;
+                let budget = mn::bring_up_budget_ns(BRING_UP_NS, &cfg.plans);
+                let mut mn = Mn::new(mn_link, cfg);
                 match cn_link {
                     Some(cn_link) => self.start_cn_thread(cn_link, ring)?,
                     // `--role mn`: the capture is the managing node's.
@@ -530,7 +581,13 @@ impl Probe for NetcycleProbe {
                     }
                 }
                 let never = AtomicBool::new(false);
-                let up = mn.bring_up(BRING_UP_NS, &never);
+                let up = mn.bring_up(budget, &never);
+                for a in mn.announced() {
+                    crate::output::errln!("jitterlab: netcycle: {}", a.line());
+                }
+                for line in mn.configuration() {
+                    crate::output::errln!("jitterlab: netcycle: {line}");
+                }
                 self.mn = Some(mn);
                 match up {
                     Ok(b) => self.bring_up = Some(b),

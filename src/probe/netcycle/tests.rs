@@ -146,7 +146,6 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
         let mut mn = Mn::new(
             mn_link,
             MnConfig {
-                cns: 3,
                 nodes: vec![1, 2, 3],
                 spacing_floor_ns: 1_000_000,
                 out_bytes: 1,
@@ -156,6 +155,7 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
                 wait: Wait::Blocking,
                 response_timeout_ns: 10_000_000,
                 period_ns: 2_000_000,
+                plans: Vec::new(),
             },
         );
         let up = mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();
@@ -261,7 +261,6 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
         let mut mn = Mn::new(
             mn_link,
             MnConfig {
-                cns: 3,
                 nodes: vec![1, 2, 3],
                 spacing_floor_ns: 300_000,
                 out_bytes: 1,
@@ -271,6 +270,7 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
                 wait: Wait::Blocking,
                 response_timeout_ns: 100_000,
                 period_ns: 1_000_000,
+                plans: Vec::new(),
             },
         );
         let e = mn
@@ -305,9 +305,9 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
     )
     .unwrap();
     let cfg = CnConfig {
-        cns: 3,
+        nodes: (1..=3).collect(),
         out_bytes: 1,
-        in_bytes: 6,
+        identity: Default::default(),
         chained: false,
         chain_step_ns: 0,
         response_time_ns: RESPONSE_TIME_NS,
@@ -319,7 +319,6 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
         let mut mn = Mn::new(
             mn_link,
             MnConfig {
-                cns: 3,
                 nodes: vec![1, 2, 3],
                 spacing_floor_ns: 1_000_000,
                 out_bytes: 1,
@@ -329,6 +328,7 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
                 wait: Wait::Blocking,
                 response_timeout_ns: 10_000_000,
                 period_ns: 2_000_000,
+                plans: Vec::new(),
             },
         );
         mn.bring_up(BRING_UP_NS, &AtomicBool::new(false)).unwrap();

@@ -49,6 +49,11 @@
 //! - [`cdc`]: the concise DCF that openCONFIGURATOR writes and
 //!   openPOWERLINK's MN loads, and the network it configures
 //!   ([`cdc::NetworkConfig`]: cycle, nodes, each CN's writes and stamps).
+//! - The managing node's pure parts: [`sdo_client`] (the SDO client of
+//!   one CN: connection, numbering, retries, a queue of transfers),
+//!   [`errsig`] (the ER/EC error-signalling handshake per CN),
+//!   [`mn_async`] (which SoA each cycle sends) and [`ident`] (what a CN's
+//!   IdentResponse announces, in words).
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
@@ -65,11 +70,15 @@ pub mod analyze;
 pub mod cdc;
 pub mod cn;
 pub mod codec;
+pub mod errsig;
 mod frame;
+pub mod ident;
+pub mod mn_async;
 pub mod nmt;
 pub mod od;
 pub mod poll;
 pub mod sdo;
+pub mod sdo_client;
 pub mod sdo_server;
 pub mod soc_schedule;
 pub mod track;

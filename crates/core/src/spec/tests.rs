@@ -1543,6 +1543,7 @@ fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
             interface: None,
             pcap: None,
             identity: None,
+            cdc: None,
         })
     );
     assert_eq!(

@@ -22,9 +22,16 @@
 //!    **`--chaining`**, one **PResMN** (node 240 to 01-11-1E-00-00-02,
 //!    every CN's outputs in node order) and one wait for all the chained
 //!    PRes, up to the timeout plus the last CN's slot;
-//! 4. **SoA** to 01-11-1E-00-00-03 inviting one CN (round robin) to a
-//!    StatusRequest, whose ASnd StatusResponse is taken at step 1 of the
-//!    next cycle.
+//! 4. **SoA** to 01-11-1E-00-00-03 with the asynchronous slot the
+//!    scheduler chose (`jitterlab_core::powerlink::mn_async`: the MN's NMT
+//!    command or SDO frame after an invite to 240, an UnspecifiedInvite to
+//!    a CN that announced a frame, StatusRequests with the ER flag of the
+//!    CN's error-signalling handshake, IdentRequests), and the MN's own
+//!    ASnd after it; the answer is taken at step 1 of the next cycle.
+//!
+//! IdentResponses and StatusResponses are matched by their source node,
+//! whether addressed to 240 or to broadcast (255, as the reference CN
+//! sends them), and only from the configured node ids.
 //!
 //! A CN's answer that does not come within the timeout is **missed**. The
 //! cycle ends when the SoA has gone out: a cycle that ends after the next
@@ -52,18 +59,8 @@
 //! every frame received, with its kernel receive stamp, into the capture
 //! ring ([`super::capture`]).
 //!
-//! **Bring-up** ([`Mn::bring_up`]), before the measurement: as DS 301's MN
-//! does, first a reduced cycle of SoA IdentRequests (MN in
-//! PRE_OPERATIONAL_1) until every CN answered with an IdentResponse (its
-//! MAC is learnt from it), then isochronous cycles at the measured cycle
-//! time (MN in PRE_OPERATIONAL_2, then READY_TO_OPERATE) whose
-//! asynchronous slot carries the MN's own ASnd NMTCommands — the SoA
-//! invites no one (NoService, target 240, the MN keeps the slot) and the
-//! command follows it — EnableReadyToOperate to a CN whose PRes says
-//! PRE_OPERATIONAL_2, StartNode to one that says READY_TO_OPERATE, again
-//! after 8 cycles without a change, until every CN's PRes says
-//! OPERATIONAL. Bring-up always polls with PReq; chained CNs take their
-//! PResMN slots once measured.
+//! **Bring-up** ([`Mn::bring_up`], in [`bring_up`]) comes before the
+//! measurement.
 //!
 //! Nothing in a cycle allocates: the frame buffers, the outputs and the
 //! per-CN books are made by [`Mn::new`] (DESIGN rule 2).
@@ -75,13 +72,16 @@ use std::thread::JoinHandle;
 use anyhow::{anyhow, Context, Result};
 use jitterlab_core::cycle::CycleSample;
 use jitterlab_core::netcycle::{CnCounts, Wait};
+use jitterlab_core::powerlink::errsig::ErrSig;
+use jitterlab_core::powerlink::mn_async::{Scheduler, Wants};
 use jitterlab_core::powerlink::poll::{PollBook, PresMatch};
+use jitterlab_core::powerlink::sdo_client::SdoClient;
 use jitterlab_core::powerlink::soc_schedule::{SocCounts, SocSchedule};
 use jitterlab_core::powerlink::track::{NmtOutage, NmtTrack};
 use jitterlab_core::powerlink::{
-    decode, encode, ASnd, ASndService, DecodeError, Frame, NetTime, NmtCommand, NmtCommandId,
-    NmtState, PReq, PRes, RequestedService, Soa, Soc, EPL_VERSION, MAC_ASND, MAC_PRES, MAC_SOA,
-    MAC_SOC, MAX_FRAME_LEN, MN_NODE,
+    decode, encode, ASnd, ASndService, DecodeError, Frame, IdentResponse, NetTime, NmtCommand,
+    NmtCommandId, NmtState, PReq, PRes, RequestedService, Soa, Soc, BROADCAST_NODE, EPL_VERSION,
+    MAC_ASND, MAC_PRES, MAC_SOA, MAC_SOC, MAX_FRAME_LEN, MN_NODE,
 };
 use jitterlab_sys::{self as sys, rx_timestamp::realtime_ns};
 use serde::Serialize;
@@ -91,10 +91,12 @@ use super::link::Link;
 use crate::probe::helper_thread::{setup_helper_thread, sleep_until};
 use crate::probe::ScheduleCounts;
 
-/// How long the bring-up waits for one IdentResponse before it asks again.
-const IDENT_WAIT_NS: u64 = 10_000_000;
-/// Cycles a CN gets to take an NMT command before it is sent again.
-const COMMAND_AGAIN: u64 = 8;
+mod bring_up;
+pub mod cfm;
+
+pub use bring_up::bring_up_budget_ns;
+pub use jitterlab_core::powerlink::mn_async::Slot as AsyncSlot;
+
 /// The broadcast MAC, for a CN whose MAC is not known.
 const BROADCAST_MAC: [u8; 6] = [0xff; 6];
 
@@ -105,8 +107,6 @@ const OUTAGE_ROOM: usize = 256;
 /// How the MN runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MnConfig {
-    /// CNs polled (`nodes.len()`).
-    pub cns: u8,
     /// Their node ids, ascending (`NetcycleParams::nodes`).
     pub nodes: Vec<u8>,
     /// The smallest distance between two SoCs
@@ -126,6 +126,9 @@ pub struct MnConfig {
     pub response_timeout_ns: u64,
     /// The cycle time, ns.
     pub period_ns: u64,
+    /// What the configuration manager writes to each CN (none: the CNs are
+    /// not configured).
+    pub plans: Vec<cfm::CnPlan>,
 }
 
 /// What the MN counted beyond the per-CN books.
@@ -150,6 +153,10 @@ pub struct MnCounts {
     pub unsupported: u64,
     /// Frames from no CN of ours (another MN's, another node's).
     pub foreign: u64,
+    /// SDO frames sent.
+    pub sdo_sent: u64,
+    /// SDO frames received.
+    pub sdo_received: u64,
     /// Receive calls that failed.
     pub receive_errors: u64,
 }
@@ -164,15 +171,14 @@ struct Book {
     poll: PollBook,
     /// Cycle of the last NMT command sent to it (bring-up).
     commanded: Option<u64>,
-}
-
-/// What the asynchronous slot of a cycle carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AsyncSlot {
-    /// SoA StatusRequest to a CN.
-    Status(u8),
-    /// The MN's own ASnd NMTCommand to a CN (after a SoA inviting no one).
-    Command(u8, NmtCommandId),
+    /// Its error-signalling handshake.
+    errsig: ErrSig,
+    /// Its last IdentResponse.
+    ident: Option<IdentResponse>,
+    /// Its SDO client.
+    sdo: SdoClient,
+    /// Where its configuration stands.
+    conf: bring_up::Conf,
 }
 
 /// The receive stamps of a frame: software (CLOCK_REALTIME) and hardware.
@@ -236,7 +242,6 @@ pub struct Mn {
     state: NmtState,
     counts: MnCounts,
     cycles: u64,
-    status_next: usize,
     relative_base: u64,
     /// The one SoC schedule, from the bring-up's first SoC on.
     schedule: Option<SocSchedule>,
@@ -245,12 +250,20 @@ pub struct Mn {
     track: Option<(NmtTrack, u64, u64)>,
     /// `--pcap` in the MN role: every frame sent and received.
     capture: Option<CaptureRing>,
+    /// What each CN (in `books` order) wants from the asynchronous slot.
+    wants: Vec<Wants>,
+    sched: Scheduler,
+    /// Node id → 1 + its index in `books` (0: not configured).
+    index: [u8; 256],
+    /// The source of the last ASnd taken (bring-up's wait for an answer).
+    last_asnd: Option<u8>,
 }
 
 impl Mn {
     /// The MN of `cfg` on `link`, every buffer made now.
     pub fn new(link: Link, cfg: MnConfig) -> Mn {
         let n = cfg.nodes.len();
+        let out_bytes = usize::from(cfg.out_bytes);
         let out_len = match cfg.chained {
             true => n * usize::from(cfg.out_bytes),
             false => usize::from(cfg.out_bytes),
@@ -267,6 +280,22 @@ impl Mn {
                 },
                 poll: PollBook::default(),
                 commanded: None,
+                errsig: ErrSig::default(),
+                ident: None,
+                sdo: SdoClient::default(),
+                conf: bring_up::Conf::default(),
+            })
+            .collect();
+        let mut index = [0u8; 256];
+        for (k, &node) in cfg.nodes.iter().enumerate() {
+            index[usize::from(node)] = k as u8 + 1;
+        }
+        let wants = cfg
+            .nodes
+            .iter()
+            .map(|&node| Wants {
+                node,
+                ..Wants::default()
             })
             .collect();
         Mn {
@@ -274,15 +303,18 @@ impl Mn {
             books,
             tx: vec![0; MAX_FRAME_LEN],
             rx: vec![0; MAX_FRAME_LEN],
-            out: vec![0; out_len.max(usize::from(cfg.out_bytes))],
+            out: vec![0; out_len.max(out_bytes)],
             state: NmtState::MS_NOT_ACTIVE,
             counts: MnCounts::default(),
             cycles: 0,
-            status_next: 0,
             relative_base: 0,
             schedule: None,
             track: None,
             capture: None,
+            wants,
+            sched: Scheduler::default(),
+            index,
+            last_asnd: None,
             cfg,
         }
     }
@@ -297,6 +329,14 @@ impl Mn {
         self.capture.as_ref().map_or(0, |r| r.dropped)
     }
 
+    /// The index in `books` of CN `node`, when it is one of ours.
+    fn index_of(&self, node: u8) -> Option<usize> {
+        match self.index[usize::from(node)] {
+            0 => None,
+            k => Some(usize::from(k) - 1),
+        }
+    }
+
     /// The per-CN counts.
     pub fn per_cn(&self) -> Vec<CnCounts> {
         self.books.iter().map(|b| b.counts.clone()).collect()
@@ -305,15 +345,6 @@ impl Mn {
     /// The MN's own counts.
     pub fn counts(&self) -> MnCounts {
         self.counts
-    }
-
-    /// The index of CN `node` in the books, if it is one of ours.
-    fn index_of(&self, node: u8) -> Option<usize> {
-        self.cfg.nodes.binary_search(&node).ok()
-    }
-
-    fn book(&mut self, node: u8) -> Option<&mut Book> {
-        self.index_of(node).map(|k| &mut self.books[k])
     }
 
     /// Sends the `n` bytes of the transmit buffer; captures them; true
@@ -355,7 +386,17 @@ impl Mn {
 
     /// Takes one queued frame, if any (true when there was one).
     fn take_one(&mut self, last: &mut Stamps) -> bool {
-        let got = match self.link.recv(&mut self.rx) {
+        // The receive buffer is lent out while its frame is read, so the
+        // frame's borrowed parts can go to `&mut self` methods.
+        let mut rx = std::mem::take(&mut self.rx);
+        let took = self.take_from(&mut rx, last);
+        self.rx = rx;
+        took
+    }
+
+    /// [`Mn::take_one`] with the receive buffer `rx`.
+    fn take_from(&mut self, rx: &mut [u8], last: &mut Stamps) -> bool {
+        let got = match self.link.recv(rx) {
             Ok(Some(got)) => got,
             Ok(None) => return false,
             Err(_) => {
@@ -370,9 +411,9 @@ impl Mn {
         // Without a kernel stamp, now: still after the frame came.
         let rx_real = stamps.soft.unwrap_or_else(realtime_ns);
         if let Some(ring) = self.capture.as_mut() {
-            ring.push(rx_real, &self.rx[..got.len]);
+            ring.push(rx_real, &rx[..got.len]);
         }
-        let r = match decode(&self.rx[..got.len]) {
+        let r = match decode(&rx[..got.len]) {
             Ok(r) => r,
             Err(DecodeError::Unsupported(_)) => {
                 self.counts.unsupported += 1;
@@ -385,7 +426,8 @@ impl Mn {
         };
         match r.frame {
             Frame::PRes(p) if self.index_of(p.node).is_some() => {
-                let k = self.index_of(p.node).expect("checked");
+                let k = self.index_of(p.node).unwrap_or_default();
+                self.wants[k].invite |= p.rs > 0;
                 let b = &mut self.books[k];
                 b.state = Some(p.nmt);
                 match b.poll.take(rx_real) {
@@ -401,28 +443,56 @@ impl Mn {
             }
             Frame::ASnd(ASnd {
                 src,
-                dest: MN_NODE,
+                dest: MN_NODE | BROADCAST_NODE,
                 service,
             }) if self.index_of(src).is_some() => {
-                let k = self.index_of(src).expect("checked");
-                let b = &mut self.books[k];
-                match service {
-                    ASndService::IdentResponse(i) => {
-                        b.mac = Some(r.src_mac);
-                        b.state = Some(i.nmt);
-                        self.counts.ident_responses += 1;
-                    }
-                    ASndService::StatusResponse(s) => {
-                        b.state = Some(s.nmt);
-                        self.counts.status_responses += 1;
-                        self.track(src, s.nmt, false);
-                    }
-                    _ => self.counts.foreign += 1,
+                let k = self.index_of(src).unwrap_or_default();
+                self.take_asnd(k, r.src_mac, &service);
+                if let ASndService::StatusResponse(st) = service {
+                    self.track(src, st.nmt, false);
                 }
             }
             _ => self.counts.foreign += 1,
         }
         true
+    }
+
+    /// Takes an ASnd from the CN of index `k`, sent from `mac`.
+    fn take_asnd(&mut self, k: usize, mac: [u8; 6], service: &ASndService<'_>) {
+        let (b, w) = (&mut self.books[k], &mut self.wants[k]);
+        self.last_asnd = Some(b.counts.node);
+        match service {
+            ASndService::IdentResponse(i) => {
+                b.mac = Some(mac);
+                b.state = Some(i.nmt);
+                b.ident = Some(*i);
+                w.identified = true;
+                w.status = b.errsig.wants_status();
+                w.invite |= i.rs > 0;
+                self.counts.ident_responses += 1;
+            }
+            ASndService::StatusResponse(s) => {
+                b.state = Some(s.nmt);
+                b.errsig.answered(s.ec);
+                w.status = b.errsig.wants_status();
+                w.invite |= s.rs > 0;
+                self.counts.status_responses += 1;
+            }
+            ASndService::Sdo(s) => {
+                self.counts.sdo_received += 1;
+                if let Some(outcome) = b.sdo.receive(s, sys::monotonic_ns()) {
+                    self.configured(k, outcome);
+                }
+                return;
+            }
+            _ => {
+                self.counts.foreign += 1;
+                return;
+            }
+        }
+        if let ASndService::IdentResponse(_) = service {
+            self.identified(k);
+        }
     }
 
     /// Takes frames until no CN is awaited any more or the monotonic time
@@ -562,20 +632,7 @@ impl Mn {
             }
         }
         // SoA, and the MN's own ASnd.
-        let (service, target) = match slot {
-            AsyncSlot::Status(k) => (RequestedService::STATUS_REQUEST, k),
-            AsyncSlot::Command(..) => (RequestedService::NO_SERVICE, MN_NODE),
-        };
-        self.send_soa(service, target);
-        if let AsyncSlot::Command(node, id) = slot {
-            let dst = self.book(node).and_then(|b| b.mac).unwrap_or(MAC_ASND);
-            let cmd = Frame::ASnd(ASnd {
-                dest: node,
-                src: MN_NODE,
-                service: ASndService::NmtCommand(NmtCommand { id, data: &[] }),
-            });
-            self.send(&cmd, dst);
-        }
+        self.send_slot(slot);
         Cycle {
             soc_mono,
             soc_real,
@@ -616,13 +673,6 @@ impl Mn {
         (s.t0(), s.period())
     }
 
-    /// The next StatusRequest's CN, round robin.
-    fn status_slot(&mut self) -> AsyncSlot {
-        let k = self.status_next % self.books.len();
-        self.status_next = k + 1;
-        AsyncSlot::Status(self.books[k].counts.node)
-    }
-
     /// Every CN's counts and the MN's start afresh (a new phase).
     fn counts_afresh(&mut self) {
         for b in self.books.iter_mut() {
@@ -636,132 +686,108 @@ impl Mn {
         self.counts = MnCounts::default();
     }
 
-    fn send_soa(&mut self, service: RequestedService, target: u8) {
+    /// The asynchronous slot the scheduler chooses now, after each SDO
+    /// client had its timeouts checked.
+    fn next_slot(&mut self) -> AsyncSlot {
+        let now = sys::monotonic_ns();
+        for k in 0..self.books.len() {
+            if let Some(outcome) = self.books[k].sdo.tick(now) {
+                self.configured(k, outcome);
+            }
+            let (c, w) = (&self.books[k].sdo, &mut self.wants[k]);
+            w.sdo_out = c.wants_to_send();
+            w.invite |= c.awaiting();
+        }
+        self.sched.next(&mut self.wants)
+    }
+
+    /// Sends the SoA of `slot` and the MN's own ASnd after it, as the
+    /// reference MN does: an NMT command after an NMTRequestInvite to 240,
+    /// an SDO frame after an UnspecifiedInvite to 240, both to the ASnd
+    /// multicast MAC; a StatusRequest with the ER flag of the CN's
+    /// error-signalling handshake.
+    fn send_slot(&mut self, slot: AsyncSlot) {
+        match slot {
+            AsyncSlot::NoService => self.send_soa(RequestedService::NO_SERVICE, 0, false),
+            AsyncSlot::Ident(node) => self.send_soa(RequestedService::IDENT_REQUEST, node, false),
+            AsyncSlot::Status(node) => {
+                let er = match self.index_of(node) {
+                    Some(k) => {
+                        let er = self.books[k].errsig.er();
+                        self.books[k].errsig.requested();
+                        self.wants[k].status = false;
+                        er
+                    }
+                    None => false,
+                };
+                self.send_soa(RequestedService::STATUS_REQUEST, node, er);
+            }
+            AsyncSlot::Invite(node) => {
+                if let Some(k) = self.index_of(node) {
+                    self.wants[k].invite = false;
+                }
+                self.send_soa(RequestedService::UNSPECIFIED_INVITE, node, false);
+            }
+            AsyncSlot::Command(node, id) => {
+                self.send_soa(RequestedService::NMT_REQUEST_INVITE, MN_NODE, false);
+                self.send_command(node, id);
+            }
+            AsyncSlot::Sdo(node) => {
+                self.send_soa(RequestedService::UNSPECIFIED_INVITE, MN_NODE, false);
+                self.send_sdo(node);
+            }
+        }
+    }
+
+    /// Sends NMT command `id` to `node` (255: every CN), to the ASnd
+    /// multicast MAC.
+    fn send_command(&mut self, node: u8, id: NmtCommandId) {
+        let cmd = Frame::ASnd(ASnd {
+            dest: node,
+            src: MN_NODE,
+            service: ASndService::NmtCommand(NmtCommand { id, data: &[] }),
+        });
+        self.send(&cmd, MAC_ASND);
+    }
+
+    /// Sends the SDO frame `node`'s client has for it, if any, to the ASnd
+    /// multicast MAC.
+    fn send_sdo(&mut self, node: u8) {
+        let Some(k) = self.index_of(node) else {
+            return;
+        };
+        self.wants[k].sdo_out = false;
+        let now = sys::monotonic_ns();
+        let mac = self.link.mac();
+        let Some(sdo) = self.books[k].sdo.next_frame(now) else {
+            return;
+        };
+        let frame = Frame::ASnd(ASnd {
+            dest: node,
+            src: MN_NODE,
+            service: ASndService::Sdo(sdo),
+        });
+        let sent = match encode(&frame, MAC_ASND, mac, &mut self.tx) {
+            Ok(n) => self.send_tx(n),
+            Err(_) => false,
+        };
+        match sent {
+            true => self.counts.sdo_sent += 1,
+            false => self.counts.send_errors += 1,
+        }
+        self.sdo_sent(k);
+    }
+
+    fn send_soa(&mut self, service: RequestedService, target: u8, er: bool) {
         let soa = Frame::Soa(Soa {
             nmt: self.state,
             ea: false,
-            er: false,
+            er,
             service,
             target,
             epl_version: EPL_VERSION,
         });
         self.send(&soa, MAC_SOA);
-    }
-
-    /// Brings every CN to OPERATIONAL within `within_ns` (see the module
-    /// doc), or fails naming each CN that did not get there and the state
-    /// it was last seen in. Counts start afresh afterwards.
-    pub fn bring_up(&mut self, within_ns: u64, stop: &AtomicBool) -> Result<BringUp> {
-        let start = sys::monotonic_ns();
-        let deadline = start + within_ns;
-        let mut last = Stamps::default();
-        // Identification: the reduced cycle.
-        self.state = NmtState::MS_PRE_OPERATIONAL_1;
-        self.drain(&mut last);
-        while let Some(k) = self.books.iter().position(|b| b.mac.is_none()) {
-            let node = self.books[k].counts.node;
-            if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
-                return Err(self.not_up(within_ns, stop));
-            }
-            self.send_soa(RequestedService::IDENT_REQUEST, node);
-            let until = (sys::monotonic_ns() + IDENT_WAIT_NS).min(deadline);
-            while self.books[k].mac.is_none() {
-                let now = sys::monotonic_ns();
-                if now >= until {
-                    break;
-                }
-                if self.link.wait(Some(until - now)).unwrap_or(false) {
-                    self.drain(&mut last);
-                }
-            }
-        }
-        let identified_ns = sys::monotonic_ns() - start;
-        // Isochronous cycles until every CN is operational.
-        self.state = NmtState::MS_PRE_OPERATIONAL_2;
-        let mut cycles = 0u64;
-        let mut cursor = 0usize;
-        loop {
-            let state = |b: &Book| b.state;
-            if self
-                .books
-                .iter()
-                .all(|b| state(b) == Some(NmtState::CS_OPERATIONAL))
-            {
-                break;
-            }
-            if self.books.iter().all(|b| {
-                matches!(
-                    state(b),
-                    Some(NmtState::CS_READY_TO_OPERATE | NmtState::CS_OPERATIONAL)
-                )
-            }) {
-                self.state = NmtState::MS_READY_TO_OPERATE;
-            }
-            if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
-                return Err(self.not_up(within_ns, stop));
-            }
-            let slot = self.next_command(&mut cursor, cycles);
-            self.iso_cycle(slot, false);
-            cycles += 1;
-        }
-        self.state = NmtState::MS_OPERATIONAL;
-        self.drain(&mut last);
-        self.counts_afresh();
-        Ok(BringUp {
-            identified_ns,
-            operational_ns: sys::monotonic_ns() - start,
-            cycles,
-        })
-    }
-
-    /// The asynchronous slot of a bring-up cycle: the next NMT command a CN
-    /// needs (round robin from `cursor`), else a StatusRequest.
-    fn next_command(&mut self, cursor: &mut usize, cycle: u64) -> AsyncSlot {
-        let n = self.books.len();
-        for i in 0..n {
-            let k = (*cursor + i) % n;
-            let b = &mut self.books[k];
-            let id = match b.state {
-                Some(NmtState::CS_PRE_OPERATIONAL_2) => NmtCommandId::ENABLE_READY_TO_OPERATE,
-                Some(NmtState::CS_READY_TO_OPERATE) => NmtCommandId::START_NODE,
-                _ => continue,
-            };
-            if b.commanded.is_some_and(|c| cycle < c + COMMAND_AGAIN) {
-                continue;
-            }
-            b.commanded = Some(cycle);
-            *cursor = k + 1;
-            return AsyncSlot::Command(b.counts.node, id);
-        }
-        self.status_slot()
-    }
-
-    /// The error of a bring-up that did not finish.
-    fn not_up(&self, within_ns: u64, stop: &AtomicBool) -> anyhow::Error {
-        if stop.load(Relaxed) {
-            return anyhow::anyhow!("interrupted while bringing the CNs up");
-        }
-        let why: Vec<String> = self
-            .books
-            .iter()
-            .filter(|b| b.state != Some(NmtState::CS_OPERATIONAL))
-            .map(|b| match (b.mac, b.state) {
-                (None, _) => format!("CN {} never answered its IdentRequest", b.counts.node),
-                (Some(_), Some(s)) => format!("CN {} is in {}", b.counts.node, s),
-                (Some(_), None) => format!("CN {} was identified, then went silent", b.counts.node),
-            })
-            .collect();
-        anyhow::anyhow!(
-            "the CNs did not all reach NMT_CS_OPERATIONAL within {}: {}; check that the CNs run and answer node ids {}",
-            jitterlab_core::units::format_duration_exact(within_ns),
-            why.join("; "),
-            self.cfg
-                .nodes
-                .iter()
-                .map(u8::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
     }
 
     /// Measures from the first release of the one schedule at or after
@@ -799,7 +825,7 @@ impl Mn {
             start,
         ));
         loop {
-            let slot = self.status_slot();
+            let slot = self.next_slot();
             let (c, s) = self.iso_cycle(slot, self.cfg.chained);
             on_cycle(&c, &s);
             let sched = self.schedule.as_mut().expect("made");
@@ -839,7 +865,7 @@ impl Mn {
             if next >= hand_at.load(Relaxed) || stop.load(Relaxed) {
                 return;
             }
-            let slot = self.status_slot();
+            let slot = self.next_slot();
             self.iso_cycle(slot, false);
         }
     }
