@@ -46,6 +46,9 @@
 //!   any list of node ids, error signalling, loss of SoC / PReq, and what
 //!   each answers to a frame it received; [`od`] their object dictionary
 //!   and [`sdo_server`] the SDO server that reads and writes it.
+//! - [`cdc`]: the concise DCF that openCONFIGURATOR writes and
+//!   openPOWERLINK's MN loads, and the network it configures
+//!   ([`cdc::NetworkConfig`]: cycle, nodes, each CN's writes and stamps).
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
@@ -59,6 +62,7 @@
 //! slots beyond their flags, and POWERLINK over UDP.
 
 pub mod analyze;
+pub mod cdc;
 pub mod cn;
 pub mod codec;
 mod frame;

@@ -34,6 +34,14 @@
 //! subindex, one reserved byte) followed by the value; a ReadByIndex
 //! request carries the address alone and its response the value. An abort
 //! carries a 4-byte [`AbortCode`].
+//!
+//! A command whose data is longer than one frame's segment
+//! ([`MAX_SEGMENT_SIZE`] for openPOWERLINK) is cut by [`segments`] into an
+//! Initiate, Segments and a Complete, and put together again by a
+//! [`Reassembly`] into a buffer the caller owns. Nothing here allocates.
+//! The sequence layer's state machine (numbering, acknowledgement,
+//! retransmission) belongs to whoever drives the connection; this module
+//! only reads and writes its fields.
 
 use std::fmt;
 
@@ -133,28 +141,25 @@ impl CommandId {
     pub const READ_MULTIPLE_BY_INDEX: CommandId = CommandId(0x32);
 }
 
-/// How a command's data is split over frames (flags bits 4-5).
+/// How a command's data is split over frames (flags bits 4-5; the
+/// discriminant is the 2-bit code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
 pub enum Segmentation {
     /// The whole data in this one frame.
     #[default]
-    Expedited,
+    Expedited = 0,
     /// The first segment of several; it carries the transfer's data size.
-    Initiate,
+    Initiate = 1,
     /// A middle segment.
-    Segment,
+    Segment = 2,
     /// The last segment.
-    Complete,
+    Complete = 3,
 }
 
 impl Segmentation {
     fn bits(self) -> u8 {
-        match self {
-            Segmentation::Expedited => 0x00,
-            Segmentation::Initiate => 0x10,
-            Segmentation::Segment => 0x20,
-            Segmentation::Complete => 0x30,
-        }
+        (self as u8) << 4
     }
 
     fn from_flags(flags: u8) -> Segmentation {
@@ -383,6 +388,235 @@ impl<'a> Sdo<'a> {
                 data,
             },
         })
+    }
+}
+
+/// The most command data bytes (SegmentSize) openPOWERLINK puts in one
+/// frame (`SDO_CMD_SEGM_TX_MAX_SIZE`, its 314-byte SDO frame less 58): a
+/// transfer longer than this is segmented. Segments no longer than this
+/// fit every openPOWERLINK receive buffer.
+pub const MAX_SEGMENT_SIZE: usize = 256;
+
+/// The command layers of one transfer: `data` (the command's whole data —
+/// for a WriteByIndex the address, then the value) cut into frames of at
+/// most `max_segment` data bytes (SegmentSize). One Expedited frame when
+/// it fits; otherwise an Initiate (opening with the data size, which
+/// counts every data byte of the transfer and its own 4, as openPOWERLINK
+/// does), then Segments, then a Complete. Allocates nothing; `max_segment`
+/// is taken as at least 5 and at most 65 535.
+pub fn segments(
+    transaction: u8,
+    command: CommandId,
+    response: bool,
+    data: &[u8],
+    max_segment: usize,
+) -> Segments<'_> {
+    Segments {
+        head: CommandLayer {
+            response,
+            ..CommandLayer::request(transaction, command, &[])
+        },
+        data,
+        at: 0,
+        max: max_segment.clamp(DATA_SIZE_LEN + 1, usize::from(u16::MAX)),
+        started: false,
+    }
+}
+
+/// The iterator of [`segments`].
+#[derive(Debug, Clone)]
+pub struct Segments<'a> {
+    head: CommandLayer<'a>,
+    data: &'a [u8],
+    at: usize,
+    max: usize,
+    started: bool,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = CommandLayer<'a>;
+
+    fn next(&mut self) -> Option<CommandLayer<'a>> {
+        let rest = &self.data[self.at..];
+        let c = if !self.started {
+            self.started = true;
+            if self.data.len() <= self.max {
+                self.at = self.data.len();
+                CommandLayer {
+                    segment_size: self.data.len() as u16,
+                    data: self.data,
+                    ..self.head
+                }
+            } else {
+                let n = self.max - DATA_SIZE_LEN;
+                self.at = n;
+                CommandLayer {
+                    segmentation: Segmentation::Initiate,
+                    segment_size: self.max as u16,
+                    data_size: Some(u32::try_from(self.data.len() + DATA_SIZE_LEN).ok()?),
+                    data: &rest[..n],
+                    ..self.head
+                }
+            }
+        } else if rest.is_empty() {
+            return None;
+        } else {
+            let n = rest.len().min(self.max);
+            self.at += n;
+            CommandLayer {
+                segmentation: if n == rest.len() {
+                    Segmentation::Complete
+                } else {
+                    Segmentation::Segment
+                },
+                segment_size: n as u16,
+                data: &rest[..n],
+                ..self.head
+            }
+        };
+        Some(c)
+    }
+}
+
+/// Why a received segment does not continue its transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SegmentError {
+    /// A Segment or Complete came with no Initiate before it.
+    #[error("an SDO segment came with no Initiate before it")]
+    NoInitiate,
+    /// An Initiate's data size is under its own 4 bytes.
+    #[error("an SDO Initiate announces {0} bytes, fewer than its own 4-byte data size")]
+    BadDataSize(u32),
+    /// The transfer is longer than the buffer (or than it announced).
+    #[error("an SDO transfer of {need} bytes does not fit in {room}")]
+    TooLong {
+        /// Bytes the transfer needs.
+        need: usize,
+        /// Bytes there is room for.
+        room: usize,
+    },
+    /// The Complete segment ends the transfer short of its data size.
+    #[error("an SDO transfer announced {announced} data bytes and carried {got}")]
+    SizeMismatch {
+        /// Bytes the Initiate announced (its data size less 4).
+        announced: usize,
+        /// Bytes the segments carried.
+        got: usize,
+    },
+}
+
+impl SegmentError {
+    /// The abort code a server or client answers the error with.
+    pub fn abort_code(self) -> AbortCode {
+        match self {
+            SegmentError::NoInitiate => AbortCode::COMMAND_UNKNOWN,
+            SegmentError::BadDataSize(_) | SegmentError::SizeMismatch { .. } => {
+                AbortCode::LENGTH_MISMATCH
+            }
+            SegmentError::TooLong { .. } => AbortCode::OUT_OF_MEMORY,
+        }
+    }
+}
+
+/// Collects a transfer's command data, segment by segment, into a buffer
+/// the caller owns (allocating nothing): the receiving side of
+/// [`segments`].
+#[derive(Debug)]
+pub struct Reassembly<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+    /// The data bytes the Initiate announced, while a transfer is open.
+    expected: Option<usize>,
+}
+
+impl<'b> Reassembly<'b> {
+    /// A reassembly into `buf`, which bounds the longest transfer taken.
+    pub fn new(buf: &'b mut [u8]) -> Reassembly<'b> {
+        Reassembly {
+            buf,
+            len: 0,
+            expected: None,
+        }
+    }
+
+    /// Whether a segmented transfer is open (an Initiate came, its
+    /// Complete not yet).
+    pub fn in_progress(&self) -> bool {
+        self.expected.is_some()
+    }
+
+    /// Drops an open transfer (after an abort).
+    pub fn reset(&mut self) {
+        self.len = 0;
+        self.expected = None;
+    }
+
+    /// Takes one frame's command layer: the whole data once the transfer
+    /// is complete (at once for an Expedited frame), `None` while segments
+    /// are still to come. An Expedited or Initiate frame starts a new
+    /// transfer, dropping any open one. On error the transfer is dropped.
+    pub fn push(&mut self, c: &CommandLayer<'_>) -> Result<Option<&[u8]>, SegmentError> {
+        let r = self.take(c);
+        if r.is_err() {
+            self.reset();
+        }
+        r?;
+        Ok(if self.expected.is_none() {
+            Some(&self.buf[..self.len])
+        } else {
+            None
+        })
+    }
+
+    fn append(&mut self, data: &[u8], limit: usize) -> Result<(), SegmentError> {
+        let need = self.len + data.len();
+        if need > limit.min(self.buf.len()) {
+            return Err(SegmentError::TooLong {
+                need,
+                room: limit.min(self.buf.len()),
+            });
+        }
+        self.buf[self.len..need].copy_from_slice(data);
+        self.len = need;
+        Ok(())
+    }
+
+    fn take(&mut self, c: &CommandLayer<'_>) -> Result<(), SegmentError> {
+        match c.segmentation {
+            Segmentation::Expedited => {
+                self.reset();
+                self.append(c.data, usize::MAX)
+            }
+            Segmentation::Initiate => {
+                self.reset();
+                let size = c.data_size.unwrap_or(0);
+                let total = (size as usize)
+                    .checked_sub(DATA_SIZE_LEN)
+                    .ok_or(SegmentError::BadDataSize(size))?;
+                if total > self.buf.len() {
+                    return Err(SegmentError::TooLong {
+                        need: total,
+                        room: self.buf.len(),
+                    });
+                }
+                self.expected = Some(total);
+                self.append(c.data, total)
+            }
+            Segmentation::Segment | Segmentation::Complete => {
+                let total = self.expected.ok_or(SegmentError::NoInitiate)?;
+                self.append(c.data, total)?;
+                if c.segmentation == Segmentation::Complete {
+                    self.expected = None;
+                    if self.len != total {
+                        return Err(SegmentError::SizeMismatch {
+                            announced: total,
+                            got: self.len,
+                        });
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 }
 

@@ -559,6 +559,21 @@ fn samples() -> Vec<Vec<u8>> {
                 data: &[],
             }),
         })),
+        enc(&Frame::ASnd(ASnd {
+            dest: 2,
+            src: MN_NODE,
+            service: ASndService::Sdo(sdo::Sdo {
+                seq: sdo::SeqLayer {
+                    receive_seq: 5,
+                    receive_con: sdo::Con::VALID,
+                    send_seq: 6,
+                    send_con: sdo::Con::VALID,
+                },
+                command: sdo::segments(9, sdo::CommandId::WRITE_BY_INDEX, false, &[0x22; 40], 20)
+                    .next()
+                    .unwrap(),
+            }),
+        })),
     ]
 }
 
