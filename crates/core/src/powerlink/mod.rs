@@ -53,7 +53,10 @@
 //!   one CN: connection, numbering, retries, a queue of transfers),
 //!   [`errsig`] (the ER/EC error-signalling handshake per CN),
 //!   [`mn_async`] (which SoA each cycle sends) and [`ident`] (what a CN's
-//!   IdentResponse announces, in words).
+//!   IdentResponse announces, in words); [`poll`] (which poll a PRes
+//!   answers, told by time), [`track`] (the CNs' NMT states while
+//!   measuring) and [`soc_schedule`] (one SoC grid with the reference's
+//!   spacing floor).
 //! - [`mod@wire_time`]: the lower bound of a cycle's wire time at 100 Mbit/s
 //!   and whether a cycle time can hold it.
 //!
