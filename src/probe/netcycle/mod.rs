@@ -534,7 +534,8 @@ impl NetcycleProbe {
         let mut dropped = 0;
         if let Some(k) = self.keep.take() {
             match k.stop() {
-                Ok(mn) => self.mn = Some(mn),
+                Ok(Some(mn)) => self.mn = Some(mn),
+                Ok(None) => {}
                 Err(e) => lines.push(format!("{e:#}")),
             }
         }
@@ -580,6 +581,9 @@ impl Probe for NetcycleProbe {
                         }
                     }
                 }
+                // Ready before the bring-up ends: see `KeepAlive`.
+                let (cpu, prio) = (self.args.cpu, self.args.priority);
+                self.keep = Some(KeepAlive::spawn(cpu, prio)?);
                 let never = AtomicBool::new(false);
                 let up = mn.bring_up(budget, &never);
                 for a in mn.announced() {
@@ -597,8 +601,11 @@ impl Probe for NetcycleProbe {
                     }
                 }
                 let mn = self.mn.take().context("the managing node is gone")?;
-                let (cpu, prio) = (self.args.cpu, self.args.priority);
-                self.keep = Some(KeepAlive::start(mn, cpu, prio)?);
+                let keep = self
+                    .keep
+                    .as_mut()
+                    .context("the keep-alive thread is gone")?;
+                keep.keep(mn)?;
             }
             (None, Some(cn_link)) => {
                 self.stamps.push(format!(

@@ -163,7 +163,8 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
         // The runner's gap between preparation and release: the MN keeps
         // cycling on its schedule, then hands over at one of its releases.
         let (cpu, prio) = (jitterlab_sys::current_cpu().unwrap(), 0);
-        let keep = KeepAlive::start(mn, cpu, prio).unwrap();
+        let mut keep = KeepAlive::spawn(cpu, prio).unwrap();
+        keep.keep(mn).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(30));
         let t0 = jitterlab_sys::monotonic_ns() + 2_000_000;
         let (mut mn, first, _) = keep.hand_over(t0).unwrap();

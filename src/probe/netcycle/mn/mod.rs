@@ -66,6 +66,7 @@
 //! per-CN books are made by [`Mn::new`] (DESIGN rule 2).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -890,46 +891,67 @@ pub struct Measured {
 
 /// The MN cycling on its own thread between the bring-up and the
 /// measurement, on the one schedule, so that the CNs keep getting SoCs
-/// while the runner gets the measurement ready.
+/// while the runner gets the measurement ready. The thread is made (pinned,
+/// real-time) before the bring-up ends, so that taking the MN over costs
+/// no thread start between two SoCs.
 pub struct KeepAlive {
-    grid: (u64, u64),
+    grid: Option<(u64, u64)>,
     hand_at: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<(Mn, Vec<String>)>,
+    give: Option<Sender<Mn>>,
+    thread: JoinHandle<(Option<Mn>, Vec<String>)>,
 }
 
 impl KeepAlive {
-    /// Starts `mn` cycling on a thread on `cpu` (the measuring thread's)
-    /// at SCHED_FIFO one above `priority` (the measuring thread's): the
+    /// Starts the keep-alive thread on `cpu` (the measuring thread's) at
+    /// SCHED_FIFO one above `priority` (the measuring thread's): the
     /// measuring thread's own set-up between preparation and release (its
     /// recorder's buffers, touched page by page, take milliseconds) must
     /// not hold a SoC back, and the keep-alive thread sleeps between its
-    /// frames.
-    pub fn start(mut mn: Mn, cpu: usize, priority: i32) -> Result<KeepAlive> {
+    /// frames. It waits for an MN ([`KeepAlive::keep`]).
+    pub fn spawn(cpu: usize, priority: i32) -> Result<KeepAlive> {
         let priority = (priority + 1).min(99);
-        let grid = mn.grid();
         let hand_at = Arc::new(AtomicU64::new(u64::MAX));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, s) = (Arc::clone(&hand_at), Arc::clone(&stop));
         let (ready, up) = std::sync::mpsc::channel();
+        let (give, take) = std::sync::mpsc::channel::<Mn>();
         let thread = std::thread::Builder::new()
             .name("jl-pl-mn-keep".into())
             .spawn(move || {
                 let warnings = setup_helper_thread("managing node (keep-alive)", cpu, priority);
                 let _ = ready.send(());
-                mn.keep_cycling(&h, &s);
-                (mn, warnings)
+                match take.recv() {
+                    Ok(mut mn) => {
+                        mn.keep_cycling(&h, &s);
+                        (Some(mn), warnings)
+                    }
+                    Err(_) => (None, warnings),
+                }
             })
             .context("starting the managing node's keep-alive cycles")?;
         // Born at the caller's priority, it would wait behind the caller:
         // wait until it has its own.
         let _ = up.recv();
         Ok(KeepAlive {
-            grid,
+            grid: None,
             hand_at,
             stop,
+            give: Some(give),
             thread,
         })
+    }
+
+    /// Hands `mn` (brought up) to the thread, which cycles it on its
+    /// schedule until [`KeepAlive::hand_over`].
+    pub fn keep(&mut self, mut mn: Mn) -> Result<()> {
+        self.grid = Some(mn.grid());
+        let give = self
+            .give
+            .take()
+            .context("the keep-alive thread has an MN")?;
+        give.send(mn)
+            .map_err(|_| anyhow!("the managing node's keep-alive thread is gone"))
     }
 
     /// Hands the MN back for a measurement that may start at `t0`, with
@@ -938,7 +960,7 @@ impl KeepAlive {
     /// asleep until the next release, has handed over before it) — and
     /// the keep-alive thread's warnings.
     pub fn hand_over(self, t0: u64) -> Result<(Mn, u64, Vec<String>)> {
-        let (g0, t) = self.grid;
+        let (g0, t) = self.grid.context("the keep-alive thread was given no MN")?;
         let at = t0.max(sys::monotonic_ns() + 2 * t);
         let first = g0 + at.saturating_sub(g0).div_ceil(t) * t;
         self.hand_at.store(first, Relaxed);
@@ -946,12 +968,15 @@ impl KeepAlive {
             .thread
             .join()
             .map_err(|_| anyhow!("the managing node's keep-alive thread panicked"))?;
+        let mn = mn.context("the keep-alive thread lost its MN")?;
         Ok((mn, first, warnings))
     }
 
-    /// Stops it and takes the MN back (a run that does not measure).
-    pub fn stop(self) -> Result<Mn> {
+    /// Stops it and takes its MN back, if it had one (a run that does not
+    /// measure).
+    pub fn stop(mut self) -> Result<Option<Mn>> {
         self.stop.store(true, Relaxed);
+        drop(self.give.take());
         self.thread
             .join()
             .map(|(mn, _)| mn)
