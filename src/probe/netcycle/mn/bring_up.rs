@@ -14,10 +14,20 @@
 //!    CN that comes from an earlier run is brought back through
 //!    NMTResetConfiguration anyway, and a reset would cost every run the
 //!    CN's ~0.6 s of resetting.
-//! 2. With **`--chaining`**, every CN must announce PRes chaining (feature
+//! 2. Still in the reduced cycle, the **configuration manager** ([`super::cfm`])
+//!    writes each identified CN that announces SDO by ASnd over SDO (the
+//!    MN's frames after an UnspecifiedInvite to 240, the CN's answers after
+//!    an UnspecifiedInvite to it, back to back: a write costs two slots, not
+//!    two cycles), checks its device type when the configuration gives
+//!    one, closes the SDO connection, sends NMTResetConfiguration and
+//!    identifies the CN again. A refused write or an SDO timeout ends the
+//!    bring-up with the CN, the object and the reason. A CN that announces
+//!    no SDO by ASnd is brought up unconfigured (the reference MN would
+//!    fail it; the line printed per CN says so).
+//! 3. With **`--chaining`**, every CN must announce PRes chaining (feature
 //!    flag bit 18); one that does not fails the run as bad input, naming
 //!    it, before anything is measured.
-//! 3. **PRE_OPERATIONAL_2, then READY_TO_OPERATE**: isochronous cycles at
+//! 4. **PRE_OPERATIONAL_2, then READY_TO_OPERATE**: isochronous cycles at
 //!    the measured cycle time whose asynchronous slot carries, besides the
 //!    handshake's StatusRequests, the MN's NMT commands after an
 //!    NMTRequestInvite to 240: EnableReadyToOperate to a CN whose PRes says
@@ -25,7 +35,10 @@
 //!    after [`COMMAND_AGAIN`] cycles without a change, until every CN's
 //!    PRes says OPERATIONAL. Bring-up always polls with PReq; chained CNs
 //!    take their PResMN slots once measured.
+//!
+//! On a terminal, a bring-up prints how far it got every second.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use anyhow::Result;
@@ -42,6 +55,8 @@ use crate::error::bad;
 /// How long a reduced cycle waits for the answer to a SoA that invites a
 /// node.
 pub const ASYNC_WAIT_NS: u64 = 2_000_000;
+/// How often a bring-up on a terminal says how far it got.
+const PROGRESS_EVERY_NS: u64 = 1_000_000_000;
 /// SoAs inviting no one that open PRE_OPERATIONAL_1.
 const PREOP1_START_CYCLES: u32 = 10;
 /// Cycles a CN gets to take an NMT command before it is sent again.
@@ -205,6 +220,23 @@ impl Mn {
         }
     }
 
+    /// How far the configuration got, in one line.
+    fn progress(&self) -> String {
+        let identified = self.wants.iter().filter(|w| w.identified).count();
+        let done = self.books.iter().filter(|b| b.conf.finished()).count();
+        let (made, total) = self.books.iter().fold((0, 0), |(m, t), b| match &b.conf {
+            Conf::Running { steps, at } => (m + at, t + steps.len()),
+            Conf::Closing { writes } | Conf::Resetting { writes } | Conf::Done { writes } => {
+                (m + writes, t + writes)
+            }
+            _ => (m, t),
+        });
+        format!(
+            "{identified} of {n} CNs identified, {done} configured, {made} of {total} SDO writes made",
+            n = self.books.len()
+        )
+    }
+
     /// The error of the CNs whose configuration failed, if any.
     fn conf_failed(&self) -> Option<anyhow::Error> {
         let why: Vec<&str> = self
@@ -245,6 +277,8 @@ impl Mn {
             self.send_soa(RequestedService::NO_SERVICE, 0, false);
         }
         let mut identified_ns = None;
+        let terminal = std::io::stderr().is_terminal();
+        let mut progress_at = start + PROGRESS_EVERY_NS;
         while !self
             .books
             .iter()
@@ -260,6 +294,11 @@ impl Mn {
             }
             if sys::monotonic_ns() >= deadline || stop.load(Relaxed) {
                 return Err(self.not_up(within_ns, stop));
+            }
+            let now = sys::monotonic_ns();
+            if terminal && now >= progress_at {
+                progress_at = now + PROGRESS_EVERY_NS;
+                crate::output::errln!("jitterlab: netcycle: bring-up: {}", self.progress());
             }
             let slot = self.next_slot();
             self.reduced_cycle(slot, deadline);
