@@ -155,6 +155,7 @@ impl Link {
 
     /// True when frames are received through the ring (see the module
     /// doc), false when through `recvmsg`.
+    #[cfg(test)]
     pub fn has_ring(&self) -> bool {
         self.ring.is_some()
     }
