@@ -31,9 +31,9 @@
 //! `perf record -C 1 -g` at 1 ms × 10 CNs, the managing node's time went
 //! 45 % to the inter-processor interrupt each send raises to wake the
 //! emulated CNs' CPU (a VM exit: receive steering puts their work on their
-//! own CPU), 21 % to `ppoll` and the rest to the send path; a PRes came
+//! own CPU), 20 % to the rest of the send path and 21 % to `ppoll`; a PRes came
 //! about 50 µs after its PReq (the busy-poll run's completion ÷ CNs) while
-//! a blocking wait cost about 7 µs of CPU, so spinning, inside any window,
+//! a blocking wait cost about 9 µs of CPU, so spinning, inside any window,
 //! costs more than sleeping here. Against a real CN answering within a
 //! few µs the trade-off turns, which is what `--wait busy-poll` is for:
 //! with the ring its spin reads memory, not the kernel.
