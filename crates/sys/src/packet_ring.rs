@@ -39,8 +39,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The bytes of one slot: a header, the link-layer address the kernel puts
 /// after it, and a whole Ethernet frame (1518 bytes with a VLAN tag).
 pub const SLOT_BYTES: usize = 2048;
-/// Slots in the ring: a cycle of 40 PRes and an ASnd with room to spare.
-pub const RING_FRAMES: usize = 128;
+/// Slots in the ring: six cycles of 40 CNs' frames (a SoC, 40 PReq or
+/// PRes, a SoA, an ASnd), at least what the default socket queue
+/// (`net.core.rmem_default`, 208 KiB) holds of such small frames.
+pub const RING_FRAMES: usize = 256;
 /// Bytes of one block of slots (the kernel's unit of allocation).
 const BLOCK_BYTES: usize = 8192;
 
