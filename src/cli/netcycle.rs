@@ -137,9 +137,15 @@ fn identity(list: &str) -> std::result::Result<Identity, String> {
 fn wait_parser() -> impl TypedValueParser<Value = Wait> {
     let help = |w: Wait| match w {
         Wait::Blocking => {
-            "Sleep in the kernel until the PRes or the timeout (the stack's load is its work)"
+            "Sleep in the kernel until the PRes or the timeout; frames come from a receive ring, \
+             no system call to take one (the stack's load is its work; the default: measured on \
+             a VM, a PRes came later than a sleep and a wake-up cost, see BENCHMARKS.md)"
         }
-        Wait::BusyPoll => "Spin on non-blocking receives (lower latency; the load reads 100 %)",
+        Wait::BusyPoll => {
+            "Spin on the receive ring until the PRes or the timeout (lower latency, and cheaper \
+             than sleeping against CNs that answer within a few µs; the load reads 100 % of the \
+             polling phase)"
+        }
     };
     let all = [Wait::Blocking, Wait::BusyPoll];
     PossibleValuesParser::new(all.map(|w| PossibleValue::new(w.name()).help(help(w))))

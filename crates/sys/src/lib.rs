@@ -34,6 +34,7 @@ use std::path::Path;
 pub mod eventfd;
 pub mod netns;
 pub mod packet;
+pub mod packet_ring;
 pub mod poll;
 pub mod rx_timestamp;
 pub mod tx_timestamp;

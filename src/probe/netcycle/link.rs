@@ -19,6 +19,31 @@
 //! drops the memberships when the socket closes. [`Link::wait`] blocks
 //! with a nanosecond timeout (`ppoll`), [`Link::recv`] never blocks.
 //!
+//! **The receive ring, and what a PRes costs.** Unless the NIC's hardware
+//! stamps are on, the receiving socket has a `PACKET_RX_RING`
+//! (`jitterlab_sys::packet_ring`): a frame is taken from shared memory, so
+//! taking a PRes, and finding the queue empty at a cycle's start, costs no
+//! system call, and [`Link::wait`] returns at once, without `ppoll`, when
+//! a frame is already there. (With hardware stamps a slot could hold only
+//! one of the two stamps; such a link receives with `recvmsg`, both
+//! stamps in its control data.) Why the wait stays a blocking one: on the
+//! 2-vCPU VM of BENCHMARKS.md ("The managing node's load"), profiled with
+//! `perf record -C 1 -g` at 1 ms × 10 CNs, the managing node's time went
+//! 45 % to the inter-processor interrupt each send raises to wake the
+//! emulated CNs' CPU (a VM exit: receive steering puts their work on their
+//! own CPU), 20 % to the rest of the send path and 21 % to `ppoll`; a PRes came
+//! about 50 µs after its PReq (the busy-poll run's completion ÷ CNs) while
+//! a blocking wait cost about 9 µs of CPU, so spinning, inside any window,
+//! costs more than sleeping here. Against a real CN answering within a
+//! few µs the trade-off turns, which is what `--wait busy-poll` is for:
+//! with the ring its spin reads memory, not the kernel.
+//!
+//! **Sending past the queueing discipline.** On a veth end (the emulated
+//! pair, whose traffic the CN side's own capture records) both sockets
+//! send with `PACKET_QDISC_BYPASS`, as a real-time stack's raw driver does:
+//! less work per send. On a real interface sends keep the qdisc, so that a
+//! sniffer on the host (`tcpdump -i IFACE`) still sees them.
+//!
 //! **Stamps.** Software receive stamps (`SO_TIMESTAMPNS`, CLOCK_REALTIME)
 //! always; software transmit stamps of the SoC where the driver gives them
 //! (veth does); hardware stamps only on a NIC that offers them with a PTP
@@ -33,6 +58,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use anyhow::{Context, Result};
 use jitterlab_core::powerlink::{ETHERTYPE_POWERLINK, MAC_ASND, MAC_PRES, MAC_SOA, MAC_SOC};
 use jitterlab_sys::packet::{self, Membership};
+use jitterlab_sys::packet_ring::{self, RxRing};
 use jitterlab_sys::tx_timestamp::{self, HwConfig};
 use jitterlab_sys::{poll, rx_timestamp};
 
@@ -74,6 +100,8 @@ pub struct SocStamp {
 #[derive(Debug)]
 pub struct Link {
     fd: OwnedFd,
+    /// The receive ring, without hardware stamps (see the module doc).
+    ring: Option<RxRing>,
     soc_fd: Option<OwnedFd>,
     if_index: u32,
     ifname: String,
@@ -125,6 +153,13 @@ impl Link {
         self.hardware
     }
 
+    /// True when frames are received through the ring (see the module
+    /// doc), false when through `recvmsg`.
+    #[cfg(test)]
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
+    }
+
     /// Sends one whole frame (PReq, PRes, SoA, ASnd) out of the receiving
     /// socket. Allocates nothing.
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
@@ -172,13 +207,25 @@ impl Link {
 
     /// Waits until a frame is queued or `timeout_ns` passed (`None`: for
     /// ever); true when one is (see `jitterlab_sys::poll::wait_readable`).
+    /// A frame already in the ring returns at once, without a system call.
     pub fn wait(&self, timeout_ns: Option<u64>) -> io::Result<bool> {
+        if self.ring.as_ref().is_some_and(RxRing::ready) {
+            return Ok(true);
+        }
         poll::wait_readable(self.fd.as_fd(), timeout_ns)
     }
 
     /// Takes one queued frame into `buf` with its stamps, without waiting;
-    /// `Ok(None)` when none is queued. Allocates nothing.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<Rx>> {
+    /// `Ok(None)` when none is queued. From the ring, no system call.
+    /// Allocates nothing.
+    pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<Rx>> {
+        if let Some(ring) = &mut self.ring {
+            return Ok(ring.take(buf).map(|f| Rx {
+                len: f.len,
+                soft_ns: f.realtime_ns,
+                hw_ns: None,
+            }));
+        }
         match packet::recv_stamped(self.fd.as_fd(), buf, true) {
             Ok(s) => Ok(Some(Rx {
                 len: s.len,
@@ -287,6 +334,23 @@ fn open_here(ifname: &str, mac: [u8; 6], options: LinkOptions) -> Result<Link> {
         Ok(_) => format!("absent ({who} offers no hardware time stamps)"),
     };
     let hardware = hw_restore.is_some();
+    let ring = match hardware {
+        true => None,
+        false => {
+            let ring = RxRing::new(fd.as_fd())
+                .context("mapping a receive ring (PACKET_RX_RING, TPACKET_V2)")?;
+            // Frames that came before the ring sit in the ordinary queue.
+            let mut scrap = [0u8; 64];
+            while packet::recv_stamped(fd.as_fd(), &mut scrap, true).is_ok() {}
+            Some(ring)
+        }
+    };
+    if driver.as_deref() == Some("veth") {
+        for s in std::iter::once(&fd).chain(soc_fd.as_ref()) {
+            packet_ring::bypass_qdisc(s.as_fd())
+                .context("sending past the queueing discipline (PACKET_QDISC_BYPASS)")?;
+        }
+    }
     let tx_software = soc_fd.is_some() && info.as_ref().is_ok_and(|i| i.tx_software());
     if hardware {
         // Receive stamps only: this socket's sends (PReq, SoA, ASnd) must
@@ -315,6 +379,7 @@ fn open_here(ifname: &str, mac: [u8; 6], options: LinkOptions) -> Result<Link> {
     };
     Ok(Link {
         fd,
+        ring,
         soc_fd,
         if_index,
         ifname: ifname.to_string(),

@@ -2,6 +2,8 @@
 //! (root only: namespaces and packet sockets).
 
 use super::*;
+use jitterlab_core::powerlink::{ETHERTYPE_POWERLINK, MAX_FRAME_LEN};
+use jitterlab_sys::rx_timestamp::realtime_ns;
 use std::sync::atomic::AtomicBool;
 
 fn args(params: NetcycleParams) -> NetcycleArgs {
@@ -109,6 +111,46 @@ fn pair_or_skip(what: &str) -> Option<(NetnsPair, Link, Link)> {
     let mn = Link::open(Some(mn_ns), pair.veth_a(), mn_mac, opts).unwrap();
     let cn = Link::open(Some(cn_ns), pair.veth_b(), cn_mac, LinkOptions::default()).unwrap();
     Some((pair, mn, cn))
+}
+
+#[test]
+#[serial_test::serial(netns)]
+fn frames_cross_the_veth_pair_through_the_receive_rings_with_their_stamps() {
+    let Some((_pair, mut mn, mut cn)) = pair_or_skip("the receive rings") else {
+        return;
+    };
+    assert!(mn.has_ring() && cn.has_ring());
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    assert_eq!(mn.recv(&mut buf).unwrap(), None, "nothing came yet");
+    assert!(!mn.wait(Some(1_000_000)).unwrap(), "a quiet link times out");
+    for k in 0..3u8 {
+        let mut frame = [0u8; 60];
+        frame[..6].copy_from_slice(&mn.mac());
+        frame[6..12].copy_from_slice(&cn.mac());
+        frame[12..14].copy_from_slice(&ETHERTYPE_POWERLINK.to_be_bytes());
+        frame[14] = k;
+        let before = realtime_ns();
+        cn.send(&frame).unwrap();
+        assert!(mn.wait(Some(1_000_000_000)).unwrap(), "frame {k} came");
+        let got = mn.recv(&mut buf).unwrap().unwrap();
+        let after = realtime_ns();
+        assert_eq!((got.len, &buf[..60], got.hw_ns), (60, &frame[..], None));
+        let stamp = got.soft_ns.unwrap();
+        assert!(
+            before <= stamp && stamp <= after,
+            "{before} <= {stamp} <= {after}"
+        );
+        assert_eq!(mn.recv(&mut buf).unwrap(), None, "one frame, taken once");
+    }
+    // The other way, and the MN's own sends are not seen by itself.
+    let mut frame = [0u8; 60];
+    frame[..6].copy_from_slice(&cn.mac());
+    frame[6..12].copy_from_slice(&mn.mac());
+    frame[12..14].copy_from_slice(&ETHERTYPE_POWERLINK.to_be_bytes());
+    mn.send(&frame).unwrap();
+    assert!(cn.wait(Some(1_000_000_000)).unwrap());
+    assert_eq!(cn.recv(&mut buf).unwrap().unwrap().len, 60);
+    assert_eq!(mn.recv(&mut buf).unwrap(), None);
 }
 
 #[test]
