@@ -1,0 +1,438 @@
+#!/usr/bin/env bash
+# jitterlab's POWERLINK nodes against the reference stack, openPOWERLINK
+# V2.7.2 built from its public source (tests/fixtures/powerlink/README.md §4
+# says how), on the fixtures' topology: every node in a network namespace of
+# its own, one veth each into a bridge in a further namespace (STP and
+# multicast snooping off), tcpdump on the bridge, a private /dev/shm and
+# working directory for every openPOWERLINK process.
+#
+#   bench/powerlink_interop.sh OPLK_DIR JITTERLAB ref-mn
+#       the reference MN (demo_mn_console, the shipped Demo_3CN mnobd.cdc:
+#       CNs 1, 32, 110 at 50 ms) against `jitterlab run netcycle --role cn
+#       --node-ids 1,32,110`. The emulated CNs start once the MN is
+#       Operational (the README's PreOp1 caveat).
+#   bench/powerlink_interop.sh OPLK_DIR JITTERLAB ref-cn CYCLE
+#       reference CNs (demo_cn_console, NODES) against `jitterlab run
+#       netcycle --role mn --node-ids NODES --cycle CYCLE`; the CNs start
+#       3 s before the MN, as in the fixtures.
+#   bench/powerlink_interop.sh OPLK_DIR - ref-ref
+#       the reference MN and reference CNs 1, 32, 110 alone (the fixtures'
+#       ref_mn_cn.pcap set-up): checks the harness itself.
+#
+# OPLK_DIR is the openPOWERLINK tree root (with bin/linux/x86_64/demo_*);
+# JITTERLAB the binary under test. Environment:
+#   NODES=1,32,110   ref-cn: the reference CNs started and polled (ref-mn
+#                    and ref-ref always use the CDC's 1, 32, 110)
+#   DURATION=60      seconds jitterlab runs (ref-ref: seconds the MN runs)
+#   CDC=FILE         ref-mn/ref-ref: the MN's concise DCF (default: the
+#                    shipped Demo_3CN one next to demo_mn_console)
+#   OUT=DIR          results (default bench/out/powerlink_interop/MODE)
+#   OPLK_CPU=N       pin every openPOWERLINK process to CPU N (default: none)
+#
+# Writes OUT/segment.pcap (the bridge, every node's frames once), a log per
+# process (OUT/<name>.log), OUT/meta.txt (commands, times) and
+# OUT/verdict.txt, whose last line is the verdict: did every CN reach
+# Operational (a PRes with NMTStatus 0xFD and RD=1), when, relative to the
+# MN's start and to the CNs' start, how many NMTResetNode each CN got and
+# why (the reason code named from the tree's errordefs.h), and jitterlab's
+# exit status. Exit 0 when every CN reached Operational and jitterlab
+# exited 0, 1 otherwise, 2 on bad arguments.
+#
+# Runs as root. Sends frames only inside the namespaces it makes, and
+# deletes them on every exit, Ctrl-C and SIGTERM included. Needs iproute2,
+# util-linux (unshare), coreutils (stdbuf), tcpdump, python3.
+#
+# The functions below are also used by bench/powerlink_ref_load.sh, which
+# sources this file.
+SCRIPT=${SCRIPT:-bench/powerlink_interop.sh}
+PLK_CALLER_PWD=$PWD    # lib.sh moves to the repository root; arguments are relative to here
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PLK_TAG=plk$$          # namespace prefix: unique per run
+PLK_NETNS=()           # namespaces made, deleted on exit
+PLK_PIDS=()            # process-group leaders started, stopped on exit
+PLK_BR=${PLK_TAG}br    # the bridge's namespace
+
+# plk_cleanup: stop every process started, then delete every namespace made
+plk_cleanup() {
+    local pid ns i
+    for pid in "${PLK_PIDS[@]}"; do
+        kill -TERM -- "-$pid" 2>/dev/null || true
+    done
+    for i in $(seq 1 30); do
+        local alive=0
+        for pid in "${PLK_PIDS[@]}"; do
+            kill -0 "$pid" 2>/dev/null && alive=1
+        done
+        [[ $alive -eq 0 ]] && break
+        sleep 0.1
+    done
+    for pid in "${PLK_PIDS[@]}"; do
+        kill -KILL -- "-$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    PLK_PIDS=()
+    for ns in "${PLK_NETNS[@]}"; do
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    PLK_NETNS=()
+}
+extra_cleanup() { plk_cleanup; }
+
+# plk_bridge: the bridge namespace, its bridge br0 (STP off, no snooping)
+plk_bridge() {
+    ip netns add "$PLK_BR" || die "cannot make network namespace $PLK_BR"
+    PLK_NETNS+=("$PLK_BR")
+    ip -n "$PLK_BR" link set lo up
+    ip -n "$PLK_BR" link add br0 type bridge stp_state 0 mcast_snooping 0
+    ip -n "$PLK_BR" link set br0 up
+    ip netns exec "$PLK_BR" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+}
+
+# plk_node NAME IF MAC: namespace ${PLK_TAG}NAME with interface IF (MAC) on
+# the bridge through port pNAME; prints the namespace's name
+plk_node() {
+    local name=$1 ifname=$2 mac=$3 ns=${PLK_TAG}$1
+    ip netns add "$ns" || die "cannot make network namespace $ns"
+    PLK_NETNS+=("$ns")
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+    ip link add "$ifname" netns "$ns" address "$mac" type veth peer name "p$name" netns "$PLK_BR" ||
+        die "cannot make veth $ifname in $ns"
+    ip -n "$ns" link set "$ifname" up
+    ip -n "$PLK_BR" link set "p$name" master br0
+    ip -n "$PLK_BR" link set "p$name" up
+}
+
+# plk_capture FILE: tcpdump on the bridge (packet-buffered, so the file can
+# be read while it grows); waits until it listens
+plk_capture() {
+    local file=$1
+    setsid ip netns exec "$PLK_BR" tcpdump -i br0 -U -s 0 -B 8192 --time-stamp-precision=nano \
+        -w "$file" ether proto 0x88ab >"$OUT/tcpdump.log" 2>&1 </dev/null &
+    PLK_PIDS+=($!)
+    PLK_TCPDUMP=$!
+    local i
+    for i in $(seq 1 50); do
+        grep -q 'listening on' "$OUT/tcpdump.log" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "tcpdump did not start on the bridge; see $OUT/tcpdump.log"
+}
+
+# plk_oplk NAME DIR PROGRAM ARGS...: an openPOWERLINK demo in namespace
+# ${PLK_TAG}NAME with a private /dev/shm (its POSIX names are fixed), in its
+# own working directory DIR, log OUT/NAME.log; sets PLK_LAST to its pid (the
+# demo's own: every wrapper execs)
+plk_oplk() {
+    local name=$1 dir=$2
+    shift 2
+    local pin=()
+    [[ -n ${OPLK_CPU:-} ]] && pin=(taskset -c "$OPLK_CPU")
+    mkdir -p "$dir"
+    (cd "$dir" && exec setsid ip netns exec "${PLK_TAG}$name" unshare --mount --ipc --propagation private \
+        sh -c 'mount -t tmpfs oplshm /dev/shm && exec "$@"' x "${pin[@]}" stdbuf -oL -eL "$@" \
+        >"$OUT/$name.log" 2>&1 </dev/null) &
+    PLK_LAST=$!
+    PLK_PIDS+=("$PLK_LAST")
+    echo "$(date -u +%T.%N) $name (pid $PLK_LAST, cwd $dir): ${pin[*]} $*" >>"$OUT/meta.txt"
+}
+
+# plk_stop PID: SIGTERM to the process group, wait up to 5 s, then SIGKILL
+plk_stop() {
+    local pid=$1 i
+    kill -TERM -- "-$pid" 2>/dev/null || return 0
+    for i in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# plk_now: the wall clock, seconds with nanoseconds (the capture's clock)
+plk_now() { date +%s.%N; }
+
+# The capture's reader: verdict FILE [key=value...], or wait-mn-op FILE
+# (exit 0 once a SoA from the MN reports NMTStatus 0xFD).
+PLK_PY=$(
+    cat <<'PY'
+import re, struct, sys
+from collections import Counter, defaultdict
+
+def frames(path):
+    with open(path, 'rb') as f:
+        data = f.read()
+    if len(data) < 24:
+        return
+    magic = struct.unpack_from('<I', data)[0]
+    if magic == 0xa1b23c4d:
+        div = 1e9
+    elif magic == 0xa1b2c3d4:
+        div = 1e6
+    else:
+        sys.exit(f"{path}: not a little-endian classic pcap")
+    off = 24
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack_from('<IIII', data, off)
+        off += 16
+        if off + incl > len(data):
+            break  # the record tcpdump is still writing
+        yield sec + frac / div, data[off:off + incl]
+        off += incl
+
+MSG = {1: 'SoC', 3: 'PReq', 4: 'PRes', 5: 'SoA', 6: 'ASnd'}
+SVC = {1: 'IdentResponse', 2: 'StatusResponse', 3: 'NMTRequest', 4: 'NMTCommand', 5: 'SDO'}
+NMT = {0x1D: 'PreOp1', 0x5D: 'PreOp2', 0x6D: 'ReadyToOp', 0xFD: 'Operational', 0x4D: 'Stopped',
+       0x1C: 'NotActive', 0x1E: 'BasicEthernet'}
+CMD = {0x21: 'StartNode', 0x22: 'StopNode', 0x23: 'EnterPreOp2', 0x24: 'EnableReadyToOp',
+       0x28: 'ResetNode', 0x29: 'ResetCommunication', 0x2A: 'ResetConfiguration', 0x2B: 'SwReset'}
+
+def wait_mn_op(path):
+    for _, b in frames(path):
+        if len(b) > 17 and b[12:14] == b'\x88\xab' and b[14] & 0x7f == 5 and b[16] == 240 and b[17] == 0xFD:
+            return 0
+    return 1
+
+def verdict(path, kv):
+    nodes = [int(n) for n in kv['nodes'].split(',')]
+    t_mn, t_cn = float(kv['t_mn']), float(kv['t_cn'])
+    # the side started last (jitterlab, or the reference MN in ref-ref)
+    t_last, last = (t_cn, 'the CNs') if t_cn > t_mn else (t_mn, 'the MN')
+    names = {}
+    try:
+        for m in re.finditer(r'#define\s+(E_\w+)\s+0x([0-9A-Fa-f]+)', open(kv['errordefs']).read()):
+            names.setdefault(int(m.group(2), 16), m.group(1))
+    except OSError:
+        pass
+    count = Counter()
+    first_op, first_seen, last_state = {}, {}, {}
+    resets = defaultdict(Counter)
+    other_cmds = defaultdict(Counter)
+    asnd_len = defaultdict(Counter)
+    ec = defaultdict(Counter)
+    sdo = Counter()
+    mn_states = []
+    t_first = None
+    for t, b in frames(path):
+        if len(b) < 18 or b[12:14] != b'\x88\xab':
+            continue
+        t_first = t if t_first is None else t_first
+        mt, dst, src = b[14] & 0x7f, b[15], b[16]
+        kind = MSG.get(mt, f'type{mt}')
+        if mt == 4:
+            first_seen.setdefault(src, t)
+            last_state[src] = b[17]
+            if b[17] == 0xFD and b[18] & 1:
+                first_op.setdefault(src, t)
+        elif mt == 5 and src == 240:
+            if not mn_states or mn_states[-1][1] != b[17]:
+                mn_states.append((t, b[17]))
+        elif mt == 6:
+            svc = b[17]
+            kind = SVC.get(svc, f'svc{svc}')
+            if svc in (1, 2):
+                asnd_len[(svc, src)][len(b)] += 1
+                first_seen.setdefault(src, t)
+                if svc == 2:
+                    ec[src]['EC=1' if b[18] & 0x08 else 'EC=0'] += 1
+            elif svc == 4 and len(b) > 19:
+                if b[18] == 0x28:
+                    code = b[20] | b[21] << 8 if len(b) > 21 else 0
+                    resets[dst][code] += 1
+                else:
+                    other_cmds[dst][CMD.get(b[18], hex(b[18]))] += 1
+            elif svc == 5:
+                sdo['MN->CN' if src == 240 else 'CN->MN'] += 1
+        count[kind] += 1
+    if t_first is None:
+        print(f"{path}: no POWERLINK frame")
+    print('frames: ' + ', '.join(f'{k} {v}' for k, v in sorted(count.items())))
+    print('SDO frames: ' + (', '.join(f'{k} {v}' for k, v in sorted(sdo.items())) or 'none'))
+    print('MN states (from its SoAs): ' + ', '.join(f'+{t - t_mn:.3f}s {NMT.get(s, hex(s))}' for t, s in mn_states[:8])
+          + (' ...' if len(mn_states) > 8 else ''))
+    def why(c):
+        return f'0x{c:04X} {names.get(c, "?")}' if c else '0 (no reason: broadcast reset)'
+    for n in nodes + ([255] if resets.get(255) else []):
+        lines = [f'node {n}:']
+        if n != 255:
+            lines.append(f'Operational ' + (f'at +{first_op[n] - t_mn:.3f}s after the MN start, '
+                                            f'+{first_op[n] - t_cn:.3f}s after the CN start' if n in first_op else 'never'))
+            lines.append(f'last PRes state {NMT.get(last_state[n], hex(last_state[n]))}' if n in last_state else 'no PRes')
+            for svc in (1, 2):
+                if asnd_len.get((svc, n)):
+                    lines.append(f'{SVC[svc]} ' + ', '.join(f'{c}x {l} B' for l, c in sorted(asnd_len[(svc, n)].items())))
+            if ec.get(n):
+                lines.append('StatusResponse ' + ', '.join(f'{v}x {k}' for k, v in sorted(ec[n].items())))
+            if other_cmds.get(n):
+                lines.append('NMT commands ' + ', '.join(f'{v}x {k}' for k, v in sorted(other_cmds[n].items())))
+        lines.append(f'NMTResetNode {sum(resets[n].values())}' + ''.join(f', {v}x {why(c)}' for c, v in sorted(resets[n].items())))
+        print(' | '.join(lines))
+    ok = [n for n in nodes if n in first_op]
+    total_resets = sum(sum(c.values()) for c in resets.values())
+    rc = kv.get('jitterlab_rc', '-')
+    op = ', '.join(f'{n} +{first_op[n] - t_last:.2f}s' if n in first_op else f'{n} never' for n in nodes)
+    reasons = Counter()
+    for c in resets.values():
+        reasons.update(c)
+    why_all = '; '.join(f'{v}x {why(c)}' for c, v in reasons.most_common())
+    print(f"VERDICT {kv['mode']}: {'PASS' if len(ok) == len(nodes) and rc in ('0', '-') else 'FAIL'}: "
+          f"Operational {len(ok)}/{len(nodes)} CNs ({op} after {last} started); "
+          f"NMTResetNode {total_resets}" + (f' ({why_all})' if why_all else '') +
+          f"; jitterlab exit {rc}")
+    return 0 if len(ok) == len(nodes) and rc in ('0', '-') else 1
+
+if __name__ == '__main__':
+    what, path = sys.argv[1], sys.argv[2]
+    if what == 'wait-mn-op':
+        sys.exit(wait_mn_op(path))
+    sys.exit(verdict(path, dict(a.split('=', 1) for a in sys.argv[3:])))
+PY
+)
+
+# plk_wait_mn_operational FILE SECONDS: until the MN's SoAs say Operational
+plk_wait_mn_operational() {
+    local file=$1 secs=$2 i
+    for i in $(seq 1 $((secs * 5))); do
+        python3 -c "$PLK_PY" wait-mn-op "$file" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# plk_demos OPLK_DIR: checks the tree and sets MN_BIN, CN_BIN
+plk_demos() {
+    local dir=$1
+    MN_BIN=$dir/bin/linux/x86_64/demo_mn_console/demo_mn_console
+    CN_BIN=$dir/bin/linux/x86_64/demo_cn_console/demo_cn_console
+    [[ -x $MN_BIN && -x $CN_BIN ]] ||
+        die "$dir has no bin/linux/x86_64/demo_{mn,cn}_console/demo_*_console: build openPOWERLINK V2.7.2 as tests/fixtures/powerlink/README.md §4 says, and give its tree root"
+}
+
+# plk_mac ID: the MAC the fixtures give node ID
+plk_mac() { printf '02:00:00:00:00:%02x' "$1"; }
+
+interop_main() {
+    local usage="usage: $SCRIPT OPLK_DIR JITTERLAB ref-mn | OPLK_DIR JITTERLAB ref-cn CYCLE | OPLK_DIR - ref-ref"
+    [[ $# -ge 3 ]] || die "$usage"
+    local oplk=$1 jl=$2 mode=$3 cycle=${4:-}
+    [[ $EUID -eq 0 ]] || die "run as root: it makes network namespaces and the stacks run SCHED_FIFO"
+    need ip iproute2
+    need unshare util-linux
+    need stdbuf coreutils
+    need tcpdump tcpdump
+    need python3 python3
+    [[ $oplk == /* ]] || oplk=$PLK_CALLER_PWD/$oplk
+    [[ $jl == /* || $jl == - ]] || jl=$PLK_CALLER_PWD/$jl
+    plk_demos "$oplk"
+    oplk=$(cd "$oplk" && pwd)
+    case $mode in
+    ref-mn | ref-ref) [[ $# -eq 3 ]] || die "$usage" ;;
+    ref-cn) [[ $# -eq 4 && $cycle =~ ^[0-9]+(ns|us|ms|s)$ ]] || die "ref-cn needs a CYCLE such as 1ms or 500us; $usage" ;;
+    *) die "unknown mode '$mode'; $usage" ;;
+    esac
+    if [[ $mode != ref-ref ]]; then
+        [[ -x $jl ]] || die "JITTERLAB=$jl is not an executable file (build it: cargo build --release)"
+    fi
+    DURATION=${DURATION:-60}
+    need_uint DURATION
+    local nodes=1,32,110
+    [[ $mode == ref-cn ]] && nodes=${NODES:-1,32,110}
+    [[ $nodes =~ ^[0-9]+(,[0-9]+)*$ ]] || die "NODES=$nodes is not a comma-separated list of node ids"
+    local cdc=${CDC:-$(dirname "$MN_BIN")/mnobd.cdc}
+    [[ $mode == ref-cn || -f $cdc ]] || die "CDC=$cdc does not exist"
+    [[ $cdc == /* ]] || cdc=$PLK_CALLER_PWD/$cdc
+    [[ -z ${OUT:-} || $OUT == /* ]] || OUT=$PLK_CALLER_PWD/$OUT
+    OUT=${OUT:-bench/out/powerlink_interop/$mode${cycle:+-$cycle}}
+    rm -rf "$OUT"
+    mkdir -p "$OUT"
+    OUT=$(cd "$OUT" && pwd)
+    {
+        echo "mode: $mode ${cycle}"
+        echo "kernel: $(uname -r)"
+        echo "openPOWERLINK: $oplk"
+        [[ $mode == ref-ref ]] || echo "jitterlab: $jl ($("$jl" --version 2>&1))"
+        echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } >"$OUT/meta.txt"
+
+    plk_bridge
+    local n jl_ns t_mn t_cn jl_rc=-
+    IFS=, read -r -a ids <<<"$nodes"
+    case $mode in
+    ref-mn | ref-ref) plk_node mn mn0 "$(plk_mac 240)" ;;
+    ref-cn) plk_node mn mn0 "$(plk_mac 240)" ;;
+    esac
+    if [[ $mode == ref-mn ]]; then
+        plk_node cn cn0 "$(plk_mac 1)"
+    else
+        for n in "${ids[@]}"; do
+            ((n >= 1 && n <= 239)) || die "node id $n is not a CN id (1-239)"
+            plk_node "c$n" "c$n" "$(plk_mac "$n")"
+        done
+    fi
+    plk_capture "$OUT/segment.pcap"
+
+    case $mode in
+    ref-ref | ref-mn)
+        if [[ $mode == ref-ref ]]; then
+            for n in "${ids[@]}"; do
+                plk_oplk "c$n" "$OUT/run/c$n" "$CN_BIN" -n "$n" -d "c$n"
+            done
+            t_cn=$(plk_now)
+            sleep 3
+        fi
+        mkdir -p "$OUT/run/mn"
+        cp "$cdc" "$OUT/run/mn/mnobd.cdc"
+        t_mn=$(plk_now)
+        plk_oplk mn "$OUT/run/mn" "$MN_BIN" -c mnobd.cdc -d mn0
+        MN_PID=$PLK_LAST
+        if [[ $mode == ref-ref ]]; then
+            sleep "$DURATION"
+        else
+            plk_wait_mn_operational "$OUT/segment.pcap" 30 ||
+                note "the reference MN did not reach Operational within 30 s; starting the CNs anyway"
+            note "the reference MN is Operational ($(awk -v a="$(plk_now)" -v b="$t_mn" 'BEGIN{printf "%.2f", a-b}') s); starting jitterlab's CNs"
+            t_cn=$(plk_now)
+            local cmd=("$jl" run netcycle --no-db --role cn --node-ids "$nodes" --interface cn0 --duration "${DURATION}s")
+            echo "$(date -u +%T.%N) jitterlab: ip netns exec ${PLK_TAG}cn ${cmd[*]}" >>"$OUT/meta.txt"
+            setsid ip netns exec "${PLK_TAG}cn" "${cmd[@]}" >"$OUT/jitterlab.log" 2>&1 </dev/null &
+            local jp=$!
+            PLK_PIDS+=("$jp")
+            jl_rc=0
+            wait "$jp" || jl_rc=$?
+        fi
+        sleep 1
+        plk_stop "$MN_PID"
+        ;;
+    ref-cn)
+        for n in "${ids[@]}"; do
+            plk_oplk "c$n" "$OUT/run/c$n" "$CN_BIN" -n "$n" -d "c$n"
+        done
+        t_cn=$(plk_now)
+        sleep 3
+        t_mn=$(plk_now)
+        local cmd=("$jl" run netcycle --no-db --role mn --interface mn0 --node-ids "$nodes" --cycle "$cycle" --duration "${DURATION}s")
+        echo "$(date -u +%T.%N) jitterlab: ip netns exec ${PLK_TAG}mn ${cmd[*]}" >>"$OUT/meta.txt"
+        setsid ip netns exec "${PLK_TAG}mn" "${cmd[@]}" >"$OUT/jitterlab.log" 2>&1 </dev/null &
+        local jp=$!
+        PLK_PIDS+=("$jp")
+        jl_rc=0
+        wait "$jp" || jl_rc=$?
+        ;;
+    esac
+    sleep 1
+    plk_cleanup
+    echo "$(date -u +%T.%N) stopped; jitterlab exit $jl_rc" >>"$OUT/meta.txt"
+    local rc=0
+    python3 -c "$PLK_PY" verdict "$OUT/segment.pcap" mode="$mode${cycle:+ $cycle}" nodes="$nodes" \
+        t_mn="$t_mn" t_cn="$t_cn" jitterlab_rc="$jl_rc" \
+        errordefs="$oplk/stack/include/oplk/errordefs.h" >"$OUT/verdict.txt" || rc=$?
+    cat "$OUT/verdict.txt"
+    echo "results in $OUT (segment.pcap, *.log, meta.txt, verdict.txt)"
+    return "$rc"
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    interop_main "$@"
+    exit $?
+fi
