@@ -28,6 +28,11 @@
 #                    shipped Demo_3CN one next to demo_mn_console)
 #   OUT=DIR          results (default bench/out/powerlink_interop/MODE)
 #   OPLK_CPU=N       pin every openPOWERLINK process to CPU N (default: none)
+#   JL_NODES="--cns 110"  jitterlab's node selection instead of --node-ids
+#                    NODES (for a build whose --node-ids does not work)
+#   JL_ARGS="..."    more jitterlab flags, appended (e.g. --pcap F, --cpu 1)
+#   LOCK_WAIT=900    seconds to wait while another jitterlab holds the
+#                    machine lock (/run/jitterlab/lock)
 #
 # Writes OUT/segment.pcap (the bridge, every node's frames once), a log per
 # process (OUT/<name>.log), OUT/meta.txt (commands, times) and
@@ -35,12 +40,12 @@
 # Operational (a PRes with NMTStatus 0xFD and RD=1), when, relative to the
 # MN's start and to the CNs' start, how many NMTResetNode each CN got and
 # why (the reason code named from the tree's errordefs.h), and jitterlab's
-# exit status. Exit 0 when every CN reached Operational and jitterlab
+# exit status (its own output is OUT/jitterlab.log). Exit 0 when every CN reached Operational and jitterlab
 # exited 0, 1 otherwise, 2 on bad arguments.
 #
 # Runs as root. Sends frames only inside the namespaces it makes, and
 # deletes them on every exit, Ctrl-C and SIGTERM included. Needs iproute2,
-# util-linux (unshare), coreutils (stdbuf), tcpdump, python3.
+# util-linux (unshare, flock), coreutils (stdbuf), tcpdump, python3.
 #
 # The functions below are also used by bench/powerlink_ref_load.sh, which
 # sources this file.
@@ -148,6 +153,42 @@ plk_stop() {
     done
     kill -KILL -- "-$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
+}
+
+# plk_jitterlab NS CMD...: jitterlab in namespace NS, log OUT/jitterlab.log;
+# while another jitterlab holds the machine lock (exit 2 naming it), waits
+# and starts again, up to LOCK_WAIT seconds (default 900); sets PLK_JL_RC
+PLK_LOCK=/run/jitterlab/lock
+plk_jitterlab() {
+    local ns=$1 deadline=$((SECONDS + ${LOCK_WAIT:-900}))
+    shift
+    while :; do
+        echo "$(date -u +%T.%N) jitterlab: ip netns exec $ns $*" >>"$OUT/meta.txt"
+        PLK_JL_T0=$(plk_now)
+        setsid ip netns exec "$ns" "$@" >"$OUT/jitterlab.log" 2>&1 </dev/null &
+        local jp=$!
+        PLK_PIDS+=("$jp")
+        PLK_JL_RC=0
+        wait "$jp" || PLK_JL_RC=$?
+        if [[ $PLK_JL_RC -eq 2 ]] && grep -q 'is changing this machine' "$OUT/jitterlab.log" && ((SECONDS < deadline)); then
+            note "another jitterlab holds the machine lock; trying again in 5 s"
+            sleep 5
+            continue
+        fi
+        return 0
+    done
+}
+
+# plk_wait_lock: until no jitterlab holds the machine lock (up to LOCK_WAIT)
+plk_wait_lock() {
+    local deadline=$((SECONDS + ${LOCK_WAIT:-900})) said=
+    [[ -e $PLK_LOCK ]] || return 0
+    until flock -n "$PLK_LOCK" true; do
+        [[ -n $said ]] || note "another jitterlab holds $PLK_LOCK; waiting for it (LOCK_WAIT=${LOCK_WAIT:-900} s)"
+        said=1
+        ((SECONDS < deadline)) || die "another jitterlab still holds $PLK_LOCK after ${LOCK_WAIT:-900} s"
+        sleep 2
+    done
 }
 
 # plk_now: the wall clock, seconds with nanoseconds (the capture's clock)
@@ -355,8 +396,9 @@ interop_main() {
         echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
     } >"$OUT/meta.txt"
 
+    [[ $mode == ref-ref ]] || plk_wait_lock
     plk_bridge
-    local n jl_ns t_mn t_cn jl_rc=-
+    local n t_mn t_cn jl_rc=-
     IFS=, read -r -a ids <<<"$nodes"
     case $mode in
     ref-mn | ref-ref) plk_node mn mn0 "$(plk_mac 240)" ;;
@@ -393,13 +435,22 @@ interop_main() {
                 note "the reference MN did not reach Operational within 30 s; starting the CNs anyway"
             note "the reference MN is Operational ($(awk -v a="$(plk_now)" -v b="$t_mn" 'BEGIN{printf "%.2f", a-b}') s); starting jitterlab's CNs"
             t_cn=$(plk_now)
-            local cmd=("$jl" run netcycle --no-db --role cn --node-ids "$nodes" --interface cn0 --duration "${DURATION}s")
-            echo "$(date -u +%T.%N) jitterlab: ip netns exec ${PLK_TAG}cn ${cmd[*]}" >>"$OUT/meta.txt"
-            setsid ip netns exec "${PLK_TAG}cn" "${cmd[@]}" >"$OUT/jitterlab.log" 2>&1 </dev/null &
-            local jp=$!
-            PLK_PIDS+=("$jp")
-            jl_rc=0
-            wait "$jp" || jl_rc=$?
+            local sel=(--node-ids "$nodes")
+            [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"
+            local more=()
+            [[ -n ${JL_ARGS:-} ]] && read -r -a more <<<"$JL_ARGS"
+            local cdc_us # the CN side's nominal cycle: the CDC's 0x1006
+            cdc_us=$(python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read(); off = 4
+for _ in range(struct.unpack_from("<I", b)[0]):
+    i, s, n = struct.unpack_from("<HBI", b, off); off += 7
+    if (i, s) == (0x1006, 0): print(int.from_bytes(b[off:off + n], "little"))
+    off += n' "$cdc" | head -1)
+            [[ $cdc_us =~ ^[0-9]+$ ]] || die "$cdc has no 0x1006 (cycle length)"
+            local cmd=("$jl" run netcycle --no-db --role cn "${sel[@]}" --interface cn0 --cycle "${cdc_us}us" --duration "${DURATION}s" "${more[@]}")
+            plk_jitterlab "${PLK_TAG}cn" "${cmd[@]}"
+            jl_rc=$PLK_JL_RC
+            t_cn=$PLK_JL_T0
         fi
         sleep 1
         plk_stop "$MN_PID"
@@ -411,13 +462,14 @@ interop_main() {
         t_cn=$(plk_now)
         sleep 3
         t_mn=$(plk_now)
-        local cmd=("$jl" run netcycle --no-db --role mn --interface mn0 --node-ids "$nodes" --cycle "$cycle" --duration "${DURATION}s")
-        echo "$(date -u +%T.%N) jitterlab: ip netns exec ${PLK_TAG}mn ${cmd[*]}" >>"$OUT/meta.txt"
-        setsid ip netns exec "${PLK_TAG}mn" "${cmd[@]}" >"$OUT/jitterlab.log" 2>&1 </dev/null &
-        local jp=$!
-        PLK_PIDS+=("$jp")
-        jl_rc=0
-        wait "$jp" || jl_rc=$?
+        local sel=(--node-ids "$nodes")
+        [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"
+        local more=()
+        [[ -n ${JL_ARGS:-} ]] && read -r -a more <<<"$JL_ARGS"
+        local cmd=("$jl" run netcycle --no-db --role mn --interface mn0 "${sel[@]}" --cycle "$cycle" --duration "${DURATION}s" "${more[@]}")
+        plk_jitterlab "${PLK_TAG}mn" "${cmd[@]}"
+        jl_rc=$PLK_JL_RC
+        t_mn=$PLK_JL_T0
         ;;
     esac
     sleep 1
