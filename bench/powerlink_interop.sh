@@ -27,7 +27,15 @@
 #   CDC=FILE         ref-mn/ref-ref: the MN's concise DCF (default: the
 #                    shipped Demo_3CN one next to demo_mn_console)
 #   OUT=DIR          results (default bench/out/powerlink_interop/MODE)
-#   OPLK_CPU=N       pin every openPOWERLINK process to CPU N (default: none)
+#   MN_CPU=N, CN_CPU=N  keep the reference MN / the reference CNs on CPU N.
+#                    The demos pin themselves to CPU 1 (SET_CPU_AFFINITY,
+#                    apps/common/src/system/system-linux.c:167-175), which
+#                    taskset cannot override; this puts the process in a
+#                    cpuset cgroup of that one CPU (v1 /sys/fs/cgroup/cpuset,
+#                    removed on exit), where the demo's own call fails and
+#                    it stays. Default: unset (everything on CPU 1).
+#   JL_CPU=0         jitterlab's --cpu (default 0, away from the demos' CPU 1;
+#                    empty: jitterlab's default, the last CPU)
 #   JL_NODES="--cns 110"  jitterlab's node selection instead of --node-ids
 #                    NODES (for a build whose --node-ids does not work)
 #   JL_ARGS="..."    more jitterlab flags, appended (e.g. --pcap F, --cpu 1)
@@ -37,9 +45,10 @@
 # Writes OUT/segment.pcap (the bridge, every node's frames once), a log per
 # process (OUT/<name>.log), OUT/meta.txt (commands, times) and
 # OUT/verdict.txt, whose last line is the verdict: did every CN reach
-# Operational (a PRes with NMTStatus 0xFD and RD=1), when, relative to the
-# MN's start and to the CNs' start, how many NMTResetNode each CN got and
-# why (the reason code named from the tree's errordefs.h), and jitterlab's
+# Operational (a PRes with NMTStatus 0xFD and RD=1) and stay there, when,
+# relative to the side started last, how many NMTResetNode each CN got and
+# why (the reason code named from the tree's errordefs.h; frames after the
+# side under test ended are not counted), and jitterlab's
 # exit status (its own output is OUT/jitterlab.log). Exit 0 when every CN reached Operational and jitterlab
 # exited 0, 1 otherwise, 2 on bad arguments.
 #
@@ -57,6 +66,8 @@ PLK_TAG=plk$$          # namespace prefix: unique per run
 PLK_NETNS=()           # namespaces made, deleted on exit
 PLK_PIDS=()            # process-group leaders started, stopped on exit
 PLK_BR=${PLK_TAG}br    # the bridge's namespace
+PLK_CPUSETS=()         # cpuset cgroups made, removed on exit
+PLK_CPUSET_ROOT=/sys/fs/cgroup/cpuset
 
 # plk_cleanup: stop every process started, then delete every namespace made
 plk_cleanup() {
@@ -81,6 +92,26 @@ plk_cleanup() {
         ip netns del "$ns" 2>/dev/null || true
     done
     PLK_NETNS=()
+    local cs
+    for cs in "${PLK_CPUSETS[@]}"; do
+        rmdir "$cs" 2>/dev/null || true
+    done
+    PLK_CPUSETS=()
+}
+
+# plk_cpuset CPU: a cpuset cgroup holding only CPU (made once); prints its
+# tasks file
+plk_cpuset() {
+    local cpu=$1 dir=$PLK_CPUSET_ROOT/${PLK_TAG}cpu$1
+    [[ -d $PLK_CPUSET_ROOT ]] || die "MN_CPU/CN_CPU need the cgroup v1 cpuset hierarchy at $PLK_CPUSET_ROOT"
+    [[ -d /sys/devices/system/cpu/cpu$cpu ]] || die "CPU $cpu does not exist"
+    if [[ ! -d $dir ]]; then
+        mkdir "$dir" || die "cannot make cpuset $dir"
+        PLK_CPUSETS+=("$dir")
+        cat "$PLK_CPUSET_ROOT/cpuset.mems" >"$dir/cpuset.mems"
+        echo "$cpu" >"$dir/cpuset.cpus"
+    fi
+    echo "$dir/tasks"
 }
 extra_cleanup() { plk_cleanup; }
 
@@ -127,20 +158,22 @@ plk_capture() {
 
 # plk_oplk NAME DIR PROGRAM ARGS...: an openPOWERLINK demo in namespace
 # ${PLK_TAG}NAME with a private /dev/shm (its POSIX names are fixed), in its
-# own working directory DIR, log OUT/NAME.log; sets PLK_LAST to its pid (the
-# demo's own: every wrapper execs)
+# own working directory DIR, log OUT/NAME.log, on CPU $MN_CPU (NAME mn) or
+# $CN_CPU (the others) when set; sets PLK_LAST to its pid (the demo's own:
+# every wrapper execs)
 plk_oplk() {
     local name=$1 dir=$2
     shift 2
-    local pin=()
-    [[ -n ${OPLK_CPU:-} ]] && pin=(taskset -c "$OPLK_CPU")
+    local cpu=${CN_CPU:-} tasks=/dev/null
+    [[ $name == mn ]] && cpu=${MN_CPU:-}
+    [[ -n $cpu ]] && tasks=$(plk_cpuset "$cpu")
     mkdir -p "$dir"
     (cd "$dir" && exec setsid ip netns exec "${PLK_TAG}$name" unshare --mount --ipc --propagation private \
-        sh -c 'mount -t tmpfs oplshm /dev/shm && exec "$@"' x "${pin[@]}" stdbuf -oL -eL "$@" \
+        sh -c 'echo $$ >"$1" && shift && mount -t tmpfs oplshm /dev/shm && exec "$@"' x "$tasks" stdbuf -oL -eL "$@" \
         >"$OUT/$name.log" 2>&1 </dev/null) &
     PLK_LAST=$!
     PLK_PIDS+=("$PLK_LAST")
-    echo "$(date -u +%T.%N) $name (pid $PLK_LAST, cwd $dir): ${pin[*]} $*" >>"$OUT/meta.txt"
+    echo "$(date -u +%T.%N) $name (pid $PLK_LAST, cwd $dir${cpu:+, cpuset CPU $cpu}): $*" >>"$OUT/meta.txt"
 }
 
 # plk_stop PID: SIGTERM to the process group, wait up to 5 s, then SIGKILL
@@ -255,16 +288,27 @@ def verdict(path, kv):
     sdo = Counter()
     mn_states = []
     t_first = None
+    t_end = float(kv.get('t_end', 'inf'))
+    drops = defaultdict(int)
+    late_resets = 0
     for t, b in frames(path):
         if len(b) < 18 or b[12:14] != b'\x88\xab':
             continue
         t_first = t if t_first is None else t_first
+        if t > t_end:
+            # after the side under test ended: the other side's reaction to it
+            if len(b) > 18 and b[14] & 0x7f == 6 and b[17] == 4 and b[18] == 0x28:
+                late_resets += 1
+            continue
         mt, dst, src = b[14] & 0x7f, b[15], b[16]
         kind = MSG.get(mt, f'type{mt}')
         if mt == 4:
             first_seen.setdefault(src, t)
+            op = b[17] == 0xFD and b[18] & 1
+            if src in first_op and not op and last_state.get(src) == 0xFD:
+                drops[src] += 1
             last_state[src] = b[17]
-            if b[17] == 0xFD and b[18] & 1:
+            if op:
                 first_op.setdefault(src, t)
         elif mt == 5 and src == 240:
             if not mn_states or mn_states[-1][1] != b[17]:
@@ -307,12 +351,30 @@ def verdict(path, kv):
                 lines.append('StatusResponse ' + ', '.join(f'{v}x {k}' for k, v in sorted(ec[n].items())))
             if other_cmds.get(n):
                 lines.append('NMT commands ' + ', '.join(f'{v}x {k}' for k, v in sorted(other_cmds[n].items())))
+        if n in drops:
+            lines.append(f'left Operational {drops[n]}x')
         lines.append(f'NMTResetNode {sum(resets[n].values())}' + ''.join(f', {v}x {why(c)}' for c, v in sorted(resets[n].items())))
         print(' | '.join(lines))
-    ok = [n for n in nodes if n in first_op]
+    for log in filter(None, kv.get('logs', '').split(',')):
+        try:
+            text = open(log, errors='replace').read().splitlines()
+        except OSError:
+            continue
+        changes = [l.split('STATE_CHANGE', 1)[1].strip() for l in text if 'STATE_CHANGE' in l]
+        into = sum(1 for c in changes if re.search(r'->Nmt(Cs|Ms)Operational ', c + ' '))
+        out = [c for c in changes if re.match(r'Nmt(Cs|Ms)Operational->', c)]
+        hist = Counter(m.group(1) for l in text for m in [re.search(r'HistoryEntry: Type=\S+ Code=(0x[0-9A-Fa-f]+)', l)] if m)
+        name = log.rsplit('/', 1)[-1]
+        print(f'{name}: {len(changes)} state changes, into Operational {into}x'
+              + ''.join(f'; {c}' for c in out[:3]) + (' ...' if len(out) > 3 else '')
+              + ('; history ' + ', '.join(f'{v}x {c} {names.get(int(c, 16), "")}'.rstrip() for c, v in hist.most_common(4)) if hist else ''))
+    if late_resets:
+        print(f'after the side under test ended: {late_resets} NMTResetNode (not counted)')
+    ok = [n for n in nodes if n in first_op and not drops.get(n)]
     total_resets = sum(sum(c.values()) for c in resets.values())
     rc = kv.get('jitterlab_rc', '-')
-    op = ', '.join(f'{n} +{first_op[n] - t_last:.2f}s' if n in first_op else f'{n} never' for n in nodes)
+    op = ', '.join((f'{n} +{first_op[n] - t_last:.2f}s' + (f' then left it {drops[n]}x' if drops.get(n) else ''))
+                   if n in first_op else f'{n} never' for n in nodes)
     reasons = Counter()
     for c in resets.values():
         reasons.update(c)
@@ -398,7 +460,7 @@ interop_main() {
 
     [[ $mode == ref-ref ]] || plk_wait_lock
     plk_bridge
-    local n t_mn t_cn jl_rc=-
+    local n t_mn t_cn t_end jl_rc=-
     IFS=, read -r -a ids <<<"$nodes"
     case $mode in
     ref-mn | ref-ref) plk_node mn mn0 "$(plk_mac 240)" ;;
@@ -430,6 +492,7 @@ interop_main() {
         MN_PID=$PLK_LAST
         if [[ $mode == ref-ref ]]; then
             sleep "$DURATION"
+            t_end=$(plk_now)
         else
             plk_wait_mn_operational "$OUT/segment.pcap" 30 ||
                 note "the reference MN did not reach Operational within 30 s; starting the CNs anyway"
@@ -438,7 +501,8 @@ interop_main() {
             local sel=(--node-ids "$nodes")
             [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"
             local more=()
-            [[ -n ${JL_ARGS:-} ]] && read -r -a more <<<"$JL_ARGS"
+            [[ -n ${JL_CPU-0} ]] && more+=(--cpu "${JL_CPU-0}")
+            [[ -n ${JL_ARGS:-} ]] && read -r -a more2 <<<"$JL_ARGS" && more+=("${more2[@]}")
             local cdc_us # the CN side's nominal cycle: the CDC's 0x1006
             cdc_us=$(python3 -c 'import struct, sys
 b = open(sys.argv[1], "rb").read(); off = 4
@@ -451,6 +515,7 @@ for _ in range(struct.unpack_from("<I", b)[0]):
             plk_jitterlab "${PLK_TAG}cn" "${cmd[@]}"
             jl_rc=$PLK_JL_RC
             t_cn=$PLK_JL_T0
+            t_end=$(plk_now)
         fi
         sleep 1
         plk_stop "$MN_PID"
@@ -465,19 +530,23 @@ for _ in range(struct.unpack_from("<I", b)[0]):
         local sel=(--node-ids "$nodes")
         [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"
         local more=()
-        [[ -n ${JL_ARGS:-} ]] && read -r -a more <<<"$JL_ARGS"
+        [[ -n ${JL_CPU-0} ]] && more+=(--cpu "${JL_CPU-0}")
+        [[ -n ${JL_ARGS:-} ]] && read -r -a more2 <<<"$JL_ARGS" && more+=("${more2[@]}")
         local cmd=("$jl" run netcycle --no-db --role mn --interface mn0 "${sel[@]}" --cycle "$cycle" --duration "${DURATION}s" "${more[@]}")
         plk_jitterlab "${PLK_TAG}mn" "${cmd[@]}"
         jl_rc=$PLK_JL_RC
         t_mn=$PLK_JL_T0
+        t_end=$(plk_now)
         ;;
     esac
     sleep 1
     plk_cleanup
     echo "$(date -u +%T.%N) stopped; jitterlab exit $jl_rc" >>"$OUT/meta.txt"
     local rc=0
+    local logs
+    logs=$(find "$OUT" -maxdepth 1 -name '*.log' ! -name tcpdump.log ! -name jitterlab.log | sort | paste -sd,)
     python3 -c "$PLK_PY" verdict "$OUT/segment.pcap" mode="$mode${cycle:+ $cycle}" nodes="$nodes" \
-        t_mn="$t_mn" t_cn="$t_cn" jitterlab_rc="$jl_rc" \
+        t_mn="$t_mn" t_cn="$t_cn" t_end="$t_end" logs="$logs" jitterlab_rc="$jl_rc" \
         errordefs="$oplk/stack/include/oplk/errordefs.h" >"$OUT/verdict.txt" || rc=$?
     cat "$OUT/verdict.txt"
     echo "results in $OUT (segment.pcap, *.log, meta.txt, verdict.txt)"

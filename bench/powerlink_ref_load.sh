@@ -26,8 +26,14 @@
 # OUT/summary.md) the table: load, seed 004 Table 2's figure, the ratio,
 # held, SoC period p50/max over the window, the busiest MN threads.
 #
+# CAPTURE=0 runs without tcpdump (Operational and held then come from the
+# CN logs, no SoC figures): on veth the sender pays each receiver's delivery,
+# tcpdump's included.
+#
 # Root; sends frames only inside the namespaces it makes and deletes them on
-# every exit. OPLK_CPU=N pins all openPOWERLINK processes to CPU N.
+# every exit. MN_CPU=N / CN_CPU=N keep the MN / the CNs on CPU N (a cpuset
+# cgroup, see bench/powerlink_interop.sh); unset, the demos put every
+# openPOWERLINK thread on CPU 1 themselves, as the seed's one-core figure.
 SCRIPT=bench/powerlink_ref_load.sh
 source "$(dirname "${BASH_SOURCE[0]}")/powerlink_interop.sh"
 
@@ -203,6 +209,14 @@ tasks_snapshot() {
     done
 }
 
+# logs_operational NODES: every reference CN's log says it entered Operational
+logs_operational() {
+    local n
+    for n in ${1//,/ }; do
+        grep -q -- '->NmtCsOperational ' "$OUT/c$n.log" 2>/dev/null || return 1
+    done
+}
+
 # stat_ticks PID: utime + stime of the process (all threads), clock ticks
 stat_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -220,7 +234,9 @@ load_main() {
     local cells=${CELLS:-3x50ms 3x10ms 3x1ms}
     WINDOW=${WINDOW:-30}
     SETTLE=${SETTLE:-90}
+    CAPTURE=${CAPTURE:-1}
     need_uint WINDOW SETTLE
+    [[ $CAPTURE == [01] ]] || die "CAPTURE=$CAPTURE: give 1 (tcpdump on the bridge) or 0 (none: the MN's load without the capture's share)"
     local base=${OUT:-bench/out/powerlink_ref_load}
     [[ $base == /* ]] || base=$PLK_CALLER_PWD/$base
     [[ -n ${OUT:-} ]] || base=$ROOT/bench/out/powerlink_ref_load
@@ -232,7 +248,7 @@ load_main() {
     {
         echo "kernel: $(uname -r); CPUs: $(nproc); openPOWERLINK: $oplk"
         echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-        echo "cells: $cells; window ${WINDOW}s; settle <= ${SETTLE}s; OPLK_CPU=${OPLK_CPU:-none}"
+        echo "cells: $cells; capture $CAPTURE; window ${WINDOW}s; settle <= ${SETTLE}s; MN_CPU=${MN_CPU:-demo default 1} CN_CPU=${CN_CPU:-demo default 1}"
     } >"$base/meta.txt"
     local rows=() cell
     for cell in $cells; do
@@ -261,7 +277,7 @@ load_main() {
         for n in "${ids[@]}"; do
             plk_node "c$n" "c$n" "$(plk_mac "$n")"
         done
-        plk_capture "$OUT/segment.pcap"
+        [[ $CAPTURE == 1 ]] && plk_capture "$OUT/segment.pcap"
         for n in "${ids[@]}"; do
             plk_oplk "c$n" "$OUT/run/c$n" "$CN_BIN" -n "$n" -d "c$n"
         done
@@ -273,7 +289,8 @@ load_main() {
         for i in $(seq 1 $((SETTLE * 2))); do
             sleep 0.5
             kill -0 "$pid" 2>/dev/null || break
-            if python3 -c "$OPS_PY" "$OUT/segment.pcap" "$nodes"; then
+            if { [[ $CAPTURE == 1 ]] && python3 -c "$OPS_PY" "$OUT/segment.pcap" "$nodes"; } ||
+                { [[ $CAPTURE == 0 ]] && logs_operational "$nodes"; }; then
                 up=yes
                 break
             fi
@@ -296,7 +313,17 @@ load_main() {
             ns_load=$(awk -v t1="$t1" -v t2="$t2" 'FNR==NR{a[$1]=$3; next} {s+=$3-a[$1]} END{printf "%.2f", s/((t2-t1)*1e9)*100}' \
                 "$OUT/tasks1.tsv" "$OUT/tasks2.tsv")
             tick_load=$(awk -v a="$ticks1" -v b="$ticks2" -v h="$tick" -v t1="$t1" -v t2="$t2" 'BEGIN{printf "%.2f", (b-a)/h/(t2-t1)*100}')
-            win=$(python3 -c "$WIN_PY" "$OUT/segment.pcap" "$nodes" "$t1" "$t2" "$OUT/tasks1.tsv" "$OUT/tasks2.tsv")
+            if [[ $CAPTURE == 1 ]]; then
+                win=$(python3 -c "$WIN_PY" "$OUT/segment.pcap" "$nodes" "$t1" "$t2" "$OUT/tasks1.tsv" "$OUT/tasks2.tsv")
+            else
+                # no capture: held from the CN logs (no CN left Operational by the
+                # window's end), no SoC figures
+                local left=0 n2
+                for n2 in ${nodes//,/ }; do
+                    left=$((left + $(grep -c 'NmtCsOperational->' "$OUT/c$n2.log")))
+                done
+                win=$(python3 -c "$WIN_PY" /dev/null "$nodes" "$t1" "$t2" "$OUT/tasks1.tsv" "$OUT/tasks2.tsv" | awk -F'\t' -v l="$left" 'BEGIN{OFS="\t"} {$1 = (l ? "no" : "yes (CN logs)"); $2 = "-"; $3 = "-"; $4 = "-"; $5 = "-"; $6 = "-"; $7 = (l ? l " CN(s) left Op" : "-"); print}')
+            fi
             IFS=$'\t' read -r held nper pmin p50 pmax resets notop top <<<"$win"
             local seed ratio
             seed=$(seed_load "$us" "$ncn")
