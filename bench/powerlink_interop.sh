@@ -99,8 +99,8 @@ plk_cleanup() {
     PLK_CPUSETS=()
 }
 
-# plk_cpuset CPU: a cpuset cgroup holding only CPU (made once); prints its
-# tasks file
+# plk_cpuset CPU: a cpuset cgroup holding only CPU (made once); sets
+# PLK_TASKS to its tasks file
 plk_cpuset() {
     local cpu=$1 dir=$PLK_CPUSET_ROOT/${PLK_TAG}cpu$1
     [[ -d $PLK_CPUSET_ROOT ]] || die "MN_CPU/CN_CPU need the cgroup v1 cpuset hierarchy at $PLK_CPUSET_ROOT"
@@ -111,7 +111,7 @@ plk_cpuset() {
         cat "$PLK_CPUSET_ROOT/cpuset.mems" >"$dir/cpuset.mems"
         echo "$cpu" >"$dir/cpuset.cpus"
     fi
-    echo "$dir/tasks"
+    PLK_TASKS=$dir/tasks
 }
 extra_cleanup() { plk_cleanup; }
 
@@ -164,13 +164,16 @@ plk_capture() {
 plk_oplk() {
     local name=$1 dir=$2
     shift 2
-    local cpu=${CN_CPU:-} tasks=/dev/null
+    local cpu=${CN_CPU:-}
     [[ $name == mn ]] && cpu=${MN_CPU:-}
-    [[ -n $cpu ]] && tasks=$(plk_cpuset "$cpu")
+    PLK_TASKS=/dev/null
+    [[ -n $cpu ]] && plk_cpuset "$cpu"
     mkdir -p "$dir"
+    # the tasks file is opened here (fd 3): `ip netns exec` mounts a sysfs of
+    # the namespace, without the cgroup hierarchy
     (cd "$dir" && exec setsid ip netns exec "${PLK_TAG}$name" unshare --mount --ipc --propagation private \
-        sh -c 'echo $$ >"$1" && shift && mount -t tmpfs oplshm /dev/shm && exec "$@"' x "$tasks" stdbuf -oL -eL "$@" \
-        >"$OUT/$name.log" 2>&1 </dev/null) &
+        sh -c 'echo $$ >&3 && exec 3>&- && mount -t tmpfs oplshm /dev/shm && exec "$@"' x stdbuf -oL -eL "$@" \
+        3>"$PLK_TASKS" >"$OUT/$name.log" 2>&1 </dev/null) &
     PLK_LAST=$!
     PLK_PIDS+=("$PLK_LAST")
     echo "$(date -u +%T.%N) $name (pid $PLK_LAST, cwd $dir${cpu:+, cpuset CPU $cpu}): $*" >>"$OUT/meta.txt"
