@@ -17,7 +17,8 @@
 # slot 500 us, loss thresholds as shipped.
 #
 # Per cell: CNs first, the MN 3 s later, then wait (up to SETTLE=90 s) until
-# every CN's PRes says Operational with RD=1; then the MN process's CPU time
+# every CN's PRes says Operational with RD=1 (if they never do, the cell is
+# measured anyway and marked so); then the MN process's CPU time
 # over WINDOW seconds (default 30): the sum over all its threads of
 # /proc/PID/task/*/schedstat run time (ns), the same definition as
 # jitterlab's POWERLINK load, cross-checked with utime+stime of
@@ -296,9 +297,12 @@ load_main() {
             fi
         done
         local row
-        if [[ $up == yes ]]; then
+        if kill -0 "$pid" 2>/dev/null; then
+            # measured either way: a cell whose CNs never all got to
+            # Operational still shows what the MN spends trying
             local settle ticks1 ticks2 t1 t2
             settle=$(awk -v a="$(plk_now)" -v b="$t_mn" 'BEGIN{printf "%.1f", a-b}')
+            [[ $up == yes ]] || settle="never (${SETTLE}"
             sleep 2 # past the last NMT command
             t1=$(plk_now)
             ticks1=$(stat_ticks "$pid")
@@ -333,10 +337,11 @@ load_main() {
             *) ratio=$(awk -v l="$ns_load" -v s="$seed" 'BEGIN{printf "%.2f", l/s}') ;;
             esac
             [[ $seed == - ]] || seed="$seed %"
+            [[ $up == yes ]] || held="no, never all Operational;"
             row="| $ncn | $cyc | $ns_load % | $tick_load % | $seed | $ratio | $held (resets $resets, not Op $notop) | $p50 / $pmin / $pmax | ${settle} s | $top |"
         else
             plk_cleanup
-            row="| $ncn | $cyc | not measured: CNs not all Operational within ${SETTLE} s (see $OUT) | | $(seed_load "$us" "$ncn") | | | | | |"
+            row="| $ncn | $cyc | not measured: the MN exited (see $OUT/mn.log) | | $(seed_load "$us" "$ncn") | | | | | |"
         fi
         echo "$row" >>"$base/rows.md"
         rows+=("$row")
