@@ -227,6 +227,13 @@ plk_wait_lock() {
     done
 }
 
+# plk_sleep SECONDS: a sleep that a signal interrupts at once (bash runs a
+# trap only after the foreground command, but during `wait`)
+plk_sleep() {
+    sleep "$1" &
+    wait $!
+}
+
 # plk_now: the wall clock, seconds with nanoseconds (the capture's clock)
 plk_now() { date +%s.%N; }
 
@@ -486,7 +493,7 @@ interop_main() {
                 plk_oplk "c$n" "$OUT/run/c$n" "$CN_BIN" -n "$n" -d "c$n"
             done
             t_cn=$(plk_now)
-            sleep 3
+            plk_sleep 3
         fi
         mkdir -p "$OUT/run/mn"
         cp "$cdc" "$OUT/run/mn/mnobd.cdc"
@@ -494,7 +501,7 @@ interop_main() {
         plk_oplk mn "$OUT/run/mn" "$MN_BIN" -c mnobd.cdc -d mn0
         MN_PID=$PLK_LAST
         if [[ $mode == ref-ref ]]; then
-            sleep "$DURATION"
+            plk_sleep "$DURATION"
             t_end=$(plk_now)
         else
             plk_wait_mn_operational "$OUT/segment.pcap" 30 ||
@@ -528,7 +535,7 @@ for _ in range(struct.unpack_from("<I", b)[0]):
             plk_oplk "c$n" "$OUT/run/c$n" "$CN_BIN" -n "$n" -d "c$n"
         done
         t_cn=$(plk_now)
-        sleep 3
+        plk_sleep 3
         t_mn=$(plk_now)
         local sel=(--node-ids "$nodes")
         [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"

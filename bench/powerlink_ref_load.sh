@@ -282,7 +282,7 @@ load_main() {
         for n in "${ids[@]}"; do
             plk_oplk "c$n" "$OUT/run/c$n" "$CN_BIN" -n "$n" -d "c$n"
         done
-        sleep 3
+        plk_sleep 3
         local t_mn
         t_mn=$(plk_now)
         plk_oplk mn "$OUT/run/mn" "$MN_BIN" -c mnobd.cdc -d mn0
@@ -303,11 +303,11 @@ load_main() {
             local settle ticks1 ticks2 t1 t2
             settle=$(awk -v a="$(plk_now)" -v b="$t_mn" 'BEGIN{printf "%.1f", a-b}')
             [[ $up == yes ]] || settle="never (${SETTLE}"
-            sleep 2 # past the last NMT command
+            plk_sleep 2 # past the last NMT command
             t1=$(plk_now)
             ticks1=$(stat_ticks "$pid")
             tasks_snapshot "$pid" "$OUT/tasks1.tsv"
-            sleep "$WINDOW"
+            plk_sleep "$WINDOW"
             t2=$(plk_now)
             ticks2=$(stat_ticks "$pid")
             tasks_snapshot "$pid" "$OUT/tasks2.tsv"
