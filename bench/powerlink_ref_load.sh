@@ -311,6 +311,10 @@ load_main() {
             t2=$(plk_now)
             ticks2=$(stat_ticks "$pid")
             tasks_snapshot "$pid" "$OUT/tasks2.tsv"
+            local left=0 n2 # CNs' departures from Operational by the window's end
+            for n2 in ${nodes//,/ }; do
+                left=$((left + $(grep -c 'NmtCsOperational->' "$OUT/c$n2.log")))
+            done
             sleep 0.3
             plk_cleanup
             local ns_load tick_load win
@@ -322,10 +326,6 @@ load_main() {
             else
                 # no capture: held from the CN logs (no CN left Operational by the
                 # window's end), no SoC figures
-                local left=0 n2
-                for n2 in ${nodes//,/ }; do
-                    left=$((left + $(grep -c 'NmtCsOperational->' "$OUT/c$n2.log")))
-                done
                 win=$(python3 -c "$WIN_PY" /dev/null "$nodes" "$t1" "$t2" "$OUT/tasks1.tsv" "$OUT/tasks2.tsv" | awk -F'\t' -v l="$left" 'BEGIN{OFS="\t"} {$1 = (l ? "no" : "yes (CN logs)"); $2 = "-"; $3 = "-"; $4 = "-"; $5 = "-"; $6 = "-"; $7 = (l ? l " CN(s) left Op" : "-"); print}')
             fi
             IFS=$'\t' read -r held nper pmin p50 pmax resets notop top <<<"$win"
