@@ -22,7 +22,7 @@
 # OPLK_DIR is the openPOWERLINK tree root (with bin/linux/x86_64/demo_*);
 # JITTERLAB the binary under test. Environment:
 #   NODES=1,32,110   ref-cn: the reference CNs started and polled (ref-mn
-#                    and ref-ref always use the CDC's 1, 32, 110)
+#                    and ref-ref: the CNs the CDC configures, 0x1F81/n)
 #   DURATION=60      seconds jitterlab runs (ref-ref: seconds the MN runs)
 #   CDC=FILE         ref-mn/ref-ref: the MN's concise DCF (default: the
 #                    shipped Demo_3CN one next to demo_mn_console)
@@ -38,7 +38,7 @@
 #                    empty: jitterlab's default, the last CPU)
 #   JL_NODES="--cns 110"  jitterlab's node selection instead of --node-ids
 #                    NODES (for a build whose --node-ids does not work)
-#   JL_ARGS="..."    more jitterlab flags, appended (e.g. --pcap F, --cpu 1)
+#   JL_ARGS="..."    more jitterlab flags, appended (e.g. --pcap FILE)
 #   LOCK_WAIT=900    seconds to wait while another jitterlab holds the
 #                    machine lock (/run/jitterlab/lock)
 #
@@ -48,9 +48,9 @@
 # Operational (a PRes with NMTStatus 0xFD and RD=1) and stay there, when,
 # relative to the side started last, how many NMTResetNode each CN got and
 # why (the reason code named from the tree's errordefs.h; frames after the
-# side under test ended are not counted), and jitterlab's
-# exit status (its own output is OUT/jitterlab.log). Exit 0 when every CN reached Operational and jitterlab
-# exited 0, 1 otherwise, 2 on bad arguments.
+# side under test ended are not counted), and jitterlab's exit status (its
+# own output is OUT/jitterlab.log). Exit 0 when every CN reached Operational
+# and stayed, and jitterlab exited 0; 1 otherwise; 2 on bad arguments.
 #
 # Runs as root. Sends frames only inside the namespaces it makes, and
 # deletes them on every exit, Ctrl-C and SIGTERM included. Needs iproute2,
@@ -413,6 +413,23 @@ plk_wait_mn_operational() {
     return 1
 }
 
+# plk_cdc_read CDC cycle|nodes: the MN's cycle 0x1006 (us), or the CNs the
+# concise DCF configures (0x1F81/n with bit 0, comma-separated)
+plk_cdc_read() {
+    python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, cycle, nodes = 4, None, []
+for _ in range(struct.unpack_from("<I", b)[0]):
+    i, s, n = struct.unpack_from("<HBI", b, off)
+    v = int.from_bytes(b[off + 7:off + 7 + n], "little")
+    off += 7 + n
+    if (i, s) == (0x1006, 0) and cycle is None:
+        cycle = v
+    if i == 0x1F81 and 1 <= s <= 239 and v & 1 and s not in nodes:
+        nodes.append(s)
+print(cycle if sys.argv[2] == "cycle" else ",".join(map(str, sorted(nodes))))' "$1" "$2"
+}
+
 # plk_demos OPLK_DIR: checks the tree and sets MN_BIN, CN_BIN
 plk_demos() {
     local dir=$1
@@ -449,14 +466,17 @@ interop_main() {
     fi
     DURATION=${DURATION:-60}
     need_uint DURATION
-    local nodes=1,32,110
-    [[ $mode == ref-cn ]] && nodes=${NODES:-1,32,110}
+    local nodes=${NODES:-1,32,110}
     [[ $nodes =~ ^[0-9]+(,[0-9]+)*$ ]] || die "NODES=$nodes is not a comma-separated list of node ids"
     local cdc=${CDC:-$(dirname "$MN_BIN")/mnobd.cdc}
-    [[ $mode == ref-cn || -f $cdc ]] || die "CDC=$cdc does not exist"
     [[ $cdc == /* ]] || cdc=$PLK_CALLER_PWD/$cdc
+    [[ $mode == ref-cn || -f $cdc ]] || die "CDC=$cdc does not exist"
     [[ -z ${OUT:-} || $OUT == /* ]] || OUT=$PLK_CALLER_PWD/$OUT
     OUT=${OUT:-bench/out/powerlink_interop/$mode${cycle:+-$cycle}}
+    if [[ $mode != ref-cn ]]; then
+        nodes=$(plk_cdc_read "$cdc" nodes) || die "$cdc is not a concise DCF"
+        [[ -n $nodes ]] || die "$cdc configures no CN (no 0x1F81/n with bit 0)"
+    fi
     rm -rf "$OUT"
     mkdir -p "$OUT"
     OUT=$(cd "$OUT" && pwd)
@@ -514,12 +534,7 @@ interop_main() {
             [[ -n ${JL_CPU-0} ]] && more+=(--cpu "${JL_CPU-0}")
             [[ -n ${JL_ARGS:-} ]] && read -r -a more2 <<<"$JL_ARGS" && more+=("${more2[@]}")
             local cdc_us # the CN side's nominal cycle: the CDC's 0x1006
-            cdc_us=$(python3 -c 'import struct, sys
-b = open(sys.argv[1], "rb").read(); off = 4
-for _ in range(struct.unpack_from("<I", b)[0]):
-    i, s, n = struct.unpack_from("<HBI", b, off); off += 7
-    if (i, s) == (0x1006, 0): print(int.from_bytes(b[off:off + n], "little"))
-    off += n' "$cdc" | head -1)
+            cdc_us=$(plk_cdc_read "$cdc" cycle)
             [[ $cdc_us =~ ^[0-9]+$ ]] || die "$cdc has no 0x1006 (cycle length)"
             local cmd=("$jl" run netcycle --no-db --role cn "${sel[@]}" --interface cn0 --cycle "${cdc_us}us" --duration "${DURATION}s" "${more[@]}")
             plk_jitterlab "${PLK_TAG}cn" "${cmd[@]}"
