@@ -238,9 +238,8 @@ load_main() {
     CAPTURE=${CAPTURE:-1}
     need_uint WINDOW SETTLE
     [[ $CAPTURE == [01] ]] || die "CAPTURE=$CAPTURE: give 1 (tcpdump on the bridge) or 0 (none: the MN's load without the capture's share)"
-    local base=${OUT:-bench/out/powerlink_ref_load}
+    local base=${OUT:-$ROOT/bench/out/powerlink_ref_load}
     [[ $base == /* ]] || base=$PLK_CALLER_PWD/$base
-    [[ -n ${OUT:-} ]] || base=$ROOT/bench/out/powerlink_ref_load
     rm -rf "$base"
     mkdir -p "$base"
     local tick
@@ -286,8 +285,8 @@ load_main() {
         local t_mn
         t_mn=$(plk_now)
         plk_oplk mn "$OUT/run/mn" "$MN_BIN" -c mnobd.cdc -d mn0
-        local pid=$PLK_LAST i up=no
-        for i in $(seq 1 $((SETTLE * 2))); do
+        local pid=$PLK_LAST up=no deadline=$((SECONDS + SETTLE))
+        while ((SECONDS < deadline)); do
             sleep 0.5
             kill -0 "$pid" 2>/dev/null || break
             if { [[ $CAPTURE == 1 ]] && python3 -c "$OPS_PY" "$OUT/segment.pcap" "$nodes"; } ||
