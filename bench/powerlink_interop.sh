@@ -347,7 +347,9 @@ def verdict(path, kv):
     print('MN states (from its SoAs): ' + ', '.join(f'+{t - t_mn:.3f}s {NMT.get(s, hex(s))}' for t, s in mn_states[:8])
           + (' ...' if len(mn_states) > 8 else ''))
     def why(c):
-        return f'0x{c:04X} {names.get(c, "?")}' if c else '0 (no reason: broadcast reset)'
+        # 0: no error code, e.g. the broadcast reset at PreOp1 or the reset
+        # after an accepted 0x1011 restore
+        return f'0x{c:04X} {names.get(c, "?")}' if c else '0 (no error code)'
     for n in nodes + ([255] if resets.get(255) else []):
         lines = [f'node {n}:']
         if n != 255:
