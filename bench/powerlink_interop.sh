@@ -37,7 +37,8 @@
 #   JL_CPU=0         jitterlab's --cpu (default 0, away from the demos' CPU 1;
 #                    empty: jitterlab's default, the last CPU)
 #   JL_NODES="--cns 110"  jitterlab's node selection instead of --node-ids
-#                    NODES (for a build whose --node-ids does not work)
+#                    NODES (for a build whose --node-ids does not work);
+#                    JL_NODES=- gives none (e.g. with JL_ARGS="--cdc FILE")
 #   JL_ARGS="..."    more jitterlab flags, appended (e.g. --pcap FILE)
 #   LOCK_WAIT=900    seconds to wait while another jitterlab holds the
 #                    machine lock (/run/jitterlab/lock)
@@ -532,6 +533,7 @@ interop_main() {
             t_cn=$(plk_now)
             local sel=(--node-ids "$nodes")
             [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"
+            [[ ${JL_NODES:-} == - ]] && sel=()
             local more=()
             [[ -n ${JL_CPU-0} ]] && more+=(--cpu "${JL_CPU-0}")
             [[ -n ${JL_ARGS:-} ]] && read -r -a more2 <<<"$JL_ARGS" && more+=("${more2[@]}")
@@ -556,6 +558,7 @@ interop_main() {
         t_mn=$(plk_now)
         local sel=(--node-ids "$nodes")
         [[ -n ${JL_NODES:-} ]] && read -r -a sel <<<"$JL_NODES"
+            [[ ${JL_NODES:-} == - ]] && sel=()
         local more=()
         [[ -n ${JL_CPU-0} ]] && more+=(--cpu "${JL_CPU-0}")
         [[ -n ${JL_ARGS:-} ]] && read -r -a more2 <<<"$JL_ARGS" && more+=("${more2[@]}")
