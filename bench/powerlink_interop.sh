@@ -148,7 +148,6 @@ plk_capture() {
     setsid ip netns exec "$PLK_BR" tcpdump -i br0 -U -s 0 -B 8192 --time-stamp-precision=nano \
         -w "$file" ether proto 0x88ab >"$OUT/tcpdump.log" 2>&1 </dev/null &
     PLK_PIDS+=($!)
-    PLK_TCPDUMP=$!
     local i
     for i in $(seq 1 50); do
         grep -q 'listening on' "$OUT/tcpdump.log" 2>/dev/null && return 0
@@ -209,7 +208,7 @@ plk_jitterlab() {
         wait "$jp" || PLK_JL_RC=$?
         if [[ $PLK_JL_RC -eq 2 ]] && grep -q 'is changing this machine' "$OUT/jitterlab.log" && ((SECONDS < deadline)); then
             note "another jitterlab holds the machine lock; trying again in 5 s"
-            sleep 5
+            plk_sleep 5
             continue
         fi
         return 0
@@ -224,7 +223,7 @@ plk_wait_lock() {
         [[ -n $said ]] || note "another jitterlab holds $PLK_LOCK; waiting for it (LOCK_WAIT=${LOCK_WAIT:-900} s)"
         said=1
         ((SECONDS < deadline)) || die "another jitterlab still holds $PLK_LOCK after ${LOCK_WAIT:-900} s"
-        sleep 2
+        plk_sleep 2
     done
 }
 
