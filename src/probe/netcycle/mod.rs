@@ -67,6 +67,7 @@ use anyhow::{anyhow, Context, Result};
 use jitterlab_core::netcycle::{Held, NetcycleDetail, NetcycleParams, NodeRole, SocSpacing, Wait};
 use jitterlab_core::powerlink::cdc::NetworkConfig;
 use jitterlab_core::powerlink::cn::CnConfig;
+use jitterlab_core::powerlink::od::MAPPING_ENTRIES;
 use jitterlab_core::powerlink::soc_schedule;
 use jitterlab_core::powerlink::wire_time::{self, wire_bytes};
 use jitterlab_core::powerlink::PDO_HEADER_LEN;
@@ -210,6 +211,18 @@ pub fn validate(args: &NetcycleArgs, online: &CpuList) -> Result<Vec<String>> {
             format_duration_exact(p.response_timeout_ns),
             format_duration_exact(args.period_ns)
         )));
+    }
+    if p.cdc.is_none() && p.role != NodeRole::Cn {
+        for (flag, bytes, object) in [
+            ("--in-bytes", p.in_bytes, "input 0x6000"),
+            ("--out-bytes", p.out_bytes, "output 0x6200"),
+        ] {
+            if bytes > u16::from(MAPPING_ENTRIES) {
+                return Err(bad(format!(
+                    "{flag} {bytes}: the managing node maps one byte per {object}/k into a CN's PDO, at most {MAPPING_ENTRIES} entries; give {flag} {MAPPING_ENTRIES} or less, or --cdc with your project's mapping"
+                )));
+            }
+        }
     }
     if let Some(why) = p.wire_unfit(args.period_ns) {
         return Err(bad(format!(

@@ -46,6 +46,13 @@ fn bad_arguments_are_refused_naming_the_flag() {
         }),
         "N/A (wire): 40 CNs need at least 289.3 µs of wire time per cycle at 100 Mbit/s (chained), more than the 250 µs cycle; lengthen --cycle or give fewer --cns"
     );
+    assert_eq!(
+        err(args(NetcycleParams {
+            in_bytes: 255,
+            ..NetcycleParams::default()
+        })),
+        "--in-bytes 255: the managing node maps one byte per input 0x6000/k into a CN's PDO, at most 254 entries; give --in-bytes 254 or less, or --cdc with your project's mapping"
+    );
     // Sharing a CPU and busy-polling are said, not refused.
     let w = validate(
         &NetcycleArgs {

@@ -69,6 +69,10 @@ pub const SAVE: u32 = 0x6576_6173;
 /// "load", little-endian: the signature 0x1011/1 takes.
 pub const LOAD: u32 = 0x6461_6F6C;
 
+/// The smallest PReq/PRes payload limit (0x1F98/4, /5) a CN takes: the
+/// PDO bytes of a minimum (60-byte) frame.
+pub const PAYLOAD_LIMIT_MIN: u64 = 36;
+
 /// Object indices the emulator applies.
 pub mod index {
     /// Device type.
@@ -547,6 +551,17 @@ impl Od {
                 self.has_stored = false;
                 return Ok(());
             }
+            // PReqActPayloadLimit / PResActPayloadLimit: the reference CN
+            // takes 36 (the minimum PDO payload of a 60-byte frame) to
+            // C_DLL_ISOCHR_MAX_PAYL and aborts anything else.
+            (index::CYCLE_TIMING, 4 | 5) => {
+                if v < PAYLOAD_LIMIT_MIN {
+                    return Err(AbortCode::VALUE_TOO_LOW);
+                }
+                if v > super::MAX_PDO_PAYLOAD as u64 {
+                    return Err(AbortCode::VALUE_TOO_HIGH);
+                }
+            }
             (index::RPDO_MAP | index::TPDO_MAP, 0) => {
                 if v > u64::from(MAPPING_ENTRIES) {
                     return Err(AbortCode::VALUE_RANGE);
@@ -694,6 +709,25 @@ mod tests {
         }
         .to_u64()
         .to_le_bytes()
+    }
+
+    #[test]
+    fn payload_limits_take_36_to_1490_as_the_reference_cn() {
+        let mut o = od();
+        let mut b = [0u8; 2];
+        assert_eq!(
+            o.write(0x1F98, 4, &35u16.to_le_bytes()),
+            Err(AbortCode::VALUE_TOO_LOW)
+        );
+        assert_eq!(
+            o.write(0x1F98, 5, &1491u16.to_le_bytes()),
+            Err(AbortCode::VALUE_TOO_HIGH)
+        );
+        assert_eq!(o.read(0x1F98, 4, &mut b), Ok(2));
+        assert_eq!(b, [36, 0], "a refused write leaves the value");
+        assert_eq!(o.write(0x1F98, 5, &1490u16.to_le_bytes()), Ok(()));
+        assert_eq!(o.read(0x1F98, 5, &mut b), Ok(2));
+        assert_eq!(u16::from_le_bytes(b), 1490);
     }
 
     #[test]

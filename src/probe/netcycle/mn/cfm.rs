@@ -29,6 +29,7 @@
 use jitterlab_core::powerlink::cdc::NetworkConfig;
 use jitterlab_core::powerlink::sdo::{AbortCode, IndexAddress};
 use jitterlab_core::powerlink::sdo_client::Transfer;
+use jitterlab_core::powerlink::od::PAYLOAD_LIMIT_MIN;
 use jitterlab_core::powerlink::IdentResponse;
 
 /// 0x1011/1 "load": restore the default parameters.
@@ -108,8 +109,10 @@ impl CnPlan {
             (a(0x1C0B, 3), u32v(LOSS_THRESHOLD)),
             (a(0x1C0D, 3), u32v(LOSS_THRESHOLD)),
             (a(0x1C14, 0), u32v(tolerance_ns)),
-            (a(0x1F98, 4), u16v(out_bytes)),
-            (a(0x1F98, 5), u16v(in_bytes)),
+            // The payload limits: a CN refuses less than the 36 PDO bytes
+            // of a minimum frame (the reference CN aborts 0x06090032).
+            (a(0x1F98, 4), u16v(out_bytes.max(PAYLOAD_LIMIT_MIN as u16))),
+            (a(0x1F98, 5), u16v(in_bytes.max(PAYLOAD_LIMIT_MIN as u16))),
         ];
         for k in 1..=out_bytes.min(254) {
             objects.push((a(0x1600, k as u8), map(0x6200, k)));
@@ -297,8 +300,8 @@ mod tests {
             ("0x1C0B/3", "50000000"),
             ("0x1C0D/3", "50000000"),
             ("0x1C14", "80f0fa02"),
-            ("0x1F98/4", "0100"),
-            ("0x1F98/5", "0100"),
+            ("0x1F98/4", "2400"),
+            ("0x1F98/5", "2400"),
             ("0x1600/1", "0062010000000800"),
             ("0x1A00/1", "0060010000000800"),
             ("0x1600", "01"),
