@@ -27,9 +27,9 @@
 //! it is not configured again.
 
 use jitterlab_core::powerlink::cdc::NetworkConfig;
+use jitterlab_core::powerlink::od::PAYLOAD_LIMIT_MIN;
 use jitterlab_core::powerlink::sdo::{AbortCode, IndexAddress};
 use jitterlab_core::powerlink::sdo_client::Transfer;
-use jitterlab_core::powerlink::od::PAYLOAD_LIMIT_MIN;
 use jitterlab_core::powerlink::IdentResponse;
 
 /// 0x1011/1 "load": restore the default parameters.
