@@ -195,6 +195,7 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
                 chain_step_ns: 0,
                 wait: Wait::Blocking,
                 response_timeout_ns: 10_000_000,
+                spin_ns: 0,
                 period_ns: 2_000_000,
             },
         );
@@ -279,6 +280,7 @@ fn a_cn_that_never_answers_fails_the_bring_up_naming_it_and_the_others_states() 
                 chain_step_ns: 0,
                 wait: Wait::Blocking,
                 response_timeout_ns: 100_000,
+                spin_ns: 0,
                 period_ns: 1_000_000,
             },
         );
