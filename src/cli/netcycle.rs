@@ -55,6 +55,11 @@ pub struct NetcycleRunArgs {
     #[arg(long, default_value = Wait::Blocking.name(), value_parser = wait_parser())]
     pub wait: Wait,
 
+    /// How the CN emulator waits for each frame (on its own CPU, never the
+    /// managing node's).
+    #[arg(long, default_value = Wait::BusyPoll.name(), value_parser = cn_wait_parser())]
+    pub cn_wait: Wait,
+
     /// How long the managing node waits for one PRes before it counts it
     /// missed ("held" depends on it; every summary prints it).
     #[arg(long, value_name = "TIME", default_value = default_time(defaults::PRES_TIMEOUT_NS), value_parser = duration, allow_hyphen_values = true)]
@@ -145,6 +150,25 @@ fn wait_parser() -> impl TypedValueParser<Value = Wait> {
             "Spin on the receive ring until the PRes or the timeout (lower latency, and cheaper \
              than sleeping against CNs that answer within a few µs; the load reads 100 % of the \
              polling phase)"
+        }
+    };
+    let all = [Wait::Blocking, Wait::BusyPoll];
+    PossibleValuesParser::new(all.map(|w| PossibleValue::new(w.name()).help(help(w))))
+        .map(|name| Wait::parse(&name).expect("one of the possible values"))
+}
+
+/// `--cn-wait`, each name with its help.
+fn cn_wait_parser() -> impl TypedValueParser<Value = Wait> {
+    let help = |w: Wait| match w {
+        Wait::Blocking => {
+            "Sleep until a frame comes; each end's receive work is steered to its own CPU, so \
+             each PReq and PRes sends an interrupt to the other CPU (a VM exit on a VM: about 3x \
+             the managing node's load, see BENCHMARKS.md)"
+        }
+        Wait::BusyPoll => {
+            "Spin on the receive ring for 100 µs after each frame, then sleep (a CN answering \
+             within µs, like hardware; the default); no receive steering, and the managing node \
+             spins for the CNs' response time before it sleeps: no interrupt per PRes"
         }
     };
     let all = [Wait::Blocking, Wait::BusyPoll];
@@ -273,6 +297,7 @@ pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
         node_ids,
         chaining: a.chaining,
         wait: a.wait,
+        cn_wait: a.cn_wait,
         response_timeout_ns: a.response_timeout,
         out_bytes: a.out_bytes,
         in_bytes: a.in_bytes,

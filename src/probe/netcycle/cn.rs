@@ -7,6 +7,13 @@
 //! ASnd service and every SDO command received and answered, the SDO
 //! aborts by code, and the losses of SoC and PReq.
 //!
+//! With `--cn-wait busy-poll` ([`CnEmulator::polling`]) it spins on its
+//! receive ring for [`POLL_NS`] after each frame instead of sleeping, as a
+//! hardware CN answers within µs: no wake-up, so the managing node's send
+//! needs no interrupt to the emulator's CPU (on a VM each one is a VM exit,
+//! three times seed 004's per-PRes budget; see BENCHMARKS.md). Between
+//! cycles it sleeps, so the kernel never throttles it.
+//!
 //! Each SoC's kernel receive stamp is handed to whoever measures
 //! ([`SocRx`]: the managing node's thread through a lock-free queue when
 //! both roles run here, the CN's own recorder with `--role cn`), with the
@@ -36,6 +43,12 @@ use super::link::Link;
 
 /// How long one wait for a frame lasts before the stop flag is read again.
 const WAIT_NS: u64 = 20_000_000;
+
+/// How long a polling emulator spins after its last frame before it
+/// sleeps until the next (the next cycle's SoC): a cycle's PReqs come
+/// µs apart, and a thread spinning for ever at a real-time priority is
+/// throttled by the kernel (`sched_rt_runtime_us`), which loses PRes.
+const POLL_NS: u64 = 100_000;
 
 /// One SoC as the CN side received it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +153,8 @@ pub struct CnEmulator {
     operational_at: Vec<Option<u64>>,
     /// SoCs the consumer had no room for (counted by the caller's hand-over).
     pub socs_not_handed_over: u64,
+    /// Spin on the link instead of sleeping until a frame comes.
+    polling: bool,
 }
 
 impl CnEmulator {
@@ -157,7 +172,18 @@ impl CnEmulator {
             first_frame: None,
             operational_at: vec![None; n],
             socs_not_handed_over: 0,
+            polling: false,
         }
+    }
+
+    /// The emulator spinning on its link for each frame instead of
+    /// sleeping until one comes (`--cn-wait busy-poll`): a frame is then
+    /// answered without a wake-up, like a hardware CN's within µs. With a
+    /// receive ring the spin reads memory; it runs on the emulator's own
+    /// CPU, never the managing node's.
+    pub fn polling(mut self, polling: bool) -> CnEmulator {
+        self.polling = polling;
+        self
     }
 
     /// Answers every frame until `stop` is raised or the monotonic time
@@ -170,6 +196,7 @@ impl CnEmulator {
         on_soc: &mut dyn FnMut(SocRx),
         mut capture: Option<&mut CaptureRing>,
     ) {
+        let mut last_frame = 0;
         loop {
             if stop.load(Relaxed) {
                 return;
@@ -184,12 +211,19 @@ impl CnEmulator {
             }
             let until = [end, self.cns.next_deadline()].into_iter().flatten().min();
             let wait = until.map_or(WAIT_NS, |u| u.saturating_sub(now).min(WAIT_NS));
-            match self.link.wait(Some(wait)) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(_) => {
-                    self.counts.receive_errors += 1;
+            if self.polling && now < last_frame + POLL_NS {
+                if !self.link.ready() {
+                    std::hint::spin_loop();
                     continue;
+                }
+            } else {
+                match self.link.wait(Some(wait)) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(_) => {
+                        self.counts.receive_errors += 1;
+                        continue;
+                    }
                 }
             }
             loop {
@@ -202,6 +236,7 @@ impl CnEmulator {
                     }
                 };
                 let read_at = sys::monotonic_ns();
+                last_frame = read_at;
                 self.first_frame.get_or_insert(read_at);
                 self.counts.frames += 1;
                 let stamp = match self.link.hardware() {

@@ -215,6 +215,15 @@ impl Link {
         poll::wait_readable(self.fd.as_fd(), timeout_ns)
     }
 
+    /// True when a frame is queued, without waiting: one load from the
+    /// ring, else a `ppoll` that only looks.
+    pub fn ready(&self) -> bool {
+        match &self.ring {
+            Some(ring) => ring.ready(),
+            None => poll::wait_readable(self.fd.as_fd(), Some(0)).unwrap_or(true),
+        }
+    }
+
     /// Takes one queued frame into `buf` with its stamps, without waiting;
     /// `Ok(None)` when none is queued. From the ring, no system call.
     /// Allocates nothing.

@@ -309,10 +309,19 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
                 // veth hands a frame to the peer's backlog on the sending
                 // CPU unless steered, which would charge the CNs' receive
                 // work to the managing node's CPU and the other way round.
+                // With a polling CN emulator neither end is steered: each
+                // end's receive work is done inline in the other's send,
+                // which costs less than the interrupt steering sends to the
+                // other CPU (a VM exit on a VM; see BENCHMARKS.md).
+                let steer = p.cn_wait.is_blocking();
                 for (ns, ifname, cpu) in [
                     (mn_ns, pair.veth_a(), args.cpu),
                     (cn_ns, pair.veth_b(), args.cn_cpu),
                 ] {
+                    if !steer {
+                        steering.push(format!("{ifname}: receive work not steered"));
+                        continue;
+                    }
                     match steer_rps_in(ns, ifname, &[cpu]) {
                         Ok(line) => steering.push(line),
                         Err(e) => steering.push(format!(
@@ -478,6 +487,12 @@ impl NetcycleProbe {
             chain_step_ns: chain_step_ns(p),
             wait: p.wait,
             response_timeout_ns: p.response_timeout_ns,
+            // A polling CN emulator answers within a few µs (no interrupt,
+            // no wake-up): spin the CNs' announced response time, then sleep.
+            spin_ns: match p.cn_wait.is_blocking() {
+                true => 0,
+                false => u64::from(RESPONSE_TIME_NS),
+            },
             period_ns: self.args.period_ns,
             plans: plans(p, self.args.period_ns)?,
         })
@@ -502,7 +517,8 @@ impl NetcycleProbe {
             link.ifname(),
             link.stamps()
         ));
-        let emulator = CnEmulator::new(link, self.cn_config());
+        let emulator = CnEmulator::new(link, self.cn_config())
+            .polling(!self.args.params.cn_wait.is_blocking());
         let (mut tx, rx) = rtrb::RingBuffer::<SocRx>::new(SOC_QUEUE);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
@@ -626,7 +642,11 @@ impl Probe for NetcycleProbe {
                     cn_link.ifname(),
                     cn_link.stamps()
                 ));
-                self.cn_here = Some((CnEmulator::new(cn_link, self.cn_config()), ring));
+                self.cn_here = Some((
+                    CnEmulator::new(cn_link, self.cn_config())
+                        .polling(!self.args.params.cn_wait.is_blocking()),
+                    ring,
+                ));
             }
             (None, None) => return Err(anyhow!("the netcycle probe has no link")),
         }

@@ -1534,6 +1534,7 @@ fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
             chaining: true,
             wait: Wait::BusyPoll,
             response_timeout_ns: 250_000,
+            cn_wait: Wait::BusyPoll,
             out_bytes: 2,
             in_bytes: 8,
             max_late_cycles: 3,

@@ -13,8 +13,9 @@
 //! 3. per CN, a **PReq** to the CN's MAC (learnt from its IdentResponse)
 //!    carrying `out_bytes` outputs whose first byte is the cycle's tag (the
 //!    cycle number's low byte, for a reader of a capture), then a wait for
-//!    its **PRes** up to the response timeout — blocking in `ppoll`, or,
-//!    `--wait busy-poll`, spinning on non-blocking receives. Which poll a
+//!    its **PRes** up to the response timeout — blocking in `ppoll` (against `--cn-wait busy-poll`,
+//!    after spinning for the CNs' response time: `MnConfig::spin_ns`),
+//!    or, `--wait busy-poll`, spinning on its receive ring. Which poll a
 //!    PRes answers is told by time, whatever its payload
 //!    (`jitterlab_core::powerlink::poll`): one received before this
 //!    cycle's PReq to its CN was sent answers an earlier poll — **late**
@@ -125,6 +126,10 @@ pub struct MnConfig {
     pub wait: Wait,
     /// How long it waits, ns.
     pub response_timeout_ns: u64,
+    /// With the blocking wait, how long after each PReq it spins on the
+    /// receive ring before it sleeps, ns (0: it sleeps at once): the window
+    /// a CN answering within µs is due in.
+    pub spin_ns: u64,
     /// The cycle time, ns.
     pub period_ns: u64,
     /// What the configuration manager writes to each CN (none: the CNs are
@@ -499,12 +504,18 @@ impl Mn {
     /// Takes frames until no CN is awaited any more or the monotonic time
     /// `deadline` passed; then every CN still awaited has missed.
     fn collect(&mut self, deadline: u64, mut awaited: usize, last: &mut Stamps) {
+        let spin_until = sys::monotonic_ns() + self.cfg.spin_ns;
         while awaited > 0 {
             let now = sys::monotonic_ns();
             if now >= deadline {
                 break;
             }
-            if self.cfg.wait == Wait::Blocking {
+            if self.cfg.wait == Wait::Blocking && now < spin_until {
+                if !self.link.ready() {
+                    std::hint::spin_loop();
+                    continue;
+                }
+            } else if self.cfg.wait == Wait::Blocking {
                 match self.link.wait(Some(deadline - now)) {
                     Ok(true) => {}
                     Ok(false) => continue,
