@@ -284,13 +284,19 @@ fn the_capture_reads_in_wireshark_frame_by_frame_without_a_warning() {
         types.into_iter().collect::<Vec<_>>(),
         ["1", "3", "4", "5", "6"]
     );
-    // The bring-up's NMT commands: EnableReadyToOperate, StartNode.
-    assert_eq!(commands.into_iter().collect::<Vec<_>>(), ["0x21", "0x24"]);
+    // The bring-up's NMT commands: ResetConfiguration after the CNs'
+    // configuration over SDO, EnableReadyToOperate, StartNode.
+    assert_eq!(
+        commands.into_iter().collect::<Vec<_>>(),
+        ["0x21", "0x24", "0x2a"]
+    );
     // SoA: NoService (PRE_OPERATIONAL_1's start), IdentRequest,
-    // StatusRequest, NMTRequestInvite to 240 (before each NMT command).
+    // StatusRequest, UnspecifiedInvite (before the MN's SDO frames and for a
+    // CN's SDO answers), NMTRequestInvite to 240 (before each NMT command);
+    // sorted as text.
     assert_eq!(
         services.into_iter().collect::<Vec<_>>(),
-        ["0", "1", "2", "3"]
+        ["0", "1", "2", "255", "3"]
     );
     no_namespace_left();
 }

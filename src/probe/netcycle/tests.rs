@@ -233,11 +233,12 @@ fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
         stop.store(true, Relaxed);
         cn.join().unwrap();
         // 20 releases fell due; a stall of the VM past a whole period
-        // skips one (the schedule's rule: no burst of catch-up cycles).
+        // skips one (the schedule's rule: no burst of catch-up cycles), and
+        // a stall in the last cycle counts the releases it ran over too.
         let s = sched.schedule;
-        assert_eq!(s.releases, 20, "{sched:?}");
+        assert!(s.releases >= 20 && s.cycles <= 20, "{sched:?}");
         assert_eq!(completions.len() as u64, s.cycles);
-        assert_eq!(s.cycles + s.skipped, 20, "{sched:?}");
+        assert_eq!(s.cycles + s.skipped, s.releases, "{sched:?}");
         assert!(
             completions.iter().all(|c| c.is_some_and(|ns| ns > 0)),
             "{completions:?}"
