@@ -78,8 +78,7 @@ pub const FEATURE_SDO_ASND: u32 = 1 << 2;
 pub const FEATURE_DYNAMIC_PDO: u32 = 1 << 6;
 /// NMT_FeatureFlags_U32 bit 18: PollResponse Chaining (EPSG DS 302-C).
 pub const FEATURE_PRES_CHAINING: u32 = 1 << 18;
-/// The asynchronous MTU an emulated CN announces: C_DLL_MIN_ASYNC_MTU.
-pub const ASYNC_MTU: u16 = 300;
+pub use super::od::ASYNC_MTU;
 /// How long a CN stays silent in an NMTResetNode, NMTSwReset or
 /// NMTResetCommunication, ns. The reference CN answered about 0.55 s after
 /// the MN's broadcast NMTResetNode, and an openPOWERLINK MN that hears a

@@ -73,6 +73,7 @@ pub mod analyze;
 pub mod cdc;
 pub mod cn;
 pub mod codec;
+mod errors;
 pub mod errsig;
 mod frame;
 pub mod ident;

@@ -69,6 +69,9 @@ pub const SAVE: u32 = 0x6576_6173;
 /// "load", little-endian: the signature 0x1011/1 takes.
 pub const LOAD: u32 = 0x6461_6F6C;
 
+/// The asynchronous MTU an emulated CN announces: C_DLL_MIN_ASYNC_MTU.
+pub const ASYNC_MTU: u16 = 300;
+
 /// The smallest PReq/PRes payload limit (0x1F98/4, /5) a CN takes: the
 /// PDO bytes of a minimum (60-byte) frame.
 pub const PAYLOAD_LIMIT_MIN: u64 = 36;
@@ -310,7 +313,7 @@ impl Layout {
             (5, Int(2), Rw, 36),
             (6, Int(4), Ro, 0),
             (7, Int(1), Rw, 0),
-            (8, Int(2), Rw, u64::from(super::cn::ASYNC_MTU)),
+            (8, Int(2), Rw, u64::from(ASYNC_MTU)),
             (9, Int(2), Rw, 2),
         ] {
             add(index::CYCLE_TIMING, sub, kind, access, default);

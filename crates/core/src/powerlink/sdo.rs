@@ -45,7 +45,7 @@
 
 use std::fmt;
 
-use super::frame::{DecodeError, EncodeError};
+use super::errors::{DecodeError, EncodeError};
 
 /// Bytes of the sequence layer.
 pub const SEQ_LAYER_LEN: usize = 4;

@@ -44,7 +44,7 @@ use super::ASND_HEADER_LEN;
 
 /// The command data one frame carries: the CN's asynchronous MTU less the
 /// ASnd and SDO headers.
-pub const SEGMENT_MAX: usize = super::cn::ASYNC_MTU as usize - ASND_HEADER_LEN - SDO_HEADER_LEN;
+pub const SEGMENT_MAX: usize = super::od::ASYNC_MTU as usize - ASND_HEADER_LEN - SDO_HEADER_LEN;
 /// The largest transfer: the scratch domain and its address.
 const TRANSFER_MAX: usize = DOMAIN_MAX + IndexAddress::LEN;
 
