@@ -10,21 +10,29 @@ use super::sdo::*;
 use super::*;
 
 /// openPOWERLINK's MN (Demo_3CN) with its CNs 1, 32 and 110.
-const REF_MN_CN: &[u8] = include_bytes!("../../../../tests/fixtures/powerlink/ref_mn_cn.pcap");
+pub(super) const REF_MN_CN: &[u8] =
+    include_bytes!("../../../../tests/fixtures/powerlink/ref_mn_cn.pcap");
 /// A reference CN answering jitterlab's MN.
-const REF_CN_ANSWERS: &[u8] =
+pub(super) const REF_CN_ANSWERS: &[u8] =
     include_bytes!("../../../../tests/fixtures/powerlink/ref_cn_answers.pcap");
 
-/// Every frame of a capture, in order (frame `n` of the README is `[n - 1]`).
-pub(super) fn frames(pcap: &[u8]) -> Vec<Vec<u8>> {
+/// Every record of a capture, in order: its time (ns since the Unix
+/// epoch) and its frame. The powerlink tests all read the captures here.
+pub(super) fn records(pcap: &[u8]) -> Vec<(u64, Vec<u8>)> {
     let mut reader = PcapReader::new(pcap).expect("a classic pcap");
     let mut out = Vec::new();
     while let Some(packet) = reader.next_packet() {
         let packet = packet.expect("a whole record");
         assert_eq!(packet.orig_len as usize, packet.data.len(), "not cut short");
-        out.push(packet.data.into_owned());
+        let ns = u64::try_from(packet.timestamp.as_nanos()).expect("a time before 2554");
+        out.push((ns, packet.data.into_owned()));
     }
     out
+}
+
+/// Every frame of a capture, in order (frame `n` of the README is `[n - 1]`).
+pub(super) fn frames(pcap: &[u8]) -> Vec<Vec<u8>> {
+    records(pcap).into_iter().map(|(_, f)| f).collect()
 }
 
 /// Frame `n` (1-based, as Wireshark numbers them) of `ref_mn_cn.pcap`.

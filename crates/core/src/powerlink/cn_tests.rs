@@ -775,23 +775,7 @@ fn store_then_reset_node_keeps_the_configuration_stamp_and_restore_forgets_it() 
 
 // ---- The reference MN's frames, replayed -------------------------------
 
-/// The records of a classic nanosecond pcap: (time ns, frame).
-fn records(pcap: &[u8]) -> Vec<(u64, &[u8])> {
-    let mut out = Vec::new();
-    let mut at = 24;
-    while at + 16 <= pcap.len() {
-        let u = |o: usize| u32::from_le_bytes(pcap[at + o..at + o + 4].try_into().unwrap());
-        let (s, ns, len) = (u(0), u(4), u(8) as usize);
-        out.push((
-            u64::from(s) * 1_000_000_000 + u64::from(ns),
-            &pcap[at + 16..at + 16 + len],
-        ));
-        at += 16 + len;
-    }
-    out
-}
-
-const REF_MN_CN: &[u8] = include_bytes!("../../../../tests/fixtures/powerlink/ref_mn_cn.pcap");
+use crate::powerlink::capture_tests::{records, REF_MN_CN};
 
 #[test]
 fn the_reference_mn_brings_our_three_cns_through_sdo_configuration_to_operational() {
@@ -811,7 +795,7 @@ fn the_reference_mn_brings_our_three_cns_through_sdo_configuration_to_operationa
         .iter()
         .enumerate()
         .filter(|(_, (_, f))| f[14] == 6 && f[17] == 5 && f[16] == 1)
-        .map(|(i, (_, f))| (i + 1, *f))
+        .map(|(i, (_, f))| (i + 1, f.as_slice()))
         .collect();
     for (t, f) in &recs {
         // Only what the MN sent.

@@ -3,21 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use pcap_file::pcap::PcapReader;
-
 use super::{ErrSig, ErrSigChange, WAIT_EC0_LIMIT};
 
-const REF_MN_CN: &[u8] = include_bytes!("../../../../tests/fixtures/powerlink/ref_mn_cn.pcap");
-
-/// Every frame of a capture, with its 1-based number.
-fn frames(pcap: &[u8]) -> Vec<(usize, Vec<u8>)> {
-    let mut reader = PcapReader::new(pcap).expect("a classic pcap");
-    let mut out = Vec::new();
-    while let Some(p) = reader.next_packet() {
-        out.push((out.len() + 1, p.expect("a whole record").data.into_owned()));
-    }
-    out
-}
+use crate::powerlink::capture_tests::{frames, REF_MN_CN};
 
 /// The reference MN's ER flag of every StatusRequest is the one the
 /// handshake asks for, and each CN is ready after the answer the README
@@ -30,7 +18,7 @@ fn follows_the_reference_mn_over_the_capture() {
         .collect();
     let mut ready_at = BTreeMap::new();
     let (mut requests, mut answers) = (0, 0);
-    for (no, f) in frames(REF_MN_CN) {
+    for (no, f) in (1..).zip(frames(REF_MN_CN)) {
         match (f[14], f[17], f[20]) {
             // SoA StatusRequest: target at 21, flag1 at 18 (ER 0x02).
             (0x05, _, 0x02) => {

@@ -1,22 +1,10 @@
 //! The SDO client against the reference MN's exchange with node 1 in
 //! `ref_mn_cn.pcap`, and its timeouts, retries, segments and aborts.
 
-use pcap_file::pcap::PcapReader;
-
 use super::*;
 use crate::powerlink::{decode, ASndService, Frame};
 
-const REF_MN_CN: &[u8] = include_bytes!("../../../../tests/fixtures/powerlink/ref_mn_cn.pcap");
-
-/// Every frame of the capture.
-fn frames() -> Vec<Vec<u8>> {
-    let mut reader = PcapReader::new(REF_MN_CN).expect("a classic pcap");
-    let mut out = Vec::new();
-    while let Some(p) = reader.next_packet() {
-        out.push(p.expect("a whole record").data.into_owned());
-    }
-    out
-}
+use crate::powerlink::capture_tests::{frames, REF_MN_CN};
 
 /// The SDO service data of an ASnd from `src` to `dst`.
 fn sdo_of(f: &[u8], src: u8, dst: u8) -> Option<Sdo<'_>> {
@@ -40,7 +28,7 @@ fn is_ack(s: &Sdo<'_>) -> bool {
 /// on that write; and it reads node 1's answers to the same outcomes.
 #[test]
 fn replays_the_reference_mns_configuration_of_node_1() {
-    let all = frames();
+    let all = frames(REF_MN_CN);
     let mn: Vec<Sdo<'_>> = all.iter().filter_map(|f| sdo_of(f, 240, 1)).collect();
     let cn: Vec<Sdo<'_>> = all.iter().filter_map(|f| sdo_of(f, 1, 240)).collect();
     assert_eq!((mn.len(), cn.len()), (37, 19));

@@ -31,6 +31,7 @@ use jitterlab_core::powerlink::od::PAYLOAD_LIMIT_MIN;
 use jitterlab_core::powerlink::sdo::{AbortCode, IndexAddress};
 use jitterlab_core::powerlink::sdo_client::Transfer;
 use jitterlab_core::powerlink::IdentResponse;
+use sha2::{Digest, Sha256};
 
 /// 0x1011/1 "load": restore the default parameters.
 pub const RESTORE: IndexAddress = IndexAddress::new(0x1011, 1);
@@ -92,7 +93,7 @@ impl CnPlan {
             v.extend(8u16.to_le_bytes());
             v
         };
-        let hash = fnv1a(&[
+        let hash = digest(&[
             &cycle_us.to_le_bytes(),
             &in_bytes.to_le_bytes(),
             &out_bytes.to_le_bytes(),
@@ -250,14 +251,15 @@ pub fn short(a: IndexAddress) -> String {
     }
 }
 
-/// FNV-1a, 64 bits, over the parts in order.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in parts.iter().flat_map(|p| p.iter()) {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// A stable 64-bit digest of the parts in order (the first 8 bytes of
+/// their SHA-256, the hash the project already uses).
+fn digest(parts: &[&[u8]]) -> u64 {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p);
     }
-    h
+    let d = h.finalize();
+    u64::from_le_bytes(d[..8].try_into().expect("SHA-256 has 32 bytes"))
 }
 
 #[cfg(test)]
