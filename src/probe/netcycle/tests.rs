@@ -395,8 +395,12 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
         let mut buf = vec![0u8; jitterlab_core::powerlink::MAX_FRAME_LEN];
         let measured = mn.run(first, Some(30), &AtomicBool::new(false), None, &mut |_, _| {
             // After measured cycle 9, CN 2 is sent to PRE_OPERATIONAL_2,
-            // and stays there (nothing in the measurement starts it).
-            if cycle == 9 {
+            // and stays there (nothing in the measurement starts it). The
+            // command goes out three times: a veth drops a frame without a
+            // word when the receiving CPU's backlog is full (other tests on
+            // loopback share it), and a CN already in PRE_OPERATIONAL_2
+            // refuses the repeats.
+            if (9..=11).contains(&cycle) {
                 let cmd = jitterlab_core::powerlink::Frame::ASnd(
                     jitterlab_core::powerlink::ASnd {
                         dest: 2,
@@ -419,12 +423,18 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
         measured
     });
     let cycles = measured.schedule.cycles;
-    assert_eq!(measured.outages.len(), 1, "{:?}", measured.outages);
+    assert_eq!(
+        measured.outages.len(),
+        1,
+        "{measured:?}\nCN side: {:?}",
+        emulator.report()
+    );
     let o = &measured.outages[0];
     assert_eq!((o.node, o.code, o.back), (2, 0x5D, false), "{o:?}");
     assert_eq!(o.state, "NMT_CS_PRE_OPERATIONAL_2");
-    // Seen in the cycle after the command, or the one after (a VM stall).
-    assert!((10..=11).contains(&o.cycle), "{o:?}");
+    // Seen in the cycle after the first command that arrived, or the one
+    // after (a VM stall).
+    assert!((10..=13).contains(&o.cycle), "{o:?}");
     assert_eq!(o.cycles, cycles - o.cycle, "{o:?}");
     assert!(
         o.at_ns >= 9 * 2_000_000 && o.at_ns < cycles * 2_000_000,
