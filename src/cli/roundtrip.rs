@@ -150,6 +150,30 @@ pub struct RoundtripRunArgs {
     #[arg(long, value_name = "ENCODING", help_heading = "Messages")]
     pub output_encoding: Option<String>,
 
+    /// The optional parts of the I/O simulator's messages: nm-sequence
+    /// (NetworkMessage SequenceNumber), dsm-sequence (DataSetMessage
+    /// SequenceNumber), timestamp (DataSetMessage Timestamp),
+    /// config-version (derived from the field list), or none; the
+    /// reference's fixed-size layout is nm-sequence,dsm-sequence with
+    /// rawdata [default: nm-sequence,timestamp,config-version].
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Messages"
+    )]
+    pub input_header: Option<Vec<String>>,
+
+    /// The optional parts of the controller's messages [default:
+    /// nm-sequence,timestamp,config-version].
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Messages"
+    )]
+    pub output_header: Option<Vec<String>>,
+
     /// Which input field the I/O simulator changes, and which output field
     /// the controller copies it to (0-based) [default: 0=0].
     #[arg(long, value_name = "IN=OUT", value_parser = field_map, help_heading = "Messages")]
@@ -187,6 +211,7 @@ fn direction(
     writer: Option<u16>,
     fields: &Option<Vec<String>>,
     encoding: &Option<String>,
+    header: &Option<Vec<String>>,
     marker: Option<usize>,
 ) -> Direction {
     d.url = url.clone().or(d.url);
@@ -200,6 +225,9 @@ fn direction(
     }
     if let Some(e) = encoding {
         d.encoding = e.clone();
+    }
+    if let Some(h) = header {
+        d.header = h.clone();
     }
     d.marker_field = marker.unwrap_or(d.marker_field);
     d
@@ -325,6 +353,7 @@ pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell>
             a.input_writer,
             &a.input_fields,
             &a.input_encoding,
+            &a.input_header,
             a.map.map(|m| m.0),
         ),
         output: direction(
@@ -335,6 +364,7 @@ pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell>
             a.output_writer,
             &a.output_fields,
             &a.output_encoding,
+            &a.output_header,
             a.map.map(|m| m.1),
         ),
     }));

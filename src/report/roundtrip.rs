@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use jitterlab_core::result::{ProbeKind, RunResult};
-use jitterlab_core::roundtrip::{BudgetBands, BudgetVerdict};
+use jitterlab_core::roundtrip::{BudgetBands, BudgetVerdict, Loss};
 use jitterlab_core::units::format_ns;
 
 use super::safe::shown;
@@ -75,14 +75,24 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
         };
         let _ = writeln!(
             o,
-            "  messages {name}: {} accepted, {} lost in {} gaps, {} malformed, {} unsupported, {} not ours",
+            "  messages {name}: {} accepted, {}, {} malformed, {} field list differs, {} unsupported, {} not ours",
             n(&["rx", "accepted"]),
-            n(&["sequence", "lost"]),
-            n(&["sequence", "gaps"]),
+            Loss::of_end(c).text(),
             n(&["rx", "malformed"]),
+            n(&["rx", "field_list_differs"]),
             n(&["rx", "unsupported"]),
             n(&["rx", "not_ours"]),
         );
+        // Results stored before these were counted say nothing of them.
+        if n(&["rx", "not_ours"]) > 0 && c.pointer("/rx/not_ours_publisher_id").is_some() {
+            let _ = writeln!(
+                o,
+                "    not ours: {} another PublisherId, {} another WriterGroupId, {} without our DataSetWriterId",
+                n(&["rx", "not_ours_publisher_id"]),
+                n(&["rx", "not_ours_writer_group"]),
+                n(&["rx", "not_ours_dataset_writer"]),
+            );
+        }
         // Results stored before these were counted say nothing of them.
         if c.get("sequence").and_then(|s| s.get("foreign")).is_some() {
             let _ = writeln!(

@@ -172,7 +172,16 @@ pub struct Direction {
     /// The field that carries the change: the input field the I/O simulator
     /// changes, the output field the controller copies it to.
     pub marker_field: usize,
+    /// The optional parts every message carries, of [`HEADER_PARTS`]
+    /// (stored runs without it had [`Direction::default_header`]).
+    #[serde(default = "Direction::default_header")]
+    pub header: Vec<String>,
 }
+
+/// The optional message parts a direction can send: the NetworkMessage
+/// SequenceNumber, the DataSetMessage SequenceNumber, the DataSetMessage
+/// Timestamp and the ConfigurationVersion (derived from the field list).
+pub const HEADER_PARTS: [&str; 4] = ["nm-sequence", "dsm-sequence", "timestamp", "config-version"];
 
 impl Direction {
     /// The I/O simulator's messages by default: the reference tutorial
@@ -187,7 +196,17 @@ impl Direction {
             fields: vec!["datetime".into()],
             encoding: "variant".into(),
             marker_field: 0,
+            header: Direction::default_header(),
         }
+    }
+
+    /// The parts sent by default: the NetworkMessage SequenceNumber (so the
+    /// receiver counts lost messages), the DataSetMessage Timestamp and the
+    /// ConfigurationVersion, as the tutorial publisher sends them.
+    pub fn default_header() -> Vec<String> {
+        ["nm-sequence", "timestamp", "config-version"]
+            .map(String::from)
+            .to_vec()
     }
 
     /// The controller's messages by default: the same shape from
@@ -738,6 +757,76 @@ impl SequenceVerdict {
     /// taken: only a message that continues the stream is.
     pub fn taken(self) -> bool {
         matches!(self, SequenceVerdict::InOrder | SequenceVerdict::Restart)
+    }
+}
+
+/// The lost messages of one direction, or why they cannot be counted: only
+/// sequence numbers show a message missing, so a publisher that sends none
+/// (the reference's tutorial publisher) leaves loss not measurable — never
+/// zero. Serialized as `lost`, `gaps` (`null` when not measurable) and
+/// `not_measurable` (the reason, absent when measured).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loss {
+    /// Messages missing between consecutive sequence numbers.
+    pub lost: Option<u64>,
+    /// Runs of missing messages.
+    pub gaps: Option<u64>,
+    /// Why the loss is not measurable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measurable: Option<String>,
+}
+
+/// Why loss is not measurable when no message was accepted.
+pub const LOSS_NO_MESSAGE: &str = "no message was accepted";
+/// Why loss is not measurable when the accepted messages had no sequence
+/// number.
+pub const LOSS_NO_SEQUENCE: &str =
+    "the publisher sends no sequence numbers (NetworkMessage or DataSetMessage)";
+
+impl Loss {
+    /// The loss of a direction of which `accepted` messages were accepted
+    /// and `sequence` counted those carrying a sequence number.
+    pub fn of(accepted: u64, sequence: &SequenceCounts) -> Loss {
+        let why = if sequence.received > 0 {
+            return Loss {
+                lost: Some(sequence.lost),
+                gaps: Some(sequence.gaps),
+                not_measurable: None,
+            };
+        } else if accepted == 0 {
+            LOSS_NO_MESSAGE
+        } else {
+            LOSS_NO_SEQUENCE
+        };
+        Loss {
+            lost: None,
+            gaps: None,
+            not_measurable: Some(why.to_string()),
+        }
+    }
+
+    /// The loss of one end of a stored result's `detail` (`io` or
+    /// `controller`): from its `rx.accepted` and `sequence`.
+    pub fn of_end(end: &serde_json::Value) -> Loss {
+        let accepted = end
+            .pointer("/rx/accepted")
+            .and_then(|x| x.as_u64())
+            .unwrap_or(0);
+        let sequence = end
+            .get("sequence")
+            .and_then(|s| SequenceCounts::deserialize(s).ok())
+            .unwrap_or_default();
+        Loss::of(accepted, &sequence)
+    }
+
+    /// The loss as the summary prints it: `3 lost in 2 gaps`, or `loss not
+    /// measurable (reason)`.
+    pub fn text(&self) -> String {
+        match (self.lost, self.gaps, &self.not_measurable) {
+            (Some(lost), Some(gaps), _) => format!("{lost} lost in {gaps} gaps"),
+            (_, _, Some(why)) => format!("loss not measurable ({why})"),
+            _ => "loss not measurable".to_string(),
+        }
     }
 }
 

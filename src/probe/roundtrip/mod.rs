@@ -50,7 +50,8 @@ use jitterlab_core::cycle::CycleSample;
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::result::RunResult;
 use jitterlab_core::roundtrip::{
-    Budget, BudgetVerdict, ChangeSchedule, Completed, Handled, Role, RoundtripParams, Transport,
+    Budget, BudgetVerdict, ChangeSchedule, Completed, Handled, Loss, Role, RoundtripParams,
+    Transport,
 };
 use jitterlab_core::spec::{CellPlan, Spec};
 use jitterlab_core::uadp::Address;
@@ -335,13 +336,26 @@ struct Detail {
     budget: BudgetVerdict,
     seed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    io: Option<IoCounts>,
+    io: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     controller: Option<serde_json::Value>,
     stamps: Vec<String>,
     /// The controller's container (deployment `container`).
     #[serde(skip_serializing_if = "Option::is_none")]
     container: Option<serde_json::Value>,
+}
+
+/// One end's counts with their loss beside them (`loss`: `lost` and `gaps`,
+/// or `null` and the reason it is `not_measurable`).
+fn with_loss(mut end: serde_json::Value) -> serde_json::Value {
+    let loss = Loss::of_end(&end);
+    if let Some(o) = end.as_object_mut() {
+        o.insert(
+            "loss".into(),
+            serde_json::to_value(loss).expect("a Loss serializes"),
+        );
+    }
+    end
 }
 
 /// A container cell's I/O loop events: completions into the books, and at
@@ -720,11 +734,15 @@ impl Probe for RoundtripProbe {
             budget_formula: self.budget.formula(),
             budget: books.verdict,
             seed: self.seed,
-            io: io_counts,
+            io: io_counts
+                .map(serde_json::to_value)
+                .transpose()?
+                .map(with_loss),
             controller: match ctl_counts {
                 Some(c) => Some(serde_json::to_value(c)?),
                 None => container_controller,
-            },
+            }
+            .map(with_loss),
             stamps,
             container: container_detail,
         };

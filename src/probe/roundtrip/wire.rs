@@ -10,10 +10,10 @@ use std::net::{IpAddr, SocketAddrV4};
 
 use anyhow::{bail, Context, Result};
 use jitterlab_core::ether::{self, VlanTag};
-use jitterlab_core::roundtrip::{Direction, SequenceCounts, Transport};
+use jitterlab_core::roundtrip::{Direction, SequenceCounts, Transport, HEADER_PARTS};
 use jitterlab_core::uadp::{
-    datetime_from_unix_ns, Address, BuiltinType, FieldEncoding, Publish, PublisherId, Reader,
-    ReaderConfig, Reject, RejectClass, Value, Writer, WriterConfig,
+    configuration_version, datetime_from_unix_ns, Address, BuiltinType, FieldEncoding, NotOurs,
+    Publish, PublisherId, Reader, ReaderConfig, Reject, RejectClass, Value, Writer, WriterConfig,
 };
 use serde::Serialize;
 
@@ -101,6 +101,10 @@ pub fn wire(d: &Direction, transport: Transport, which: &str) -> Result<Wire> {
             )))
         }
     };
+    let header = Header::parse(&d.header).map_err(|e| bad(format!("--{which}-header: {e}")))?;
+    let version = header
+        .config_version
+        .then(|| configuration_version(&fields));
     let config = WriterConfig {
         publisher_id: Some(publisher_id),
         writer_group_id: Some(d.writer_group_id),
@@ -109,7 +113,11 @@ pub fn wire(d: &Direction, transport: Transport, which: &str) -> Result<Wire> {
         fields,
         // Sequence numbers let the receiver count lost messages; the
         // reference's subscriber does not check them.
-        nm_sequence: true,
+        nm_sequence: header.nm_sequence,
+        dsm_sequence: header.dsm_sequence,
+        dsm_timestamp: header.timestamp,
+        config_major: version.map(|v| v.0),
+        config_minor: version.map(|v| v.1),
         ..WriterConfig::tutorial()
     };
     let reader = Reader::new(ReaderConfig::matching(&config));
@@ -121,6 +129,47 @@ pub fn wire(d: &Direction, transport: Transport, which: &str) -> Result<Wire> {
         marker_field: d.marker_field,
         marker_type,
     })
+}
+
+/// The optional parts of a direction's messages (`--input-header`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Header {
+    /// The NetworkMessage SequenceNumber.
+    pub nm_sequence: bool,
+    /// The DataSetMessage SequenceNumber.
+    pub dsm_sequence: bool,
+    /// The DataSetMessage Timestamp.
+    pub timestamp: bool,
+    /// The ConfigurationVersion, derived from the field list.
+    pub config_version: bool,
+}
+
+impl Header {
+    /// Reads a list of [`HEADER_PARTS`]; `none` alone sends none of them.
+    pub fn parse(parts: &[String]) -> Result<Header, String> {
+        let mut h = Header::default();
+        if let [only] = parts {
+            if only.trim() == "none" {
+                return Ok(h);
+            }
+        }
+        for part in parts {
+            let flag = match part.trim() {
+                "nm-sequence" => &mut h.nm_sequence,
+                "dsm-sequence" => &mut h.dsm_sequence,
+                "timestamp" => &mut h.timestamp,
+                "config-version" => &mut h.config_version,
+                other => {
+                    return Err(format!(
+                        "unknown part {other:?}: give a list of {}, or none",
+                        HEADER_PARTS.join(", ")
+                    ))
+                }
+            };
+            *flag = true;
+        }
+        Ok(h)
+    }
 }
 
 /// The `u64` a marker field's value is compared by.
@@ -161,17 +210,32 @@ pub fn change_value(ty: BuiltinType, k: u64, t1_real_ns: u64) -> Value {
     }
 }
 
-/// What a loop counts of the messages it received.
+/// What a loop counts of the messages it received, the refused ones by
+/// reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RxCounts {
     /// Accepted messages.
     pub accepted: u64,
-    /// Malformed (and field mismatches): counted and dropped.
+    /// Accepted messages that carried no sequence number (neither the
+    /// NetworkMessage's nor the DataSetMessage's): their loss cannot be
+    /// counted.
+    pub without_sequence: u64,
+    /// Malformed: the bytes break the UADP layout.
     pub malformed: u64,
+    /// Well-formed, with another field count or field types than the
+    /// configured list.
+    pub field_list_differs: u64,
     /// Parts of UADP not spoken here (security, chunks, discovery).
     pub unsupported: u64,
-    /// Another publisher's, group's or writer's.
+    /// Another publisher's, group's or writer's (the sum of the three
+    /// below).
     pub not_ours: u64,
+    /// Of those, another PublisherId (type or value).
+    pub not_ours_publisher_id: u64,
+    /// Another WriterGroupId.
+    pub not_ours_writer_group: u64,
+    /// A PayloadHeader without our DataSetWriterId.
+    pub not_ours_dataset_writer: u64,
     /// Not key frames, or not valid.
     pub skipped: u64,
     /// Frames that are not UADP at all (other EtherTypes, other
@@ -186,9 +250,19 @@ impl RxCounts {
     pub fn reject(&mut self, r: &Reject) {
         match r.class() {
             RejectClass::Malformed => self.malformed += 1,
+            RejectClass::FieldList => self.field_list_differs += 1,
             RejectClass::Unsupported => self.unsupported += 1,
             RejectClass::NotOurs => self.not_ours += 1,
             RejectClass::Skipped => self.skipped += 1,
+        }
+        if let Reject::NotOurs(n) = r {
+            match n {
+                NotOurs::PublisherIdType { .. } | NotOurs::PublisherId => {
+                    self.not_ours_publisher_id += 1
+                }
+                NotOurs::WriterGroup { .. } => self.not_ours_writer_group += 1,
+                NotOurs::DataSetWriter { .. } => self.not_ours_dataset_writer += 1,
+            }
         }
     }
 }
@@ -364,8 +438,9 @@ impl Link {
     /// sender's stream (not a duplicate, a stale message or a foreign
     /// sender's: `SequenceCounts::add`) its fields go into `values` and its
     /// marker and kernel receive stamp to `each`; the rest is counted in
-    /// `rx`. A message without a sequence number is taken. Allocates
-    /// nothing.
+    /// `rx`. A message without a sequence number (NetworkMessage's, else
+    /// DataSetMessage's) is taken, and counted in `rx.without_sequence`.
+    /// Allocates nothing.
     pub fn take_messages(
         &mut self,
         wire: &Wire,
@@ -385,8 +460,12 @@ impl Link {
                     match wire.reader.accept(&self.buf[range], fields) {
                         Ok(a) => {
                             rx.accepted += 1;
-                            if a.nm_sequence.is_some_and(|s| !sequence.add(s).taken()) {
-                                continue;
+                            // The NetworkMessage's number, else the
+                            // DataSetMessage's: either counts the stream.
+                            match a.nm_sequence.or(a.dsm_sequence) {
+                                Some(s) if !sequence.add(s).taken() => continue,
+                                Some(_) => {}
+                                None => rx.without_sequence += 1,
                             }
                             values[..fields.len()].copy_from_slice(fields);
                             each(marker_bits(&values[wire.marker_field]), rx_real_ns);

@@ -97,6 +97,6 @@ pub use types::{
 };
 pub use wire::{DecodeError, EncodeError, Unsupported};
 pub use writer::{
-    ConfigError, Publish, Writer, WriterConfig, MAX_MESSAGE_LEN, TUTORIAL_DATASET_WRITER_ID,
-    TUTORIAL_PUBLISHER_ID, TUTORIAL_WRITER_GROUP_ID,
+    configuration_version, ConfigError, Publish, Writer, WriterConfig, MAX_MESSAGE_LEN,
+    TUTORIAL_DATASET_WRITER_ID, TUTORIAL_PUBLISHER_ID, TUTORIAL_WRITER_GROUP_ID,
 };

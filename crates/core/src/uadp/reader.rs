@@ -243,8 +243,12 @@ pub enum Reject {
 /// The counter a [`Reject`] goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RejectClass {
-    /// [`Reject::Malformed`] and [`Reject::FieldMismatch`]: bad messages.
+    /// [`Reject::Malformed`]: the bytes break the UADP layout.
     Malformed,
+    /// [`Reject::FieldMismatch`]: a well-formed message whose fields differ
+    /// from the configured list in count or type (a valid message of a
+    /// publisher configured with another field list lands here).
+    FieldList,
     /// [`Reject::Unsupported`].
     Unsupported,
     /// [`Reject::NotOurs`]: someone else's traffic, not an error.
@@ -258,7 +262,8 @@ impl Reject {
     /// The counter this rejection belongs to.
     pub fn class(&self) -> RejectClass {
         match self {
-            Reject::Malformed { .. } | Reject::FieldMismatch(_) => RejectClass::Malformed,
+            Reject::Malformed { .. } => RejectClass::Malformed,
+            Reject::FieldMismatch(_) => RejectClass::FieldList,
             Reject::Unsupported(_) => RejectClass::Unsupported,
             Reject::NotOurs(_) => RejectClass::NotOurs,
             Reject::NotKeyFrame(_) | Reject::Invalid => RejectClass::Skipped,

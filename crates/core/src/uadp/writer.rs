@@ -31,6 +31,20 @@ pub const TUTORIAL_DATASET_WRITER_ID: u16 = 62541;
 /// The largest message a writer makes: a UDP datagram's payload over IPv4.
 pub const MAX_MESSAGE_LEN: usize = 65_507;
 
+/// The ConfigurationVersion (MajorVersion, MinorVersion) of a DataSet with
+/// `fields`, the same at both ends of a configured field list: the 32-bit
+/// FNV-1a hash (offset basis 0x811C9DC5, prime 0x01000193) of the fields'
+/// built-in type ids in order, one byte each (Boolean 1 … DateTime 13), as
+/// both versions. Another count, type or order gives another version (the
+/// hash's collisions aside); restarts do not change it. The reference
+/// derives its versions from its start time instead, and checks neither.
+pub fn configuration_version(fields: &[BuiltinType]) -> (u32, u32) {
+    let hash = fields.iter().fold(0x811C_9DC5_u32, |h, t| {
+        (h ^ u32::from(t.id())).wrapping_mul(0x0100_0193)
+    });
+    (hash, hash)
+}
+
 /// What every message of a [`Writer`] carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriterConfig {
