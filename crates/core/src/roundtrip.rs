@@ -781,7 +781,7 @@ pub const LOSS_NO_MESSAGE: &str = "no message was accepted";
 /// Why loss is not measurable when the accepted messages had no sequence
 /// number.
 pub const LOSS_NO_SEQUENCE: &str =
-    "the publisher sends no sequence numbers (NetworkMessage or DataSetMessage)";
+    "the publisher sends no NetworkMessage or DataSetMessage sequence number";
 
 impl Loss {
     /// The loss of a direction of which `accepted` messages were accepted

@@ -345,3 +345,35 @@ fn a_stranger_s_number_inside_the_window_is_taken_back_when_the_sender_goes_on()
     assert_eq!(v, [InOrder; 5]);
     assert_eq!(tally(&s), (5, 0, 0, 0, 0, 1, 0, 0));
 }
+
+#[test]
+fn loss_is_not_measurable_without_sequence_numbers_never_zero() {
+    let mut seq = SequenceCounts::default();
+    let none = Loss::of(30, &seq);
+    assert_eq!(
+        none.text(),
+        "loss not measurable (the publisher sends no NetworkMessage or DataSetMessage sequence number)"
+    );
+    assert_eq!(
+        serde_json::to_string(&none).unwrap(),
+        r#"{"lost":null,"gaps":null,"not_measurable":"the publisher sends no NetworkMessage or DataSetMessage sequence number"}"#
+    );
+    assert_eq!(
+        Loss::of(0, &seq).text(),
+        "loss not measurable (no message was accepted)"
+    );
+    for s in [1, 2, 5, 6, 7] {
+        seq.add(s);
+    }
+    let measured = Loss::of(5, &seq);
+    assert_eq!(measured.text(), "2 lost in 1 gaps");
+    assert_eq!(
+        serde_json::to_string(&measured).unwrap(),
+        r#"{"lost":2,"gaps":1}"#
+    );
+    // From a stored end: its rx and sequence counts.
+    let end = serde_json::json!({"rx": {"accepted": 5}, "sequence": seq});
+    assert_eq!(Loss::of_end(&end), measured);
+    let end = serde_json::json!({"rx": {"accepted": 9}, "sequence": SequenceCounts::default()});
+    assert_eq!(Loss::of_end(&end), none);
+}

@@ -23,8 +23,11 @@
 //!    are not checked: they are handed back in [`Accepted`].
 //! 4. Variant and DataValue: the field count must equal the configured
 //!    field list and each field's type must be the configured one
-//!    ([`Reject::FieldMismatch`]); a null Variant or a DataValue without a
-//!    value matches no type.
+//!    ([`Reject::FieldMismatch`], counted apart from malformed messages: a
+//!    valid message of a publisher configured with another field list is
+//!    not a broken one); a null Variant or a DataValue without a value
+//!    matches no type. A count the message's bytes cannot hold is
+//!    malformed.
 //! 5. RawData: the fields are read in order by the configured types. The
 //!    reference reads them at offsets fixed from the first message it
 //!    accepted, with no length check; this reader reads every message from
@@ -68,6 +71,23 @@ impl ReaderConfig {
             writer_group_id: Some(TUTORIAL_WRITER_GROUP_ID),
             dataset_writer_id: Some(TUTORIAL_DATASET_WRITER_ID),
             fields: Some(vec![BuiltinType::DateTime]),
+        }
+    }
+
+    /// The reference's stock tutorial subscriber (`tutorial_pubsub_subscribe`
+    /// of open62541 1.4): the tutorial identities and four fields,
+    /// DateTime, Int32, Int64 and Boolean — so it refuses the tutorial
+    /// publisher's one-field messages (its "Number of fields does not match
+    /// the DataSetMetaData configuration").
+    pub fn tutorial_subscriber() -> ReaderConfig {
+        ReaderConfig {
+            fields: Some(vec![
+                BuiltinType::DateTime,
+                BuiltinType::Int32,
+                BuiltinType::Int64,
+                BuiltinType::Boolean,
+            ]),
+            ..ReaderConfig::tutorial()
         }
     }
 
@@ -394,6 +414,14 @@ impl Reader {
             return Ok(types.len());
         }
         let count = usize::from(c.u16("the message ends inside the field count")?);
+        // Every field takes at least its encoding byte: a count the rest
+        // cannot hold breaks the layout, whatever the reader expects.
+        if count > c.remaining() {
+            return Err(Reject::Malformed {
+                offset: c.pos() - 2,
+                what: "the field count runs past the end of the message",
+            });
+        }
         if let Some(types) = types {
             if count != types.len() {
                 return Err(Reject::FieldMismatch(FieldMismatch::Count {

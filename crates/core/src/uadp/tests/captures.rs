@@ -298,3 +298,24 @@ impl DataSetMessage {
         }
     }
 }
+
+#[test]
+fn the_stock_subscriber_counts_every_tutorial_message_as_another_field_list() {
+    // Valid reference messages, one DateTime: the stock subscriber expects
+    // four fields, so each is a field list that differs — not malformed.
+    let stock = Reader::new(ReaderConfig::tutorial_subscriber());
+    let mut values = [Value::Boolean(false); 4];
+    let mut classes = std::collections::HashMap::new();
+    for (_, bytes) in udp_messages(TUTORIAL_UDP).iter().chain(&eth_messages()) {
+        let r = stock.accept(bytes, &mut values).unwrap_err();
+        assert_eq!(
+            r,
+            Reject::FieldMismatch(FieldMismatch::Count {
+                expected: 4,
+                got: 1
+            })
+        );
+        *classes.entry(r.class()).or_insert(0) += 1;
+    }
+    assert_eq!(classes, [(RejectClass::FieldList, 58)].into());
+}

@@ -294,7 +294,7 @@ fn field_count_and_types_must_match_the_configured_fields() {
         r.to_string(),
         "field mismatch: 2 fields, the reader expects 1"
     );
-    assert_eq!(r.class(), RejectClass::Malformed);
+    assert_eq!(r.class(), RejectClass::FieldList);
     let u32 = tutorial_with(
         |c| c.fields = vec![BuiltinType::UInt32],
         &[Value::UInt32(1)],
@@ -377,4 +377,105 @@ fn unsupported_and_malformed_messages_are_told_apart() {
         r.to_string(),
         "malformed UADP message at byte 0: the message is empty: no UADP version and flags byte"
     );
+}
+
+#[test]
+fn every_refusal_goes_to_the_counter_of_its_reason() {
+    let tutorial = ReaderConfig::tutorial();
+    let msg =
+        |change: &dyn Fn(&mut WriterConfig), values: &[Value]| tutorial_with(|c| change(c), values);
+    let cases: Vec<(Vec<u8>, RejectClass)> = vec![
+        // Identities: publisher, group, writer.
+        (
+            msg(
+                &|c| c.publisher_id = Some(PublisherId::UInt16(2299)),
+                &[NOW],
+            ),
+            RejectClass::NotOurs,
+        ),
+        (
+            msg(
+                &|c| c.publisher_id = Some(PublisherId::UInt32(2234)),
+                &[NOW],
+            ),
+            RejectClass::NotOurs,
+        ),
+        (
+            msg(&|c| c.writer_group_id = Some(101), &[NOW]),
+            RejectClass::NotOurs,
+        ),
+        (
+            msg(&|c| c.dataset_writer_id = 7, &[NOW]),
+            RejectClass::NotOurs,
+        ),
+        // Another field list: count, then type.
+        (
+            msg(
+                &|c| c.fields = vec![BuiltinType::DateTime, BuiltinType::Int32],
+                &[NOW, Value::Int32(1)],
+            ),
+            RejectClass::FieldList,
+        ),
+        (
+            msg(&|c| c.fields = vec![BuiltinType::Int64], &[Value::Int64(1)]),
+            RejectClass::FieldList,
+        ),
+        // Security: not spoken. A cut message: malformed.
+        (unhex("f1 11 ba08"), RejectClass::Unsupported),
+        (msg(&|_| {}, &[NOW])[..30].to_vec(), RejectClass::Malformed),
+    ];
+    let got: Vec<RejectClass> = cases
+        .iter()
+        .map(|(bytes, _)| accept(&tutorial, bytes).unwrap_err().class())
+        .collect();
+    let want: Vec<RejectClass> = cases.iter().map(|(_, c)| *c).collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        accept(&tutorial, &cases[3].0).unwrap_err().to_string(),
+        "not for this reader: the PayloadHeader does not list DataSetWriterId 62541"
+    );
+    assert_eq!(
+        accept(&tutorial, &cases[4].0).unwrap_err().to_string(),
+        "field mismatch: 2 fields, the reader expects 1"
+    );
+    assert_eq!(
+        accept(&tutorial, &cases[5].0).unwrap_err().to_string(),
+        "field mismatch: field 0 is int64, the reader expects datetime"
+    );
+}
+
+#[test]
+fn the_stock_tutorial_subscriber_refuses_one_field_and_takes_its_four() {
+    let stock = ReaderConfig::tutorial_subscriber();
+    let one = tutorial_with(|_| {}, &[NOW]);
+    let r = accept(&stock, &one).unwrap_err();
+    assert_eq!(
+        r,
+        Reject::FieldMismatch(FieldMismatch::Count {
+            expected: 4,
+            got: 1
+        })
+    );
+    assert_eq!(r.class(), RejectClass::FieldList);
+    let four = [
+        NOW,
+        Value::Int32(-3),
+        Value::Int64(1 << 40),
+        Value::Boolean(true),
+    ];
+    let bytes = tutorial_with(
+        |c| {
+            c.fields = vec![
+                BuiltinType::DateTime,
+                BuiltinType::Int32,
+                BuiltinType::Int64,
+                BuiltinType::Boolean,
+            ]
+        },
+        &four,
+    );
+    let mut got = [NO_VALUE; 4];
+    let a = Reader::new(stock).accept(&bytes, &mut got).unwrap();
+    assert_eq!(a.fields, 4);
+    assert_eq!(got, four);
 }

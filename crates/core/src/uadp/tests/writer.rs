@@ -251,3 +251,23 @@ fn the_length_is_the_same_for_every_value() {
     config.encoding = FieldEncoding::RawData;
     assert_eq!(Writer::new(config).unwrap().len(), 52 + 24 + 51);
 }
+
+#[test]
+fn the_configuration_version_is_the_fnv1a_hash_of_the_type_ids() {
+    use BuiltinType::*;
+    // FNV-1a 32 of the ids, one byte each: DateTime 13, Int32 6, Int64 8,
+    // Boolean 1, UInt32 7.
+    assert_eq!(
+        configuration_version(&[DateTime]),
+        (0x080c_61d8, 0x080c_61d8)
+    );
+    assert_eq!(
+        configuration_version(&[DateTime, Int32, Int64, Boolean]),
+        (0x866f_1455, 0x866f_1455)
+    );
+    assert_eq!(configuration_version(&[UInt32; 10]).0, 0x8b0a_0bdb);
+    // The order counts; no field is the offset basis.
+    assert_eq!(configuration_version(&[Boolean, DateTime]).0, 0xe074_0c13);
+    assert_eq!(configuration_version(&[DateTime, Boolean]).0, 0x847e_089b);
+    assert_eq!(configuration_version(&[]).0, 0x811c_9dc5);
+}
