@@ -67,43 +67,7 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
         let Some(c) = d.get(end).filter(|c| !c.is_null()) else {
             continue;
         };
-        let n = |path: &[&str]| {
-            path.iter()
-                .try_fold(c, |x, k| x.get(k))
-                .and_then(|x| x.as_u64())
-                .unwrap_or(0)
-        };
-        let _ = writeln!(
-            o,
-            "  messages {name}: {} accepted, {}, {} malformed, {} field list differs, {} unsupported, {} not ours",
-            n(&["rx", "accepted"]),
-            Loss::of_end(c).text(),
-            n(&["rx", "malformed"]),
-            n(&["rx", "field_list_differs"]),
-            n(&["rx", "unsupported"]),
-            n(&["rx", "not_ours"]),
-        );
-        // Results stored before these were counted say nothing of them.
-        if n(&["rx", "not_ours"]) > 0 && c.pointer("/rx/not_ours_publisher_id").is_some() {
-            let _ = writeln!(
-                o,
-                "    not ours: {} another PublisherId, {} another WriterGroupId, {} without our DataSetWriterId",
-                n(&["rx", "not_ours_publisher_id"]),
-                n(&["rx", "not_ours_writer_group"]),
-                n(&["rx", "not_ours_dataset_writer"]),
-            );
-        }
-        // Results stored before these were counted say nothing of them.
-        if c.get("sequence").and_then(|s| s.get("foreign")).is_some() {
-            let _ = writeln!(
-                o,
-                "    out of sequence: {} duplicate, {} stale, {} foreign (another sender or a restart's first), {} restarts",
-                n(&["sequence", "duplicates"]),
-                n(&["sequence", "stale"]),
-                n(&["sequence", "foreign"]),
-                n(&["sequence", "restarts"]),
-            );
-        }
+        o.push_str(&message_counts(name, c));
     }
     if let Some(c) = d.get("controller").filter(|c| !c.is_null()) {
         let late = c.get("late_outputs").and_then(|x| x.as_u64()).unwrap_or(0);
@@ -127,3 +91,52 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
     }
     Some(o)
 }
+
+/// The counts of one end's received messages (`c`: the stored `detail.io`
+/// or `detail.controller`): accepted, the loss (or why it is not
+/// measurable), the refusals by reason, and the out-of-sequence line.
+fn message_counts(name: &str, c: &serde_json::Value) -> String {
+    let mut o = String::new();
+    let n = |path: &[&str]| {
+        path.iter()
+            .try_fold(c, |x, k| x.get(k))
+            .and_then(|x| x.as_u64())
+            .unwrap_or(0)
+    };
+    let _ = writeln!(
+        o,
+        "  messages {name}: {} accepted, {}, {} malformed, {} field list differs, {} unsupported, {} not ours",
+        n(&["rx", "accepted"]),
+        Loss::of_end(c).text(),
+        n(&["rx", "malformed"]),
+        n(&["rx", "field_list_differs"]),
+        n(&["rx", "unsupported"]),
+        n(&["rx", "not_ours"]),
+    );
+    // Results stored before these were counted say nothing of them.
+    if n(&["rx", "not_ours"]) > 0 && c.pointer("/rx/not_ours_publisher_id").is_some() {
+        let _ = writeln!(
+            o,
+            "    not ours: {} another PublisherId, {} another WriterGroupId, {} without our DataSetWriterId",
+            n(&["rx", "not_ours_publisher_id"]),
+            n(&["rx", "not_ours_writer_group"]),
+            n(&["rx", "not_ours_dataset_writer"]),
+        );
+    }
+    // Results stored before these were counted say nothing of them.
+    if c.get("sequence").and_then(|s| s.get("foreign")).is_some() {
+        let _ = writeln!(
+            o,
+            "    out of sequence: {} duplicate, {} stale, {} foreign (another sender or a restart's first), {} restarts",
+            n(&["sequence", "duplicates"]),
+            n(&["sequence", "stale"]),
+            n(&["sequence", "foreign"]),
+            n(&["sequence", "restarts"]),
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+#[path = "roundtrip_counts_tests.rs"]
+mod counts_tests;

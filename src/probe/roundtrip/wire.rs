@@ -12,8 +12,9 @@ use anyhow::{bail, Context, Result};
 use jitterlab_core::ether::{self, VlanTag};
 use jitterlab_core::roundtrip::{Direction, SequenceCounts, Transport, HEADER_PARTS};
 use jitterlab_core::uadp::{
-    configuration_version, datetime_from_unix_ns, Address, BuiltinType, FieldEncoding, NotOurs,
-    Publish, PublisherId, Reader, ReaderConfig, Reject, RejectClass, Value, Writer, WriterConfig,
+    configuration_version, datetime_from_unix_ns, Accepted, Address, BuiltinType, FieldEncoding,
+    NotOurs, Publish, PublisherId, Reader, ReaderConfig, Reject, RejectClass, Value, Writer,
+    WriterConfig,
 };
 use serde::Serialize;
 
@@ -246,6 +247,21 @@ pub struct RxCounts {
 }
 
 impl RxCounts {
+    /// Counts an accepted message by its sequence number — the
+    /// NetworkMessage's, else the DataSetMessage's — or as one without, and
+    /// says whether its content is taken (`SequenceCounts::add`; a message
+    /// without a number is).
+    pub fn accepted(&mut self, a: &Accepted, sequence: &mut SequenceCounts) -> bool {
+        self.accepted += 1;
+        match a.nm_sequence.or(a.dsm_sequence) {
+            Some(s) => sequence.add(s).taken(),
+            None => {
+                self.without_sequence += 1;
+                true
+            }
+        }
+    }
+
     /// Counts a rejected message.
     pub fn reject(&mut self, r: &Reject) {
         match r.class() {
@@ -459,13 +475,8 @@ impl Link {
                 Ok(Polled::Message { range, rx_real_ns }) => {
                     match wire.reader.accept(&self.buf[range], fields) {
                         Ok(a) => {
-                            rx.accepted += 1;
-                            // The NetworkMessage's number, else the
-                            // DataSetMessage's: either counts the stream.
-                            match a.nm_sequence.or(a.dsm_sequence) {
-                                Some(s) if !sequence.add(s).taken() => continue,
-                                Some(_) => {}
-                                None => rx.without_sequence += 1,
+                            if !rx.accepted(&a, sequence) {
+                                continue;
                             }
                             values[..fields.len()].copy_from_slice(fields);
                             each(marker_bits(&values[wire.marker_field]), rx_real_ns);
