@@ -44,6 +44,12 @@ fn run(dir: &Path, args: &[&str]) -> (Value, i32) {
 
 /// The checks every real run must pass, whatever the machine's noise.
 fn check_definitions(r: &serde_json::Value, scan_ns: i64) {
+    check_definitions_refusing(r, scan_ns, [0, 0]);
+}
+
+/// [`check_definitions`], the controller having refused `[malformed, not
+/// ours]` messages sent into its group besides the simulator's.
+fn check_definitions_refusing(r: &serde_json::Value, scan_ns: i64, refused: [i64; 2]) {
     let m = &r["threads"][0]["metrics"];
     let d = &r["detail"];
     let v = &d["budget"];
@@ -74,8 +80,9 @@ fn check_definitions(r: &serde_json::Value, scan_ns: i64) {
     // A veth pair loses and garbles nothing.
     for end in ["io", "controller"] {
         let c = &d[end];
-        assert_eq!(n(&c["rx"]["malformed"]), 0, "{end}");
-        assert_eq!(n(&c["rx"]["not_ours"]), 0, "{end}");
+        let [malformed, not_ours] = if end == "controller" { refused } else { [0, 0] };
+        assert_eq!(n(&c["rx"]["malformed"]), malformed, "{end}");
+        assert_eq!(n(&c["rx"]["not_ours"]), not_ours, "{end}");
         assert_eq!(n(&c["sequence"]["lost"]), 0, "{end}");
         assert!(n(&c["rx"]["accepted"]) > 0, "{end}");
     }
@@ -240,6 +247,25 @@ fn forge(netns: &str, number: fn(u16) -> u16) {
         ..WriterConfig::tutorial()
     })
     .unwrap();
+    let mut buf = [0u8; 256];
+    let messages = (0..FORGED).map(|i| {
+        let seq = number(i);
+        let publish = Publish {
+            nm_sequence: seq,
+            dsm_sequence: seq,
+            timestamp: 0,
+            picoseconds: 0,
+        };
+        let marker = [Field::DateTime(1_000_000 + i64::from(i))];
+        let n = writer.encode(&publish, &marker, &mut buf).unwrap();
+        buf[..n].to_vec()
+    });
+    send_into(netns, messages.collect());
+}
+
+/// Sends `messages` into the controller's group from namespace `netns`,
+/// one a millisecond.
+fn send_into(netns: &str, messages: Vec<Vec<u8>>) {
     let ns = std::fs::File::open(format!("/run/netns/{netns}")).unwrap();
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -254,18 +280,8 @@ fn forge(netns: &str, number: fn(u16) -> u16) {
                 .set_multicast_if_v4(&Ipv4Addr::new(198, 18, 0, 9))
                 .unwrap();
             let to = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 22), 4840).into();
-            let mut buf = [0u8; 256];
-            for i in 0..FORGED {
-                let seq = number(i);
-                let publish = Publish {
-                    nm_sequence: seq,
-                    dsm_sequence: seq,
-                    timestamp: 0,
-                    picoseconds: 0,
-                };
-                let marker = [Field::DateTime(1_000_000 + i64::from(i))];
-                let n = writer.encode(&publish, &marker, &mut buf).unwrap();
-                socket.send_to(&buf[..n], &to).unwrap();
+            for m in &messages {
+                socket.send_to(m, &to).unwrap();
                 std::thread::sleep(Duration::from_millis(1));
             }
         });
@@ -279,6 +295,19 @@ const FORGED: u16 = 600;
 /// [`forge`] publishes once it measures: the result, which also holds
 /// every check of [`check_definitions`] (nothing lost on the veth pair).
 fn forged_run(dir: &Path, number: fn(u16) -> u16) -> Value {
+    forged_run_with(dir, &[], [0, 0], |ns| forge(ns, number))
+}
+
+/// A 5 s round trip in `dir` with `flags` (stored as run 1), into whose
+/// controller `send` publishes from the I/O simulator's namespace once it
+/// measures: the result, checked as [`forged_run`]'s but for the
+/// `[malformed, not ours]` messages the controller must have refused.
+fn forged_run_with(
+    dir: &Path,
+    flags: &[&str],
+    refused: [i64; 2],
+    send: impl FnOnce(&str),
+) -> Value {
     let json = dir.join("r.json");
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("jitterlab"))
         .env("JITTERLAB_DB", dir.join("tests.db"))
@@ -293,6 +322,7 @@ fn forged_run(dir: &Path, number: fn(u16) -> u16) -> Value {
             "--json",
         ])
         .arg(&json)
+        .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -322,14 +352,14 @@ fn forged_run(dir: &Path, number: fn(u16) -> u16) -> Value {
         assert!(Instant::now() < end, "never measuring: {stderr:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
-    forge(&io_ns, number);
+    send(&io_ns);
     let status = child.wait().unwrap();
     reader.join().unwrap();
     let text = std::fs::read_to_string(&json)
         .unwrap_or_else(|_| panic!("no result: {:?}", stderr.lock().unwrap()));
     let r: Value = serde_json::from_str(&text).unwrap();
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
-    check_definitions(&r, 500_000);
+    check_definitions_refusing(&r, 500_000, refused);
     no_namespace_left();
     r
 }
@@ -379,7 +409,74 @@ fn forged_messages_far_from_the_sequence_are_counted_apart_and_never_taken() {
     let report = String::from_utf8_lossy(&out.stdout);
     let accepted = n(&d["controller"]["rx"]["accepted"]);
     let want = format!(
-        "  messages from the I/O simulator: {accepted} accepted, 0 lost in 0 gaps, 0 malformed, 0 unsupported, 0 not ours\n    out of sequence: 0 duplicate, 0 stale, 600 foreign (another sender or a restart's first), 0 restarts\n"
+        "  messages from the I/O simulator: {accepted} accepted, 0 lost in 0 gaps, 0 malformed, 0 field list differs, 0 unsupported, 0 not ours\n    out of sequence: 0 duplicate, 0 stale, 600 foreign (another sender or a restart's first), 0 restarts\n"
+    );
+    assert!(report.contains(&want), "{report}");
+}
+
+/// The first message of the reference tutorial publisher's capture
+/// (`tests/fixtures/uadp/tutorial_udp.pcap`): one DateTime, no sequence
+/// number.
+const REFERENCE_TUTORIAL: &str =
+    "f101ba08016400014df4e1107c1009c87e7bdd01cc858ca29a858ca201000dc21009c87e7bdd01";
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+#[serial]
+fn refused_reference_messages_are_counted_by_reason() {
+    if !root_or_skip("the round trip with the reference's messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tutorial = unhex(REFERENCE_TUTORIAL);
+    let with = |at: usize, byte: u8| {
+        let mut m = tutorial.clone();
+        m[at] = byte;
+        m
+    };
+    // The controller expects the stock tutorial subscriber's four fields:
+    // the reference publisher's valid one-field messages are another field
+    // list, not malformed ones.
+    let mut messages = vec![tutorial.clone(); 50];
+    messages.extend(vec![with(2, 0xbb); 20]); // PublisherId 2235
+    messages.extend(vec![with(5, 0x65); 10]); // WriterGroupId 101
+    messages.extend(vec![with(1, 0x11); 3]); // the security flag
+    messages.extend(vec![tutorial[..30].to_vec(); 5]); // cut in the header
+    let fields = "datetime,int32,int64,boolean";
+    let r = forged_run_with(
+        dir.path(),
+        &["--input-fields", fields, "--output-fields", fields],
+        [5, 30],
+        |ns| send_into(ns, messages),
+    );
+    let rx = &r["detail"]["controller"]["rx"];
+    let counts = [
+        "malformed",
+        "field_list_differs",
+        "unsupported",
+        "not_ours",
+        "not_ours_publisher_id",
+        "not_ours_writer_group",
+        "not_ours_dataset_writer",
+        "without_sequence",
+    ]
+    .map(|k| n(&rx[k]));
+    assert_eq!(counts, [5, 50, 3, 30, 20, 10, 0, 0]);
+    // The simulator numbers its messages: the loss is measured.
+    let loss = &r["detail"]["controller"]["loss"];
+    assert_eq!(loss["lost"], 0);
+    assert!(loss.get("not_measurable").is_none(), "{loss}");
+    let out = jl(dir.path()).args(["report", "1"]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let accepted = n(&rx["accepted"]);
+    let want = format!(
+        "  messages from the I/O simulator: {accepted} accepted, 0 lost in 0 gaps, 5 malformed, 50 field list differs, 3 unsupported, 30 not ours\n    not ours: 20 another PublisherId, 10 another WriterGroupId, 0 without our DataSetWriterId\n"
     );
     assert!(report.contains(&want), "{report}");
 }
