@@ -526,6 +526,10 @@ fn bad_input_is_refused_with_exit_2_and_says_what_to_fix() {
             &["--cycles", "10"][..],
             "jitterlab: error: run roundtrip ends at its --duration; --cycles does not apply\n",
         ),
+        (
+            &["--input-header", "nm-sequence,crc"][..],
+            "jitterlab: error: --input-header: unknown part \"crc\": give a list of nm-sequence, dsm-sequence, timestamp, config-version, or none\n",
+        ),
     ] {
         jl(dir.path())
             .args(["run", "roundtrip"])
