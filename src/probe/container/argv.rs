@@ -177,6 +177,12 @@ pub fn inner_argv(
                 flag(&format!("{side}-writer"), d.dataset_writer_id.to_string());
                 flag(&format!("{side}-fields"), d.fields.join(","));
                 flag(&format!("{side}-encoding"), d.encoding.clone());
+                let header = if d.header.is_empty() {
+                    "none".to_string()
+                } else {
+                    d.header.join(",")
+                };
+                flag(&format!("{side}-header"), header);
             }
             flag(
                 "map",
