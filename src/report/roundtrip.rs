@@ -1,8 +1,10 @@
 //! The round trip's budget block: seed 001's worst-case calculation term by
 //! term, the verdict (how many screw-to-screw samples went beyond it, any
 //! is a failure), where the distribution sits against the budget, and what
-//! the messages did (lost, and out of sequence: duplicate, stale, foreign,
-//! restarts). Printed after `jitterlab run roundtrip` and rebuilt by
+//! the messages did (lost, or "not measurable" when no message carried a
+//! sequence number; refused by reason: malformed, field list differs,
+//! unsupported, not ours by identity; and out of sequence: duplicate, stale,
+//! foreign, restarts). Printed after `jitterlab run roundtrip` and rebuilt by
 //! `jitterlab report` from the stored result's `detail` (the probe's
 //! `Detail`, `probe::roundtrip`).
 

@@ -52,7 +52,12 @@
 //!   [`reader`] for the rules: PublisherId type **and** value, WriterGroupId,
 //!   DataSetWriterId, key frames with the valid bit, field count and types)
 //!   and writes the fields into a caller slice, allocating nothing even when
-//!   it rejects.
+//!   it rejects. Each rejection has its counter ([`RejectClass`]): a
+//!   well-formed message with another field list is `FieldList`, not
+//!   `Malformed`. [`ReaderConfig::tutorial_subscriber`] is the reference's
+//!   stock tutorial subscriber (four fields).
+//! - [`configuration_version`]: the ConfigurationVersion a writer sends,
+//!   derived from its field list so both ends of a configured list agree.
 //!
 //! [`address`] reads `opc.udp://` and `opc.eth://` addresses; Ethernet
 //! framing (including the IEEE 802.3 length framing the reference sends) is
