@@ -502,9 +502,21 @@ mod tests {
         // A span past the stored bins (a budget beyond the last sample)
         // adds empty bins; a span within them leaves the rest out.
         let m = merge_bins(&[1, 2, 3], 10, 4);
-        assert_eq!(m, MergedBins { width: 5, counts: vec![6, 0] });
+        assert_eq!(
+            m,
+            MergedBins {
+                width: 5,
+                counts: vec![6, 0]
+            }
+        );
         let m = merge_bins(&[1, 2, 3], 2, 4);
-        assert_eq!(m, MergedBins { width: 1, counts: vec![1, 2] });
+        assert_eq!(
+            m,
+            MergedBins {
+                width: 1,
+                counts: vec![1, 2]
+            }
+        );
     }
 
     #[test]
