@@ -995,12 +995,24 @@ pub(super) struct SampleSeries {
 }
 
 /// A value axis tick: on a log axis (`log`: the axis is `log10(value)`),
-/// only whole decades are labelled, with their value.
+/// only whole decades are labelled: with their value up to 100 000, as a
+/// power of ten above (`10⁶`), which stays short enough for the axis.
 fn value_tick(v: f64, log: bool) -> String {
+    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
     if !log {
         num(v)
     } else if (v - v.round()).abs() < 1e-6 {
-        num(10f64.powf(v.round()))
+        let k = v.round() as i32;
+        if k >= 6 {
+            let exp: String = k
+                .to_string()
+                .chars()
+                .filter_map(|d| d.to_digit(10).map(|d| SUPERSCRIPT[d as usize]))
+                .collect();
+            format!("10{exp}")
+        } else {
+            num(10f64.powf(f64::from(k)))
+        }
     } else {
         String::new()
     }

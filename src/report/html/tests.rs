@@ -1187,6 +1187,17 @@ fn the_jitter_per_sample_gets_a_log_axis_ticked_at_whole_decades() {
             look: plots::DASHED,
         },
     ];
+    // Decades from 10⁶ up are written as powers of ten.
+    let tall = [plots::SampleSeries {
+        name: "stall".into(),
+        points: vec![(1, 150_000), (2, 130_000_000)],
+        look: plots::SOLID,
+    }];
+    let svg = plots::per_sample("jitter per sample", &tall, "t").unwrap();
+    let l = labels(Document::parse(&svg).unwrap().root_element());
+    for want in ["100000", "10⁶", "10⁷", "10⁸", "10⁹"] {
+        assert!(l.contains(&want.to_string()), "{want} in {l:?}");
+    }
     let svg = plots::per_sample("jitter per sample", &series, "t").unwrap();
     let doc = Document::parse(&svg).unwrap();
     let root = doc.root_element();
