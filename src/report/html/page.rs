@@ -8,6 +8,12 @@
 //! and timeline with the explanations of its outliers beside them; and for a
 //! bench one box chart per metric across its cells, grouped by
 //! configuration × scenario (seed 000 Table 10, seed 004 Tables 4–5).
+//! A round trip's budget is drawn on its histogram, percentile curve,
+//! timeline and box chart (seed 001's Figure 4 view: T1→T4 and T2→T3
+//! against the budget); a chase adds its jitter per sample (seed 002's
+//! Figures 1–3, and across a bench's cells Figure 4). A bench folds each
+//! cell into a `<details>` element (no script: the browser opens it), so a
+//! page of many cells reads as its verdict, tables and box charts first.
 //!
 //! Two runs compared: both verdicts, the comparison table of
 //! `jitterlab report A B`, and per cell the two runs share (matched by name,
@@ -32,9 +38,12 @@ use jitterlab_core::probe::MetricDef;
 use jitterlab_core::units::format_duration_exact;
 
 use super::data::{self, CellData};
-use super::plots::{self, Axis, BoxEntry, BoxRow, CurveSeries, HistSeries, Look, RefLine};
+use super::plots::{
+    self, Axis, BoxEntry, BoxRow, CurveSeries, HistSeries, Look, RefLine, SampleSeries,
+};
 use super::verdict::{self, cell_name};
 use super::HtmlOptions;
+use crate::report::chase;
 use crate::report::safe::escape;
 use crate::report::safe::shown;
 use crate::report::tables::{self, Format};
@@ -60,6 +69,8 @@ dl.run-head dt{font-weight:bold}
 dl.run-head dd{margin:0}
 .fail{font-weight:bold;text-decoration:underline}
 .cell{border-top:1px solid #999;padding-top:.4rem;break-inside:avoid-page}
+details.cell>summary{cursor:pointer}
+details.cell>summary h3{display:inline-block;margin:.5rem 0}
 .with-aside{display:grid;grid-template-columns:minmax(0,1fr) 21rem;gap:1.2rem}
 figure{margin:0 0 1rem}
 figcaption{font-size:.85rem;max-width:47rem}
@@ -104,6 +115,27 @@ fn figure(svg: &str, caption: &str) -> String {
     )
 }
 
+/// A reference line's name: what it is and its value.
+fn line_name(what: &str, ns: u64, axis: Axis) -> String {
+    format!(
+        "{what} {} {}",
+        plots::num(axis.value(ns as i64)),
+        axis.unit()
+    )
+}
+
+/// The round trip's budget line, the one every plot of the cell draws.
+fn budget_line(budget: Option<u64>, axis: Axis) -> Vec<RefLine> {
+    budget
+        .map(|b| RefLine {
+            name: line_name("budget", b, axis),
+            value: i64::try_from(b).unwrap_or(i64::MAX),
+            look: plots::BUDGET,
+        })
+        .into_iter()
+        .collect()
+}
+
 /// The threshold and budget lines of a cell's percentile curve.
 fn ref_lines(d: &CellData<'_>, axis: Axis) -> Vec<RefLine> {
     let text = |ns: u64| format!("{} {}", plots::num(axis.value(ns as i64)), axis.unit());
@@ -115,13 +147,7 @@ fn ref_lines(d: &CellData<'_>, axis: Axis) -> Vec<RefLine> {
             look: plots::THRESHOLD,
         });
     }
-    if let Some(b) = d.budget {
-        v.push(RefLine {
-            name: format!("budget {}", text(b)),
-            value: i64::try_from(b).unwrap_or(i64::MAX),
-            look: plots::BUDGET,
-        });
-    }
+    v.extend(budget_line(d.budget, axis));
     v
 }
 
@@ -172,6 +198,7 @@ fn cell_plots(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
                 hist: &f.hist,
                 look,
             }],
+            &budget_line(d.budget, axis),
             &format!("{} histogram of {}", metric.name, name),
         )?;
         o.push_str(&figure(&svg, &histogram_caption(metric.name, &[f])));
@@ -200,7 +227,74 @@ fn cell_plots(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
         o.push_str("<p>no percentile curve: this cell stored no histogram (partial figures from its windows).</p>\n");
     }
     o.push_str(&timeline(d, metric, axis, name)?);
+    o.push_str(&round_trip_boxes(d, axis, name)?);
+    o.push_str(&chase_samples(d, look, name)?);
     Ok(o)
+}
+
+/// A round trip's box chart, seed 001's Figure 4 view: T1→T4 (the
+/// screw-to-screw time) and T2→T3 (the controller's) against the budget.
+fn round_trip_boxes(d: &CellData<'_>, axis: Axis, name: &str) -> Result<String> {
+    let Some(budget) = d.budget else {
+        return Ok(String::new());
+    };
+    let rows: Vec<BoxRow> = [
+        ("T1→T4 screw-to-screw", "screw-to-screw"),
+        ("T2→T3 controller", "controller"),
+    ]
+    .into_iter()
+    .filter_map(|(label, metric)| {
+        box_of(d.cell, metric).map(|e| BoxRow {
+            label: label.into(),
+            entries: vec![Some(e)],
+        })
+    })
+    .collect();
+    if rows.is_empty() {
+        return Ok(String::new());
+    }
+    let svg = plots::boxes(
+        "round trip",
+        axis,
+        &rows,
+        &[(name.to_string(), plots::SOLID)],
+        &budget_line(Some(budget), axis),
+        &format!("round trip of {name} against its budget"),
+    )?;
+    Ok(figure(
+        &svg,
+        &format!(
+            "The round trip against its worst-case budget of {} (seed 001, Figure 4): {BOX_CAPTION}; no sample may lie right of the budget line.",
+            line_name("", budget, axis).trim()
+        ),
+    ))
+}
+
+/// A chase's jitter per sample in CPU cycles (seed 002, Figures 1–3).
+fn chase_samples(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
+    let Some((rows, _)) = d.cell.result.as_ref().and_then(chase::rows_of) else {
+        return Ok(String::new());
+    };
+    if rows.is_empty() {
+        return Ok(String::new());
+    }
+    let svg = plots::per_sample(
+        "jitter per sample",
+        &[SampleSeries {
+            name: name.into(),
+            points: rows.iter().map(|r| (r.number, r.jitter)).collect(),
+            look,
+        }],
+        &format!("jitter per sample of {name}"),
+    )?;
+    Ok(figure(
+        &svg,
+        &format!(
+            "Jitter per sample (the slowest minus the fastest of its {} timed chases), in CPU cycles, as seed 002 plots it; a log axis when the samples span more than {} times.",
+            rows[0].chases,
+            jitterlab_core::plot::LOG_SPAN
+        ),
+    ))
 }
 
 /// A cell's timeline of per-window figures, when it stored windows.
@@ -213,6 +307,7 @@ fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Res
             &e.points,
             d.window_ns,
             e.per_point,
+            &budget_line(d.budget, axis),
             &format!("{} timeline of {}", metric.name, name),
         )?;
         o.push_str(&figure(
@@ -231,14 +326,21 @@ fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Res
 }
 
 /// One cell's section: heading, plots, and its explanation beside them.
+/// `fold`: in a `<details>` element, its heading the summary (a bench).
 fn cell_section(
     run: &StoredRun,
     d: &CellData<'_>,
     explanation: Option<&[(usize, String)]>,
+    fold: bool,
 ) -> Result<String> {
     let c = d.cell;
+    let (element, head, head_end) = if fold {
+        ("details", "<summary><h3>", "</h3></summary>")
+    } else {
+        ("section", "<h3>", "</h3>")
+    };
     let mut o = format!(
-        "<section class=\"cell\" id=\"run{}-cell{}\">\n<h3>Cell {} — {}</h3>\n<div class=\"cell-body{}\">\n<div class=\"plots\">\n",
+        "<{element} class=\"cell\" id=\"run{}-cell{}\">\n{head}Cell {} — {}{head_end}\n<div class=\"cell-body{}\">\n<div class=\"plots\">\n",
         run.id,
         d.id,
         esc(&cell_name(c)),
@@ -257,7 +359,7 @@ fn cell_section(
         o.push_str(&tables::html_explanations(lines));
         o.push_str("</aside>\n");
     }
-    o.push_str("</div>\n</section>\n");
+    let _ = writeln!(o, "</div>\n</{element}>");
     Ok(o)
 }
 
@@ -320,6 +422,12 @@ fn across(run: &StoredRun) -> Result<String> {
     let cells: Vec<&jitterlab_core::cell::StoredCell> = run.cells.iter().collect();
     let label = labeller(&cells);
     let mut o = String::new();
+    let mut budgets: Vec<u64> = cells
+        .iter()
+        .filter_map(|c| c.result.as_ref().and_then(data::budget))
+        .collect();
+    budgets.sort_unstable();
+    budgets.dedup();
     for m in metrics_of(&cells) {
         let rows: Vec<BoxRow> = cells
             .iter()
@@ -338,6 +446,11 @@ fn across(run: &StoredRun) -> Result<String> {
             Axis::of(m.unit),
             &rows,
             &[(format!("run {}", run.id), plots::SOLID)],
+            &budgets
+                .iter()
+                .filter(|_| m.name == "screw-to-screw")
+                .flat_map(|&b| budget_line(Some(b), Axis::of(m.unit)))
+                .collect::<Vec<_>>(),
             &format!("{} across the cells of run {}", m.name, run.id),
         )?;
         o.push_str(&figure(
@@ -345,11 +458,45 @@ fn across(run: &StoredRun) -> Result<String> {
             &format!("The {} of every cell: {BOX_CAPTION}.", m.name),
         ));
     }
+    o.push_str(&chase_across(&cells, &label, run.id)?);
     if o.is_empty() {
         return Ok(o);
     }
     Ok(format!(
         "<h3>Across cells, per configuration × scenario</h3>\n{o}"
+    ))
+}
+
+/// The chase cells' jitter per sample on one plot (seed 002, Figure 4:
+/// baseline against cache allocation), when a bench has two or more.
+fn chase_across(
+    cells: &[&jitterlab_core::cell::StoredCell],
+    label: &dyn Fn(&jitterlab_core::cell::StoredCell) -> String,
+    run: i64,
+) -> Result<String> {
+    let looks = [plots::SOLID, plots::DASHED, plots::DOTTED];
+    let series: Vec<SampleSeries> = cells
+        .iter()
+        .filter_map(|c| Some((label(c), chase::rows_of(c.result.as_ref()?)?.0)))
+        .filter(|(_, rows)| !rows.is_empty())
+        .enumerate()
+        .map(|(k, (name, rows))| SampleSeries {
+            name,
+            points: rows.iter().map(|r| (r.number, r.jitter)).collect(),
+            look: looks[k % looks.len()],
+        })
+        .collect();
+    if series.len() < 2 {
+        return Ok(String::new());
+    }
+    let svg = plots::per_sample(
+        "jitter per sample",
+        &series,
+        &format!("jitter per sample across the cells of run {run}"),
+    )?;
+    Ok(figure(
+        &svg,
+        "Jitter per sample of every chase cell, in CPU cycles (seed 002, Figure 4: the baseline against cache allocation), each cell's look named in the legend.",
     ))
 }
 
@@ -390,7 +537,7 @@ fn run_section(store: &Store, run: &StoredRun, opts: &HtmlOptions) -> Result<Str
         let ex = (opts.tables.explain && !verdict::single(run))
             .then(|| explanations.get(i).map(Vec::as_slice))
             .flatten();
-        o.push_str(&cell_section(run, d, ex)?);
+        o.push_str(&cell_section(run, d, ex, !verdict::single(run))?);
     }
     if !verdict::single(run) {
         o.push_str(&across(run)?);
@@ -457,7 +604,12 @@ fn overlay(name: &str, a: (&str, &CellData<'_>), b: (&str, &CellData<'_>)) -> Re
                 look: *l,
             })
             .collect();
-        let svg = plots::histogram(m.name, &series, &format!("{} histograms of {name}", m.name))?;
+        let svg = plots::histogram(
+            m.name,
+            &series,
+            &budget_line(a.1.budget.or(b.1.budget), axis),
+            &format!("{} histograms of {name}", m.name),
+        )?;
         let fs: Vec<&data::Fine> = fine.iter().map(|x| x.1).collect();
         o.push_str(&figure(&svg, &histogram_caption(m.name, &fs)));
     }
@@ -535,6 +687,7 @@ fn compare_boxes(
             Axis::of(m.unit),
             &rows,
             &series,
+            &[],
             &format!("{} of run A and run B", m.name),
         )?;
         o.push_str(&figure(

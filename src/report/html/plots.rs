@@ -12,6 +12,21 @@
 //! well as by colour, named in a legend: run A solid with circles, run B
 //! dashed with triangles, a third series dotted with squares; the threshold
 //! (dash-dot) and the round-trip budget (dash-dot-dot) are labelled lines.
+//!
+//! **Reference lines on every view.** A threshold or budget ([`RefLine`])
+//! is drawn by the one function [`ref_line`] on each plot of its metric: a
+//! vertical line at its value on the histogram and the box chart, a
+//! horizontal one on the percentile curve and the timeline, each named
+//! with its value in the legend, the axis widened to show it — seed 001's
+//! Figure 4 reads "no sample beyond 6.7 ms" off the plot itself.
+//!
+//! **Readable when a distribution spans decades.** A histogram wider than
+//! [`MAX_DRAWN_BINS`] 1 µs bins is drawn in merged bins
+//! ([`jitterlab_core::plot::merge_bins`]: 2, 5, 10, 20 … µs, the axis says
+//! which), its counts always on a log axis; the box chart and the chase's
+//! jitter per sample ([`per_sample`], seed 002's Figures 1–4) switch to a log
+//! value axis ticked at whole decades when their figures span more than
+//! [`jitterlab_core::plot::LOG_SPAN`] times.
 //! The colours are the Okabe–Ito palette, which stays distinct for colour-
 //! blind readers and in grey.
 //!
@@ -33,7 +48,7 @@
 use std::fmt::Write as _;
 
 use anyhow::{anyhow, Result};
-use jitterlab_core::plot::{nines_label, EnvelopePoint, Percentile};
+use jitterlab_core::plot::{log_decades, merge_bins, nines_label, EnvelopePoint, Percentile};
 use jitterlab_core::probe::MetricUnit;
 use jitterlab_core::recorder::LatencyHistogram;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged};
@@ -394,10 +409,11 @@ fn used_bins(h: &LatencyHistogram) -> usize {
     h.buckets.iter().rposition(|&c| c > 0).map_or(1, |i| i + 1)
 }
 
-/// The outline of a histogram as steps over bins `0 .. end`: two points
-/// per run of equal counts, a zero count at [`FLOOR`].
-pub(super) fn steps(h: &LatencyHistogram, end: usize) -> Vec<(f64, f64)> {
-    let at = |i: usize| h.buckets.get(i).copied().unwrap_or(0);
+/// The outline of `counts[0 .. end]` as steps, bin `i` spanning
+/// `i·width .. (i+1)·width` on the x axis: two points per run of equal
+/// counts, a zero count at [`FLOOR`].
+fn steps(counts: &[u64], end: usize, width: f64) -> Vec<(f64, f64)> {
+    let at = |i: usize| counts.get(i).copied().unwrap_or(0);
     let y = |c: u64| if c == 0 { FLOOR } else { c as f64 };
     let mut v = Vec::new();
     let mut i = 0;
@@ -407,31 +423,100 @@ pub(super) fn steps(h: &LatencyHistogram, end: usize) -> Vec<(f64, f64)> {
         while j < end && at(j) == c {
             j += 1;
         }
-        v.push((i as f64, y(c)));
-        v.push((j as f64, y(c)));
+        v.push((i as f64 * width, y(c)));
+        v.push((j as f64 * width, y(c)));
         i = j;
     }
     v
 }
 
-/// The latency histogram: 1 µs bins on a linear axis, the count on a log
-/// axis, one step line per series.
-pub(super) fn histogram(metric: &str, series: &[HistSeries<'_>], title: &str) -> Result<String> {
-    let end = series.iter().map(|s| used_bins(s.hist)).max().unwrap_or(1);
-    let top = series
+/// The most bins a histogram draws: wider ones are merged for display.
+pub(super) const MAX_DRAWN_BINS: usize = 400;
+
+/// A labelled reference line (see the module doc) drawn on `chart`:
+/// vertical at `at` when `vertical`, else horizontal, from `from` to `to`
+/// on the other axis.
+fn ref_line<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    l: &RefLine,
+    at: f64,
+    vertical: bool,
+    (from, to): (f64, f64),
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let pts = if vertical {
+        vec![(at, from), (at, to)]
+    } else {
+        vec![(from, at), (to, at)]
+    };
+    line(chart, l.look, pts)
+}
+
+/// The legend entries of reference lines.
+fn ref_entries(lines: &[RefLine]) -> impl Iterator<Item = Entry> + '_ {
+    lines.iter().map(|l| Entry {
+        name: l.name.clone(),
+        look: l.look,
+        sample: Sample::Line,
+    })
+}
+
+/// The metadata lines of reference lines.
+fn ref_data(data: &mut String, lines: &[RefLine]) {
+    for l in lines {
+        let _ = writeln!(data, "line {} {}", l.name, l.value);
+    }
+}
+
+/// The latency histogram: 1 µs bins (merged for display beyond
+/// [`MAX_DRAWN_BINS`]) on a linear axis, the count on a log axis, one step
+/// line per series, and `lines` (ns) as vertical reference lines.
+pub(super) fn histogram(
+    metric: &str,
+    series: &[HistSeries<'_>],
+    lines: &[RefLine],
+    title: &str,
+) -> Result<String> {
+    let used = series.iter().map(|s| used_bins(s.hist)).max().unwrap_or(1);
+    // A line beyond the last sample widens the axis to show it.
+    let line_end = lines
         .iter()
-        .flat_map(|s| s.hist.buckets.iter().copied())
+        .map(|l| usize::try_from(l.value.max(0) / 1_000).unwrap_or(usize::MAX / 2) + 1)
+        .map(|b| b + b / 20)
+        .max()
+        .unwrap_or(0);
+    let span = used.max(line_end);
+    let merged: Vec<_> = series
+        .iter()
+        .map(|s| merge_bins(&s.hist.buckets, span, MAX_DRAWN_BINS))
+        .collect();
+    let width = merged.first().map_or(1, |m| m.width);
+    let drawn = span.div_ceil(usize::try_from(width).unwrap_or(1));
+    let end = drawn as f64 * width as f64;
+    let top = merged
+        .iter()
+        .flat_map(|m| m.counts.iter().copied())
         .max()
         .unwrap_or(1)
         .max(1);
     let mut data = String::new();
-    for s in series {
+    for (s, m) in series.iter().zip(&merged) {
         let _ = writeln!(data, "# {}\nbin_us count", s.name);
         for (i, c) in s.hist.buckets.iter().enumerate().filter(|(_, c)| **c > 0) {
             let _ = writeln!(data, "{i} {c}");
         }
         let _ = writeln!(data, "overflows {}", s.hist.overflows);
+        if width > 1 {
+            let _ = writeln!(data, "drawn in {width} µs bins\nfrom_us count");
+            for (i, c) in m.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+                let _ = writeln!(data, "{} {c}", i as u64 * width);
+            }
+        }
     }
+    ref_data(&mut data, lines);
     let entries: Vec<Entry> = series
         .iter()
         .map(|s| Entry {
@@ -439,22 +524,23 @@ pub(super) fn histogram(metric: &str, series: &[HistSeries<'_>], title: &str) ->
             look: s.look,
             sample: Sample::Line,
         })
+        .chain(ref_entries(lines))
         .collect();
     let lh = legend_height(&entries);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + lh)).into_drawing_area();
-        let mut c = chart(
-            &root,
-            0f64..end as f64,
-            (FLOOR..top as f64 * 3.0).log_scale(),
-            72,
-            lh,
-        )?;
+        let ceiling = top as f64 * 3.0;
+        let mut c = chart(&root, 0f64..end, (FLOOR..ceiling).log_scale(), 72, lh)?;
+        let bins = if width == 1 {
+            "1 µs bins".to_string()
+        } else {
+            format!("{width} µs bins (1 µs bins merged for display)")
+        };
         c.configure_mesh()
             .max_light_lines(0)
             .bold_line_style(BLACK.mix(0.12))
-            .x_desc(format!("{metric} (µs), 1 µs bins"))
+            .x_desc(format!("{metric} (µs), {bins}"))
             .y_desc("samples per bin (log scale)")
             .x_label_formatter(&|v| num(*v))
             .y_label_formatter(&|v| count_label(*v))
@@ -462,8 +548,11 @@ pub(super) fn histogram(metric: &str, series: &[HistSeries<'_>], title: &str) ->
             .axis_desc_style((FONT, 14))
             .draw()
             .map_err(drawing)?;
-        for s in series {
-            line(&mut c, s.look, steps(s.hist, end))?;
+        for (s, m) in series.iter().zip(&merged) {
+            line(&mut c, s.look, steps(&m.counts, drawn, width as f64))?;
+        }
+        for l in lines {
+            ref_line(&mut c, l, l.value as f64 / 1_000.0, true, (FLOOR, ceiling))?;
         }
         legend(&root, &entries)?;
         root.present().map_err(drawing)?;
@@ -521,9 +610,7 @@ pub(super) fn percentiles(
             let _ = writeln!(data, "{} {:.4} {}", p.label, p.nines, p.value);
         }
     }
-    for l in lines {
-        let _ = writeln!(data, "line {} {}", l.name, l.value);
-    }
+    ref_data(&mut data, lines);
     let entries: Vec<Entry> = series
         .iter()
         .map(|s| Entry {
@@ -531,11 +618,7 @@ pub(super) fn percentiles(
             look: s.look,
             sample: Sample::Marked,
         })
-        .chain(lines.iter().map(|l| Entry {
-            name: l.name.clone(),
-            look: l.look,
-            sample: Sample::Line,
-        }))
+        .chain(ref_entries(lines))
         .collect();
     let lh = legend_height(&entries);
     let mut svg = String::new();
@@ -564,8 +647,7 @@ pub(super) fn percentiles(
             .draw()
             .map_err(drawing)?;
         for l in lines {
-            let y = axis.value(l.value);
-            line(&mut c, l.look, vec![(0.0, y), (right, y)])?;
+            ref_line(&mut c, l, axis.value(l.value), false, (0.0, right))?;
         }
         for s in series {
             let pts: Vec<(f64, f64)> = s
@@ -596,13 +678,15 @@ pub(super) fn time_unit(total_ns: u64) -> (&'static str, f64) {
 
 /// The timeline: per point of the envelope, the maximum of the windows'
 /// maxima (solid), their count-weighted mean (dashed) and the minimum of
-/// their minima (dotted), against the time since the first release.
+/// their minima (dotted), against the time since the first release, with
+/// `lines` as horizontal reference lines.
 pub(super) fn timeline(
     metric: &str,
     axis: Axis,
     points: &[EnvelopePoint],
     window_ns: u64,
     per_point: u64,
+    lines: &[RefLine],
     title: &str,
 ) -> Result<String> {
     let window_ns = window_ns.max(1);
@@ -629,7 +713,9 @@ pub(super) fn timeline(
     let (lo, hi) = min
         .iter()
         .chain(&max)
-        .fold((0.0f64, 0.0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
+        .map(|p| p.1)
+        .chain(lines.iter().map(|l| axis.value(l.value)))
+        .fold((0.0f64, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let hi = if hi <= lo { lo + 1.0 } else { hi };
     let pad = (hi - lo) * 0.08;
     let mut data =
@@ -647,6 +733,7 @@ pub(super) fn timeline(
             opt(p.mean)
         );
     }
+    ref_data(&mut data, lines);
     let few = shown.len() <= 60;
     let named = [
         (SOLID, max, "max of the windows' maxima"),
@@ -660,6 +747,7 @@ pub(super) fn timeline(
             look: *look,
             sample: if few { Sample::Marked } else { Sample::Line },
         })
+        .chain(ref_entries(lines))
         .collect();
     let lh = legend_height(&entries);
     let mut svg = String::new();
@@ -678,6 +766,15 @@ pub(super) fn timeline(
             .axis_desc_style((FONT, 14))
             .draw()
             .map_err(drawing)?;
+        for l in lines {
+            ref_line(
+                &mut c,
+                l,
+                axis.value(l.value),
+                false,
+                (0.0, total as f64 / scale),
+            )?;
+        }
         for (look, pts, _) in named {
             line(&mut c, look, pts.clone())?;
             if few {
@@ -728,28 +825,33 @@ fn short(label: &str) -> String {
 
 /// A box chart, one row per group: the whisker from min to max with caps,
 /// the box from p50 to p99 (filled for the first series, dashed outline for
-/// the second), each series' look named in the legend. Positive figures
-/// that span more than 30× are drawn on a log axis (and the axis says so).
+/// the second), each series' look named in the legend, `lines` as vertical
+/// reference lines. Positive figures that span more than 30× are drawn on
+/// a log axis (and the axis says so).
 pub(super) fn boxes(
     metric: &str,
     axis: Axis,
     rows: &[BoxRow],
     series: &[(String, Look)],
+    lines: &[RefLine],
     title: &str,
 ) -> Result<String> {
     let m = series.len().max(1);
     let n = rows.len().max(1);
     let height = (90 + n * (14 + 18 * m)).max(200) as u32;
     let entries = rows.iter().flat_map(|r| r.entries.iter().flatten());
-    let (lo, hi) = entries.fold((f64::MAX, f64::MIN), |(a, b), e| {
-        (a.min(axis.value(e.min)), b.max(axis.value(e.max)))
-    });
+    let (lo, hi) = entries
+        .flat_map(|e| [e.min, e.max])
+        .chain(lines.iter().map(|l| l.value))
+        .map(|v| axis.value(v))
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
     let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
     let hi = if hi <= lo { lo + 1.0 } else { hi };
     // Positive figures spanning more than a decade and a half (a tuned
     // cell's 30 µs beside a baseline's 90 ms) are drawn on a log axis,
     // else the tuned cell would be a line at zero: x = log10(value).
-    let log = lo > 0.0 && hi / lo >= 30.0;
+    let decades = log_decades(lo, hi);
+    let log = decades.is_some();
     let at = move |v: i64| {
         let x = axis.value(v);
         if log {
@@ -758,8 +860,8 @@ pub(super) fn boxes(
             x
         }
     };
-    let (x0, x1) = if log {
-        (lo.log10().floor(), hi.log10().ceil())
+    let (x0, x1) = if let Some((a, b)) = decades {
+        (f64::from(a), f64::from(b))
     } else {
         let pad = (hi - lo) * 0.06;
         (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
@@ -789,6 +891,7 @@ pub(super) fn boxes(
             }
         }
     }
+    ref_data(&mut data, lines);
     // The half height of a box, and the offset of series k from its row.
     let half = 0.32 / m as f64;
     let offset = |k: usize| ((m - 1) as f64 / 2.0 - k as f64) * 2.4 * half;
@@ -799,6 +902,7 @@ pub(super) fn boxes(
             look: *look,
             sample: Sample::Box,
         })
+        .chain(ref_entries(lines))
         .collect();
     let lh = legend_height(&entries);
     let mut svg = String::new();
@@ -806,15 +910,7 @@ pub(super) fn boxes(
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height + lh)).into_drawing_area();
         let mut c: Chart<'_, RangedCoordf64, RangedCoordf64> =
             chart(&root, x0..x1, -0.6f64..n as f64 - 0.4, left, lh)?;
-        let tick = |v: &f64| {
-            if !log {
-                num(*v)
-            } else if (v - v.round()).abs() < 1e-6 {
-                num(10f64.powf(v.round()))
-            } else {
-                String::new()
-            }
-        };
+        let tick = |v: &f64| value_tick(*v, log);
         c.configure_mesh()
             .max_light_lines(0)
             .disable_y_mesh()
@@ -871,6 +967,9 @@ pub(super) fn boxes(
             c.draw_series(filled).map_err(drawing)?;
             c.draw_series(shapes).map_err(drawing)?;
         }
+        for l in lines {
+            ref_line(&mut c, l, at(l.value), true, (-0.6, n as f64 - 0.4))?;
+        }
         let label = (FONT, 13)
             .into_text_style(&root)
             .pos(Pos::new(HPos::Right, VPos::Center));
@@ -883,4 +982,120 @@ pub(super) fn boxes(
         root.present().map_err(drawing)?;
     }
     Ok(finish("boxes", title, &data, &svg))
+}
+
+/// One series of the jitter per sample: `(sample number, value)`.
+pub(super) struct SampleSeries {
+    /// Its name in the legend.
+    pub name: String,
+    /// Its points, in CPU cycles.
+    pub points: Vec<(u64, u64)>,
+    /// How it looks.
+    pub look: Look,
+}
+
+/// A value axis tick: on a log axis (`log`: the axis is `log10(value)`),
+/// only whole decades are labelled: with their value up to 100 000, as a
+/// power of ten above (`10⁶`), which stays short enough for the axis.
+fn value_tick(v: f64, log: bool) -> String {
+    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    if !log {
+        num(v)
+    } else if (v - v.round()).abs() < 1e-6 {
+        let k = v.round() as i32;
+        if k >= 6 {
+            let exp: String = k
+                .to_string()
+                .chars()
+                .filter_map(|d| d.to_digit(10).map(|d| SUPERSCRIPT[d as usize]))
+                .collect();
+            format!("10{exp}")
+        } else {
+            num(10f64.powf(f64::from(k)))
+        }
+    } else {
+        String::new()
+    }
+}
+
+/// The chase's jitter per sample (seed 002's Figures 1–4): `what` (CPU
+/// cycles) against the sample number, one line per series; on a log axis
+/// ticked at whole decades when the values span more than
+/// [`jitterlab_core::plot::LOG_SPAN`] times (a zero sits on the bottom edge).
+pub(super) fn per_sample(what: &str, series: &[SampleSeries], title: &str) -> Result<String> {
+    let values = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let lo = values().filter(|&v| v > 0).min().unwrap_or(1) as f64;
+    let hi = values().max().unwrap_or(1).max(1) as f64;
+    let decades = log_decades(lo, hi);
+    let (y0, y1) = match decades {
+        Some((a, b)) => (f64::from(a), f64::from(b)),
+        None => (0.0, hi * 1.08),
+    };
+    let y = |v: u64| match decades {
+        Some((a, _)) if v == 0 => f64::from(a),
+        Some(_) => (v as f64).log10(),
+        None => v as f64,
+    };
+    let last = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut data = String::new();
+    for s in series {
+        let _ = writeln!(data, "# {}\nsample cycles", s.name);
+        for (n, v) in &s.points {
+            let _ = writeln!(data, "{n} {v}");
+        }
+    }
+    let few = series.iter().all(|s| s.points.len() <= 60);
+    let entries: Vec<Entry> = series
+        .iter()
+        .map(|s| Entry {
+            name: s.name.clone(),
+            look: s.look,
+            sample: if few { Sample::Marked } else { Sample::Line },
+        })
+        .collect();
+    let lh = legend_height(&entries);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + lh)).into_drawing_area();
+        let mut c = chart(&root, 0.5f64..last as f64 + 0.5, y0..y1, 84, lh)?;
+        let log = decades.is_some();
+        let tick = |v: &f64| value_tick(*v, log);
+        c.configure_mesh()
+            .max_light_lines(0)
+            .bold_line_style(BLACK.mix(0.12))
+            .y_labels(if log { (y1 - y0) as usize * 2 + 1 } else { 10 })
+            .x_desc("sample")
+            .y_desc(if log {
+                format!("{what} (CPU cycles, log scale)")
+            } else {
+                format!("{what} (CPU cycles)")
+            })
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() > 1e-6 {
+                    String::new()
+                } else {
+                    num(*v)
+                }
+            })
+            .y_label_formatter(&tick)
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .draw()
+            .map_err(drawing)?;
+        for s in series {
+            let pts: Vec<(f64, f64)> = s.points.iter().map(|&(n, v)| (n as f64, y(v))).collect();
+            line(&mut c, s.look, pts.clone())?;
+            if few {
+                markers(&mut c, s.look, &pts)?;
+            }
+        }
+        legend(&root, &entries)?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(finish("per-sample", title, &data, &svg))
 }

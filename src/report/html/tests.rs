@@ -383,6 +383,24 @@ fn assert_self_contained(html: &str) {
     }
 }
 
+/// The x pixel of `value` on a plot's horizontal axis, from the positions
+/// of its tick labels `"0"` and `at` (text drawn centred on its tick).
+fn x_of(svg: Node<'_, '_>, at: &str, value: f64) -> f64 {
+    let tick = |t: &str| -> f64 {
+        svg.descendants()
+            .filter(|d| d.tag_name().name() == "text")
+            .filter(|d| d.attribute("text-anchor") == Some("middle"))
+            .find(|d| text(*d).trim() == t)
+            .unwrap_or_else(|| panic!("no tick {t} in {:?}", labels(svg)))
+            .attribute("x")
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (x0, x1) = (tick("0"), tick(at));
+    x0 + (x1 - x0) * value / at.parse::<f64>().unwrap()
+}
+
 /// The points of a polyline.
 fn points(n: Node<'_, '_>) -> Vec<(i32, i32)> {
     n.attribute("points")
@@ -901,10 +919,11 @@ fn the_output_file_is_replaced_whole_and_keeps_its_permissions() {
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
-#[test]
-fn a_round_trip_draws_its_budget_and_states_its_verdict() {
+/// A stored `jitterlab run roundtrip` of 200 screw-to-screw times, 2 ms
+/// to 6.975 ms in 25 µs steps, against seed 001's 6.7 ms budget, with a
+/// window row per 20 samples; its run id and result.
+fn round_trip_run(store: &mut Store) -> (i64, RunResult) {
     use jitterlab_core::roundtrip::{Budget, BudgetInputs, BudgetVerdict};
-    let (_d, mut store) = open();
     let ids = store
         .begin_run(&start(RunKind::Run, "roundtrip", "plc-7", None))
         .unwrap();
@@ -939,8 +958,23 @@ fn a_round_trip_draws_its_budget_and_states_its_verdict() {
         negative: None,
         fine: None,
     }];
+    let rows: Vec<WindowRow> = windows_of(&values, 20)
+        .into_iter()
+        .map(|w| WindowRow {
+            metrics: &jitterlab_core::probe::ROUNDTRIP.metrics[..1],
+            ..w
+        })
+        .collect();
+    store.insert_windows(ids.cell, &rows).unwrap();
     store.finish_run(ids, &r, &h).unwrap();
-    let html = render(&store, &[ids.run], &HtmlOptions::default()).unwrap();
+    (ids.run, r)
+}
+
+#[test]
+fn a_round_trip_draws_its_budget_and_states_its_verdict() {
+    let (_d, mut store) = open();
+    let (run, r) = round_trip_run(&mut store);
+    let html = render(&store, &[run], &HtmlOptions::default()).unwrap();
     let doc = parse(&html);
     let p = plots(&doc, &html, "percentiles")[0];
     assert!(
@@ -962,6 +996,7 @@ fn a_round_trip_draws_its_budget_and_states_its_verdict() {
     let h = plots(&doc, &html, "histogram")[0];
     let m = child_text(h, "metadata");
     assert!(m.contains("\n6973 1\noverflows 0\n"), "{m}");
+    assert_eq!(verdict_over(&r), 11);
     // The verdict carries the budget block the text report prints.
     let pre = elements(&doc, "pre")
         .into_iter()
@@ -994,7 +1029,7 @@ fn figures_spanning_decades_get_a_log_axis_in_the_box_chart() {
         },
     ];
     let series = [("run 1".to_string(), plots::SOLID)];
-    let svg = plots::boxes("latency", Axis::Us, &rows, &series, "t").unwrap();
+    let svg = plots::boxes("latency", Axis::Us, &rows, &series, &[], "t").unwrap();
     let doc = Document::parse(&svg).unwrap();
     let l = labels(doc.root_element());
     for want in [
@@ -1009,10 +1044,270 @@ fn figures_spanning_decades_get_a_log_axis_in_the_box_chart() {
     }
     // Within 30×, a linear axis from 0.
     let rows = &rows[1..];
-    let svg = plots::boxes("latency", Axis::Us, rows, &series, "t").unwrap();
+    let svg = plots::boxes("latency", Axis::Us, rows, &series, &[], "t").unwrap();
     let l = labels(Document::parse(&svg).unwrap().root_element());
     assert!(
         l.contains(&"latency (µs)".to_string()) && l.contains(&"0".to_string()),
         "{l:?}"
+    );
+}
+
+/// How many screw-to-screw samples a result counted beyond its budget.
+fn verdict_over(r: &RunResult) -> u64 {
+    r.detail.as_ref().unwrap()["budget"]["over"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn the_budget_is_a_line_on_the_histogram_timeline_and_box_chart() {
+    let (_d, mut store) = open();
+    let (run, _) = round_trip_run(&mut store);
+    let html = render(&store, &[run], &HtmlOptions::default()).unwrap();
+    let doc = parse(&html);
+    let budget = "line budget 6700 µs 6700000\n";
+    // The histogram: its axis widened to 6.7 ms + 5 % (7 036 bins), drawn
+    // in 20 µs bins; the budget a vertical dash-dot-dot line at 6700 µs.
+    let h = plots(&doc, &html, "histogram")[0];
+    let m = child_text(h, "metadata");
+    assert!(
+        m.contains("drawn in 20 µs bins\nfrom_us count\n2000 1\n"),
+        "{m}"
+    );
+    assert!(m.ends_with(&format!("6960 1\n{budget}")), "{m}");
+    let l = labels(h);
+    assert!(
+        l.contains(&"screw-to-screw (µs), 20 µs bins (1 µs bins merged for display)".to_string()),
+        "{l:?}"
+    );
+    assert!(l.contains(&"budget 6700 µs".to_string()), "{l:?}");
+    let lines = series_lines(h, plots::BUDGET);
+    assert_eq!(lines.len(), 2, "the line and its legend sample");
+    let p = points(lines[0]);
+    assert_eq!(p.len(), 2);
+    assert_eq!(p[0].0, p[1].0, "vertical: {p:?}");
+    assert!(p[1].1 < p[0].1 - 200, "across the plot's height: {p:?}");
+    let want = x_of(h, "5000", 6_700.0);
+    assert!(
+        (f64::from(p[0].0) - want).abs() <= 1.5,
+        "{p:?} against {want}"
+    );
+    assert_eq!(lines[0].attribute("stroke-dasharray"), Some("10 3 2 3 2 3"));
+    // The timeline: a horizontal line across it.
+    let t = plots(&doc, &html, "timeline")[0];
+    assert!(child_text(t, "metadata").ends_with(budget));
+    let p = points(series_lines(t, plots::BUDGET)[0]);
+    assert_eq!(p[0].1, p[1].1, "horizontal: {p:?}");
+    assert!(p[1].0 > p[0].0 + 500, "{p:?}");
+    // The box chart, seed 001's Figure 4 view: T1→T4 against the budget.
+    let b = plots(&doc, &html, "boxes");
+    assert_eq!(b.len(), 1);
+    let m = child_text(b[0], "metadata");
+    assert!(
+        m.starts_with("group series min p50 p99 max\nT1→T4 screw-to-screw | run 1 | 2000000 "),
+        "{m}"
+    );
+    assert!(m.ends_with(&format!(" 6975000\n{budget}")), "{m}");
+    let p = points(series_lines(b[0], plots::BUDGET)[0]);
+    assert_eq!(p[0].0, p[1].0, "vertical: {p:?}");
+    let want = x_of(b[0], "5000", 6_700.0);
+    assert!(
+        (f64::from(p[0].0) - want).abs() <= 1.5,
+        "{p:?} against {want}"
+    );
+    assert!(html
+        .contains("The round trip against its worst-case budget of 6700 µs (seed 001, Figure 4)"));
+    // A cell without a budget draws none.
+    let (_d, mut store) = open();
+    let run = single_run(&mut store, &SMALL, "plc-7");
+    let html = render(&store, &[run], &HtmlOptions::default()).unwrap();
+    assert!(!html.contains("10 3 2 3 2 3"), "no budget line");
+}
+
+#[test]
+fn a_histogram_spanning_milliseconds_is_drawn_in_merged_bins() {
+    let (_d, mut store) = open();
+    let ids = store
+        .begin_run(&start(RunKind::Run, "cyclic", "plc-7", None))
+        .unwrap();
+    let (r, mut h) = measured(&[&SMALL], false);
+    // 10 000 bins of 1 µs: more than 400 are drawn 50 µs wide.
+    let mut fine = jitterlab_core::recorder::LatencyHistogram::new(10_000);
+    for (ns, n) in [(1_200, 3), (2_500, 1), (5_000_000, 2), (9_999_999, 1)] {
+        for k in 0..n {
+            fine.record(ns, k);
+        }
+    }
+    let latency = h.iter_mut().find(|h| h.metric == "latency").unwrap();
+    latency.fine = Some(fine);
+    store.finish_run(ids, &r, &h).unwrap();
+    let html = render(&store, &[ids.run], &HtmlOptions::default()).unwrap();
+    let doc = parse(&html);
+    let p = plots(&doc, &html, "histogram")[0];
+    assert_eq!(
+        child_text(p, "metadata"),
+        "# run 1\nbin_us count\n1 3\n2 1\n5000 2\n9999 1\noverflows 0\n\
+         drawn in 50 µs bins\nfrom_us count\n0 4\n5000 2\n9950 1\n"
+    );
+    let l = labels(p);
+    assert!(
+        l.contains(&"latency (µs), 50 µs bins (1 µs bins merged for display)".to_string()),
+        "{l:?}"
+    );
+    assert!(l.contains(&"samples per bin (log scale)".to_string()));
+    // The steps: 4 | 0 ×99 | 2 | 0 ×98 | 1, two points each, 50 µs a bin.
+    let s = points(series_lines(p, plots::SOLID)[0]);
+    assert_eq!(s.len(), 10, "{s:?}");
+    let (four, zero, two, one) = (s[0].1, s[2].1, s[4].1, s[8].1);
+    assert!(four < two && two < one && one < zero, "{s:?}");
+    assert_eq!(s[6].1, zero);
+    let want = x_of(p, "5000", 5_000.0);
+    assert!(
+        (f64::from(s[4].0) - want).abs() <= 1.5,
+        "{s:?} against {want}"
+    );
+    let want = x_of(p, "5000", 10_000.0);
+    assert!(
+        (f64::from(s[9].0) - want).abs() <= 1.5,
+        "{s:?} against {want}"
+    );
+}
+
+#[test]
+fn the_jitter_per_sample_gets_a_log_axis_ticked_at_whole_decades() {
+    let series = [
+        plots::SampleSeries {
+            name: "baseline".into(),
+            points: vec![(1, 9_200), (2, 25_000), (3, 9_400)],
+            look: plots::SOLID,
+        },
+        plots::SampleSeries {
+            name: "cat".into(),
+            points: vec![(1, 150), (2, 0), (3, 400)],
+            look: plots::DASHED,
+        },
+    ];
+    // Decades from 10⁶ up are written as powers of ten.
+    let tall = [plots::SampleSeries {
+        name: "stall".into(),
+        points: vec![(1, 150_000), (2, 130_000_000)],
+        look: plots::SOLID,
+    }];
+    let svg = plots::per_sample("jitter per sample", &tall, "t").unwrap();
+    let l = labels(Document::parse(&svg).unwrap().root_element());
+    for want in ["100000", "10⁶", "10⁷", "10⁸", "10⁹"] {
+        assert!(l.contains(&want.to_string()), "{want} in {l:?}");
+    }
+    let svg = plots::per_sample("jitter per sample", &series, "t").unwrap();
+    let doc = Document::parse(&svg).unwrap();
+    let root = doc.root_element();
+    assert_eq!(
+        child_text(root, "metadata"),
+        "# baseline\nsample cycles\n1 9200\n2 25000\n3 9400\n# cat\nsample cycles\n1 150\n2 0\n3 400\n"
+    );
+    let l = labels(root);
+    assert!(
+        l.contains(&"jitter per sample (CPU cycles, log scale)".to_string()),
+        "{l:?}"
+    );
+    // The value axis is labelled at 10², 10³, 10⁴ and 10⁵ only, evenly
+    // spaced from the bottom up.
+    let ticks: Vec<(String, f64)> = root
+        .descendants()
+        .filter(|d| d.tag_name().name() == "text")
+        .filter(|d| d.attribute("text-anchor") == Some("end"))
+        .map(|d| {
+            (
+                text(d).trim().to_string(),
+                d.attribute("y").unwrap().parse().unwrap(),
+            )
+        })
+        .filter(|(t, _)| !t.is_empty())
+        .collect();
+    let mut ticks = ticks;
+    ticks.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let names: Vec<&str> = ticks.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(names, ["100000", "10000", "1000", "100"], "{ticks:?}");
+    let steps: Vec<f64> = ticks.windows(2).map(|w| w[1].1 - w[0].1).collect();
+    assert!(
+        steps
+            .iter()
+            .all(|s| (s - steps[0]).abs() <= 1.0 && *s > 40.0),
+        "{ticks:?}"
+    );
+    // 25 000 cycles sit at log10(25 000) = 4.398 decades: between the
+    // 10⁴ and 10⁵ ticks, 0.398 of a decade above 10⁴.
+    let line = points(series_lines(root, plots::SOLID)[0]);
+    let (y4, y5) = (ticks[1].1, ticks[0].1);
+    let want = y4 + (y5 - y4) * (25_000f64.log10() - 4.0);
+    assert!(
+        (f64::from(line[1].1) - want).abs() <= 1.5,
+        "{line:?} against {want}"
+    );
+    // Within 30 times, a linear axis.
+    let flat = [plots::SampleSeries {
+        name: "baseline".into(),
+        points: vec![(1, 9_000), (2, 9_500)],
+        look: plots::SOLID,
+    }];
+    let svg = plots::per_sample("jitter per sample", &flat, "t").unwrap();
+    let l = labels(Document::parse(&svg).unwrap().root_element());
+    assert!(
+        l.contains(&"jitter per sample (CPU cycles)".to_string()),
+        "{l:?}"
+    );
+}
+
+#[test]
+fn a_bench_folds_each_cell_into_a_details_element() {
+    let (_d, mut store) = open();
+    let run = bench(&mut store);
+    let html = render(&store, &[run], &HtmlOptions::default()).unwrap();
+    assert!(!html.contains("<script"));
+    let doc = parse(&html);
+    let folded = elements(&doc, "details");
+    let heads: Vec<String> = folded
+        .iter()
+        .map(|d| {
+            assert_eq!(d.attribute("class"), Some("cell"));
+            assert_eq!(d.attribute("open"), None, "folded");
+            let summary = d.children().find(|c| c.is_element()).unwrap();
+            assert_eq!(summary.tag_name().name(), "summary");
+            child_text(summary, "h3")
+        })
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "Cell tuned/idle/host/cyclic rep 0 — completed",
+            "Cell tuned/cpu/host/cyclic rep 0 — completed",
+            "Cell default/idle/host/cyclic rep 0 — completed",
+        ]
+    );
+    // Each cell's three plots are inside its own element; the box charts
+    // across cells are not folded.
+    for d in &folded {
+        assert_eq!(
+            d.descendants()
+                .filter(|n| n.tag_name().name() == "svg")
+                .count(),
+            3
+        );
+    }
+    assert!(plots(&doc, &html, "boxes")
+        .iter()
+        .all(|b| b.ancestors().all(|a| a.tag_name().name() != "details")));
+    // A single run is not folded.
+    let (_d, mut store) = open();
+    let run = single_run(&mut store, &SMALL, "plc-7");
+    let html = render(&store, &[run], &HtmlOptions::default()).unwrap();
+    let doc = parse(&html);
+    assert!(elements(&doc, "details").is_empty());
+    assert_eq!(
+        elements(&doc, "section")
+            .iter()
+            .filter(|n| n.attribute("class") == Some("cell"))
+            .count(),
+        1
     );
 }
