@@ -109,6 +109,7 @@ fn result(
         elapsed_ns: 60_000_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into(), "bench".into()],
         params: Params {
             period_ns,

@@ -206,6 +206,7 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         elapsed_ns: 10_000_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into(), "bench".into()],
         params: Params {
             period_ns: p.period_ns,
