@@ -173,6 +173,7 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         wire_ns: n.wire_ns(),
         cycles,
         late_cycles: f.late,
+        over_t0_cycles: None,
         polls,
         missed_pres: f.missed,
         late_pres: 0,
