@@ -145,7 +145,10 @@ fn a_monitor_runs_until_stopped_and_a_second_start_resumes_its_series() {
         "SELECT id, json_extract(result_json, '$.signal') FROM runs ORDER BY id",
     );
     assert_eq!(signals, vec![vec![1, 15], vec![2, 15]]);
-    let report = jl(dir.path()).args(["report", "--monitor"]).output().unwrap();
+    let report = jl(dir.path())
+        .args(["report", "--monitor"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);
     let statuses: Vec<&str> = text
         .lines()
@@ -154,7 +157,11 @@ fn a_monitor_runs_until_stopped_and_a_second_start_resumes_its_series() {
         .map(|l| l[39..].split("  ").next().unwrap())
         .take(2)
         .collect();
-    assert_eq!(statuses, ["stopped by SIGTERM", "stopped by SIGTERM"], "{text}");
+    assert_eq!(
+        statuses,
+        ["stopped by SIGTERM", "stopped by SIGTERM"],
+        "{text}"
+    );
     let total = query(dir.path(), "SELECT SUM(cycles) FROM windows")[0][0];
     assert!(total > windows[1]);
     assert_eq!(

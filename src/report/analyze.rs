@@ -442,11 +442,11 @@ fn pct(v: Option<i64>, p: &Periods) -> String {
 fn capped(p: &Option<Periods>) -> bool {
     p.as_ref().is_some_and(|p| {
         let s = &p.period;
-        p.percentile_resolution_ns.is_some() &&
-        [s.p50, s.p99, s.p99_99]
-            .into_iter()
-            .flatten()
-            .any(|v| v.unsigned_abs() >= HIST_MAX_NS)
+        p.percentile_resolution_ns.is_some()
+            && [s.p50, s.p99, s.p99_99]
+                .into_iter()
+                .flatten()
+                .any(|v| v.unsigned_abs() >= HIST_MAX_NS)
     })
 }
 
@@ -842,9 +842,8 @@ ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
             &[1_000_000_000, 1_000_400_000, 1_000_800_000],
         );
         assert_eq!((a.backwards_stamps, a.first_backwards_frame), (0, None));
-        assert!(
-            text(&info(), &a).contains("\ncycle time held: yes (no cycle over T0, no missed PRes)\n")
-        );
+        assert!(text(&info(), &a)
+            .contains("\ncycle time held: yes (no cycle over T0, no missed PRes)\n"));
     }
 
     #[test]
@@ -865,7 +864,10 @@ ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
         assert_eq!(d["percentile_cap_ns"], 100_000_000_000u64);
         assert_eq!(d["analysis"]["wire"]["period"]["max"], 200_000_000_000u64);
         assert_eq!(d["analysis"]["wire"]["period"]["p50"], 200_000_000_000u64);
-        assert_eq!(d["analysis"]["wire"]["percentile_resolution_ns"], Value::Null);
+        assert_eq!(
+            d["analysis"]["wire"]["percentile_resolution_ns"],
+            Value::Null
+        );
         // Read from the histogram (more distinct periods than kept): the
         // cap and the resolution are said.
         let mut rounded = a.clone();
@@ -917,7 +919,10 @@ ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
         );
         let d: Value = serde_json::from_str(&json_text(&info(), &a)).unwrap();
         assert_eq!(d["analysis"]["wire"]["period"]["p99"], 50_000_041);
-        assert_eq!(d["analysis"]["wire"]["percentile_resolution_ns"], Value::Null);
+        assert_eq!(
+            d["analysis"]["wire"]["percentile_resolution_ns"],
+            Value::Null
+        );
         let got = text(&info(), &a);
         assert!(
             got.contains(

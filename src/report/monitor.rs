@@ -26,10 +26,10 @@ use serde::Serialize;
 
 use crate::error::bad;
 use crate::output::out;
+use crate::store::end_label;
 use crate::store::monitor::view::{
     Held, HeldRows, HourPercentiles, MonitorView, SegmentView, Worst, Worsts,
 };
-use crate::store::end_label;
 use crate::store::SCHEMA_VERSION;
 
 use super::safe::shown;
@@ -298,7 +298,12 @@ fn segments_text(o: &mut String, segments: &[SegmentView]) {
         .iter()
         .map(|s| shown(&end_label(&s.status, s.signal)).into_owned())
         .collect();
-    let w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(11);
+    let w = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(11);
     let _ = writeln!(
         o,
         "{:>5}  {:<8}  {:<20}  {:<w$}  {:<20}  {:<20}  {:>9}",

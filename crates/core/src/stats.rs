@@ -417,7 +417,12 @@ mod tests {
         // 32 768 ns wide.
         let mut exact = ExactValues::new(16);
         let mut stats = MetricStats::new(true, None);
-        for (v, n) in [(49_999_993, 10), (50_000_000, 80), (50_000_041, 9), (50_003_107, 1)] {
+        for (v, n) in [
+            (49_999_993, 10),
+            (50_000_000, 80),
+            (50_000_041, 9),
+            (50_003_107, 1),
+        ] {
             for _ in 0..n {
                 exact.record(v);
                 stats.record(v);

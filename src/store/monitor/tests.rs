@@ -500,8 +500,22 @@ fn the_bound_of_the_samples_beyond_the_bins_is_the_worst_of_every_row_their_span
     let (_dir, mut s) = open();
     let day16 = T + 16 * DAY;
     let (seg, _) = begin(&mut s, day16 - 150);
-    windows(&mut s, &seg, day16 - 150, day16 - 100, (43_087_000, 15_000), 7);
-    windows(&mut s, &seg, day16 - 150, day16 + 100, (9_658_000, 15_000), 0);
+    windows(
+        &mut s,
+        &seg,
+        day16 - 150,
+        day16 - 100,
+        (43_087_000, 15_000),
+        7,
+    );
+    windows(
+        &mut s,
+        &seg,
+        day16 - 150,
+        day16 + 100,
+        (9_658_000, 15_000),
+        0,
+    );
     let span = ((day16 - 150) * NS, (day16 + 150) * NS);
     assert!(s
         .monitor_histogram(&seg, 1, span, &bins(&[(3, 1_998)]), 2)
@@ -537,8 +551,14 @@ fn a_segment_stopped_by_sigterm_reads_stopped_and_one_that_died_interrupted() {
         String::new(),
     );
     result.signal = Some(15);
-    s.finish_run_row(one.run, RunStatus::Interrupted, Some(true), 0, Some(&result))
-        .unwrap();
+    s.finish_run_row(
+        one.run,
+        RunStatus::Interrupted,
+        Some(true),
+        0,
+        Some(&result),
+    )
+    .unwrap();
     let (two, resumed) = begin(&mut s, T + 60);
     assert_eq!(
         resumed.map(|r| r.previous_status),

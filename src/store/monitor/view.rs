@@ -584,8 +584,8 @@ impl Store {
                AND start * 1000000000 < ?5 AND (start + ?2) * 1000000000 > ?4",
         )?;
         for (cpu, from, to) in spans {
-            let max: Option<i64> = overlapping
-                .query_row(params![id, FIVE_MINUTES, cpu, from, to], |r| r.get(0))?;
+            let max: Option<i64> =
+                overlapping.query_row(params![id, FIVE_MINUTES, cpu, from, to], |r| r.get(0))?;
             if let (Some(p), Some(max)) = (out.iter_mut().find(|p| p.cpu == cpu), max) {
                 p.rows_max_ns = p.rows_max_ns.max(max);
             }

@@ -775,7 +775,8 @@ fn cpu_not_held() -> StoredRun {
     let d = r.detail.as_mut().unwrap();
     d["late_cycles"] = 3.into();
     d["over_t0_cycles"] = 1.into();
-    d["held"] = serde_json::json!({"held": false, "reasons": ["late cycles: 3 of 20000 (allowed 0)"]});
+    d["held"] =
+        serde_json::json!({"held": false, "reasons": ["late cycles: 3 of 20000 (allowed 0)"]});
     let t = &mut r.threads[0];
     (t.cycles, t.skipped, t.overruns) = (t.releases - 3, 3, 3);
     run
@@ -839,7 +840,10 @@ NO cpu: late cycles: 3 of 20000 (allowed 0)
         ]
     );
     let idle: Vec<&str> = lines[1].split(',').collect();
-    assert_eq!(idle[idle.len() - 8..], ["0", "0", "", "", "0", "0", "true", "1"]);
+    assert_eq!(
+        idle[idle.len() - 8..],
+        ["0", "0", "", "", "0", "0", "true", "1"]
+    );
     let min_sent = header
         .iter()
         .position(|h| *h == "min_period_ns_min")
