@@ -346,7 +346,7 @@ pub fn text(info: &CaptureInfo, a: &Analysis) -> String {
     if let Some(late) = a.late_cycles {
         let _ = writeln!(
             o,
-            "cycles over T0 ({OVER_T0_RULE}): {late} of {}\n  (run netcycle counts the same cycles as \"over T0\"; the cycles it calls late ({LATE_RULE}) need the releases, which a capture does not hold)",
+            "cycles over T0 ({OVER_T0_RULE}): {late} of {}\n  (run netcycle applies the same test to its cycles as \"over T0\", where only a PRes within the response timeout counts; the cycles it calls late ({LATE_RULE}) need the releases, which a capture does not hold)",
             a.closed_cycles
         );
         let verdict = if a.backwards_stamps > 0 && late == 0 && missed == 0 {
@@ -742,7 +742,7 @@ SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)
 
 cycles: 3 SoCs, 3 closed; completion SoC → last PRes: min 15.0 µs, mean 23.4 µs, max 27.6 µs
 cycles over T0 (the cycle's last PRes, or its SoA if later, came more than T0 after its SoC): 0 of 3
-  (run netcycle counts the same cycles as \"over T0\"; the cycles it calls late (the cycle's SoA went out after the next cycle's release) need the releases, which a capture does not hold)
+  (run netcycle applies the same test to its cycles as \"over T0\", where only a PRes within the response timeout counts; the cycles it calls late (the cycle's SoA went out after the next cycle's release) need the releases, which a capture does not hold)
 cycle time held: no (0 cycles over T0, 1 missed PRes)
 
 controlled nodes: 2

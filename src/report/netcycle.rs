@@ -70,7 +70,7 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
         if let Some(over) = d.over_t0_cycles {
             let _ = writeln!(
                 o,
-                "  {over} cycles over T0: {OVER_T0_RULE} (what analyze counts on a capture of them)"
+                "  {over} cycles over T0: {OVER_T0_RULE}, of the PRes within the response timeout (analyze applies the same test to a capture, where every PRes counts)"
             );
         }
         if let Some(sp) = &d.soc_spacing {

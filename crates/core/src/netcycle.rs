@@ -369,10 +369,12 @@ pub struct NetcycleDetail {
     /// Late cycles: the SoA went out after the next cycle's release
     /// ([`crate::powerlink::analyze::LATE_RULE`]), what "held" judges.
     pub late_cycles: u64,
-    /// Cycles over T0: the traffic ended more than T0 after the SoC
-    /// ([`crate::powerlink::analyze::over_t0`], what `analyze` counts on
-    /// a capture of the same traffic); `None` in results stored before it
-    /// was counted, and without a managing node here.
+    /// Cycles over T0: the last PRes within the response timeout, or the
+    /// SoA if later, more than T0 after the SoC
+    /// ([`crate::powerlink::analyze::over_t0`], the test `analyze` applies
+    /// to a capture, where a PRes after the timeout counts too); `None` in
+    /// results stored before it was counted, and without a managing node
+    /// here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_t0_cycles: Option<u64>,
     /// PRes the MN waited for (every CN, every cycle).

@@ -804,9 +804,12 @@ impl Probe for NetcycleProbe {
 }
 
 /// Whether cycle `c` is over `t0_ns` by the test `analyze` applies to a
-/// capture ([`over_t0`]), on the stamps the capture of it holds: the SoC's
-/// send stamp and the last PRes's receive stamp (CLOCK_REALTIME), and the
-/// SoA's send instant on that clock.
+/// capture ([`over_t0`]), on the stamps a capture of it holds: the SoC's
+/// send stamp and the receive stamp (CLOCK_REALTIME) of its last PRes
+/// within the response timeout, and the SoA's send instant on that clock.
+/// A capture holds also the PRes that came after the timeout, which
+/// `analyze` counts as the cycle's traffic: on the same traffic its count
+/// can be the higher.
 fn cycle_over_t0(c: &mn::Cycle, t0_ns: u64) -> bool {
     let soa_real = c.soc_real + c.soa_mono.saturating_sub(c.soc_mono);
     over_t0(c.soc_real, c.last_pres.soft, Some(soa_real), t0_ns)

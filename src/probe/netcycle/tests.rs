@@ -445,7 +445,8 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
     pair.teardown().unwrap();
 }
 
-/// `run netcycle` and `analyze` count the same cycles over T0: cycles the
+/// `run netcycle` and `analyze` count the same cycles over T0 when every
+/// PRes came within the response timeout: cycles the
 /// managing node measured, and the frames a capture of them holds (the SoC
 /// and the SoA at their send stamps, the PRes at its receive stamp), give
 /// the same count through the one test, `over_t0`.

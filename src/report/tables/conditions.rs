@@ -187,7 +187,7 @@ const NETCYCLE_COUNTS: [Fig; 3] = [
 ];
 
 /// The note under a `netcycle` table on its counts and its verdict.
-pub(super) const HELD_NOTE: &str = "late: cycles whose SoA went out after the next cycle's release (the overruns of the managing node's schedule); over T0: cycles whose last PRes, or SoA if later, came more than T0 after their SoC (what jitterlab analyze counts on a capture); held: no late cycle and no missed PRes beyond what the spec allows, and no CN left operational — yes, NO, or NO in k of n repetitions";
+pub(super) const HELD_NOTE: &str = "late: cycles whose SoA went out after the next cycle's release (the overruns of the managing node's schedule); over T0: cycles whose last PRes within the response timeout, or SoA if later, came more than T0 after their SoC (jitterlab analyze's test); held: no late cycle and no missed PRes beyond what the spec allows, and no CN left operational — yes, NO, or NO in k of n repetitions";
 
 /// The held cell of `g`: `yes` when every measured repetition held, `NO`
 /// when none did, `NO in k of n` between, `-` when none was judged; and

@@ -56,7 +56,8 @@
 //! - **Per cycle**: completion time SoC → last PRes of a CN; a cycle is
 //!   **over T0** when its traffic (its last PRes, or its SoA if later)
 //!   ended more than `T0` after its SoC ([`over_t0`], the test `run
-//!   netcycle` applies to its own stamps too; what `run netcycle` calls
+//!   netcycle` applies to its own stamps too, there to the PRes within its
+//!   response timeout, here to every PRes the capture holds; what `run netcycle` calls
 //!   **late**, an SoA after the next release, needs the releases, which a
 //!   capture does not hold). A cycle is closed by the next SoC; the
 //!   capture's last cycle counts only if its SoA was captured (a capture cut
@@ -274,9 +275,10 @@ pub struct Analysis {
     pub relative_time: Option<Periods>,
     /// SoC → last PRes of a CN, over the closed cycles that had one.
     pub completion: Option<MinMeanMax>,
-    /// Closed cycles over `T0` ([`OVER_T0_RULE`], [`over_t0`]): what `run
-    /// netcycle` counts as `over_t0_cycles` (its `late_cycles` are
-    /// another count, [`LATE_RULE`]). The JSON keeps the name it had.
+    /// Closed cycles over `T0` ([`OVER_T0_RULE`], [`over_t0`]): the test
+    /// `run netcycle` applies as `over_t0_cycles` to the PRes within its
+    /// response timeout (its `late_cycles` are another count,
+    /// [`LATE_RULE`]). The JSON keeps the name it had.
     pub late_cycles: Option<u64>,
     /// Closed cycles (those late cycles are counted among).
     pub closed_cycles: u64,
