@@ -877,7 +877,7 @@ ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
         let got = text(&info(), &rounded);
         let lines: Vec<&str> = got.lines().collect();
         assert!(
-            lines.contains(&"  (percentiles: wire (capture stamps) to within 68.719s: more than 262144 distinct periods, read from the histogram)"),
+            lines.contains(&"  (percentiles: wire (capture stamps) to within 68.719s: more than 65536 distinct periods, read from the histogram)"),
             "{got}"
         );
         assert!(

@@ -249,13 +249,19 @@ impl MetricStats {
 /// their cycle time, so a capture of any length has few distinct values,
 /// and the quantiles come out exact to the ns where the histogram
 /// ([`LogHistogram`]) would round them to its counter's width
-/// ([`crate::hist::resolution_ns`]: 32 µs at a 50 ms cycle). Past `cap`
-/// distinct values the map is dropped (memory stays bounded) and
-/// [`ExactValues::quantile`] answers `None`: the caller falls back to the
-/// histogram and states its resolution.
+/// ([`crate::hist::resolution_ns`]: 32 µs at a 50 ms cycle).
+///
+/// The values live in an open-addressing table of `2 · cap` slots made at
+/// [`ExactValues::new`] (zeroed memory, which the kernel maps as it is
+/// first written): recording never allocates. Past `cap` distinct values
+/// [`ExactValues::quantile`] answers `None`, and the caller falls back to
+/// the histogram and states its resolution.
 #[derive(Debug, Clone)]
 pub struct ExactValues {
-    counts: std::collections::BTreeMap<i64, u64>,
+    keys: Vec<i64>,
+    /// 0: an empty slot.
+    counts: Vec<u64>,
+    distinct: usize,
     total: u64,
     cap: usize,
     overflowed: bool,
@@ -264,27 +270,41 @@ pub struct ExactValues {
 impl ExactValues {
     /// Keeps up to `cap` distinct values.
     pub fn new(cap: usize) -> ExactValues {
+        let slots = (cap.max(1) * 2).next_power_of_two();
         ExactValues {
-            counts: std::collections::BTreeMap::new(),
+            keys: vec![0; slots],
+            counts: vec![0; slots],
+            distinct: 0,
             total: 0,
             cap,
             overflowed: false,
         }
     }
 
-    /// Counts one value.
+    /// Counts one value. No allocation.
     pub fn record(&mut self, v: i64) {
         if self.overflowed {
             return;
         }
-        if let Some(c) = self.counts.get_mut(&v) {
-            *c += 1;
-        } else if self.counts.len() < self.cap {
-            self.counts.insert(v, 1);
-        } else {
-            self.overflowed = true;
-            self.counts = std::collections::BTreeMap::new();
-            return;
+        let mask = self.keys.len() - 1;
+        // Fibonacci hashing spreads neighbouring periods over the table.
+        let mut i = ((v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize & mask;
+        loop {
+            if self.counts[i] == 0 {
+                if self.distinct == self.cap {
+                    self.overflowed = true;
+                    return;
+                }
+                self.keys[i] = v;
+                self.counts[i] = 1;
+                self.distinct += 1;
+                break;
+            }
+            if self.keys[i] == v {
+                self.counts[i] += 1;
+                break;
+            }
+            i = (i + 1) & mask;
         }
         self.total += 1;
     }
@@ -294,19 +314,40 @@ impl ExactValues {
         !self.overflowed
     }
 
-    /// The nearest-rank quantile `num/den` (rank `ceil(n·num/den)`), exact;
-    /// `None` with no value, or past the cap.
-    pub fn quantile(&self, num: u64, den: u64) -> Option<i64> {
-        if self.overflowed || self.total == 0 {
+    /// The distinct values and their counts, ascending.
+    fn sorted(&self) -> Vec<(i64, u64)> {
+        let mut v: Vec<(i64, u64)> = self
+            .keys
+            .iter()
+            .zip(&self.counts)
+            .filter(|(_, &c)| c > 0)
+            .map(|(&k, &c)| (k, c))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The nearest-rank quantile `num/den` of `sorted` values of `total`.
+    fn rank_of(sorted: &[(i64, u64)], total: u64, num: u64, den: u64) -> Option<i64> {
+        if total == 0 {
             return None;
         }
-        let n = self.total as u128;
+        let n = total as u128;
         let rank = (n * num as u128).div_ceil(den as u128).clamp(1, n) as u64;
         let mut seen = 0u64;
-        self.counts.iter().find_map(|(&v, &c)| {
+        sorted.iter().find_map(|&(v, c)| {
             seen += c;
             (seen >= rank).then_some(v)
         })
+    }
+
+    /// The nearest-rank quantile `num/den` (rank `ceil(n·num/den)`), exact;
+    /// `None` with no value, or past the cap.
+    pub fn quantile(&self, num: u64, den: u64) -> Option<i64> {
+        if self.overflowed {
+            return None;
+        }
+        Self::rank_of(&self.sorted(), self.total, num, den)
     }
 
     /// Replaces `s`'s quantiles with the exact ones; false (and `s` left
@@ -315,11 +356,13 @@ impl ExactValues {
         if self.overflowed {
             return false;
         }
-        s.p50 = self.quantile(1, 2);
-        s.p90 = self.quantile(9, 10);
-        s.p99 = self.quantile(99, 100);
-        s.p99_9 = self.quantile(999, 1000);
-        s.p99_99 = self.quantile(9999, 10000);
+        let sorted = self.sorted();
+        let q = |num, den| Self::rank_of(&sorted, self.total, num, den);
+        s.p50 = q(1, 2);
+        s.p90 = q(9, 10);
+        s.p99 = q(99, 100);
+        s.p99_9 = q(999, 1000);
+        s.p99_99 = q(9999, 10000);
         true
     }
 }

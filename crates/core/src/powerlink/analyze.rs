@@ -14,9 +14,9 @@
 //! for an EtherType and payload, what a Linux cooked capture gives) and
 //! keeps only counters, exact moments, fixed-size histograms
 //! ([`MetricStats`]) and the distinct SoC periods with their counts
-//! ([`ExactValues`], at most [`EXACT_PERIODS`] per clock): memory stays
-//! bounded whatever the length of the capture, and a frame allocates only
-//! when its period is one not seen before. [`Analyzer::finish`] turns the counters into an
+//! ([`ExactValues`], at most [`EXACT_PERIODS`] per clock, in tables made
+//! once): memory stays flat whatever the length of the capture, and no
+//! frame allocates. [`Analyzer::finish`] turns the counters into an
 //! [`Analysis`], the one value reports render.
 //!
 //! # What is counted, and the rules
@@ -77,9 +77,10 @@ use crate::stats::{ExactValues, MetricStats, MetricSummary, Moments};
 /// How many SoC periods an inferred cycle time is the median of.
 pub const INFER_PERIODS: usize = 1024;
 /// How many distinct SoC periods, per clock, are kept to give exact
-/// percentiles (a few MB at most; periods cluster around the cycle time, so
-/// a capture of any length has far fewer).
-pub const EXACT_PERIODS: usize = 1 << 18;
+/// percentiles (a table of 2 MiB per clock, mapped as it fills; periods
+/// cluster around the cycle time, so a capture of any length has far
+/// fewer).
+pub const EXACT_PERIODS: usize = 1 << 16;
 /// How many kinds of other EtherTypes are counted by name.
 pub const OTHER_ETHERTYPES: usize = 8;
 /// How an inferred cycle time was found, in words a report prints.
@@ -414,8 +415,9 @@ pub struct Analyzer {
 
 impl Analyzer {
     /// An analyzer measuring against `cycle_ns` (`T0`), or inferring it
-    /// when `None`. Allocates its histograms (about 1.5 MB) here, once;
-    /// the distinct periods grow up to their cap.
+    /// when `None`. Allocates everything it will use (about 1.5 MB of
+    /// histograms, touched now, and 6 MiB of tables of distinct periods,
+    /// mapped as they fill) here, once.
     pub fn new(cycle_ns: Option<u64>) -> Analyzer {
         Analyzer {
             given_t0: cycle_ns,
