@@ -158,7 +158,7 @@ fn missed_polls_and_the_text_report() {
             .join(" "),
         "9 500.0 µs 500.0 µs 0.0 µs 500.0 µs 0.0 µs 500.0 µs 500.0 µs 500.0 µs"
     );
-    assert!(text.contains("\ncycle time held: no (0 cycles late, 7 missed PRes)\n"));
+    assert!(text.contains("\ncycle time held: no (0 cycles over T0, 7 missed PRes)\n"));
 }
 
 #[test]

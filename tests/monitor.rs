@@ -135,9 +135,32 @@ fn a_monitor_runs_until_stopped_and_a_second_start_resumes_its_series() {
             ),
         "{err}"
     );
+    // Stopped by SIGTERM, not died: the resumption and the report say so.
     assert!(
-        err.contains("; the previous start, run 1, is interrupted\n"),
+        err.contains("; the previous start, run 1, is stopped by SIGTERM\n"),
         "{err}"
+    );
+    let signals = query(
+        dir.path(),
+        "SELECT id, json_extract(result_json, '$.signal') FROM runs ORDER BY id",
+    );
+    assert_eq!(signals, vec![vec![1, 15], vec![2, 15]]);
+    let report = jl(dir.path())
+        .args(["report", "--monitor"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    let statuses: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "segments")
+        .skip(2)
+        .map(|l| l[39..].split("  ").next().unwrap())
+        .take(2)
+        .collect();
+    assert_eq!(
+        statuses,
+        ["stopped by SIGTERM", "stopped by SIGTERM"],
+        "{text}"
     );
     let total = query(dir.path(), "SELECT SUM(cycles) FROM windows")[0][0];
     assert!(total > windows[1]);

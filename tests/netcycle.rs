@@ -47,6 +47,8 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
     assert_eq!(cycles, n(&t["cycles"]));
     assert!(cycles > releases / 2, "{cycles} of {releases} releases ran");
     assert_eq!(n(&d["late_cycles"]), n(&t["overruns"]));
+    // The cycles over T0 are counted among the cycles run.
+    assert!(n(&d["over_t0_cycles"]) <= cycles, "{d}");
     assert_eq!(n(&m["latency"]["count"]), cycles);
     assert_eq!(n(&m["exec"]["count"]), cycles);
     // Every CN was polled every cycle; what was not answered was missed.

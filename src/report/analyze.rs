@@ -24,7 +24,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jitterlab_core::hist::HIST_MAX_NS;
-use jitterlab_core::powerlink::analyze::{Analysis, Analyzer, MinMeanMax, Periods, INFER_RULE};
+use jitterlab_core::powerlink::analyze::{
+    Analysis, Analyzer, MinMeanMax, Periods, EXACT_PERIODS, INFER_RULE, LATE_RULE, OVER_T0_RULE,
+};
 use jitterlab_core::powerlink::NmtState;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -344,15 +346,18 @@ pub fn text(info: &CaptureInfo, a: &Analysis) -> String {
     if let Some(late) = a.late_cycles {
         let _ = writeln!(
             o,
-            "late cycles (traffic ended more than T0 after the SoC): {late} of {}",
+            "cycles over T0 ({OVER_T0_RULE}): {late} of {}\n  (run netcycle applies the same test to its cycles as \"over T0\", where only a PRes within the response timeout counts; the cycles it calls late ({LATE_RULE}) need the releases, which a capture does not hold)",
             a.closed_cycles
         );
         let verdict = if a.backwards_stamps > 0 && late == 0 && missed == 0 {
             "unknown (the capture's stamps go back; see the warning above)".to_string()
         } else if late == 0 && missed == 0 {
-            "yes (no late cycle, no missed PRes)".to_string()
+            "yes (no cycle over T0, no missed PRes)".to_string()
         } else {
-            format!("no ({} late, {missed} missed PRes)", plural(late, "cycle"))
+            format!(
+                "no ({} over T0, {missed} missed PRes)",
+                plural(late, "cycle")
+            )
         };
         let _ = writeln!(o, "cycle time held: {verdict}");
     }
@@ -423,9 +428,9 @@ fn format_span(ns: u64) -> String {
 
 /// Seed 004 Table 4's columns, then the distribution, one row per clock.
 /// A percentile: past the histogram's range, the cap it stands for.
-fn pct(v: Option<i64>) -> String {
+fn pct(v: Option<i64>, p: &Periods) -> String {
     match v {
-        Some(v) if v.unsigned_abs() >= HIST_MAX_NS => {
+        Some(v) if v.unsigned_abs() >= HIST_MAX_NS && p.percentile_resolution_ns.is_some() => {
             let sign = if v < 0 { "≤-" } else { "≥" };
             format!("{sign}{} s", HIST_MAX_NS / 1_000_000_000)
         }
@@ -437,10 +442,11 @@ fn pct(v: Option<i64>) -> String {
 fn capped(p: &Option<Periods>) -> bool {
     p.as_ref().is_some_and(|p| {
         let s = &p.period;
-        [s.p50, s.p99, s.p99_99]
-            .into_iter()
-            .flatten()
-            .any(|v| v.unsigned_abs() >= HIST_MAX_NS)
+        p.percentile_resolution_ns.is_some()
+            && [s.p50, s.p99, s.p99_99]
+                .into_iter()
+                .flatten()
+                .any(|v| v.unsigned_abs() >= HIST_MAX_NS)
     })
 }
 
@@ -476,9 +482,9 @@ fn jitter_table(o: &mut String, a: &Analysis) {
                 us_opt(p.deviation.map(|d| d as i64)),
                 us_opt(s.mean),
                 us_opt(s.stddev),
-                pct(s.p50),
-                pct(s.p99),
-                pct(s.p99_99)
+                pct(s.p50, p),
+                pct(s.p99, p),
+                pct(s.p99_99, p)
             );
             if p.stalled > 0 {
                 let _ = writeln!(
@@ -497,6 +503,35 @@ fn jitter_table(o: &mut String, a: &Analysis) {
     let mn = "did not advance (0 or repeated in every SoC): not distributed";
     row(o, "MN NetTime", &a.net_time, mn);
     row(o, "MN RelativeTime", &a.relative_time, mn);
+    let clocks = [
+        ("wire (capture stamps)", &a.wire),
+        ("MN NetTime", &a.net_time),
+        ("MN RelativeTime", &a.relative_time),
+    ];
+    let rounded: Vec<String> = clocks
+        .iter()
+        .filter_map(|(name, p)| {
+            let r = p.as_ref()?.percentile_resolution_ns?;
+            Some(format!("{name} to within {}", format_span(r)))
+        })
+        .collect();
+    if clocks.iter().any(|(_, p)| p.is_some()) {
+        if rounded.is_empty() {
+            o.push_str("  (percentiles exact to the ns, from every period measured)\n");
+        } else {
+            let measured = clocks.iter().filter(|(_, p)| p.is_some()).count();
+            let _ = writeln!(
+                o,
+                "  (percentiles: {}: more than {EXACT_PERIODS} distinct periods, read from the histogram{})",
+                rounded.join(", "),
+                if rounded.len() < measured {
+                    "; the others exact to the ns"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
     if [&a.wire, &a.net_time, &a.relative_time]
         .into_iter()
         .any(capped)
@@ -540,6 +575,7 @@ pub fn json_text(info: &CaptureInfo, a: &Analysis) -> String {
         truncated_records: info.truncated,
         unstamped_frames: info.unstamped,
         cycle_time_rule: a.cycle_time.filter(|c| c.inferred).map(|_| INFER_RULE),
+        late_cycles_rule: OVER_T0_RULE,
         held: held(a, missed),
         percentile_cap_ns: HIST_MAX_NS,
         analysis,
@@ -560,6 +596,9 @@ struct Doc<'a> {
     unstamped_frames: u64,
     /// How T0 was inferred, when it was.
     cycle_time_rule: Option<&'static str>,
+    /// What the analysis' `late_cycles` counts: the cycles over T0, as
+    /// `run netcycle`'s `over_t0_cycles` (not its `late_cycles`).
+    late_cycles_rule: &'static str,
     /// No late cycle and no missed PRes (`null` without a T0, and when
     /// there is neither but the stamps go back).
     held: Option<bool>,
@@ -699,10 +738,12 @@ SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)
   wire (capture stamps)            2    400.0 µs    400.0 µs      0.0 µs    400.0 µs      0.0 µs    400.0 µs    400.0 µs    400.0 µs
   MN NetTime                       - did not advance (0 or repeated in every SoC): not distributed
   MN RelativeTime                  - did not advance (0 or repeated in every SoC): not distributed
+  (percentiles exact to the ns, from every period measured)
 
 cycles: 3 SoCs, 3 closed; completion SoC → last PRes: min 15.0 µs, mean 23.4 µs, max 27.6 µs
-late cycles (traffic ended more than T0 after the SoC): 0 of 3
-cycle time held: no (0 cycles late, 1 missed PRes)
+cycles over T0 (the cycle's last PRes, or its SoA if later, came more than T0 after its SoC): 0 of 3
+  (run netcycle applies the same test to its cycles as \"over T0\", where only a PRes within the response timeout counts; the cycles it calls late (the cycle's SoA went out after the next cycle's release) need the releases, which a capture does not hold)
+cycle time held: no (0 cycles over T0, 1 missed PRes)
 
 controlled nodes: 2
   node        PReq        PRes    missed   chained  unexpected  response min / mean / max          NMT state
@@ -801,28 +842,94 @@ ASnd: IdentResponse 0, StatusResponse 0, NMTCommand 1, other 0
             &[1_000_000_000, 1_000_400_000, 1_000_800_000],
         );
         assert_eq!((a.backwards_stamps, a.first_backwards_frame), (0, None));
-        assert!(
-            text(&info(), &a).contains("\ncycle time held: yes (no late cycle, no missed PRes)\n")
-        );
+        assert!(text(&info(), &a)
+            .contains("\ncycle time held: yes (no cycle over T0, no missed PRes)\n"));
     }
 
     #[test]
-    fn percentiles_past_the_histogram_say_so_while_max_is_exact() {
+    fn percentiles_past_the_histogram_are_exact_too_and_say_so_only_when_rounded() {
         let s = 1_000_000_000u64;
         let a = cycles(Some(400_000), &[s, 201 * s, 401 * s, 601 * s]);
         let got = text(&info(), &a);
         let lines: Vec<&str> = got.lines().collect();
         assert!(
-            lines.contains(&"  wire (capture stamps)            3 200000000.0 µs 200000000.0 µs 199999600.0 µs 200000000.0 µs      0.0 µs      ≥100 s      ≥100 s      ≥100 s"),
+            lines.contains(&"  wire (capture stamps)            3 200000000.0 µs 200000000.0 µs 199999600.0 µs 200000000.0 µs      0.0 µs 200000000.0 µs 200000000.0 µs 200000000.0 µs"),
+            "{got}"
+        );
+        assert!(
+            lines.contains(&"  (percentiles exact to the ns, from every period measured)"),
+            "{got}"
+        );
+        let d: Value = serde_json::from_str(&json_text(&info(), &a)).unwrap();
+        assert_eq!(d["percentile_cap_ns"], 100_000_000_000u64);
+        assert_eq!(d["analysis"]["wire"]["period"]["max"], 200_000_000_000u64);
+        assert_eq!(d["analysis"]["wire"]["period"]["p50"], 200_000_000_000u64);
+        assert_eq!(
+            d["analysis"]["wire"]["percentile_resolution_ns"],
+            Value::Null
+        );
+        // Read from the histogram (more distinct periods than kept): the
+        // cap and the resolution are said.
+        let mut rounded = a.clone();
+        let w = rounded.wire.as_mut().unwrap();
+        w.period.p50 = Some(HIST_MAX_NS as i64);
+        w.percentile_resolution_ns = Some(68_719_476_736);
+        let got = text(&info(), &rounded);
+        let lines: Vec<&str> = got.lines().collect();
+        assert!(
+            lines.contains(&"  (percentiles: wire (capture stamps) to within 68.719s: more than 65536 distinct periods, read from the histogram)"),
             "{got}"
         );
         assert!(
             lines.contains(&"  (≥100 s: past 100 s, the end of the percentiles' histogram; min, max, mean and stddev are exact)"),
             "{got}"
         );
+    }
+
+    /// 50 ms periods a few ns apart (the histogram's counter there is
+    /// 32 768 ns wide): the percentiles are the periods themselves, to the
+    /// ns, as min and max are.
+    #[test]
+    fn percentiles_at_a_50_ms_cycle_are_exact_to_the_ns() {
+        let t0 = 50_000_000u64;
+        let mut at = 1_000_000_000u64;
+        let mut socs = vec![at];
+        // 100 periods: 10 short by 7 ns, 80 exact, 9 long by 41 ns, one
+        // long by 3 107 ns.
+        let periods = std::iter::repeat_n(t0 - 7, 10)
+            .chain(std::iter::repeat_n(t0, 80))
+            .chain(std::iter::repeat_n(t0 + 41, 9))
+            .chain([t0 + 3_107]);
+        for p in periods {
+            at += p;
+            socs.push(at);
+        }
+        let a = cycles(Some(t0), &socs);
+        let w = &a.wire.as_ref().unwrap().period;
+        assert_eq!(
+            (w.min, w.p50, w.p90, w.p99, w.p99_9, w.max),
+            (
+                Some(49_999_993),
+                Some(50_000_000),
+                Some(50_000_000),
+                Some(50_000_041),
+                Some(50_003_107),
+                Some(50_003_107)
+            )
+        );
         let d: Value = serde_json::from_str(&json_text(&info(), &a)).unwrap();
-        assert_eq!(d["percentile_cap_ns"], 100_000_000_000u64);
-        assert_eq!(d["analysis"]["wire"]["period"]["max"], 200_000_000_000u64);
+        assert_eq!(d["analysis"]["wire"]["period"]["p99"], 50_000_041);
+        assert_eq!(
+            d["analysis"]["wire"]["percentile_resolution_ns"],
+            Value::Null
+        );
+        let got = text(&info(), &a);
+        assert!(
+            got.contains(
+                "  wire (capture stamps)          100  50000.0 µs  50003.1 µs      3.1 µs  50000.0 µs      0.3 µs  50000.0 µs  50000.0 µs  50003.1 µs\n"
+            ),
+            "{got}"
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::error::bad;
 use crate::output::out;
+use crate::store::end_label;
 use crate::store::monitor::view::{
     Held, HeldRows, HourPercentiles, MonitorView, SegmentView, Worst, Worsts,
 };
@@ -278,7 +279,7 @@ fn last_hour_text(o: &mut String, hours: &[HourPercentiles]) {
         if h.overflows > 0 {
             let _ = writeln!(
                 o,
-                "CPU {}: {} sample{} at or beyond the histograms' last bin (\"beyond\"); the largest 5-minute maximum of their rows is {}",
+                "CPU {}: {} sample{} at or beyond the histograms' last bin (\"beyond\"), the worst of them at most {}: the largest maximum of the 5-minute rows their spans overlap",
                 h.cpu,
                 h.overflows,
                 if h.overflows == 1 { "" } else { "s" },
@@ -291,20 +292,32 @@ fn last_hour_text(o: &mut String, hours: &[HourPercentiles]) {
 /// The segments, resumptions marked with the gap before them.
 fn segments_text(o: &mut String, segments: &[SegmentView]) {
     let _ = writeln!(o, "segments");
+    // A segment a signal stopped reads "stopped by SIGTERM"; "interrupted"
+    // is kept for one whose process died.
+    let labels: Vec<String> = segments
+        .iter()
+        .map(|s| shown(&end_label(&s.status, s.signal)).into_owned())
+        .collect();
+    let w = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(11);
     let _ = writeln!(
         o,
-        "{:>5}  {:<8}  {:<20}  {:<11}  {:<20}  {:<20}  {:>9}",
+        "{:>5}  {:<8}  {:<20}  {:<w$}  {:<20}  {:<20}  {:>9}",
         "run", "uid", "started", "status", "first window", "last window end", "windows"
     );
     let t = |v: Option<i64>| v.map_or("-".to_string(), |v| format_utc(v, false));
-    for s in segments {
+    for (s, label) in segments.iter().zip(&labels) {
         let _ = write!(
             o,
-            "{:>5}  {:<8}  {:<20}  {:<11}  {:<20}  {:<20}  {:>9}",
+            "{:>5}  {:<8}  {:<20}  {:<w$}  {:<20}  {:<20}  {:>9}",
             s.run,
             shown(&crate::store::short_id(Some(&s.uid))),
             shown(&jitterlab_core::units::to_second(&s.started_at)),
-            shown(&s.status),
+            label,
             t(s.first_window_ns),
             t(s.last_window_end_ns),
             s.windows

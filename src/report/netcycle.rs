@@ -11,6 +11,7 @@
 use std::fmt::Write as _;
 
 use jitterlab_core::netcycle::{NetcycleDetail, NodeRole, SocSpacing, Wait};
+use jitterlab_core::powerlink::analyze::{LATE_RULE, OVER_T0_RULE};
 use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::units::{format_duration_exact, format_ns};
 use serde_json::Value;
@@ -63,6 +64,15 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
             "  {} cycles, {} late; {} PRes polled, {} missed ({} came after the timeout)",
             d.cycles, d.late_cycles, d.polls, d.missed_pres, d.late_pres
         );
+        // Two counts, two names: what "held" judges, and what `analyze`
+        // counts on a capture of the same traffic.
+        let _ = writeln!(o, "  late: {LATE_RULE}");
+        if let Some(over) = d.over_t0_cycles {
+            let _ = writeln!(
+                o,
+                "  {over} cycles over T0: {OVER_T0_RULE}, of the PRes within the response timeout (analyze applies the same test to a capture, where every PRes counts)"
+            );
+        }
         if let Some(sp) = &d.soc_spacing {
             let _ = writeln!(o, "  {}", spacing_line(sp));
         }

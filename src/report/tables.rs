@@ -53,6 +53,12 @@
 //!   `N/A (late cycles: k)`, `N/A (missed: k)`), and its ratio to the
 //!   seed's Table 2. See [`load`].
 //!
+//! The configuration and condition tables give each row's releases,
+//! cycles measured, releases skipped and overruns, and a note for each
+//! repetition whose figures came from fewer cycles than were released; a
+//! `netcycle` condition row adds its late cycles, cycles over T0, missed
+//! PRes and whether its cycle time held (see [`conditions`]).
+//!
 //! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
 //! configuration tables when it has two configurations or more (the ones it
 //! could not run count: their `N/A` row is a finding), the condition tables

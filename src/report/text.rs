@@ -212,11 +212,21 @@ fn header(o: &mut String, r: &RunResult) {
     }
     match r.end {
         EndReason::Completed => {}
-        EndReason::Interrupted => kv(
-            o,
-            "end",
-            "interrupted by a signal before the requested length",
-        ),
+        EndReason::Interrupted => match r.signal {
+            Some(n) => kv(
+                o,
+                "end",
+                &format!(
+                    "stopped by {} before the requested length",
+                    jitterlab_core::result::signal_name(n)
+                ),
+            ),
+            None => kv(
+                o,
+                "end",
+                "interrupted by a signal before the requested length",
+            ),
+        },
         EndReason::BreakTrace => kv(o, "end", "stopped by --break-trace"),
     }
     kv(o, "elapsed", &readable(r.elapsed_ns));
@@ -546,6 +556,7 @@ mod tests {
             elapsed_ns: 4_000_123_456,
             end: EndReason::Interrupted,
             interrupted: true,
+            signal: None,
             command_line: vec!["jitterlab".into(), "run".into(), "cyclic".into()],
             params: Params {
                 cpus: vec![1],

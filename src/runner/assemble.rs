@@ -87,6 +87,10 @@ pub fn assemble(probe: ProbeKind, params: Params, c: ResultContext, f: Figures) 
         started_at: c.started_at,
         elapsed_ns: c.elapsed_ns,
         interrupted: c.end != EndReason::Completed,
+        signal: match c.end {
+            EndReason::Interrupted => crate::termination::received(),
+            _ => None,
+        },
         end: c.end,
         command_line: std::env::args().collect(),
         params,

@@ -63,7 +63,7 @@ pub use open::check_for_writing;
 pub use plots::Envelope;
 pub use schema::SCHEMA_VERSION;
 pub use speed::{LiveCell, RunProgress};
-pub use status::{RunKind, RunStatus};
+pub use status::{end_label, RunKind, RunStatus};
 
 use windows::CellPlanJson;
 

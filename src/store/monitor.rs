@@ -126,7 +126,8 @@ pub struct Segment {
 pub struct Resumed {
     /// The previous segment's run.
     pub previous_run: i64,
-    /// Its status (`completed`, `interrupted` …).
+    /// How it ended ([`super::status::end_label`]: `completed`, `stopped
+    /// by SIGTERM`, `interrupted` when its process died …).
     pub previous_status: String,
     /// Wall time of the end of its last stored window, ns; `None` when none
     /// is stored (any more).
@@ -256,10 +257,15 @@ impl Store {
         let previous = self
             .conn
             .query_row(
-                "SELECT r.id, r.status, c.id, r.params_json FROM runs r JOIN cells c ON c.run_id = r.id
+                "SELECT r.id, r.status, c.id, r.params_json, json_extract(r.result_json, '$.signal')
+                 FROM runs r JOIN cells c ON c.run_id = r.id
                  WHERE r.kind = 'monitor' AND r.name = ?1 AND r.id < ?2 ORDER BY r.id DESC LIMIT 1",
                 params![name, run],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?)),
+                |r| {
+                    let status: String = r.get(1)?;
+                    let label = super::status::end_label(&status, r.get(4)?);
+                    Ok((r.get::<_, i64>(0)?, label, r.get::<_, i64>(2)?, r.get::<_, String>(3)?))
+                },
             )
             .optional()?;
         let resumed = match previous {

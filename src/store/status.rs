@@ -79,6 +79,20 @@ impl RunStatus {
     }
 }
 
+/// How a run's end reads for a person, from its stored `status` and the
+/// terminating `signal` its result records: an `interrupted` run that a
+/// signal stopped reads `stopped by SIGTERM` (or `by SIGINT`, `by signal
+/// 10` …); `interrupted` stays for a run whose process died or failed,
+/// and every other status is its stored word.
+pub fn end_label(status: &str, signal: Option<i32>) -> String {
+    match (RunStatus::parse(status), signal) {
+        (Some(RunStatus::Interrupted), Some(n)) => {
+            format!("stopped by {}", jitterlab_core::result::signal_name(n))
+        }
+        _ => status.to_string(),
+    }
+}
+
 impl From<&EndReason> for RunStatus {
     fn from(e: &EndReason) -> RunStatus {
         match e {
@@ -92,6 +106,17 @@ impl From<&EndReason> for RunStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_a_signal_stopped_reads_stopped_and_one_that_died_interrupted() {
+        assert_eq!(end_label("interrupted", Some(15)), "stopped by SIGTERM");
+        assert_eq!(end_label("interrupted", Some(2)), "stopped by SIGINT");
+        assert_eq!(end_label("interrupted", Some(1)), "stopped by SIGHUP");
+        assert_eq!(end_label("interrupted", Some(10)), "stopped by signal 10");
+        assert_eq!(end_label("interrupted", None), "interrupted");
+        assert_eq!(end_label("completed", None), "completed");
+        assert_eq!(end_label("running", Some(15)), "running");
+    }
 
     #[test]
     fn names_parse_back_and_match_the_stored_words() {

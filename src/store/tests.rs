@@ -91,6 +91,7 @@ pub(super) fn result() -> (RunResult, MetricStats) {
         elapsed_ns: 3_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into()],
         params: Params {
             duration_ns: Some(3_000_000),

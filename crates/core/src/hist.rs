@@ -69,6 +69,15 @@ fn value_for(index: usize) -> u64 {
     sub_bucket << bucket
 }
 
+/// The width of the counter `value` falls in, ns: every value of that
+/// counter reads as one, so a quantile read from the histogram is exact
+/// to within this (1 ns below 2048 ns, 32 768 ns at 50 ms).
+pub fn resolution_ns(value: u64) -> u64 {
+    let bucket =
+        LEADING_ZERO_COUNT_BASE - (value.min(HIST_MAX_NS) | SUB_BUCKET_MASK).leading_zeros();
+    1 << bucket
+}
+
 /// Counts only; see the module documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogHistogram {

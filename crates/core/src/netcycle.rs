@@ -366,8 +366,17 @@ pub struct NetcycleDetail {
     pub wire_ns: u64,
     /// Cycles the MN ran (SoCs sent) while measuring.
     pub cycles: u64,
-    /// Cycles whose last frame went out after the next cycle's release.
+    /// Late cycles: the SoA went out after the next cycle's release
+    /// ([`crate::powerlink::analyze::LATE_RULE`]), what "held" judges.
     pub late_cycles: u64,
+    /// Cycles over T0: the last PRes within the response timeout, or the
+    /// SoA if later, more than T0 after the SoC
+    /// ([`crate::powerlink::analyze::over_t0`], the test `analyze` applies
+    /// to a capture, where a PRes after the timeout counts too); `None` in
+    /// results stored before it was counted, and without a managing node
+    /// here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_t0_cycles: Option<u64>,
     /// PRes the MN waited for (every CN, every cycle).
     pub polls: u64,
     /// PRes not received within the response timeout.

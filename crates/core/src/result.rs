@@ -32,6 +32,17 @@ pub enum EndReason {
     BreakTrace,
 }
 
+/// A terminating signal's name as a person reads it: `SIGTERM`, `SIGINT`,
+/// `SIGHUP`, else `signal N`.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        1 => "SIGHUP".into(),
+        2 => "SIGINT".into(),
+        15 => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
+}
+
 impl EndReason {
     /// The name used in JSON and as a stored run's status.
     pub fn name(&self) -> &'static str {
@@ -283,6 +294,10 @@ pub struct RunResult {
     pub end: EndReason,
     /// True when the run ended before its duration or cycle count.
     pub interrupted: bool,
+    /// The terminating signal that stopped it (15 for SIGTERM), when one
+    /// did: a run stopped on request, not one whose process died.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
     /// The command line.
     pub command_line: Vec<String>,
     /// Parameters.
@@ -329,6 +344,7 @@ impl RunResult {
             elapsed_ns,
             end: EndReason::Interrupted,
             interrupted: true,
+            signal: None,
             command_line: Vec::new(),
             params,
             realtime: RealtimeReport::default(),

@@ -243,6 +243,130 @@ impl MetricStats {
     }
 }
 
+/// Exact nearest-rank quantiles, for what is read after the fact (a
+/// capture's SoC periods) rather than in a hot loop: every distinct value
+/// with its count, up to `cap` distinct values. Periods cluster around
+/// their cycle time, so a capture of any length has few distinct values,
+/// and the quantiles come out exact to the ns where the histogram
+/// ([`LogHistogram`]) would round them to its counter's width
+/// ([`crate::hist::resolution_ns`]: 32 µs at a 50 ms cycle).
+///
+/// The values live in an open-addressing table of `2 · cap` slots made at
+/// [`ExactValues::new`] (zeroed memory, which the kernel maps as it is
+/// first written): recording never allocates. Past `cap` distinct values
+/// [`ExactValues::quantile`] answers `None`, and the caller falls back to
+/// the histogram and states its resolution.
+#[derive(Debug, Clone)]
+pub struct ExactValues {
+    keys: Vec<i64>,
+    /// 0: an empty slot.
+    counts: Vec<u64>,
+    distinct: usize,
+    total: u64,
+    cap: usize,
+    overflowed: bool,
+}
+
+impl ExactValues {
+    /// Keeps up to `cap` distinct values.
+    pub fn new(cap: usize) -> ExactValues {
+        let slots = (cap.max(1) * 2).next_power_of_two();
+        ExactValues {
+            keys: vec![0; slots],
+            counts: vec![0; slots],
+            distinct: 0,
+            total: 0,
+            cap,
+            overflowed: false,
+        }
+    }
+
+    /// Counts one value. No allocation.
+    pub fn record(&mut self, v: i64) {
+        if self.overflowed {
+            return;
+        }
+        let mask = self.keys.len() - 1;
+        // Fibonacci hashing spreads neighbouring periods over the table.
+        let mut i = ((v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize & mask;
+        loop {
+            if self.counts[i] == 0 {
+                if self.distinct == self.cap {
+                    self.overflowed = true;
+                    return;
+                }
+                self.keys[i] = v;
+                self.counts[i] = 1;
+                self.distinct += 1;
+                break;
+            }
+            if self.keys[i] == v {
+                self.counts[i] += 1;
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        self.total += 1;
+    }
+
+    /// True while every value recorded is kept.
+    pub fn is_exact(&self) -> bool {
+        !self.overflowed
+    }
+
+    /// The distinct values and their counts, ascending.
+    fn sorted(&self) -> Vec<(i64, u64)> {
+        let mut v: Vec<(i64, u64)> = self
+            .keys
+            .iter()
+            .zip(&self.counts)
+            .filter(|(_, &c)| c > 0)
+            .map(|(&k, &c)| (k, c))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The nearest-rank quantile `num/den` of `sorted` values of `total`.
+    fn rank_of(sorted: &[(i64, u64)], total: u64, num: u64, den: u64) -> Option<i64> {
+        if total == 0 {
+            return None;
+        }
+        let n = total as u128;
+        let rank = (n * num as u128).div_ceil(den as u128).clamp(1, n) as u64;
+        let mut seen = 0u64;
+        sorted.iter().find_map(|&(v, c)| {
+            seen += c;
+            (seen >= rank).then_some(v)
+        })
+    }
+
+    /// The nearest-rank quantile `num/den` (rank `ceil(n·num/den)`), exact;
+    /// `None` with no value, or past the cap.
+    pub fn quantile(&self, num: u64, den: u64) -> Option<i64> {
+        if self.overflowed {
+            return None;
+        }
+        Self::rank_of(&self.sorted(), self.total, num, den)
+    }
+
+    /// Replaces `s`'s quantiles with the exact ones; false (and `s` left
+    /// as it is) past the cap.
+    pub fn make_exact(&self, s: &mut MetricSummary) -> bool {
+        if self.overflowed {
+            return false;
+        }
+        let sorted = self.sorted();
+        let q = |num, den| Self::rank_of(&sorted, self.total, num, den);
+        s.p50 = q(1, 2);
+        s.p90 = q(9, 10);
+        s.p99 = q(99, 100);
+        s.p99_9 = q(999, 1000);
+        s.p99_99 = q(9999, 10000);
+        true
+    }
+}
+
 /// A metric's counts as `hdrhistogram` histograms, for report-time queries.
 #[derive(Debug, Clone)]
 pub struct Histograms {
@@ -329,6 +453,61 @@ pub struct MetricSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_values_give_quantiles_to_the_ns_where_the_histogram_rounds() {
+        // 50 ms periods a few ns apart: the histogram's counter there is
+        // 32 768 ns wide.
+        let mut exact = ExactValues::new(16);
+        let mut stats = MetricStats::new(true, None);
+        for (v, n) in [
+            (49_999_993, 10),
+            (50_000_000, 80),
+            (50_000_041, 9),
+            (50_003_107, 1),
+        ] {
+            for _ in 0..n {
+                exact.record(v);
+                stats.record(v);
+            }
+        }
+        let mut s = stats.summary();
+        assert_eq!(crate::hist::resolution_ns(50_000_000), 32_768);
+        assert_ne!(s.p50, Some(50_000_000));
+        assert!(exact.make_exact(&mut s));
+        assert_eq!(
+            (s.p50, s.p90, s.p99, s.p99_9, s.p99_99),
+            (
+                Some(50_000_000),
+                Some(50_000_000),
+                Some(50_000_041),
+                Some(50_003_107),
+                Some(50_003_107)
+            )
+        );
+        assert_eq!(exact.quantile(1, 10), Some(49_999_993));
+        assert_eq!(exact.quantile(11, 100), Some(50_000_000));
+        // Past the cap: no exact quantile, the summary left as it was.
+        let mut few = ExactValues::new(2);
+        for v in [1, 2, 2, 3] {
+            few.record(v);
+        }
+        assert!(!few.is_exact());
+        assert_eq!(few.quantile(1, 2), None);
+        let mut t = stats.summary();
+        assert!(!few.make_exact(&mut t));
+        assert_eq!(t, stats.summary());
+        assert_eq!(ExactValues::new(4).quantile(1, 2), None);
+    }
+
+    #[test]
+    fn resolution_is_the_width_of_the_counter() {
+        use crate::hist::resolution_ns;
+        assert_eq!(
+            [0, 2_047, 2_048, 4_096, 1_048_575, 1_048_576, 5_000_000].map(resolution_ns),
+            [1, 1, 2, 4, 512, 1_024, 4_096]
+        );
+    }
 
     #[test]
     fn moments_are_exact() {

@@ -65,6 +65,7 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Context, Result};
 use jitterlab_core::netcycle::{Held, NetcycleDetail, NetcycleParams, NodeRole, SocSpacing, Wait};
+use jitterlab_core::powerlink::analyze::{over_t0, LATE_RULE};
 use jitterlab_core::powerlink::cdc::NetworkConfig;
 use jitterlab_core::powerlink::cn::CnConfig;
 use jitterlab_core::powerlink::od::MAPPING_ENTRIES;
@@ -662,12 +663,14 @@ impl Probe for NetcycleProbe {
         };
         let mut rx = RxPeriods::new(a.period_ns, p.role == NodeRole::Both);
         let mut schedule = None;
+        let mut over_t0 = None;
         let mut cn_report = None;
         let mut ring_dropped = 0;
         if let Some(keep) = self.keep.take() {
             let releases = a.duration_ns.map(|d| d.div_ceil(a.period_ns));
             let mut socs = self.cn_thread.as_mut().map(|t| &mut t.socs);
             let mut prev_soc: Option<(u64, u64)> = None;
+            let mut over = 0u64;
             let mut index = 0u64;
             let mut first_real = None;
             let mut last_at = start.t0;
@@ -690,6 +693,7 @@ impl Probe for NetcycleProbe {
                     _ => None,
                 };
                 prev_soc = Some((c.soc_real, s.release));
+                over += u64::from(cycle_over_t0(c, a.period_ns));
                 first_real.get_or_insert(c.soc_real);
                 last_at = last_at.max(s.start);
                 recorder.push(&Sample {
@@ -721,6 +725,7 @@ impl Probe for NetcycleProbe {
                     .map_err(|e| format!("{e:#}")),
             );
             schedule = Some(measured.schedule);
+            over_t0 = Some(over);
             ring_dropped = mn.capture_dropped();
             self.measured = Some(measured);
             if let Some(t) = self.cn_thread.take() {
@@ -761,7 +766,7 @@ impl Probe for NetcycleProbe {
         };
         let detail = self.detail(
             schedule.map(|s| s.cycles),
-            schedule.map(|s| s.overruns),
+            (schedule.map(|s| s.overruns), over_t0),
             cn_report,
             pcap.as_ref(),
             &mut warnings,
@@ -798,12 +803,24 @@ impl Probe for NetcycleProbe {
     }
 }
 
+/// Whether cycle `c` is over `t0_ns` by the test `analyze` applies to a
+/// capture ([`over_t0`]), on the stamps a capture of it holds: the SoC's
+/// send stamp and the receive stamp (CLOCK_REALTIME) of its last PRes
+/// within the response timeout, and the SoA's send instant on that clock.
+/// A capture holds also the PRes that came after the timeout, which
+/// `analyze` counts as the cycle's traffic: on the same traffic its count
+/// can be the higher.
+fn cycle_over_t0(c: &mn::Cycle, t0_ns: u64) -> bool {
+    let soa_real = c.soc_real + c.soa_mono.saturating_sub(c.soc_mono);
+    over_t0(c.soc_real, c.last_pres.soft, Some(soa_real), t0_ns)
+}
+
 impl NetcycleProbe {
     /// The result's detail, and the warnings it calls for.
     fn detail(
         &self,
         cycles: Option<u64>,
-        late: Option<u64>,
+        (late, over_t0): (Option<u64>, Option<u64>),
         cn: Option<cn::CnReport>,
         pcap: Option<&CaptureReport>,
         warnings: &mut Vec<String>,
@@ -833,9 +850,7 @@ impl NetcycleProbe {
             }
         }
         if late > 0 {
-            warnings.push(format!(
-                "{late} of {cycles} cycles were late (the SoA went out after the next SoC's release)"
-            ));
+            warnings.push(format!("{late} of {cycles} cycles were late ({LATE_RULE})"));
         }
         if missed > 0 {
             warnings.push(format!(
@@ -868,6 +883,7 @@ impl NetcycleProbe {
             wire_ns: p.wire_ns(),
             cycles,
             late_cycles: late,
+            over_t0_cycles: over_t0,
             polls,
             missed_pres: missed,
             late_pres,

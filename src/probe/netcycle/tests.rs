@@ -444,3 +444,79 @@ fn a_cn_sent_out_of_operational_while_measured_is_told_with_its_cycle_state_and_
     drop(emulator);
     pair.teardown().unwrap();
 }
+
+/// `run netcycle` and `analyze` count the same cycles over T0 when every
+/// PRes came within the response timeout: cycles the
+/// managing node measured, and the frames a capture of them holds (the SoC
+/// and the SoA at their send stamps, the PRes at its receive stamp), give
+/// the same count through the one test, `over_t0`.
+#[test]
+fn netcycle_and_analyze_count_the_same_cycles_over_t0() {
+    use jitterlab_core::powerlink::analyze::Analyzer;
+    use jitterlab_core::powerlink::{
+        encode, Frame, NmtState, PRes, RequestedService, Soa, Soc, EPL_VERSION,
+    };
+    let t0 = 1_000_000u64;
+    // (SoC → last PRes, SoC → SoA) of each cycle, ns: over T0 when the
+    // later of the two is more than 1 ms after the SoC.
+    let shapes: [(Option<u64>, u64); 6] = [
+        (Some(300_000), 400_000),
+        (Some(900_000), 1_000_000),   // exactly T0: not over
+        (Some(1_000_001), 1_000_500), // the PRes after T0
+        (Some(200_000), 1_200_000),   // the SoA after T0
+        (None, 1_500_000),            // no PRes, the SoA after T0
+        (Some(100_000), 150_000),
+    ];
+    let base_real = 1_800_000_000_000_000_000u64;
+    let base_mono = 5_000_000_000u64;
+    let mut analyzer = Analyzer::new(Some(t0));
+    let mut frame = [0u8; MAX_FRAME_LEN];
+    let mut push = |a: &mut Analyzer, ts: u64, f: Frame<'_>| {
+        let dst = f.multicast_mac().unwrap_or([2, 0, 0, 0, 0, 1]);
+        let n = encode(&f, dst, [2, 0, 0, 0, 0, 0xF0], &mut frame).unwrap();
+        a.push(ts, &frame[..n]);
+    };
+    let mut netcycle = 0u64;
+    for (k, &(pres, soa)) in shapes.iter().enumerate() {
+        // Each SoC 2 ms after the one before.
+        let at = k as u64 * 2_000_000;
+        let c = mn::Cycle {
+            soc_mono: base_mono + at,
+            soc_real: base_real + at,
+            soc_hw: None,
+            last_pres: mn::Stamps {
+                soft: pres.map(|p| base_real + at + p),
+                hw: None,
+            },
+            soa_mono: base_mono + at + soa,
+        };
+        netcycle += u64::from(cycle_over_t0(&c, t0));
+        push(&mut analyzer, c.soc_real, Frame::Soc(Soc::default()));
+        if let Some(p) = c.last_pres.soft {
+            let f = Frame::PRes(PRes {
+                node: 1,
+                nmt: NmtState::CS_OPERATIONAL,
+                ms: false,
+                en: false,
+                rd: true,
+                pr: 0,
+                rs: 0,
+                pdo_version: 0,
+                payload: &[0; 6],
+            });
+            push(&mut analyzer, p, f);
+        }
+        let soa_frame = Frame::Soa(Soa {
+            nmt: NmtState::MS_OPERATIONAL,
+            ea: false,
+            er: false,
+            service: RequestedService::NO_SERVICE,
+            target: 0,
+            epl_version: EPL_VERSION,
+        });
+        push(&mut analyzer, base_real + at + soa, soa_frame);
+    }
+    let a = analyzer.finish();
+    assert_eq!(netcycle, 3);
+    assert_eq!((a.late_cycles, a.closed_cycles), (Some(3), 6));
+}

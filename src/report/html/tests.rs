@@ -151,6 +151,7 @@ fn measured(threads: &[&[i64]], combined: bool) -> (RunResult, Vec<StoredHistogr
         elapsed_ns: 4_000_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into(), "run".into(), "cyclic".into()],
         params: Params {
             duration_ns: Some(4_000_000_000),

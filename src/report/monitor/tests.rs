@@ -50,7 +50,7 @@ last hour's percentiles, us (1 us bins: v means v <= latency < v+1 us)
    3          2000       2       2       2      40  beyond  beyond
 CPU 1: 11 5-minute histograms, 55m 00s of data within the 1h 00m 00s from 2026-11-17T00:00:00Z to 2026-11-17T01:00:00Z
 CPU 3: 2 5-minute histograms, 10m 00s of data from 2026-11-17T00:50:00Z to 2026-11-17T01:00:00Z
-CPU 3: 2 samples at or beyond the histograms' last bin ("beyond"); the largest 5-minute maximum of their rows is 10200.000us
+CPU 3: 2 samples at or beyond the histograms' last bin ("beyond"), the worst of them at most 10200.000us: the largest maximum of the 5-minute rows their spans overlap
 
 segments
   run  uid       started               status       first window          last window end         windows

@@ -61,6 +61,8 @@ pub(super) enum Unit {
     Pct4,
     /// CPU (TSC) cycles: the chase.
     Cycles,
+    /// A count (releases, cycles, overruns): a plain integer.
+    Count,
 }
 
 /// One figure of a cell.
@@ -310,6 +312,99 @@ pub(super) const MAX_SAMPLE_JITTER: Fig = Fig {
     get: max_sample_jitter,
 };
 
+/// A count summed over a result's threads.
+fn thread_sum(r: &RunResult, f: fn(&jitterlab_core::result::ThreadResult) -> u64) -> Option<i64> {
+    if r.threads.is_empty() {
+        return None;
+    }
+    i64::try_from(r.threads.iter().map(f).sum::<u64>()).ok()
+}
+fn releases(r: &RunResult, _: &Metrics) -> Option<i64> {
+    thread_sum(r, |t| t.releases)
+}
+fn cycles(r: &RunResult, _: &Metrics) -> Option<i64> {
+    thread_sum(r, |t| t.cycles)
+}
+fn skipped(r: &RunResult, _: &Metrics) -> Option<i64> {
+    thread_sum(r, |t| t.skipped)
+}
+fn overruns(r: &RunResult, _: &Metrics) -> Option<i64> {
+    thread_sum(r, |t| t.overruns)
+}
+
+/// Releases of the schedule (every thread).
+pub(super) const RELEASES: Fig = Fig {
+    stem: "releases",
+    id: "releases",
+    head: "releases",
+    long: "releases",
+    unit: Unit::Count,
+    get: releases,
+};
+/// Cycles measured: the releases not skipped.
+pub(super) const CYCLES: Fig = Fig {
+    stem: "cycles",
+    id: "cycles",
+    head: "cycles",
+    long: "cycles measured",
+    unit: Unit::Count,
+    get: cycles,
+};
+/// Releases skipped after an overrun.
+pub(super) const SKIPPED: Fig = Fig {
+    stem: "skipped",
+    id: "skipped",
+    head: "skipped",
+    long: "releases skipped",
+    unit: Unit::Count,
+    get: skipped,
+};
+/// Cycles that ended after the next release.
+pub(super) const OVERRUNS: Fig = Fig {
+    stem: "overruns",
+    id: "overruns",
+    head: "overruns",
+    long: "overruns",
+    unit: Unit::Count,
+    get: overruns,
+};
+
+/// What each row's figures came from: the schedule's releases, the cycles
+/// measured, the releases skipped, the overruns (seed 000's baseline read
+/// as a row of figures, but came from 82 cycles of 2507 releases).
+pub(super) const SCHEDULE_FIGS: [Fig; 4] = [RELEASES, CYCLES, SKIPPED, OVERRUNS];
+
+/// The note under a table with [`SCHEDULE_FIGS`].
+pub(super) const SCHEDULE_NOTE: &str = "releases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release";
+
+/// A note per measured repetition of `members` that skipped releases:
+/// its figures come from fewer cycles than the schedule released.
+pub(super) fn skipped_notes(members: &[&Group], notes: &mut Vec<String>) {
+    for g in members {
+        for c in g.measured_cells() {
+            let Some((r, _)) = figures_of(c) else {
+                continue;
+            };
+            let sum = |f: fn(&jitterlab_core::result::ThreadResult) -> u64| -> u64 {
+                r.threads.iter().map(f).sum()
+            };
+            let (releases, cycles, skipped, overruns) = (
+                sum(|t| t.releases),
+                sum(|t| t.cycles),
+                sum(|t| t.skipped),
+                sum(|t| t.overruns),
+            );
+            if skipped > 0 {
+                notes.push(format!(
+                    "{}, repetition {}: the figures come from {cycles} of {releases} releases ({skipped} skipped after {overruns} overruns)",
+                    g.name(),
+                    c.key.repetition
+                ));
+            }
+        }
+    }
+}
+
 const CONFIG_FIGS: [Fig; 4] = [MAX_JITTER, MIN_JITTER, MAX_EXEC, MEAN_EXEC];
 const LATENCY_FIGS: [Fig; 3] = [MIN_LATENCY, P50_LATENCY, MAX_LATENCY];
 /// A figure's `_min`/`_max` machine names.
@@ -322,7 +417,7 @@ pub(super) fn fig_text(unit: Unit, s: Spread) -> String {
     match unit {
         Unit::Ns => time_text(s),
         Unit::Pct4 => pct4_text(s),
-        Unit::Cycles => cycles_text(s),
+        Unit::Cycles | Unit::Count => cycles_text(s),
     }
 }
 
@@ -331,7 +426,7 @@ pub(super) fn fig_value(unit: Unit, v: i64) -> Value {
     match unit {
         Unit::Ns => json!(v),
         Unit::Pct4 => json!(v as f64 / 10_000.0),
-        Unit::Cycles => json!(v),
+        Unit::Cycles | Unit::Count => json!(v),
     }
 }
 
@@ -414,11 +509,19 @@ impl<'a> Group<'a> {
     /// measured before they were stopped (a killed process's cell: its
     /// committed windows), which the row marks partial.
     pub fn measured(&self) -> Vec<(&'a RunResult, &'a Metrics)> {
-        let of = |status: CellStatus| -> Vec<_> {
+        self.measured_cells()
+            .into_iter()
+            .filter_map(figures_of)
+            .collect()
+    }
+
+    /// The repetitions whose figures the row shows ([`Self::measured`]).
+    pub fn measured_cells(&self) -> Vec<&'a StoredCell> {
+        let of = |status: CellStatus| -> Vec<&'a StoredCell> {
             self.cells
                 .iter()
-                .filter(|c| c.status == status)
-                .filter_map(|c| figures_of(c))
+                .copied()
+                .filter(|c| c.status == status && figures_of(c).is_some())
                 .collect()
         };
         let completed = of(CellStatus::Completed);
@@ -666,7 +769,16 @@ pub(super) fn configuration_cols() -> Vec<Col> {
         let [c, d] = spread_names(&format!("{}_vs_baseline_pct", f.stem));
         cols.push(Col::right("vs baseline", &[&c, &d]));
     }
+    schedule_cols(&mut cols);
     cols
+}
+
+/// The [`SCHEDULE_FIGS`] columns.
+pub(super) fn schedule_cols(cols: &mut Vec<Col>) {
+    for f in SCHEDULE_FIGS {
+        let [a, b] = spread_names(f.id);
+        cols.push(Col::right(f.head, &[&a, &b]));
+    }
 }
 
 /// The latency table's columns; the `latency` column (which metric a row
@@ -794,6 +906,9 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
                     };
                     row.push(Cell::new(text, pct1_values(ratio)));
                 }
+                for f in &SCHEDULE_FIGS {
+                    row.push(g.fig_cell(f));
+                }
                 rows.push(row);
             } else if let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) {
                 rows.push(empty_row(
@@ -817,6 +932,8 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
             }
         }
         row_notes(&shown, &mut notes);
+        notes.push(SCHEDULE_NOTE.into());
+        skipped_notes(&shown, &mut notes);
         sheets.push(Sheet {
             name: "configurations",
             title: format!(

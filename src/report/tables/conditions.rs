@@ -12,6 +12,13 @@
 //! note saying what each is. The receive side's figures are new columns
 //! (`rx_…`), which the CSV carries only when a run has them.
 //!
+//! Every row says what its figures came from: the schedule's releases,
+//! the cycles measured, the releases skipped and the overruns
+//! ([`super::build::SCHEDULE_FIGS`]). A `netcycle` row adds its late
+//! cycles, its cycles over T0, its missed PRes and whether its cycle time
+//! held (seed 004's question of each condition), with the reason under
+//! the table when it did not.
+//!
 //! A probe limited to some scenarios (a spec's `scenarios`) has rows for
 //! those only, and one limited to a single scenario has no table here: it
 //! compares no condition (seed 004's load sweep, idle only, has the load
@@ -22,9 +29,12 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::units::format_duration_exact;
 use serde_json::{json, Value};
 
+use jitterlab_core::netcycle::NetcycleDetail;
+
 use super::build::{
     applies, distinct, empty_row, groups, key_cols, metric, notes_of, reps_col, scenario_names,
-    Fig, Group, Metrics, Unit, DEVIATION, MAX_PERIOD, MIN_PERIOD,
+    skipped_notes, Fig, Group, Metrics, Unit, DEVIATION, MAX_PERIOD, MIN_PERIOD, SCHEDULE_FIGS,
+    SCHEDULE_NOTE,
 };
 use super::sheet::{Cell, Col, Sheet};
 
@@ -115,7 +125,98 @@ pub(super) fn condition_cols(netcycle: bool) -> Vec<Col> {
         let (a, b) = (format!("{}_min", f.id), format!("{}_max", f.id));
         cols.push(Col::right(f.head, &[&a, &b]));
     }
+    for f in schedule_figs(netcycle) {
+        let (a, b) = (format!("{}_min", f.id), format!("{}_max", f.id));
+        cols.push(Col::right(f.head, &[&a, &b]));
+    }
+    if netcycle {
+        for f in NETCYCLE_COUNTS {
+            let (a, b) = (format!("{}_min", f.id), format!("{}_max", f.id));
+            cols.push(Col::right(f.head, &[&a, &b]));
+        }
+        cols.push(Col::right("held", &["held", "held_repetitions"]));
+    }
     cols
+}
+
+/// The schedule's counts a row shows: a `netcycle` row's overruns are
+/// its late cycles, shown under that name with the other counts of its
+/// verdict.
+fn schedule_figs(netcycle: bool) -> &'static [Fig] {
+    match netcycle {
+        true => &SCHEDULE_FIGS[..3],
+        false => &SCHEDULE_FIGS,
+    }
+}
+
+/// The `netcycle` detail a result stored.
+fn detail_of(r: &RunResult) -> Option<NetcycleDetail> {
+    serde_json::from_value(r.detail.clone()?).ok()
+}
+fn late_cycles(r: &RunResult, _: &Metrics) -> Option<i64> {
+    i64::try_from(detail_of(r)?.late_cycles).ok()
+}
+fn over_t0_cycles(r: &RunResult, _: &Metrics) -> Option<i64> {
+    i64::try_from(detail_of(r)?.over_t0_cycles?).ok()
+}
+fn missed_pres(r: &RunResult, _: &Metrics) -> Option<i64> {
+    i64::try_from(detail_of(r)?.missed_pres).ok()
+}
+
+/// A count of a `netcycle` row.
+const fn count(
+    stem: &'static str,
+    head: &'static str,
+    get: fn(&RunResult, &Metrics) -> Option<i64>,
+) -> Fig {
+    Fig {
+        stem,
+        id: stem,
+        head,
+        long: head,
+        unit: Unit::Count,
+        get,
+    }
+}
+
+/// What decides whether a `netcycle` row's cycle time held.
+const NETCYCLE_COUNTS: [Fig; 3] = [
+    count("late_cycles", "late", late_cycles),
+    count("over_t0_cycles", "over T0", over_t0_cycles),
+    count("missed_pres", "missed PRes", missed_pres),
+];
+
+/// The note under a `netcycle` table on its counts and its verdict.
+pub(super) const HELD_NOTE: &str = "late: cycles whose SoA went out after the next cycle's release (the overruns of the managing node's schedule); over T0: cycles whose last PRes within the response timeout, or SoA if later, came more than T0 after their SoC (jitterlab analyze's test); held: no late cycle and no missed PRes beyond what the spec allows, and no CN left operational — yes, NO, or NO in k of n repetitions";
+
+/// The held cell of `g`: `yes` when every measured repetition held, `NO`
+/// when none did, `NO in k of n` between, `-` when none was judged; and
+/// the first reason a repetition gave for not holding.
+fn held_cell(g: &Group) -> (Cell, Option<String>) {
+    let verdicts: Vec<(bool, Vec<String>)> = g
+        .measured()
+        .into_iter()
+        .filter_map(|(r, _)| detail_of(r))
+        .filter(|d| d.role != jitterlab_core::netcycle::NodeRole::Cn)
+        .map(|d| (d.held.held, d.held.reasons))
+        .collect();
+    let n = verdicts.len();
+    let not = verdicts.iter().filter(|(h, _)| !h).count();
+    let text = match (n, not) {
+        (0, _) => g.placeholder(),
+        (_, 0) => "yes".into(),
+        (n, k) if k == n => "NO".into(),
+        (n, k) => format!("NO in {k} of {n}"),
+    };
+    let why = verdicts
+        .into_iter()
+        .find(|(h, _)| !h)
+        .map(|(_, reasons)| reasons.join("; "));
+    let value = match (n, not) {
+        (0, _) => Value::Null,
+        (_, k) => json!(k == 0),
+    };
+    (Cell::new(text, vec![value, json!(n)]), why)
 }
 
 /// The scenarios the probe called `probe` was limited to, as the run's
@@ -160,6 +261,7 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
         let cols = condition_cols(netcycle);
         let mut rows = Vec::new();
         let mut shown: Vec<&Group> = Vec::new();
+        let mut why_not: Vec<String> = Vec::new();
         let mut t0 = None;
         for s in &scenarios {
             if !scope.is_empty() && !scope.contains(s) {
@@ -188,14 +290,31 @@ pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
             for f in &figs(netcycle) {
                 row.push(g.fig_cell(f));
             }
+            for f in schedule_figs(netcycle) {
+                row.push(g.fig_cell(f));
+            }
+            if netcycle {
+                for f in &NETCYCLE_COUNTS {
+                    row.push(g.fig_cell(f));
+                }
+                let (cell, why) = held_cell(g);
+                row.push(cell);
+                if let Some(why) = why {
+                    why_not.push(format!("NO {s}: {why}"));
+                }
+            }
             rows.push(row);
         }
         let t0_text = t0.map_or(String::new(), |t| {
             format!(" (T0 = {})", format_duration_exact(t))
         });
         let mut notes = notes_of(&shown);
+        notes.push(SCHEDULE_NOTE.into());
+        skipped_notes(&shown, &mut notes);
         if netcycle {
             notes.push(NETCYCLE_NOTE.into());
+            notes.push(HELD_NOTE.into());
+            notes.extend(why_not);
         }
         sheets.push(Sheet {
             name: "conditions",

@@ -109,6 +109,7 @@ fn result(
         elapsed_ns: 60_000_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into(), "bench".into()],
         params: Params {
             period_ns,
@@ -454,6 +455,15 @@ fn fixture_run() -> StoredRun {
             40,
         ),
     ];
+    // The baseline's first repetition under the codesys load overran every
+    // cycle it ran: its figures came from 82 of 2507 releases (as seed
+    // 000's baseline row did), which its row must say.
+    let overran = cells
+        .iter_mut()
+        .find(|c| c.key.configuration == "baseline" && c.key.scenario == "codesys")
+        .unwrap();
+    let t = &mut overran.result.as_mut().unwrap().threads[0];
+    (t.releases, t.cycles, t.skipped, t.overruns) = (2_507, 82, 2_425, 82);
     let failed = cells.last_mut().unwrap();
     failed.status = CellStatus::Failed;
     failed.context.failure =
@@ -741,11 +751,52 @@ fn vs_baseline_is_the_ratio_of_minima_and_of_maxima() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Configurations — scenario codesys", "tcc"),
-        "tcc             1/2         60.0 µs   36.8–40.0%          -66.0 µs   35.7–38.8%          507.0 µs   39.6–44.1%        110.0 µs   85.9–86.3%"
+        "tcc             1/2         60.0 µs   36.8–40.0%          -66.0 µs   35.7–38.8%          507.0 µs   39.6–44.1%        110.0 µs   85.9–86.3%       15000     15000        0         0"
     );
     assert_eq!(
         text_line(&text, "Configurations — scenario codesys", "baseline"),
-        "baseline          2  150.0–163.0 µs       100.0%  -185.0–-170.0 µs       100.0%  1150.0–1279.0 µs       100.0%  127.4–128.0 µs       100.0%"
+        "baseline          2  150.0–163.0 µs       100.0%  -185.0–-170.0 µs       100.0%  1150.0–1279.0 µs       100.0%  127.4–128.0 µs       100.0%  2507–15000  82–15000   0–2425      0–82"
+    );
+}
+
+/// Seed 000's baseline row came from 82 of 2507 releases and no report
+/// said so: every row gives its releases, cycles, skipped releases and
+/// overruns, and a note names the repetition that skipped.
+#[test]
+fn rows_say_how_many_cycles_their_figures_came_from() {
+    let run = fixture_run();
+    let doc = json_of(&run, &TableOptions::default());
+    for title in ["scenario codesys", "configuration baseline"] {
+        let table = if title.starts_with("scenario") {
+            "configurations"
+        } else {
+            "conditions"
+        };
+        let base = row(&doc, table, title, ["baseline", "codesys"]);
+        let names = ["releases", "cycles", "skipped", "overruns"];
+        let got: Vec<&serde_json::Value> = names
+            .iter()
+            .flat_map(|n| [&base[&format!("{n}_min")], &base[&format!("{n}_max")]])
+            .collect();
+        assert_eq!(
+            got,
+            [2_507, 15_000, 82, 15_000, 0, 2_425, 0, 82]
+                .map(serde_json::Value::from)
+                .iter()
+                .collect::<Vec<_>>(),
+            "{table}"
+        );
+    }
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert_eq!(
+        text.matches("\nbaseline/codesys/host/cyclic, repetition 0: the figures come from 82 of 2507 releases (2425 skipped after 82 overruns)\n").count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\nreleases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release\n").count(),
+        5,
+        "{text}"
     );
 }
 
@@ -828,7 +879,7 @@ fn deviation_is_the_larger_distance_from_t0() {
     let text = render(&fixture_run(), &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Conditions — configuration baseline", "idle"),
-        "idle         2  3978.0–3979.9 µs  4018.4–4021.3 µs    20.1–22.0 µs"
+        "idle         2  3978.0–3979.9 µs  4018.4–4021.3 µs    20.1–22.0 µs       15000     15000        0         0"
     );
 }
 
@@ -1075,7 +1126,7 @@ fn cells_without_figures_show_their_status() {
     let text = render(&run, &opts, Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Configurations — scenario idle", "tcc"),
-        "tcc             0/2       9.8 µs*   46.0–53.3%       -10.1 µs*   45.7–50.0%       150.0 µs*   48.3–49.8%       100.0 µs*   82.6–83.3%"
+        "tcc             0/2       9.8 µs*   46.0–53.3%       -10.1 µs*   45.7–50.0%       150.0 µs*   48.3–49.8%       100.0 µs*   82.6–83.3%    15000*  15000*       0*        0*"
     );
     assert!(
         text.contains(&format!("\n{}\n", super::build::INTERRUPTED_NOTE)),
@@ -1092,12 +1143,12 @@ fn cells_without_figures_show_their_status() {
     let text = render(&run, &opts, Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Configurations — scenario idle", "tcc"),
-        "tcc             0/2  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -"
+        "tcc             0/2  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -  interrupted+pending            -  interrupted+pending  interrupted+pending  interrupted+pending  interrupted+pending"
     );
     assert!(!text.contains(super::build::INTERRUPTED_NOTE), "{text}");
     assert_eq!(
         text_line(&text, "Conditions — configuration tcc", "cpu"),
-        "cpu          -              not run              not run              not run"
+        "cpu          -              not run              not run              not run              not run              not run              not run              not run"
     );
     let doc = json_of(&run, &opts);
     let r = row(&doc, "conditions", "configuration tcc", ["tcc", "cpu"]);

@@ -489,3 +489,106 @@ fn an_unknown_series_is_bad_input_naming_those_there_are() {
         )
     );
 }
+
+/// The samples beyond the last bin lie in a row before the one their
+/// histogram is stored on (a span handed over at 00:02:30 reaches back
+/// into 23:55–24:00, a row with no histogram of its own): their bound is
+/// that row's maximum, 43 087 µs, not the 9 658 µs of the row the
+/// histogram is stored on.
+#[test]
+fn the_bound_of_the_samples_beyond_the_bins_is_the_worst_of_every_row_their_span_overlaps() {
+    let (_dir, mut s) = open();
+    let day16 = T + 16 * DAY;
+    let (seg, _) = begin(&mut s, day16 - 150);
+    windows(
+        &mut s,
+        &seg,
+        day16 - 150,
+        day16 - 100,
+        (43_087_000, 15_000),
+        7,
+    );
+    windows(
+        &mut s,
+        &seg,
+        day16 - 150,
+        day16 + 100,
+        (9_658_000, 15_000),
+        0,
+    );
+    let span = ((day16 - 150) * NS, (day16 + 150) * NS);
+    assert!(s
+        .monitor_histogram(&seg, 1, span, &bins(&[(3, 1_998)]), 2)
+        .unwrap());
+    let v = s.monitor_view(None).unwrap();
+    let h = &v.last_hour[0];
+    assert_eq!(
+        (h.cpu, h.samples, h.overflows, h.p99_99_us, h.rows_max_ns),
+        (1, 2_000, 2, None, 43_087_000)
+    );
+    assert_eq!(v.worst.ever.as_ref().map(|w| w.max_ns), Some(43_087_000));
+    let text = crate::report::monitor::text(&v);
+    assert!(
+        text.contains("CPU 1: 2 samples at or beyond the histograms' last bin (\"beyond\"), the worst of them at most 43087.000us: the largest maximum of the 5-minute rows their spans overlap\n"),
+        "{text}"
+    );
+}
+
+/// A segment a SIGTERM stopped reads "stopped by SIGTERM" in the view, in
+/// the report and in the resumption after it; one whose process died
+/// (no result stored) stays "interrupted".
+#[test]
+fn a_segment_stopped_by_sigterm_reads_stopped_and_one_that_died_interrupted() {
+    let (_dir, mut s) = open();
+    let (one, _) = begin(&mut s, T);
+    windows(&mut s, &one, T, T, (50_000, 20_000), 0);
+    let mut result = jitterlab_core::result::RunResult::partial(
+        ProbeKind::Wakeup,
+        Params::default(),
+        String::new(),
+        1_000_000_000,
+        Default::default(),
+        String::new(),
+    );
+    result.signal = Some(15);
+    s.finish_run_row(
+        one.run,
+        RunStatus::Interrupted,
+        Some(true),
+        0,
+        Some(&result),
+    )
+    .unwrap();
+    let (two, resumed) = begin(&mut s, T + 60);
+    assert_eq!(
+        resumed.map(|r| r.previous_status),
+        Some("stopped by SIGTERM".to_string())
+    );
+    windows(&mut s, &two, T + 60, T + 60, (50_000, 20_000), 0);
+    s.finish_run_row(two.run, RunStatus::Interrupted, Some(true), 0, None)
+        .unwrap();
+    let v = s.monitor_view(None).unwrap();
+    let seg: Vec<_> = v
+        .segments
+        .iter()
+        .map(|g| (g.status.as_str(), g.signal))
+        .collect();
+    assert_eq!(seg, [("interrupted", Some(15)), ("interrupted", None)]);
+    let text = crate::report::monitor::text(&v);
+    // The uids (random per database) left out.
+    let lines: Vec<String> = text
+        .lines()
+        .skip_while(|l| *l != "segments")
+        .skip(1)
+        .take(3)
+        .map(|l| format!("{}{}", &l[..7], &l[17..]))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "  run  started               status              first window          last window end         windows",
+            "    1  2026-11-01T00:00:00Z  stopped by SIGTERM  2026-11-01T00:00:00Z  2026-11-01T00:00:01Z          2",
+            "    2  2026-11-01T00:01:00Z  interrupted         2026-11-01T00:01:00Z  2026-11-01T00:01:01Z          2  resumed after 59s",
+        ]
+    );
+}

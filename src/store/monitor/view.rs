@@ -92,6 +92,10 @@ pub struct SegmentView {
     pub started_ns: i64,
     /// Its status (`running`, `completed`, `interrupted`, …).
     pub status: String,
+    /// The terminating signal that stopped it (15: SIGTERM), when its
+    /// status is `interrupted` because it was stopped, not because its
+    /// process died.
+    pub signal: Option<i32>,
     /// Wall ns of the start of its first window still stored.
     pub first_window_ns: Option<i64>,
     /// Wall ns of the end of its last window still stored.
@@ -176,8 +180,9 @@ pub struct HourPercentiles {
     pub p99_99_us: Option<u64>,
     /// The highest bin with a sample, µs.
     pub max_us: Option<u64>,
-    /// The largest maximum of the 5-minute rows that hold these
-    /// histograms, ns (exact; bounds the samples beyond the bins).
+    /// The largest maximum of the 5-minute rows that these histograms'
+    /// spans overlap, ns (exact; bounds the samples beyond the bins,
+    /// which may lie in a row before the one a histogram is stored on).
     pub rows_max_ns: i64,
 }
 
@@ -248,6 +253,7 @@ struct SegmentRow {
     uid: String,
     started_at: String,
     status: String,
+    signal: Option<i32>,
     finished_ns: Option<i64>,
     cell: Option<i64>,
     t0_ns: i64,
@@ -346,7 +352,7 @@ impl Store {
                 "SELECT r.id, COALESCE(r.uid, ''), r.started_at, r.status,
                         CAST(strftime('%s', r.finished_at) AS INTEGER) * 1000000000,
                         (SELECT MIN(c.id) FROM cells c WHERE c.run_id = r.id),
-                        {SEGMENT_T0}, r.params_json
+                        {SEGMENT_T0}, r.params_json, json_extract(r.result_json, '$.signal')
                  FROM runs r WHERE r.kind = 'monitor' AND r.name = ?1 ORDER BY r.id"
             ))?;
             let rows = stmt.query_map([name], |r| {
@@ -356,6 +362,7 @@ impl Store {
                     uid: r.get(1)?,
                     started_at: r.get(2)?,
                     status: r.get(3)?,
+                    signal: r.get(8)?,
                     finished_ns: r.get(4)?,
                     cell: r.get(5)?,
                     t0_ns: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
@@ -385,6 +392,7 @@ impl Store {
                 started_at: s.started_at,
                 started_ns: s.t0_ns,
                 status: s.status,
+                signal: s.signal,
                 first_window_ns,
                 last_window_end_ns,
                 windows,
@@ -516,6 +524,7 @@ impl Store {
         let mut out: Vec<HourPercentiles> = Vec::new();
         let mut bins: Vec<u64> = Vec::new();
         let mut current: Option<HourPercentiles> = None;
+        let mut spans: Vec<(u32, i64, i64)> = Vec::new();
         let close = |p: Option<HourPercentiles>, bins: &mut Vec<u64>, out: &mut Vec<_>| {
             if let Some(p) = p {
                 out.push(percentiles(p, bins));
@@ -561,8 +570,26 @@ impl Store {
             c.covered_ns += (to - from).max(0);
             c.overflows += over.max(0) as u64;
             c.rows_max_ns = c.rows_max_ns.max(max);
+            spans.push((cpu, from, to));
         }
         close(current.take(), &mut bins, &mut out);
+        // A span handed over every 5 minutes of windows is not aligned to
+        // the rows: it reaches back into the row (or rows) before the one
+        // it is stored on, which may hold no histogram of its own, and may
+        // hold the samples beyond the last bin. The bound of those samples
+        // is the largest maximum of every row a span overlaps.
+        let mut overlapping = self.conn.prepare(
+            "SELECT MAX(max) FROM monitor_rollups
+             WHERE series = ?1 AND span = ?2 AND cpu = ?3
+               AND start * 1000000000 < ?5 AND (start + ?2) * 1000000000 > ?4",
+        )?;
+        for (cpu, from, to) in spans {
+            let max: Option<i64> =
+                overlapping.query_row(params![id, FIVE_MINUTES, cpu, from, to], |r| r.get(0))?;
+            if let (Some(p), Some(max)) = (out.iter_mut().find(|p| p.cpu == cpu), max) {
+                p.rows_max_ns = p.rows_max_ns.max(max);
+            }
+        }
         Ok(out)
     }
 

@@ -12,9 +12,11 @@
 //! analysis is pure and lives in core. [`Analyzer`] is fed one frame at a
 //! time ([`Analyzer::push`] for an Ethernet frame, [`Analyzer::push_ethertype`]
 //! for an EtherType and payload, what a Linux cooked capture gives) and
-//! keeps only counters, exact moments and fixed-size histograms
-//! ([`MetricStats`]): memory stays flat whatever the length of the capture,
-//! and no frame allocates. [`Analyzer::finish`] turns the counters into an
+//! keeps only counters, exact moments, fixed-size histograms
+//! ([`MetricStats`]) and the distinct SoC periods with their counts
+//! ([`ExactValues`], at most [`EXACT_PERIODS`] per clock, in tables made
+//! once): memory stays flat whatever the length of the capture, and no
+//! frame allocates. [`Analyzer::finish`] turns the counters into an
 //! [`Analysis`], the one value reports render.
 //!
 //! # What is counted, and the rules
@@ -35,7 +37,10 @@
 //!   RelativeTime in µs), each only while that field advances — an MN that
 //!   leaves a field at zero or repeats it is counted as `stalled`, not
 //!   measured. MN-side against wire-side shows what the network and the
-//!   capture added to the MN's own jitter.
+//!   capture added to the MN's own jitter. Min, max, mean and stddev are
+//!   exact; so are the percentiles, from every distinct period kept with
+//!   its count (up to [`EXACT_PERIODS`] of them; past that, from the
+//!   histogram, with its resolution given).
 //! - **Deviation** is DESIGN's `max |T_per − T0|`. `T0` is the cycle time
 //!   given (`--cycle`) or, failing that, inferred: the median of the first
 //!   [`INFER_PERIODS`] wire periods, rounded to the nearest µs (an MN's
@@ -49,8 +54,12 @@
 //!   after its poll was given up, or a capture that began mid-cycle). A
 //!   poll still open when the capture ends is not counted as missed.
 //! - **Per cycle**: completion time SoC → last PRes of a CN; a cycle is
-//!   **late** when its traffic (its last PRes, or its SoA if later) ended
-//!   more than `T0` after its SoC. A cycle is closed by the next SoC; the
+//!   **over T0** when its traffic (its last PRes, or its SoA if later)
+//!   ended more than `T0` after its SoC ([`over_t0`], the test `run
+//!   netcycle` applies to its own stamps too, there to the PRes within its
+//!   response timeout, here to every PRes the capture holds; what `run netcycle` calls
+//!   **late**, an SoA after the next release, needs the releases, which a
+//!   capture does not hold). A cycle is closed by the next SoC; the
 //!   capture's last cycle counts only if its SoA was captured (a capture cut
 //!   mid-cycle would otherwise show a short completion).
 //! - **NMT**: the MN's state is the last seen in a SoA or PResMN; a CN's the
@@ -63,15 +72,38 @@ use super::{
     decode_payload, ASndService, DecodeError, Frame, NmtState, ETHERTYPE_POWERLINK, MAX_CN_NODE,
 };
 use crate::ether::{self, TypeOrLength};
-use crate::stats::{MetricStats, MetricSummary, Moments};
+use crate::stats::{ExactValues, MetricStats, MetricSummary, Moments};
 
 /// How many SoC periods an inferred cycle time is the median of.
 pub const INFER_PERIODS: usize = 1024;
+/// How many distinct SoC periods, per clock, are kept to give exact
+/// percentiles (a table of 2 MiB per clock, mapped as it fills; periods
+/// cluster around the cycle time, so a capture of any length has far
+/// fewer).
+pub const EXACT_PERIODS: usize = 1 << 16;
 /// How many kinds of other EtherTypes are counted by name.
 pub const OTHER_ETHERTYPES: usize = 8;
 /// How an inferred cycle time was found, in words a report prints.
 pub const INFER_RULE: &str =
     "the median of the first 1024 SoC periods in the capture, rounded to the nearest µs";
+
+/// What a cycle "over T0" is, in words a report prints beside the count.
+pub const OVER_T0_RULE: &str =
+    "the cycle's last PRes, or its SoA if later, came more than T0 after its SoC";
+
+/// What a "late" cycle of `run netcycle` is, the count its held verdict
+/// judges: it needs the cycle's release, which a capture does not hold.
+pub const LATE_RULE: &str = "the cycle's SoA went out after the next cycle's release";
+
+/// Whether a cycle is over `t0_ns` ([`OVER_T0_RULE`]): the one test
+/// `analyze` applies to a capture's frames and `run netcycle` to the
+/// stamps of the frames it sent and received, so both count the same
+/// cycles. `soc_ns` is the SoC's stamp, `last_pres_ns` the last PRes of a
+/// CN received in the cycle, `soa_ns` the SoA's stamp, all on one clock.
+pub fn over_t0(soc_ns: u64, last_pres_ns: Option<u64>, soa_ns: Option<u64>, t0_ns: u64) -> bool {
+    let end = last_pres_ns.max(soa_ns).unwrap_or(soc_ns);
+    end.saturating_sub(soc_ns) > t0_ns
+}
 
 /// Frames seen, by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -159,6 +191,11 @@ pub struct Periods {
     /// SoCs whose field did not advance past the previous SoC's (zero,
     /// repeated or going back): not measured. Always 0 for the wire.
     pub stalled: u64,
+    /// `None`: the percentiles are exact to the ns (from every period's
+    /// value, [`EXACT_PERIODS`]). Else the width, ns, of the histogram's
+    /// counter at the largest of them: more distinct periods than are
+    /// kept exactly, the percentiles are exact to within it.
+    pub percentile_resolution_ns: Option<u64>,
 }
 
 /// One CN's polls and answers.
@@ -239,7 +276,10 @@ pub struct Analysis {
     pub relative_time: Option<Periods>,
     /// SoC → last PRes of a CN, over the closed cycles that had one.
     pub completion: Option<MinMeanMax>,
-    /// Closed cycles whose traffic ended more than `T0` after their SoC.
+    /// Closed cycles over `T0` ([`OVER_T0_RULE`], [`over_t0`]): the test
+    /// `run netcycle` applies as `over_t0_cycles` to the PRes within its
+    /// response timeout (its `late_cycles` are another count,
+    /// [`LATE_RULE`]). The JSON keeps the name it had.
     pub late_cycles: Option<u64>,
     /// Closed cycles (those late cycles are counted among).
     pub closed_cycles: u64,
@@ -254,6 +294,7 @@ pub struct Analysis {
 /// One clock's SoC periods while they are being counted.
 struct Clock {
     stats: MetricStats,
+    exact: ExactValues,
     prev: Option<u64>,
     stalled: u64,
 }
@@ -262,6 +303,7 @@ impl Clock {
     fn new() -> Clock {
         Clock {
             stats: MetricStats::new(true, None),
+            exact: ExactValues::new(EXACT_PERIODS),
             prev: None,
             stalled: 0,
         }
@@ -273,6 +315,7 @@ impl Clock {
         let period = self.prev.map(|p| now as i64 - p as i64);
         if let Some(p) = period {
             self.stats.record(p);
+            self.exact.record(p);
         }
         self.prev = Some(now);
         period
@@ -281,7 +324,11 @@ impl Clock {
     /// An MN field: measured only when it advances.
     fn field(&mut self, now: u64) {
         match self.prev {
-            Some(p) if now > p => self.stats.record((now - p).min(i64::MAX as u64) as i64),
+            Some(p) if now > p => {
+                let period = (now - p).min(i64::MAX as u64) as i64;
+                self.stats.record(period);
+                self.exact.record(period);
+            }
             Some(_) => self.stalled += 1,
             None if now == 0 => self.stalled += 1,
             None => {}
@@ -293,8 +340,18 @@ impl Clock {
 
     fn periods(&self, t0: Option<u64>) -> Option<Periods> {
         let m = &self.stats.moments;
+        let mut period = self.stats.summary();
+        let percentile_resolution_ns = match self.exact.make_exact(&mut period) {
+            true => None,
+            false => [period.p50, period.p99, period.p99_99]
+                .into_iter()
+                .flatten()
+                .map(|v| crate::hist::resolution_ns(v.unsigned_abs()))
+                .max(),
+        };
         (m.count > 0).then(|| Periods {
-            period: self.stats.summary(),
+            period,
+            percentile_resolution_ns,
             deviation: t0.map(|t0| {
                 let t0 = t0 as i128;
                 (m.min as i128 - t0)
@@ -359,7 +416,8 @@ pub struct Analyzer {
 impl Analyzer {
     /// An analyzer measuring against `cycle_ns` (`T0`), or inferring it
     /// when `None`. Allocates everything it will use (about 1.5 MB of
-    /// histograms) here, once.
+    /// histograms, touched now, and 6 MiB of tables of distinct periods,
+    /// mapped as they fill) here, once.
     pub fn new(cycle_ns: Option<u64>) -> Analyzer {
         Analyzer {
             given_t0: cycle_ns,
@@ -609,7 +667,7 @@ impl Analyzer {
         let end = c.last_pres.max(c.soa).unwrap_or(c.start);
         let took = end.saturating_sub(c.start);
         match self.t0() {
-            Some(t0) => self.late += u64::from(took > t0),
+            Some(t0) => self.late += u64::from(over_t0(c.start, c.last_pres, c.soa, t0)),
             None if self.early_ends.len() < self.early_ends.capacity() => {
                 self.early_ends.push(took)
             }

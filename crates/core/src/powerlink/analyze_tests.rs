@@ -565,3 +565,27 @@ proptest! {
         prop_assert_eq!(r.frames.total, frames.len() as u64);
     }
 }
+
+/// Periods exact to the ns while at most [`EXACT_PERIODS`] distinct ones
+/// were seen; past that, read from the histogram with its resolution.
+#[test]
+fn percentiles_are_exact_until_too_many_distinct_periods() {
+    let run = |n: u64| {
+        let mut a = Analyzer::new(Some(1_000_000));
+        let mut t = 1_000_000_000u64;
+        let frame = soc(0, 0);
+        for k in 0..=n {
+            a.push(t, &frame);
+            t += 1_000_000 + k;
+        }
+        a.finish().wire.unwrap()
+    };
+    let exact = run(EXACT_PERIODS as u64);
+    assert_eq!(exact.period.count, EXACT_PERIODS as u64);
+    assert_eq!(exact.percentile_resolution_ns, None);
+    assert_eq!(exact.period.p50, Some(1_000_000 + 32_767));
+    assert_eq!(exact.period.p99, Some(1_000_000 + 64_880));
+    let rounded = run(EXACT_PERIODS as u64 + 1);
+    assert_eq!(rounded.percentile_resolution_ns, Some(1_024));
+    assert_ne!(rounded.period.p50, Some(1_000_000 + 32_768));
+}

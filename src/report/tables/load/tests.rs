@@ -173,6 +173,7 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         wire_ns: n.wire_ns(),
         cycles,
         late_cycles: f.late,
+        over_t0_cycles: None,
         polls,
         missed_pres: f.missed,
         late_pres: 0,
@@ -206,6 +207,7 @@ fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
         elapsed_ns: 10_000_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into(), "bench".into()],
         params: Params {
             period_ns: p.period_ns,
@@ -760,23 +762,49 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
     );
 }
 
+/// The run with its `cpu` condition not held: 3 late cycles (each
+/// skipping one release), 1 cycle over T0.
+fn cpu_not_held() -> StoredRun {
+    let mut run = powerlink_run();
+    let cell = run
+        .cells
+        .iter_mut()
+        .find(|c| c.key.scenario == "cpu" && c.key.probe == "soc-jitter")
+        .unwrap();
+    let r = cell.result.as_mut().unwrap();
+    let d = r.detail.as_mut().unwrap();
+    d["late_cycles"] = 3.into();
+    d["over_t0_cycles"] = 1.into();
+    d["held"] =
+        serde_json::json!({"held": false, "reasons": ["late cycles: 3 of 20000 (allowed 0)"]});
+    let t = &mut r.threads[0];
+    (t.cycles, t.skipped, t.overruns) = (t.releases - 3, 3, 3);
+    run
+}
+
 #[test]
 fn the_condition_table_gives_both_ends_of_the_wire() {
-    let got = render(&powerlink_run(), &only(Table::Conditions), Format::Text).unwrap();
+    let got = render(&cpu_not_held(), &only(Table::Conditions), Format::Text).unwrap();
     assert_eq!(
         got,
         format!(
             "{HEAD}
 Conditions — configuration tuned, host, soc-jitter (T0 = 500us)
-scenario  reps  MN min cycle  MN max cycle  MN deviation  CN min cycle  CN max cycle  CN deviation
-idle         1      480.0 µs      520.0 µs       20.0 µs      470.0 µs      530.0 µs       30.0 µs
-cpu          1      495.5 µs      504.8 µs        4.8 µs      489.9 µs      512.3 µs       12.3 µs
+scenario  reps  MN min cycle  MN max cycle  MN deviation  CN min cycle  CN max cycle  CN deviation  releases  cycles  skipped  late  over T0  missed PRes  held
+idle         1      480.0 µs      520.0 µs       20.0 µs      470.0 µs      530.0 µs       30.0 µs     20000   20000        0     0        -            0   yes
+cpu          1      495.5 µs      504.8 µs        4.8 µs      489.9 µs      512.3 µs       12.3 µs     20000   19997        3     3        1            0    NO
 {}
+tuned/cpu/host/soc-jitter, repetition 0: the figures come from 19997 of 20000 releases (3 skipped after 3 overruns)
+{}
+{}
+NO cpu: late cycles: 3 of 20000 (allowed 0)
 ",
-            super::super::conditions::NETCYCLE_NOTE
+            super::super::build::SCHEDULE_NOTE,
+            super::super::conditions::NETCYCLE_NOTE,
+            super::super::conditions::HELD_NOTE
         )
     );
-    let csv = render(&powerlink_run(), &only(Table::Conditions), Format::Csv).unwrap();
+    let csv = render(&cpu_not_held(), &only(Table::Conditions), Format::Csv).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     let header: Vec<&str> = lines[0].split(',').collect();
     let rx = [
@@ -787,15 +815,34 @@ cpu          1      495.5 µs      504.8 µs        4.8 µs      489.9 µs      
         "rx_deviation_ns_min",
         "rx_deviation_ns_max",
     ];
-    assert_eq!(header[header.len() - 6..], rx);
+    let counts = [
+        "late_cycles_min",
+        "late_cycles_max",
+        "over_t0_cycles_min",
+        "over_t0_cycles_max",
+        "missed_pres_min",
+        "missed_pres_max",
+        "held",
+        "held_repetitions",
+    ];
+    assert_eq!(header[header.len() - 14..header.len() - 8], rx);
+    assert_eq!(header[header.len() - 8..], counts);
     let cpu: Vec<&str> = lines[2].split(',').collect();
     assert_eq!(
         cpu[..5],
         ["conditions", "tuned", "cpu", "host", "soc-jitter"]
     );
     assert_eq!(
-        cpu[cpu.len() - 6..],
-        ["489900", "489900", "512300", "512300", "12300", "12300"]
+        cpu[cpu.len() - 14..],
+        [
+            "489900", "489900", "512300", "512300", "12300", "12300", "3", "3", "1", "1", "0", "0",
+            "false", "1"
+        ]
+    );
+    let idle: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(
+        idle[idle.len() - 8..],
+        ["0", "0", "", "", "0", "0", "true", "1"]
     );
     let min_sent = header
         .iter()
@@ -883,7 +930,7 @@ fn a_limited_probe_has_condition_rows_for_its_scenarios_only() {
         got.lines()
             .skip_while(|l| !l.starts_with("scenario "))
             .skip(1)
-            .take_while(|l| !l.starts_with("MN: "))
+            .take_while(|l| !l.starts_with("releases: "))
             .map(|l| l.split_whitespace().next().unwrap().to_string())
             .collect()
     };

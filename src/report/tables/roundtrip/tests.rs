@@ -92,6 +92,7 @@ fn result(f: &Rt, budget: Budget) -> RunResult {
         elapsed_ns: 60_000_000_000,
         end: EndReason::Completed,
         interrupted: false,
+        signal: None,
         command_line: vec!["jitterlab".into(), "bench".into()],
         params: Params {
             period_ns: 5_000_000,
