@@ -33,6 +33,7 @@ pub mod limits;
 pub mod load;
 pub mod metrics_snapshot;
 pub mod netcycle;
+pub mod noise;
 pub mod outlier;
 pub mod plot;
 pub mod powerlink;
