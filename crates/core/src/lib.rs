@@ -43,6 +43,7 @@ pub mod recorder;
 pub mod resctrl;
 pub mod result;
 pub mod roundtrip;
+pub mod rt_throttle;
 pub mod rtla;
 pub mod sample;
 pub mod spec;
