@@ -199,6 +199,7 @@ fn stress(args: &[&str], cpu_time_ns: u64, bogo: &[(&str, u64)]) -> NeighbourRep
         end: "stopped".into(),
         healthy: true,
         stderr_tail: vec![],
+        load: None,
     }
 }
 
