@@ -94,10 +94,9 @@ pub fn observe(
             }
         }
     }
-    let stalls = match limit.and_then(|l| l.hold_off_ns()) {
-        Some(h) => match_stalls(&largest, h, result.params.window_ns),
-        None => Vec::new(),
-    };
+    let stalls = limit
+        .map(|l| match_stalls(&largest, &l, result.params.window_ns))
+        .unwrap_or_default();
     Throttling {
         limit,
         fair_server,

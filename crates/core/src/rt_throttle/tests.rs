@@ -123,25 +123,32 @@ fn the_kernel_log_line_is_found() {
 
 #[test]
 fn stalls_as_long_as_the_hold_off_are_matched_to_their_windows() {
+    let limit = RtLimit::parse("950000", "1000000").unwrap();
     let largest = vec![
         ("chase".to_string(), 52_380_000, 3_950_000_000),
+        ("sample-jitter".to_string(), 52_300_000, 3_951_000_000), // the same stall
         ("chase".to_string(), 51_900_000, 1_950_100_000),
-        ("chase".to_string(), 44_999_999, 2_950_000_000), // below 90 %
+        ("chase".to_string(), 24_999_999, 2_950_000_000), // below 50 %
         ("chase".to_string(), 75_000_001, 5_950_000_000), // above 150 %
-        ("chase".to_string(), 45_000_000, 950_000_000),
+        ("chase".to_string(), 25_000_000, 950_000_000),
         ("chase".to_string(), 75_000_000, 4_999_000_000),
     ];
-    let stalls = match_stalls(&largest, 50_000_000, 1_000_000_000);
-    let seen: Vec<(u64, u64)> = stalls.iter().map(|s| (s.ns, s.window)).collect();
+    let stalls = match_stalls(&largest, &limit, 1_000_000_000);
+    let seen: Vec<(&str, u64, u64)> = stalls
+        .iter()
+        .map(|s| (s.metric.as_str(), s.ns, s.window))
+        .collect();
     assert_eq!(
         seen,
         vec![
-            (45_000_000, 0),
-            (51_900_000, 1),
-            (52_380_000, 3),
-            (75_000_000, 4)
+            ("chase", 25_000_000, 0),
+            ("chase", 51_900_000, 1),
+            ("chase", 52_380_000, 3),
+            ("chase", 75_000_000, 4)
         ]
     );
+    let off = RtLimit::parse("-1", "1000000").unwrap();
+    assert!(match_stalls(&largest, &off, 1_000_000_000).is_empty());
 }
 
 #[test]
@@ -152,7 +159,7 @@ fn a_throttled_fifo_probe_gets_the_cause_its_limit_and_the_fix() {
             ("chase".to_string(), 52_380_000, 1_950_000_000),
             ("chase".to_string(), 52_100_000, 2_950_000_000),
         ],
-        limit.hold_off_ns().unwrap(),
+        &limit,
         1_000_000_000,
     );
     let t = Throttling {
