@@ -206,8 +206,9 @@ pub struct Stall {
 /// The lower bound is half the hold-off, not the whole of it: a hold-off is
 /// cut short when the normal tasks it makes room for have nothing left to
 /// do, or when the CPU borrows real-time runtime from another
-/// (`RT_RUNTIME_SHARE`); measured here, a chase stopped by it took from
-/// 44.7 to 46.2 ms with a 50 ms hold-off. A real-time probe that is not
+/// (`RT_RUNTIME_SHARE`); measured on a 2-CPU VM (`bench --preset
+/// caterpillar --warmup 1s`, three runs), a chase stopped by it took from
+/// 28.6 to 46.2 ms with a 50 ms hold-off. A real-time probe that is not
 /// itself blocked is held off that long by nothing else the kernel does.
 pub fn match_stalls(largest: &[(String, u64, u64)], limit: &RtLimit, window_ns: u64) -> Vec<Stall> {
     let Some(hold_off_ns) = limit.hold_off_ns() else {
