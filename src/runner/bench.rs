@@ -978,7 +978,10 @@ fn observe_throttling(
     policy: Policy,
 ) -> jitterlab_core::rt_throttle::Throttling {
     use crate::system::rt_throttle::{kernel_log, observe};
-    let realtime = matches!(policy, Policy::Fifo | Policy::RoundRobin);
+    // Only a real-time probe that never sleeps (the chase) is held off for
+    // whole hold-offs; a probe that sleeps each cycle is not.
+    let realtime = matches!(policy, Policy::Fifo | Policy::RoundRobin)
+        && result.probe == jitterlab_core::result::ProbeKind::Chase;
     let cycles = result
         .probe
         .metrics()

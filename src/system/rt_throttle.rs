@@ -50,7 +50,9 @@ fn has_fair_server(release: &str) -> bool {
 
 /// Throttling around the cell that measured `result`: read under `root`,
 /// with the kernel log `log`, `realtime_probe` when the probe ran at
-/// SCHED_FIFO or SCHED_RR, and the TSC frequency for cycle metrics.
+/// SCHED_FIFO or SCHED_RR without sleeping between samples (see
+/// [`Throttling::realtime_probe`]), and the TSC frequency for cycle
+/// metrics.
 pub fn observe(
     root: &Path,
     result: &RunResult,

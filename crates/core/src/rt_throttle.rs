@@ -253,13 +253,17 @@ pub struct Throttling {
     pub rt_rqs: Vec<RtRq>,
     /// The probe's stalls as long as a hold-off, in time order.
     pub stalls: Vec<Stall>,
-    /// The probe ran at a real-time policy (FIFO or RR).
+    /// The probe ran at a real-time policy (FIFO or RR) and never sleeps
+    /// between its samples (the chase): only such a probe is held off for
+    /// a whole hold-off by throttling, so only its stalls are attributed to
+    /// it (a probe that sleeps each cycle leaves the CPU's real-time runtime
+    /// mostly unused).
     pub realtime_probe: bool,
 }
 
 impl Throttling {
-    /// True when throttling is the cause of stalls: a real-time probe, a
-    /// limit, and stalls of its length.
+    /// True when throttling is the cause of stalls: a real-time probe that
+    /// never sleeps, a limit, and stalls of its length.
     pub fn explains_stalls(&self) -> bool {
         self.realtime_probe
             && self.limit.is_some_and(|l| l.hold_off_ns().is_some())
