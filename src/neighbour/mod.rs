@@ -6,9 +6,9 @@
 //! lifecycle is built so that nothing of it outlives the cell, on every exit
 //! path:
 //!
-//! - **Own process group.** The leader is started with `process_group(0)`,
-//!   so stress-ng's or hackbench's workers, which inherit the group, are
-//!   reached with one `killpg`.
+//! - **Own session and process group.** The leader calls `setsid` before
+//!   `exec`, so stress-ng's or hackbench's workers, which inherit the group,
+//!   are reached with one `killpg`.
 //! - **Pinned and niced before `exec`** by [`jitterlab_sys::set_child_hooks`],
 //!   which also sets `PR_SET_PDEATHSIG` to `SIGKILL`: if jitterlab dies the
 //!   leader dies with it (stress-ng's workers ask the same of their parent).
@@ -54,6 +54,16 @@
 //! `cutime`/`cstime` — and it is no longer listed. (A member orphaned and
 //! reaped by init takes its ticks out of the group; stress-ng reaps its own
 //! workers.) The kernel's resolution is one clock tick (usually 10 ms).
+//! [`judge_loads`] then compares each stress-ng neighbour's CPU time and
+//! bogo-ops with what its command asked for ([`jitterlab_core::noise`]): a
+//! neighbour alive for the whole cell but short of its load is not called
+//! healthy in any report.
+//!
+//! **A session of its own.** [`jitterlab_sys::set_child_hooks`] makes the
+//! leader call `setsid`, not only leave jitterlab's process group: where the
+//! kernel shares CPU time out per session (autogroup), neighbours left in
+//! jitterlab's session split one share between them and jitterlab, and
+//! starved (see the README's figures).
 
 pub mod cgroup;
 pub mod scenario;
