@@ -1200,6 +1200,21 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
         "short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
     );
     assert_eq!(e["throttling"].as_array().unwrap().len(), 3);
+    // Under the tables too, in every format.
+    let cell = format!("{} rep {}", ex[4].cell, ex[4].repetition);
+    let short = format!(
+        "{cell}: neighbour stress-ng short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
+    );
+    let throttled = format!("{cell}: RT throttling: 2 stalls of up to 52.000ms in windows 2, 3: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)");
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert!(text.contains(&short), "{text}");
+    assert!(text.contains(&throttled), "{text}");
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(notes.contains(&serde_json::Value::from(short)), "{notes:?}");
+    assert!(
+        notes.contains(&serde_json::Value::from(throttled)),
+        "{notes:?}"
+    );
     // A neighbour that delivered its load says so after "healthy".
     let mut run = fixture_run();
     crate::neighbour::judge_loads(&mut run.cells[4].context.neighbours);
