@@ -176,7 +176,7 @@ fn presets_are_listed_and_fitted_to_the_machine() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "[[configuration]]\nname = \"cache-reserved\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"2\"\nirq_cpus = \"0\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = false\n\n\
+            "[[configuration]]\nname = \"cache-reserved\"\nprobe_cpus = \"3\"\nneighbour_cpus = \"2\"\nirq_cpus = \"0\"\npolicy = \"fifo\"\npriority = 95\ndma_latency = true\n\n\
              [[configuration.cache]]\ngroup = \"caterpillar\"\ncpus = \"3\"\nl2 = { ways = \"10-19\" }\n\n\
              [configuration.cache_default]\nl2 = { ways = \"0-9\" }\n"
         ),
@@ -762,6 +762,31 @@ fn the_caterpillar_preset_ends_each_cell_after_its_200_samples() {
         serde_json::json!(["stress-ng", "--cache", "1", "--metrics-brief"])
     );
     assert_eq!(n["healthy"], true, "{n}");
+    // Its load is judged against the one CPU it asked for.
+    assert_eq!(n["load"]["asked_milli"], 1000, "{n}");
+    assert_eq!(n["load"]["basis"], "--cache 1 = 1.00 CPU", "{n}");
+    for c in cells {
+        // The best real-time set-up: PM QoS held, so the result is real-time.
+        let dma = c["result"]["realtime"]["defaults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == "cpu_dma_latency")
+            .cloned()
+            .unwrap();
+        assert_eq!(dma["applied"], true, "{dma}");
+        assert_eq!(c["result"]["realtime"]["realtime"], true, "{c}");
+        // Throttling was read: the runtime limit as the machine has it.
+        let runtime: i64 = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            c["context"]["throttling"]["limit"]["runtime_us"], runtime,
+            "{c}"
+        );
+    }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Chase (baseline: baseline)"), "{stdout}");
     if !resctrl {

@@ -6,9 +6,9 @@
 //! lifecycle is built so that nothing of it outlives the cell, on every exit
 //! path:
 //!
-//! - **Own process group.** The leader is started with `process_group(0)`,
-//!   so stress-ng's or hackbench's workers, which inherit the group, are
-//!   reached with one `killpg`.
+//! - **Own session and process group.** The leader calls `setsid` before
+//!   `exec`, so stress-ng's or hackbench's workers, which inherit the group,
+//!   are reached with one `killpg`.
 //! - **Pinned and niced before `exec`** by [`jitterlab_sys::set_child_hooks`],
 //!   which also sets `PR_SET_PDEATHSIG` to `SIGKILL`: if jitterlab dies the
 //!   leader dies with it (stress-ng's workers ask the same of their parent).
@@ -54,6 +54,16 @@
 //! `cutime`/`cstime` — and it is no longer listed. (A member orphaned and
 //! reaped by init takes its ticks out of the group; stress-ng reaps its own
 //! workers.) The kernel's resolution is one clock tick (usually 10 ms).
+//! [`judge_loads`] then compares each stress-ng neighbour's CPU time and
+//! bogo-ops with what its command asked for ([`jitterlab_core::noise`]): a
+//! neighbour alive for the whole cell but short of its load is not called
+//! healthy in any report.
+//!
+//! **A session of its own.** [`jitterlab_sys::set_child_hooks`] makes the
+//! leader call `setsid`, not only leave jitterlab's process group: where the
+//! kernel shares CPU time out per session (autogroup), neighbours left in
+//! jitterlab's session split one share between them and jitterlab, and
+//! starved (see the README's figures).
 
 pub mod cgroup;
 pub mod scenario;
@@ -69,6 +79,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use jitterlab_core::cell::NeighbourReport;
+use jitterlab_core::noise;
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 
@@ -444,6 +455,7 @@ impl Running {
             end: String::new(),
             healthy: false,
             stderr_tail: Vec::new(),
+            load: None,
         }
     }
 
@@ -466,6 +478,37 @@ impl Running {
             }
         }
         stressng::parse_metrics(&text)
+    }
+}
+
+/// Judges each stress-ng neighbour's load against its request
+/// ([`jitterlab_core::noise`]): the requests read from the argument
+/// vectors, shared out among neighbours pinned to the same CPUs, compared
+/// with the CPU time and bogo-ops each achieved. A neighbour that ended
+/// early, or one with no stated request, gets no judgement (`load` stays
+/// `None`: not measured).
+pub fn judge_loads(reports: &mut [NeighbourReport]) {
+    let intents: Vec<Option<noise::Intent>> = reports
+        .iter()
+        .map(|r| noise::stress_ng_intent(&r.argv, r.cpus.len()))
+        .collect();
+    let asks: Vec<(Vec<usize>, u64)> = reports
+        .iter()
+        .zip(&intents)
+        .map(|(r, i)| {
+            let mut cpus = r.cpus.clone();
+            cpus.sort_unstable();
+            (cpus, i.as_ref().map_or(0, |i| i.cpu_milli))
+        })
+        .collect();
+    let shares = noise::share_out(&asks);
+    for ((r, intent), share) in reports.iter_mut().zip(&intents).zip(shares) {
+        r.load = match intent {
+            Some(i) if r.healthy => {
+                noise::LoadCheck::judge(i, share, r.cpu_time_ns, r.wall_ns, &r.bogo_ops)
+            }
+            _ => None,
+        };
     }
 }
 
@@ -652,6 +695,7 @@ mod tests {
                 end: "stopped".into(),
                 healthy: true,
                 stderr_tail: vec![],
+                load: None,
             }
         );
         assert_eq!(group_members(pgid), Vec::<i32>::new());
@@ -696,6 +740,7 @@ mod tests {
             ),
             healthy: false,
             stderr_tail: expected_lines[2..].to_vec(),
+            load: None,
         };
         assert_eq!(expected.end, "exited early with status 2");
         assert_eq!(failure, Some(expected.clone()));
@@ -981,6 +1026,183 @@ mod tests {
         );
         assert_eq!(group_members(pgid), Vec::<i32>::new());
         assert_eq!(journal.pending(), 0);
+        journal.finish().unwrap();
+    }
+
+    /// A stopped neighbour's report with these figures.
+    fn measured(
+        name: &str,
+        argv: &[&str],
+        cpus: Vec<usize>,
+        cpu_ms: u64,
+        ops: &[(&str, u64)],
+    ) -> NeighbourReport {
+        NeighbourReport {
+            name: name.into(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            cpus,
+            pgid: 1,
+            cpu_time_ns: cpu_ms * 1_000_000,
+            wall_ns: 15_000_000_000,
+            bogo_ops: ops.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            end: "stopped".into(),
+            healthy: true,
+            stderr_tail: vec![],
+            load: None,
+        }
+    }
+
+    #[test]
+    fn seed_001s_neighbours_are_judged_against_their_shares() {
+        // The redhat scenario on two CPUs as measured on this machine
+        // (bench --preset redhat, cell baseline/noisy-neighbour/host),
+        // over 15 s of wall time each for round figures.
+        let mut reports = vec![
+            measured(
+                "stress-ng",
+                &[
+                    "stress-ng",
+                    "--cpu",
+                    "1",
+                    "--cpu-load",
+                    "80",
+                    "--memrate",
+                    "1",
+                    "--vm",
+                    "1",
+                    "--metrics-brief",
+                ],
+                vec![0],
+                590,
+                &[("cpu", 100), ("memrate", 4), ("vm", 230)],
+            ),
+            measured(
+                "stress-ng-l2",
+                &[
+                    "stress-ng",
+                    "--cache",
+                    "5",
+                    "--cache-level",
+                    "2",
+                    "--metrics-brief",
+                ],
+                vec![0],
+                1350,
+                &[("cache", 1_137_222)],
+            ),
+            measured(
+                "stress-ng-llc",
+                &[
+                    "stress-ng",
+                    "--cache",
+                    "5",
+                    "--cache-level",
+                    "3",
+                    "--metrics-brief",
+                ],
+                vec![0],
+                1470,
+                &[("cache", 531_504)],
+            ),
+            measured(
+                "stress-ng-probe-cpus",
+                &[
+                    "stress-ng",
+                    "--cpu",
+                    "1",
+                    "--cpu-load",
+                    "80",
+                    "--metrics-brief",
+                ],
+                vec![1],
+                390,
+                &[("cpu", 595)],
+            ),
+            measured("hackbench", &["hackbench", "-P"], vec![0], 100, &[]),
+        ];
+        let mut dead = measured("gone", &["stress-ng", "--cpu", "1"], vec![0], 10, &[]);
+        dead.healthy = false;
+        reports.push(dead);
+        judge_loads(&mut reports);
+        let texts: Vec<Option<String>> = reports
+            .iter()
+            .map(|r| r.load.as_ref().map(|l| l.text()))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                Some("short of its load: 0.04 CPU of the 0.25 asked (16 %; tolerance 20 %)".into()),
+                Some("short of its load: 0.09 CPU of the 0.25 asked (36 %; tolerance 20 %)".into()),
+                Some("short of its load: 0.10 CPU of the 0.25 asked (39 %; tolerance 20 %)".into()),
+                Some("short of its load: 0.03 CPU of the 0.80 asked (3 %; tolerance 20 %)".into()),
+                None,
+                None,
+            ]
+        );
+        assert_eq!(
+            reports[0].load.as_ref().unwrap().basis,
+            "--cpu 1 --cpu-load 80 + --memrate 1 + --vm 1 = 2.80 CPU, capped at the 1 CPU it is pinned to, its share of CPUs it shares with other neighbours: 0.25 CPU"
+        );
+    }
+
+    #[test]
+    #[serial]
+    fn a_real_stress_ng_achieves_a_physically_possible_load_and_is_judged() {
+        if sys::effective_uid() != 0 {
+            eprintln!("skipping: pinning beside the machine's load wants root");
+            return;
+        }
+        if !have("stress-ng") {
+            return;
+        }
+        let (_dir, mut journal, work) = setup();
+        let s = spec(
+            "stress-ng",
+            &[
+                "stress-ng",
+                "--cpu",
+                "1",
+                "--cpu-load",
+                "80",
+                "--metrics-brief",
+            ],
+            vec![last_cpu()],
+        );
+        let mut n = start(&s, &mut journal, &work, None).unwrap();
+        let pgid = n.pgid();
+        wait_for("the cpu worker", || group_members(pgid).len() >= 2);
+        n.mark();
+        std::thread::sleep(Duration::from_secs(2));
+        let mut reports = vec![n.stop(&mut journal)];
+        judge_loads(&mut reports);
+        let r = &reports[0];
+        let l = r
+            .load
+            .as_ref()
+            .expect("a stress-ng with a stated request is judged");
+        assert_eq!(l.asked_milli, 800);
+        assert_eq!(l.basis, "--cpu 1 --cpu-load 80 = 0.80 CPU");
+        // One worker pinned to one CPU cannot use more than that CPU: at
+        // most the wall time, plus one clock tick per reading (two).
+        let tick = 1_000_000_000 / sys::clock_ticks_per_second().max(1);
+        assert!(
+            r.cpu_time_ns <= r.wall_ns + 2 * tick,
+            "{} ns of CPU in {} ns on one CPU",
+            r.cpu_time_ns,
+            r.wall_ns
+        );
+        assert!(r.cpu_time_ns > 0, "{r:?}");
+        assert_eq!(
+            l.achieved_milli,
+            (r.cpu_time_ns as u128 * 1000 / r.wall_ns as u128) as u64
+        );
+        assert_eq!(l.short, l.achieved_milli * 100 < 800 * 80);
+        let head = if l.short {
+            "short of its load: "
+        } else {
+            "delivered its load: "
+        };
+        assert!(l.text().starts_with(head), "{}", l.text());
         journal.finish().unwrap();
     }
 }

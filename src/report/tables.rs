@@ -328,6 +328,21 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
         }
         sheets.extend(s);
     }
+    // Noise short of its request and stalls caused by RT throttling are
+    // said under the tables too, not only in the explanations.
+    for c in &run.cells {
+        let cell = format!("{} rep {}", c.key.name(), c.key.repetition);
+        for n in &c.context.neighbours {
+            if let Some(l) = n.load.as_ref().filter(|l| l.short) {
+                notes.push(format!("{cell}: neighbour {} {}", n.name, l.text()));
+            }
+        }
+        if let Some(t) = c.context.throttling.as_ref() {
+            if let Some(first) = t.lines().into_iter().next() {
+                notes.push(format!("{cell}: {first}"));
+            }
+        }
+    }
     let explanations = if opts.explain {
         explain::explain(run)
     } else {

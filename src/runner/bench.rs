@@ -777,10 +777,25 @@ impl Bench<'_> {
         drop(dma_guard);
         context.neighbours = std::mem::take(&mut rig.reports);
         context.notes.append(&mut rig.notes);
+        neighbour::judge_loads(&mut context.neighbours);
+        for n in &context.neighbours {
+            if let Some(l) = n.load.as_ref().filter(|l| l.short) {
+                self.progress.say(&format!(
+                    "jitterlab: neighbour {} {}",
+                    report::safe::shown(&n.name),
+                    l.text()
+                ));
+            }
+        }
 
         let store = self.store.as_mut().expect("open store");
         let (status, measured) = match outcome {
             Ok(CellEnd::Measured(m)) => {
+                let throttling = observe_throttling(self.root, &m.result, config.policy);
+                for l in throttling.lines() {
+                    self.progress.say(&format!("jitterlab: {l}"));
+                }
+                context.throttling = Some(throttling);
                 let status = if let Some(f) = context.failure.clone().or(healthy_at_end) {
                     context.failure = Some(f);
                     CellStatus::Failed
@@ -952,6 +967,33 @@ impl Bench<'_> {
         )?;
         Ok(CellEnd::Measured(Box::new(measured)))
     }
+}
+
+/// Real-time throttling around a measured cell
+/// ([`crate::system::rt_throttle`]), with the TSC frequency for a chase's
+/// cycles.
+fn observe_throttling(
+    root: &Path,
+    result: &RunResult,
+    policy: Policy,
+) -> jitterlab_core::rt_throttle::Throttling {
+    use crate::system::rt_throttle::{kernel_log, observe};
+    // Only a real-time probe that never sleeps (the chase) is held off for
+    // whole hold-offs; a probe that sleeps each cycle is not.
+    let realtime = matches!(policy, Policy::Fifo | Policy::RoundRobin)
+        && result.probe == jitterlab_core::result::ProbeKind::Chase;
+    let cycles = result
+        .probe
+        .metrics()
+        .iter()
+        .any(|m| m.unit == jitterlab_core::probe::MetricUnit::Cycles);
+    let tsc_hz = cycles.then(|| probe::chase::tsc_frequency(root).0);
+    let log = if realtime {
+        kernel_log()
+    } else {
+        String::new()
+    };
+    observe(root, result, realtime, &log, tsc_hz)
 }
 
 /// One cell's measurement, as the bench asks for it.

@@ -27,6 +27,7 @@ pub mod load;
 pub mod procs;
 pub mod resctrl_undo;
 pub mod rt;
+pub mod rt_throttle;
 pub mod settings;
 pub mod syslog;
 pub mod trace;

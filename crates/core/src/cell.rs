@@ -114,6 +114,10 @@ pub struct NeighbourReport {
     pub healthy: bool,
     /// Last lines of its stderr when it was not healthy.
     pub stderr_tail: Vec<String>,
+    /// Its load against what it was asked (stress-ng only; `None`: no
+    /// stated request, or stored by a version that did not judge it).
+    #[serde(default)]
+    pub load: Option<crate::noise::LoadCheck>,
 }
 
 /// What happened on one probe CPU during the measured part of a cell:
@@ -172,6 +176,10 @@ pub struct CellContext {
     pub failure: Option<String>,
     /// Notes on the cell (skipped scenario, settings that did not apply …).
     pub notes: Vec<String>,
+    /// Real-time throttling as seen around the cell (`None`: not read, or
+    /// stored by a version that did not read it).
+    #[serde(default)]
+    pub throttling: Option<crate::rt_throttle::Throttling>,
 }
 
 /// A stored cell as reports read it back.

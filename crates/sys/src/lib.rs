@@ -616,12 +616,20 @@ pub fn join_cgroup_before_exec(cmd: &mut std::process::Command, procs: File) {
 }
 
 /// Makes a child started by `cmd` safe to leave beside a measurement: its own
-/// process group, killed when its parent dies, pinned to `cpus`, at `nice`.
+/// session and process group, killed when its parent dies, pinned to `cpus`,
+/// at `nice`.
 ///
-/// - The process group comes from `CommandExt::process_group(0)` (safe std
-///   API): the child leads a new group whose id is its pid, so the whole
-///   group can be signalled with [`kill_group`].
-/// - In the child, between `fork` and `exec`, a `pre_exec` hook asks for
+/// - The child first calls `setsid()`: it leads a new session and a new
+///   process group whose id is its pid, so the whole group can be signalled
+///   with [`kill_group`]. A session of its own, rather than only a group,
+///   matters where the kernel groups tasks by session for CPU time
+///   (`CONFIG_SCHED_AUTOGROUP`, `kernel.sched_autogroup_enabled=1`, the
+///   default of desktop and many server kernels): every session gets one
+///   equal share of a CPU, split among its tasks, so neighbours left in
+///   jitterlab's session would share one share among all of them, and a
+///   neighbour asked for 80 % of a CPU got 6 % of it where it got 28 % in a
+///   session of its own on the same busy CPU.
+/// - Then, still between `fork` and `exec`, the hook asks for
 ///   `SIGKILL` when the parent dies (`prctl(PR_SET_PDEATHSIG)`), then exits
 ///   at once if the parent already died before that request (`getppid()`
 ///   no longer the parent's pid), pins the child to `cpus`
@@ -659,10 +667,14 @@ pub fn set_child_hooks(cmd: &mut std::process::Command, cpus: &[usize], nice: Op
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
     let pin = !cpus.is_empty();
-    cmd.process_group(0);
     let hook = move || -> io::Result<()> {
         if out_of_range {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: setsid takes no arguments; the child of a fork is never a
+        // process group leader, so it cannot fail with EPERM.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(io::Error::last_os_error());
         }
         // SAFETY: prctl with integer arguments only.
         if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
@@ -693,8 +705,8 @@ pub fn set_child_hooks(cmd: &mut std::process::Command, cpus: &[usize], nice: Op
         }
         Ok(())
     };
-    // SAFETY: the hook makes only async-signal-safe system calls (prctl,
-    // getppid, _exit, sched_setaffinity, setpriority), allocates nothing
+    // SAFETY: the hook makes only async-signal-safe system calls (setsid,
+    // prctl, getppid, _exit, sched_setaffinity, setpriority), allocates nothing
     // (its captures are plain values, and `io::Error::last_os_error` stores
     // the error number inline), and touches no lock or state shared with
     // other threads of the parent.
@@ -831,15 +843,17 @@ mod tests {
     }
 
     #[test]
-    fn child_hooks_group_pin_and_renice_the_child() {
+    fn child_hooks_group_session_pin_and_renice_the_child() {
         use std::os::unix::process::ExitStatusExt;
         let mut cmd = std::process::Command::new("sleep");
         cmd.arg("30");
         set_child_hooks(&mut cmd, &[0], Some(7));
         let mut child = cmd.spawn().unwrap();
         let pid = child.id();
-        // Field 5 is the process group, 19 the nice value.
+        // Field 5 is the process group, 6 the session, 19 the nice value:
+        // the child leads a group and a session of its own.
         assert_eq!(stat_field(pid, 5), pid.to_string());
+        assert_eq!(stat_field(pid, 6), pid.to_string());
         assert_eq!(stat_field(pid, 19), "7");
         assert_eq!(status_line(pid, "Cpus_allowed_list:"), "0");
         kill_group(pid as i32, SIGKILL).unwrap();

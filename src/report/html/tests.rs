@@ -1312,3 +1312,94 @@ fn a_bench_folds_each_cell_into_a_details_element() {
         1
     );
 }
+
+#[test]
+fn the_verdict_names_a_starved_neighbour_and_rt_throttling() {
+    use jitterlab_core::cell::NeighbourReport;
+    use jitterlab_core::rt_throttle::{RtLimit, Stall, Throttling};
+    let (_d, mut store) = open();
+    let spec = BenchSpecJson {
+        configurations: vec!["tuned".into()],
+        scenarios: vec!["redhat".into()],
+        unavailable: vec![],
+        spec: serde_json::json!({}),
+    };
+    let (run, cells) = store
+        .begin_bench(
+            &start(
+                RunKind::Bench,
+                "noise",
+                "plc-7",
+                Some(serde_json::to_string(&spec).unwrap()),
+            ),
+            &[key("tuned", "redhat")],
+        )
+        .unwrap();
+    let values: Vec<i64> = (0..200).map(|i| 3_000 + i * 20).collect();
+    store.start_cell(cells[0]).unwrap();
+    store
+        .insert_windows(cells[0], &windows_of(&values, 50))
+        .unwrap();
+    let (r, h) = measured(&[&values], false);
+    // Seed 001's neighbour on the probe CPU as measured here: 390 ms of
+    // CPU time in 15.058 s.
+    let mut neighbours = vec![NeighbourReport {
+        name: "stress-ng-probe-cpus".into(),
+        argv: [
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--cpu-load",
+            "80",
+            "--metrics-brief",
+        ]
+        .map(String::from)
+        .to_vec(),
+        cpus: vec![1],
+        pgid: 7,
+        cpu_time_ns: 390_000_000,
+        wall_ns: 15_058_000_000,
+        bogo_ops: BTreeMap::from([("cpu".to_string(), 595)]),
+        end: "stopped".into(),
+        healthy: true,
+        ..NeighbourReport::default()
+    }];
+    crate::neighbour::judge_loads(&mut neighbours);
+    let ctx = CellContext {
+        neighbours,
+        throttling: Some(Throttling {
+            limit: Some(RtLimit {
+                runtime_us: 950_000,
+                period_us: 1_000_000,
+            }),
+            fair_server: false,
+            messages: vec![],
+            rt_rqs: vec![],
+            stalls: vec![Stall {
+                metric: "latency".into(),
+                ns: 52_380_000,
+                at_ns: 1_950_000_000,
+                window: 1,
+            }],
+            realtime_probe: true,
+        }),
+        ..CellContext::default()
+    };
+    store
+        .finish_cell(cells[0], CellStatus::Completed, Some(&r), &ctx, &h)
+        .unwrap();
+    store
+        .finish_run_row(run, RunStatus::Completed, None, 0, None)
+        .unwrap();
+    let html = render(&store, &[run], &HtmlOptions::default()).unwrap();
+    assert!(html.contains(
+        "<li>cell tuned/redhat/host/cyclic rep 0: neighbour stress-ng-probe-cpus <strong>short of its load</strong> — short of its load: 0.03 CPU of the 0.80 asked (3 %; tolerance 20 %)</li>"
+    ), "{html}");
+    assert!(html.contains(
+        "<li>cell tuned/redhat/host/cyclic rep 0: stalls caused by <strong>RT throttling</strong> — RT throttling: 1 stall of up to 52.380ms in window 1: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)</li>"
+    ), "{html}");
+    // The cell's explanation says it too, never "healthy".
+    assert!(html.contains(
+        "neighbour stress-ng-probe-cpus (CPU 1): CPU time 390.000ms in 15.058s, 0.03 CPUs busy, 595 bogo-ops, alive but short of its load: 0.03 CPU of the 0.80 asked (3 %; tolerance 20 %)"
+    ), "{html}");
+}

@@ -234,6 +234,39 @@ fn cells(o: &mut String, run: &StoredRun) {
     }
 }
 
+/// The cells whose noise fell short of what was asked, and those whose
+/// stalls real-time throttling explains: a figure measured beside less
+/// noise than planned, or stopped by the kernel's own limit, must say so
+/// before it is read.
+fn noise(o: &mut String, run: &StoredRun) {
+    for c in &run.cells {
+        for n in &c.context.neighbours {
+            if let Some(l) = n.load.as_ref().filter(|l| l.short) {
+                let _ = writeln!(
+                    o,
+                    "<li>cell {}: neighbour {} <strong>short of its load</strong> — {}</li>",
+                    esc(&cell_name(c)),
+                    esc(&n.name),
+                    esc(&l.text())
+                );
+            }
+        }
+        if let Some(first) = c
+            .context
+            .throttling
+            .as_ref()
+            .and_then(|t| t.lines().into_iter().next())
+        {
+            let _ = writeln!(
+                o,
+                "<li>cell {}: stalls caused by <strong>RT throttling</strong> — {}</li>",
+                esc(&cell_name(c)),
+                esc(&first)
+            );
+        }
+    }
+}
+
 /// The verdict of one run, an HTML fragment (see the module doc).
 pub(super) fn verdict(run: &StoredRun) -> String {
     let mut o = String::from("<ul class=\"verdict\">\n");
@@ -262,6 +295,7 @@ pub(super) fn verdict(run: &StoredRun) -> String {
         );
     }
     cells(&mut o, run);
+    noise(&mut o, run);
     o.push_str("</ul>\n");
     limits(&mut o, run);
     budgets(&mut o, run);

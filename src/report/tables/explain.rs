@@ -63,6 +63,10 @@ pub(super) struct Neighbour {
     pub end: String,
     /// Last lines of its stderr (unhealthy only).
     pub stderr_tail: Vec<String>,
+    /// Its load against its request: `short of its load: …` or
+    /// `delivered its load: …`; absent when not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
 }
 
 /// What explains one stored cell's outliers.
@@ -100,6 +104,10 @@ pub(super) struct Explanation {
     pub settings: Vec<jitterlab_core::cell::SettingReport>,
     /// Notes recorded with the cell.
     pub notes: Vec<String>,
+    /// Real-time throttling that explains the cell's stalls: the cause,
+    /// the evidence and the fix; absent when it explains none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub throttling: Vec<String>,
 }
 
 /// The `TOP` largest counts (ties by name), after summing per name.
@@ -135,6 +143,7 @@ fn neighbour(n: &jitterlab_core::cell::NeighbourReport) -> Neighbour {
         } else {
             n.stderr_tail.clone()
         },
+        load: n.load.as_ref().map(|l| l.text()),
     }
 }
 
@@ -176,6 +185,11 @@ fn one(c: &StoredCell) -> Explanation {
         neighbours: ctx.neighbours.iter().map(neighbour).collect(),
         settings: ctx.settings.clone(),
         notes: ctx.notes.clone(),
+        throttling: ctx
+            .throttling
+            .as_ref()
+            .map(|t| t.lines())
+            .unwrap_or_default(),
     }
 }
 
@@ -299,8 +313,13 @@ impl Explanation {
             if let Some(b) = n.bogo_ops {
                 l.push_str(&format!(", {b} bogo-ops"));
             }
-            if n.healthy {
+            if let Some(load) = n.load.as_ref().filter(|l| l.starts_with("short")) {
+                l.push_str(&format!(", alive but {load}"));
+            } else if n.healthy {
                 l.push_str(", healthy");
+                if let Some(load) = &n.load {
+                    l.push_str(&format!(", {load}"));
+                }
             } else {
                 l.push_str(&format!(", unhealthy: {}", n.end));
             }
@@ -324,6 +343,9 @@ impl Explanation {
         }
         for n in &self.notes {
             v.push((1, format!("note: {n}")));
+        }
+        for t in &self.throttling {
+            v.push((1, t.clone()));
         }
         v
     }

@@ -200,6 +200,7 @@ fn stress(args: &[&str], cpu_time_ns: u64, bogo: &[(&str, u64)]) -> NeighbourRep
         end: "stopped".into(),
         healthy: true,
         stderr_tail: vec![],
+        load: None,
     }
 }
 
@@ -1193,6 +1194,89 @@ fn explanations_state_zeros_and_name_the_noise() {
     // 58.2 s of CPU time in 60 s: 0.97 CPUs; bogo-ops summed over stressors.
     assert_eq!(ex[4].neighbours[0].cpus_busy, Some(0.97));
     assert_eq!(ex[4].neighbours[0].bogo_ops, Some(900_000));
+}
+
+#[test]
+fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
+    use jitterlab_core::rt_throttle::{RtLimit, Stall, Throttling};
+    let mut run = fixture_run();
+    let cell = &mut run.cells[4];
+    // The codesys-like stress-ng (16 CPUs asked of CPU 0) at 2.4 s of
+    // CPU time in 60 s: 0.04 CPU of the 1.00 it asked.
+    cell.context.neighbours[0].cpu_time_ns = 2_400_000_000;
+    crate::neighbour::judge_loads(&mut cell.context.neighbours);
+    cell.context.throttling = Some(Throttling {
+        limit: Some(RtLimit {
+            runtime_us: 950_000,
+            period_us: 1_000_000,
+        }),
+        fair_server: true,
+        messages: vec!["[ 1024.824060] sched: RT throttling activated".into()],
+        rt_rqs: vec![],
+        stalls: vec![
+            Stall {
+                metric: "latency".into(),
+                ns: 52_000_000,
+                at_ns: 2_950_000_000,
+                window: 2,
+            },
+            Stall {
+                metric: "latency".into(),
+                ns: 51_000_000,
+                at_ns: 3_950_000_000,
+                window: 3,
+            },
+        ],
+        realtime_probe: true,
+    });
+    let ex = explain::explain(&run);
+    let lines: Vec<String> = ex[4].lines().into_iter().map(|(_, l)| l).collect();
+    let neighbour = lines.iter().find(|l| l.starts_with("neighbour ")).unwrap();
+    assert_eq!(
+        neighbour,
+        "neighbour stress-ng (CPU 0): CPU time 2.400s in 60.000s, 0.04 CPUs busy, 900000 bogo-ops, alive but short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
+    );
+    assert_eq!(
+        lines[lines.len() - 3..],
+        [
+            "RT throttling: 2 stalls of up to 52.000ms in windows 2, 3: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)",
+            "RT throttling evidence: kernel log: [ 1024.824060] sched: RT throttling activated; the kernel's fair deadline server (Linux 6.12 and later) also reserves 50 ms of every 1 s by default for normal tasks",
+            "RT throttling fix (your decision, left unchanged by jitterlab): a probe that never sleeps needs rt_runtime_us = -1 in the configuration (and fair_server_runtime = \"0ns\" on Linux 6.12 and later); both are restored after the cell, and while set a runaway real-time task can hang its CPU",
+        ]
+    );
+    let doc = json_of(&run, &TableOptions::default());
+    let e = &doc["explanations"][4];
+    assert_eq!(
+        e["neighbours"][0]["load"],
+        "short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
+    );
+    assert_eq!(e["throttling"].as_array().unwrap().len(), 3);
+    // Under the tables too, in every format.
+    let cell = format!("{} rep {}", ex[4].cell, ex[4].repetition);
+    let short = format!(
+        "{cell}: neighbour stress-ng short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
+    );
+    let throttled = format!("{cell}: RT throttling: 2 stalls of up to 52.000ms in windows 2, 3: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)");
+    let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
+    assert!(text.contains(&short), "{text}");
+    assert!(text.contains(&throttled), "{text}");
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(notes.contains(&serde_json::Value::from(short)), "{notes:?}");
+    assert!(
+        notes.contains(&serde_json::Value::from(throttled)),
+        "{notes:?}"
+    );
+    // A neighbour that delivered its load says so after "healthy".
+    let mut run = fixture_run();
+    crate::neighbour::judge_loads(&mut run.cells[4].context.neighbours);
+    let ex = explain::explain(&run);
+    let lines: Vec<String> = ex[4].lines().into_iter().map(|(_, l)| l).collect();
+    assert!(
+        lines.iter().any(|l| l.ends_with(
+            ", healthy, delivered its load: 0.97 CPU of the 1.00 asked (97 %; tolerance 20 %)"
+        )),
+        "{lines:?}"
+    );
 }
 
 #[test]

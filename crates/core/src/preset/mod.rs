@@ -79,7 +79,7 @@ pub const PRESETS: &[PresetInfo] = &[
     PresetInfo {
         name: "caterpillar",
         reproduces: "the pointer-chase jitter in CPU cycles of a test core beside a cache-thrashing neighbour, baseline vs half the cache reserved (resctrl)",
-        summary: "chase probe at SCHED_FIFO 95 (200 samples of 100 chases) on the test CPU, IRQs on their own CPU, idle and beside stress-ng --cache; configurations baseline and cache-reserved (needs resctrl)",
+        summary: "chase probe at SCHED_FIFO 95 with cpu_dma_latency 0 (200 samples of 100 chases) on the test CPU, IRQs on their own CPU, idle and beside stress-ng --cache; configurations baseline and cache-reserved (needs resctrl)",
         choice: false,
     },
     PresetInfo {
