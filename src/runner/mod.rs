@@ -431,7 +431,19 @@ pub fn write_json(p: &Path, result: &impl serde::Serialize) -> Result<()> {
 /// the finished result.
 fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
     if let Some(p) = &opts.json {
-        write_json(p, result)?;
+        write_json(p, &report::verdict::result_json(result)?)?;
+    }
+    if let Some(p) = &opts.junit {
+        report::junit::write(
+            p,
+            &report::junit::Head {
+                title: &format!("jitterlab run {}", result.probe.name()),
+                single: result.probe.name(),
+                started_at: &result.started_at,
+                hostname: &result.host.hostname,
+            },
+            &report::verdict::of_result(result),
+        )?;
     }
     if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;

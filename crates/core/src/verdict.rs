@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::cell::{CellStatus, StoredRun};
 use crate::netcycle::{NetcycleDetail, NodeRole};
-use crate::result::{ProbeKind, RunResult};
+use crate::result::{LimitCheck, ProbeKind, RunResult};
 use crate::roundtrip::BudgetVerdict;
 use crate::stats::MetricSummary;
 
@@ -228,12 +228,21 @@ fn refused_counts(rx: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// The verdict of one limit on `metric` of `r`: the largest magnitude of
-/// its samples against `limit_ns`.
-pub fn limit_verdict(r: &RunResult, metric: &str, limit_ns: u64) -> Verdict {
-    let samples = count(r, metric);
-    let s = summary(r, metric);
-    let observed = s.filter(|_| samples > 0).and_then(largest_magnitude);
+/// The verdict of one limit of `r`: the largest magnitude of the samples
+/// of its metric against it — recomputed from the result's summaries, or,
+/// for a result that kept none of that metric (an external tool's), the
+/// figure the limit stored.
+pub fn limit_verdict(r: &RunResult, l: &LimitCheck) -> Verdict {
+    let (metric, limit_ns) = (l.metric.as_str(), l.limit_ns);
+    let (samples, observed) = match summary(r, metric) {
+        Some(_) => {
+            let n = count(r, metric);
+            let o = summary(r, metric).and_then(largest_magnitude);
+            (Some(n), o)
+        }
+        None if l.samples == Some(0) => (Some(0), None),
+        None => (l.samples, l.observed_ns),
+    };
     let signed = r.probe.metric(metric).is_some_and(|m| m.signed);
     let what = if signed {
         format!("max |{metric}|")
@@ -247,7 +256,7 @@ pub fn limit_verdict(r: &RunResult, metric: &str, limit_ns: u64) -> Verdict {
                 name: metric.to_string(),
                 limit_ns: Some(limit_ns),
                 observed_ns: None,
-                samples: Some(samples),
+                samples: Some(samples.unwrap_or(0)),
                 decided: format!("no sample, limit {}: {reason}", us(limit_ns)),
                 status: Status::NotMeasured { reason },
             }
@@ -258,28 +267,22 @@ pub fn limit_verdict(r: &RunResult, metric: &str, limit_ns: u64) -> Verdict {
             } else {
                 (Status::Pass, "<=")
             };
+            let of = samples.map_or_else(String::new, |n| format!(" of {}", n_samples(n)));
             Verdict {
                 name: metric.to_string(),
                 limit_ns: Some(limit_ns),
                 observed_ns: Some(o),
-                samples: Some(samples),
-                decided: format!(
-                    "{what} {} of {} {op} limit {}",
-                    us(o),
-                    n_samples(samples),
-                    us(limit_ns)
-                ),
+                samples,
+                decided: format!("{what} {}{of} {op} limit {}", us(o), us(limit_ns)),
                 status,
             }
         }
     }
 }
 
-/// The largest magnitude of a summary's samples; `None` without a sample.
+/// The largest magnitude of a summary's samples; `None` without a sample
+/// (a summary without samples has neither minimum nor maximum).
 pub fn largest_magnitude(s: &MetricSummary) -> Option<u64> {
-    if s.count == 0 {
-        return None;
-    }
     match (s.min, s.max) {
         (None, None) => None,
         (a, b) => Some(
@@ -406,7 +409,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         .limits
         .iter()
         .filter(|l| unmeasurable(r, &l.metric).is_none())
-        .map(|l| limit_verdict(r, &l.metric, l.limit_ns))
+        .map(|l| limit_verdict(r, l))
         .collect();
     v.extend(budget_verdict(r));
     v.extend(held_verdict(r));

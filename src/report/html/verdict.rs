@@ -2,19 +2,22 @@
 //! looking at any figure.
 //!
 //! In this order: how the run ended and the exit status it had (0: every
-//! limit held and no cell failed; 1: a limit was exceeded or a cell failed —
-//! the rule of `jitterlab run` and `jitterlab bench`); the pass/fail limits
-//! of every cell; the round trip's worst-case budget, term by term, and
+//! verdict of `jitterlab_core::verdict` passed and no cell failed; 1: one
+//! did not — a limit exceeded or not measured, a cycle time not held, a
+//! main metric without a sample — or a cell failed: the rule of
+//! `jitterlab run` and `jitterlab bench`); every cell's verdicts with what
+//! decided them; the round trip's worst-case budget, term by term, and
 //! whether it held; whether the figures may be called real-time, and if
 //! not which required default was missing; the configurations the machine
 //! could not run, with the reason (N/A); and the cells that were
 //! interrupted, failed or skipped. A verdict is words, never a colour:
-//! `PASS`/`FAIL`, `held`/`FAILED`.
+//! `PASS`/`FAIL`/`NOT MEASURED`, `held`/`FAILED`.
 
 use std::fmt::Write as _;
 
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
 use jitterlab_core::result::RunResult;
+use jitterlab_core::verdict::Status;
 
 use crate::report::safe::escape;
 use crate::report::safe::shown;
@@ -60,71 +63,80 @@ pub(super) fn exit_status(run: &StoredRun) -> (Option<u8>, String) {
             "none recorded: the process ended before it stored its result (killed, or the machine lost power)".into(),
         );
     }
-    let failed: Vec<String> = run
-        .cells
-        .iter()
-        .filter(|c| c.status == CellStatus::Failed)
-        .map(cell_name)
-        .collect();
-    let exceeded: Vec<String> = run
-        .cells
-        .iter()
-        .filter(|c| c.result.as_ref().is_some_and(RunResult::failed))
-        .map(cell_name)
-        .collect();
-    let mut why = Vec::new();
-    if !exceeded.is_empty() {
-        why.push(format!("a limit was exceeded in {}", exceeded.join(", ")));
-    }
-    if !failed.is_empty() {
-        why.push(format!("failed: {}", failed.join(", ")));
-    }
-    if why.is_empty() {
-        (Some(0), "every limit held and no cell failed".into())
+    let cells = crate::report::verdict::of_run(run);
+    let failures = jitterlab_core::verdict::failures(&cells);
+    if failures.is_empty() {
+        (
+            Some(0),
+            format!(
+                "{} and no cell failed",
+                jitterlab_core::verdict::headline(&cells)
+            ),
+        )
     } else {
-        (Some(1), why.join("; "))
+        (
+            Some(1),
+            format!(
+                "{}: {}",
+                jitterlab_core::verdict::headline(&cells),
+                failures.join("; ")
+            ),
+        )
     }
 }
 
-/// The limits of every cell as a table (none: a sentence).
+/// Every verdict of every cell as a table, with what decided it (none: a
+/// sentence).
 fn limits(o: &mut String, run: &StoredRun) {
     let one = single(run);
-    let rows: Vec<(String, &RunResult)> = run
-        .cells
+    let cells = crate::report::verdict::of_run(run);
+    if cells
         .iter()
-        .filter_map(|c| c.result.as_ref().map(|r| (cell_name(c), r)))
-        .filter(|(_, r)| !r.limits.is_empty())
-        .collect();
-    if rows.is_empty() {
-        o.push_str("<p>limits: none were set (<code>--max-latency</code>, <code>--max-jitter</code>, <code>--max-exec</code> or a spec's limits).</p>\n");
+        .all(|c| c.verdicts.is_empty() && c.skipped.is_none())
+    {
+        o.push_str("<p>verdicts: nothing was judged (no cell measured anything).</p>\n");
         return;
     }
-    o.push_str("<table class=\"limits\">\n<caption>Limits</caption>\n<thead><tr>");
+    o.push_str("<table class=\"limits\">\n<caption>Verdicts</caption>\n<thead><tr>");
     if !one {
         o.push_str("<th>cell</th>");
     }
-    o.push_str("<th>figure</th><th class=\"num\">observed</th><th class=\"num\">limit</th><th>verdict</th></tr></thead>\n<tbody>\n");
-    for (name, r) in rows {
-        for l in &r.limits {
-            let what = match r.probe.metric(&l.metric) {
-                Some(m) if m.signed => format!("max |{}|", l.metric),
-                _ => format!("max {}", l.metric),
-            };
+    o.push_str("<th>verdict</th><th class=\"num\">observed</th><th class=\"num\">samples</th><th class=\"num\">limit</th><th>status</th><th>what decided it</th></tr></thead>\n<tbody>\n");
+    for c in &cells {
+        let name = c.cell.clone().unwrap_or_default();
+        if let Some(why) = &c.skipped {
             o.push_str("<tr>");
             if !one {
                 let _ = write!(o, "<td>{}</td>", esc(&name));
             }
-            let (class, word) = if l.exceeded {
-                ("fail", "FAIL")
-            } else {
-                ("pass", "PASS")
+            let _ = writeln!(
+                o,
+                "<td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>skipped</td><td>{}</td></tr>",
+                esc(why)
+            );
+        }
+        for v in &c.verdicts {
+            o.push_str("<tr>");
+            if !one {
+                let _ = write!(o, "<td>{}</td>", esc(&name));
+            }
+            let class = match v.status {
+                Status::Pass => "pass",
+                _ => "fail",
             };
             let _ = writeln!(
                 o,
-                "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{class}\">{word}</td></tr>",
-                esc(&what),
-                us(l.observed_ns),
-                us(l.limit_ns)
+                "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{class}\">{}</td><td>{}</td></tr>",
+                esc(&v.name),
+                match (v.observed_ns, &v.status) {
+                    (Some(o), _) => us(o),
+                    (None, Status::NotMeasured { .. }) => "not measured".into(),
+                    (None, _) => "-".into(),
+                },
+                v.samples.map_or_else(|| "-".into(), |n| n.to_string()),
+                v.limit_ns.map_or_else(|| "-".into(), us),
+                v.status.word(),
+                esc(&v.decided)
             );
         }
     }

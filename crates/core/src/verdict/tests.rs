@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::cell::{CellContext, CellKey, StoredCell};
-use crate::result::{LimitCheck, Params};
+use crate::result::Params;
 use crate::roundtrip::Budget;
 use crate::stats::MetricStats;
 
@@ -255,6 +255,17 @@ fn a_result_stored_before_verdicts_gets_them_recomputed() {
         "NOT MEASURED screw-to-screw: no sample, limit 1000.000us: no round trip completed: of the messages from the controller, 0 accepted"
     );
     assert!(r.failed());
+    // An external tool's limit, with no summary of its metric kept, is
+    // judged on the figure it stored.
+    let mut rtla = result(ProbeKind::Timerlat, &[], &[], None);
+    rtla.limits = vec![serde_json::from_value::<LimitCheck>(json!({
+        "metric": "thread", "limit_ns": 1, "observed_ns": 2, "exceeded": true
+    }))
+    .unwrap()];
+    assert_eq!(
+        verdicts(&rtla)[0].line(),
+        "FAIL thread: max 0.002us > limit 0.001us"
+    );
 }
 
 #[test]
