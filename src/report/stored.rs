@@ -544,7 +544,7 @@ fn single_run_json(store: &Store, run: &StoredRun) -> Result<String> {
     let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
     let mut s = match (&run.cells[0].result, run.cells[0].status) {
         (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
-            serde_json::to_string_pretty(&super::verdict::result_json(r)?)?
+            serde_json::to_string_pretty(&super::verdict::result_json(r))?
         }
         _ => {
             let live = if running {

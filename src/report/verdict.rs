@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 
 use jitterlab_core::cell::StoredRun;
 use jitterlab_core::result::RunResult;
-use jitterlab_core::verdict::{self, CellVerdicts};
+use jitterlab_core::verdict::{self, CellVerdicts, Verdict};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::safe::shown;
@@ -133,17 +134,22 @@ pub fn json(cells: &[CellVerdicts]) -> Value {
     })
 }
 
-/// A result as its JSON (`--json`, `report --format json`) with its
-/// verdicts, recomputed, beside its fields under `verdicts`.
-pub fn result_json(r: &RunResult) -> serde_json::Result<Value> {
-    let mut v = serde_json::to_value(r)?;
-    if let Value::Object(m) = &mut v {
-        m.insert(
-            "verdicts".into(),
-            serde_json::to_value(verdict::verdicts(r))?,
-        );
+/// A result as its JSON is written (`--json`, `report --format json`):
+/// its fields in their order, then its verdicts, recomputed, under
+/// `verdicts`.
+#[derive(Serialize)]
+pub struct ResultJson<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    verdicts: Vec<Verdict>,
+}
+
+/// [`ResultJson`] of `r`.
+pub fn result_json(r: &RunResult) -> ResultJson<'_> {
+    ResultJson {
+        result: r,
+        verdicts: verdict::verdicts(r),
     }
-    Ok(v)
 }
 
 #[cfg(test)]

@@ -431,7 +431,7 @@ pub fn write_json(p: &Path, result: &impl serde::Serialize) -> Result<()> {
 /// the finished result.
 fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
     if let Some(p) = &opts.json {
-        write_json(p, &report::verdict::result_json(result)?)?;
+        write_json(p, &report::verdict::result_json(result))?;
     }
     if let Some(p) = &opts.junit {
         report::junit::write(

@@ -77,7 +77,7 @@ fn zero_round_trips_print_not_measured_never_a_pass() {
         "{text}"
     );
     // JSON: the figure is null, with the reason beside it.
-    let j = result_json(&r).unwrap();
+    let j = serde_json::to_value(result_json(&r)).unwrap();
     assert_eq!(j["limits"][0]["observed_ns"], serde_json::Value::Null);
     assert_eq!(j["verdicts"][0]["observed_ns"], serde_json::Value::Null);
     assert_eq!(j["verdicts"][0]["status"], "not-measured");
