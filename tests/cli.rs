@@ -457,8 +457,12 @@ fn limits_decide_the_exit_status() {
         .code(0);
 }
 
-/// The test cases of a JUnit file: (suite, case, failure type, message).
-fn junit_cases(path: &std::path::Path) -> Vec<(String, String, Option<(String, String)>)> {
+/// A JUnit test case: its suite, its name, and its failure's type and
+/// message.
+type JunitCase = (String, String, Option<(String, String)>);
+
+/// The test cases of a JUnit file.
+fn junit_cases(path: &std::path::Path) -> Vec<JunitCase> {
     let text = std::fs::read_to_string(path).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap();
     doc.descendants()

@@ -55,6 +55,15 @@ fn cells() -> Vec<CellVerdicts> {
     ]
 }
 
+/// A test case as read back: classname, name, the failure's type, message
+/// and text, the skipped message.
+type Case = (
+    String,
+    String,
+    Option<(String, String, String)>,
+    Option<String>,
+);
+
 #[test]
 fn junit_has_a_suite_per_cell_and_a_case_per_verdict_with_exact_failures() {
     let head = Head {
@@ -98,12 +107,7 @@ fn junit_has_a_suite_per_cell_and_a_case_per_verdict_with_exact_failures() {
         })
         .to_vec()
     );
-    let cases: Vec<(
-        String,
-        String,
-        Option<(String, String, String)>,
-        Option<String>,
-    )> = doc
+    let cases: Vec<Case> = doc
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
         .map(|c| {
