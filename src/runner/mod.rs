@@ -29,8 +29,11 @@
 //! 4. **Store and report**: the run row is in the results database before the
 //!    first release, window rows are committed as they are drained, and the
 //!    versioned `RunResult` with its histograms is stored at the end; the
-//!    exporters (`report::*`) never measure. Exit 1 when a `--max-*` limit
-//!    was exceeded, 0 otherwise.
+//!    exporters (`report::*`) never measure. Exit 1 when a verdict of the
+//!    result did not pass (`jitterlab_core::verdict`: a `--max-*` limit
+//!    exceeded or not measured, the budget broken, the cycle time not
+//!    held, the main metric without a sample), 0 otherwise; `--junit`
+//!    writes the verdicts for CI servers.
 //!
 //! A run refuses to start while a killed jitterlab's journal is unreplayed.
 //! One that changes nothing on the machine takes no machine lock and so
