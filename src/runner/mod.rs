@@ -179,7 +179,9 @@ fn execute(
     if let Some(f) = failure {
         return Err(not_stored(&f, opts.json.as_deref()));
     }
-    Ok(if result.failed() {
+    // Every verdict that did not pass (jitterlab_core::verdict) is exit 1;
+    // a monitor ends 0 (service managers rely on it), its alerts logged.
+    Ok(if result.failed() && opts.monitor.is_none() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
