@@ -57,8 +57,21 @@ pub fn exit_status(cells: &[CellVerdicts]) -> u8 {
     u8::from(!verdict::failures(cells).is_empty())
 }
 
-/// The headline: `verdict: 1 of 3 verdicts did not pass, exit status 1`.
+/// The headline: `verdict: 1 of 3 verdicts did not pass, exit status 1`;
+/// while cells are still to run, the verdicts so far, without an exit
+/// status.
 pub fn headline(cells: &[CellVerdicts]) -> String {
+    let pending = cells.iter().any(|c| {
+        c.skipped
+            .as_deref()
+            .is_some_and(|s| s.ends_with(verdict::NO_RESULT_YET))
+    });
+    if pending {
+        return format!(
+            "verdict so far: {} (cells still to run)",
+            verdict::headline(cells)
+        );
+    }
     format!(
         "verdict: {}, exit status {}",
         verdict::headline(cells),

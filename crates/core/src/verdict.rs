@@ -417,6 +417,10 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
     v
 }
 
+/// What [`run_verdicts`] says of a cell still pending or running, after
+/// its status.
+pub const NO_RESULT_YET: &str = "no result yet";
+
 /// The verdicts of one cell of a stored run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CellVerdicts {
@@ -425,7 +429,8 @@ pub struct CellVerdicts {
     pub cell: Option<String>,
     /// Wall time of its measurement, ns (0 without a result).
     pub elapsed_ns: u64,
-    /// Set when the cell was skipped (its reason): it has no verdict.
+    /// Set when the cell was skipped (its reason), or has not ended yet
+    /// (`running: no result yet`): it has no verdict.
     pub skipped: Option<String>,
     /// Its verdicts; a failed cell has one, `cell ran`, failed with why.
     pub verdicts: Vec<Verdict>,
@@ -466,7 +471,7 @@ pub fn run_verdicts(run: &StoredRun, single: bool) -> Vec<CellVerdicts> {
                 }
                 (_, Some(r)) => out.verdicts = verdicts(r),
                 (CellStatus::Pending | CellStatus::Running, None) => {
-                    out.skipped = Some(format!("{}: no result yet", c.status.name()));
+                    out.skipped = Some(format!("{}: {NO_RESULT_YET}", c.status.name()));
                 }
                 (_, None) => {
                     let reason = "the cell stored no result".to_string();

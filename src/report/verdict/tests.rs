@@ -130,3 +130,34 @@ fn markdown_and_json_blocks_carry_the_same_verdicts() {
     assert_eq!(j["cells"][0]["verdicts"][1]["name"], "round-trip budget");
     assert_eq!(j["cells"][0]["verdicts"][1]["reason"], REASON);
 }
+
+#[test]
+fn a_bench_still_running_gives_its_verdicts_so_far_without_an_exit_status() {
+    let done = CellVerdicts {
+        cell: Some("base/idle/host/cyclic rep 0".into()),
+        elapsed_ns: 1_000_000_000,
+        skipped: None,
+        verdicts: jitterlab_core::verdict::verdicts(&roundtrip(
+            "both",
+            &[("screw-to-screw", stats(&[]))],
+            json!({"accepted": 0, "malformed": 30}),
+        )),
+    };
+    let running = CellVerdicts {
+        cell: Some("base/cpu/host/cyclic rep 0".into()),
+        elapsed_ns: 0,
+        skipped: Some(format!(
+            "running: {}",
+            jitterlab_core::verdict::NO_RESULT_YET
+        )),
+        verdicts: Vec::new(),
+    };
+    assert_eq!(
+        headline(&[done.clone(), running]),
+        "verdict so far: 2 of 2 verdicts did not pass (cells still to run)"
+    );
+    assert_eq!(
+        headline(&[done]),
+        "verdict: 2 of 2 verdicts did not pass, exit status 1"
+    );
+}
