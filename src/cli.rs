@@ -269,6 +269,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Write every cell's verdicts as a JUnit XML report for CI servers:
+    /// one test suite per cell, one test case per limit and check
+    /// (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// Format of the tables printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ReportFormat,
@@ -338,6 +344,11 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// Also write the run's verdicts, recomputed from its stored figures,
+    /// as a JUnit XML report for CI servers (one RUN).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["follow", "histogram"])]
+    pub junit: Option<PathBuf>,
+
     /// Instead of runs, the monitoring view of a `jitterlab monitor`
     /// series [default: the latest monitor's]: worst ever with its time,
     /// worst of the last week and day, the last hour's percentiles, the
@@ -347,7 +358,7 @@ pub struct ReportArgs {
         long,
         value_name = "SERIES",
         num_args = 0..=1,
-        conflicts_with_all = ["runs", "baseline", "tables", "no_explain", "follow", "histogram"]
+        conflicts_with_all = ["runs", "baseline", "tables", "no_explain", "follow", "histogram", "junit"]
     )]
     pub monitor: Option<Option<String>>,
 }
@@ -699,6 +710,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Write the verdicts as a JUnit XML report for CI servers: one test
+    /// case per limit and check, a failure with its figure, "not measured"
+    /// as a failure with its reason (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// Write the per-window rows as CSV (streamed while running into a file
     /// renamed over FILE when the run ends; `-`: stdout, row by row).
     #[arg(long, value_name = "FILE")]
@@ -835,6 +852,7 @@ impl BenchArgs {
             },
             dry_run: self.dry_run,
             json: self.json.clone(),
+            junit: self.junit.clone(),
             format: self.format.into(),
             engine: self.engine.map(Engine::from),
         }

@@ -5,13 +5,16 @@
 //! every run kept in the results database (`store`), and results written
 //! only by `report`; `check` audits the machine before any run; `metrics`
 //! serves live figures while `run`, `bench` or `apply` runs (`--metrics`). Exit status:
-//! 0 when every limit held, 1 when a `--max-*` limit was exceeded (for
+//! 0 when every verdict passed, 1 when one did not — a `--max-*` limit
+//! exceeded or not measured, a round trip's budget broken, a netcycle's
+//! cycle time not held, a main metric without a sample
+//! (`jitterlab_core::verdict`; a bench after its whole sweep) (for
 //! `check`, when a finding is `fail`; for `restore`, when journal entries
 //! stay for a person), 2 for any error — bad input among them, which is
 //! refused before anything starts — and 141 when stdout's reader went away
 //! (`jitterlab runs | head -1`): the command then ends quietly, through its
 //! normal cleanup (see `output`). SIGINT and SIGTERM end a command early
-//! through its cleanup with its own status (0 when every limit held:
+//! through its cleanup with its own status (0 when every verdict passed:
 //! `monitor` and `apply` end 0); every other terminating signal N ends it
 //! through the same cleanup with 128 + N (129 for SIGHUP; see
 //! `termination`).

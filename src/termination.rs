@@ -16,7 +16,7 @@
 //! thread that watches the flag.
 //!
 //! `SIGINT` and `SIGTERM` end a command as they always have: with its own
-//! status (0 when every limit held — `make demo` and service managers rely
+//! status (0 when every verdict passed — `make demo` and service managers rely
 //! on `monitor` ending 0 on `SIGTERM`). Any other of these signals ends it
 //! with 128 + the signal's number, what a shell reports for a process
 //! that signal killed (129 for `SIGHUP`), so a script still sees that the

@@ -435,6 +435,108 @@ fn a_bench_with_an_unwritable_stderr_ends_cleanly() {
     assert_eq!(words[5..7], ["completed", "1/1"], "{listing}");
 }
 
+#[test]
+#[serial]
+fn a_verdict_that_fails_makes_exit_1_after_every_cell_has_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (dir.path().join("run.json"), dir.path().join("run.xml"));
+    let p = spec(
+        "limits.toml",
+        r#"
+name = "limits"
+duration = "500ms"
+warmup = "100ms"
+
+[[configuration]]
+name = "baseline"
+policy = "other"
+dma_latency = false
+
+[[scenario]]
+name = "idle"
+builtin = "idle"
+
+[[scenario]]
+name = "again"
+builtin = "idle"
+
+[[probe]]
+kind = "cyclic"
+period = "1ms"
+scan = "100us"
+working_set = "64KiB"
+max_latency = "1ns"
+"#,
+    );
+    let out = jl_with(&dir.path().join("j.db"))
+        .arg("bench")
+        .arg(&p)
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // Both cells ran and were stored: the first failure did not stop the
+    // sweep.
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = run["cells"].as_array().unwrap();
+    assert_eq!(
+        cells
+            .iter()
+            .map(|c| c["status"].clone())
+            .collect::<Vec<_>>(),
+        ["completed", "completed"]
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\nverdict: 2 of 2 verdicts did not pass, exit status 1\n  baseline/idle/host/cyclic rep 0\n    FAIL latency: max "),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for cell in ["idle", "again"] {
+        assert!(
+            stderr.contains(&format!(
+                "jitterlab: did not pass: baseline/{cell}/host/cyclic rep 0: FAIL latency: max "
+            )),
+            "{stderr}"
+        );
+    }
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let root = doc.root_element();
+    assert_eq!(
+        ["name", "tests", "failures", "errors", "skipped"].map(|a| root.attribute(a).unwrap()),
+        ["jitterlab bench limits", "2", "2", "0", "0"]
+    );
+    let cases: Vec<(&str, &str, &str)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|c| {
+            let f = c.children().find(|n| n.has_tag_name("failure")).unwrap();
+            let message = f.attribute("message").unwrap();
+            assert!(
+                message.starts_with("max ") && message.ends_with(" > limit 0.001us"),
+                "{message}"
+            );
+            (
+                c.attribute("classname").unwrap(),
+                c.attribute("name").unwrap(),
+                f.attribute("type").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            ("baseline/idle/host/cyclic rep 0", "latency", "fail"),
+            ("baseline/again/host/cyclic rep 0", "latency", "fail"),
+        ]
+    );
+}
+
 /// Runs `jitterlab bench` on a spec written from `text`, in a fresh
 /// database, and returns its output and the stored run `--json` wrote.
 fn bench_with_json(name: &str, text: &str) -> (std::process::Output, serde_json::Value) {

@@ -457,6 +457,93 @@ fn limits_decide_the_exit_status() {
         .code(0);
 }
 
+/// A JUnit test case: its suite, its name, and its failure's type and
+/// message.
+type JunitCase = (String, String, Option<(String, String)>);
+
+/// The test cases of a JUnit file.
+fn junit_cases(path: &std::path::Path) -> Vec<JunitCase> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|c| {
+            let failure = c.children().find(|n| n.has_tag_name("failure")).map(|f| {
+                (
+                    f.attribute("type").unwrap().to_string(),
+                    f.attribute("message").unwrap().to_string(),
+                )
+            });
+            (
+                c.parent().unwrap().attribute("name").unwrap().to_string(),
+                c.attribute("name").unwrap().to_string(),
+                failure,
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[serial]
+fn junit_of_a_run_and_of_its_stored_report_name_each_verdict_and_its_figure() {
+    let cpu = last_online_cpu().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let (junit, json) = (dir.path().join("run.xml"), dir.path().join("run.json"));
+    let out = jl()
+        .args(["run", "wakeup", "--cycles", "50", "--cpus", &cpu])
+        .args(["--max-latency", "1ns", "--junit"])
+        .arg(&junit)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let max = r["verdicts"][0]["observed_ns"].as_u64().unwrap();
+    let line = r["verdicts"][0]["decided"].as_str().unwrap().to_string();
+    assert_eq!(
+        line,
+        format!(
+            "max {}.{:03}us of 50 samples > limit 0.001us",
+            max / 1000,
+            max % 1000
+        )
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(
+            "\nverdict: 1 of 1 verdicts did not pass, exit status 1\n  FAIL latency: {line}\n"
+        )),
+        "{out:?}"
+    );
+    let want = vec![(
+        "wakeup".to_string(),
+        "latency".to_string(),
+        Some(("fail".to_string(), line)),
+    )];
+    assert_eq!(junit_cases(&junit), want);
+    // The stored run gives the same verdicts, recomputed from its figures.
+    let stored = dir.path().join("stored.xml");
+    let out = jl()
+        .args(["report", "--junit"])
+        .arg(&stored)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(junit_cases(&stored), want);
+    // Two runs are not one JUnit report.
+    let out = jl()
+        .args(["report", "1", "2", "--junit"])
+        .arg(&stored)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "jitterlab: error: --junit writes the verdicts of one run; name one RUN, not 2\n"
+    );
+}
+
 #[test]
 #[serial]
 fn strict_refuses_a_missing_default() {

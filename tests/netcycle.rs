@@ -63,13 +63,31 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
     }
     assert_eq!(n(&d["polls"]), cycles * cns);
     // Held exactly when nothing was late or missed and no CN left
-    // operational (no allowance given), and the verdict does not change
-    // the exit status.
+    // operational (no allowance given); a cycle time not held is a failed
+    // verdict, exit 1, with its reasons in the verdicts.
     let held =
         n(&d["late_cycles"]) == 0 && n(&d["missed_pres"]) == 0 && d["left_operational"].is_null();
     assert_eq!(d["held"]["held"].as_bool(), Some(held), "{}", d["held"]);
     assert_eq!(d["held"]["reasons"].is_null(), held);
-    assert_eq!(code, 0);
+    assert_eq!(code, if held { 0 } else { 1 }, "{}", d["held"]);
+    let v = &r["verdicts"][0];
+    assert_eq!(v["name"], "cycle time held", "{v}");
+    assert_eq!(v["status"], if held { "pass" } else { "fail" }, "{v}");
+    if !held {
+        let reasons: Vec<&str> = d["held"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert!(
+            v["decided"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(": {}", reasons.join("; "))),
+            "{v}"
+        );
+    }
     // The SoC's period around the cycle time, as sent and as received.
     for metric in ["period", "rx-period"] {
         let p = &m[metric];

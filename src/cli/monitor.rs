@@ -201,6 +201,7 @@ impl MonitorArgs {
                 threshold: self.threshold,
                 outliers: self.outliers,
                 json: None,
+                junit: None,
                 csv: None,
                 histogram: None,
                 histogram_buckets: self.histogram_buckets,

@@ -352,6 +352,7 @@ pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usiz
     }
     out_files::check_outputs(&[
         ("--json", c.json.as_deref()),
+        ("--junit", c.junit.as_deref()),
         ("--csv", c.csv.as_deref()),
         ("--histogram", c.histogram.as_deref()),
     ])?;
@@ -481,6 +482,7 @@ fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
         stop,
         strict: c.strict,
         json: c.json.clone(),
+        junit: c.junit.clone(),
         csv: c.csv.clone(),
         histogram: c.histogram.clone(),
         histogram_buckets: c.histogram_buckets,

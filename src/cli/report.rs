@@ -16,6 +16,7 @@ impl ReportArgs {
             tables: self.tables.iter().map(|&t| t.into()).collect(),
             explain: !self.no_explain,
             output: self.output.clone(),
+            junit: self.junit.clone(),
             histogram: self.histogram.clone(),
             follow: self.follow,
             monitor: self.monitor.clone(),

@@ -44,6 +44,8 @@ pub struct RunOptions {
     pub strict: bool,
     /// `--json`: the whole result.
     pub json: Option<PathBuf>,
+    /// `--junit`: the verdicts as JUnit XML.
+    pub junit: Option<PathBuf>,
     /// `--csv`: the window rows, streamed.
     pub csv: Option<PathBuf>,
     /// `--histogram`: cyclictest's wake-up latency histogram.
@@ -78,6 +80,7 @@ impl Default for RunOptions {
             stop: Stop::Duration,
             strict: false,
             json: None,
+            junit: None,
             csv: None,
             histogram: None,
             histogram_buckets: defaults::HISTOGRAM_BUCKETS,

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::roundtrip::{BudgetBands, BudgetVerdict, Loss};
 use jitterlab_core::units::format_ns;
+use jitterlab_core::verdict;
 
 use super::safe::shown;
 
@@ -43,16 +44,29 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
         .or(r.threads.first().map(|t| &t.metrics))
         .and_then(|m| m.get("screw-to-screw"));
     let verdict = if v.held() { "held" } else { "FAILED" };
-    let _ = writeln!(
-        o,
-        "  {} round trips, {} beyond the budget of {} ({verdict}); median {}, p99 {}, max {} of the budget",
-        v.samples,
-        v.over,
-        format_ns(v.budget_ns as i64),
-        pct(s2s.and_then(|m| m.p50)),
-        pct(s2s.and_then(|m| m.p99)),
-        pct(s2s.and_then(|m| m.max)),
-    );
+    // No sample is no verdict: not measured, with why (or, for a role
+    // that cannot measure it, where it is measured).
+    if let Some(why) = verdict::unmeasurable(r, "screw-to-screw") {
+        let _ = writeln!(o, "  round trips: not measured here: {why}");
+    } else if v.samples == 0 {
+        let _ = writeln!(
+            o,
+            "  0 round trips: the budget of {} is NOT MEASURED: {}",
+            format_ns(v.budget_ns as i64),
+            shown(&verdict::no_sample_reason(r, "screw-to-screw"))
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "  {} round trips, {} beyond the budget of {} ({verdict}); median {}, p99 {}, max {} of the budget",
+            v.samples,
+            v.over,
+            format_ns(v.budget_ns as i64),
+            pct(s2s.and_then(|m| m.p50)),
+            pct(s2s.and_then(|m| m.p99)),
+            pct(s2s.and_then(|m| m.max)),
+        );
+    }
     let labels = BudgetBands::labels();
     let mut head = String::from("  where they fall:");
     let mut counts = String::from("                  ");

@@ -330,6 +330,8 @@ pub struct ReportRequest {
     /// Write the report to this file (replaced atomically; `-` is stdout);
     /// `None`: stdout.
     pub output: Option<PathBuf>,
+    /// `--junit`: the run's verdicts as JUnit XML.
+    pub junit: Option<PathBuf>,
     /// Re-render the run every window while it runs (`--follow`).
     pub follow: bool,
     /// `--monitor [SERIES]`: the view of a monitor series instead of runs
@@ -368,6 +370,9 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     if let Some(p) = &a.output {
         crate::out_files::check_output("-o", p)?;
     }
+    if let Some(p) = &a.junit {
+        check_junit(p, a)?;
+    }
     // `-o -` is standard output, where the report goes without -o.
     let output = a
         .output
@@ -386,11 +391,52 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         return super::follow::follow(&store, ids[0], output, || render_runs(&store, &ids, a));
     }
     let text = render(db, a)?;
+    if let Some(p) = &a.junit {
+        write_junit(db, a, p)?;
+    }
     match output {
         Some(p) => crate::out_files::write_replacing(p, &text)?,
         None => out!("{text}")?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a `--junit` FILE that cannot be written, or that shares
+/// standard output with the report, before the database is read.
+fn check_junit(p: &Path, a: &ReportRequest) -> Result<()> {
+    let report_on_stdout = a.output.as_deref().is_none_or(crate::out_files::is_stdout);
+    if crate::out_files::is_stdout(p) && report_on_stdout {
+        return Err(bad(
+            "--junit - and the report both ask for standard output; give --junit a file path, or the report -o FILE",
+        ));
+    }
+    if a.runs.len() > 1 {
+        return Err(bad(format!(
+            "--junit writes the verdicts of one run; name one RUN, not {}",
+            a.runs.len()
+        )));
+    }
+    crate::out_files::check_output("--junit", p)
+}
+
+/// `report RUN --junit FILE`: the stored run's verdicts, recomputed from
+/// its figures, as JUnit XML.
+fn write_junit(db: &Path, a: &ReportRequest, p: &Path) -> Result<()> {
+    let store = crate::store::open_existing(db)?;
+    let ids = run_ids(&store, db, a)?;
+    let run = store
+        .load_run(ids[0])
+        .map_err(|e| anyhow::Error::new(BadInput(format!("{e:#}"))))?;
+    super::junit::write(
+        p,
+        &super::junit::Head {
+            title: &format!("jitterlab {} {}", run.kind, run.name),
+            single: &run.name,
+            started_at: &run.started_at,
+            hostname: &run.hostname,
+        },
+        &super::verdict::of_run(&run),
+    )
 }
 
 /// The report `a` asks for, as text.
@@ -498,7 +544,7 @@ fn single_run_json(store: &Store, run: &StoredRun) -> Result<String> {
     let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
     let mut s = match (&run.cells[0].result, run.cells[0].status) {
         (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
-            serde_json::to_string_pretty(r)?
+            serde_json::to_string_pretty(&super::verdict::result_json(r))?
         }
         _ => {
             let live = if running {
@@ -656,6 +702,7 @@ mod tests {
             explain: true,
             histogram: None,
             output: None,
+            junit: None,
             follow: false,
             monitor: None,
         };

@@ -28,8 +28,10 @@
 //!   |jitter| per thread, with the measured-cycle number (0-based) and the time
 //!   since the first release in seconds (three decimals, truncated), so a spike
 //!   can be matched against a trace or a neighbour's log.
-//! * **Limits** print as `PASS`/`FAIL` lines; for a signed metric the observed
-//!   figure is the largest magnitude, and the line says so (`max |jitter|`).
+//! * **Verdicts** close the summary (`super::verdict`): the headline with
+//!   the exit status, then a `PASS`/`FAIL`/`NOT MEASURED` line per limit
+//!   and check; for a signed metric the observed figure is the largest
+//!   magnitude, and the line says so (`max |jitter|`).
 //!
 //! What differs between probes — the label of the period line, what a
 //! sample is called, which metrics have outlier lists, whether threads
@@ -382,27 +384,9 @@ fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
 }
 
 fn tail(o: &mut String, r: &RunResult) {
-    if !r.limits.is_empty() {
-        o.push('\n');
-    }
-    for l in &r.limits {
-        let what = match r.probe.metric(&l.metric) {
-            Some(m) if m.signed => format!("max |{}|", l.metric),
-            _ => "max".to_string(),
-        };
-        let (verdict, op) = if l.exceeded {
-            ("FAIL", ">")
-        } else {
-            ("PASS", "<=")
-        };
-        let _ = writeln!(
-            o,
-            "{verdict} {}: {what} {}us {op} limit {}us",
-            l.metric,
-            us_u(l.observed_ns),
-            us_u(l.limit_ns)
-        );
-    }
+    // The verdict block: every limit and check, and the exit status.
+    o.push('\n');
+    o.push_str(&super::verdict::text(&super::verdict::of_result(r)));
     if let Some(b) = &r.break_event {
         let stopped = if b.tracing_stopped {
             "tracing stopped"
@@ -622,14 +606,16 @@ mod tests {
                 LimitCheck {
                     metric: "latency".into(),
                     limit_ns: 1_000_000,
-                    observed_ns: 1_234_567,
+                    observed_ns: Some(1_234_567),
                     exceeded: true,
+                    samples: None,
                 },
                 LimitCheck {
                     metric: "jitter".into(),
                     limit_ns: 2_000_000,
-                    observed_ns: 1_230_000,
+                    observed_ns: Some(1_230_000),
                     exceeded: false,
+                    samples: None,
                 },
             ],
             break_event: None,
@@ -672,8 +658,9 @@ largest |jitter|, CPU 1:
        9.000us  cycle        11  at     0.011s
        8.000us  cycle        12  at     0.012s
 
-FAIL latency: max 1234.567us > limit 1000.000us
-PASS jitter: max |jitter| 1230.000us <= limit 2000.000us
+verdict: 1 of 2 verdicts did not pass, exit status 1
+  FAIL latency: max 1234.567us of 4000 samples > limit 1000.000us
+  PASS jitter: max |jitter| 1230.000us of 3999 samples <= limit 2000.000us
 
 warning: RT throttling is on (kernel.sched_rt_runtime_us = 950000)
 ";
@@ -790,6 +777,9 @@ all CPUs combined (us, threshold 100.000us)
 metric         min       p50       p90       p99     p99.9    p99.99       max      mean    stddev    >thr%
 latency      5.000     5.000     7.000     7.000     7.000     7.000     7.000     6.000     1.000   0.0000
 period     249.000   250.000   251.000   251.000   251.000   251.000   251.000   250.000     1.000        -
+
+verdict: every verdict passed (1 of 1), exit status 0
+  PASS latency measured: 4 samples
 
 break-trace: latency 7.000us on CPU 1 at cycle 1, tracing stopped: trace in /sys/kernel/tracing/trace
 ";

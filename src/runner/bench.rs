@@ -50,8 +50,10 @@
 //!    `crate::termination`) ends the current cell (interrupted) and skips
 //!    the rest; every path stops the neighbours and deletes what was
 //!    created. The run's tables are printed from the store (`report::tables`
-//!    reads only the database). Exit 1 when a cell exceeded a probe's limit
-//!    or failed, 0 otherwise.
+//!    reads only the database). Exit 1, once every cell has run, when a
+//!    verdict of a cell did not pass (`jitterlab_core::verdict`: a limit
+//!    exceeded or not measured, a cycle time not held, a main metric
+//!    without a sample) or a cell failed, 0 otherwise.
 //!
 //! Timing: the plan counts, per cell, [`SETUP_NS`] of set-up beside the
 //! warm-up and the measured duration, and [`CALIBRATION_NS`] per
@@ -294,6 +296,8 @@ pub struct BenchRequest {
     pub dry_run: bool,
     /// Write the stored run as JSON to this file.
     pub json: Option<PathBuf>,
+    /// Write every cell's verdicts as JUnit XML to this file.
+    pub junit: Option<PathBuf>,
     /// Format of the tables printed at the end.
     pub format: report::tables::Format,
     /// The engine of the container cells (`--engine`).
@@ -306,7 +310,10 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let cells = spec.cells();
     check_database(db)?;
     crate::store::check_for_writing(db)?;
-    check_outputs(&[("--json", a.json.as_deref())])?;
+    check_outputs(&[
+        ("--json", a.json.as_deref()),
+        ("--junit", a.junit.as_deref()),
+    ])?;
     // Validation plans with the disk loads' base directories, which are
     // checked; the private directories are made only when the bench starts.
     check_environment(root, &spec, &cells)?;
@@ -516,6 +523,18 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     if let Some(p) = &a.json {
         super::write_json(p, &stored)?;
     }
+    if let Some(p) = &a.junit {
+        report::junit::write(
+            p,
+            &report::junit::Head {
+                title: &format!("jitterlab bench {}", stored.name),
+                single: &stored.name,
+                started_at: &stored.started_at,
+                hostname: &stored.hostname,
+            },
+            &report::verdict::of_run(&stored),
+        )?;
+    }
     let text = match a.format {
         report::tables::Format::Html => {
             report::html::render(&store, &[run], &report::html::HtmlOptions::default())?
@@ -527,7 +546,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         errln!("jitterlab: cell {f} failed (see its explanation above)");
     }
     for e in &exceeded {
-        errln!("jitterlab: limit exceeded: {e}");
+        errln!("jitterlab: did not pass: {}", report::safe::shown(e));
     }
     if interrupted {
         errln!("jitterlab: the bench was interrupted; the cells that ran are stored");
@@ -703,8 +722,8 @@ impl Bench<'_> {
         }
     }
 
-    /// Runs one cell and stores it. Returns its status and the limits it
-    /// exceeded.
+    /// Runs one cell and stores it. Returns its status and the verdicts
+    /// that did not pass.
     fn run_cell(
         &mut self,
         cp: &CellPlan,
@@ -826,14 +845,17 @@ impl Bench<'_> {
         match &measured {
             Some(m) => {
                 store.finish_cell(cell_id, status, Some(&m.result), &context, &m.histograms)?;
-                for l in m.result.limits.iter().filter(|l| l.exceeded) {
+                // Every verdict that did not pass (jitterlab_core::verdict)
+                // makes the bench's exit status 1, once the sweep is done.
+                for v in jitterlab_core::verdict::verdicts(&m.result)
+                    .iter()
+                    .filter(|v| !v.status.passed())
+                {
                     limits.push(format!(
-                        "{} rep {}: {} {} over the limit {}",
+                        "{} rep {}: {}",
                         cp.key.name(),
                         cp.key.repetition,
-                        l.metric,
-                        format_duration_exact(l.observed_ns),
-                        format_duration_exact(l.limit_ns)
+                        v.line()
                     ));
                 }
             }

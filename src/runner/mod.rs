@@ -29,8 +29,11 @@
 //! 4. **Store and report**: the run row is in the results database before the
 //!    first release, window rows are committed as they are drained, and the
 //!    versioned `RunResult` with its histograms is stored at the end; the
-//!    exporters (`report::*`) never measure. Exit 1 when a `--max-*` limit
-//!    was exceeded, 0 otherwise.
+//!    exporters (`report::*`) never measure. Exit 1 when a verdict of the
+//!    result did not pass (`jitterlab_core::verdict`: a `--max-*` limit
+//!    exceeded or not measured, the budget broken, the cycle time not
+//!    held, the main metric without a sample), 0 otherwise; `--junit`
+//!    writes the verdicts for CI servers.
 //!
 //! A run refuses to start while a killed jitterlab's journal is unreplayed.
 //! One that changes nothing on the machine takes no machine lock and so
@@ -176,7 +179,9 @@ fn execute(
     if let Some(f) = failure {
         return Err(not_stored(&f, opts.json.as_deref()));
     }
-    Ok(if result.failed() {
+    // Every verdict that did not pass (jitterlab_core::verdict) is exit 1;
+    // a monitor ends 0 (service managers rely on it), its alerts logged.
+    Ok(if result.failed() && opts.monitor.is_none() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -431,7 +436,19 @@ pub fn write_json(p: &Path, result: &impl serde::Serialize) -> Result<()> {
 /// the finished result.
 fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
     if let Some(p) = &opts.json {
-        write_json(p, result)?;
+        write_json(p, &report::verdict::result_json(result))?;
+    }
+    if let Some(p) = &opts.junit {
+        report::junit::write(
+            p,
+            &report::junit::Head {
+                title: &format!("jitterlab run {}", result.probe.name()),
+                single: result.probe.name(),
+                started_at: &result.started_at,
+                hostname: &result.host.hostname,
+            },
+            &report::verdict::of_result(result),
+        )?;
     }
     if let Some(p) = &opts.histogram {
         let mut f = out_files::create("--histogram", p)?;

@@ -50,4 +50,5 @@ pub mod spec;
 pub mod stats;
 pub mod uadp;
 pub mod units;
+pub mod verdict;
 pub mod window;

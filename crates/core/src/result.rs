@@ -254,10 +254,15 @@ pub struct LimitCheck {
     pub metric: String,
     /// Limit on the metric's largest magnitude, ns.
     pub limit_ns: u64,
-    /// Largest magnitude observed, ns.
-    pub observed_ns: u64,
+    /// Largest magnitude observed, ns; `None` (JSON `null`) when the
+    /// metric has no sample: not measured, never 0.
+    pub observed_ns: Option<u64>,
     /// True when `observed_ns > limit_ns`.
     pub exceeded: bool,
+    /// The samples behind `observed_ns` (absent in results stored before
+    /// it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
 }
 
 /// The `--break-trace` event that ended a run.
@@ -358,24 +363,26 @@ impl RunResult {
         }
     }
 
-    /// True when any limit was exceeded.
+    /// True when any of its verdicts ([`crate::verdict::verdicts`]) did
+    /// not pass: a limit exceeded or not measured, the round-trip budget
+    /// broken, a netcycle's cycle time not held, no sample of the main
+    /// metric.
     pub fn failed(&self) -> bool {
-        self.limits.iter().any(|l| l.exceeded)
+        crate::verdict::any_failed(&crate::verdict::verdicts(self))
     }
 }
 
-/// Compares a metric's largest magnitude with a limit.
+/// Compares a metric's largest magnitude with a limit; a metric without a
+/// sample has no observed figure and does not exceed (its verdict is "not
+/// measured", [`crate::verdict`]).
 pub fn check_limit(metric: &str, limit_ns: u64, summary: &MetricSummary) -> LimitCheck {
-    let observed = summary
-        .max
-        .map(|m| m.unsigned_abs())
-        .unwrap_or(0)
-        .max(summary.min.map(|m| m.unsigned_abs()).unwrap_or(0));
+    let observed = crate::verdict::largest_magnitude(summary);
     LimitCheck {
         metric: metric.to_string(),
         limit_ns,
         observed_ns: observed,
-        exceeded: observed > limit_ns,
+        exceeded: observed.is_some_and(|o| o > limit_ns),
+        samples: Some(summary.count),
     }
 }
 
@@ -390,10 +397,31 @@ mod tests {
         s.record(-700);
         s.record(300);
         let c = check_limit("jitter", 500, &s.summary());
-        assert_eq!(c.observed_ns, 700);
+        assert_eq!((c.observed_ns, c.samples), (Some(700), Some(2)));
         assert!(c.exceeded);
         let ok = check_limit("jitter", 700, &s.summary());
         assert!(!ok.exceeded);
+    }
+
+    #[test]
+    fn a_limit_without_a_sample_observes_nothing_and_reads_null() {
+        let none = MetricStats::new(false, None).summary();
+        let c = check_limit("screw-to-screw", 1_000, &none);
+        assert_eq!(
+            (c.observed_ns, c.exceeded, c.samples),
+            (None, false, Some(0))
+        );
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(
+            json,
+            r#"{"metric":"screw-to-screw","limit_ns":1000,"observed_ns":null,"exceeded":false,"samples":0}"#
+        );
+        // A limit stored before the sample count was kept reads back.
+        let old: LimitCheck = serde_json::from_str(
+            r#"{"metric":"latency","limit_ns":5,"observed_ns":7,"exceeded":true}"#,
+        )
+        .unwrap();
+        assert_eq!((old.observed_ns, old.samples), (Some(7), None));
     }
 
     #[test]

@@ -287,8 +287,9 @@ fn bench(store: &mut Store) -> i64 {
             r.limits = vec![LimitCheck {
                 metric: "latency".into(),
                 limit_ns: 20_000,
-                observed_ns: 22_910,
+                observed_ns: Some(22_910),
                 exceeded: true,
+                samples: None,
             }];
         }
         if k == 2 {
@@ -442,8 +443,14 @@ fn a_run_is_one_self_contained_page_with_three_plots() {
     assert_eq!(plots(&doc, &html, "percentiles").len(), 1);
     assert_eq!(plots(&doc, &html, "timeline").len(), 1);
     assert_eq!(elements(&doc, "figure").len(), 3);
-    // A `jitterlab run` shows its summary, not the bench tables.
-    assert_eq!(elements(&doc, "table").len(), 0);
+    // A `jitterlab run` shows its summary and its verdicts, not the bench
+    // tables.
+    let tables = elements(&doc, "table");
+    assert_eq!(tables.len(), 1);
+    assert_eq!(
+        text(tables[0]).replace('\n', ""),
+        "Verdictsverdictobservedsampleslimitstatuswhat decided itlatency measured-7-PASS7 samples"
+    );
     // The same database gives the same bytes.
     assert_eq!(
         render(&store, &[run], &HtmlOptions::default()).unwrap(),
@@ -716,7 +723,7 @@ fn a_bench_has_its_verdict_tables_cells_and_box_charts() {
             .unwrap(),
     );
     assert!(
-        v.contains("exit status: 1 — a limit was exceeded in tuned/cpu/host/cyclic rep 0"),
+        v.contains("exit status: 1 — 1 of 3 verdicts did not pass: tuned/cpu/host/cyclic rep 0: FAIL latency: max 22.910us of 200 samples > limit 20.000us"),
         "{v}"
     );
     assert!(v.contains("real-time: NO"), "{v}");
@@ -731,7 +738,10 @@ fn a_bench_has_its_verdict_tables_cells_and_box_charts() {
         .unwrap();
     assert_eq!(
         text(limits).replace('\n', ""),
-        "Limitscellfigureobservedlimitverdicttuned/cpu/host/cyclic rep 0max latency22.910 µs20.000 µsFAIL"
+        "Verdictscellverdictobservedsampleslimitstatuswhat decided it\
+         tuned/idle/host/cyclic rep 0latency measured-200-PASS200 samples\
+         tuned/cpu/host/cyclic rep 0latency22.910 µs20020.000 µsFAILmax 22.910us of 200 samples > limit 20.000us\
+         default/idle/host/cyclic rep 0latency measured-200-PASS200 samples"
     );
     // The explanations sit beside each cell.
     let asides = elements(&doc, "aside");

@@ -2,19 +2,22 @@
 //! looking at any figure.
 //!
 //! In this order: how the run ended and the exit status it had (0: every
-//! limit held and no cell failed; 1: a limit was exceeded or a cell failed —
-//! the rule of `jitterlab run` and `jitterlab bench`); the pass/fail limits
-//! of every cell; the round trip's worst-case budget, term by term, and
+//! verdict of `jitterlab_core::verdict` passed and no cell failed; 1: one
+//! did not — a limit exceeded or not measured, a cycle time not held, a
+//! main metric without a sample — or a cell failed: the rule of
+//! `jitterlab run` and `jitterlab bench`); every cell's verdicts with what
+//! decided them; the round trip's worst-case budget, term by term, and
 //! whether it held; whether the figures may be called real-time, and if
 //! not which required default was missing; the configurations the machine
 //! could not run, with the reason (N/A); and the cells that were
 //! interrupted, failed or skipped. A verdict is words, never a colour:
-//! `PASS`/`FAIL`, `held`/`FAILED`.
+//! `PASS`/`FAIL`/`NOT MEASURED`, `held`/`FAILED`.
 
 use std::fmt::Write as _;
 
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
 use jitterlab_core::result::RunResult;
+use jitterlab_core::verdict::Status;
 
 use crate::report::safe::escape;
 use crate::report::safe::shown;
@@ -60,71 +63,80 @@ pub(super) fn exit_status(run: &StoredRun) -> (Option<u8>, String) {
             "none recorded: the process ended before it stored its result (killed, or the machine lost power)".into(),
         );
     }
-    let failed: Vec<String> = run
-        .cells
-        .iter()
-        .filter(|c| c.status == CellStatus::Failed)
-        .map(cell_name)
-        .collect();
-    let exceeded: Vec<String> = run
-        .cells
-        .iter()
-        .filter(|c| c.result.as_ref().is_some_and(RunResult::failed))
-        .map(cell_name)
-        .collect();
-    let mut why = Vec::new();
-    if !exceeded.is_empty() {
-        why.push(format!("a limit was exceeded in {}", exceeded.join(", ")));
-    }
-    if !failed.is_empty() {
-        why.push(format!("failed: {}", failed.join(", ")));
-    }
-    if why.is_empty() {
-        (Some(0), "every limit held and no cell failed".into())
+    let cells = crate::report::verdict::of_run(run);
+    let failures = jitterlab_core::verdict::failures(&cells);
+    if failures.is_empty() {
+        (
+            Some(0),
+            format!(
+                "{} and no cell failed",
+                jitterlab_core::verdict::headline(&cells)
+            ),
+        )
     } else {
-        (Some(1), why.join("; "))
+        (
+            Some(1),
+            format!(
+                "{}: {}",
+                jitterlab_core::verdict::headline(&cells),
+                failures.join("; ")
+            ),
+        )
     }
 }
 
-/// The limits of every cell as a table (none: a sentence).
+/// Every verdict of every cell as a table, with what decided it (none: a
+/// sentence).
 fn limits(o: &mut String, run: &StoredRun) {
     let one = single(run);
-    let rows: Vec<(String, &RunResult)> = run
-        .cells
+    let cells = crate::report::verdict::of_run(run);
+    if cells
         .iter()
-        .filter_map(|c| c.result.as_ref().map(|r| (cell_name(c), r)))
-        .filter(|(_, r)| !r.limits.is_empty())
-        .collect();
-    if rows.is_empty() {
-        o.push_str("<p>limits: none were set (<code>--max-latency</code>, <code>--max-jitter</code>, <code>--max-exec</code> or a spec's limits).</p>\n");
+        .all(|c| c.verdicts.is_empty() && c.skipped.is_none())
+    {
+        o.push_str("<p>verdicts: nothing was judged (no cell measured anything).</p>\n");
         return;
     }
-    o.push_str("<table class=\"limits\">\n<caption>Limits</caption>\n<thead><tr>");
+    o.push_str("<table class=\"limits\">\n<caption>Verdicts</caption>\n<thead><tr>");
     if !one {
         o.push_str("<th>cell</th>");
     }
-    o.push_str("<th>figure</th><th class=\"num\">observed</th><th class=\"num\">limit</th><th>verdict</th></tr></thead>\n<tbody>\n");
-    for (name, r) in rows {
-        for l in &r.limits {
-            let what = match r.probe.metric(&l.metric) {
-                Some(m) if m.signed => format!("max |{}|", l.metric),
-                _ => format!("max {}", l.metric),
-            };
+    o.push_str("<th>verdict</th><th class=\"num\">observed</th><th class=\"num\">samples</th><th class=\"num\">limit</th><th>status</th><th>what decided it</th></tr></thead>\n<tbody>\n");
+    for c in &cells {
+        let name = c.cell.clone().unwrap_or_default();
+        if let Some(why) = &c.skipped {
             o.push_str("<tr>");
             if !one {
                 let _ = write!(o, "<td>{}</td>", esc(&name));
             }
-            let (class, word) = if l.exceeded {
-                ("fail", "FAIL")
-            } else {
-                ("pass", "PASS")
+            let _ = writeln!(
+                o,
+                "<td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>skipped</td><td>{}</td></tr>",
+                esc(why)
+            );
+        }
+        for v in &c.verdicts {
+            o.push_str("<tr>");
+            if !one {
+                let _ = write!(o, "<td>{}</td>", esc(&name));
+            }
+            let class = match v.status {
+                Status::Pass => "pass",
+                _ => "fail",
             };
             let _ = writeln!(
                 o,
-                "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{class}\">{word}</td></tr>",
-                esc(&what),
-                us(l.observed_ns),
-                us(l.limit_ns)
+                "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{class}\">{}</td><td>{}</td></tr>",
+                esc(&v.name),
+                match (v.observed_ns, &v.status) {
+                    (Some(o), _) => us(o),
+                    (None, Status::NotMeasured { .. }) => "not measured".into(),
+                    (None, _) => "-".into(),
+                },
+                v.samples.map_or_else(|| "-".into(), |n| n.to_string()),
+                v.limit_ns.map_or_else(|| "-".into(), us),
+                v.status.word(),
+                esc(&v.decided)
             );
         }
     }
@@ -300,4 +312,96 @@ pub(super) fn verdict(run: &StoredRun) -> String {
     limits(&mut o, run);
     budgets(&mut o, run);
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use jitterlab_core::cell::{CellContext, CellKey};
+    use jitterlab_core::result::{Params, ProbeKind};
+    use jitterlab_core::stats::MetricStats;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A netcycle cell of scenario `scenario` with `late` late cycles of
+    /// 4000 (none allowed).
+    fn netcycle_cell(scenario: &str, late: u64) -> StoredCell {
+        let mut s = MetricStats::new(false, None);
+        s.record(1_000);
+        let mut r = RunResult::partial(
+            ProbeKind::Netcycle,
+            Params::default(),
+            "2026-11-27T06:00:00Z".into(),
+            1_000_000_000,
+            BTreeMap::from([("latency".to_string(), s.summary())]),
+            String::new(),
+        );
+        let reasons: Vec<String> = (late > 0)
+            .then(|| format!("late cycles: {late} of 4000 (allowed 0)"))
+            .into_iter()
+            .collect();
+        r.detail = Some(json!({
+            "role": "both", "cns": 3, "chaining": false, "wait": "blocking",
+            "response_timeout_ns": 25_000, "out_bytes": 4, "in_bytes": 4, "wire_ns": 10_000,
+            "cycles": 4000, "late_cycles": late, "polls": 12000, "missed_pres": 0, "late_pres": 0,
+            "held": {"held": late == 0, "reasons": reasons},
+        }));
+        StoredCell {
+            key: CellKey {
+                configuration: "tuned".into(),
+                scenario: scenario.into(),
+                deployment: "host".into(),
+                probe: "netcycle".into(),
+                repetition: 0,
+            },
+            status: CellStatus::Completed,
+            result: Some(r),
+            context: CellContext::default(),
+        }
+    }
+
+    fn bench(cells: Vec<StoredCell>) -> StoredRun {
+        StoredRun {
+            id: 4,
+            started_at: "2026-11-27T06:00:00Z".into(),
+            kind: "bench".into(),
+            name: "powerlink".into(),
+            status: "completed".into(),
+            hostname: "ipc-2".into(),
+            kernel_release: "6.12.0".into(),
+            configurations: vec!["tuned".into()],
+            scenarios: vec!["idle".into(), "cpu".into()],
+            unavailable: Vec::new(),
+            cells,
+            probes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_headline_names_a_cycle_time_not_held_and_never_says_every_verdict_passed() {
+        let run = bench(vec![netcycle_cell("idle", 0), netcycle_cell("cpu", 3)]);
+        assert_eq!(
+            exit_status(&run),
+            (
+                Some(1),
+                "1 of 4 verdicts did not pass: tuned/cpu/host/netcycle rep 0: FAIL cycle time held: 4000 cycles, 3 late; 12000 PRes polled, 0 missed: late cycles: 3 of 4000 (allowed 0)".into()
+            )
+        );
+        let html = verdict(&run);
+        assert!(
+            !html.contains("every verdict") && !html.contains("every limit"),
+            "{html}"
+        );
+        assert!(html.contains("<td class=\"fail\">FAIL</td>"), "{html}");
+        let held = bench(vec![netcycle_cell("idle", 0), netcycle_cell("cpu", 0)]);
+        assert_eq!(
+            exit_status(&held),
+            (
+                Some(0),
+                "every verdict passed (4 of 4) and no cell failed".into()
+            )
+        );
+    }
 }

@@ -154,7 +154,7 @@ fn every_sample_reaches_the_statistics_windows_limit_and_detail() {
             r.limits[0].observed_ns,
             r.limits[0].exceeded
         ),
-        ("handover", 200_000, true)
+        ("handover", Some(200_000), true)
     );
     assert_eq!(r.detail, Some(serde_json::json!({ "pushed": 200 })));
     // Warnings in the order they arose: the caller's, the probe's at its
@@ -244,7 +244,7 @@ fn periodic_threads_are_combined_and_checked_together() {
             r.limits[0].observed_ns,
             r.limits[0].exceeded
         ),
-        ("latency", 300_000, false)
+        ("latency", Some(300_000), false)
     );
     assert_eq!(r.detail, None);
     // Four metrics per thread, and the four combined.
@@ -511,8 +511,9 @@ impl ExternalProbe for Streamer {
             limits: vec![jitterlab_core::result::LimitCheck {
                 metric: "latency".into(),
                 limit_ns: 1,
-                observed_ns: 2,
+                observed_ns: Some(2),
                 exceeded: true,
+                samples: None,
             }],
             threads: Vec::new(),
             combined: None,

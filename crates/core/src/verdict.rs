@@ -1,0 +1,522 @@
+//! The verdicts of a result: every pass/fail a report prints and the exit
+//! status follows, decided in one place and only from samples.
+//!
+//! A [`Verdict`] names what was judged (a limit on a metric, the round
+//! trip's budget, a netcycle's "cycle time held", or that the probe's main
+//! metric was measured at all), the limit, the observed figure with its
+//! sample count, the status — [`Status::Pass`], [`Status::Fail`] or
+//! [`Status::NotMeasured`] with the reason — and what decided it, in words
+//! (`max 812.000us of 12000 samples > limit 500.000us`).
+//!
+//! The rules:
+//!
+//! * A figure with no sample is *not measured*, never 0 and never a pass;
+//!   a not-measured verdict fails the run like a failed one.
+//! * A probe whose main metric has no sample fails, saying why (for the
+//!   round trip: what became of the messages that did arrive).
+//! * A metric the result's role cannot measure (screw-to-screw on a
+//!   `--role controller` round trip, a netcycle's cycles on `--role cn`)
+//!   gets no verdict at all, so no report prints it.
+//!
+//! [`verdicts`] reads only the stored [`RunResult`] (its summaries, its
+//! limits and its probe's `detail`), so a stored run of any version gets its
+//! verdicts recomputed when it is reported; [`RunResult::failed`] and every
+//! exit status read them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cell::{CellStatus, StoredRun};
+use crate::netcycle::{NetcycleDetail, NodeRole};
+use crate::result::{LimitCheck, ProbeKind, RunResult};
+use crate::roundtrip::BudgetVerdict;
+use crate::stats::MetricSummary;
+
+/// How a verdict came out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Status {
+    /// The figure is within its limit.
+    Pass,
+    /// The figure broke its limit (or the check failed).
+    Fail,
+    /// Nothing was measured to judge; a failure of the run all the same.
+    NotMeasured {
+        /// Why there is no figure.
+        reason: String,
+    },
+}
+
+impl Status {
+    /// The word a report prints: `PASS`, `FAIL`, `NOT MEASURED`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::NotMeasured { .. } => "NOT MEASURED",
+        }
+    }
+
+    /// True only for [`Status::Pass`].
+    pub fn passed(&self) -> bool {
+        matches!(self, Status::Pass)
+    }
+}
+
+/// One judged figure of one result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// What was judged: a metric name for a limit (`jitter`), `round-trip
+    /// budget`, `cycle time held`, `<metric> measured`.
+    pub name: String,
+    /// The limit, ns, where there is one.
+    pub limit_ns: Option<u64>,
+    /// The figure compared with it, ns; `None` when nothing was measured.
+    pub observed_ns: Option<u64>,
+    /// The samples behind the figure.
+    pub samples: Option<u64>,
+    /// Pass, fail or not measured.
+    #[serde(flatten)]
+    pub status: Status,
+    /// What decided it, in words.
+    pub decided: String,
+}
+
+impl Verdict {
+    /// The line the text report prints: `PASS jitter: max |jitter| …`.
+    pub fn line(&self) -> String {
+        format!("{} {}: {}", self.status.word(), self.name, self.decided)
+    }
+}
+
+/// Exact microseconds with three decimals and `us`: 812000 → `812.000us`.
+pub fn us(ns: u64) -> String {
+    format!("{}.{:03}us", ns / 1_000, ns % 1_000)
+}
+
+/// `1 sample`, `12000 samples`.
+fn n_samples(n: u64) -> String {
+    match n {
+        1 => "1 sample".into(),
+        n => format!("{n} samples"),
+    }
+}
+
+/// True when any verdict is not a pass.
+pub fn any_failed(v: &[Verdict]) -> bool {
+    v.iter().any(|v| !v.status.passed())
+}
+
+/// The summary of `metric` a result judges: all threads combined, else its
+/// only thread's.
+pub fn summary<'a>(r: &'a RunResult, metric: &str) -> Option<&'a MetricSummary> {
+    match &r.combined {
+        Some(c) => c.get(metric),
+        None => r.threads.first().and_then(|t| t.metrics.get(metric)),
+    }
+}
+
+/// Samples of `metric` in `r` (0 when it has no summary).
+fn count(r: &RunResult, metric: &str) -> u64 {
+    match &r.combined {
+        Some(c) => c.get(metric).map_or(0, |s| s.count),
+        None => r
+            .threads
+            .iter()
+            .filter_map(|t| t.metrics.get(metric))
+            .map(|s| s.count)
+            .sum(),
+    }
+}
+
+/// The role a result's probe ran in (`detail.role`), if it says.
+fn role(r: &RunResult) -> Option<&str> {
+    r.detail.as_ref()?.get("role")?.as_str()
+}
+
+/// Why `r`'s role cannot measure `metric`, when it cannot.
+pub fn unmeasurable(r: &RunResult, metric: &str) -> Option<&'static str> {
+    match (r.probe, role(r)) {
+        (ProbeKind::Roundtrip, Some("controller"))
+            if matches!(metric, "screw-to-screw" | "t1-t2" | "t3-t4rx") =>
+        {
+            Some("the controller alone sees no T1 or T4: the I/O simulator's machine (--role io) measures the round trip")
+        }
+        (ProbeKind::Roundtrip, Some("io"))
+            if matches!(
+                metric,
+                "controller" | "t1-t2" | "t3-t4rx" | "latency" | "jitter" | "exec"
+            ) =>
+        {
+            Some("the I/O simulator alone sees no controller cycle: the controller's machine (--role controller) measures it")
+        }
+        (ProbeKind::Netcycle, Some("cn")) => {
+            Some("the managing node is not ours (--role cn): its cycles are judged where it runs")
+        }
+        _ => None,
+    }
+}
+
+/// The metric whose samples say that `r`'s probe measured anything: its
+/// main latency (the controller's T2→T3 for a round trip's controller
+/// alone), else its first metric.
+pub fn main_metric(r: &RunResult) -> Option<&'static str> {
+    if r.probe == ProbeKind::Roundtrip && role(r) == Some("controller") {
+        return Some("controller");
+    }
+    r.probe
+        .main_latency()
+        .or_else(|| r.probe.metrics().first().map(|m| m.name))
+}
+
+/// Why `r` has no sample of `metric`, as precisely as the result says.
+pub fn no_sample_reason(r: &RunResult, metric: &str) -> String {
+    if r.probe == ProbeKind::Roundtrip {
+        // The end that receives what closes the loop: the I/O simulator
+        // (the controller's outputs), or the controller (the inputs).
+        let (end, from) = match role(r) {
+            Some("controller") => ("controller", "the I/O simulator"),
+            _ => ("io", "the controller"),
+        };
+        let what = if metric == "controller" {
+            "no controller cycle handled a new input"
+        } else {
+            "no round trip completed"
+        };
+        if let Some(rx) = r
+            .detail
+            .as_ref()
+            .and_then(|d| d.get(end))
+            .and_then(|c| c.get("rx"))
+        {
+            let accepted = rx.get("accepted").and_then(Value::as_u64).unwrap_or(0);
+            let mut refused = Vec::new();
+            refused_counts(rx, &mut refused);
+            let refused = if refused.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", refused.join(", "))
+            };
+            return format!("{what}: of the messages from {from}, {accepted} accepted{refused}");
+        }
+        return what.to_string();
+    }
+    if r.probe == ProbeKind::Netcycle {
+        return "no cycle was measured".into();
+    }
+    let sample = r.probe.descriptor().words.sample;
+    format!("no {sample} recorded a {metric} sample")
+}
+
+/// Every non-zero count of `rx` other than `accepted` (one level of
+/// nesting, for counts kept by reason), as `30 malformed`.
+fn refused_counts(rx: &Value, out: &mut Vec<String>) {
+    let Some(m) = rx.as_object() else {
+        return;
+    };
+    for (k, v) in m {
+        if k == "accepted" {
+            continue;
+        }
+        match v {
+            Value::Number(n) if n.as_u64().is_some_and(|n| n > 0) => {
+                out.push(format!("{} {}", n, k.replace('_', " ")));
+            }
+            Value::Object(_) => refused_counts(v, out),
+            _ => {}
+        }
+    }
+}
+
+/// The verdict of one limit of `r`: the largest magnitude of the samples
+/// of its metric against it — recomputed from the result's summaries, or,
+/// for a result that kept none of that metric (an external tool's), the
+/// figure the limit stored.
+pub fn limit_verdict(r: &RunResult, l: &LimitCheck) -> Verdict {
+    let (metric, limit_ns) = (l.metric.as_str(), l.limit_ns);
+    let (samples, observed) = match summary(r, metric) {
+        Some(_) => {
+            let n = count(r, metric);
+            let o = summary(r, metric).and_then(largest_magnitude);
+            (Some(n), o)
+        }
+        None if l.samples == Some(0) => (Some(0), None),
+        None => (l.samples, l.observed_ns),
+    };
+    let signed = r.probe.metric(metric).is_some_and(|m| m.signed);
+    let what = if signed {
+        format!("max |{metric}|")
+    } else {
+        "max".to_string()
+    };
+    match observed {
+        None => {
+            let reason = no_sample_reason(r, metric);
+            Verdict {
+                name: metric.to_string(),
+                limit_ns: Some(limit_ns),
+                observed_ns: None,
+                samples: Some(samples.unwrap_or(0)),
+                decided: format!("no sample, limit {}: {reason}", us(limit_ns)),
+                status: Status::NotMeasured { reason },
+            }
+        }
+        Some(o) => {
+            let (status, op) = if o > limit_ns {
+                (Status::Fail, ">")
+            } else {
+                (Status::Pass, "<=")
+            };
+            let of = samples.map_or_else(String::new, |n| format!(" of {}", n_samples(n)));
+            Verdict {
+                name: metric.to_string(),
+                limit_ns: Some(limit_ns),
+                observed_ns: Some(o),
+                samples,
+                decided: format!("{what} {}{of} {op} limit {}", us(o), us(limit_ns)),
+                status,
+            }
+        }
+    }
+}
+
+/// The largest magnitude of a summary's samples; `None` without a sample
+/// (a summary without samples has neither minimum nor maximum).
+pub fn largest_magnitude(s: &MetricSummary) -> Option<u64> {
+    match (s.min, s.max) {
+        (None, None) => None,
+        (a, b) => Some(
+            a.map_or(0, i64::unsigned_abs)
+                .max(b.map_or(0, i64::unsigned_abs)),
+        ),
+    }
+}
+
+/// The round trip's budget verdict, from the probe's detail.
+fn budget_verdict(r: &RunResult) -> Option<Verdict> {
+    if r.probe != ProbeKind::Roundtrip || unmeasurable(r, "screw-to-screw").is_some() {
+        return None;
+    }
+    let v: BudgetVerdict =
+        serde_json::from_value(r.detail.as_ref()?.get("budget")?.clone()).ok()?;
+    let worst = summary(r, "screw-to-screw").and_then(largest_magnitude);
+    let name = "round-trip budget".to_string();
+    if v.samples == 0 {
+        let reason = no_sample_reason(r, "screw-to-screw");
+        return Some(Verdict {
+            name,
+            limit_ns: Some(v.budget_ns),
+            observed_ns: None,
+            samples: Some(0),
+            decided: format!("0 round trips, budget {}: {reason}", us(v.budget_ns)),
+            status: Status::NotMeasured { reason },
+        });
+    }
+    Some(Verdict {
+        name,
+        limit_ns: Some(v.budget_ns),
+        observed_ns: worst,
+        samples: Some(v.samples),
+        decided: format!(
+            "{} of {} round trips beyond the budget of {}",
+            v.over,
+            v.samples,
+            us(v.budget_ns)
+        ),
+        status: if v.held() { Status::Pass } else { Status::Fail },
+    })
+}
+
+/// A netcycle's "cycle time held", from the probe's detail.
+fn held_verdict(r: &RunResult) -> Option<Verdict> {
+    if r.probe != ProbeKind::Netcycle {
+        return None;
+    }
+    let d: NetcycleDetail = serde_json::from_value(r.detail.clone()?).ok()?;
+    if d.role == NodeRole::Cn {
+        return None;
+    }
+    let name = "cycle time held".to_string();
+    let counts = format!(
+        "{} cycles, {} late; {} PRes polled, {} missed",
+        d.cycles, d.late_cycles, d.polls, d.missed_pres
+    );
+    if d.cycles == 0 {
+        let reason = "no cycle was measured".to_string();
+        return Some(Verdict {
+            name,
+            limit_ns: None,
+            observed_ns: None,
+            samples: Some(0),
+            decided: format!("{counts}: {reason}"),
+            status: Status::NotMeasured { reason },
+        });
+    }
+    let (status, decided) = if d.held.held {
+        (Status::Pass, counts)
+    } else {
+        (
+            Status::Fail,
+            format!("{counts}: {}", d.held.reasons.join("; ")),
+        )
+    };
+    Some(Verdict {
+        name,
+        limit_ns: None,
+        observed_ns: None,
+        samples: Some(d.cycles),
+        decided,
+        status,
+    })
+}
+
+/// The verdict that `r`'s main metric was measured at all; `None` when a
+/// limit on it already judges that, or its role cannot measure it.
+fn measured_verdict(r: &RunResult) -> Option<Verdict> {
+    let metric = main_metric(r)?;
+    if unmeasurable(r, metric).is_some() || r.limits.iter().any(|l| l.metric == metric) {
+        return None;
+    }
+    let samples = count(r, metric);
+    let name = format!("{metric} measured");
+    Some(if samples == 0 {
+        let reason = no_sample_reason(r, metric);
+        Verdict {
+            name,
+            limit_ns: None,
+            observed_ns: None,
+            samples: Some(0),
+            decided: format!("0 samples: {reason}"),
+            status: Status::NotMeasured { reason },
+        }
+    } else {
+        Verdict {
+            name,
+            limit_ns: None,
+            observed_ns: None,
+            samples: Some(samples),
+            decided: n_samples(samples),
+            status: Status::Pass,
+        }
+    })
+}
+
+/// Every verdict of `r`, in the order a report prints them: its limits
+/// (recomputed from its summaries), the round-trip budget, the cycle time
+/// held, and that the main metric was measured.
+pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
+    let mut v: Vec<Verdict> = r
+        .limits
+        .iter()
+        .filter(|l| unmeasurable(r, &l.metric).is_none())
+        .map(|l| limit_verdict(r, l))
+        .collect();
+    v.extend(budget_verdict(r));
+    v.extend(held_verdict(r));
+    v.extend(measured_verdict(r));
+    v
+}
+
+/// What [`run_verdicts`] says of a cell still pending or running, after
+/// its status.
+pub const NO_RESULT_YET: &str = "no result yet";
+
+/// The verdicts of one cell of a stored run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CellVerdicts {
+    /// The cell's name and repetition (`idle rep 1`); `None` for the only
+    /// cell of a `jitterlab run`.
+    pub cell: Option<String>,
+    /// Wall time of its measurement, ns (0 without a result).
+    pub elapsed_ns: u64,
+    /// Set when the cell was skipped (its reason), or has not ended yet
+    /// (`running: no result yet`): it has no verdict.
+    pub skipped: Option<String>,
+    /// Its verdicts; a failed cell has one, `cell ran`, failed with why.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// The verdicts of every cell of `run`. `single` names no cell (the one
+/// cell of a `jitterlab run`).
+pub fn run_verdicts(run: &StoredRun, single: bool) -> Vec<CellVerdicts> {
+    run.cells
+        .iter()
+        .map(|c| {
+            let cell = (!single).then(|| format!("{} rep {}", c.key.name(), c.key.repetition));
+            let elapsed_ns = c.result.as_ref().map_or(0, |r| r.elapsed_ns);
+            let mut out = CellVerdicts {
+                cell,
+                elapsed_ns,
+                skipped: None,
+                verdicts: Vec::new(),
+            };
+            match (c.status, &c.result) {
+                (CellStatus::Skipped, _) => {
+                    out.skipped = Some(c.context.notes.join("; "));
+                }
+                (CellStatus::Failed, _) => {
+                    let why = c
+                        .context
+                        .failure
+                        .clone()
+                        .unwrap_or_else(|| "no reason was stored".into());
+                    out.verdicts.push(Verdict {
+                        name: "cell ran".into(),
+                        limit_ns: None,
+                        observed_ns: None,
+                        samples: None,
+                        decided: format!("failed: {why}"),
+                        status: Status::Fail,
+                    });
+                }
+                (_, Some(r)) => out.verdicts = verdicts(r),
+                (CellStatus::Pending | CellStatus::Running, None) => {
+                    out.skipped = Some(format!("{}: {NO_RESULT_YET}", c.status.name()));
+                }
+                (_, None) => {
+                    let reason = "the cell stored no result".to_string();
+                    out.verdicts.push(Verdict {
+                        name: "cell ran".into(),
+                        limit_ns: None,
+                        observed_ns: None,
+                        samples: None,
+                        decided: reason.clone(),
+                        status: Status::NotMeasured { reason },
+                    });
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// The failed verdicts of `cells`, as `cell: line` (`line` alone for a
+/// cell without a name).
+pub fn failures(cells: &[CellVerdicts]) -> Vec<String> {
+    cells
+        .iter()
+        .flat_map(|c| {
+            c.verdicts
+                .iter()
+                .filter(|v| !v.status.passed())
+                .map(move |v| match &c.cell {
+                    Some(n) => format!("{n}: {}", v.line()),
+                    None => v.line(),
+                })
+        })
+        .collect()
+}
+
+/// The headline of a set of cells' verdicts: what the exit status says.
+pub fn headline(cells: &[CellVerdicts]) -> String {
+    let judged: usize = cells.iter().map(|c| c.verdicts.len()).sum();
+    let failed = failures(cells).len();
+    match (judged, failed) {
+        (0, _) => "nothing was judged".into(),
+        (n, 0) => format!("every verdict passed ({n} of {n})"),
+        (n, f) => format!("{f} of {n} verdicts did not pass"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
