@@ -28,6 +28,7 @@ pub mod cycle;
 pub mod defaults;
 pub mod ether;
 pub mod fine_snapshot;
+pub mod header;
 pub mod hist;
 pub mod limits;
 pub mod load;
