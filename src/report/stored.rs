@@ -467,20 +467,23 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
             o.push('\n');
         }
         first = false;
+        // Every run's report starts with its header (CSV: rows only).
+        let header = super::header::of_run(store, &run)?;
+        let with_header = |body: &str| super::header::assemble(a.format, &header, None, body);
         if matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (super::single::single_run_text(store, &run)?, a.format) {
                 (Some(text), tables::Format::Text) => {
-                    o.push_str(&text);
+                    o.push_str(&with_header(&text)?);
                     continue;
                 }
                 (Some(_), _) => {
-                    o.push_str(&single_run_json(store, &run)?);
+                    o.push_str(&with_header(&single_run_json(store, &run)?)?);
                     continue;
                 }
                 (None, _) => {}
             }
         }
-        o.push_str(&tables::render(&run, &opts, a.format)?);
+        o.push_str(&with_header(&tables::render(&run, &opts, a.format)?)?);
         if a.format == tables::Format::Text
             && RunStatus::parse(&run.status) == Some(RunStatus::Running)
         {
@@ -659,8 +662,15 @@ mod tests {
             follow: false,
             monitor: None,
         };
+        // The header first: a running run's from its stored row.
+        let header = s.run_header(ids.run).unwrap();
+        let text = render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap();
+        let body = text
+            .strip_prefix(&format!("{}\n", super::super::header::text(&header)))
+            .unwrap();
+        assert!(body.starts_with("run 1 (wakeup"), "{text}");
         assert_eq!(
-            render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap(),
+            body,
             concat!(
                 "run 1 (wakeup, started 2026-11-21T12:00:00Z) is running: 2.000s of 1m 00s measured: 2 window rows, 2000 cycles.\n",
                 "Figures so far, from the stored windows: count, min, max and mean (percentiles, outliers and limits come with the result at the end).\n",
@@ -670,9 +680,13 @@ mod tests {
                 "latency        2000      5.000     93.500      7.000\n",
             )
         );
-        let json: serde_json::Value =
+        let mut json: serde_json::Value =
             serde_json::from_str(&render_runs(&s, &[ids.run], &req(tables::Format::Json)).unwrap())
                 .unwrap();
+        assert_eq!(
+            json.as_object_mut().unwrap().remove("header").unwrap(),
+            serde_json::to_value(&header).unwrap()
+        );
         let row = s.run_row(ids.run).unwrap().unwrap();
         assert_eq!(
             json,

@@ -336,6 +336,12 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
     })
 }
 
+/// Markdown's escaping of stored text (see `sheet::md_escape`), for the
+/// other renderers of Markdown.
+pub fn md_escape(s: &str) -> String {
+    sheet::md_escape(s)
+}
+
 /// Every stored cell's explanation as the lines text prints (depth, line),
 /// one list per cell in the order of `run.cells`: for renderers that put
 /// each beside its cell (the HTML page).

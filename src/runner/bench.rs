@@ -380,6 +380,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         scenarios: spec.scenarios.iter().map(|s| s.name.clone()).collect(),
         unavailable: unavailable.clone(),
         spec: serde_json::to_value(&spec)?,
+        source: crate::store::preset_source(a.source.preset.as_deref()),
     };
     let command_line: Vec<String> = std::env::args().collect();
     let keys: Vec<CellKey> = cells.iter().map(|c| c.key.clone()).collect();
@@ -520,7 +521,11 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         report::tables::Format::Html => {
             report::html::render(&store, &[run], &report::html::HtmlOptions::default())?
         }
-        f => report::tables::render(&stored, &report::tables::TableOptions::default(), f)?,
+        f => {
+            let tables =
+                report::tables::render(&stored, &report::tables::TableOptions::default(), f)?;
+            report::header::assemble(f, &store.run_header(run)?, None, &tables)?
+        }
     };
     out!("{text}")?;
     for f in &failed {

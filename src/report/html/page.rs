@@ -356,11 +356,12 @@ fn across(run: &StoredRun) -> Result<String> {
 /// One run's section.
 fn run_section(store: &Store, run: &StoredRun, opts: &HtmlOptions) -> Result<String> {
     let mut o = format!(
-        "<section class=\"run\" id=\"run{}\">\n<h2>Run {}: {} ({})</h2>\n<h3>Verdict</h3>\n{}",
+        "<section class=\"run\" id=\"run{}\">\n<h2>Run {}: {} ({})</h2>\n{}<h3>Verdict</h3>\n{}",
         run.id,
         run.id,
         esc(&run.name),
         esc(&run.kind),
+        crate::report::header::html(&crate::report::header::of_run(store, run)?),
         verdict::verdict(run)
     );
     let cells = data::load(store, run, opts.max_points)?;
