@@ -808,7 +808,9 @@ fn a_run_is_stored_and_its_report_is_the_summary_it_printed() {
         .assert()
         .code(0);
     let rep = jl().arg("--db").arg(&db).arg("report").output().unwrap();
-    assert!(String::from_utf8_lossy(&rep.stdout).starts_with("probe        cyclic"));
+    let rep = String::from_utf8_lossy(&rep.stdout);
+    assert!(rep.starts_with("Record\njitterlab    "), "{rep}");
+    assert!(rep.contains("\n\nprobe        cyclic\n"), "{rep}");
 }
 
 #[test]

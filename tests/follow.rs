@@ -203,7 +203,8 @@ fn a_piped_follow_renders_each_window_and_ends_with_the_final_report() {
         after.stdout.as_slice(),
         "the last render is the report of the finished run"
     );
-    assert!(r.last().unwrap().starts_with("probe        wakeup\n"));
+    assert!(r.last().unwrap().starts_with("Record\njitterlab    "));
+    assert!(r.last().unwrap().contains("\n\nprobe        wakeup\n"));
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub fn of_result(r: &RunResult) -> Header {
         &r.host,
         RunFacts {
             tool_version: r.tool_version.clone(),
-            spec: format!("jitterlab run {} (command line)", r.probe.name()),
+            spec: format!("jitterlab run {}, from the command line", r.probe.name()),
             spec_sha256: params.as_ref().map(crate::store::spec_sha256),
             source: None,
             started_at: r.started_at.clone(),
@@ -100,24 +100,27 @@ pub fn assemble(format: Format, h: &Header, verdict: Option<&str>, body: &str) -
         Format::Html => format!("{}{}{body}", html(h), verdict.unwrap_or_default()),
         Format::Csv => body.to_string(),
         Format::Json => {
-            let mut keys = vec![("header", serde_json::to_value(h)?)];
+            // The header's fields in their declared order.
+            let mut keys = vec![("header", serde_json::to_string_pretty(h)?)];
             if let Some(v) = verdict {
-                keys.push(("verdict", serde_json::from_str(v)?));
+                let v: serde_json::Value = serde_json::from_str(v)?;
+                keys.push(("verdict", serde_json::to_string_pretty(&v)?));
             }
             first_keys(body, &keys)?
         }
     })
 }
 
-/// `body`, a pretty-printed JSON object, with `keys` put first in that
-/// order, the rest of the object as it was (its key order kept).
-fn first_keys(body: &str, keys: &[(&str, serde_json::Value)]) -> Result<String> {
+/// `body`, a pretty-printed JSON object, with `keys` (name, pretty JSON
+/// text) put first in that order, the rest of the object as it was (its
+/// key order kept).
+fn first_keys(body: &str, keys: &[(&str, String)]) -> Result<String> {
     let rest = body
         .strip_prefix('{')
         .ok_or_else(|| anyhow::anyhow!("the report's JSON is not an object"))?;
     let mut o = String::from("{");
     for (k, v) in keys {
-        let pretty = serde_json::to_string_pretty(v)?.replace('\n', "\n  ");
+        let pretty = v.replace('\n', "\n  ");
         o.push_str(&format!("\n  {}: {pretty},", serde_json::to_string(k)?));
     }
     if rest.trim_start().starts_with('}') {

@@ -91,7 +91,7 @@ impl Store {
         };
         let spec = match row.kind.as_str() {
             "bench" => row.name,
-            _ => format!("jitterlab run {} (command line)", row.name),
+            _ => format!("jitterlab run {}, from the command line", row.name),
         };
         Ok(Header::new(
             &host,

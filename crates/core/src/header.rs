@@ -167,8 +167,8 @@ impl Header {
             None => NOT_RECORDED.into(),
         };
         let spec = match &self.spec_sha256 {
-            Some(h) => format!("{} (sha256 {h})", self.spec),
-            None => format!("{} (sha256 {NOT_RECORDED})", self.spec),
+            Some(h) => format!("{}, sha256 {h}", self.spec),
+            None => format!("{}, sha256 {NOT_RECORDED}", self.spec),
         };
         let mut v = vec![
             ("jitterlab", or_unknown(&self.tool_version)),
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(value(&l, "resctrl"), "present");
         assert_eq!(
             value(&l, "spec"),
-            format!("codesys (sha256 {})", "ab".repeat(32))
+            format!("codesys, sha256 {}", "ab".repeat(32))
         );
         assert_eq!(value(&l, "duration"), "65.250s");
     }
@@ -311,7 +311,7 @@ mod tests {
         assert_eq!(value(&l, "cores"), "not recorded");
         assert_eq!(value(&l, "resctrl"), "not recorded");
         assert_eq!(value(&l, "virtualised"), "yes (hypervisor not recorded)");
-        assert_eq!(value(&l, "spec"), "codesys (sha256 not recorded)");
+        assert_eq!(value(&l, "spec"), "codesys, sha256 not recorded");
         assert_eq!(value(&l, "duration"), "not recorded");
         let json = serde_json::to_value(Header::new(&h, facts())).unwrap();
         assert_eq!(json["microcode"], serde_json::Value::Null);
