@@ -327,6 +327,14 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
     } else {
         Vec::new()
     };
+    // `--table NAME --format csv`: that table alone, tidy, or why there
+    // is none.
+    if format == Format::Csv && explicit && opts.tables.len() == 1 {
+        return match notes.first() {
+            Some(why) if sheets.iter().all(|s| !s.for_scripts()) => Err(bad(why.clone())),
+            _ => Ok(tidy_csv(&sheets)),
+        };
+    }
     Ok(match format {
         Format::Text => text(run, &sheets, &notes, &explanations),
         Format::Md => md(run, &sheets, &notes, &explanations),
@@ -491,6 +499,42 @@ fn csv(sheets: &[Sheet]) -> String {
         }
     }
     sheet::csv(&columns, &scripts)
+}
+
+/// One table's CSV for a spreadsheet or a CI job (`report --table NAME
+/// --format csv`): one header row of that table's own columns (every
+/// figure's unit in its name: `_ns`, `_pct`, `_cycles`), then one row per
+/// observation — a cell, or a repetition spread of one — and nothing else:
+/// no `table` column, no comment, no blank line. The sheets of one table
+/// (one per scenario, deployment and probe) share its columns.
+fn tidy_csv(sheets: &[Sheet]) -> String {
+    let scripts: Vec<&Sheet> = sheets.iter().filter(|s| s.for_scripts()).collect();
+    let mut columns: Vec<String> = Vec::new();
+    for s in &scripts {
+        for n in s.machine_columns() {
+            if !columns.contains(&n) {
+                columns.push(n);
+            }
+        }
+    }
+    let mut o = columns.join(",");
+    o.push('\n');
+    for s in &scripts {
+        let names = s.machine_columns();
+        for row in &s.rows {
+            let values = s.machine_row(row);
+            let fields: Vec<String> = columns
+                .iter()
+                .map(|c| match names.iter().position(|n| n == c) {
+                    Some(k) => sheet::csv_field(&values[k]),
+                    None => String::new(),
+                })
+                .collect();
+            o.push_str(&fields.join(","));
+            o.push('\n');
+        }
+    }
+    o
 }
 
 #[derive(Serialize)]

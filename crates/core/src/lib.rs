@@ -40,6 +40,7 @@ pub mod powerlink;
 pub mod preset;
 pub mod probe;
 pub mod recorder;
+pub mod regression;
 pub mod resctrl;
 pub mod result;
 pub mod roundtrip;
