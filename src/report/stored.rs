@@ -335,6 +335,12 @@ pub struct ReportRequest {
     /// `--monitor [SERIES]`: the view of a monitor series instead of runs
     /// (`Some(None)`: the latest monitor's series).
     pub monitor: Option<Option<String>>,
+    /// `--against BASE`: compare the run with this stored baseline run
+    /// ([`super::against`]).
+    pub against: Option<String>,
+    /// `--max-regression PCT` as given (checked here: bad input names it);
+    /// `None`: 0.
+    pub max_regression: Option<String>,
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
@@ -348,6 +354,9 @@ pub struct ReportRequest {
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     if let Some(series) = &a.monitor {
         return super::monitor::report(db, series.as_deref(), a.format, a.output.as_ref());
+    }
+    if let Some(base) = &a.against {
+        return against(db, a, base);
     }
     if a.follow && a.runs.len() > 1 {
         return Err(bad(format!(
@@ -391,6 +400,38 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         None => out!("{text}")?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `report [RUN] --against BASE [--max-regression PCT]`: the comparison
+/// of [`super::against`], to stdout or `-o`, and its exit status. A bad
+/// PCT, more than one RUN, or a run not in the database is bad input.
+fn against(db: &Path, a: &ReportRequest, base: &str) -> Result<ExitCode> {
+    let pct = match &a.max_regression {
+        Some(t) => jitterlab_core::regression::parse_max_regression(t).map_err(bad)?,
+        None => 0.0,
+    };
+    if a.runs.len() > 1 {
+        return Err(bad(format!(
+            "--against compares one RUN with BASE; name one RUN (or none for the latest), not {}",
+            a.runs.len()
+        )));
+    }
+    if let Some(p) = &a.output {
+        crate::out_files::check_output("-o", p)?;
+    }
+    let store = crate::store::open_existing(db)?;
+    let run = run_ids(&store, db, a)?[0];
+    let base = resolve_runs(&store, &[base.to_string()])?[0];
+    let (text, code) = super::against::against(&store, run, base, pct, a.format)?;
+    match a
+        .output
+        .as_deref()
+        .filter(|p| !crate::out_files::is_stdout(p))
+    {
+        Some(p) => crate::out_files::write_replacing(p, &text)?,
+        None => out!("{text}")?,
+    }
+    Ok(code)
 }
 
 /// The report `a` asks for, as text.
@@ -661,6 +702,8 @@ mod tests {
             output: None,
             follow: false,
             monitor: None,
+            against: None,
+            max_regression: None,
         };
         // The header first: a running run's from its stored row.
         let header = s.run_header(ids.run).unwrap();
