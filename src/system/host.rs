@@ -202,7 +202,7 @@ fn cores(root: &Path) -> Option<u32> {
             seen.push(list);
         }
     }
-    (!seen.is_empty()).then(|| seen.len() as u32)
+    (!seen.is_empty()).then_some(seen.len() as u32)
 }
 
 /// The hypervisor by name, from what the kernel shows of it: Xen's
@@ -420,8 +420,11 @@ mod tests {
             virtualized: false,
             machine_id: None,
             details: Some(HostDetails {
+                microcode: String::new(),
+                cores: Some(8),
+                smt: "off".into(),
+                hypervisor: String::new(),
                 resctrl: true,
-                ..HostDetails::default()
             }),
         };
         assert_eq!(snapshot(&fixture("sysroot-rt")), expected);
