@@ -524,6 +524,11 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
                 (None, _) => {}
             }
         }
+        // `--table NAME --format csv`: that table alone, tidy.
+        if a.format == tables::Format::Csv && a.tables.len() == 1 {
+            o.push_str(&tables::table_csv(&run, &opts)?);
+            continue;
+        }
         o.push_str(&with_header(&tables::render(&run, &opts, a.format)?)?);
         if a.format == tables::Format::Text
             && RunStatus::parse(&run.status) == Some(RunStatus::Running)

@@ -250,6 +250,34 @@ pub fn baseline(run: &StoredRun, opts: &TableOptions) -> Result<String> {
 /// `--baseline` that names no configuration of the run: "--baseline NAME is
 /// not a configuration of run ID (configurations: a, b)".
 pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<String> {
+    let (sheets, notes) = build_sheets(run, opts)?;
+    let explanations = if opts.explain {
+        explain::explain(run)
+    } else {
+        Vec::new()
+    };
+    Ok(match format {
+        Format::Text => text(run, &sheets, &notes, &explanations),
+        Format::Md => md(run, &sheets, &notes, &explanations),
+        Format::Csv => csv(&sheets),
+        Format::Json => json(run, &sheets, notes, explanations)?,
+        Format::Html => html(run, &sheets, &notes, &explanations),
+    })
+}
+
+/// `report --table NAME --format csv`: the one table `opts` names, tidy
+/// ([`tidy_csv`]); BadInput saying why when the run has no such table.
+pub fn table_csv(run: &StoredRun, opts: &TableOptions) -> Result<String> {
+    let (sheets, notes) = build_sheets(run, opts)?;
+    match notes.first() {
+        Some(why) if sheets.iter().all(|s| !s.for_scripts()) => Err(bad(why.clone())),
+        _ => Ok(tidy_csv(&sheets)),
+    }
+}
+
+/// The sheets of the tables `opts` asks for (or that apply), and the
+/// notes on tables asked for that have nothing to show.
+fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec<String>)> {
     let names = build::configuration_names(run);
     let baseline = baseline(run, opts)?;
     let explicit = !opts.tables.is_empty();
@@ -322,26 +350,7 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
         }
         sheets.extend(s);
     }
-    let explanations = if opts.explain {
-        explain::explain(run)
-    } else {
-        Vec::new()
-    };
-    // `--table NAME --format csv`: that table alone, tidy, or why there
-    // is none.
-    if format == Format::Csv && explicit && opts.tables.len() == 1 {
-        return match notes.first() {
-            Some(why) if sheets.iter().all(|s| !s.for_scripts()) => Err(bad(why.clone())),
-            _ => Ok(tidy_csv(&sheets)),
-        };
-    }
-    Ok(match format {
-        Format::Text => text(run, &sheets, &notes, &explanations),
-        Format::Md => md(run, &sheets, &notes, &explanations),
-        Format::Csv => csv(&sheets),
-        Format::Json => json(run, &sheets, notes, explanations)?,
-        Format::Html => html(run, &sheets, &notes, &explanations),
-    })
+    Ok((sheets, notes))
 }
 
 /// Markdown's escaping of stored text (see `sheet::md_escape`), for the
