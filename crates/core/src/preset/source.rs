@@ -42,13 +42,13 @@ const SOURCES: &[Source] = &[
         preset: "codesys",
         title: "Improving Real-Time Performance of CODESYS Control Applications with Intel’s Real-Time Technologies",
         authors: "Intel Corporation (no individual author named)",
-        emulates: "the CODESYS task is jitterlab's cyclic probe (4 ms period, a 500 us scan over 1 MiB); Configuration 1 (Intel TCC mode disabled) is a time-sharing SCHED_OTHER task and Configuration 2 (TCC mode enabled) the Linux real-time set-up (SCHED_FIFO 95, cpu_dma_latency 0), because the firmware's real-time mode cannot be switched from software; Configuration 3's cache ways come from resctrl where the machine has it, else N/A; the stress workload is stress-ng with the document's Appendix B parameters; 60 s per cell instead of 48 h",
+        emulates: "the CODESYS task is jitterlab's cyclic probe (4 ms period, a 500 us scan over 1 MiB); Configuration 1 (Intel TCC mode disabled) is a time-sharing SCHED_OTHER task and Configuration 2 (TCC mode enabled) the Linux real-time set-up (SCHED_FIFO 95, cpu_dma_latency 0), because the firmware's real-time mode cannot be switched from software; Configuration 3's cache ways come from resctrl where the machine has it, else N/A; the stress workload is stress-ng with the document's Appendix B parameters; by default 60 s per cell instead of 48 h",
     },
     Source {
         preset: "redhat",
         title: "Real-time Linux for controls: Industrial control performance testing with Red Hat and Intel",
         authors: "Red Hat and Intel (no individual author named)",
-        emulates: "the I/O simulator and the soft-PLC controller are jitterlab threads exchanging OPC UA PubSub (UADP over UDP) across a veth pair between two network namespaces of this machine, not two devices on a physical network; on a 2-CPU machine the I/O simulator shares a CPU with the noisy neighbour, and only the controller's CPU gets reserved cache ways; cache allocation comes from resctrl where present (Intel CAT); 60 s per cell instead of an hour",
+        emulates: "the I/O simulator and the soft-PLC controller are jitterlab threads exchanging OPC UA PubSub (UADP over UDP) across a veth pair between two network namespaces of this machine, not two devices on a physical network; on a 2-CPU machine the I/O simulator shares a CPU with the noisy neighbour, and only the controller's CPU gets reserved cache ways; cache allocation comes from resctrl where present (Intel CAT); by default 60 s per cell instead of an hour",
     },
     Source {
         preset: "caterpillar",
@@ -60,13 +60,13 @@ const SOURCES: &[Source] = &[
         preset: "epics",
         title: "EPICS IOCcore Real Time Performance Measurements on Coldfire Module",
         authors: "Shifu Xu, Hairong Shang, Robert Laird and Frank Lenkszus (Argonne National Laboratory)",
-        emulates: "a Linux machine stands in for the ColdFire uC5282 under RTEMS 4.9.2 and uClinux 2.6.21; the interrupt is a timer interrupt timed by the kernel's timerlat tracer (not an external I/O interrupt), the context switch a token handed between two SCHED_FIFO threads, the response a UDP datagram from a second network namespace over a veth pair; the loaded network is a flood over that veth pair, not a site's public network; 60 s per cell instead of one or two hours",
+        emulates: "a Linux machine stands in for the ColdFire uC5282 under RTEMS 4.9.2 and uClinux 2.6.21; the interrupt is a timer interrupt timed by the kernel's timerlat tracer (not an external I/O interrupt), the context switch a token handed between two SCHED_FIFO threads, the response a UDP datagram from a second network namespace over a veth pair; the loaded network is a flood over that veth pair, not a site's public network; by default 60 s per cell instead of one or two hours",
     },
     Source {
         preset: "powerlink",
         title: "POWERLINK and Real-Time Linux: A Perfect Match for Highest Performance in Real Applications",
         authors: "Josef Baumgartner and Stefan Schoenegger (Bernecker + Rainer Industrie-Elektronik)",
-        emulates: "the managing node is jitterlab's own POWERLINK MN (the netcycle probe), not openPOWERLINK, and the 3 to 40 controlled nodes are emulated on the far side of a veth pair, not devices on a 100 Mbit/s wire; a cell whose frames could not fit that wire is N/A (wire) without a measurement; the seven stress conditions are built-in neighbours (usb needs a path); 30 s per load cell and 60 s per condition cell instead of 10 million cycles",
+        emulates: "the managing node is jitterlab's own POWERLINK MN (the netcycle probe), not openPOWERLINK, and the 3 to 40 controlled nodes are emulated on the far side of a veth pair, not devices on a 100 Mbit/s wire; a cell whose frames could not fit that wire is N/A (wire) without a measurement; the seven stress conditions are built-in neighbours (usb needs a path); by default 30 s per load cell and 60 s per condition cell instead of 10 million cycles",
     },
 ];
 
