@@ -857,7 +857,8 @@ fn a_killed_run_is_kept_and_marked_interrupted() {
         .unwrap();
     assert_eq!(rep.status.code(), Some(0));
     let t = String::from_utf8_lossy(&rep.stdout);
-    assert!(t.starts_with("run 1 (wakeup, started "), "{t}");
+    assert!(t.starts_with("Record\njitterlab    "), "{t}");
+    assert!(t.contains("\n\nrun 1 (wakeup, started "), "{t}");
     assert!(t.contains("did not finish"), "{t}");
     assert!(
         t.contains(&format!("stored until then: {windows} window rows")),
