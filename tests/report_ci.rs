@@ -101,3 +101,32 @@ fn bad_max_regression_or_unknown_runs_exit_2_with_what_to_fix() {
         .stdout("")
         .stderr("jitterlab: error: --against prints text, csv or json; give --format text, csv or json\n");
 }
+
+/// `presets` and a preset's plan name the document it reproduces, by title
+/// and authors, and what it emulates.
+#[test]
+fn presets_and_their_plans_name_their_document() {
+    let out = Command::cargo_bin("jitterlab")
+        .unwrap()
+        .arg("presets")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(
+        "\n             of: POWERLINK and Real-Time Linux: A Perfect Match for Highest Performance in Real Applications, by Josef Baumgartner and Stefan Schoenegger (Bernecker + Rainer Industrie-Elektronik)\n"
+    ), "{text}");
+    assert!(text.contains(
+        "\n             emulates: the managing node is jitterlab's own POWERLINK MN (the netcycle probe), not openPOWERLINK,"
+    ), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = jl(dir.path(), "bench-epics.db")
+        .args(["bench", "--preset", "redhat", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains(
+        "\npreset redhat reproduces: Real-time Linux for controls: Industrial control performance testing with Red Hat and Intel, by Red Hat and Intel (no individual author named)\n  emulates: the I/O simulator and the soft-PLC controller are jitterlab threads"
+    ), "{plan}");
+}

@@ -329,6 +329,15 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
     out!("{}", spec.plan_text(SETUP_NS, once_ns))?;
+    if let Some(s) = crate::store::preset_source(a.source.preset.as_deref()) {
+        outln!(
+            "preset {} reproduces: {}, by {}",
+            s.preset,
+            s.title,
+            s.authors
+        )?;
+        outln!("  emulates: {}", s.emulates)?;
+    }
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let (mut skipped, mut skipped_ns) = (0u64, 0u64);
     for (i, cp) in cells.iter().enumerate() {
