@@ -361,6 +361,30 @@ pub struct ReportArgs {
         conflicts_with_all = ["runs", "baseline", "tables", "no_explain", "follow", "histogram", "junit"]
     )]
     pub monitor: Option<Option<String>>,
+
+    /// Compare RUN [default: the latest] with the stored baseline run BASE
+    /// for CI: per cell (matched by configuration, scenario, deployment and
+    /// probe) and metric, p99 and max of base and run, the change in %, and
+    /// which regressed beyond --max-regression. Exit 1 on a regression, or
+    /// when no figure was measured in both runs; 0 otherwise. Text, csv or
+    /// json.
+    #[arg(
+        long,
+        value_name = "BASE",
+        value_parser = stored::run_ref,
+        conflicts_with_all = ["monitor", "follow", "histogram", "tables", "baseline"]
+    )]
+    pub against: Option<String>,
+
+    /// With --against: the largest increase of a p99 or max, in % of the
+    /// base, that is not a regression [default: 0].
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "against",
+        allow_hyphen_values = true
+    )]
+    pub max_regression: Option<String>,
 }
 
 /// Tables of `jitterlab report --table`.

@@ -989,20 +989,25 @@ fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let csv = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = csv.lines().collect();
+    // The round-trip table alone, tidy: its own columns, no `table` column.
+    assert!(
+        lines[0].starts_with("configuration,scenario,deployment,probe,reps,completed,status,"),
+        "{csv}"
+    );
     assert!(lines[0].ends_with(",over_budget,round_trips,t2_t3_p50_ns_min,t2_t3_p50_ns_max,t2_t3_max_ns_min,t2_t3_max_ns_max,max_abs_jitter_ns_min,max_abs_jitter_ns_max,exec_stddev_ns_min,exec_stddev_ns_max"), "{csv}");
     // Two configurations × two scenarios × host and container, each host
     // row beside its container row.
     assert_eq!(lines.len(), 1 + 8, "{csv}");
     assert!(
-        lines[1].starts_with("roundtrip,baseline,idle,host,roundtrip,1,1,completed,"),
+        lines[1].starts_with("baseline,idle,host,roundtrip,1,1,completed,"),
         "{csv}"
     );
     assert!(
-        lines[2].starts_with("roundtrip,baseline,idle,container,roundtrip,1,"),
+        lines[2].starts_with("baseline,idle,container,roundtrip,1,"),
         "{csv}"
     );
     assert!(
-        lines[3].starts_with("roundtrip,baseline,noisy-neighbour,host,roundtrip,1,1,completed,"),
+        lines[3].starts_with("baseline,noisy-neighbour,host,roundtrip,1,1,completed,"),
         "{csv}"
     );
 }

@@ -899,7 +899,9 @@ fn a_run_is_stored_and_its_report_is_the_summary_it_printed() {
         .assert()
         .code(0);
     let rep = jl().arg("--db").arg(&db).arg("report").output().unwrap();
-    assert!(String::from_utf8_lossy(&rep.stdout).starts_with("probe        cyclic"));
+    let rep = String::from_utf8_lossy(&rep.stdout);
+    assert!(rep.starts_with("Record\njitterlab    "), "{rep}");
+    assert!(rep.contains("\n\nprobe        cyclic\n"), "{rep}");
 }
 
 #[test]
@@ -946,7 +948,8 @@ fn a_killed_run_is_kept_and_marked_interrupted() {
         .unwrap();
     assert_eq!(rep.status.code(), Some(0));
     let t = String::from_utf8_lossy(&rep.stdout);
-    assert!(t.starts_with("run 1 (wakeup, started "), "{t}");
+    assert!(t.starts_with("Record\njitterlab    "), "{t}");
+    assert!(t.contains("\n\nrun 1 (wakeup, started "), "{t}");
     assert!(t.contains("did not finish"), "{t}");
     assert!(
         t.contains(&format!("stored until then: {windows} window rows")),

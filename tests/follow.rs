@@ -182,8 +182,9 @@ fn a_piped_follow_renders_each_window_and_ends_with_the_final_report() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let r = renders(&stdout);
     assert!(r.len() >= 2, "at least two renders: {stdout}");
+    // Under the record header.
     assert!(
-        r[0].starts_with("run 1 (wakeup, started "),
+        r[0].starts_with("Record\n") && r[0].contains("\n\nrun 1 (wakeup, started "),
         "the first render is of the run in progress: {}",
         r[0]
     );
@@ -203,7 +204,8 @@ fn a_piped_follow_renders_each_window_and_ends_with_the_final_report() {
         after.stdout.as_slice(),
         "the last render is the report of the finished run"
     );
-    assert!(r.last().unwrap().starts_with("probe        wakeup\n"));
+    assert!(r.last().unwrap().starts_with("Record\njitterlab    "));
+    assert!(r.last().unwrap().contains("\n\nprobe        wakeup\n"));
 }
 
 #[test]

@@ -63,7 +63,8 @@ fn the_sleep_probe_runs_benches_stores_and_reports_like_any_other() {
         String::from_utf8_lossy(&out.stderr)
     );
     let summary = String::from_utf8_lossy(&out.stdout);
-    assert!(summary.starts_with("probe        sleep\n"), "{summary}");
+    assert!(summary.starts_with("Record\njitterlab    "), "{summary}");
+    assert!(summary.contains("\n\nprobe        sleep\n"), "{summary}");
     assert!(summary.contains("interval     1ms\n"), "{summary}");
     assert!(summary.contains(": 200 sleeps\n"), "{summary}");
     assert!(summary.contains("\noversleep "), "{summary}");

@@ -20,6 +20,8 @@ impl ReportArgs {
             histogram: self.histogram.clone(),
             follow: self.follow,
             monitor: self.monitor.clone(),
+            against: self.against.clone(),
+            max_regression: self.max_regression.clone(),
         }
     }
 }

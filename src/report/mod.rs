@@ -45,14 +45,22 @@
 //!   series (worst ever, of the week and day, the last hour's percentiles,
 //!   segments, retention) as text, JSON or a page with the 5-minute-maxima
 //!   plot.
+//! * [`against`] — `jitterlab report RUN --against BASE --max-regression
+//!   PCT`: a run against a stored baseline, p99 and max per cell and
+//!   metric, exit 1 on a regression (for CI).
+//! * [`header`] — the header every report of a run starts with (the
+//!   machine, jitterlab, the spec and its hash, the preset's source
+//!   document, start and duration), and the slot of the verdict under it.
 //! * [`analyze`] — `jitterlab analyze FILE`: reads a POWERLINK capture
 //!   through the core analysis and prints its figures (text or JSON).
 
+pub mod against;
 pub mod analyze;
 pub mod chase;
 pub mod check;
 pub mod csv;
 pub mod follow;
+pub mod header;
 pub mod histogram;
 pub mod html;
 pub mod junit;

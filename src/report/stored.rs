@@ -337,6 +337,12 @@ pub struct ReportRequest {
     /// `--monitor [SERIES]`: the view of a monitor series instead of runs
     /// (`Some(None)`: the latest monitor's series).
     pub monitor: Option<Option<String>>,
+    /// `--against BASE`: compare the run with this stored baseline run
+    /// ([`super::against`]).
+    pub against: Option<String>,
+    /// `--max-regression PCT` as given (checked here: bad input names it);
+    /// `None`: 0.
+    pub max_regression: Option<String>,
 }
 
 /// `jitterlab report [RUN…]`: the latest run by default; two runs are
@@ -350,6 +356,9 @@ pub struct ReportRequest {
 pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
     if let Some(series) = &a.monitor {
         return super::monitor::report(db, series.as_deref(), a.format, a.output.as_ref());
+    }
+    if let Some(base) = &a.against {
+        return against(db, a, base);
     }
     if a.follow && a.runs.len() > 1 {
         return Err(bad(format!(
@@ -439,6 +448,38 @@ fn write_junit(db: &Path, a: &ReportRequest, p: &Path) -> Result<()> {
     )
 }
 
+/// `report [RUN] --against BASE [--max-regression PCT]`: the comparison
+/// of [`super::against`], to stdout or `-o`, and its exit status. A bad
+/// PCT, more than one RUN, or a run not in the database is bad input.
+fn against(db: &Path, a: &ReportRequest, base: &str) -> Result<ExitCode> {
+    let pct = match &a.max_regression {
+        Some(t) => jitterlab_core::regression::parse_max_regression(t).map_err(bad)?,
+        None => 0.0,
+    };
+    if a.runs.len() > 1 {
+        return Err(bad(format!(
+            "--against compares one RUN with BASE; name one RUN (or none for the latest), not {}",
+            a.runs.len()
+        )));
+    }
+    if let Some(p) = &a.output {
+        crate::out_files::check_output("-o", p)?;
+    }
+    let store = crate::store::open_existing(db)?;
+    let run = run_ids(&store, db, a)?[0];
+    let base = resolve_runs(&store, &[base.to_string()])?[0];
+    let (text, code) = super::against::against(&store, run, base, pct, a.format)?;
+    match a
+        .output
+        .as_deref()
+        .filter(|p| !crate::out_files::is_stdout(p))
+    {
+        Some(p) => crate::out_files::write_replacing(p, &text)?,
+        None => out!("{text}")?,
+    }
+    Ok(code)
+}
+
 /// The report `a` asks for, as text.
 pub fn render(db: &Path, a: &ReportRequest) -> Result<String> {
     let store = crate::store::open_existing(db)?;
@@ -513,20 +554,28 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
             o.push('\n');
         }
         first = false;
+        // Every run's report starts with its header (CSV: rows only).
+        let header = super::header::of_run(store, &run)?;
+        let with_header = |body: &str| super::header::assemble(a.format, &header, None, body);
         if matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (super::single::single_run_text(store, &run)?, a.format) {
                 (Some(text), tables::Format::Text) => {
-                    o.push_str(&text);
+                    o.push_str(&with_header(&text)?);
                     continue;
                 }
                 (Some(_), _) => {
-                    o.push_str(&single_run_json(store, &run)?);
+                    o.push_str(&with_header(&single_run_json(store, &run)?)?);
                     continue;
                 }
                 (None, _) => {}
             }
         }
-        o.push_str(&tables::render(&run, &opts, a.format)?);
+        // `--table NAME --format csv`: that table alone, tidy.
+        if a.format == tables::Format::Csv && a.tables.len() == 1 {
+            o.push_str(&tables::table_csv(&run, &opts)?);
+            continue;
+        }
+        o.push_str(&with_header(&tables::render(&run, &opts, a.format)?)?);
         if a.format == tables::Format::Text
             && RunStatus::parse(&run.status) == Some(RunStatus::Running)
         {
@@ -705,9 +754,18 @@ mod tests {
             junit: None,
             follow: false,
             monitor: None,
+            against: None,
+            max_regression: None,
         };
+        // The header first: a running run's from its stored row.
+        let header = s.run_header(ids.run).unwrap();
+        let text = render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap();
+        let body = text
+            .strip_prefix(&format!("{}\n", super::super::header::text(&header)))
+            .unwrap();
+        assert!(body.starts_with("run 1 (wakeup"), "{text}");
         assert_eq!(
-            render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap(),
+            body,
             concat!(
                 "run 1 (wakeup, started 2026-11-21T12:00:00Z) is running: 2.000s of 1m 00s measured: 2 window rows, 2000 cycles.\n",
                 "Figures so far, from the stored windows: count, min, max and mean (percentiles, outliers and limits come with the result at the end).\n",
@@ -717,9 +775,13 @@ mod tests {
                 "latency        2000      5.000     93.500      7.000\n",
             )
         );
-        let json: serde_json::Value =
+        let mut json: serde_json::Value =
             serde_json::from_str(&render_runs(&s, &[ids.run], &req(tables::Format::Json)).unwrap())
                 .unwrap();
+        assert_eq!(
+            json.as_object_mut().unwrap().remove("header").unwrap(),
+            serde_json::to_value(&header).unwrap()
+        );
         let row = s.run_row(ids.run).unwrap().unwrap();
         assert_eq!(
             json,

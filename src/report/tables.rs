@@ -257,6 +257,38 @@ pub fn baseline(run: &StoredRun, opts: &TableOptions) -> Result<String> {
 /// `--baseline` that names no configuration of the run: "--baseline NAME is
 /// not a configuration of run ID (configurations: a, b)".
 pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<String> {
+    let (sheets, notes) = build_sheets(run, opts)?;
+    let explanations = if opts.explain {
+        explain::explain(run)
+    } else {
+        Vec::new()
+    };
+    // The verdict block heads a whole report; a table asked for by name
+    // (--table) comes alone.
+    let verdicts = opts.tables.is_empty().then(|| super::verdict::of_run(run));
+    let verdicts = verdicts.as_deref();
+    Ok(match format {
+        Format::Text => text(run, &sheets, &notes, &explanations, verdicts),
+        Format::Md => md(run, &sheets, &notes, &explanations, verdicts),
+        Format::Csv => csv(&sheets),
+        Format::Json => json(run, &sheets, notes, explanations, verdicts)?,
+        Format::Html => html(run, &sheets, &notes, &explanations),
+    })
+}
+
+/// `report --table NAME --format csv`: the one table `opts` names, tidy
+/// ([`tidy_csv`]); BadInput saying why when the run has no such table.
+pub fn table_csv(run: &StoredRun, opts: &TableOptions) -> Result<String> {
+    let (sheets, notes) = build_sheets(run, opts)?;
+    match notes.first() {
+        Some(why) if sheets.iter().all(|s| !s.for_scripts()) => Err(bad(why.clone())),
+        _ => Ok(tidy_csv(&sheets)),
+    }
+}
+
+/// The sheets of the tables `opts` asks for (or that apply), and the
+/// notes on tables asked for that have nothing to show.
+fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec<String>)> {
     let names = build::configuration_names(run);
     let baseline = baseline(run, opts)?;
     let explicit = !opts.tables.is_empty();
@@ -344,22 +376,13 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
             }
         }
     }
-    let explanations = if opts.explain {
-        explain::explain(run)
-    } else {
-        Vec::new()
-    };
-    // The verdict block heads a whole report; a table asked for by name
-    // (--table) comes alone.
-    let verdicts = (!explicit).then(|| super::verdict::of_run(run));
-    let verdicts = verdicts.as_deref();
-    Ok(match format {
-        Format::Text => text(run, &sheets, &notes, &explanations, verdicts),
-        Format::Md => md(run, &sheets, &notes, &explanations, verdicts),
-        Format::Csv => csv(&sheets),
-        Format::Json => json(run, &sheets, notes, explanations, verdicts)?,
-        Format::Html => html(run, &sheets, &notes, &explanations),
-    })
+    Ok((sheets, notes))
+}
+
+/// Markdown's escaping of stored text (see `sheet::md_escape`), for the
+/// other renderers of Markdown.
+pub fn md_escape(s: &str) -> String {
+    sheet::md_escape(s)
 }
 
 /// Every stored cell's explanation as the lines text prints (depth, line),
@@ -531,6 +554,42 @@ fn csv(sheets: &[Sheet]) -> String {
         }
     }
     sheet::csv(&columns, &scripts)
+}
+
+/// One table's CSV for a spreadsheet or a CI job (`report --table NAME
+/// --format csv`): one header row of that table's own columns (every
+/// figure's unit in its name: `_ns`, `_pct`, `_cycles`), then one row per
+/// observation — a cell, or a repetition spread of one — and nothing else:
+/// no `table` column, no comment, no blank line. The sheets of one table
+/// (one per scenario, deployment and probe) share its columns.
+fn tidy_csv(sheets: &[Sheet]) -> String {
+    let scripts: Vec<&Sheet> = sheets.iter().filter(|s| s.for_scripts()).collect();
+    let mut columns: Vec<String> = Vec::new();
+    for s in &scripts {
+        for n in s.machine_columns() {
+            if !columns.contains(&n) {
+                columns.push(n);
+            }
+        }
+    }
+    let mut o = columns.join(",");
+    o.push('\n');
+    for s in &scripts {
+        let names = s.machine_columns();
+        for row in &s.rows {
+            let values = s.machine_row(row);
+            let fields: Vec<String> = columns
+                .iter()
+                .map(|c| match names.iter().position(|n| n == c) {
+                    Some(k) => sheet::csv_field(&values[k]),
+                    None => String::new(),
+                })
+                .collect();
+            o.push_str(&fields.join(","));
+            o.push('\n');
+        }
+    }
+    o
 }
 
 #[derive(Serialize)]

@@ -336,6 +336,15 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     let calibration_sets = calibration_sets(&spec, &cells);
     let once_ns = calibration_sets.len() as u64 * CALIBRATION_NS;
     out!("{}", spec.plan_text(SETUP_NS, once_ns))?;
+    if let Some(s) = crate::store::preset_source(a.source.preset.as_deref()) {
+        outln!(
+            "preset {} reproduces: {}, by {}",
+            s.preset,
+            s.title,
+            s.authors
+        )?;
+        outln!("  emulates: {}", s.emulates)?;
+    }
     // Cells this machine will skip (e.g. usb without a path) take no time.
     let (mut skipped, mut skipped_ns) = (0u64, 0u64);
     for (i, cp) in cells.iter().enumerate() {
@@ -387,6 +396,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         scenarios: spec.scenarios.iter().map(|s| s.name.clone()).collect(),
         unavailable: unavailable.clone(),
         spec: serde_json::to_value(&spec)?,
+        source: crate::store::preset_source(a.source.preset.as_deref()),
     };
     let command_line: Vec<String> = std::env::args().collect();
     let keys: Vec<CellKey> = cells.iter().map(|c| c.key.clone()).collect();
@@ -539,7 +549,11 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         report::tables::Format::Html => {
             report::html::render(&store, &[run], &report::html::HtmlOptions::default())?
         }
-        f => report::tables::render(&stored, &report::tables::TableOptions::default(), f)?,
+        f => {
+            let tables =
+                report::tables::render(&stored, &report::tables::TableOptions::default(), f)?;
+            report::header::assemble(f, &store.run_header(run)?, None, &tables)?
+        }
     };
     out!("{text}")?;
     for f in &failed {

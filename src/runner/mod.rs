@@ -174,7 +174,12 @@ fn execute(
         };
         stream::write_line(&mut std::io::stdout().lock(), &line).context("streaming the result")?;
     } else {
-        out!("{}", report::text::summary(result))?;
+        let header = report::header::of_result(result);
+        let summary = report::text::summary(result);
+        out!(
+            "{}",
+            report::header::assemble(report::tables::Format::Text, &header, None, &summary)?
+        )?;
     }
     if let Some(f) = failure {
         return Err(not_stored(&f, opts.json.as_deref()));

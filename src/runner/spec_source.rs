@@ -234,6 +234,10 @@ pub fn presets(root: &Path, show: Option<&str>) -> Result<ExitCode> {
             for p in preset::PRESETS {
                 outln!("{:<w$}  {}", p.name, p.summary)?;
                 outln!("{:<w$}  reproduces: {}", "", p.reproduces)?;
+                if let Some(s) = preset::provenance(p.name) {
+                    outln!("{:<w$}  of: {}, by {}", "", s.title, s.authors)?;
+                    outln!("{:<w$}  emulates: {}", "", s.emulates)?;
+                }
                 if p.choice {
                     outln!(
                         "{:<w$}  choose its load table's rows and columns: bench --preset {} --cycles TIME,… --cns N,…",

@@ -37,6 +37,7 @@
 //! incrementally) and the progress `report --follow` polls, in [`speed`].
 
 pub(crate) mod fine;
+mod header;
 mod ident;
 pub mod import;
 pub mod monitor;
@@ -58,6 +59,7 @@ use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use header::{preset_source, spec_sha256};
 pub use ident::{check_run_ref, short_id, RunFilter};
 pub use open::check_for_writing;
 pub use plots::Envelope;
@@ -110,6 +112,11 @@ pub struct BenchSpecJson {
     pub unavailable: Vec<(String, String)>,
     /// The expanded spec.
     pub spec: serde_json::Value,
+    /// The document the preset it came from reproduces, and what it
+    /// emulates; `None` for a spec file and in benches stored before it
+    /// was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<jitterlab_core::preset::Provenance>,
 }
 
 /// The histograms behind one stored metric summary.

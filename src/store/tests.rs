@@ -385,6 +385,7 @@ fn a_bench_round_trips_with_its_cells_in_plan_order() {
         scenarios: vec!["idle".into()],
         unavailable: vec![("cat".into(), "needs resctrl".into())],
         spec: serde_json::json!({"name": "t"}),
+        source: None,
     };
     let mut st = start(&cmd);
     st.kind = RunKind::Bench;

@@ -52,7 +52,7 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use hmac::{Hmac, Mac};
-use jitterlab_core::result::HostSnapshot;
+use jitterlab_core::result::{HostDetails, HostSnapshot};
 use jitterlab_core::units::CpuList;
 use sha2::Sha256;
 
@@ -156,9 +156,94 @@ pub fn snapshot(root: &Path) -> HostSnapshot {
         sched_rt_runtime_us: read_i64(root, "proc/sys/kernel/sched_rt_runtime_us"),
         sched_rt_period_us: read_i64(root, "proc/sys/kernel/sched_rt_period_us"),
         virtualized: cpuinfo_has_flag(&cpuinfo, "hypervisor"),
+        details: Some(details(root, &cpuinfo)),
         cmdline,
         machine_id: machine_id(root),
     }
+}
+
+/// The facts of [`HostDetails`] under `root`: what a missing file cannot
+/// tell stays empty (`None` for the cores).
+fn details(root: &Path, cpuinfo: &str) -> HostDetails {
+    let field = |key: &str| {
+        cpuinfo.lines().find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            (k.trim() == key).then(|| v.trim().to_string())
+        })
+    };
+    let hypervisor = if cpuinfo_has_flag(cpuinfo, "hypervisor") {
+        hypervisor(root).unwrap_or_else(|| "unknown".into())
+    } else {
+        String::new()
+    };
+    HostDetails {
+        microcode: field("microcode").unwrap_or_default(),
+        cores: cores(root),
+        smt: read_or_empty(root, "sys/devices/system/cpu/smt/control"),
+        hypervisor,
+        resctrl: root.join("sys/fs/resctrl/info").is_dir()
+            || read_or_empty(root, "proc/filesystems")
+                .lines()
+                .any(|l| l.split_whitespace().last() == Some("resctrl")),
+    }
+}
+
+/// Physical cores: the distinct sibling lists of the online CPUs
+/// (`core_cpus_list`, or its older name `thread_siblings_list`); `None`
+/// when a CPU's list cannot be read.
+fn cores(root: &Path) -> Option<u32> {
+    let online = CpuList::parse(&read_opt(root, ONLINE)?).ok()?;
+    let mut seen: Vec<String> = Vec::new();
+    for cpu in online.iter() {
+        let dir = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        let list = read_opt(root, &format!("{dir}/core_cpus_list"))
+            .or_else(|| read_opt(root, &format!("{dir}/thread_siblings_list")))?;
+        if !seen.contains(&list) {
+            seen.push(list);
+        }
+    }
+    (!seen.is_empty()).then_some(seen.len() as u32)
+}
+
+/// The hypervisor by name, from what the kernel shows of it: Xen's
+/// `/sys/hypervisor/type`, the firmware's vendor (DMI), or a paravirtual
+/// clocksource; `None` when nothing names it.
+fn hypervisor(root: &Path) -> Option<String> {
+    if let Some(t) = read_opt(root, "sys/hypervisor/type").filter(|t| !t.is_empty()) {
+        return Some(if t == "xen" { "Xen".into() } else { t });
+    }
+    let dmi = |f: &str| read_opt(root, &format!("sys/class/dmi/id/{f}")).unwrap_or_default();
+    let (vendor, product) = (dmi("sys_vendor"), dmi("product_name"));
+    let by_vendor = [
+        ("QEMU", "KVM (QEMU)"),
+        ("Microsoft Corporation", "Hyper-V"),
+        ("VMware", "VMware"),
+        ("innotek GmbH", "VirtualBox"),
+        ("Xen", "Xen"),
+        ("Amazon EC2", "KVM (Amazon EC2)"),
+        ("Google", "KVM (Google Compute Engine)"),
+    ];
+    for (v, name) in by_vendor {
+        if vendor.starts_with(v) {
+            return Some(name.into());
+        }
+    }
+    if product.starts_with("KVM") {
+        return Some("KVM".into());
+    }
+    let sources = read_or_empty(
+        root,
+        "sys/devices/system/clocksource/clocksource0/available_clocksource",
+    );
+    let by_clock = [
+        ("kvm-clock", "KVM"),
+        ("hyperv_clocksource_tsc_page", "Hyper-V"),
+        ("xen", "Xen"),
+    ];
+    by_clock
+        .iter()
+        .find(|(c, _)| sources.split_whitespace().any(|s| s == *c))
+        .map(|(_, name)| name.to_string())
 }
 
 /// The online CPUs under `root`; fails naming the path when the file is
@@ -300,6 +385,13 @@ mod tests {
             sched_rt_period_us: Some(1_000_000),
             virtualized: true,
             machine_id: None,
+            details: Some(HostDetails {
+                microcode: "0x1".into(),
+                cores: Some(2),
+                smt: "notsupported".into(),
+                hypervisor: "unknown".into(),
+                resctrl: false,
+            }),
         }
     }
 
@@ -327,6 +419,13 @@ mod tests {
             sched_rt_period_us: Some(1_000_000),
             virtualized: false,
             machine_id: None,
+            details: Some(HostDetails {
+                microcode: String::new(),
+                cores: Some(8),
+                smt: "off".into(),
+                hypervisor: String::new(),
+                resctrl: true,
+            }),
         };
         assert_eq!(snapshot(&fixture("sysroot-rt")), expected);
     }
@@ -367,6 +466,7 @@ mod tests {
             machine: std::env::consts::ARCH.into(),
             preemption: "unknown (kernel version string unreadable)".into(),
             cpu_model: "unknown".into(),
+            details: Some(HostDetails::default()),
             ..HostSnapshot::default()
         };
         assert_eq!(snapshot(dir.path()), expected);
@@ -584,6 +684,49 @@ mod tests {
         };
         let theirs = String::from_utf8(out.stdout).unwrap();
         assert_eq!(machine_id(Path::new("/")), Some(theirs.trim().to_string()));
+    }
+
+    #[test]
+    fn the_hypervisor_is_named_by_xen_dmi_or_its_clocksource() {
+        let named = |files: &[(&str, &str)]| {
+            let dir = copy_fixture("sysroot-vm");
+            for (rel, text) in files {
+                let p = dir.path().join(rel);
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+                fs::write(p, text).unwrap();
+            }
+            snapshot(dir.path()).details.unwrap().hypervisor
+        };
+        assert_eq!(named(&[]), "unknown");
+        assert_eq!(named(&[("sys/hypervisor/type", "xen\n")]), "Xen");
+        assert_eq!(
+            named(&[("sys/class/dmi/id/sys_vendor", "QEMU\n")]),
+            "KVM (QEMU)"
+        );
+        assert_eq!(
+            named(&[("sys/class/dmi/id/sys_vendor", "Microsoft Corporation\n")]),
+            "Hyper-V"
+        );
+        let clock = "sys/devices/system/clocksource/clocksource0/available_clocksource";
+        assert_eq!(named(&[(clock, "tsc kvm-clock \n")]), "KVM");
+        assert_eq!(named(&[(clock, "tsc hpet acpi_pm \n")]), "unknown");
+        // Bare metal names none, whatever the firmware says.
+        let dir = copy_fixture("sysroot-rt");
+        fs::create_dir_all(dir.path().join("sys/class/dmi/id")).unwrap();
+        fs::write(dir.path().join("sys/class/dmi/id/sys_vendor"), "QEMU\n").unwrap();
+        assert_eq!(snapshot(dir.path()).details.unwrap().hypervisor, "");
+    }
+
+    #[test]
+    fn resctrl_is_present_when_mounted_or_offered() {
+        let dir = copy_fixture("sysroot-vm");
+        assert!(!snapshot(dir.path()).details.unwrap().resctrl);
+        fs::write(
+            dir.path().join("proc/filesystems"),
+            "nodev\tsysfs\nnodev\tresctrl\n",
+        )
+        .unwrap();
+        assert!(snapshot(dir.path()).details.unwrap().resctrl);
     }
 
     #[test]

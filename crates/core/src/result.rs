@@ -175,6 +175,34 @@ pub struct HostSnapshot {
     /// machine has none, and in results stored before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_id: Option<String>,
+    /// What a qualification record names beyond the above (microcode,
+    /// cores and SMT, the hypervisor, resctrl); `None` in results stored
+    /// before it was kept, which reports show as "not recorded".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<HostDetails>,
+}
+
+/// The host facts a qualification record needs that the first snapshots
+/// did not keep ([`HostSnapshot::details`]). An empty string or `None` is
+/// a fact the machine did not give (no `microcode` line on ARM, no SMT
+/// control file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HostDetails {
+    /// `microcode` of `/proc/cpuinfo`'s first processor (`0x1000065`).
+    pub microcode: String,
+    /// Physical cores: distinct `core_cpus_list` (or `thread_siblings_list`)
+    /// of the online CPUs.
+    pub cores: Option<u32>,
+    /// `/sys/devices/system/cpu/smt/control`: `on`, `off`, `forceoff`,
+    /// `notsupported`, `notimplemented`.
+    pub smt: String,
+    /// The hypervisor by name (`KVM`, `Xen`, `Hyper-V`, `VMware`, …),
+    /// `unknown` when the CPU says it runs under one that nothing names;
+    /// empty on bare metal.
+    pub hypervisor: String,
+    /// True when the kernel offers resctrl (`/sys/fs/resctrl` or a
+    /// `resctrl` line in `/proc/filesystems`).
+    pub resctrl: bool,
 }
 
 /// How the scan workload was calibrated (once, idle, on the probe CPU).

@@ -503,11 +503,12 @@ fn chase_across(
 /// One run's section.
 fn run_section(store: &Store, run: &StoredRun, opts: &HtmlOptions) -> Result<String> {
     let mut o = format!(
-        "<section class=\"run\" id=\"run{}\">\n<h2>Run {}: {} ({})</h2>\n<h3>Verdict</h3>\n{}",
+        "<section class=\"run\" id=\"run{}\">\n<h2>Run {}: {} ({})</h2>\n{}<h3>Verdict</h3>\n{}",
         run.id,
         run.id,
         esc(&run.name),
         esc(&run.kind),
+        crate::report::header::html(&crate::report::header::of_run(store, run)?),
         verdict::verdict(run)
     );
     let cells = data::load(store, run, opts.max_points)?;

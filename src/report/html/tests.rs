@@ -257,6 +257,7 @@ fn bench(store: &mut Store) -> i64 {
         scenarios: vec!["idle".into(), "cpu".into()],
         unavailable: vec![("cat".into(), "no resctrl on this kernel".into())],
         spec: serde_json::json!({}),
+        source: None,
     };
     let keys = [
         key("tuned", "idle"),

@@ -1354,6 +1354,7 @@ pub(super) fn through_the_store(run: &StoredRun, spec: serde_json::Value) -> Sto
         scenarios: run.scenarios.clone(),
         unavailable: run.unavailable.clone(),
         spec,
+        source: None,
     };
     let cmd = vec!["jitterlab".to_string()];
     let keys: Vec<CellKey> = run.cells.iter().map(|c| c.key.clone()).collect();

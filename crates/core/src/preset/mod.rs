@@ -37,6 +37,7 @@ mod codesys;
 mod epics;
 mod powerlink;
 mod redhat;
+mod source;
 #[cfg(test)]
 mod tests;
 
@@ -47,6 +48,7 @@ pub use powerlink::{
     SEED_CNS, SEED_CYCLES_NS,
 };
 pub use redhat::DEPLOYMENTS as REDHAT_DEPLOYMENTS;
+pub use source::{provenance, Provenance};
 
 /// What `jitterlab presets` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
