@@ -127,6 +127,7 @@ fn request(against: &str, pct: Option<&str>, format: Format) -> ReportRequest {
         explain: true,
         histogram: None,
         output: None,
+        junit: None,
         follow: false,
         monitor: None,
         against: Some(against.into()),

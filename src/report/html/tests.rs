@@ -1334,6 +1334,7 @@ fn the_verdict_names_a_starved_neighbour_and_rt_throttling() {
         scenarios: vec!["redhat".into()],
         unavailable: vec![],
         spec: serde_json::json!({}),
+        source: None,
     };
     let (run, cells) = store
         .begin_bench(
