@@ -95,9 +95,6 @@ pub struct CnSideCounts {
     pub refused: u64,
     /// Receive calls that failed.
     pub receive_errors: u64,
-    /// Sleeps on the timer until shortly before the next SoC (the polling
-    /// emulator, between cycles).
-    pub timed_wakes: u64,
 }
 
 /// One CN at the end.
@@ -173,6 +170,8 @@ pub struct CnEmulator {
     polling: bool,
     /// When the next SoC is due (polling).
     forecast: SocForecast,
+    /// Sleeps on the timer until shortly before a SoC (polling).
+    timed_wakes: u64,
     /// The SoA of the last SoC's cycle came.
     soa_seen: bool,
 }
@@ -194,6 +193,7 @@ impl CnEmulator {
             socs_not_handed_over: 0,
             polling: false,
             forecast: SocForecast::default(),
+            timed_wakes: 0,
             soa_seen: false,
         }
     }
@@ -206,6 +206,12 @@ impl CnEmulator {
     pub fn polling(mut self, polling: bool) -> CnEmulator {
         self.polling = polling;
         self
+    }
+
+    /// How often it slept on its timer until shortly before a SoC (the
+    /// polling emulator, between cycles).
+    pub fn timed_wakes(&self) -> u64 {
+        self.timed_wakes
     }
 
     /// Answers every frame until `stop` is raised or the monotonic time
@@ -247,7 +253,7 @@ impl CnEmulator {
                 // Asleep off the socket until shortly before the SoC, then
                 // spinning until POLL_NS past its due time.
                 sleep_until(w.min(now + WAIT_NS));
-                self.counts.timed_wakes += 1;
+                self.timed_wakes += 1;
                 last_frame = sys::monotonic_ns() + SOC_LEAD_NS;
                 continue;
             } else {

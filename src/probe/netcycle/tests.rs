@@ -302,10 +302,13 @@ fn brings_up_and_polls(polling: bool) {
     // The polling emulator woke from its timer before (nearly) every SoC
     // once it knew the cycle: at least one a measured cycle; the blocking
     // one never sleeps on a timer.
-    let wakes = emulator.report().counts.timed_wakes;
     match polling {
-        true => assert!(wakes >= cycles, "{wakes} timed wake-ups, {cycles} cycles"),
-        false => assert_eq!(wakes, 0),
+        true => assert!(
+            emulator.timed_wakes() >= cycles,
+            "{}",
+            emulator.timed_wakes()
+        ),
+        false => assert_eq!(emulator.timed_wakes(), 0),
     }
     drop(emulator);
     pair.teardown().unwrap();
