@@ -12,13 +12,7 @@
 //! hardware CN answers within µs: no wake-up, so the managing node's send
 //! needs no interrupt to the emulator's CPU (on a VM each one is a VM exit,
 //! three times seed 004's per-PRes budget; see BENCHMARKS.md). Between
-//! cycles it sleeps, so the kernel never throttles it: once the cycle's
-//! SoA came (no PReq of the cycle is still due), on a timer until
-//! [`SOC_LEAD_NS`] before the next SoC is due
-//! (`jitterlab_core::powerlink::soc_forecast`), then it spins again, so
-//! that the SoC's send finds no one asleep on the socket and costs the
-//! managing node's CPU no wake-up interrupt either. A SoC that does not
-//! come by then is waited for asleep on the socket, as before the forecast.
+//! cycles it sleeps, so the kernel never throttles it.
 //!
 //! Each SoC's kernel receive stamp is handed to whoever measures
 //! ([`SocRx`]: the managing node's thread through a lock-free queue when
@@ -40,14 +34,12 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::collections::BTreeMap;
 
 use jitterlab_core::powerlink::cn::{Answer, CnConfig, ControlledNodes};
-use jitterlab_core::powerlink::soc_forecast::SocForecast;
 use jitterlab_core::powerlink::{decode, encode, Frame, NmtState, MAX_FRAME_LEN};
 use jitterlab_sys as sys;
 use serde::Serialize;
 
 use super::capture::CaptureRing;
 use super::link::Link;
-use crate::probe::helper_thread::sleep_until;
 
 /// How long one wait for a frame lasts before the stop flag is read again.
 const WAIT_NS: u64 = 20_000_000;
@@ -57,11 +49,6 @@ const WAIT_NS: u64 = 20_000_000;
 /// µs apart, and a thread spinning for ever at a real-time priority is
 /// throttled by the kernel (`sched_rt_runtime_us`), which loses PRes.
 const POLL_NS: u64 = 100_000;
-
-/// How long before the next SoC is due a polling emulator wakes from its
-/// timer and spins (then for [`POLL_NS`] past the SoC's due time): the
-/// margin for its own late wake-up.
-const SOC_LEAD_NS: u64 = 50_000;
 
 /// One SoC as the CN side received it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,12 +155,6 @@ pub struct CnEmulator {
     pub socs_not_handed_over: u64,
     /// Spin on the link instead of sleeping until a frame comes.
     polling: bool,
-    /// When the next SoC is due (polling).
-    forecast: SocForecast,
-    /// Sleeps on the timer until shortly before a SoC (polling).
-    timed_wakes: u64,
-    /// The SoA of the last SoC's cycle came.
-    soa_seen: bool,
 }
 
 impl CnEmulator {
@@ -192,9 +173,6 @@ impl CnEmulator {
             operational_at: vec![None; n],
             socs_not_handed_over: 0,
             polling: false,
-            forecast: SocForecast::default(),
-            timed_wakes: 0,
-            soa_seen: false,
         }
     }
 
@@ -206,12 +184,6 @@ impl CnEmulator {
     pub fn polling(mut self, polling: bool) -> CnEmulator {
         self.polling = polling;
         self
-    }
-
-    /// How often it slept on its timer until shortly before a SoC (the
-    /// polling emulator, between cycles).
-    pub fn timed_wakes(&self) -> u64 {
-        self.timed_wakes
     }
 
     /// Answers every frame until `stop` is raised or the monotonic time
@@ -239,23 +211,11 @@ impl CnEmulator {
             }
             let until = [end, self.cns.next_deadline()].into_iter().flatten().min();
             let wait = until.map_or(WAIT_NS, |u| u.saturating_sub(now).min(WAIT_NS));
-            // Only once the cycle's SoA came: no PReq of it is still due.
-            let wake = match self.polling && self.soa_seen {
-                true => self.forecast.wake_at(now, SOC_LEAD_NS),
-                false => None,
-            };
             if self.polling && now < last_frame + POLL_NS {
                 if !self.link.ready() {
                     std::hint::spin_loop();
                     continue;
                 }
-            } else if let Some(w) = wake.filter(|&w| until.is_none_or(|u| w < u)) {
-                // Asleep off the socket until shortly before the SoC, then
-                // spinning until POLL_NS past its due time.
-                sleep_until(w.min(now + WAIT_NS));
-                self.timed_wakes += 1;
-                last_frame = sys::monotonic_ns() + SOC_LEAD_NS;
-                continue;
             } else {
                 match self.link.wait(Some(wait)) {
                     Ok(true) => {}
@@ -316,8 +276,6 @@ impl CnEmulator {
         };
         if let Frame::Soc(s) = &frame {
             self.counts.socs += 1;
-            self.forecast.soc(read_at);
-            self.soa_seen = false;
             match stamp {
                 Some(rx_ns) => on_soc(SocRx {
                     relative_us: s.relative_time,
@@ -325,9 +283,6 @@ impl CnEmulator {
                 }),
                 None => self.counts.socs_unstamped += 1,
             }
-        }
-        if let Frame::Soa(_) = &frame {
-            self.soa_seen = true;
         }
         let h = self.cns.handle(&frame, read_at, &mut self.answers);
         self.counts.refused += u64::from(h.refused);

@@ -163,19 +163,6 @@ fn frames_cross_the_veth_pair_through_the_receive_rings_with_their_stamps() {
 #[test]
 #[serial_test::serial(netns)]
 fn the_mn_brings_three_emulated_cns_up_and_polls_them_over_veth() {
-    brings_up_and_polls(false);
-}
-
-/// The polling emulator (`--cn-wait busy-poll`, the default) answers every
-/// PReq too, and between cycles sleeps on its timer until shortly before
-/// the SoC is due, not on its socket.
-#[test]
-#[serial_test::serial(netns)]
-fn a_polling_emulator_answers_every_preq_and_sleeps_between_cycles_on_its_timer() {
-    brings_up_and_polls(true);
-}
-
-fn brings_up_and_polls(polling: bool) {
     let Some((pair, mn_link, cn_link)) = pair_or_skip("the MN and CN exchange") else {
         return;
     };
@@ -198,7 +185,7 @@ fn brings_up_and_polls(polling: bool) {
         chain_step_ns: chain_step_ns(&p),
         response_time_ns: RESPONSE_TIME_NS,
     };
-    let mut emulator = CnEmulator::new(cn_link, cfg).polling(polling);
+    let mut emulator = CnEmulator::new(cn_link, cfg);
     let stop = AtomicBool::new(false);
     let mut socs = Vec::with_capacity(10_000);
     let (up, counts, per_cn, cycles) = std::thread::scope(|s| {
@@ -299,17 +286,6 @@ fn brings_up_and_polls(polling: bool) {
     let gaps: Vec<u64> = socs.windows(2).map(|w| w[1].rx_ns - w[0].rx_ns).collect();
     assert!(gaps.iter().all(|&g| g >= 900_000), "{gaps:?}");
     assert!(gaps.iter().all(|&g| g < 20_000_000), "{gaps:?}");
-    // The polling emulator woke from its timer before (nearly) every SoC
-    // once it knew the cycle: at least one a measured cycle; the blocking
-    // one never sleeps on a timer.
-    match polling {
-        true => assert!(
-            emulator.timed_wakes() >= cycles,
-            "{}",
-            emulator.timed_wakes()
-        ),
-        false => assert_eq!(emulator.timed_wakes(), 0),
-    }
     drop(emulator);
     pair.teardown().unwrap();
 }
