@@ -805,7 +805,8 @@ impl Mn {
     /// Measures from the first release of the one schedule at or after
     /// `first` for `releases` releases (or until `stop`), calling
     /// `on_cycle` after each cycle with what it measured and its schedule
-    /// sample; the StatusRequests go round robin. Counts, NMT tracking and
+    /// sample; idle slots are NoService, as the reference MN's in its
+    /// steady state (`mn_async`). Counts, NMT tracking and
     /// the SoC spacing start afresh here.
     ///
     /// The measurement starts at a release of the schedule, a cycle or two
