@@ -84,7 +84,6 @@ pub mod poll;
 pub mod sdo;
 pub mod sdo_client;
 pub mod sdo_server;
-pub mod soc_forecast;
 pub mod soc_schedule;
 pub mod track;
 pub mod wire_time;
