@@ -980,6 +980,11 @@ mod tests {
         let mut n = start(&s, &mut journal, &work, None).unwrap();
         let pgid = n.pgid();
         wait_for("the cpu worker", || group_members(pgid).len() >= 2);
+        // And until the worker has run (5 ticks of CPU time in the group):
+        // a worker killed before its first bogo-op leaves no row.
+        wait_for("the cpu worker's first ticks", || {
+            group_cpu_ticks(pgid) >= 5
+        });
         // No grace at all: the worker is killed at once, and the leader
         // still ends on its own and prints the table (a SIGKILL of the whole
         // group would leave a leader killed by signal 9 and no table).
