@@ -390,21 +390,13 @@ impl RunResult {
             detail: None,
         }
     }
-
-    /// True when any of its verdicts ([`crate::verdict::verdicts`]) did
-    /// not pass: a limit exceeded or not measured, the round-trip budget
-    /// broken, a netcycle's cycle time not held, no sample of the main
-    /// metric.
-    pub fn failed(&self) -> bool {
-        crate::verdict::any_failed(&crate::verdict::verdicts(self))
-    }
 }
 
 /// Compares a metric's largest magnitude with a limit; a metric without a
 /// sample has no observed figure and does not exceed (its verdict is "not
-/// measured", [`crate::verdict`]).
+/// measured").
 pub fn check_limit(metric: &str, limit_ns: u64, summary: &MetricSummary) -> LimitCheck {
-    let observed = crate::verdict::largest_magnitude(summary);
+    let observed = summary.largest_magnitude();
     LimitCheck {
         metric: metric.to_string(),
         limit_ns,

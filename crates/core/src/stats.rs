@@ -450,6 +450,20 @@ pub struct MetricSummary {
     pub over_threshold_pct: Option<f64>,
 }
 
+impl MetricSummary {
+    /// The largest magnitude of the samples; `None` without a sample (a
+    /// summary without samples has neither minimum nor maximum).
+    pub fn largest_magnitude(&self) -> Option<u64> {
+        match (self.min, self.max) {
+            (None, None) => None,
+            (a, b) => Some(
+                a.map_or(0, i64::unsigned_abs)
+                    .max(b.map_or(0, i64::unsigned_abs)),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

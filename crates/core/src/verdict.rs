@@ -237,7 +237,7 @@ pub fn limit_verdict(r: &RunResult, l: &LimitCheck) -> Verdict {
     let (samples, observed) = match summary(r, metric) {
         Some(_) => {
             let n = count(r, metric);
-            let o = summary(r, metric).and_then(largest_magnitude);
+            let o = summary(r, metric).and_then(MetricSummary::largest_magnitude);
             (Some(n), o)
         }
         None if l.samples == Some(0) => (Some(0), None),
@@ -280,15 +280,14 @@ pub fn limit_verdict(r: &RunResult, l: &LimitCheck) -> Verdict {
     }
 }
 
-/// The largest magnitude of a summary's samples; `None` without a sample
-/// (a summary without samples has neither minimum nor maximum).
-pub fn largest_magnitude(s: &MetricSummary) -> Option<u64> {
-    match (s.min, s.max) {
-        (None, None) => None,
-        (a, b) => Some(
-            a.map_or(0, i64::unsigned_abs)
-                .max(b.map_or(0, i64::unsigned_abs)),
-        ),
+// Here rather than in `result`, which the verdicts read: no circle
+// between the two modules.
+impl RunResult {
+    /// True when any of its verdicts ([`verdicts`]) did not pass: a limit
+    /// exceeded or not measured, the round-trip budget broken, a
+    /// netcycle's cycle time not held, no sample of the main metric.
+    pub fn failed(&self) -> bool {
+        any_failed(&verdicts(self))
     }
 }
 
@@ -299,7 +298,7 @@ fn budget_verdict(r: &RunResult) -> Option<Verdict> {
     }
     let v: BudgetVerdict =
         serde_json::from_value(r.detail.as_ref()?.get("budget")?.clone()).ok()?;
-    let worst = summary(r, "screw-to-screw").and_then(largest_magnitude);
+    let worst = summary(r, "screw-to-screw").and_then(MetricSummary::largest_magnitude);
     let name = "round-trip budget".to_string();
     if v.samples == 0 {
         let reason = no_sample_reason(r, "screw-to-screw");
