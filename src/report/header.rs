@@ -111,6 +111,40 @@ pub fn assemble(format: Format, h: &Header, verdict: Option<&str>, body: &str) -
     })
 }
 
+/// A comparison of two runs (`report A B`) with both runs' records on
+/// top, each titled with its run: `a` and `b` are (run id, header). JSON:
+/// `headers` becomes the first key, `[A, B]`. CSV: rows only.
+pub fn assemble_pair(
+    format: Format,
+    a: (i64, &Header),
+    b: (i64, &Header),
+    body: &str,
+) -> Result<String> {
+    let titled = |(id, h): (i64, &Header), which: &str| match format {
+        Format::Md => md(h).replacen(
+            "### Record\n",
+            &format!("### Record of run {which} (run {id})\n"),
+            1,
+        ),
+        _ => text(h).replacen(
+            "Record\n",
+            &format!("Record of run {which} (run {id})\n"),
+            1,
+        ),
+    };
+    Ok(match format {
+        Format::Text | Format::Md => {
+            format!("{}\n{}\n{body}", titled(a, "A"), titled(b, "B"))
+        }
+        Format::Html => format!("{}{}{body}", html(a.1), html(b.1)),
+        Format::Csv => body.to_string(),
+        Format::Json => {
+            let both = serde_json::to_string_pretty(&[a.1, b.1])?;
+            first_keys(body, &[("headers", both)])?
+        }
+    })
+}
+
 /// `body`, a pretty-printed JSON object, with `keys` (name, pretty JSON
 /// text) put first in that order, the rest of the object as it was (its
 /// key order kept).

@@ -533,7 +533,12 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
     };
     if ids.len() == 2 {
         let (ra, rb) = (load(ids[0])?, load(ids[1])?);
-        return tables::compare(&ra, &rb, a.format);
+        let body = tables::compare(&ra, &rb, a.format)?;
+        let (ha, hb) = (
+            super::header::of_run(store, &ra)?,
+            super::header::of_run(store, &rb)?,
+        );
+        return super::header::assemble_pair(a.format, (ra.id, &ha), (rb.id, &hb), &body);
     }
     let mut o = String::new();
     let mut first = true;

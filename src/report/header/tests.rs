@@ -242,6 +242,35 @@ fn the_verdict_slot_is_right_under_the_header() {
     );
 }
 
+#[test]
+fn a_comparison_has_both_records_each_titled_with_its_run() {
+    let (a, b) = (header(None), header(Some("codesys")));
+    let text = assemble_pair(Format::Text, (3, &a), (7, &b), "body\n").unwrap();
+    let ta = TEXT.replacen("Record\n", "Record of run A (run 3)\n", 1);
+    let tb = super::text(&b).replacen("Record\n", "Record of run B (run 7)\n", 1);
+    assert_eq!(text, format!("{ta}\n{tb}\nbody\n"));
+    let md = assemble_pair(Format::Md, (3, &a), (7, &b), "body\n").unwrap();
+    assert!(
+        md.starts_with("### Record of run A (run 3)\n\n- jitterlab: "),
+        "{md}"
+    );
+    assert!(md.contains("\n### Record of run B (run 7)\n\n"), "{md}");
+    assert_eq!(
+        assemble_pair(Format::Csv, (3, &a), (7, &b), "a,b\n").unwrap(),
+        "a,b\n"
+    );
+    let json = assemble_pair(Format::Json, (3, &a), (7, &b), "{\n  \"a\": 1\n}\n").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v["headers"],
+        serde_json::json!([
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap()
+        ])
+    );
+    assert_eq!(v["a"], 1);
+}
+
 /// A bench stored with a preset's source reports it; one stored before
 /// sources (and host details) were kept says "not recorded".
 #[test]
