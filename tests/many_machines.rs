@@ -187,9 +187,13 @@ fn another_machine_s_runs_are_imported_once_listed_apart_and_compared() {
 
     // report A B compares the runs of two machines, named by id or uid.
     let by_id = m.ok(&m.a(), &["report", "1", "2"]);
+    // Both runs' records first, each titled with its run, then the
+    // comparison.
+    assert!(by_id.starts_with("Record of run A (run 1)\n"), "{by_id}");
+    assert!(by_id.contains("\nRecord of run B (run 2)\n"), "{by_id}");
     assert!(
-        by_id.starts_with(
-            "A  run 1 (run cyclic), started 2026-11-23T21:15:29.332872764Z, host vm, kernel 6.18.44-fc-v657, status completed\n\
+        by_id.contains(
+            "\n\nA  run 1 (run cyclic), started 2026-11-23T21:15:29.332872764Z, host vm, kernel 6.18.44-fc-v657, status completed\n\
              B  run 2 (bench epics), started 2026-11-23T21:15:47.37999542Z, host plc-b, kernel 6.18.44-fc-v657, status completed\n"
         ),
         "{by_id}"
