@@ -21,7 +21,7 @@ use serial_test::serial;
 
 #[path = "common/probe_run.rs"]
 mod probe_run;
-use probe_run::{jl, n, run_probe};
+use probe_run::{assert_exit_follows_held, jl, n, run_probe};
 
 fn root_or_skip(what: &str) -> bool {
     probe_run::root_or_skip(what, "the netcycle namespaces and raw sockets")
@@ -481,13 +481,15 @@ fn the_managing_node_alone_captures_what_it_sent_and_received_and_keeps_the_soc_
         .unwrap();
     let _ = cns.kill();
     let _ = cns.wait();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r: Option<Value> = std::fs::read_to_string(&json)
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    assert_exit_follows_held(
+        out.status.code().unwrap(),
+        r.as_ref(),
+        &String::from_utf8_lossy(&out.stderr),
     );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = r.unwrap();
     let d = &r["detail"];
     assert_eq!(d["role"], "mn");
     let t = &r["threads"][0];

@@ -36,7 +36,7 @@ use serial_test::serial;
 
 #[path = "common/probe_run.rs"]
 mod probe_run;
-use probe_run::{jl, n};
+use probe_run::{assert_exit_follows_held, jl, n};
 
 const REF_MN_CN: &[u8] = include_bytes!("fixtures/powerlink/ref_mn_cn.pcap");
 
@@ -373,20 +373,6 @@ fn run_against_peer_once(
         result,
         seen,
     )
-}
-
-/// A run that brought its CN up ends 0 when its cycle time held and 1 when
-/// it did not (a late or missed PRes on a loaded machine is a failed
-/// verdict); any other status, or no result, is a failure of the bring-up.
-fn assert_exit_follows_held(code: i32, r: Option<&serde_json::Value>, stderr: &str) {
-    let r = r.unwrap_or_else(|| panic!("no result: {stderr}"));
-    let held = r["detail"]["held"]["held"].as_bool();
-    assert_eq!(
-        Some(code),
-        held.map(|h| if h { 0 } else { 1 }),
-        "{}\n{stderr}",
-        r["detail"]["held"]
-    );
 }
 
 #[test]

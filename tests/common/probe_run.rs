@@ -56,3 +56,18 @@ pub fn run_probe(dir: &Path, probe: &[&str], args: &[&str]) -> (Value, i32) {
 pub fn n(v: &Value) -> i64 {
     v.as_i64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
+
+/// A netcycle managing node that brought its CNs up ends 0 when its cycle
+/// time held and 1 when it did not (a late or missed PRes on a loaded or
+/// virtual machine is a failed verdict, not a broken run); any other
+/// status, or no result, is a failure.
+pub fn assert_exit_follows_held(code: i32, r: Option<&Value>, stderr: &str) {
+    let r = r.unwrap_or_else(|| panic!("no result: {stderr}"));
+    let held = r["detail"]["held"]["held"].as_bool();
+    assert_eq!(
+        Some(code),
+        held.map(|h| if h { 0 } else { 1 }),
+        "{}\n{stderr}",
+        r["detail"]["held"]
+    );
+}
