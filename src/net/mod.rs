@@ -27,6 +27,7 @@
 
 pub mod flood;
 pub mod hosts;
+pub mod mac;
 pub mod pcap;
 pub mod pubsub;
 pub mod rps;
