@@ -377,8 +377,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         Ok(e) => e,
         Err(e) => {
             // The pair (if made) was dropped, which deleted its namespaces.
-            for id in journaled {
-                let _ = journal.done(id);
+            for line in journal.done_all(journaled) {
+                crate::output::errln!("jitterlab: warning: {line}");
             }
             return Err(e);
         }
@@ -794,11 +794,7 @@ impl Probe for NetcycleProbe {
                 }
             }
         }
-        for id in self.journaled.drain(..) {
-            if let Err(e) = journal.done(id) {
-                lines.push(format!("journal: {e:#}"));
-            }
-        }
+        lines.extend(journal.done_all(self.journaled.drain(..)));
         lines
     }
 }

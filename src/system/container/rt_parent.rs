@@ -287,7 +287,7 @@ impl RtParent {
         while let Some(w) = self.written.pop() {
             match files::write_value(&w.path, &w.old) {
                 Ok(()) => {
-                    let _ = journal.done(w.id);
+                    lines.extend(journal.done_all([w.id]));
                     lines.push(format!(
                         "restored {} to {:?}",
                         w.path.display(),
@@ -309,7 +309,7 @@ impl RtParent {
             let (line, handled) = remove_parent(root, &c.path, &c.files);
             lines.push(line);
             if handled {
-                let _ = journal.done(c.id);
+                lines.extend(journal.done_all([c.id]));
             } else {
                 self.created = Some(c);
             }

@@ -222,7 +222,9 @@ impl Started {
         }
         if handled {
             self.removed = true;
-            let _ = journal.done(self.id);
+            if let Some(e) = journal.done_all([self.id]).pop() {
+                return Some(format!("{line}; {e}"));
+            }
         }
         Some(line)
     }

@@ -290,6 +290,17 @@ impl Journal {
         Ok(())
     }
 
+    /// Forgets every entry of `ids` (their changes were undone), going on
+    /// past an entry it cannot forget: one line `journal: ERROR` for each
+    /// such entry, for the caller to report. An entry left behind only
+    /// makes `jitterlab restore` find its change already undone.
+    pub fn done_all(&mut self, ids: impl IntoIterator<Item = u64>) -> Vec<String> {
+        ids.into_iter()
+            .filter_map(|id| self.done(id).err())
+            .map(|e| format!("journal: {e:#}"))
+            .collect()
+    }
+
     #[cfg(test)]
     /// How many changes are journaled and not yet undone.
     pub fn pending(&self) -> usize {
