@@ -213,7 +213,7 @@ fn powerlink_measures_both_tables_on_every_machine_size() {
             assert_eq!(
                 (n.out_bytes, n.in_bytes, n.chaining),
                 (1, 6, false),
-                "{}: seed 004 Table 1",
+                "{}: the payloads of Table 1 of Baumgartner and Schoenegger",
                 p.name
             );
             points.push((p.period_ns, n.cns));
