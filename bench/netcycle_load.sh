@@ -51,7 +51,7 @@ for b in $BINS; do
 done
 for c in $CELLS; do
     [[ $c =~ ^(250us|500us|1ms|2ms|5ms|10ms):(3|10|20|40)$ ]] ||
-        die "CELLS word '$c' is not one of seed 004's cells (CYCLE:CNS, e.g. 1ms:10)"
+        die "CELLS word '$c' is not one of the cells of Table 2 of Baumgartner and Schoenegger, \"POWERLINK and Real-Time Linux\" (CYCLE:CNS, e.g. 1ms:10)"
 done
 warn_if_busy
 

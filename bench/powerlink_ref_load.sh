@@ -347,7 +347,7 @@ load_main() {
         note "$row"
     done
     {
-        echo "openPOWERLINK V2.7.2 Linux user-space MN load (demo_mn_console, schedstat of all its threads over ${WINDOW} s), reference CNs; seed 004 Table 2 beside it"
+        echo "openPOWERLINK V2.7.2 Linux user-space MN load (demo_mn_console, schedstat of all its threads over ${WINDOW} s), reference CNs; Table 2 of Baumgartner and Schoenegger, \"POWERLINK and Real-Time Linux\", beside it"
         echo
         echo "| CNs | cycle | MN load (schedstat) | MN load (utime+stime) | seed Table 2 | ratio | held | SoC period p50 / min / max (us) | to all Operational | busiest MN threads |"
         echo "|---|---|---|---|---|---|---|---|---|---|"

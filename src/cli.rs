@@ -27,7 +27,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::builder::{OsStr, PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
@@ -898,14 +898,14 @@ impl ApplyArgs {
 
 /// The text of a default time (`1ms` for [`defaults::PERIOD_NS`]), as help
 /// shows it and the parser reads it back: the constants stay the one place
-/// a default is written. Built once per parse of the command line.
-fn default_time(ns: u64) -> &'static str {
-    Box::leak(format_duration_exact(ns).into_boxed_str())
+/// a default is written. An owned string clap keeps with the argument.
+fn default_time(ns: u64) -> OsStr {
+    format_duration_exact(ns).into()
 }
 
 /// The text of a default size (`256KiB`), as [`default_time`] for times.
-fn default_size(bytes: u64) -> &'static str {
-    Box::leak(limits::format_size(bytes).into_boxed_str())
+fn default_size(bytes: u64) -> OsStr {
+    limits::format_size(bytes).into()
 }
 
 /// `--policy`: the one [`Policy`] type, each name with its help.

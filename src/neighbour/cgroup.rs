@@ -38,12 +38,12 @@
 //! **Journaled.** [`CellGroup::create`] journals the group
 //! ([`Undo::Cgroup`]) before its `mkdir`; [`CellGroup::stop`] kills what is
 //! left in it, removes it and forgets the entry.
-//! [`crate::system::cgroup_undo::undo`] does the same for `jitterlab
+//! [`crate::system::journal::undo::cgroup::undo`] does the same for `jitterlab
 //! restore`, and only for a directory named `jitterlab-` + 16 hex digits
 //! directly under the mount point of a cgroup v2 or v1 freezer hierarchy
 //! mounted now — nothing else is touched. The killing and removing itself,
 //! and what the journal's replay needs of it, live in
-//! [`crate::system::cgroup_undo`], below the journal.
+//! [`crate::system::journal::undo::cgroup`], below the journal.
 //!
 //! **A fake `--sysroot`** does not apply: cgroups are live kernel objects,
 //! like the processes they hold (which the journal looks up in the real
@@ -58,7 +58,7 @@ use std::process::Command;
 use anyhow::{anyhow, Result};
 use jitterlab_sys as sys;
 
-use crate::system::cgroup_undo::{
+use crate::system::journal::undo::cgroup::{
     cgroup_mounts, kill_and_remove, CgroupMount, Kind, MOUNTINFO, PREFIX,
 };
 use crate::system::journal::{Journal, Undo};
@@ -194,7 +194,7 @@ impl CellGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::cgroup_undo::{procs, undo};
+    use crate::system::journal::undo::cgroup::{procs, undo};
     use crate::system::journal::JOURNAL_ENV;
     use serial_test::serial;
     use std::os::unix::process::ExitStatusExt;

@@ -861,7 +861,7 @@ mod tests {
         impl Drop for Cleanup {
             fn drop(&mut self) {
                 if self.0.exists() {
-                    let _ = crate::system::cgroup_undo::undo(&self.0);
+                    let _ = crate::system::journal::undo::cgroup::undo(&self.0);
                 }
             }
         }

@@ -23,10 +23,12 @@
 //! I/O simulator and a controller in a pair of its own ([`hosts`]'
 //! `ROUNDTRIP_PAIR`), over UDP multicast or raw Ethernet, through the
 //! sockets of [`pubsub`], which carry the kernel's receive and transmit
-//! stamps.
+//! stamps. Over raw Ethernet it, and the `netcycle` probe's POWERLINK
+//! frames, address the peer by its MAC address, read by [`mac`].
 
 pub mod flood;
 pub mod hosts;
+pub mod mac;
 pub mod pcap;
 pub mod pubsub;
 pub mod rps;

@@ -1,6 +1,9 @@
 //! The measured real-time workloads, and the one interface the runner
 //! measures them through.
 //!
+//! The probe model, the layers and the rules cited here as "design rule N"
+//! are written down in `docs/design.md`.
+//!
 //! # One probe interface
 //!
 //! Every probe is built for one cell of the typed spec ([`Cell`]) by the

@@ -767,8 +767,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         }
         Err(e) => {
             // `prepare` deleted what it had made; forget the entries.
-            for id in journaled {
-                let _ = journal.done(id);
+            for line in journal.done_all(journaled) {
+                crate::output::errln!("jitterlab: warning: {line}");
             }
             Err(e)
         }
@@ -803,11 +803,7 @@ impl Probe for ResponseProbe {
             Some(Err(e)) => vec![format!("tearing the response probe down failed: {e:#}")],
             None => Vec::new(),
         };
-        for id in self.journaled.drain(..) {
-            if let Err(e) = journal.done(id) {
-                lines.push(format!("journal: {e:#}"));
-            }
-        }
+        lines.extend(journal.done_all(self.journaled.drain(..)));
         lines
     }
 }

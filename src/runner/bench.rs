@@ -273,9 +273,8 @@ impl Rig {
         if let Some((net, ids)) = self.net.take() {
             match net.teardown() {
                 Ok(names) => {
-                    for id in ids {
-                        let _ = journal.done(id);
-                    }
+                    let lines = journal.done_all(ids);
+                    self.notes.extend(lines);
                     self.notes
                         .push(format!("network namespaces deleted: {}", names.join(", ")));
                 }

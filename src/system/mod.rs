@@ -17,7 +17,6 @@
 //! and each change can be tested against fake `/sys`, `/proc` and `/dev`
 //! trees under `tests/fixtures/`.
 
-pub mod cgroup_undo;
 pub mod check;
 pub mod container;
 pub mod counters;
@@ -25,14 +24,12 @@ pub mod host;
 pub mod journal;
 pub mod load;
 pub mod procs;
-pub mod resctrl_undo;
 pub mod rt;
 pub mod rt_throttle;
 pub mod settings;
 pub mod syslog;
 pub mod trace;
 pub mod workdir;
-pub mod workdir_undo;
 
 /// How many hex digits the random part of a name jitterlab gives what it
 /// makes (work directories, cgroups) has.

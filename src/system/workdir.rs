@@ -35,10 +35,10 @@
 //!   ([`Undo::WorkDir`]) *before* the `mkdir`, and forgotten once
 //!   [`WorkDir::remove`] has removed it at the end; after a `kill -9`,
 //!   `jitterlab restore` removes it through
-//!   [`crate::system::workdir_undo::undo`].
+//!   [`crate::system::journal::undo::workdir::undo`].
 //!
 //! **Removal is symlink-safe.** What `jitterlab restore` removes, and why
-//! that is safe, is in [`crate::system::workdir_undo`], below the journal
+//! that is safe, is in [`crate::system::journal::undo::workdir`], below the journal
 //! (the journal calls it); the two name shapes are defined there too.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -49,8 +49,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use jitterlab_sys as sys;
 
+use crate::system::journal::undo::workdir::{DISK_PREFIX, WORK_PREFIX};
 use crate::system::journal::{runtime_dir, Journal, Undo};
-use crate::system::workdir_undo::{DISK_PREFIX, WORK_PREFIX};
 
 /// Where the disk loads write when the scenario names no directory: a
 /// directory that survives reboots and is normally on the root file

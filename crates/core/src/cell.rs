@@ -13,31 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Which cell of a bench's matrix.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct CellKey {
-    /// Configuration name (spec `[[configuration]]`).
-    pub configuration: String,
-    /// Scenario name (spec `[[scenario]]` or a built-in).
-    pub scenario: String,
-    /// `host` or `container` ([`crate::spec::Deployment`]).
-    pub deployment: String,
-    /// Probe name as the spec names it (e.g. `cyclic`).
-    pub probe: String,
-    /// Repetition, from 0.
-    pub repetition: u32,
-}
-
-impl CellKey {
-    /// `configuration/scenario/deployment/probe`, the cell's name without
-    /// the repetition (the same for every repetition of one cell).
-    pub fn name(&self) -> String {
-        format!(
-            "{}/{}/{}/{}",
-            self.configuration, self.scenario, self.deployment, self.probe
-        )
-    }
-}
+/// Which cell of a bench's matrix; defined with the spec that plans the
+/// cells, named here too because every stored cell carries one.
+pub use crate::spec::CellKey;
 
 /// How a cell ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -35,6 +35,7 @@ pub mod load;
 pub mod metrics_snapshot;
 pub mod netcycle;
 pub mod noise;
+pub mod observe;
 pub mod outlier;
 pub mod plot;
 pub mod powerlink;

@@ -83,8 +83,8 @@ use super::plan::{fifo_priority, RunPlan};
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;
 use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, NETCYCLE_PAIR};
+use crate::net::mac::mac_of;
 use crate::net::rps::steer_rps_in;
-use crate::probe::roundtrip::mac_of;
 use crate::system::journal::{Journal, Undo};
 use crate::system::load::LoadMeter;
 use jitterlab_core::load::StackLoad;
@@ -377,8 +377,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         Ok(e) => e,
         Err(e) => {
             // The pair (if made) was dropped, which deleted its namespaces.
-            for id in journaled {
-                let _ = journal.done(id);
+            for line in journal.done_all(journaled) {
+                crate::output::errln!("jitterlab: warning: {line}");
             }
             return Err(e);
         }
@@ -794,11 +794,7 @@ impl Probe for NetcycleProbe {
                 }
             }
         }
-        for id in self.journaled.drain(..) {
-            if let Err(e) = journal.done(id) {
-                lines.push(format!("journal: {e:#}"));
-            }
-        }
+        lines.extend(journal.done_all(self.journaled.drain(..)));
         lines
     }
 }

@@ -66,6 +66,7 @@ use super::scan::Scan;
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, ScheduleCounts, Start};
 use crate::error::bad;
 use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, ROUNDTRIP_PAIR};
+use crate::net::mac::mac_of;
 use crate::system::journal::{Journal, Undo};
 
 pub mod container;
@@ -175,36 +176,6 @@ pub fn check_environment(root: &Path, args: &RoundtripArgs) -> Result<()> {
     }
 }
 
-/// The MAC address of `ifname`, in namespace `netns` (through `ip -j`) or
-/// here (sysfs).
-pub(crate) fn mac_of(netns: Option<&str>, ifname: &str) -> Result<[u8; 6]> {
-    let text = match netns {
-        None => std::fs::read_to_string(format!("/sys/class/net/{ifname}/address"))
-            .with_context(|| format!("reading the MAC address of {ifname}"))?,
-        Some(ns) => {
-            let out = std::process::Command::new("ip")
-                .args(["-n", ns, "-j", "link", "show", "dev", ifname])
-                .output()
-                .context("running ip (iproute2)")?;
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-                .with_context(|| format!("reading `ip -j link show dev {ifname}`"))?;
-            v[0]["address"]
-                .as_str()
-                .with_context(|| format!("no MAC address for {ifname} in namespace {ns}"))?
-                .to_string()
-        }
-    };
-    let bytes: Vec<u8> = text
-        .trim()
-        .split(':')
-        .map(|h| u8::from_str_radix(h, 16))
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("MAC address {text:?} of {ifname}"))?;
-    bytes
-        .try_into()
-        .map_err(|_| anyhow!("MAC address {text:?} of {ifname} is not 6 bytes"))
-}
-
 /// The probe of a cell: its namespaces (journaled first) and sockets, made
 /// now.
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
@@ -276,8 +247,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         Ok(e) => e,
         Err(e) => {
             // The pair (if made) was dropped, which deleted its namespaces.
-            for id in journaled {
-                let _ = journal.done(id);
+            for line in journal.done_all(journaled) {
+                crate::output::errln!("jitterlab: warning: {line}");
             }
             return Err(e);
         }
@@ -770,11 +741,7 @@ impl Probe for RoundtripProbe {
                 }
             }
         }
-        for id in self.journaled.drain(..) {
-            if let Err(e) = journal.done(id) {
-                lines.push(format!("journal: {e:#}"));
-            }
-        }
+        lines.extend(journal.done_all(self.journaled.drain(..)));
         lines
     }
 }

@@ -35,9 +35,10 @@
 //!   optional network namespace to join, `--pull=never`, `--rm`, a name
 //!   `jitterlab-<pid>-<cell>`), started journaled and removed (`rm -f`) on
 //!   every exit path.
-//! - [`undo`]: removing a container and the parent cgroup, for both the
-//!   normal end and `jitterlab restore` after a `kill -9` (it sits below
-//!   the journal, as `cgroup_undo` does).
+//! - [`crate::system::journal::undo::container`]: removing a container and
+//!   the parent cgroup, for both the normal end and `jitterlab restore`
+//!   after a `kill -9` (it sits below the journal, with the engine's name
+//!   ([`Engine`]) and its bounded wait ([`output_within`])).
 //! - [`prepare`]: all of the above around one container, from its request
 //!   (an argument vector for `jitterlab …` inside, its CPUs, an optional
 //!   network namespace to join, whether it holds the PM QoS request) to its
@@ -55,53 +56,15 @@ pub mod prepare;
 pub mod quirks;
 pub mod rt_parent;
 pub mod run;
-pub mod undo;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::Result;
-use serde::Serialize;
 
 use crate::error::bad;
-
-/// A container engine jitterlab can drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// Podman (Debian package `podman`): the default.
-    Podman,
-    /// Docker (Debian package `docker.io`), where its daemon runs.
-    Docker,
-}
-
-impl Engine {
-    /// Every engine, in the order they are tried.
-    pub const ALL: [Engine; 2] = [Engine::Podman, Engine::Docker];
-
-    /// The engine's program and the name `--engine` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Podman => "podman",
-            Engine::Docker => "docker",
-        }
-    }
-
-    /// The engine named `name`.
-    pub fn parse(name: &str) -> Option<Engine> {
-        Engine::ALL.into_iter().find(|e| e.name() == name)
-    }
-
-    /// The Debian package that installs it.
-    pub fn package(self) -> &'static str {
-        match self {
-            Engine::Podman => "podman",
-            Engine::Docker => "docker.io",
-        }
-    }
-}
+pub use crate::system::journal::undo::container::{output_within, Engine};
 
 /// What running `ENGINE version` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,64 +197,6 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         .find(|p| {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
-}
-
-/// Runs `cmd` (stdin closed, output captured) for at most `wait`: whether
-/// it succeeded, its stdout and its stderr; an error (with what to do)
-/// when it cannot start or takes longer (it is killed then).
-pub fn output_within(
-    cmd: &mut Command,
-    wait: Duration,
-) -> std::result::Result<(bool, String, String), String> {
-    let program = cmd.get_program().to_string_lossy().to_string();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    // Both pipes are drained on threads, so a chatty program never blocks
-    // on a full pipe while it is waited for.
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + wait;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{program} did not answer within {} s and was killed",
-                    wait.as_secs()
-                ));
-            }
-            Err(e) => return Err(format!("cannot wait for {program}: {e}")),
-        }
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    Ok((status.success(), out, err))
 }
 
 /// Refuses (bad input, exit 2) a host on which a container cannot run or

@@ -154,9 +154,7 @@ impl Prepared {
             Some(s) => lines.extend(s.stop(journal)),
             // Journaled, never started: nothing to remove.
             None => {
-                if let Some(id) = self.entry {
-                    let _ = journal.done(id);
-                }
+                lines.extend(journal.done_all(self.entry));
             }
         }
         self.entry = None;

@@ -45,9 +45,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_sys as sys;
 
 use super::quirks::{under, CgroupLayout};
-use super::undo::{remove_parent, PARENT_PREFIX, RT_FILES};
+use crate::system::journal::undo::container::{remove_parent, PARENT_PREFIX, RT_FILES};
+use crate::system::journal::undo::files;
 use crate::system::journal::{Journal, Undo};
-use crate::system::settings::files;
 
 /// The real-time budget the parent group can get.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +258,7 @@ impl RtParent {
         }
         if files::setting_file(journal.root(), &path).is_none() {
             bail!(
-                "refusing to change {}: it is not on the list of files jitterlab's settings write (system::settings::files), so `jitterlab restore` could not put it back",
+                "refusing to change {}: it is not on the list of files jitterlab's settings write (system::journal::undo::files), so `jitterlab restore` could not put it back",
                 path.display()
             );
         }
@@ -287,7 +287,7 @@ impl RtParent {
         while let Some(w) = self.written.pop() {
             match files::write_value(&w.path, &w.old) {
                 Ok(()) => {
-                    let _ = journal.done(w.id);
+                    lines.extend(journal.done_all([w.id]));
                     lines.push(format!(
                         "restored {} to {:?}",
                         w.path.display(),
@@ -309,7 +309,7 @@ impl RtParent {
             let (line, handled) = remove_parent(root, &c.path, &c.files);
             lines.push(line);
             if handled {
-                let _ = journal.done(c.id);
+                lines.extend(journal.done_all([c.id]));
             } else {
                 self.created = Some(c);
             }

@@ -30,8 +30,8 @@ use anyhow::{bail, Context, Result};
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 
-use super::undo::remove_container;
 use super::{output_within, Engine};
+use crate::system::journal::undo::container::remove_container;
 use crate::system::journal::{Journal, Undo};
 
 /// The container's share of real-time time, under its parent group.
@@ -222,7 +222,9 @@ impl Started {
         }
         if handled {
             self.removed = true;
-            let _ = journal.done(self.id);
+            if let Some(e) = journal.done_all([self.id]).pop() {
+                return Some(format!("{line}; {e}"));
+            }
         }
         Some(line)
     }

@@ -12,8 +12,10 @@ use super::image::{build_args, build_id, containerfile, context_files, parse_ldd
 use super::quirks::{hard_limits, has_capability, ulimits, CgroupLayout, Hard, Ulimits};
 use super::rt_parent::{Budget, RtParent};
 use super::run::{ContainerRun, RtLimits};
-use super::undo::{is_container_name, remove_parent, rm_args};
 use super::*;
+use crate::system::journal::undo::container::{
+    self as undo, is_container_name, remove_parent, rm_args,
+};
 use crate::system::journal::{self, Journal};
 use crate::system::settings::testing::journal_env;
 

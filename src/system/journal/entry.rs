@@ -70,7 +70,7 @@ pub enum Undo {
         name: String,
     },
     /// A file's old content: written back verbatim, only to a file on the
-    /// settings' allow-list ([`crate::system::settings::files`]).
+    /// settings' allow-list ([`crate::system::journal::undo::files`]).
     File {
         /// The absolute path as written (already under the sysroot).
         path: PathBuf,
@@ -89,7 +89,7 @@ pub enum Undo {
         comm: String,
     },
     /// A resctrl group jitterlab created: removed
-    /// ([`crate::system::resctrl_undo::remove_group`]).
+    /// ([`crate::system::journal::undo::resctrl::remove_group`]).
     ResctrlGroup {
         /// The group's directory (already under the sysroot).
         path: PathBuf,
@@ -100,21 +100,21 @@ pub enum Undo {
         files: Vec<String>,
     },
     /// resctrl, mounted by jitterlab: unmounted
-    /// ([`crate::system::resctrl_undo::unmount`]).
+    /// ([`crate::system::journal::undo::resctrl::unmount`]).
     ResctrlMount {
         /// The mount point (already under the sysroot).
         target: PathBuf,
     },
     /// A private work directory jitterlab made (neighbour output, disk
     /// load files): removed with what it holds, symlink-safely
-    /// ([`crate::system::workdir_undo::undo`]). Journaled before the `mkdir`.
+    /// ([`crate::system::journal::undo::workdir::undo`]). Journaled before the `mkdir`.
     WorkDir {
         /// The directory (`<runtime dir>/jitterlab-XXXXXXXX` or
         /// `<disk base>/jitterlab-disk-XXXXXXXX`).
         path: PathBuf,
     },
     /// A cgroup jitterlab made for a cell's neighbours: every process in it
-    /// killed, then removed ([`crate::system::cgroup_undo::undo`]).
+    /// killed, then removed ([`crate::system::journal::undo::cgroup::undo`]).
     /// Journaled before the `mkdir`.
     Cgroup {
         /// The group's directory in the real cgroup file system (cgroups
@@ -122,7 +122,7 @@ pub enum Undo {
         path: PathBuf,
     },
     /// A container jitterlab started for a cell: removed with `ENGINE rm
-    /// -f NAME` ([`crate::system::container::undo::remove_container`]).
+    /// -f NAME` ([`crate::system::journal::undo::container::remove_container`]).
     /// Journaled before the engine is started.
     Container {
         /// The engine's program (`podman`, `docker`).
@@ -133,7 +133,7 @@ pub enum Undo {
     /// The parent cgroup jitterlab made for its containers' real-time
     /// budget (`--cgroup-parent`): removed from every cgroup hierarchy,
     /// the groups the engine made in it first
-    /// ([`crate::system::container::undo::remove_parent`]). Journaled
+    /// ([`crate::system::journal::undo::container::remove_parent`]). Journaled
     /// before the `mkdir`; its `cpu.rt_*` values are `File` entries of
     /// their own.
     ContainerCgroup {

@@ -14,8 +14,8 @@ use jitterlab_sys as sys;
 use super::entry::{Document, VERSION};
 use super::JOURNAL_ENV;
 use crate::error::bad;
+use crate::system::journal::undo::files::{is_symlink_error, read_nofollow};
 use crate::system::procs::command_name;
-use crate::system::settings::files::{is_symlink_error, read_nofollow};
 
 /// The journal file for `root` (see the `journal` module doc), its
 /// directory created.

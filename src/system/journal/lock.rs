@@ -14,8 +14,8 @@ use jitterlab_sys as sys;
 use super::entry::Holder;
 use super::file::{journal_path, load, state_dir};
 use crate::error::bad;
+use crate::system::journal::undo::files::{is_symlink_error, read_nofollow};
 use crate::system::procs::read_stat;
-use crate::system::settings::files::{is_symlink_error, read_nofollow};
 
 /// How long [`MachineLock::take`] retries a held lock before it refuses:
 /// long enough to ride over a holder that is just letting go.

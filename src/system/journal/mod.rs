@@ -13,7 +13,7 @@
 //! - [`Undo::Netns`]: a network namespace, to be deleted (here);
 //! - [`Undo::File`]: a sysfs/procfs value, to be written back verbatim —
 //!   only to a file on the settings' allow-list
-//!   ([`crate::system::settings::files`]), never through a symlink, never
+//!   ([`crate::system::journal::undo::files`]), never through a symlink, never
 //!   creating one (here);
 //! - [`Undo::Stopped`]: a process jitterlab stopped with `SIGSTOP` (a
 //!   running irqbalance, paused while IRQs are moved), to be resumed with
@@ -22,30 +22,29 @@
 //! - [`Undo::ResctrlGroup`]: a resctrl group jitterlab created, to be
 //!   removed (`{ "kind": "resctrl-group", "path": "/sys/fs/resctrl/rt",
 //!   "files": [] }`; `files` lists what a fake tree's stand-in created;
-//!   [`crate::system::resctrl_undo`]);
+//!   [`crate::system::journal::undo::resctrl`]);
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
 //!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`;
-//!   [`crate::system::resctrl_undo`]).
+//!   [`crate::system::journal::undo::resctrl`]).
 //! - [`Undo::WorkDir`]: a private work directory, to be removed with its
 //!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`;
-//!   [`crate::system::workdir_undo`]);
+//!   [`crate::system::journal::undo::workdir`]);
 //! - [`Undo::Cgroup`]: the cgroup of a cell's neighbours, every process in
 //!   it killed and the group removed (`{ "kind": "cgroup", "path":
-//!   "/sys/fs/cgroup/jitterlab-…" }`; [`crate::system::cgroup_undo`]).
+//!   "/sys/fs/cgroup/jitterlab-…" }`; [`crate::system::journal::undo::cgroup`]).
 //! - [`Undo::Container`]: a container of a `container` cell, removed with
 //!   `ENGINE rm -f NAME` (`{ "kind": "container", "engine": "podman",
-//!   "name": "jitterlab-4242-1" }`; [`crate::system::container::undo`]);
+//!   "name": "jitterlab-4242-1" }`; [`crate::system::journal::undo::container`]);
 //! - [`Undo::ContainerCgroup`]: the parent cgroup that gives the
 //!   containers a real-time budget, removed from every hierarchy (`{
 //!   "kind": "container-cgroup", "path": "/sys/fs/cgroup/cpu/jitterlab-ctr-…",
-//!   "files": [] }`; [`crate::system::container::undo`]).
+//!   "files": [] }`; [`crate::system::journal::undo::container`]).
 //!
 //! **Layering.** The modules that journal their changes — the settings,
-//! the neighbours' cgroup, the work directories — use this module, so it
-//! never uses them: each undo step lives here or in a small module below
-//! the journal (`resctrl_undo`, `workdir_undo`, `cgroup_undo`, and the
-//! settings' allow-list `settings::files`), which the modules above may
-//! call too.
+//! the neighbours' cgroup, the work directories, the deployment container
+//! — use this module, so it never uses them: each undo step lives here or
+//! below the journal in [`undo`] (the settings' allow-list, resctrl, work
+//! directories, cgroups, containers), which the modules above call too.
 //!
 //! **Where.** jitterlab's directory is `<sysroot>/run/jitterlab`. `/run` is
 //! cleared by a reboot, exactly when the processes and sysfs values the
@@ -144,6 +143,7 @@ mod entry;
 mod file;
 mod lock;
 mod restore;
+pub mod undo;
 
 use std::fs;
 use std::io::ErrorKind;
@@ -251,7 +251,7 @@ impl Journal {
     }
 
     /// The sysroot the journal was begun for (the settings check their
-    /// files against it, [`crate::system::settings::files`]).
+    /// files against it, [`crate::system::journal::undo::files`]).
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -288,6 +288,17 @@ impl Journal {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Forgets every entry of `ids` (their changes were undone), going on
+    /// past an entry it cannot forget: one line `journal: ERROR` for each
+    /// such entry, for the caller to report. An entry left behind only
+    /// makes `jitterlab restore` find its change already undone.
+    pub fn done_all(&mut self, ids: impl IntoIterator<Item = u64>) -> Vec<String> {
+        ids.into_iter()
+            .filter_map(|id| self.done(id).err())
+            .map(|e| format!("journal: {e:#}"))
+            .collect()
     }
 
     #[cfg(test)]

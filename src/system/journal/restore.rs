@@ -14,8 +14,8 @@ use super::entry::{other_boot, owner_alive, plural, Entry, Holder, Undo};
 use super::file::{load, locate, remove_dead_tmps, remove_if_present, save, sync_dir};
 use super::lock::MachineLock;
 use crate::error::bad;
+use crate::system::journal::undo::files::{self, is_symlink_error, read_nofollow};
 use crate::system::procs::{group_members, read_stat, wait_for};
-use crate::system::settings::files::{self, is_symlink_error, read_nofollow};
 
 /// How long [`replay`] waits for a killed process group to vanish.
 const KILL_WAIT: Duration = Duration::from_secs(3);
@@ -146,16 +146,16 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
         Undo::File { path, old } => return restore_file(root, entry.id, path, old),
         Undo::Netns { name } => delete_netns(name),
         Undo::ResctrlGroup { path, files } => {
-            crate::system::resctrl_undo::remove_group(path, files)
+            crate::system::journal::undo::resctrl::remove_group(path, files)
         }
-        Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
-        Undo::WorkDir { path } => crate::system::workdir_undo::undo(path),
-        Undo::Cgroup { path } => crate::system::cgroup_undo::undo(path),
+        Undo::ResctrlMount { target } => crate::system::journal::undo::resctrl::unmount(target),
+        Undo::WorkDir { path } => crate::system::journal::undo::workdir::undo(path),
+        Undo::Cgroup { path } => crate::system::journal::undo::cgroup::undo(path),
         Undo::Container { engine, name } => {
-            crate::system::container::undo::remove_container(engine, name)
+            crate::system::journal::undo::container::remove_container(engine, name)
         }
         Undo::ContainerCgroup { path, files } => {
-            crate::system::container::undo::remove_parent(root, path, files)
+            crate::system::journal::undo::container::remove_parent(root, path, files)
         }
         Undo::Neighbour {
             pgid,

@@ -162,8 +162,14 @@ fn record_and_done_rewrite_the_exact_document() {
         })
         .unwrap();
     assert_eq!(next, 4);
-    j.done(next).unwrap();
-    j.done(netns).unwrap();
+    // Forgetting several goes on past one it cannot forget, and says which.
+    assert_eq!(
+        j.done_all([next, 2, netns]),
+        vec![format!(
+            "journal: journal {} has no entry 2",
+            path.display()
+        )]
+    );
     assert_eq!(j.pending(), 0);
     j.finish().unwrap();
     assert!(!path.exists());

@@ -36,11 +36,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use jitterlab_core::units::CpuList;
 
-use super::files::CPU_DIR;
 use super::{
     check_online, check_writable, cpus_phrase, read_value, Setting, SettingReport, Writes,
 };
 use crate::error::bad;
+use crate::system::journal::undo::files::CPU_DIR;
 use crate::system::journal::Journal;
 
 /// What to set, on which CPUs.

@@ -49,8 +49,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use jitterlab_core::units::CpuList;
 
-use super::files::{IRQ_DEFAULT, IRQ_DIR};
 use super::{check_online, check_writable, cpus_noun, read_value, Setting, SettingReport, Writes};
+use crate::system::journal::undo::files::{IRQ_DEFAULT, IRQ_DIR};
 use crate::system::journal::Journal;
 
 /// Moves every movable IRQ, and the default for new ones, to some CPUs.

@@ -50,7 +50,6 @@
 // remove this allow when they do.
 
 pub mod cpufreq;
-pub mod files;
 pub mod irq;
 pub mod irqbalance;
 pub mod resctrl;
@@ -65,6 +64,7 @@ use jitterlab_sys as sys;
 
 use crate::error::bad;
 use crate::system::host::online_cpus;
+use crate::system::journal::undo::files;
 use crate::system::journal::{Journal, Undo};
 /// What a setting reports: [`jitterlab_core::cell::SettingReport`] (the
 /// cell's context stores it). The four value fields use one shape per
@@ -238,7 +238,7 @@ impl Writes {
     ) -> Result<io::Result<()>> {
         if files::setting_file(journal.root(), path).is_none() {
             return Err(anyhow!(
-                "refusing to change {}: it is not on the list of files jitterlab's settings write (system::settings::files), so `jitterlab restore` could not put it back",
+                "refusing to change {}: it is not on the list of files jitterlab's settings write (system::journal::undo::files), so `jitterlab restore` could not put it back",
                 path.display()
             ));
         }

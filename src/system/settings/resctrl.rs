@@ -79,7 +79,7 @@
 //! refusal is imitated by making the file immutable (`chattr +i`) and
 //! writing the kernel's message to `info/last_cmd_status`.
 
-pub use crate::system::resctrl_undo::{remove_group, unmount, RESCTRL, STANDIN_FILES};
+pub use crate::system::journal::undo::resctrl::{remove_group, unmount, RESCTRL, STANDIN_FILES};
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};

@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use jitterlab_core::units::CpuList;
 
-use super::files::{FAIR_SERVER, SYSCTL_NAMES};
 use super::{check_online, check_writable, read_value, Setting, SettingReport, Writes};
 use crate::error::bad;
 use crate::system::host::read_opt;
+use crate::system::journal::undo::files::{FAIR_SERVER, SYSCTL_NAMES};
 use crate::system::journal::Journal;
 
 /// The sysctls [`Sysctl`] may set.

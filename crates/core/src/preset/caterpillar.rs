@@ -54,7 +54,9 @@ pub(super) fn text(machine: &PresetMachine) -> String {
         )
     };
     let mut text = format!(
-        r#"# Preset caterpillar: seed 002, cache-sensitive pointer chase.
+        r#"# Preset caterpillar: cache-sensitive pointer chase, after a Red Hat blog
+# post (the caterpillar benchmark with Intel Cache Allocation Technology on
+# Red Hat Device Edge; title and author not given in the stored text).
 # A pointer chase through one random cycle of cache lines (no prefetcher
 # helps), timed in CPU cycles, on the test CPU at SCHED_FIFO 95 as `chrt 95`
 # runs it; a stress-ng cache thrasher on the neighbour CPU; every movable

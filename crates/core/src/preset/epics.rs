@@ -10,7 +10,9 @@ pub(super) fn text(machine: &PresetMachine) -> String {
     let (probe, neighbours) = placement(machine.online);
     let nl = neighbour_line(&neighbours);
     format!(
-        r#"# Preset epics: seed 003, Tables 1, 4 and 5.
+        r#"# Preset epics: Tables 1, 4 and 5 of "EPICS IOCcore Real Time Performance
+# Measurements on Coldfire Module" (Shifu Xu, Hairong Shang, Robert Laird and
+# Frank Lenkszus).
 # Interrupt, context-switch and total response latency of a real-time
 # thread with a quiet network (the source's private network) and under a
 # network flood from a second namespace (its loaded public network);

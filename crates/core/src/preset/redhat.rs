@@ -145,7 +145,9 @@ pub(super) fn text(machine: &PresetMachine) -> String {
         ),
     };
     format!(
-        r#"# Preset redhat: seed 001, screw-to-screw round trip over OPC UA PubSub.
+        r#"# Preset redhat: screw-to-screw round trip over OPC UA PubSub, after "Real-time
+# Linux for controls: Industrial control performance testing with Red Hat and
+# Intel" (Red Hat and Intel).
 # An I/O simulator publishes its input image every 500 us (UADP over UDP,
 # between two network namespaces joined by a veth pair); the controller, a
 # soft-PLC task with a 5 ms period and a 500 us scan, subscribes, runs its

@@ -193,6 +193,7 @@
 //! [`CpuList::parse`]: crate::units::CpuList::parse
 
 mod cache;
+mod cell_key;
 mod check;
 mod netcycle;
 mod plan;
@@ -212,11 +213,11 @@ use self::check::{configurations, deployments, probes, scenarios, Checker};
 use self::plan::{check_cells, check_window_rows, Matrix};
 use self::raw::{serde_error, RawSpec};
 use self::scope::probe_scopes;
-use crate::cell::CellKey;
 use crate::limits;
 use crate::resctrl::{CacheDefault, CacheGroup};
 use crate::units::CpuList;
 
+pub use self::cell_key::CellKey;
 pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec, ResponseSource};
 pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};
 

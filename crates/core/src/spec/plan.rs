@@ -8,8 +8,7 @@ use toml::Spanned;
 
 use super::check::{Check, Checker};
 use super::raw::{RawProbe, RawSpec};
-use super::{CellPlan, Configuration, ProbeSpec, Spec};
-use crate::cell::CellKey;
+use super::{CellKey, CellPlan, Configuration, ProbeSpec, Spec};
 use crate::limits;
 use crate::units::format_duration_exact;
 

@@ -3,7 +3,7 @@
 //!
 //! The work directories journal themselves (the journal's `Undo::WorkDir`) and the
 //! journal's replay calls [`undo`], so this step lives below the journal
-//! (as [`crate::system::resctrl_undo`] does), and `workdir` above it: the
+//! (as [`crate::system::journal::undo::resctrl`] does), and `workdir` above it: the
 //! journal does not depend on `workdir`, and `workdir` depends on the
 //! journal. The name prefixes ([`WORK_PREFIX`], [`DISK_PREFIX`]) live
 //! here, since both sides need them; the random part and its shape are
@@ -25,7 +25,7 @@ use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path};
 
-use super::has_shape;
+use crate::system::has_shape;
 
 use jitterlab_sys as sys;
 

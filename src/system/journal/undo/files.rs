@@ -1,5 +1,5 @@
 //! The files jitterlab's settings write — one allow-list, consulted by the
-//! settings before they journal a write ([`super::Writes`]) and by
+//! settings before they journal a write ([`crate::system::settings::Writes`]) and by
 //! `jitterlab restore` before it writes a journaled value back
 //! ([`crate::system::journal`]).
 //!
@@ -17,11 +17,11 @@
 //!
 //! | path under the sysroot | setting |
 //! |---|---|
-//! | `proc/sys/kernel/timer_migration`, `proc/sys/kernel/sched_rt_runtime_us` | [`super::sysctl::Sysctl`] |
-//! | `proc/irq/default_smp_affinity`, `proc/irq/N/smp_affinity_list` | [`super::irq::IrqAffinity`] |
-//! | `sys/devices/system/cpu/cpufreq/policyN/F`, `sys/devices/system/cpu/cpuN/cpufreq/F`, F = `scaling_governor`, `scaling_min_freq`, `scaling_max_freq` | [`super::cpufreq::Cpufreq`] |
-//! | `sys/kernel/debug/sched/fair_server/cpuN/runtime` | [`super::sysctl::FairServer`] |
-//! | `sys/fs/resctrl/schemata` | [`super::resctrl::CacheAllocation`] |
+//! | `proc/sys/kernel/timer_migration`, `proc/sys/kernel/sched_rt_runtime_us` | [`crate::system::settings::sysctl::Sysctl`] |
+//! | `proc/irq/default_smp_affinity`, `proc/irq/N/smp_affinity_list` | [`crate::system::settings::irq::IrqAffinity`] |
+//! | `sys/devices/system/cpu/cpufreq/policyN/F`, `sys/devices/system/cpu/cpuN/cpufreq/F`, F = `scaling_governor`, `scaling_min_freq`, `scaling_max_freq` | [`crate::system::settings::cpufreq::Cpufreq`] |
+//! | `sys/kernel/debug/sched/fair_server/cpuN/runtime` | [`crate::system::settings::sysctl::FairServer`] |
+//! | `sys/fs/resctrl/schemata` | [`crate::system::settings::resctrl::CacheAllocation`] |
 //! | `sys/fs/cgroup/M/jitterlab-ctr-X/F`, F = `cpu.rt_period_us`, `cpu.rt_runtime_us`, X = 16 hex digits | the containers' real-time parent cgroup ([`crate::system::container`]) |
 //!
 //! N is a decimal number as the kernel writes it (no sign, no leading
@@ -53,24 +53,24 @@ use std::path::{Component, Path, PathBuf};
 
 use jitterlab_sys as sys;
 
-use crate::system::container::undo::{PARENT_PREFIX, RT_FILES};
-use crate::system::resctrl_undo::RESCTRL;
+use super::container::{PARENT_PREFIX, RT_FILES};
+use super::resctrl::RESCTRL;
 
-/// The sysctls [`super::sysctl::Sysctl`] sets (its `NAMES`).
-pub(super) const SYSCTL_NAMES: [&str; 2] = ["kernel.timer_migration", "kernel.sched_rt_runtime_us"];
+/// The sysctls [`crate::system::settings::sysctl::Sysctl`] sets (its `NAMES`).
+pub(crate) const SYSCTL_NAMES: [&str; 2] = ["kernel.timer_migration", "kernel.sched_rt_runtime_us"];
 /// The IRQ directory of procfs.
-pub(super) const IRQ_DIR: &str = "proc/irq";
+pub(crate) const IRQ_DIR: &str = "proc/irq";
 /// The CPUs new IRQs start on (hex mask).
-pub(super) const IRQ_DEFAULT: &str = "proc/irq/default_smp_affinity";
+pub(crate) const IRQ_DEFAULT: &str = "proc/irq/default_smp_affinity";
 /// The CPU directory of sysfs.
-pub(super) const CPU_DIR: &str = "sys/devices/system/cpu";
+pub(crate) const CPU_DIR: &str = "sys/devices/system/cpu";
 /// The fair deadline server's per-CPU directories.
-pub(super) const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
+pub(crate) const FAIR_SERVER: &str = "sys/kernel/debug/sched/fair_server";
 
 /// Where the cgroup hierarchies are mounted.
 const CGROUP_DIR: &str = "sys/fs/cgroup";
 
-/// The cpufreq files [`super::cpufreq::Cpufreq`] writes in a policy.
+/// The cpufreq files [`crate::system::settings::cpufreq::Cpufreq`] writes in a policy.
 const CPUFREQ_FILES: [&str; 3] = ["scaling_governor", "scaling_min_freq", "scaling_max_freq"];
 
 /// A file on the allow-list (see the module doc).

@@ -6,9 +6,9 @@
 //! The cell's group is journaled (`Undo::Cgroup`) by
 //! [`crate::neighbour::cgroup`], which uses the journal, and the journal's
 //! replay calls [`undo`]: so this step lives below the journal (as
-//! [`crate::system::resctrl_undo`] does) and the neighbours' cgroup module
+//! [`super::resctrl`] does) and the neighbours' cgroup module
 //! above it, and the journal does not depend on the neighbours. What both
-//! need — the group's name shape ([`PREFIX`], [`super::RANDOM_DIGITS`]), the
+//! need — the group's name shape ([`PREFIX`], [`crate::system::RANDOM_DIGITS`]), the
 //! hierarchy [`Kind`]s and the cgroup mounts of `/proc/self/mountinfo`
 //! ([`cgroup_mounts`]) — lives here too.
 //!
@@ -245,7 +245,7 @@ fn wait_until(timeout: Duration, done: impl Fn() -> bool) -> bool {
 /// Why `path` is not a group jitterlab made, or its hierarchy's kind.
 fn check(path: &Path) -> std::result::Result<Kind, String> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if !super::has_shape(name, PREFIX) {
+    if !crate::system::has_shape(name, PREFIX) {
         return Err("it is not a name jitterlab gives its cgroups".into());
     }
     let Some(mount) = path.parent() else {

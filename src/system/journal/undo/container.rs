@@ -2,10 +2,13 @@
 //! -f NAME`) and the parent cgroup that gave it a real-time budget,
 //! removed from every hierarchy the engine made it in.
 //!
-//! Both the normal end of a cell ([`super::run`], [`super::rt_parent`])
+//! Both the normal end of a cell ([`crate::system::container::run`],
+//! [`crate::system::container::rt_parent`])
 //! and `jitterlab restore` after a `kill -9` (the journal's replay) need
-//! these steps, so they live below the journal, as `cgroup_undo` does: this
-//! module does not use the journal.
+//! these steps, so they live below the journal, as [`super::cgroup`] does: this
+//! module does not use the journal. The engine ([`Engine`]) and the bounded
+//! wait for its answer ([`output_within`]) live here too, so this step does
+//! not reach up into the container module that uses them.
 //!
 //! **Only jitterlab's.** A container is removed only when its name has
 //! the shape jitterlab gives ([`is_container_name`]: `jitterlab-<pid>-<cell>`),
@@ -16,12 +19,14 @@
 
 use std::fs;
 use std::io::ErrorKind;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use super::quirks::{under, CgroupLayout};
-use super::{output_within, Engine};
+use serde::Serialize;
+
+use super::cgroup_layout::{under, CgroupLayout};
 
 /// The name prefix of the containers' parent cgroup.
 pub const PARENT_PREFIX: &str = "jitterlab-ctr-";
@@ -29,6 +34,100 @@ pub const PARENT_PREFIX: &str = "jitterlab-ctr-";
 /// The parent cgroup's files jitterlab writes (journaled, on the
 /// settings' allow-list).
 pub const RT_FILES: [&str; 2] = ["cpu.rt_period_us", "cpu.rt_runtime_us"];
+
+/// A container engine jitterlab can drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// Podman (Debian package `podman`): the default.
+    Podman,
+    /// Docker (Debian package `docker.io`), where its daemon runs.
+    Docker,
+}
+
+impl Engine {
+    /// Every engine, in the order they are tried.
+    pub const ALL: [Engine; 2] = [Engine::Podman, Engine::Docker];
+
+    /// The engine's program and the name `--engine` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Podman => "podman",
+            Engine::Docker => "docker",
+        }
+    }
+
+    /// The engine named `name`.
+    pub fn parse(name: &str) -> Option<Engine> {
+        Engine::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The Debian package that installs it.
+    pub fn package(self) -> &'static str {
+        match self {
+            Engine::Podman => "podman",
+            Engine::Docker => "docker.io",
+        }
+    }
+}
+
+/// Runs `cmd` (stdin closed, output captured) for at most `wait`: whether
+/// it succeeded, its stdout and its stderr; an error (with what to do)
+/// when it cannot start or takes longer (it is killed then).
+pub fn output_within(
+    cmd: &mut Command,
+    wait: Duration,
+) -> std::result::Result<(bool, String, String), String> {
+    let program = cmd.get_program().to_string_lossy().to_string();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    // Both pipes are drained on threads, so a chatty program never blocks
+    // on a full pipe while it is waited for.
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + wait;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{program} did not answer within {} s and was killed",
+                    wait.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for {program}: {e}")),
+        }
+    };
+    let out = out.join().unwrap_or_default();
+    let err = err.join().unwrap_or_default();
+    Ok((status.success(), out, err))
+}
 
 /// How long `rm -f` may take.
 const RM_WAIT: Duration = Duration::from_secs(60);
