@@ -257,8 +257,21 @@ fn a_bench_stores_every_cell_and_leaves_no_neighbour() {
         "the journal is removed after a clean end"
     );
 
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&json).unwrap();
+    let run: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // The record first: the header, then the verdict block, as `report
+    // RUN --format json` prints them.
+    assert!(
+        text.starts_with("{\n  \"header\": {\n    \"tool_version\": "),
+        "{text}"
+    );
+    assert_eq!(run["header"]["spec"], "lifecycle", "{text}");
+    let verdict_at = text.find("\n  \"verdict\": {").unwrap();
+    assert!(
+        verdict_at < text.find("\n  \"cells\": [").unwrap(),
+        "{text}"
+    );
+    assert_eq!(run["verdict"]["exit_status"], 0, "{}", run["verdict"]);
     let cells = run["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 4);
     let names: Vec<String> = cells

@@ -719,11 +719,12 @@ pub(super) fn comparison(
     for (letter, r) in [("A", a), ("B", b)] {
         let _ = write!(
             body,
-            "<section class=\"run\" id=\"side-{letter}\">\n<h2>{letter}: run {} ({} {}) on {}</h2>\n<h3>Verdict</h3>\n{}</section>\n",
+            "<section class=\"run\" id=\"side-{letter}\">\n<h2>{letter}: run {} ({} {}) on {}</h2>\n{}<h3>Verdict</h3>\n{}</section>\n",
             r.id,
             esc(&r.kind),
             esc(&r.name),
             esc(&r.hostname),
+            crate::report::header::html(&crate::report::header::of_run(store, r)?),
             verdict::verdict(r)
         );
     }

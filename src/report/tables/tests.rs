@@ -1555,18 +1555,6 @@ host         plc-7
 kernel       6.12.0-rt5-amd64
 status       completed
 
-verdict: every verdict passed (5 of 5), exit status 0
-  baseline/idle/host/chase rep 0
-    PASS chase measured: 20000 samples
-  baseline/neighbour/host/chase rep 0
-    PASS chase measured: 20000 samples
-  baseline/neighbour/host/chase rep 1
-    PASS chase measured: 20000 samples
-  cache-reserved/idle/host/chase rep 0
-    PASS chase measured: 20000 samples
-  cache-reserved/neighbour/host/chase rep 0
-    PASS chase measured: 20000 samples
-
 Chase (baseline: baseline)
 cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
 baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
@@ -1946,13 +1934,6 @@ started      2026-11-23T11:00:00Z
 host         ioc-3
 kernel       6.12.0-rt5-amd64
 status       completed
-
-verdict: every verdict passed (2 of 2), exit status 0
-  tuned/network/host/timerlat rep 0: skipped
-  tuned/network/host/ctxswitch rep 0
-    PASS handover measured: 60000 samples
-  tuned/network/host/response rep 0
-    PASS response measured: 3000 samples
 
 Latency
 cell                          latency   reps      min   median        max  % > 100 µs
