@@ -17,7 +17,9 @@ use serial_test::serial;
 
 #[path = "common/harness.rs"]
 mod harness;
-use harness::{jl_with, journal, processes_with, spec, wait_gone, wait_started};
+use harness::{
+    assert_exit_follows_verdicts, jl_with, journal, processes_with, spec, wait_gone, wait_started,
+};
 
 fn have(tool: &str) -> bool {
     StdCommand::new(tool)
@@ -335,7 +337,13 @@ command = ["stress-ng", "--cpu", "1", "--cpu-ops", "98765432", "--metrics-brief"
 kind = "wakeup"
 "#,
     );
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Its load is a verdict: 0 when it delivered it, 1 naming it when not.
+    assert_exit_follows_verdicts(&out);
+    let verdicts = &run["verdict"]["cells"][0]["verdicts"];
+    assert_eq!(
+        verdicts[1]["name"], "neighbour stress-ng load",
+        "{verdicts}"
+    );
     assert!(wait_gone("98765432", Duration::from_secs(2)).is_empty());
     let n = &run["cells"][0]["context"]["neighbours"][0];
     let cpu = n["cpu_time_ns"].as_u64().unwrap() as f64;
@@ -856,7 +864,7 @@ fn the_caterpillar_preset_ends_each_cell_after_its_200_samples() {
         return;
     }
     let (out, run) = preset_with_json("caterpillar", &["--warmup", "0"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_exit_follows_verdicts(&out);
     let cells = run["cells"].as_array().unwrap();
     let resctrl = Path::new("/sys/fs/resctrl/info").is_dir();
     assert_eq!(cells.len(), if resctrl { 4 } else { 2 }, "{run}");
@@ -976,8 +984,10 @@ fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
         ),
         "{stdout}"
     );
+    // The exit status follows every verdict (the budget's and each
+    // neighbour's load).
+    assert_exit_follows_verdicts(&out);
     if over == 0 {
-        assert_eq!(code, Some(0), "{out:?}");
         assert!(stdout.contains("\nverdict: held (none of "), "{stdout}");
     } else {
         assert_eq!(code, Some(1), "{out:?}");

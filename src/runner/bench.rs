@@ -877,7 +877,7 @@ impl Bench<'_> {
                 store.finish_cell(cell_id, status, Some(&m.result), &context, &m.histograms)?;
                 // Every verdict that did not pass (jitterlab_core::verdict)
                 // makes the bench's exit status 1, once the sweep is done.
-                for v in jitterlab_core::verdict::verdicts(&m.result)
+                for v in jitterlab_core::verdict::cell_verdicts(&m.result, &context)
                     .iter()
                     .filter(|v| !v.status.passed())
                 {
