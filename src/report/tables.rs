@@ -726,7 +726,7 @@ fn csv_columns() -> Vec<String> {
     for cols in [
         build::configuration_cols(),
         conditions::condition_cols(false),
-        build::latency_cols("", true),
+        build::latency_cols("", true, true, true),
         chase::chase_cols(),
     ] {
         for n in cols.into_iter().flat_map(|c| c.names) {

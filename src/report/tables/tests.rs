@@ -767,9 +767,11 @@ fn vs_baseline_is_the_ratio_of_minima_and_of_maxima() {
 fn rows_say_how_many_cycles_their_figures_came_from() {
     let run = fixture_run();
     let doc = json_of(&run, &TableOptions::default());
-    for title in ["scenario codesys", "configuration baseline"] {
+    for title in ["scenario codesys", "configuration baseline", "Latency"] {
         let table = if title.starts_with("scenario") {
             "configurations"
+        } else if title == "Latency" {
+            "latency"
         } else {
             "conditions"
         };
@@ -791,12 +793,12 @@ fn rows_say_how_many_cycles_their_figures_came_from() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text.matches("\nbaseline/codesys/host/cyclic, repetition 0: the figures come from 82 of 2507 releases (2425 skipped after 82 overruns)\n").count(),
-        2,
+        3,
         "{text}"
     );
     assert_eq!(
         text.matches("\nreleases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release\n").count(),
-        5,
+        6,
         "{text}"
     );
 }
@@ -917,11 +919,11 @@ fn spread_over_repetitions_and_one_repetition_plain() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Latency", "baseline/cpu/host/cyclic"),
-        "baseline/cpu/host/cyclic         2      2.3 µs      4.2 µs   88.0–102.3 µs  0.0000–0.0067"
+        "baseline/cpu/host/cyclic         2      2.3 µs      4.2 µs   88.0–102.3 µs  0.0000–0.0067       15000     15000        0         0"
     );
     assert_eq!(
         text_line(&text, "Latency", "tcc/codesys/host/cyclic"),
-        "tcc/codesys/host/cyclic        1/2      2.1 µs      3.5 µs         60.0 µs         0.0000"
+        "tcc/codesys/host/cyclic        1/2      2.1 µs      3.5 µs         60.0 µs         0.0000       15000     15000        0         0"
     );
 }
 
@@ -935,7 +937,7 @@ fn share_over_threshold() {
     assert_eq!(r["threshold_ns"], 100_000);
     let text = render(&fixture_run(), &TableOptions::default(), Format::Text).unwrap();
     assert!(
-        text.contains("\ncell                          reps         min      median             max     % > 100 µs\n"),
+        text.contains("\ncell                          reps         min      median             max     % > 100 µs    releases    cycles  skipped  overruns\n"),
         "{text}"
     );
     // A run without a threshold has `-`.
@@ -954,8 +956,8 @@ fn share_over_threshold() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert!(
         text.contains(
-            "cell                      reps     min  median      max  % over threshold\n\
-             default/none/host/wakeup     1  1.8 µs  2.7 µs  54.3 µs                 -\n"
+            "cell                      reps     min  median      max  % over threshold  releases  cycles  skipped  overruns\n\
+             default/none/host/wakeup     1  1.8 µs  2.7 µs  54.3 µs                 -     30000   30000        0         0\n"
         ),
         "{text}"
     );
@@ -1556,12 +1558,13 @@ kernel       6.12.0-rt5-amd64
 status       completed
 
 Chase (baseline: baseline)
-cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
-baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
-baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%
-cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000               80.0%
-cache-reserved/neighbour/host/chase     1        18020         18400        20100        26000           2000         8000          21.1–22.2%
+cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline  samples
+baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%    20000
+baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%    20000
+cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000               80.0%    20000
+cache-reserved/neighbour/host/chase     1        18020         18400        20100        26000           2000         8000          21.1–22.2%    20000
 figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario
+samples: the timed chases the chase figures come from (an event probe has no release schedule)
 ";
     assert_eq!(text, want);
 }
@@ -1595,6 +1598,9 @@ fn chase_row_in_json_and_csv() {
         // 2000 ÷ 9500 = 21.05 % → 21.1; 2000 ÷ 9000 = 22.2 %.
         ("p50_sample_jitter_vs_baseline_pct_min", 21.1.into()),
         ("p50_sample_jitter_vs_baseline_pct_max", 22.2.into()),
+        // The timed chases its figures come from.
+        ("samples_min", 20_000.into()),
+        ("samples_max", 20_000.into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -1625,8 +1631,8 @@ fn chase_row_in_json_and_csv() {
     assert_eq!(
         line,
         format!(
-            "chase,cache-reserved,neighbour,host,chase,1,1,completed,,baseline{}18020,18020,18400,18400,20100,20100,26000,26000,2000,2000,8000,8000,21.1,22.2",
-            ",".repeat(header.iter().position(|h| *h == "min_chase_cycles_min").unwrap() - 9)
+            "chase,cache-reserved,neighbour,host,chase,1,1,completed,,baseline{}20000,20000,18020,18020,18400,18400,20100,20100,26000,26000,2000,2000,8000,8000,21.1,22.2",
+            ",".repeat(header.iter().position(|h| *h == "samples_min").unwrap() - 9)
         )
     );
     assert_eq!(csv.lines().count(), 5);
@@ -1641,13 +1647,14 @@ fn chase_table_of_an_unavailable_configuration_is_na_with_its_reason() {
         &text[from..],
         "\
 Chase (baseline: baseline)
-cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
-baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
-baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%
-cache-reserved/idle/host/chase          -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A
-cache-reserved/neighbour/host/chase     -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A
+cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline  samples
+baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%    20000
+baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%    20000
+cache-reserved/idle/host/chase          -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A      N/A
+cache-reserved/neighbour/host/chase     -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A      N/A
 N/A cache-reserved: no cache allocation: /sys/fs/resctrl is not mounted
 figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario
+samples: the timed chases the chase figures come from (an event probe has no release schedule)
 "
     );
     let doc = json_of(&run, &NO_EXPLAIN);
@@ -1680,11 +1687,11 @@ fn chase_without_a_baseline_figure_is_na_and_another_baseline_works() {
     let text = render(&run, &NO_EXPLAIN, Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Chase", "baseline/idle/"),
-        "baseline/idle/host/chase              0/1       failed        failed       failed       failed         failed       failed                   -"
+        "baseline/idle/host/chase              0/1       failed        failed       failed       failed         failed       failed                   -   failed"
     );
     assert_eq!(
         text_line(&text, "Chase", "cache-reserved/idle/"),
-        "cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000                 n/a"
+        "cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000                 n/a    20000"
     );
     // Against cache-reserved: baseline/neighbour's 9000–9500 ÷ 2000.
     let opts = TableOptions {
@@ -1936,11 +1943,12 @@ kernel       6.12.0-rt5-amd64
 status       completed
 
 Latency
-cell                          latency   reps      min   median        max  % > 100 µs
-tuned/network/host/timerlat   thread     0/1  skipped  skipped    skipped     skipped
-tuned/network/host/ctxswitch  handover     1   1.0 µs   2.3 µs  1102.8 µs      0.0150
-tuned/network/host/response   wakeup       1   7.9 µs  30.0 µs  2492.3 µs      1.0667
-tuned/network/host/response   response     1  11.5 µs  43.6 µs  2509.1 µs      2.4333
+cell                          latency   reps      min   median        max  % > 100 µs  samples
+tuned/network/host/timerlat   thread     0/1  skipped  skipped    skipped     skipped  skipped
+tuned/network/host/ctxswitch  handover     1   1.0 µs   2.3 µs  1102.8 µs      0.0150    60000
+tuned/network/host/response   wakeup       1   7.9 µs  30.0 µs  2492.3 µs      1.0667     3000
+tuned/network/host/response   response     1  11.5 µs  43.6 µs  2509.1 µs      2.4333     3000
+samples: the samples of the row's figures (an event probe has no release schedule)
 ";
     assert_eq!(text, want);
     let doc = json_of(&epics_run(), &NO_EXPLAIN);
