@@ -920,6 +920,93 @@ fn the_caterpillar_preset_ends_each_cell_after_its_200_samples() {
     }
 }
 
+/// A FIFO chase that never sleeps, on a CPU where a normal task is always
+/// runnable, with `kernel.sched_rt_runtime_us` at its default (950000 of
+/// 1000000): the kernel holds it off for up to 50 ms of every second, and
+/// the cell marks each window that happened in — stored with the cell
+/// (`throttling.windows_hit`), one per stall's window, and named in the
+/// text report. The machine's settings are read, never changed: with
+/// another limit the test says so and skips.
+#[test]
+#[serial]
+fn rt_throttling_marks_the_windows_it_hit() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping: a SCHED_FIFO probe needs root");
+        return;
+    }
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (runtime, period) = (read("sched_rt_runtime_us"), read("sched_rt_period_us"));
+    if (runtime.as_str(), period.as_str()) != ("950000", "1000000") {
+        eprintln!("skipping: sched_rt_runtime_us {runtime} of {period}, not the default 950000 of 1000000");
+        return;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpu = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
+    let (out, run) = bench_with_json(
+        "throttled.toml",
+        &format!(
+            r#"
+duration = "4s"
+warmup = "0s"
+[[configuration]]
+name = "fifo"
+probe_cpus = "{cpu}"
+policy = "fifo"
+priority = 95
+[[scenario]]
+name = "busy"
+[[scenario.neighbour]]
+command = ["sh", "-c", "while :; do :; done # 86431"]
+cpus = "{cpu}"
+[[probe]]
+kind = "chase"
+iterations = 100
+samples = 1000000
+"#
+        ),
+    );
+    assert_exit_follows_verdicts(&out);
+    assert!(wait_gone("86431", Duration::from_secs(2)).is_empty());
+    let t = &run["cells"][0]["context"]["throttling"];
+    assert_eq!(t["realtime_probe"], true, "{t}");
+    let hit = t["windows_hit"].as_array().unwrap();
+    assert!(!hit.is_empty(), "no window marked: {t}");
+    // One mark per window a stall fell in, each its window's span.
+    let mut stalled: Vec<u64> = t["stalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["window"].as_u64().unwrap())
+        .collect();
+    stalled.dedup();
+    let marked: Vec<u64> = hit.iter().map(|w| w["window"].as_u64().unwrap()).collect();
+    assert_eq!(marked, stalled, "{t}");
+    for w in hit {
+        let n = w["window"].as_u64().unwrap();
+        assert_eq!(w["start_ns"].as_u64(), Some(n * 1_000_000_000), "{w}");
+        assert_eq!(w["end_ns"].as_u64(), Some((n + 1) * 1_000_000_000), "{w}");
+        // A hold-off of 50 ms, cut short or run a few ticks over.
+        let longest = w["longest_ns"].as_u64().unwrap();
+        assert!((25_000_000..=75_000_000).contains(&longest), "{w}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first = &hit[0];
+    assert!(
+        stdout.contains(&format!(
+            "fifo/busy/host/chase rep 0: RT throttling hit window {} ({}.000s to {}.000s: ",
+            marked[0],
+            marked[0],
+            marked[0] + 1
+        )),
+        "{first}: {stdout}"
+    );
+}
+
 /// Preset redhat for real, briefly: both loops over a veth pair, idle and
 /// beside the seed's noisy neighbour; the round-trip table and the verdict
 /// in the bench's report and in `report --format csv`. Whether the samples

@@ -371,6 +371,10 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
             if let Some(first) = t.lines().into_iter().next() {
                 notes.push(format!("{cell}: {first}"));
             }
+            let window_ns = c.result.as_ref().map_or(0, |r| r.params.window_ns);
+            if let Some(w) = t.windows_line(window_ns) {
+                notes.push(format!("{cell}: {w}"));
+            }
         }
     }
     Ok((sheets, notes))

@@ -297,6 +297,20 @@ fn chase_samples(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
     ))
 }
 
+/// The windows RT throttling hit in a cell (start, end ns since its first
+/// release), for its timeline's bands.
+fn throttled_bands(d: &CellData<'_>) -> Vec<(u64, u64)> {
+    d.cell
+        .context
+        .throttling
+        .as_ref()
+        .map(|t| t.hit_windows(d.window_ns))
+        .unwrap_or_default()
+        .iter()
+        .map(|w| (w.start_ns, w.end_ns))
+        .collect()
+}
+
 /// A cell's timeline of per-window figures, when it stored windows.
 fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Result<String> {
     let mut o = String::new();
@@ -308,6 +322,7 @@ fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Res
             d.window_ns,
             e.per_point,
             &budget_line(d.budget, axis),
+            &throttled_bands(d),
             &format!("{} timeline of {}", metric.name, name),
         )?;
         o.push_str(&figure(

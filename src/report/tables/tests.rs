@@ -1230,6 +1230,7 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
             },
         ],
         realtime_probe: true,
+        windows_hit: vec![],
     });
     let ex = explain::explain(&run);
     let lines: Vec<String> = ex[4].lines().into_iter().map(|(_, l)| l).collect();
@@ -1239,7 +1240,7 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
         "neighbour stress-ng (CPU 0): CPU time 2.400s in 60.000s, 0.04 CPUs busy, 900000 bogo-ops, alive but short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
     );
     assert_eq!(
-        lines[lines.len() - 3..],
+        lines[lines.len() - 4..lines.len() - 1],
         [
             "RT throttling: 2 stalls of up to 52.000ms in windows 2, 3: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)",
             "RT throttling evidence: kernel log: [ 1024.824060] sched: RT throttling activated; the kernel's fair deadline server (Linux 6.12 and later) also reserves 50 ms of every 1 s by default for normal tasks",
@@ -1252,7 +1253,13 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
         e["neighbours"][0]["load"],
         "short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
     );
-    assert_eq!(e["throttling"].as_array().unwrap().len(), 3);
+    // Then the windows it hit, derived from the stalls for a cell stored
+    // before they were marked.
+    assert_eq!(
+        lines[lines.len() - 1],
+        "RT throttling hit window 2 (2.000s to 3.000s: 1 stall of up to 52.000ms), window 3 (3.000s to 4.000s: 1 stall of up to 51.000ms)"
+    );
+    assert_eq!(e["throttling"].as_array().unwrap().len(), 4);
     // Under the tables too, in every format.
     let cell = format!("{} rep {}", ex[4].cell, ex[4].repetition);
     let short = format!(
@@ -1262,6 +1269,10 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert!(text.contains(&short), "{text}");
     assert!(text.contains(&throttled), "{text}");
+    assert!(
+        text.contains(&format!("\n{cell}: RT throttling hit window 2 (2.000s to 3.000s: 1 stall of up to 52.000ms), window 3 (3.000s to 4.000s: 1 stall of up to 51.000ms)\n")),
+        "{text}"
+    );
     let notes = doc["notes"].as_array().unwrap();
     assert!(notes.contains(&serde_json::Value::from(short)), "{notes:?}");
     assert!(
