@@ -69,8 +69,8 @@ dl.run-head dt{font-weight:bold}
 dl.run-head dd{margin:0}
 .fail{font-weight:bold;text-decoration:underline}
 .cell{border-top:1px solid #999;padding-top:.4rem;break-inside:avoid-page}
-details.cell>summary{cursor:pointer}
-details.cell>summary h3{display:inline-block;margin:.5rem 0}
+details.cell>summary,details.record>summary{cursor:pointer}
+details.cell>summary h3,details.record>summary h3{display:inline-block;margin:.5rem 0}
 .with-aside{display:grid;grid-template-columns:minmax(0,1fr) 21rem;gap:1.2rem}
 figure{margin:0 0 1rem}
 figcaption{font-size:.85rem;max-width:47rem}
@@ -717,6 +717,17 @@ fn compare_boxes(
     Ok(o)
 }
 
+/// A run's record folded under `title` (`<details>`, no script): a
+/// comparison names both records, each once, and keeps its plots in view.
+fn folded_record(title: &str, h: &jitterlab_core::header::Header) -> String {
+    let record = crate::report::header::html(h);
+    let list = record.strip_prefix("<h3>Record</h3>\n").unwrap_or(&record);
+    format!(
+        "<details class=\"record\"><summary><h3>{}</h3></summary>\n{list}</details>\n",
+        esc(title)
+    )
+}
+
 /// The page comparing run A with run B.
 pub(super) fn comparison(
     store: &Store,
@@ -739,7 +750,7 @@ pub(super) fn comparison(
             esc(&r.kind),
             esc(&r.name),
             esc(&r.hostname),
-            crate::report::header::html(&crate::report::header::of_run(store, r)?),
+            folded_record(&format!("Record of run {letter} (run {})", r.id), &crate::report::header::of_run(store, r)?),
             verdict::verdict(r)
         );
     }

@@ -807,6 +807,25 @@ fn two_runs_are_overlaid_a_solid_and_b_dashed() {
     let b = single_run(&mut store, &[1_100, 3_300, 3_400, 80_000], "plc-8");
     let html = render(&store, &[a, b], &HtmlOptions::default()).unwrap();
     assert_self_contained(&html);
+    // Each run's record once, folded and titled with its run, above its
+    // verdict.
+    for (letter, id, host) in [("A", a, "plc-7"), ("B", b, "plc-8")] {
+        let head = format!(
+            "<details class=\"record\"><summary><h3>Record of run {letter} (run {id})</h3></summary>\n<dl class=\"header\">\n"
+        );
+        assert_eq!(html.matches(&head).count(), 1, "{html}");
+        let at = html.find(&head).unwrap();
+        let side = &html[at..at + html[at..].find("</section>").unwrap()];
+        assert!(
+            side.contains(&format!("<dt>host</dt><dd>{host}</dd>")),
+            "{side}"
+        );
+        assert!(
+            side.find("</details>") < side.find("<h3>Verdict</h3>"),
+            "{side}"
+        );
+    }
+    assert_eq!(html.matches("<dl class=\"header\">").count(), 2, "{html}");
     let doc = parse(&html);
     let h = plots(&doc, &html, "histogram");
     assert_eq!(h.len(), 1);
