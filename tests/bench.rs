@@ -1104,10 +1104,22 @@ fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
         lines[0].starts_with("configuration,scenario,deployment,probe,reps,completed,status,"),
         "{csv}"
     );
-    assert!(lines[0].ends_with(",over_budget,round_trips,t2_t3_p50_ns_min,t2_t3_p50_ns_max,t2_t3_max_ns_min,t2_t3_max_ns_max,max_abs_jitter_ns_min,max_abs_jitter_ns_max,exec_stddev_ns_min,exec_stddev_ns_max"), "{csv}");
+    assert!(lines[0].ends_with(",over_budget,round_trips,t2_t3_p50_ns_min,t2_t3_p50_ns_max,t2_t3_max_ns_min,t2_t3_max_ns_max,max_abs_jitter_ns_min,max_abs_jitter_ns_max,exec_stddev_ns_min,exec_stddev_ns_max,releases_min,releases_max,cycles_min,cycles_max,skipped_min,skipped_max,overruns_min,overruns_max"), "{csv}");
     // Two configurations × two scenarios × host and container, each host
     // row beside its container row.
     assert_eq!(lines.len(), 1 + 8, "{csv}");
+    // Each measured row says what its figures came from: the controller's
+    // releases, of which the cycles measured and the skipped add up.
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let first: Vec<&str> = lines[1].split(',').collect();
+    let n = |name: &str| first[at(name)].parse::<u64>().unwrap();
+    assert!(n("releases_min") > 0, "{csv}");
+    assert_eq!(
+        n("cycles_min") + n("skipped_min"),
+        n("releases_min"),
+        "{csv}"
+    );
     assert!(
         lines[1].starts_with("baseline,idle,host,roundtrip,1,1,completed,"),
         "{csv}"
