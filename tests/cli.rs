@@ -500,8 +500,13 @@ fn junit_of_a_run_and_of_its_stored_report_name_each_verdict_and_its_figure() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let max = r["verdicts"][0]["observed_ns"].as_u64().unwrap();
-    let line = r["verdicts"][0]["decided"].as_str().unwrap().to_string();
+    let max = r["verdict"]["cells"][0]["verdicts"][0]["observed_ns"]
+        .as_u64()
+        .unwrap();
+    let line = r["verdict"]["cells"][0]["verdicts"][0]["decided"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(
         line,
         format!(

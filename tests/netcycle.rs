@@ -70,7 +70,7 @@ fn check_definitions(r: &Value, code: i32, cycle_ns: i64, duration_ns: i64, cns:
     assert_eq!(d["held"]["held"].as_bool(), Some(held), "{}", d["held"]);
     assert_eq!(d["held"]["reasons"].is_null(), held);
     assert_eq!(code, if held { 0 } else { 1 }, "{}", d["held"]);
-    let v = &r["verdicts"][0];
+    let v = &r["verdict"]["cells"][0]["verdicts"][0];
     assert_eq!(v["name"], "cycle time held", "{v}");
     assert_eq!(v["status"], if held { "pass" } else { "fail" }, "{v}");
     if !held {

@@ -36,17 +36,36 @@ fn one_table_as_csv_is_that_table_alone_and_tidy() {
         .code(0)
         .stderr("")
         .stdout(concat!(
-            "configuration,scenario,deployment,probe,metric,reps,completed,status,threshold_ns,min_latency_ns_min,min_latency_ns_max,p50_latency_ns_min,p50_latency_ns_max,max_latency_ns_min,max_latency_ns_max,over_threshold_pct_min,over_threshold_pct_max\n",
-            "tuned,idle,host,timerlat,thread,1,0,skipped,,,,,,,,,\n",
-            "tuned,idle,host,ctxswitch,handover,1,1,completed,100000,2313,2313,2915,2915,7071,7071,0.0,0.0\n",
-            "tuned,idle,host,response,wakeup,1,1,completed,100000,7416,7416,9215,9215,296580,296580,1.7017,1.7017\n",
-            "tuned,idle,host,response,response,1,1,completed,100000,11943,11943,14527,14527,303010,303010,1.8018,1.8018\n",
-            "tuned,idle,host,response,rx-to-thread,1,1,completed,100000,5063,5063,6287,6287,293746,293746,1.6016,1.6016\n",
-            "tuned,network,host,timerlat,thread,1,0,skipped,,,,,,,,,\n",
-            "tuned,network,host,ctxswitch,handover,1,1,completed,100000,2253,2253,3005,3005,131488,131488,0.1005,0.1005\n",
-            "tuned,network,host,response,wakeup,1,1,completed,100000,7000,7000,8607,8607,250435,250435,0.4004,0.4004\n",
-            "tuned,network,host,response,response,1,1,completed,100000,10956,10956,22047,22047,270766,270766,0.6006,0.6006\n",
-            "tuned,network,host,response,rx-to-thread,1,1,completed,100000,5218,5218,6311,6311,248162,248162,0.4004,0.4004\n",
+            "configuration,scenario,deployment,probe,metric,reps,completed,status,threshold_ns,min_latency_ns_min,min_latency_ns_max,p50_latency_ns_min,p50_latency_ns_max,max_latency_ns_min,max_latency_ns_max,over_threshold_pct_min,over_threshold_pct_max,releases_min,releases_max,cycles_min,cycles_max,skipped_min,skipped_max,overruns_min,overruns_max,samples_min,samples_max\n",
+            "tuned,idle,host,timerlat,thread,1,0,skipped,,,,,,,,,,,,,,,,,,,\n",
+            "tuned,idle,host,ctxswitch,handover,1,1,completed,100000,2313,2313,2915,2915,7071,7071,0.0,0.0,,,,,,,,,2000,2000\n",
+            "tuned,idle,host,response,wakeup,1,1,completed,100000,7416,7416,9215,9215,296580,296580,1.7017,1.7017,,,,,,,,,999,999\n",
+            "tuned,idle,host,response,response,1,1,completed,100000,11943,11943,14527,14527,303010,303010,1.8018,1.8018,,,,,,,,,999,999\n",
+            "tuned,idle,host,response,rx-to-thread,1,1,completed,100000,5063,5063,6287,6287,293746,293746,1.6016,1.6016,,,,,,,,,999,999\n",
+            "tuned,network,host,timerlat,thread,1,0,skipped,,,,,,,,,,,,,,,,,,,\n",
+            "tuned,network,host,ctxswitch,handover,1,1,completed,100000,2253,2253,3005,3005,131488,131488,0.1005,0.1005,,,,,,,,,1990,1990\n",
+            "tuned,network,host,response,wakeup,1,1,completed,100000,7000,7000,8607,8607,250435,250435,0.4004,0.4004,,,,,,,,,999,999\n",
+            "tuned,network,host,response,response,1,1,completed,100000,10956,10956,22047,22047,270766,270766,0.6006,0.6006,,,,,,,,,999,999\n",
+            "tuned,network,host,response,rx-to-thread,1,1,completed,100000,5218,5218,6311,6311,248162,248162,0.4004,0.4004,,,,,,,,,999,999\n",
+        ));
+}
+
+/// The chase table alone: each row with the samples (timed chases) its
+/// figures come from.
+#[test]
+fn the_chase_table_as_csv_says_its_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    jl(dir.path(), "bench-caterpillar.db")
+        .args(["report", "--table", "chase", "--format", "csv"])
+        .assert()
+        .code(0)
+        .stderr("")
+        .stdout(concat!(
+            "configuration,scenario,deployment,probe,reps,completed,status,note,baseline,min_chase_cycles_min,min_chase_cycles_max,p50_chase_cycles_min,p50_chase_cycles_max,p99_chase_cycles_min,p99_chase_cycles_max,max_chase_cycles_min,max_chase_cycles_max,p50_sample_jitter_cycles_min,p50_sample_jitter_cycles_max,max_sample_jitter_cycles_min,max_sample_jitter_cycles_max,p50_sample_jitter_vs_baseline_pct_min,p50_sample_jitter_vs_baseline_pct_max,samples_min,samples_max\n",
+            "baseline,idle,host,chase,1,1,completed,,baseline,299910,299910,382463,382463,519423,519423,130809978,130809978,160511,160511,130452114,130452114,100.0,100.0,20000,20000\n",
+            "baseline,neighbour,host,chase,1,1,completed,,baseline,182572,182572,376575,376575,511487,511487,131088438,131088438,149503,149503,130740506,130740506,100.0,100.0,20000,20000\n",
+            "cache-reserved,idle,host,chase,0,0,unavailable,\"needs cache allocation (resctrl on CAT hardware), and this machine has none (no rdt_a, cat_l3 or cat_l2 flag in /proc/cpuinfo, no resctrl info directory; a virtual machine usually hides it)\",,,,,,,,,,,,,,,,,\n",
+            "cache-reserved,neighbour,host,chase,0,0,unavailable,\"needs cache allocation (resctrl on CAT hardware), and this machine has none (no rdt_a, cat_l3 or cat_l2 flag in /proc/cpuinfo, no resctrl info directory; a virtual machine usually hides it)\",,,,,,,,,,,,,,,,,\n",
         ));
 }
 

@@ -120,6 +120,87 @@ fn the_histogram_a_run_wrote_is_rendered_again_from_the_database() {
     }
 }
 
+/// A run's record (its header and, right under it, its verdict block) is
+/// printed once, in every format: the JSON `run --json` writes is, byte for
+/// byte, what `report RUN --format json` prints, with `header` and
+/// `verdict` its first keys; the text has the verdict block once, between
+/// the header and the summary, and no line of the header again; the HTML
+/// page has one record and one verdict block, and its summary repeats
+/// neither.
+#[test]
+#[serial]
+fn a_runs_record_is_printed_once_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpu = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
+    let out = jl(dir.path())
+        .args(["run", "wakeup", "--cycles", "50", "--cpus", &cpu, "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let block = "\n\nverdict: every verdict passed (1 of 1), exit status 0\n  PASS latency measured: 50 samples\n\nprobe        wakeup\n";
+    assert!(printed.starts_with("Record\njitterlab    "), "{printed}");
+    assert!(printed.contains(block), "{printed}");
+    assert_eq!(printed.matches("verdict:").count(), 1, "{printed}");
+    for label in ["kernel", "clocksource", "duration", "elapsed"] {
+        let lines = printed.lines().filter(|l| l.starts_with(label)).count();
+        assert_eq!(lines, usize::from(label != "elapsed"), "{label}: {printed}");
+    }
+    let written = std::fs::read_to_string(&json).unwrap();
+    let report = |format: &str| {
+        let out = jl(dir.path())
+            .args(["report", "1", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(report("json"), written);
+    assert_eq!(report("text"), printed);
+    let keys: Vec<&str> = written
+        .lines()
+        .filter(|l| l.starts_with("  \""))
+        .map(|l| l.trim().split('"').nth(1).unwrap())
+        .take(3)
+        .collect();
+    assert_eq!(keys, ["header", "verdict", "schema_version"]);
+    let v: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        v["header"]["spec"],
+        "jitterlab run wakeup, from the command line"
+    );
+    assert_eq!(v["verdict"]["headline"], "every verdict passed (1 of 1)");
+    assert_eq!(v["verdict"]["exit_status"], 0);
+    assert_eq!(
+        v["verdict"]["cells"][0]["verdicts"][0]["decided"],
+        "50 samples"
+    );
+    assert!(v.get("verdicts").is_none(), "{written}");
+    let md = report("md");
+    assert_eq!(md.matches("### Record\n").count(), 1, "{md}");
+    assert_eq!(md.matches("### Verdict\n").count(), 1, "{md}");
+    assert!(md.contains("\n- duration: "), "{md}");
+    let html = report("html");
+    assert_eq!(html.matches("<h3>Record</h3>").count(), 1, "{html}");
+    assert_eq!(html.matches("<h3>Verdict</h3>").count(), 1, "{html}");
+    assert!(
+        html.find("<h3>Record</h3>") < html.find("<h3>Verdict</h3>"),
+        "{html}"
+    );
+    let summary = &html[html.find("<pre class=\"summary\">").unwrap()..];
+    let summary = &summary[..summary.find("</pre>").unwrap()];
+    assert!(
+        summary.starts_with("<pre class=\"summary\">probe        wakeup\n"),
+        "{summary}"
+    );
+    for word in ["verdict", "kernel", "clocksource", "elapsed"] {
+        assert!(!summary.contains(word), "{word}: {summary}");
+    }
+}
+
 /// `report --histogram` writes nothing and exits 2 when there is nothing
 /// to write: two runs named, a run that is not there, a probe without a
 /// main latency.

@@ -488,28 +488,7 @@ impl Running {
 /// early, or one with no stated request, gets no judgement (`load` stays
 /// `None`: not measured).
 pub fn judge_loads(reports: &mut [NeighbourReport]) {
-    let intents: Vec<Option<noise::Intent>> = reports
-        .iter()
-        .map(|r| noise::stress_ng_intent(&r.argv, r.cpus.len()))
-        .collect();
-    let asks: Vec<(Vec<usize>, u64)> = reports
-        .iter()
-        .zip(&intents)
-        .map(|(r, i)| {
-            let mut cpus = r.cpus.clone();
-            cpus.sort_unstable();
-            (cpus, i.as_ref().map_or(0, |i| i.cpu_milli))
-        })
-        .collect();
-    let shares = noise::share_out(&asks);
-    for ((r, intent), share) in reports.iter_mut().zip(&intents).zip(shares) {
-        r.load = match intent {
-            Some(i) if r.healthy => {
-                noise::LoadCheck::judge(i, share, r.cpu_time_ns, r.wall_ns, &r.bogo_ops)
-            }
-            _ => None,
-        };
-    }
+    noise::judge_loads(reports);
 }
 
 impl Drop for Running {

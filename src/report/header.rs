@@ -4,11 +4,14 @@
 //! ([`jitterlab_core::header::Header`]: what each line says, and "not
 //! recorded" for what an older run did not keep).
 //!
-//! Right under the header is the slot of the verdict block: [`assemble`]
-//! takes it already rendered for the format (`None` leaves the slot empty),
-//! so the verdict's own renderer decides what it says and the header only
-//! where it goes. In JSON the header is the first key of the document
-//! (`"header"`) and the verdict, when given, the second (`"verdict"`).
+//! The record is the header and, right under it, the verdict block with
+//! every limit and what decided it ([`record`]): printed once, in text,
+//! Markdown and JSON (the HTML page puts [`super::html`]'s verdict block in
+//! the same place); no body prints the verdict again. [`assemble`] takes
+//! the block already rendered for the format (`None` leaves the slot
+//! empty), so the verdict's own renderer decides what it says and the
+//! header only where it goes. In JSON the header is the first key of the
+//! document (`"header"`) and the verdict the second (`"verdict"`).
 //!
 //! Where the header comes from: a `jitterlab run`'s own result
 //! ([`of_result`]: what the run printed at its end is what `report` prints
@@ -18,6 +21,7 @@ use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
 use jitterlab_core::header::{Header, RunFacts};
 use jitterlab_core::result::RunResult;
+use jitterlab_core::verdict::CellVerdicts;
 
 use super::safe::{escape, shown};
 use super::tables::{md_escape, Format};
@@ -85,6 +89,17 @@ pub fn html(h: &Header) -> String {
     }
     o.push_str("</dl>\n");
     o
+}
+
+/// `body` (a report in `format`) as a record: the header on top and the
+/// verdict block of `cells` right under it ([`super::verdict::block`]).
+pub fn record(format: Format, h: &Header, cells: &[CellVerdicts], body: &str) -> Result<String> {
+    assemble(
+        format,
+        h,
+        super::verdict::block(format, cells).as_deref(),
+        body,
+    )
 }
 
 /// `body` (a report in `format`) with the header on top and, under it,

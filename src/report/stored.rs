@@ -561,7 +561,17 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
         first = false;
         // Every run's report starts with its header (CSV: rows only).
         let header = super::header::of_run(store, &run)?;
-        let with_header = |body: &str| super::header::assemble(a.format, &header, None, body);
+        // The verdict block is part of the record, under the header; a
+        // table asked for by name (--table) comes alone.
+        let verdicts = if a.tables.is_empty() {
+            super::verdict::of_run(&run)
+        } else {
+            Vec::new()
+        };
+        let with_header = |body: &str| match verdicts.is_empty() {
+            true => super::header::assemble(a.format, &header, None, body),
+            false => super::header::record(a.format, &header, &verdicts, body),
+        };
         if matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (super::single::single_run_text(store, &run)?, a.format) {
                 (Some(text), tables::Format::Text) => {
@@ -598,7 +608,7 @@ fn single_run_json(store: &Store, run: &StoredRun) -> Result<String> {
     let running = RunStatus::parse(&run.status) == Some(RunStatus::Running);
     let mut s = match (&run.cells[0].result, run.cells[0].status) {
         (Some(r), CellStatus::Completed | CellStatus::Interrupted) if !running => {
-            serde_json::to_string_pretty(&super::verdict::result_json(r))?
+            serde_json::to_string_pretty(r)?
         }
         _ => {
             let live = if running {
@@ -765,8 +775,16 @@ mod tests {
         // The header first: a running run's from its stored row.
         let header = s.run_header(ids.run).unwrap();
         let text = render_runs(&s, &[ids.run], &req(tables::Format::Text)).unwrap();
+        // Then the verdicts so far, right under it.
+        let verdict = super::super::verdict::text(&super::super::verdict::of_run(
+            &s.load_run(ids.run).unwrap(),
+        ));
+        assert!(verdict.starts_with("verdict so far: "), "{verdict}");
         let body = text
-            .strip_prefix(&format!("{}\n", super::super::header::text(&header)))
+            .strip_prefix(&format!(
+                "{}\n{verdict}\n",
+                super::super::header::text(&header)
+            ))
             .unwrap();
         assert!(body.starts_with("run 1 (wakeup"), "{text}");
         assert_eq!(
@@ -786,6 +804,15 @@ mod tests {
         assert_eq!(
             json.as_object_mut().unwrap().remove("header").unwrap(),
             serde_json::to_value(&header).unwrap()
+        );
+        // The verdict block under it: nothing judged yet, no exit status.
+        assert_eq!(
+            json.as_object_mut().unwrap().remove("verdict").unwrap(),
+            serde_json::json!({
+                "headline": "nothing was judged",
+                "exit_status": null,
+                "cells": [{"cell": null, "elapsed_ns": 0, "skipped": "running: no result yet", "verdicts": []}],
+            })
         );
         let row = s.run_row(ids.run).unwrap().unwrap();
         assert_eq!(

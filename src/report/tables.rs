@@ -150,7 +150,6 @@ mod tests;
 
 use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
-use jitterlab_core::verdict::CellVerdicts;
 use serde::Serialize;
 
 use crate::error::bad;
@@ -263,15 +262,13 @@ pub fn render(run: &StoredRun, opts: &TableOptions, format: Format) -> Result<St
     } else {
         Vec::new()
     };
-    // The verdict block heads a whole report; a table asked for by name
-    // (--table) comes alone.
-    let verdicts = opts.tables.is_empty().then(|| super::verdict::of_run(run));
-    let verdicts = verdicts.as_deref();
+    // The verdict block is part of the record above the tables
+    // (`super::header::record`), not of the tables.
     Ok(match format {
-        Format::Text => text(run, &sheets, &notes, &explanations, verdicts),
-        Format::Md => md(run, &sheets, &notes, &explanations, verdicts),
+        Format::Text => text(run, &sheets, &notes, &explanations),
+        Format::Md => md(run, &sheets, &notes, &explanations),
         Format::Csv => csv(&sheets),
-        Format::Json => json(run, &sheets, notes, explanations, verdicts)?,
+        Format::Json => json(run, &sheets, notes, explanations)?,
         Format::Html => html(run, &sheets, &notes, &explanations),
     })
 }
@@ -374,6 +371,10 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
             if let Some(first) = t.lines().into_iter().next() {
                 notes.push(format!("{cell}: {first}"));
             }
+            let window_ns = c.result.as_ref().map_or(0, |r| r.params.window_ns);
+            if let Some(w) = t.windows_line(window_ns) {
+                notes.push(format!("{cell}: {w}"));
+            }
         }
     }
     Ok((sheets, notes))
@@ -422,20 +423,10 @@ fn header_fields(run: &StoredRun) -> Vec<(&'static str, String)> {
     v
 }
 
-fn text(
-    run: &StoredRun,
-    sheets: &[Sheet],
-    notes: &[String],
-    ex: &[Explanation],
-    verdicts: Option<&[CellVerdicts]>,
-) -> String {
+fn text(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
     let mut o = String::new();
     for (k, v) in header_fields(run) {
         o.push_str(&format!("{k:<LABEL$}{}\n", shown(&v)));
-    }
-    if let Some(v) = verdicts {
-        o.push('\n');
-        o.push_str(&super::verdict::text(v));
     }
     for n in notes {
         o.push('\n');
@@ -459,13 +450,7 @@ fn text(
     o
 }
 
-fn md(
-    run: &StoredRun,
-    sheets: &[Sheet],
-    notes: &[String],
-    ex: &[Explanation],
-    verdicts: Option<&[CellVerdicts]>,
-) -> String {
+fn md(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
     let mut o = format!(
         "## Run {}: {} ({})\n\n",
         run.id,
@@ -474,10 +459,6 @@ fn md(
     );
     for (k, v) in header_fields(run).into_iter().skip(1) {
         o.push_str(&format!("- {k}: {}\n", sheet::md_escape(&v)));
-    }
-    if let Some(v) = verdicts {
-        o.push('\n');
-        o.push_str(&super::verdict::markdown(v));
     }
     for n in notes {
         o.push('\n');
@@ -604,8 +585,6 @@ struct JsonRun<'a> {
     #[serde(flatten)]
     head: compare::JsonSide<'a>,
     unavailable: Vec<JsonUnavailable<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    verdict: Option<serde_json::Value>,
     notes: Vec<String>,
     tables: Vec<sheet::JsonTable>,
     explanations: Vec<Explanation>,
@@ -616,7 +595,6 @@ fn json(
     sheets: &[Sheet],
     notes: Vec<String>,
     explanations: Vec<Explanation>,
-    verdicts: Option<&[CellVerdicts]>,
 ) -> Result<String> {
     let doc = JsonRun {
         schema_version: TABLES_SCHEMA_VERSION,
@@ -629,7 +607,6 @@ fn json(
                 reason: r,
             })
             .collect(),
-        verdict: verdicts.map(super::verdict::json),
         notes,
         tables: sheets
             .iter()
@@ -753,7 +730,7 @@ fn csv_columns() -> Vec<String> {
     for cols in [
         build::configuration_cols(),
         conditions::condition_cols(false),
-        build::latency_cols("", true),
+        build::latency_cols("", true, true, true),
         chase::chase_cols(),
     ] {
         for n in cols.into_iter().flat_map(|c| c.names) {

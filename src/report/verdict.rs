@@ -3,6 +3,10 @@
 //! that says how many did not pass and the exit status that follows, in
 //! text, Markdown and JSON (the HTML block is [`super::html::verdict`]'s).
 //!
+//! The block is part of a report's record: [`block`] renders it for a
+//! format and [`super::header::record`] puts it once, right under the
+//! header's machine, version and spec lines; no body prints it again.
+//!
 //! Every format prints the same verdicts from the same model, so a report
 //! never says more than was measured: a figure without a sample is `NOT
 //! MEASURED` with its reason (JSON `null` and the reason), and the headline
@@ -12,11 +16,11 @@ use std::fmt::Write as _;
 
 use jitterlab_core::cell::StoredRun;
 use jitterlab_core::result::RunResult;
-use jitterlab_core::verdict::{self, CellVerdicts, Verdict};
-use serde::Serialize;
+use jitterlab_core::verdict::{self, CellVerdicts};
 use serde_json::Value;
 
 use super::safe::shown;
+use super::tables::Format;
 
 /// Stored text made safe for a Markdown table cell.
 fn md_escape(s: &str) -> String {
@@ -57,16 +61,20 @@ pub fn exit_status(cells: &[CellVerdicts]) -> u8 {
     u8::from(!verdict::failures(cells).is_empty())
 }
 
+/// True while a cell is still to run (no exit status yet).
+fn pending(cells: &[CellVerdicts]) -> bool {
+    cells.iter().any(|c| {
+        c.skipped
+            .as_deref()
+            .is_some_and(|s| s.ends_with(verdict::NO_RESULT_YET))
+    })
+}
+
 /// The headline: `verdict: 1 of 3 verdicts did not pass, exit status 1`;
 /// while cells are still to run, the verdicts so far, without an exit
 /// status.
 pub fn headline(cells: &[CellVerdicts]) -> String {
-    let pending = cells.iter().any(|c| {
-        c.skipped
-            .as_deref()
-            .is_some_and(|s| s.ends_with(verdict::NO_RESULT_YET))
-    });
-    if pending {
+    if pending(cells) {
         return format!(
             "verdict so far: {} (cells still to run)",
             verdict::headline(cells)
@@ -138,30 +146,25 @@ pub fn markdown(cells: &[CellVerdicts]) -> String {
     o
 }
 
-/// The block in JSON: `{"headline", "exit_status", "cells": [...]}`.
+/// The block in JSON: `{"headline", "exit_status", "cells": [...]}`;
+/// `exit_status` is `null` while cells are still to run.
 pub fn json(cells: &[CellVerdicts]) -> Value {
     serde_json::json!({
         "headline": verdict::headline(cells),
-        "exit_status": exit_status(cells),
+        "exit_status": (!pending(cells)).then(|| exit_status(cells)),
         "cells": cells,
     })
 }
 
-/// A result as its JSON is written (`--json`, `report --format json`):
-/// its fields in their order, then its verdicts, recomputed, under
-/// `verdicts`.
-#[derive(Serialize)]
-pub struct ResultJson<'a> {
-    #[serde(flatten)]
-    result: &'a RunResult,
-    verdicts: Vec<Verdict>,
-}
-
-/// [`ResultJson`] of `r`.
-pub fn result_json(r: &RunResult) -> ResultJson<'_> {
-    ResultJson {
-        result: r,
-        verdicts: verdict::verdicts(r),
+/// The block rendered for `format`, as [`super::header::assemble`] takes
+/// it: text, Markdown, JSON text; `None` for CSV (rows only) and HTML
+/// (whose page draws [`super::html::verdict`]'s block itself).
+pub fn block(format: Format, cells: &[CellVerdicts]) -> Option<String> {
+    match format {
+        Format::Text => Some(text(cells)),
+        Format::Md => Some(markdown(cells)),
+        Format::Json => Some(json(cells).to_string()),
+        Format::Html | Format::Csv => None,
     }
 }
 

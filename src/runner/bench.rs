@@ -529,8 +529,14 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
     );
 
     let stored = store.load_run(run)?;
+    let header = store.run_header(run)?;
+    let verdicts = report::verdict::of_run(&stored);
     if let Some(p) = &a.json {
-        super::write_json(p, &stored)?;
+        // The record first (header, verdict), then the stored run.
+        let mut body = serde_json::to_string_pretty(&stored)?;
+        body.push('\n');
+        let text = report::header::record(report::tables::Format::Json, &header, &verdicts, &body)?;
+        super::write_json_text(p, &text)?;
     }
     if let Some(p) = &a.junit {
         report::junit::write(
@@ -541,7 +547,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
                 started_at: &stored.started_at,
                 hostname: &stored.hostname,
             },
-            &report::verdict::of_run(&stored),
+            &verdicts,
         )?;
     }
     let text = match a.format {
@@ -551,7 +557,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         f => {
             let tables =
                 report::tables::render(&stored, &report::tables::TableOptions::default(), f)?;
-            report::header::assemble(f, &store.run_header(run)?, None, &tables)?
+            report::header::record(f, &header, &verdicts, &tables)?
         }
     };
     out!("{text}")?;
@@ -592,7 +598,17 @@ fn rescue(run: &StoredRun, a: &BenchRequest, e: anyhow::Error) -> anyhow::Error 
     };
     if let Ok(text) = report::tables::render(run, &report::tables::TableOptions::default(), format)
     {
-        if out!("{text}").is_ok() {
+        // The verdict block above the tables, as in the record (the
+        // header needs the database; a JSON document stays the tables').
+        let verdict = match format {
+            report::tables::Format::Text | report::tables::Format::Md => {
+                report::verdict::block(format, &report::verdict::of_run(run))
+                    .map(|v| format!("{v}\n"))
+                    .unwrap_or_default()
+            }
+            _ => String::new(),
+        };
+        if out!("{verdict}{text}").is_ok() {
             kept.push("the tables above".into());
         }
     }
@@ -860,7 +876,7 @@ impl Bench<'_> {
                 store.finish_cell(cell_id, status, Some(&m.result), &context, &m.histograms)?;
                 // Every verdict that did not pass (jitterlab_core::verdict)
                 // makes the bench's exit status 1, once the sweep is done.
-                for v in jitterlab_core::verdict::verdicts(&m.result)
+                for v in jitterlab_core::verdict::cell_verdicts(&m.result, &context)
                     .iter()
                     .filter(|v| !v.status.passed())
                 {

@@ -176,9 +176,10 @@ fn execute(
     } else {
         let header = report::header::of_result(result);
         let summary = report::text::summary(result);
+        let cells = report::verdict::of_result(result);
         out!(
             "{}",
-            report::header::assemble(report::tables::Format::Text, &header, None, &summary)?
+            report::header::record(report::tables::Format::Text, &header, &cells, &summary)?
         )?;
     }
     if let Some(f) = failure {
@@ -437,11 +438,33 @@ pub fn write_json(p: &Path, result: &impl serde::Serialize) -> Result<()> {
     f.finish()
 }
 
+/// The JSON `--json` writes of a run's result, as `report RUN --format
+/// json` prints it: the record (`header`, then the `verdict` block) first,
+/// then the result's own fields. A reader of the result alone (an older
+/// file has neither key) ignores both.
+pub fn result_json(result: &RunResult) -> Result<String> {
+    let mut body = serde_json::to_string_pretty(result)?;
+    body.push('\n');
+    report::header::record(
+        report::tables::Format::Json,
+        &report::header::of_result(result),
+        &report::verdict::of_result(result),
+        &body,
+    )
+}
+
+/// Writes a JSON text, already rendered, to `--json`'s file.
+pub fn write_json_text(p: &Path, text: &str) -> Result<()> {
+    let mut f = out_files::create("--json", p)?;
+    f.write_all(text.as_bytes())?;
+    f.finish()
+}
+
 /// Writes `--json` and `--histogram` (from the threads' recorders) from
 /// the finished result.
 fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
     if let Some(p) = &opts.json {
-        write_json(p, &report::verdict::result_json(result))?;
+        write_json_text(p, &result_json(result)?)?;
     }
     if let Some(p) = &opts.junit {
         report::junit::write(

@@ -99,14 +99,18 @@ pub fn observe(
     let stalls = limit
         .map(|l| match_stalls(&largest, &l, result.params.window_ns))
         .unwrap_or_default();
-    Throttling {
+    let mut t = Throttling {
         limit,
         fair_server,
         messages: throttle_messages(log),
         rt_rqs,
         stalls,
         realtime_probe,
-    }
+        windows_hit: Vec::new(),
+    };
+    // Each window it hit, stored with the cell (the window rows' marks).
+    t.windows_hit = t.hit_windows(result.params.window_ns);
+    t
 }
 
 #[cfg(test)]
@@ -115,7 +119,7 @@ mod tests {
     use jitterlab_core::outlier::Outlier;
     use jitterlab_core::probe::ProbeKind;
     use jitterlab_core::result::ThreadResult;
-    use jitterlab_core::rt_throttle::{RtRq, Stall};
+    use jitterlab_core::rt_throttle::{RtRq, Stall, ThrottledWindow};
     use std::fs;
 
     fn write(root: &Path, rel: &str, text: &str) {
@@ -213,8 +217,33 @@ mod tests {
                     },
                 ],
                 realtime_probe: true,
+                windows_hit: vec![
+                    ThrottledWindow {
+                        window: 1,
+                        start_ns: 1_000_000_000,
+                        end_ns: 2_000_000_000,
+                        stalls: 1,
+                        longest_ns: 52_380_000
+                    },
+                    ThrottledWindow {
+                        window: 3,
+                        start_ns: 3_000_000_000,
+                        end_ns: 4_000_000_000,
+                        stalls: 1,
+                        longest_ns: 51_900_000
+                    },
+                ],
             }
         );
+        assert_eq!(
+            t.windows_line(1_000_000_000).unwrap(),
+            "RT throttling hit window 1 (1.000s to 2.000s: 1 stall of up to 52.380ms), window 3 (3.000s to 4.000s: 1 stall of up to 51.900ms)"
+        );
+        // A probe that sleeps (not real-time, or not busy) marks no window.
+        let t = observe(root, &chase_result(), false, log, Some(2_400_000_000));
+        assert_eq!((t.stalls.len(), t.windows_hit.len()), (2, 0));
+        assert_eq!(t.windows_line(1_000_000_000), None);
+        let t = observe(root, &chase_result(), true, log, Some(2_400_000_000));
         assert_eq!(
             t.lines()[1],
             "RT throttling evidence: kernel log: [ 1024.824060] sched: RT throttling activated; rt_throttled on CPU 1"

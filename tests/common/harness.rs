@@ -75,3 +75,39 @@ pub fn wait_started(marker: &str) {
     }
     assert!(!processes_with(marker).is_empty(), "{marker} started");
 }
+
+/// A bench's exit status follows its verdicts (the record's verdict block
+/// in its text report): 0 when every verdict passed, 1 when one did not —
+/// a neighbour short of its load on a busy machine is a failed verdict, not
+/// a broken bench — and then every verdict that did not pass (`FAIL …`,
+/// `NOT MEASURED …`) is named on stderr (`did not pass: CELL: LINE`).
+pub fn assert_exit_follows_verdicts(out: &std::process::Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let headline = stdout
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict block: {out:?}"));
+    if headline.ends_with(", exit status 0") {
+        assert_eq!(out.status.code(), Some(0), "{headline}: {out:?}");
+        return;
+    }
+    assert!(headline.ends_with(", exit status 1"), "{headline}");
+    assert_eq!(out.status.code(), Some(1), "{headline}: {out:?}");
+    let failing: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("FAIL ") || l.starts_with("NOT MEASURED "))
+        .collect();
+    assert!(
+        !failing.is_empty(),
+        "{headline}: no failing verdict named: {stdout}"
+    );
+    for l in failing {
+        assert!(
+            stderr.contains(&format!(": {l}\n")),
+            "{l} is not named on stderr: {stderr}"
+        );
+        eprintln!("note: the bench ended 1 on a failed verdict: {l}");
+    }
+}

@@ -11,7 +11,9 @@
 //! the labelled lines every text-like format prints in this order; the
 //! JSON is the struct itself, `null` where not recorded.
 //!
-//! The verdict block goes right under the header; it is not part of it.
+//! A report's record is this header and, right under it, the verdict block
+//! (`crate::verdict`) with every limit and what decided it: the header
+//! holds the facts, the verdict block is rendered from the cells' verdicts.
 
 use serde::{Deserialize, Serialize};
 

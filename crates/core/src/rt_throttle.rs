@@ -237,6 +237,49 @@ pub fn match_stalls(largest: &[(String, u64, u64)], limit: &RtLimit, window_ns: 
     kept
 }
 
+/// One measurement window that RT throttling hit: the kernel held the
+/// probe off within it. The kernel gives no per-window throttled time a
+/// probe can read while it measures (`cpu.stat`'s `throttled_usec` counts
+/// CFS bandwidth, not real-time runtime; the scheduler's debug file only
+/// says whether a CPU is throttled at the moment it is read, and is in
+/// debugfs), so a window is marked by the stalls of a hold-off's length the
+/// probe measured in it ([`match_stalls`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThrottledWindow {
+    /// The window (from 0).
+    pub window: u64,
+    /// Its start, ns since the run's start.
+    pub start_ns: u64,
+    /// Its end, ns since the run's start.
+    pub end_ns: u64,
+    /// The stalls of a hold-off's length in it.
+    pub stalls: u32,
+    /// The longest of them, ns.
+    pub longest_ns: u64,
+}
+
+/// The windows of `window_ns` that `stalls` fell in, each once, in order.
+pub fn throttled_windows(stalls: &[Stall], window_ns: u64) -> Vec<ThrottledWindow> {
+    let window_ns = window_ns.max(1);
+    let mut v: Vec<ThrottledWindow> = Vec::new();
+    for s in stalls {
+        match v.last_mut().filter(|w| w.window == s.window) {
+            Some(w) => {
+                w.stalls += 1;
+                w.longest_ns = w.longest_ns.max(s.ns);
+            }
+            None => v.push(ThrottledWindow {
+                window: s.window,
+                start_ns: s.window * window_ns,
+                end_ns: (s.window + 1) * window_ns,
+                stalls: 1,
+                longest_ns: s.ns,
+            }),
+        }
+    }
+    v
+}
+
 /// Real-time throttling as seen around one cell.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Throttling {
@@ -259,6 +302,12 @@ pub struct Throttling {
     /// it (a probe that sleeps each cycle leaves the CPU's real-time runtime
     /// mostly unused).
     pub realtime_probe: bool,
+    /// The windows throttling hit, when it explains the stalls
+    /// ([`throttled_windows`]); empty when it explains nothing, and in a
+    /// cell stored before windows were marked ([`Throttling::hit_windows`]
+    /// then derives them from the stalls).
+    #[serde(default)]
+    pub windows_hit: Vec<ThrottledWindow>,
 }
 
 impl Throttling {
@@ -268,6 +317,54 @@ impl Throttling {
         self.realtime_probe
             && self.limit.is_some_and(|l| l.hold_off_ns().is_some())
             && !self.stalls.is_empty()
+    }
+
+    /// The windows throttling hit: those stored, else (a cell stored
+    /// before they were) derived from the stalls with `window_ns`; empty
+    /// when throttling explains no stall.
+    pub fn hit_windows(&self, window_ns: u64) -> Vec<ThrottledWindow> {
+        if !self.explains_stalls() {
+            return Vec::new();
+        }
+        if self.windows_hit.is_empty() {
+            throttled_windows(&self.stalls, window_ns)
+        } else {
+            self.windows_hit.clone()
+        }
+    }
+
+    /// The report line naming each window throttling hit: `RT throttling
+    /// hit window 1 (1.000s to 2.000s: 1 stall of 52.380ms), …`; `None`
+    /// when it hit none.
+    pub fn windows_line(&self, window_ns: u64) -> Option<String> {
+        let hit = self.hit_windows(window_ns);
+        if hit.is_empty() {
+            return None;
+        }
+        let ns = |v: u64| crate::units::format_ns(i64::try_from(v).unwrap_or(i64::MAX));
+        // Window bounds in seconds with three decimals, 0 included.
+        let secs = |v: u64| {
+            format!(
+                "{}.{:03}s",
+                v / 1_000_000_000,
+                v % 1_000_000_000 / 1_000_000
+            )
+        };
+        let each: Vec<String> = hit
+            .iter()
+            .map(|w| {
+                format!(
+                    "window {} ({} to {}: {} stall{} of up to {})",
+                    w.window,
+                    secs(w.start_ns),
+                    secs(w.end_ns),
+                    w.stalls,
+                    if w.stalls == 1 { "" } else { "s" },
+                    ns(w.longest_ns)
+                )
+            })
+            .collect();
+        Some(format!("RT throttling hit {}", each.join(", ")))
     }
 
     /// The windows the stalls fell in, each once, in order.

@@ -18,6 +18,12 @@
 //!   `--role controller` round trip, a netcycle's cycles on `--role cn`)
 //!   gets no verdict at all, so no report prints it.
 //!
+//! * A neighbour asked for a load ([`crate::noise`]) that it did not
+//!   deliver makes the measurement not the one asked for: each neighbour
+//!   with a load request gets a verdict `neighbour NAME load`
+//!   ([`neighbour_verdicts`]), a fail when it is short of its load, not
+//!   measured when its CPU time could not be judged.
+//!
 //! [`verdicts`] reads only the stored [`RunResult`] (its summaries, its
 //! limits and its probe's `detail`), so a stored run of any version gets its
 //! verdicts recomputed when it is reported; [`RunResult::failed`] and every
@@ -26,8 +32,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cell::{CellStatus, StoredRun};
+use crate::cell::{CellContext, CellStatus, NeighbourReport, StoredRun};
 use crate::netcycle::{NetcycleDetail, NodeRole};
+use crate::noise::{self, LoadCheck};
 use crate::result::{LimitCheck, ProbeKind, RunResult};
 use crate::roundtrip::BudgetVerdict;
 use crate::stats::MetricSummary;
@@ -416,6 +423,102 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
     v
 }
 
+/// A CPU share, thousandths of a CPU, as a whole per cent of one CPU:
+/// 34 → `3 %` (halves up).
+fn cpu_percent(milli: u64) -> String {
+    format!("{} %", (milli + 5) / 10)
+}
+
+/// What decided a judged neighbour's load: `achieved 3 % of the 80 %
+/// asked (CPU time 390.000ms in 15.058s; tolerance 20 %)`, or for a
+/// neighbour that asked no stated CPU time, its bogo-ops.
+fn load_decided(n: &NeighbourReport, l: &LoadCheck) -> String {
+    let mut parts = Vec::new();
+    if l.asked_milli > 0 {
+        parts.push(format!(
+            "achieved {} of the {} asked (CPU time {} in {}; tolerance {} %)",
+            cpu_percent(l.achieved_milli),
+            cpu_percent(l.asked_milli),
+            crate::units::format_ns(i64::try_from(n.cpu_time_ns).unwrap_or(i64::MAX)),
+            crate::units::format_ns(i64::try_from(n.wall_ns).unwrap_or(i64::MAX)),
+            l.tolerance_percent
+        ));
+    }
+    if !l.idle_stressors.is_empty() {
+        parts.push(format!("no bogo-ops from {}", l.idle_stressors.join(", ")));
+    }
+    if parts.is_empty() {
+        parts.push("every stressor reported bogo-ops".into());
+    }
+    let head = if l.short {
+        "short of its load"
+    } else {
+        "delivered its load"
+    };
+    format!("{head}: {}", parts.join("; "))
+}
+
+/// One verdict per neighbour with a load request (a stress-ng command
+/// [`noise::stress_ng_intent`] reads): `neighbour NAME load`, a pass when
+/// it achieved at least `100 − LOAD_TOLERANCE_PERCENT` % of its request
+/// and every stressor reported bogo-ops, a fail when it is short of its
+/// load, not measured (with the reason) when its CPU time could not be
+/// judged. A neighbour with no stated request (a flood, hackbench, a
+/// user's command) gets none.
+pub fn neighbour_verdicts(neighbours: &[NeighbourReport]) -> Vec<Verdict> {
+    // A cell stored before loads were judged is judged now, from what it
+    // stored (its neighbours' argument vectors, CPU time and bogo-ops).
+    let mut judged = neighbours.to_vec();
+    if neighbours.iter().all(|n| n.load.is_none()) {
+        noise::judge_loads(&mut judged);
+    }
+    judged
+        .iter()
+        .filter(|n| noise::stress_ng_intent(&n.argv, n.cpus.len()).is_some())
+        .map(|n| {
+            let name = format!("neighbour {} load", n.name);
+            let (status, decided) = match &n.load {
+                Some(l) => (
+                    if l.short { Status::Fail } else { Status::Pass },
+                    load_decided(n, l),
+                ),
+                None => {
+                    let reason = if !n.healthy {
+                        format!("its CPU time cannot be judged: it {}", n.end)
+                    } else if n.wall_ns == 0 {
+                        "its CPU time cannot be judged: the cell measured for no wall time"
+                            .to_string()
+                    } else {
+                        "its CPU time cannot be judged".to_string()
+                    };
+                    (
+                        Status::NotMeasured {
+                            reason: reason.clone(),
+                        },
+                        reason,
+                    )
+                }
+            };
+            Verdict {
+                name,
+                limit_ns: None,
+                observed_ns: None,
+                samples: None,
+                status,
+                decided,
+            }
+        })
+        .collect()
+}
+
+/// Every verdict of a bench cell: its result's ([`verdicts`]), then its
+/// neighbours' loads ([`neighbour_verdicts`]).
+pub fn cell_verdicts(r: &RunResult, context: &CellContext) -> Vec<Verdict> {
+    let mut v = verdicts(r);
+    v.extend(neighbour_verdicts(&context.neighbours));
+    v
+}
+
 /// What [`run_verdicts`] says of a cell still pending or running, after
 /// its status.
 pub const NO_RESULT_YET: &str = "no result yet";
@@ -468,7 +571,7 @@ pub fn run_verdicts(run: &StoredRun, single: bool) -> Vec<CellVerdicts> {
                         status: Status::Fail,
                     });
                 }
-                (_, Some(r)) => out.verdicts = verdicts(r),
+                (_, Some(r)) => out.verdicts = cell_verdicts(r, &c.context),
                 (CellStatus::Pending | CellStatus::Running, None) => {
                     out.skipped = Some(format!("{}: {NO_RESULT_YET}", c.status.name()));
                 }

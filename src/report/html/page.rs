@@ -69,8 +69,8 @@ dl.run-head dt{font-weight:bold}
 dl.run-head dd{margin:0}
 .fail{font-weight:bold;text-decoration:underline}
 .cell{border-top:1px solid #999;padding-top:.4rem;break-inside:avoid-page}
-details.cell>summary{cursor:pointer}
-details.cell>summary h3{display:inline-block;margin:.5rem 0}
+details.cell>summary,details.record>summary{cursor:pointer}
+details.cell>summary h3,details.record>summary h3{display:inline-block;margin:.5rem 0}
 .with-aside{display:grid;grid-template-columns:minmax(0,1fr) 21rem;gap:1.2rem}
 figure{margin:0 0 1rem}
 figcaption{font-size:.85rem;max-width:47rem}
@@ -297,6 +297,20 @@ fn chase_samples(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
     ))
 }
 
+/// The windows RT throttling hit in a cell (start, end ns since its first
+/// release), for its timeline's bands.
+fn throttled_bands(d: &CellData<'_>) -> Vec<(u64, u64)> {
+    d.cell
+        .context
+        .throttling
+        .as_ref()
+        .map(|t| t.hit_windows(d.window_ns))
+        .unwrap_or_default()
+        .iter()
+        .map(|w| (w.start_ns, w.end_ns))
+        .collect()
+}
+
 /// A cell's timeline of per-window figures, when it stored windows.
 fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Result<String> {
     let mut o = String::new();
@@ -308,6 +322,7 @@ fn timeline(d: &CellData<'_>, metric: &MetricDef, axis: Axis, name: &str) -> Res
             d.window_ns,
             e.per_point,
             &budget_line(d.budget, axis),
+            &throttled_bands(d),
             &format!("{} timeline of {}", metric.name, name),
         )?;
         o.push_str(&figure(
@@ -702,6 +717,17 @@ fn compare_boxes(
     Ok(o)
 }
 
+/// A run's record folded under `title` (`<details>`, no script): a
+/// comparison names both records, each once, and keeps its plots in view.
+fn folded_record(title: &str, h: &jitterlab_core::header::Header) -> String {
+    let record = crate::report::header::html(h);
+    let list = record.strip_prefix("<h3>Record</h3>\n").unwrap_or(&record);
+    format!(
+        "<details class=\"record\"><summary><h3>{}</h3></summary>\n{list}</details>\n",
+        esc(title)
+    )
+}
+
 /// The page comparing run A with run B.
 pub(super) fn comparison(
     store: &Store,
@@ -719,11 +745,12 @@ pub(super) fn comparison(
     for (letter, r) in [("A", a), ("B", b)] {
         let _ = write!(
             body,
-            "<section class=\"run\" id=\"side-{letter}\">\n<h2>{letter}: run {} ({} {}) on {}</h2>\n<h3>Verdict</h3>\n{}</section>\n",
+            "<section class=\"run\" id=\"side-{letter}\">\n<h2>{letter}: run {} ({} {}) on {}</h2>\n{}<h3>Verdict</h3>\n{}</section>\n",
             r.id,
             esc(&r.kind),
             esc(&r.name),
             esc(&r.hostname),
+            folded_record(&format!("Record of run {letter} (run {})", r.id), &crate::report::header::of_run(store, r)?),
             verdict::verdict(r)
         );
     }

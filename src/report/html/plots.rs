@@ -261,6 +261,8 @@ enum Sample {
     Marked,
     /// A box outline (box charts).
     Box,
+    /// A shaded band (a span of time, e.g. the windows RT throttling hit).
+    Band,
 }
 
 /// One legend entry.
@@ -312,6 +314,10 @@ fn legend(
         for e in row {
             let style = e.look.colour.stroke_width(2);
             match e.sample {
+                Sample::Band => root.draw(&Rectangle::new(
+                    [(x, y - 6), (x + 26, y + 6)],
+                    e.look.colour.mix(BAND_ALPHA).filled(),
+                )),
                 Sample::Box => root.draw(&PathElement::new(
                     vec![
                         (x, y - 5),
@@ -676,10 +682,27 @@ pub(super) fn time_unit(total_ns: u64) -> (&'static str, f64) {
     }
 }
 
+/// The look of the bands that mark the windows RT throttling hit: grey,
+/// translucent, so the series drawn over them stay readable.
+const THROTTLED: Look = Look {
+    colour: RGBColor(0x80, 0x80, 0x80),
+    dash: None,
+    marker: Marker::Square,
+};
+
+/// The opacity of a band.
+const BAND_ALPHA: f64 = 0.25;
+
+/// The legend name of the bands of the windows RT throttling hit.
+pub(super) const THROTTLED_NAME: &str = "RT throttling";
+
 /// The timeline: per point of the envelope, the maximum of the windows'
 /// maxima (solid), their count-weighted mean (dashed) and the minimum of
 /// their minima (dotted), against the time since the first release, with
-/// `lines` as horizontal reference lines.
+/// `lines` as horizontal reference lines and `throttled` (start, end ns
+/// since the first release) as shaded bands under them, named "RT
+/// throttling" in the legend.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn timeline(
     metric: &str,
     axis: Axis,
@@ -687,6 +710,7 @@ pub(super) fn timeline(
     window_ns: u64,
     per_point: u64,
     lines: &[RefLine],
+    throttled: &[(u64, u64)],
     title: &str,
 ) -> Result<String> {
     let window_ns = window_ns.max(1);
@@ -734,6 +758,9 @@ pub(super) fn timeline(
         );
     }
     ref_data(&mut data, lines);
+    for (a, b) in throttled {
+        let _ = writeln!(data, "band {THROTTLED_NAME} {a} {b}");
+    }
     let few = shown.len() <= 60;
     let named = [
         (SOLID, max, "max of the windows' maxima"),
@@ -748,6 +775,11 @@ pub(super) fn timeline(
             sample: if few { Sample::Marked } else { Sample::Line },
         })
         .chain(ref_entries(lines))
+        .chain((!throttled.is_empty()).then(|| Entry {
+            name: THROTTLED_NAME.into(),
+            look: THROTTLED,
+            sample: Sample::Band,
+        }))
         .collect();
     let lh = legend_height(&entries);
     let mut svg = String::new();
@@ -755,6 +787,15 @@ pub(super) fn timeline(
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + lh)).into_drawing_area();
         let y0 = if lo < 0.0 { lo - pad } else { 0.0 };
         let mut c = chart(&root, 0f64..total as f64 / scale, y0..hi + pad, 72, lh)?;
+        // The bands first: every series is drawn over them.
+        for (a, b) in throttled {
+            let x = |ns: u64| ns.min(total) as f64 / scale;
+            c.draw_series(std::iter::once(Rectangle::new(
+                [(x(*a), y0), (x(*b), hi + pad)],
+                THROTTLED.colour.mix(BAND_ALPHA).filled(),
+            )))
+            .map_err(drawing)?;
+        }
         c.configure_mesh()
             .max_light_lines(0)
             .bold_line_style(BLACK.mix(0.12))

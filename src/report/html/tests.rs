@@ -807,6 +807,25 @@ fn two_runs_are_overlaid_a_solid_and_b_dashed() {
     let b = single_run(&mut store, &[1_100, 3_300, 3_400, 80_000], "plc-8");
     let html = render(&store, &[a, b], &HtmlOptions::default()).unwrap();
     assert_self_contained(&html);
+    // Each run's record once, folded and titled with its run, above its
+    // verdict.
+    for (letter, id, host) in [("A", a, "plc-7"), ("B", b, "plc-8")] {
+        let head = format!(
+            "<details class=\"record\"><summary><h3>Record of run {letter} (run {id})</h3></summary>\n<dl class=\"header\">\n"
+        );
+        assert_eq!(html.matches(&head).count(), 1, "{html}");
+        let at = html.find(&head).unwrap();
+        let side = &html[at..at + html[at..].find("</section>").unwrap()];
+        assert!(
+            side.contains(&format!("<dt>host</dt><dd>{host}</dd>")),
+            "{side}"
+        );
+        assert!(
+            side.find("</details>") < side.find("<h3>Verdict</h3>"),
+            "{side}"
+        );
+    }
+    assert_eq!(html.matches("<dl class=\"header\">").count(), 2, "{html}");
     let doc = parse(&html);
     let h = plots(&doc, &html, "histogram");
     assert_eq!(h.len(), 1);
@@ -1394,6 +1413,7 @@ fn the_verdict_names_a_starved_neighbour_and_rt_throttling() {
                 window: 1,
             }],
             realtime_probe: true,
+            windows_hit: vec![],
         }),
         ..CellContext::default()
     };
@@ -1410,6 +1430,19 @@ fn the_verdict_names_a_starved_neighbour_and_rt_throttling() {
     assert!(html.contains(
         "<li>cell tuned/redhat/host/cyclic rep 0: stalls caused by <strong>RT throttling</strong> — RT throttling: 1 stall of up to 52.380ms in window 1: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)</li>"
     ), "{html}");
+    // The window it hit is a shaded band on the timeline, named in its
+    // legend and in the figure's data.
+    let timeline = &html[html.find("data-plot=\"timeline\"").expect("a timeline")..];
+    let timeline = &timeline[..timeline.find("</svg>").unwrap()];
+    assert!(
+        timeline.contains("\nband RT throttling 1000000000 2000000000\n"),
+        "{timeline}"
+    );
+    assert!(timeline.contains(">\nRT throttling\n</text>"), "{timeline}");
+    assert!(
+        timeline.contains(" opacity=\"0.25\" fill=\"#808080\""),
+        "{timeline}"
+    );
     // The cell's explanation says it too, never "healthy".
     assert!(html.contains(
         "neighbour stress-ng-probe-cpus (CPU 1): CPU time 390.000ms in 15.058s, 0.03 CPUs busy, 595 bogo-ops, alive but short of its load: 0.03 CPU of the 0.80 asked (3 %; tolerance 20 %)"

@@ -369,6 +369,72 @@ pub(super) const OVERRUNS: Fig = Fig {
     get: overruns,
 };
 
+/// A count of a periodic probe's schedule; `None` for an event probe,
+/// which has no releases (its rows say `samples` instead).
+fn periodic_count(
+    r: &RunResult,
+    f: fn(&jitterlab_core::result::ThreadResult) -> u64,
+) -> Option<i64> {
+    if !r.probe.descriptor().periodic {
+        return None;
+    }
+    thread_sum(r, f)
+}
+fn periodic_releases(r: &RunResult, _: &Metrics) -> Option<i64> {
+    periodic_count(r, |t| t.releases)
+}
+fn periodic_cycles(r: &RunResult, _: &Metrics) -> Option<i64> {
+    periodic_count(r, |t| t.cycles)
+}
+fn periodic_skipped(r: &RunResult, _: &Metrics) -> Option<i64> {
+    periodic_count(r, |t| t.skipped)
+}
+fn periodic_overruns(r: &RunResult, _: &Metrics) -> Option<i64> {
+    periodic_count(r, |t| t.overruns)
+}
+
+/// [`SCHEDULE_FIGS`] of a table whose rows may be periodic probes (with
+/// releases) or event probes (without: `-`).
+pub(super) const PERIODIC_SCHEDULE_FIGS: [Fig; 4] = [
+    Fig {
+        get: periodic_releases,
+        ..RELEASES
+    },
+    Fig {
+        get: periodic_cycles,
+        ..CYCLES
+    },
+    Fig {
+        get: periodic_skipped,
+        ..SKIPPED
+    },
+    Fig {
+        get: periodic_overruns,
+        ..OVERRUNS
+    },
+];
+
+/// The samples of a result's main metric (what its `… measured` verdict
+/// counts).
+fn samples(r: &RunResult, m: &Metrics) -> Option<i64> {
+    let name = jitterlab_core::verdict::main_metric(r)?;
+    i64::try_from(m.get(name).map_or(0, |s| s.count)).ok()
+}
+
+/// The samples an event probe's figures come from (its main metric's).
+pub(super) const SAMPLES: Fig = Fig {
+    stem: "samples",
+    id: "samples",
+    head: "samples",
+    long: "samples",
+    unit: Unit::Count,
+    get: samples,
+};
+
+/// The note under a table with [`SAMPLES`].
+pub(super) const SAMPLES_NOTE: &str =
+    "samples: the samples of the row's figures (an event probe has no release schedule)";
+
 /// What each row's figures came from: the schedule's releases, the cycles
 /// measured, the releases skipped, the overruns (seed 000's baseline read
 /// as a row of figures, but came from 82 cycles of 2507 releases).
@@ -782,8 +848,16 @@ pub(super) fn schedule_cols(cols: &mut Vec<Col>) {
 }
 
 /// The latency table's columns; the `latency` column (which metric a row
-/// is) is printed only when `show_metric`, else it is for scripts only.
-pub(super) fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
+/// is) is printed only when `show_metric`, else it is for scripts only;
+/// so are the schedule's counts unless `show_schedule` (some row is a
+/// periodic probe) and the samples unless `show_samples` (some row is an
+/// event probe).
+pub(super) fn latency_cols(
+    over_head: &str,
+    show_metric: bool,
+    show_schedule: bool,
+    show_samples: bool,
+) -> Vec<Col> {
     let mut cols = vec![
         key_cols("cell"),
         if show_metric {
@@ -801,6 +875,18 @@ pub(super) fn latency_cols(over_head: &str, show_metric: bool) -> Vec<Col> {
     }
     let [a, b] = spread_names(OVER_THRESHOLD.id);
     cols.push(Col::right(over_head, &[&a, &b]));
+    let col = |shown: bool, f: &Fig| {
+        let [a, b] = spread_names(f.id);
+        if shown {
+            Col::right(f.head, &[&a, &b])
+        } else {
+            Col::hidden(&[&a, &b])
+        }
+    };
+    for f in &PERIODIC_SCHEDULE_FIGS {
+        cols.push(col(show_schedule, f));
+    }
+    cols.push(col(show_samples, &SAMPLES));
     cols
 }
 
@@ -985,6 +1071,11 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
         Some(t) => format!("% > {}", threshold_text(t)),
         None => "% over threshold".to_string(),
     };
+    // Periodic probes' rows say what their figures came from (releases,
+    // cycles, skipped, overruns), event probes' their samples.
+    let periodic = |g: &Group| g.kind().is_some_and(|k| k.descriptor().periodic);
+    let show_schedule = rows_of.iter().any(|(g, _)| periodic(g));
+    let show_samples = rows_of.iter().any(|(g, _)| !periodic(g));
     let mut rows = Vec::new();
     let mut shown: Vec<&Group> = Vec::new();
     for &(g, name) in &rows_of {
@@ -1019,14 +1110,29 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
             }
         }
         row.push(over);
+        let shown_if = |shown: bool, c: Cell| if shown { c } else { Cell::hidden(c.values) };
+        for f in &PERIODIC_SCHEDULE_FIGS {
+            row.push(shown_if(show_schedule, g.fig_cell(f)));
+        }
+        // The samples of this row's latency (a probe measures several).
+        let samples = g.spread_cell(Unit::Count, pick(|s| i64::try_from(s.count).ok()));
+        row.push(shown_if(show_samples, samples));
         rows.push(row);
+    }
+    let mut notes = notes_of(&shown);
+    if show_schedule {
+        notes.push(SCHEDULE_NOTE.into());
+        skipped_notes(&shown, &mut notes);
+    }
+    if show_samples {
+        notes.push(SAMPLES_NOTE.into());
     }
     vec![Sheet {
         name: "latency",
         title: "Latency".into(),
-        cols: latency_cols(&head, show_metric),
+        cols: latency_cols(&head, show_metric, show_schedule, show_samples),
         rows,
-        notes: notes_of(&shown),
+        notes,
     }]
 }
 

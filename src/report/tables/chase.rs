@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::build::{
     configuration_names, distinct, groups, key_cols, pct1_values, reps_col, row_notes,
     spread_names, unavailable_rows, Fig, Group, MAX_CHASE, MAX_SAMPLE_JITTER, MIN_CHASE, P50_CHASE,
-    P50_SAMPLE_JITTER, P99_CHASE,
+    P50_SAMPLE_JITTER, P99_CHASE, SAMPLES,
 };
 use super::sheet::{Cell, Col, Sheet};
 use super::{pct1_text, ratio_spread};
@@ -40,11 +40,17 @@ pub(super) fn chase_cols() -> Vec<Col> {
     }
     let [a, b] = spread_names(&format!("{}_vs_baseline_pct", CHASE_VS.stem));
     cols.push(Col::right("jitter vs baseline", &[&a, &b]));
+    let [a, b] = spread_names(SAMPLES.id);
+    cols.push(Col::right(SAMPLES.head, &[&a, &b]));
     cols
 }
 
 /// The note under the chase table that names its unit.
 pub(super) const CHASE_UNIT_NOTE: &str = "figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario";
+
+/// The note under the chase table that says what its `samples` counts.
+pub(super) const CHASE_SAMPLES_NOTE: &str =
+    "samples: the timed chases the chase figures come from (an event probe has no release schedule)";
 
 /// Seed 002: one row per chase cell — cycles per chase (min, median, p99,
 /// max) and the sample jitter (median, max), the median jitter as a
@@ -97,11 +103,13 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
                 (Some(_), Some(r)) => pct1_text(r),
             };
             row.push(Cell::new(text, pct1_values(ratio)));
+            row.push(g.fig_cell(&SAMPLES));
             rows.push(row);
         }
     }
     row_notes(&shown, &mut notes);
     notes.push(CHASE_UNIT_NOTE.into());
+    notes.push(CHASE_SAMPLES_NOTE.into());
     vec![Sheet {
         name: "chase",
         title: format!("Chase (baseline: {baseline})"),

@@ -188,7 +188,13 @@ fn one(c: &StoredCell) -> Explanation {
         throttling: ctx
             .throttling
             .as_ref()
-            .map(|t| t.lines())
+            .map(|t| {
+                // The summary lines, then each window it hit.
+                let window_ns = c.result.as_ref().map_or(0, |r| r.params.window_ns);
+                let mut v = t.lines();
+                v.extend(t.windows_line(window_ns));
+                v
+            })
             .unwrap_or_default(),
     }
 }

@@ -47,7 +47,9 @@ use jitterlab_core::preset::{SeedLoad, SEED_004_TABLE_2};
 use jitterlab_core::result::{ProbeKind, RunResult};
 use serde_json::{json, Value};
 
-use super::build::{groups, row_notes, spread_of, Group, Spread};
+use super::build::{
+    groups, row_notes, skipped_notes, spread_names, spread_of, Group, Spread, SCHEDULE_FIGS,
+};
 use super::sheet::{Cell, Col, Sheet};
 use super::{pct1_text, round_div, us1};
 
@@ -337,6 +339,11 @@ fn machine_cols() -> Vec<Col> {
     cols.push(Col::hidden(&["stack_load_pct_min", "stack_load_pct_max"]));
     cols.push(Col::hidden(&["seed_load"]));
     cols.push(Col::hidden(&["vs_seed_min", "vs_seed_max"]));
+    // What the figures came from: the managing node's release schedule.
+    for f in SCHEDULE_FIGS {
+        let [a, b] = spread_names(f.id);
+        cols.push(Col::hidden(&[&a, &b]));
+    }
     cols
 }
 
@@ -397,6 +404,9 @@ fn machine_row(c: &LoadCell) -> Vec<Cell> {
         seed.map_or(Value::Null, |s| json!(s.text()))
     ]));
     row.push(Cell::hidden(ratio_values));
+    for f in &SCHEDULE_FIGS {
+        row.push(Cell::hidden(g.fig_cell(f).values));
+    }
     row
 }
 
@@ -584,12 +594,17 @@ pub(super) fn load(run: &StoredRun) -> Vec<Sheet> {
         let title = format!(
             "Stack load (seed 004 Tables 2–3) — configuration {configuration}, scenario {scenario}, {deployment}{mode}"
         );
+        // A cell whose figures came from fewer cycles than its schedule
+        // released says so under the grid (scripts: the schedule columns).
+        let mut notes = table_notes(&mine, &points);
+        let groups: Vec<&Group> = mine.iter().map(|c| c.group).collect();
+        skipped_notes(&groups, &mut notes);
         sheets.push(Sheet {
             name: "load",
             title: title.clone(),
             cols,
             rows,
-            notes: table_notes(&mine, &points),
+            notes,
         });
         let mut ordered = mine.clone();
         ordered.sort_by_key(|c| (c.cycle_ns, c.cns));

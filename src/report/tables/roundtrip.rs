@@ -41,7 +41,7 @@ use serde_json::{json, Value};
 
 use super::build::{
     configuration_names, distinct, groups, key_cols, metric, reps_col, row_notes, scenario_names,
-    unavailable_rows, Fig, Group, Metrics, Unit,
+    skipped_notes, unavailable_rows, Fig, Group, Metrics, Unit, SCHEDULE_FIGS, SCHEDULE_NOTE,
 };
 use super::sheet::{Cell, Col, Sheet};
 use super::us1;
@@ -152,6 +152,9 @@ pub(super) fn columns() -> Vec<Col> {
     }
     cols.push(Col::right("over budget", &["over_budget", "round_trips"]));
     for f in &CONTROLLER {
+        push(&mut cols, f);
+    }
+    for f in &SCHEDULE_FIGS {
         push(&mut cols, f);
     }
     cols
@@ -333,11 +336,17 @@ pub(super) fn roundtrip(run: &jitterlab_core::cell::StoredRun) -> Vec<Sheet> {
             for f in &CONTROLLER {
                 row.push(g.fig_cell(f));
             }
+            // The controller's release schedule: what its figures came from.
+            for f in &SCHEDULE_FIGS {
+                row.push(g.fig_cell(f));
+            }
             rows.push(row);
         }
     }
     row_notes(&shown, &mut notes);
     notes.push(ROUNDTRIP_NOTE.into());
+    notes.push(format!("the controller's schedule: {SCHEDULE_NOTE}"));
+    skipped_notes(&shown, &mut notes);
     notes.extend(budget_notes(&shown));
     vec![Sheet {
         name: "roundtrip",

@@ -767,9 +767,11 @@ fn vs_baseline_is_the_ratio_of_minima_and_of_maxima() {
 fn rows_say_how_many_cycles_their_figures_came_from() {
     let run = fixture_run();
     let doc = json_of(&run, &TableOptions::default());
-    for title in ["scenario codesys", "configuration baseline"] {
+    for title in ["scenario codesys", "configuration baseline", "Latency"] {
         let table = if title.starts_with("scenario") {
             "configurations"
+        } else if title == "Latency" {
+            "latency"
         } else {
             "conditions"
         };
@@ -791,12 +793,12 @@ fn rows_say_how_many_cycles_their_figures_came_from() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text.matches("\nbaseline/codesys/host/cyclic, repetition 0: the figures come from 82 of 2507 releases (2425 skipped after 82 overruns)\n").count(),
-        2,
+        3,
         "{text}"
     );
     assert_eq!(
         text.matches("\nreleases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release\n").count(),
-        5,
+        6,
         "{text}"
     );
 }
@@ -917,11 +919,11 @@ fn spread_over_repetitions_and_one_repetition_plain() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Latency", "baseline/cpu/host/cyclic"),
-        "baseline/cpu/host/cyclic         2      2.3 µs      4.2 µs   88.0–102.3 µs  0.0000–0.0067"
+        "baseline/cpu/host/cyclic         2      2.3 µs      4.2 µs   88.0–102.3 µs  0.0000–0.0067       15000     15000        0         0"
     );
     assert_eq!(
         text_line(&text, "Latency", "tcc/codesys/host/cyclic"),
-        "tcc/codesys/host/cyclic        1/2      2.1 µs      3.5 µs         60.0 µs         0.0000"
+        "tcc/codesys/host/cyclic        1/2      2.1 µs      3.5 µs         60.0 µs         0.0000       15000     15000        0         0"
     );
 }
 
@@ -935,7 +937,7 @@ fn share_over_threshold() {
     assert_eq!(r["threshold_ns"], 100_000);
     let text = render(&fixture_run(), &TableOptions::default(), Format::Text).unwrap();
     assert!(
-        text.contains("\ncell                          reps         min      median             max     % > 100 µs\n"),
+        text.contains("\ncell                          reps         min      median             max     % > 100 µs    releases    cycles  skipped  overruns\n"),
         "{text}"
     );
     // A run without a threshold has `-`.
@@ -954,8 +956,8 @@ fn share_over_threshold() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert!(
         text.contains(
-            "cell                      reps     min  median      max  % over threshold\n\
-             default/none/host/wakeup     1  1.8 µs  2.7 µs  54.3 µs                 -\n"
+            "cell                      reps     min  median      max  % over threshold  releases  cycles  skipped  overruns\n\
+             default/none/host/wakeup     1  1.8 µs  2.7 µs  54.3 µs                 -     30000   30000        0         0\n"
         ),
         "{text}"
     );
@@ -1228,6 +1230,7 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
             },
         ],
         realtime_probe: true,
+        windows_hit: vec![],
     });
     let ex = explain::explain(&run);
     let lines: Vec<String> = ex[4].lines().into_iter().map(|(_, l)| l).collect();
@@ -1237,7 +1240,7 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
         "neighbour stress-ng (CPU 0): CPU time 2.400s in 60.000s, 0.04 CPUs busy, 900000 bogo-ops, alive but short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
     );
     assert_eq!(
-        lines[lines.len() - 3..],
+        lines[lines.len() - 4..lines.len() - 1],
         [
             "RT throttling: 2 stalls of up to 52.000ms in windows 2, 3: the kernel held this real-time probe off, as sched_rt_runtime_us=950000 of sched_rt_period_us=1000000 (real-time tasks held off 50.000ms of every 1.000s)",
             "RT throttling evidence: kernel log: [ 1024.824060] sched: RT throttling activated; the kernel's fair deadline server (Linux 6.12 and later) also reserves 50 ms of every 1 s by default for normal tasks",
@@ -1250,7 +1253,13 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
         e["neighbours"][0]["load"],
         "short of its load: 0.04 CPU of the 1.00 asked (4 %; tolerance 20 %)"
     );
-    assert_eq!(e["throttling"].as_array().unwrap().len(), 3);
+    // Then the windows it hit, derived from the stalls for a cell stored
+    // before they were marked.
+    assert_eq!(
+        lines[lines.len() - 1],
+        "RT throttling hit window 2 (2.000s to 3.000s: 1 stall of up to 52.000ms), window 3 (3.000s to 4.000s: 1 stall of up to 51.000ms)"
+    );
+    assert_eq!(e["throttling"].as_array().unwrap().len(), 4);
     // Under the tables too, in every format.
     let cell = format!("{} rep {}", ex[4].cell, ex[4].repetition);
     let short = format!(
@@ -1260,6 +1269,10 @@ fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert!(text.contains(&short), "{text}");
     assert!(text.contains(&throttled), "{text}");
+    assert!(
+        text.contains(&format!("\n{cell}: RT throttling hit window 2 (2.000s to 3.000s: 1 stall of up to 52.000ms), window 3 (3.000s to 4.000s: 1 stall of up to 51.000ms)\n")),
+        "{text}"
+    );
     let notes = doc["notes"].as_array().unwrap();
     assert!(notes.contains(&serde_json::Value::from(short)), "{notes:?}");
     assert!(
@@ -1555,25 +1568,14 @@ host         plc-7
 kernel       6.12.0-rt5-amd64
 status       completed
 
-verdict: every verdict passed (5 of 5), exit status 0
-  baseline/idle/host/chase rep 0
-    PASS chase measured: 20000 samples
-  baseline/neighbour/host/chase rep 0
-    PASS chase measured: 20000 samples
-  baseline/neighbour/host/chase rep 1
-    PASS chase measured: 20000 samples
-  cache-reserved/idle/host/chase rep 0
-    PASS chase measured: 20000 samples
-  cache-reserved/neighbour/host/chase rep 0
-    PASS chase measured: 20000 samples
-
 Chase (baseline: baseline)
-cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
-baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
-baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%
-cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000               80.0%
-cache-reserved/neighbour/host/chase     1        18020         18400        20100        26000           2000         8000          21.1–22.2%
+cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline  samples
+baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%    20000
+baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%    20000
+cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000               80.0%    20000
+cache-reserved/neighbour/host/chase     1        18020         18400        20100        26000           2000         8000          21.1–22.2%    20000
 figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario
+samples: the timed chases the chase figures come from (an event probe has no release schedule)
 ";
     assert_eq!(text, want);
 }
@@ -1607,6 +1609,9 @@ fn chase_row_in_json_and_csv() {
         // 2000 ÷ 9500 = 21.05 % → 21.1; 2000 ÷ 9000 = 22.2 %.
         ("p50_sample_jitter_vs_baseline_pct_min", 21.1.into()),
         ("p50_sample_jitter_vs_baseline_pct_max", 22.2.into()),
+        // The timed chases its figures come from.
+        ("samples_min", 20_000.into()),
+        ("samples_max", 20_000.into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -1637,8 +1642,8 @@ fn chase_row_in_json_and_csv() {
     assert_eq!(
         line,
         format!(
-            "chase,cache-reserved,neighbour,host,chase,1,1,completed,,baseline{}18020,18020,18400,18400,20100,20100,26000,26000,2000,2000,8000,8000,21.1,22.2",
-            ",".repeat(header.iter().position(|h| *h == "min_chase_cycles_min").unwrap() - 9)
+            "chase,cache-reserved,neighbour,host,chase,1,1,completed,,baseline{}20000,20000,18020,18020,18400,18400,20100,20100,26000,26000,2000,2000,8000,8000,21.1,22.2",
+            ",".repeat(header.iter().position(|h| *h == "samples_min").unwrap() - 9)
         )
     );
     assert_eq!(csv.lines().count(), 5);
@@ -1653,13 +1658,14 @@ fn chase_table_of_an_unavailable_configuration_is_na_with_its_reason() {
         &text[from..],
         "\
 Chase (baseline: baseline)
-cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline
-baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%
-baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%
-cache-reserved/idle/host/chase          -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A
-cache-reserved/neighbour/host/chase     -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A
+cell                                 reps    min chase  median chase    p99 chase    max chase  median jitter   max jitter  jitter vs baseline  samples
+baseline/idle/host/chase                1        18015         18200        19000        24000           1500         6000              100.0%    20000
+baseline/neighbour/host/chase           2  18050–18100   25500–26000  30500–31000  48000–52000      9000–9500  28000–30000              100.0%    20000
+cache-reserved/idle/host/chase          -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A      N/A
+cache-reserved/neighbour/host/chase     -          N/A           N/A          N/A          N/A            N/A          N/A                 N/A      N/A
 N/A cache-reserved: no cache allocation: /sys/fs/resctrl is not mounted
 figures in CPU cycles (TSC): a chase is one timed walk of dependent loads; jitter = max − min of one sample's chases; jitter vs baseline = median jitter ÷ the baseline configuration's in the same scenario
+samples: the timed chases the chase figures come from (an event probe has no release schedule)
 "
     );
     let doc = json_of(&run, &NO_EXPLAIN);
@@ -1692,11 +1698,11 @@ fn chase_without_a_baseline_figure_is_na_and_another_baseline_works() {
     let text = render(&run, &NO_EXPLAIN, Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Chase", "baseline/idle/"),
-        "baseline/idle/host/chase              0/1       failed        failed       failed       failed         failed       failed                   -"
+        "baseline/idle/host/chase              0/1       failed        failed       failed       failed         failed       failed                   -   failed"
     );
     assert_eq!(
         text_line(&text, "Chase", "cache-reserved/idle/"),
-        "cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000                 n/a"
+        "cache-reserved/idle/host/chase          1        18010         18150        18800        21000           1200         3000                 n/a    20000"
     );
     // Against cache-reserved: baseline/neighbour's 9000–9500 ÷ 2000.
     let opts = TableOptions {
@@ -1947,19 +1953,13 @@ host         ioc-3
 kernel       6.12.0-rt5-amd64
 status       completed
 
-verdict: every verdict passed (2 of 2), exit status 0
-  tuned/network/host/timerlat rep 0: skipped
-  tuned/network/host/ctxswitch rep 0
-    PASS handover measured: 60000 samples
-  tuned/network/host/response rep 0
-    PASS response measured: 3000 samples
-
 Latency
-cell                          latency   reps      min   median        max  % > 100 µs
-tuned/network/host/timerlat   thread     0/1  skipped  skipped    skipped     skipped
-tuned/network/host/ctxswitch  handover     1   1.0 µs   2.3 µs  1102.8 µs      0.0150
-tuned/network/host/response   wakeup       1   7.9 µs  30.0 µs  2492.3 µs      1.0667
-tuned/network/host/response   response     1  11.5 µs  43.6 µs  2509.1 µs      2.4333
+cell                          latency   reps      min   median        max  % > 100 µs  samples
+tuned/network/host/timerlat   thread     0/1  skipped  skipped    skipped     skipped  skipped
+tuned/network/host/ctxswitch  handover     1   1.0 µs   2.3 µs  1102.8 µs      0.0150    60000
+tuned/network/host/response   wakeup       1   7.9 µs  30.0 µs  2492.3 µs      1.0667     3000
+tuned/network/host/response   response     1  11.5 µs  43.6 µs  2509.1 µs      2.4333     3000
+samples: the samples of the row's figures (an event probe has no release schedule)
 ";
     assert_eq!(text, want);
     let doc = json_of(&epics_run(), &NO_EXPLAIN);

@@ -54,6 +54,18 @@ fn roundtrip(role: &str, metrics: &[(&str, MetricSummary)], rx: serde_json::Valu
 const REASON: &str =
     "no round trip completed: of the messages from the controller, 0 accepted, 30 malformed";
 
+/// What `jitterlab run` prints of `r`: its record (the header, the verdict
+/// block right under it) and its summary.
+fn printed(r: &RunResult) -> String {
+    crate::report::header::record(
+        crate::report::tables::Format::Text,
+        &crate::report::header::of_result(r),
+        &of_result(r),
+        &crate::report::text::summary(r),
+    )
+    .unwrap()
+}
+
 #[test]
 fn zero_round_trips_print_not_measured_never_a_pass() {
     let r = roundtrip(
@@ -61,11 +73,13 @@ fn zero_round_trips_print_not_measured_never_a_pass() {
         &[("screw-to-screw", stats(&[]))],
         json!({"accepted": 0, "malformed": 30, "unsupported": 0, "not_ours": 0}),
     );
-    let text = crate::report::text::summary(&r);
+    let text = printed(&r);
     let block = format!(
         "verdict: 2 of 2 verdicts did not pass, exit status 1\n  NOT MEASURED screw-to-screw: no sample, limit 1000.000us: {REASON}\n  NOT MEASURED round-trip budget: 0 round trips, budget 1000.000us: {REASON}\n"
     );
-    assert!(text.ends_with(&block), "{text}");
+    // Once, right under the header, above the summary.
+    assert!(text.contains(&format!("\n\n{block}\nprobe ")), "{text}");
+    assert_eq!(text.matches("verdict:").count(), 1, "{text}");
     assert!(
         text.contains(&format!(
             "\n  0 round trips: the budget of 1.000ms is NOT MEASURED: {REASON}\n"
@@ -77,11 +91,14 @@ fn zero_round_trips_print_not_measured_never_a_pass() {
         "{text}"
     );
     // JSON: the figure is null, with the reason beside it.
-    let j = serde_json::to_value(result_json(&r)).unwrap();
+    let j: serde_json::Value =
+        serde_json::from_str(&crate::runner::result_json(&r).unwrap()).unwrap();
     assert_eq!(j["limits"][0]["observed_ns"], serde_json::Value::Null);
-    assert_eq!(j["verdicts"][0]["observed_ns"], serde_json::Value::Null);
-    assert_eq!(j["verdicts"][0]["status"], "not-measured");
-    assert_eq!(j["verdicts"][0]["reason"], REASON);
+    let v = &j["verdict"]["cells"][0]["verdicts"][0];
+    assert_eq!(v["observed_ns"], serde_json::Value::Null);
+    assert_eq!(v["status"], "not-measured");
+    assert_eq!(v["reason"], REASON);
+    assert_eq!(j["verdict"]["exit_status"], 1);
     assert_eq!(exit_status(&of_result(&r)), 1);
 }
 
@@ -95,11 +112,11 @@ fn a_controller_alone_does_not_print_screw_to_screw() {
         ],
         json!(null),
     );
-    let text = crate::report::text::summary(&r);
+    let text = printed(&r);
     assert!(!text.contains("screw-to-screw"), "{text}");
     assert!(
-        text.ends_with(
-            "verdict: every verdict passed (1 of 1), exit status 0\n  PASS controller measured: 3 samples\n"
+        text.contains(
+            "\n\nverdict: every verdict passed (1 of 1), exit status 0\n  PASS controller measured: 3 samples\n\nprobe "
         ),
         "{text}"
     );

@@ -169,6 +169,7 @@ fn a_throttled_fifo_probe_gets_the_cause_its_limit_and_the_fix() {
         rt_rqs: vec![],
         stalls,
         realtime_probe: true,
+        windows_hit: vec![],
     };
     assert!(t.explains_stalls());
     assert_eq!(t.windows(), vec![1, 2]);
@@ -195,4 +196,55 @@ fn a_throttled_fifo_probe_gets_the_cause_its_limit_and_the_fix() {
         (false, 0)
     );
     assert_eq!(quiet(&|u| u.stalls.clear()), (false, 0));
+}
+
+#[test]
+fn each_window_a_stall_fell_in_is_marked_once_with_its_span() {
+    let stall = |ns: u64, at_ns: u64| Stall {
+        metric: "chase".into(),
+        ns,
+        at_ns,
+        window: at_ns / 500_000_000,
+    };
+    let stalls = [
+        stall(52_000_000, 100_000_000),
+        stall(48_000_000, 1_150_000_000),
+        stall(53_000_000, 1_400_000_000),
+    ];
+    assert_eq!(
+        throttled_windows(&stalls, 500_000_000),
+        vec![
+            ThrottledWindow {
+                window: 0,
+                start_ns: 0,
+                end_ns: 500_000_000,
+                stalls: 1,
+                longest_ns: 52_000_000
+            },
+            ThrottledWindow {
+                window: 2,
+                start_ns: 1_000_000_000,
+                end_ns: 1_500_000_000,
+                stalls: 2,
+                longest_ns: 53_000_000
+            },
+        ]
+    );
+    let t = Throttling {
+        limit: Some(RtLimit {
+            runtime_us: 950_000,
+            period_us: 1_000_000,
+        }),
+        stalls: stalls.to_vec(),
+        realtime_probe: true,
+        ..Throttling::default()
+    };
+    assert_eq!(
+        t.windows_line(500_000_000).unwrap(),
+        "RT throttling hit window 0 (0.000s to 0.500s: 1 stall of up to 52.000ms), window 2 (1.000s to 1.500s: 2 stalls of up to 53.000ms)"
+    );
+    // No limit: nothing is explained, no window is marked.
+    let free = Throttling { limit: None, ..t };
+    assert!(free.hit_windows(500_000_000).is_empty());
+    assert_eq!(free.windows_line(500_000_000), None);
 }

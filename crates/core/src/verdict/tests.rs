@@ -322,3 +322,120 @@ fn a_bench_names_each_cell_and_its_headline_counts_what_did_not_pass() {
     assert_eq!(headline(&cells), "2 of 5 verdicts did not pass");
     assert_eq!(headline(&cells[..1]), "every verdict passed (2 of 2)");
 }
+
+/// A stress-ng neighbour on CPU 1 asked for `--cpu 1 --cpu-load 80`, that
+/// used `cpu_ms` of CPU time in 15 s, judged as the bench judges it.
+fn stress_ng(cpu_ms: u64, healthy: bool) -> crate::cell::NeighbourReport {
+    let argv: Vec<String> = [
+        "stress-ng",
+        "--cpu",
+        "1",
+        "--cpu-load",
+        "80",
+        "--metrics-brief",
+    ]
+    .map(String::from)
+    .to_vec();
+    let intent = crate::noise::stress_ng_intent(&argv, 1).unwrap();
+    let mut bogo = std::collections::BTreeMap::new();
+    bogo.insert("cpu".to_string(), 595);
+    let (cpu_time_ns, wall_ns) = (cpu_ms * 1_000_000, 15_000_000_000);
+    crate::cell::NeighbourReport {
+        name: "stress-ng-probe-cpus".into(),
+        argv,
+        cpus: vec![1],
+        cpu_time_ns,
+        wall_ns,
+        load: healthy
+            .then(|| {
+                crate::noise::LoadCheck::judge(
+                    &intent,
+                    intent.cpu_milli,
+                    cpu_time_ns,
+                    wall_ns,
+                    &bogo,
+                )
+            })
+            .flatten(),
+        bogo_ops: bogo,
+        healthy,
+        end: if healthy {
+            "stopped".into()
+        } else {
+            "exited early with status 1".into()
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_neighbour_short_of_its_load_fails_its_cell() {
+    // 390 ms in 15 s: 0.026 CPU of the 0.80 asked.
+    let v = neighbour_verdicts(&[stress_ng(390, true)]);
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].status, Status::Fail);
+    assert_eq!(
+        v[0].line(),
+        "FAIL neighbour stress-ng-probe-cpus load: short of its load: achieved 3 % of the 80 % asked (CPU time 390.000ms in 15.000s; tolerance 20 %)"
+    );
+    // 80 % of the request is the edge: 9.6 s of 15 s is 0.64 CPU of 0.80.
+    let v = neighbour_verdicts(&[stress_ng(9_600, true)]);
+    assert_eq!(
+        v[0].line(),
+        "PASS neighbour stress-ng-probe-cpus load: delivered its load: achieved 64 % of the 80 % asked (CPU time 9.600s in 15.000s; tolerance 20 %)"
+    );
+    let v = neighbour_verdicts(&[stress_ng(9_590, true)]);
+    assert_eq!(v[0].status, Status::Fail, "{}", v[0].line());
+    // Its CPU time could not be judged: not measured, with the reason.
+    let v = neighbour_verdicts(&[stress_ng(9_600, false)]);
+    let reason = "its CPU time cannot be judged: it exited early with status 1";
+    assert_eq!(
+        v[0].status,
+        Status::NotMeasured {
+            reason: reason.into()
+        }
+    );
+    assert_eq!(
+        v[0].line(),
+        format!("NOT MEASURED neighbour stress-ng-probe-cpus load: {reason}")
+    );
+    // A neighbour with no stated request gets no verdict.
+    let flood = crate::cell::NeighbourReport {
+        name: "hackbench".into(),
+        argv: vec!["hackbench".into(), "-P".into()],
+        healthy: true,
+        ..Default::default()
+    };
+    assert!(neighbour_verdicts(&[flood]).is_empty());
+}
+
+#[test]
+fn a_cell_with_a_neighbour_short_of_its_load_fails_its_run() {
+    let r = result(
+        ProbeKind::Cyclic,
+        &[("latency", stats(false, &[10_000, 20_000]))],
+        &[],
+        None,
+    );
+    let mut context = CellContext::default();
+    context.neighbours.push(stress_ng(390, true));
+    let v = cell_verdicts(&r, &context);
+    let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["latency measured", "neighbour stress-ng-probe-cpus load"]
+    );
+    assert!(any_failed(&v));
+    context.neighbours[0] = stress_ng(12_000, true);
+    assert!(!any_failed(&cell_verdicts(&r, &context)));
+}
+
+#[test]
+fn a_cell_stored_before_loads_were_judged_is_judged_from_what_it_stored() {
+    let mut n = stress_ng(390, true);
+    n.load = None;
+    assert_eq!(
+        neighbour_verdicts(&[n])[0].line(),
+        "FAIL neighbour stress-ng-probe-cpus load: short of its load: achieved 3 % of the 80 % asked (CPU time 390.000ms in 15.000s; tolerance 20 %)"
+    );
+}

@@ -670,7 +670,21 @@ fn the_same_cells_in_json_with_the_notes() {
             "status"
         ]
     );
-    assert_eq!(cols[7..], LOAD_COLUMNS);
+    assert_eq!(cols[7..22], LOAD_COLUMNS);
+    // Then what each cell's figures came from: the schedule's counts.
+    assert_eq!(
+        cols[22..],
+        [
+            "releases_min",
+            "releases_max",
+            "cycles_min",
+            "cycles_max",
+            "skipped_min",
+            "skipped_max",
+            "overruns_min",
+            "overruns_max"
+        ]
+    );
     let row = |i: usize| -> BTreeMap<&str, &Value> {
         cols.iter()
             .copied()
@@ -682,6 +696,9 @@ fn the_same_cells_in_json_with_the_notes() {
     assert_eq!(r["stack_load_pct_max"], 41.2);
     assert_eq!(r["vs_seed_min"], 1.11);
     assert_eq!(r["held"], true);
+    assert_eq!(r["releases_min"], r["cycles_min"]);
+    assert!(r["releases_min"].as_u64().unwrap() > 0, "{r:?}");
+    assert_eq!(r["skipped_max"], 0);
     let wire = row(1);
     assert_eq!(wire["na"], "wire");
     assert_eq!(wire["held"], &Value::Null);

@@ -302,18 +302,19 @@ status       completed
 unavailable  cache-partitioned: needs cache allocation (resctrl on CAT hardware), and this machine has none
 
 Round trip (seed 001): screw to screw against the worst-case budget
-cell                                                   reps  T1→T4 min     median        p99               max  over budget  T2→T3 median  T2→T3 max  max |jitter|  exec stddev
-baseline/idle/host/roundtrip                              2  1002.2 µs  3731.5 µs  5959.7 µs  6325.6–6326.6 µs   0 of 21400     3282.9 µs  5511.4 µs       14.8 µs       4.5 µs
-baseline/idle/container/roundtrip                       1/2  1010.0 µs  3800.0 µs  6010.0 µs         6400.0 µs   0 of 10650     3300.0 µs  5600.0 µs       16.0 µs       5.0 µs
-baseline/noisy-neighbour/host/roundtrip                   2  1022.8 µs  4094.0 µs  6389.8 µs  9322.6–9822.6 µs   5 of 20100     3627.0 µs  9195.4 µs       41.8 µs      15.7 µs
-baseline/noisy-neighbour/container/roundtrip              2  1015.0 µs  4000.0 µs  6300.0 µs         6650.0 µs   0 of 20200     3600.0 µs  6000.0 µs       29.0 µs      12.0 µs
-cache-partitioned/idle/host/roundtrip                     -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A
-cache-partitioned/idle/container/roundtrip                -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A
-cache-partitioned/noisy-neighbour/host/roundtrip          -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A
-cache-partitioned/noisy-neighbour/container/roundtrip     -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A
+cell                                                   reps  T1→T4 min     median        p99               max  over budget  T2→T3 median  T2→T3 max  max |jitter|  exec stddev  releases  cycles  skipped  overruns
+baseline/idle/host/roundtrip                              2  1002.2 µs  3731.5 µs  5959.7 µs  6325.6–6326.6 µs   0 of 21400     3282.9 µs  5511.4 µs       14.8 µs       4.5 µs     12000   12000        0         0
+baseline/idle/container/roundtrip                       1/2  1010.0 µs  3800.0 µs  6010.0 µs         6400.0 µs   0 of 10650     3300.0 µs  5600.0 µs       16.0 µs       5.0 µs     12000   12000        0         0
+baseline/noisy-neighbour/host/roundtrip                   2  1022.8 µs  4094.0 µs  6389.8 µs  9322.6–9822.6 µs   5 of 20100     3627.0 µs  9195.4 µs       41.8 µs      15.7 µs     12000   12000        0         0
+baseline/noisy-neighbour/container/roundtrip              2  1015.0 µs  4000.0 µs  6300.0 µs         6650.0 µs   0 of 20200     3600.0 µs  6000.0 µs       29.0 µs      12.0 µs     12000   12000        0         0
+cache-partitioned/idle/host/roundtrip                     -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A       N/A     N/A      N/A       N/A
+cache-partitioned/idle/container/roundtrip                -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A       N/A     N/A      N/A       N/A
+cache-partitioned/noisy-neighbour/host/roundtrip          -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A       N/A     N/A      N/A       N/A
+cache-partitioned/noisy-neighbour/container/roundtrip     -        N/A        N/A        N/A               N/A          N/A           N/A        N/A           N/A          N/A       N/A     N/A      N/A       N/A
 N/A cache-partitioned: needs cache allocation (resctrl on CAT hardware), and this machine has none
 k/n in reps: only k of n repetitions completed; the figures are theirs (see the explanations for the others)
 T1→T4: the I/O simulator's input change to the I/O tick that applies the output computed from it (screw to screw); over budget: T1→T4 samples beyond the budget, of all round trips (summed over repetitions); T2→T3: the controller's receive stamp of the change to its publish of the output; max |jitter|: the controller task's largest periodic jitter by magnitude; exec stddev: the standard deviation of its execution time
+the controller's schedule: releases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release
 worst-case round trip (seed 001), the budget every T1→T4 sample is checked against:
 OPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case
 500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms
@@ -389,9 +390,9 @@ fn the_same_rows_in_markdown_csv_and_json() {
     let md = render(&run, &only_roundtrip(), Format::Md).unwrap();
     assert!(md.contains(
         "### Round trip (seed 001): screw to screw against the worst-case budget\n\n\
-         | cell | reps | T1→T4 min | median | p99 | max | over budget | T2→T3 median | T2→T3 max | max \\|jitter\\| | exec stddev |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
-         | baseline/idle/host/roundtrip | 2 | 1002.2 µs | 3731.5 µs | 5959.7 µs | 6325.6–6326.6 µs | 0 of 21400 | 3282.9 µs | 5511.4 µs | 14.8 µs | 4.5 µs |\n"
+         | cell | reps | T1→T4 min | median | p99 | max | over budget | T2→T3 median | T2→T3 max | max \\|jitter\\| | exec stddev | releases | cycles | skipped | overruns |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+         | baseline/idle/host/roundtrip | 2 | 1002.2 µs | 3731.5 µs | 5959.7 µs | 6325.6–6326.6 µs | 0 of 21400 | 3282.9 µs | 5511.4 µs | 14.8 µs | 4.5 µs | 12000 | 12000 | 0 | 0 |\n"
     ), "{md}");
     assert!(
         md.contains("\n\nOPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case\n\n500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms\n\n"),
