@@ -5,17 +5,18 @@
 //! `hrtimer_start` gained `mode` and `was_armed`, and lost `function` on
 //! some configurations).
 //!
-//! The file, as every kernel since 2.6.31 writes it:
+//! The file, as every kernel since 2.6.31 writes it (a tab, shown here as
+//! spaces, before each field line and between its parts):
 //!
 //! ```text
 //! name: irq_handler_entry
 //! ID: 225
 //! format:
-//! 	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-//! 	…
+//!     field:unsigned short common_type;    offset:0;    size:2;    signed:0;
+//!     …
 //!
-//! 	field:int irq;	offset:8;	size:4;	signed:1;
-//! 	field:__data_loc char[] name;	offset:12;	size:4;	signed:0;
+//!     field:int irq;    offset:8;    size:4;    signed:1;
+//!     field:__data_loc char[] name;    offset:12;    size:4;    signed:0;
 //!
 //! print fmt: "irq=%d name=%s", REC->irq, __get_str(name)
 //! ```
