@@ -24,6 +24,11 @@
 //! `echo … >> trace_marker` does, so a fake tree collects every marker;
 //! `tracing_on` is opened without truncation, so the fake tree keeps its
 //! content until `fire` overwrites it with `0\n`.
+//!
+//! [`unmount_tracefs`] undoes the one change the tracer (`crate::trace`)
+//! may make here: mounting tracefs where it was not mounted (a journaled
+//! setting, `Undo::TracefsMount`). It lives here, below the journal,
+//! because both the tracer and `jitterlab restore` call it.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -35,6 +40,62 @@ const TRACEFS: &str = "sys/kernel/tracing";
 /// tracefs reached through debugfs (kernels before 4.1, or tracefs unmounted
 /// while debugfs is mounted).
 const DEBUGFS_TRACING: &str = "sys/kernel/debug/tracing";
+
+/// Where tracefs is mounted under `root` (`ROOT/sys/kernel/tracing`), the
+/// one place the tracer mounts it.
+pub fn tracefs_mount_point(root: &Path) -> PathBuf {
+    root.join(TRACEFS)
+}
+
+/// Unmounts the tracefs jitterlab mounted at `target`; the line to print
+/// and whether it is handled. Only a tracefs at a `…/sys/kernel/tracing` is
+/// unmounted: anything else there now (or nothing) is left as it is. A
+/// busy mount (a shell inside it) stays, with what to do. Used by the
+/// tracer's stop and by `jitterlab restore`.
+pub fn unmount_tracefs(target: &Path) -> (String, bool) {
+    use jitterlab_sys as sys;
+    if !target.ends_with(TRACEFS) {
+        return (
+            format!("left {} alone: not a tracefs mount point", target.display()),
+            false,
+        );
+    }
+    let gone = || {
+        (
+            format!(
+                "restored tracefs: {} was no longer mounted",
+                target.display()
+            ),
+            true,
+        )
+    };
+    match sys::filesystem_type(target) {
+        Ok(m) if m == sys::TRACEFS_MAGIC => {}
+        Ok(_) => return gone(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return gone(),
+        Err(e) => {
+            return (
+                format!("could not unmount tracefs from {}: {e}", target.display()),
+                false,
+            )
+        }
+    }
+    match sys::unmount(target) {
+        Ok(()) => (
+            format!("restored tracefs: unmounted {}", target.display()),
+            true,
+        ),
+        // EINVAL: nothing is mounted there any more.
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => gone(),
+        Err(e) => (
+            format!(
+                "could not unmount tracefs from {0}: {e}; close what uses it and run `umount {0}`",
+                target.display()
+            ),
+            false,
+        ),
+    }
+}
 
 /// Whether `--break-trace` can work on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,6 +356,50 @@ mod tests {
         } else {
             assert_eq!(status, TracefsStatus::NoAccess(dir));
         }
+    }
+
+    #[test]
+    fn unmount_tracefs_leaves_what_is_not_its_mount_alone() {
+        let root = copy_fixture("sysroot-vm");
+        let elsewhere = root.path().join("sys/kernel/debug");
+        assert_eq!(
+            unmount_tracefs(&elsewhere),
+            (
+                format!(
+                    "left {} alone: not a tracefs mount point",
+                    elsewhere.display()
+                ),
+                false
+            )
+        );
+        let target = tracefs_mount_point(root.path());
+        let gone = (
+            format!(
+                "restored tracefs: {} was no longer mounted",
+                target.display()
+            ),
+            true,
+        );
+        assert_eq!(unmount_tracefs(&target), gone);
+        fs::create_dir_all(&target).unwrap();
+        assert_eq!(unmount_tracefs(&target), gone);
+    }
+
+    #[test]
+    fn unmount_tracefs_unmounts_a_tracefs() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = tracefs_mount_point(dir.path());
+        fs::create_dir_all(&target).unwrap();
+        if let Err(e) = jitterlab_sys::mount("nodev", &target, "tracefs") {
+            eprintln!("skipped: mounting tracefs needs root: {e}");
+            return;
+        }
+        assert!(target.join("events/sched/sched_switch/id").exists());
+        assert_eq!(
+            unmount_tracefs(&target),
+            (format!("restored tracefs: unmounted {}", target.display()), true)
+        );
+        assert!(!target.join("events").exists());
     }
 
     #[test]

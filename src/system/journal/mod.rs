@@ -26,6 +26,9 @@
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
 //!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`;
 //!   [`crate::system::resctrl_undo`]).
+//! - [`Undo::TracefsMount`]: tracefs, mounted by jitterlab for its
+//!   tracer, to be unmounted (`{ "kind": "tracefs-mount", "target":
+//!   "/sys/kernel/tracing" }`; [`crate::system::trace::unmount_tracefs`]).
 //! - [`Undo::WorkDir`]: a private work directory, to be removed with its
 //!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`;
 //!   [`crate::system::workdir_undo`]);

@@ -135,6 +135,10 @@ pub(super) fn ended_with_boot(undo: &Undo) -> Option<String> {
             "the resctrl mount at {} ended with the reboot",
             target.display()
         ),
+        Undo::TracefsMount { target } => format!(
+            "the tracefs mount at {} ended with the reboot",
+            target.display()
+        ),
     })
 }
 
@@ -149,6 +153,7 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
             crate::system::resctrl_undo::remove_group(path, files)
         }
         Undo::ResctrlMount { target } => crate::system::resctrl_undo::unmount(target),
+        Undo::TracefsMount { target } => crate::system::trace::unmount_tracefs(target),
         Undo::WorkDir { path } => crate::system::workdir_undo::undo(path),
         Undo::Cgroup { path } => crate::system::cgroup_undo::undo(path),
         Undo::Container { engine, name } => {
