@@ -41,12 +41,6 @@ const TRACEFS: &str = "sys/kernel/tracing";
 /// while debugfs is mounted).
 const DEBUGFS_TRACING: &str = "sys/kernel/debug/tracing";
 
-/// Where tracefs is mounted under `root` (`ROOT/sys/kernel/tracing`), the
-/// one place the tracer mounts it.
-pub fn tracefs_mount_point(root: &Path) -> PathBuf {
-    root.join(TRACEFS)
-}
-
 /// Unmounts the tracefs jitterlab mounted at `target`; the line to print
 /// and whether it is handled. Only a tracefs at a `…/sys/kernel/tracing` is
 /// unmounted: anything else there now (or nothing) is left as it is. A
@@ -372,7 +366,7 @@ mod tests {
                 false
             )
         );
-        let target = tracefs_mount_point(root.path());
+        let target = root.path().join(TRACEFS);
         let gone = (
             format!(
                 "restored tracefs: {} was no longer mounted",
@@ -388,7 +382,7 @@ mod tests {
     #[test]
     fn unmount_tracefs_unmounts_a_tracefs() {
         let dir = tempfile::tempdir().unwrap();
-        let target = tracefs_mount_point(dir.path());
+        let target = dir.path().join(TRACEFS);
         fs::create_dir_all(&target).unwrap();
         if let Err(e) = jitterlab_sys::mount("nodev", &target, "tracefs") {
             eprintln!("skipped: mounting tracefs needs root: {e}");
@@ -397,7 +391,10 @@ mod tests {
         assert!(target.join("events/sched/sched_switch/id").exists());
         assert_eq!(
             unmount_tracefs(&target),
-            (format!("restored tracefs: unmounted {}", target.display()), true)
+            (
+                format!("restored tracefs: unmounted {}", target.display()),
+                true
+            )
         );
         assert!(!target.join("events").exists());
     }
