@@ -319,3 +319,45 @@ fn a_sleeping_thread_is_seen_arming_waking_and_switching() {
         assert_eq!(out, (1, 49));
     }
 }
+
+#[test]
+#[serial]
+fn restore_unmounts_the_tracefs_a_killed_jitterlab_mounted() {
+    use crate::system::journal::replay;
+    use crate::system::settings::testing::journal_env;
+    let (_jdir, path) = journal_env();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("sys/kernel/tracing");
+    fs::create_dir_all(&target).unwrap();
+    let mounted = sys::mount("nodev", &target, "tracefs").is_ok();
+    if !mounted {
+        eprintln!(
+            "mounting tracefs needs root: only the entry of a mount already gone is replayed"
+        );
+    }
+    // The journal a jitterlab killed after mounting leaves (its pid is
+    // above any pid_max, so it is dead).
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let doc = serde_json::json!({
+        "version": 1,
+        "owner_pid": 4_194_305,
+        "owner_start_ticks": 1,
+        "boot_id": boot.trim(),
+        "started_at": "2026-01-01T00:00:00Z",
+        "entries": [{ "id": 1, "kind": "tracefs-mount", "target": target }],
+    });
+    fs::write(&path, doc.to_string()).unwrap();
+    let r = replay(dir.path()).unwrap();
+    let line = if mounted {
+        format!("restored tracefs: unmounted {}", target.display())
+    } else {
+        format!(
+            "restored tracefs: {} was no longer mounted",
+            target.display()
+        )
+    };
+    assert_eq!(r.lines, vec![line]);
+    assert_eq!(r.left, 0);
+    assert!(!path.exists(), "the journal is removed once replayed");
+    assert_ne!(sys::filesystem_type(&target).unwrap(), sys::TRACEFS_MAGIC);
+}
