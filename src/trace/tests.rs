@@ -361,3 +361,92 @@ fn restore_unmounts_the_tracefs_a_killed_jitterlab_mounted() {
     assert!(!path.exists(), "the journal is removed once replayed");
     assert_ne!(sys::filesystem_type(&target).unwrap(), sys::TRACEFS_MAGIC);
 }
+
+/// This thread's time on a CPU so far, ns (`/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> u64 {
+    fs::read_to_string("/proc/thread-self/schedstat")
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The tracer's cost, for `bench/trace_cost.sh`: traces every tracepoint on
+/// `TRACE_COST_CPUS` (a CPU list, default every online CPU) for
+/// `TRACE_COST_SECS` seconds (default 10), reading every 10 ms as a
+/// probe's reader would, and prints the events per second and the reading
+/// thread's CPU time per event.
+#[test]
+#[ignore = "a measurement: run by bench/trace_cost.sh"]
+fn trace_cost() {
+    if sys::effective_uid() != 0 {
+        eprintln!("skipped: tracing every task of a CPU needs root");
+        return;
+    }
+    let secs: u64 = std::env::var("TRACE_COST_SECS").map_or(10, |s| s.parse().unwrap());
+    let cpus: Vec<u32> = std::env::var("TRACE_COST_CPUS").map_or(Vec::new(), |s| {
+        CpuList::parse(&s)
+            .unwrap()
+            .iter()
+            .map(|c| c as u32)
+            .collect()
+    });
+    let (events, lost, stats, reader_ns, wall_ns) = on_real_root(|| {
+        let root = Path::new("/");
+        let mut journal = Journal::on_demand(root)?;
+        let mut tracer = Tracer::start(root, &cpus, &[], &mut journal)?;
+        let mut out = Vec::with_capacity(1 << 16);
+        let (mut events, mut lost) = (0u64, 0u64);
+        let mut count = |out: &mut Vec<Event>| {
+            for e in out.drain(..) {
+                match e.kind {
+                    EventKind::Lost { count } => lost += count,
+                    _ => events += 1,
+                }
+            }
+        };
+        let start = sys::monotonic_ns();
+        let cpu0 = thread_cpu_ns();
+        let end = start + secs * 1_000_000_000;
+        let mut next = start;
+        while next < end {
+            next += 10_000_000;
+            while let Err(sys::EINTR) = sys::sleep_until_ns(next) {}
+            tracer.read(&mut out)?;
+            count(&mut out);
+        }
+        // The reading alone: the stop closes the events, which waits for
+        // the kernel's RCU grace periods.
+        let reader_ns = thread_cpu_ns() - cpu0;
+        let wall_ns = sys::monotonic_ns() - start;
+        let stats = tracer.stop(&mut journal)?;
+        out.extend(stats.rest.iter().cloned());
+        count(&mut out);
+        journal.finish()?;
+        Ok((events, lost, stats, reader_ns, wall_ns))
+    })
+    .expect("the machine lock");
+    let per_cpu: Vec<String> = stats
+        .cpus
+        .iter()
+        .map(|c| {
+            format!(
+                "cpu{} {} read {} lost {} late",
+                c.cpu, c.records, c.lost, c.late
+            )
+        })
+        .collect();
+    // The events the stop read count with the reading's time.
+    println!(
+        "trace_cost: {:.2} s: {events} events ({:.0}/s), {lost} lost; reader CPU {:.3} s ({:.2} % of a CPU), {:.0} ns per event; {}",
+        wall_ns as f64 / 1e9,
+        events as f64 * 1e9 / wall_ns as f64,
+        reader_ns as f64 / 1e9,
+        reader_ns as f64 * 100.0 / wall_ns as f64,
+        reader_ns as f64 / events.max(1) as f64,
+        per_cpu.join(", ")
+    );
+    assert!(events > 0, "nothing traced in {secs} s");
+}
