@@ -165,16 +165,14 @@ impl Tracer {
         let released = tracefs.release(journal);
         let (decoders, ids) = loaded?;
         released?;
-        let mut rings = Vec::with_capacity(cpus.len());
-        for &cpu in &cpus {
-            rings.push(open_cpu(cpu, &ids, paranoid)?);
-        }
-        for r in &rings {
-            for fd in &r.fds {
-                perf::enable(fd.as_fd())
-                    .map_err(|e| anyhow!("cannot enable tracing on CPU {}: {e}", r.cpu))?;
+        let rings = match open_all(&cpus, &ids, paranoid) {
+            Ok(rings) => rings,
+            Err(e) => {
+                // A mount that stayed busy: one more try before refusing.
+                tracefs.release(journal)?;
+                return Err(e);
             }
-        }
+        };
         Ok(Tracer {
             merger: Merger::new(rings.len()),
             cpus: rings,
@@ -324,6 +322,22 @@ fn attr(id: u32, ring_bytes: usize) -> PerfEventAttr {
         clockid: perf::CLOCK_MONOTONIC,
         ..PerfEventAttr::default()
     }
+}
+
+/// Opens every tracepoint of `ids` on every CPU of `cpus` and enables
+/// them; what was opened is closed again on an error.
+fn open_all(cpus: &[u32], ids: &[(TracePoint, u32)], paranoid: i32) -> Result<Vec<CpuRing>> {
+    let mut rings = Vec::with_capacity(cpus.len());
+    for &cpu in cpus {
+        rings.push(open_cpu(cpu, ids, paranoid)?);
+    }
+    for r in &rings {
+        for fd in &r.fds {
+            perf::enable(fd.as_fd())
+                .map_err(|e| anyhow!("cannot enable tracing on CPU {}: {e}", r.cpu))?;
+        }
+    }
+    Ok(rings)
 }
 
 /// Opens every tracepoint of `ids` on `cpu`, the first with the ring, the
