@@ -453,3 +453,29 @@ fn trace_cost() {
     );
     assert!(events > 0, "nothing traced in {secs} s");
 }
+
+#[test]
+fn refused_perf_events_say_which_setting_to_change() {
+    let e = |errno| {
+        open_error(
+            TracePoint::SchedSwitch,
+            1,
+            2,
+            &io::Error::from_raw_os_error(errno),
+        )
+    };
+    assert_eq!(
+        bad_text(e(libc::EACCES)),
+        "the kernel refused to trace sched:sched_switch on CPU 1: Permission denied (os error 13) (kernel.perf_event_paranoid is 2); run jitterlab as root or with CAP_PERFMON, or allow it: sysctl kernel.perf_event_paranoid=-1"
+    );
+    assert_eq!(
+        bad_text(e(libc::ENOENT)),
+        "this kernel cannot trace sched:sched_switch through perf events (No such file or directory (os error 2)); boot one built with CONFIG_PERF_EVENTS=y and CONFIG_EVENT_TRACING=y"
+    );
+    let invalid = e(libc::EINVAL);
+    assert!(invalid.downcast_ref::<crate::error::BadInput>().is_none());
+    assert_eq!(
+        invalid.to_string(),
+        "the kernel refused the perf event of sched:sched_switch on CPU 1: Invalid argument (os error 22) (a CLOCK_MONOTONIC perf clock needs Linux 4.1 or newer)"
+    );
+}
