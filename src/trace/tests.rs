@@ -209,6 +209,8 @@ fn a_sleeping_thread_is_seen_arming_waking_and_switching() {
         eprintln!("skipped: tracing every task of a CPU needs root");
         return;
     }
+    // The journal of the real root, not one a test before pointed to.
+    std::env::remove_var(crate::system::journal::JOURNAL_ENV);
     let mounts_before = tracefs_mounts();
     let perf_before = perf_fds();
     let (events, stats, slept, perf_during) = on_real_root(|| {
@@ -230,6 +232,7 @@ fn a_sleeping_thread_is_seen_arming_waking_and_switching() {
         });
         let slept = reader?;
         let stats = tracer.stop(&mut journal)?;
+        // Fails while a change is journaled and not undone.
         journal.finish()?;
         events.extend(stats.rest.iter().cloned());
         Ok((events, stats, slept, perf_during))
@@ -382,12 +385,14 @@ fn thread_cpu_ns() -> u64 {
 /// probe's reader would, and prints the events per second and the reading
 /// thread's CPU time per event.
 #[test]
+#[serial]
 #[ignore = "a measurement: run by bench/trace_cost.sh"]
 fn trace_cost() {
     if sys::effective_uid() != 0 {
         eprintln!("skipped: tracing every task of a CPU needs root");
         return;
     }
+    std::env::remove_var(crate::system::journal::JOURNAL_ENV);
     let secs: u64 = std::env::var("TRACE_COST_SECS").map_or(10, |s| s.parse().unwrap());
     let cpus: Vec<u32> = std::env::var("TRACE_COST_CPUS").map_or(Vec::new(), |s| {
         CpuList::parse(&s)
