@@ -484,3 +484,9 @@ fn refused_perf_events_say_which_setting_to_change() {
         "the kernel refused the perf event of sched:sched_switch on CPU 1: Invalid argument (os error 22) (a CLOCK_MONOTONIC perf clock needs Linux 4.1 or newer)"
     );
 }
+
+#[test]
+fn a_tracer_can_be_read_from_another_thread() {
+    fn send<T: Send>() {}
+    send::<Tracer>();
+}
