@@ -41,6 +41,7 @@ mod termination;
 #[cfg(test)]
 #[path = "../tests/common/fixtures.rs"]
 mod testutil;
+mod trace;
 mod version;
 
 use std::process::ExitCode;

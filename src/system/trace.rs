@@ -24,11 +24,19 @@
 //! `echo … >> trace_marker` does, so a fake tree collects every marker;
 //! `tracing_on` is opened without truncation, so the fake tree keeps its
 //! content until `fire` overwrites it with `0\n`.
+//!
+//! [`unmount_tracefs`] undoes the one change the tracer (`crate::trace`)
+//! may make here: mounting tracefs where it was not mounted (a journaled
+//! setting, `Undo::TracefsMount`). It lives with the journal's other undo
+//! steps (`system::journal::undo::tracefs`), because both the tracer and
+//! `jitterlab restore` call it.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+pub use crate::system::journal::undo::tracefs::unmount_tracefs;
 
 /// Where tracefs is relative to the root.
 const TRACEFS: &str = "sys/kernel/tracing";

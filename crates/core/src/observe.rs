@@ -10,4 +10,6 @@
 //! kernel's hrtimer expiries use; everything here is pure arithmetic over
 //! that stream, so recorded sequences test it exactly.
 
+pub mod decode;
 pub mod event;
+pub mod format;

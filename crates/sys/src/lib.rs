@@ -35,6 +35,7 @@ pub mod eventfd;
 pub mod netns;
 pub mod packet;
 pub mod packet_ring;
+pub mod perf;
 pub mod poll;
 pub mod rx_timestamp;
 pub mod tx_timestamp;
@@ -336,6 +337,10 @@ pub fn mkfifo(path: &Path, mode: u32) -> io::Result<()> {
 /// The file system magic of resctrl (`RDTGROUP_SUPER_MAGIC`), as
 /// [`filesystem_type`] reports it for `/sys/fs/resctrl` when it is mounted.
 pub const RESCTRL_MAGIC: i64 = 0x0765_5821;
+
+/// The file system magic of tracefs (`TRACEFS_MAGIC`), as
+/// [`filesystem_type`] reports it for `/sys/kernel/tracing` when it is mounted.
+pub const TRACEFS_MAGIC: i64 = 0x7472_6163;
 
 /// What [`flock`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -105,6 +105,13 @@ pub enum Undo {
         /// The mount point (already under the sysroot).
         target: PathBuf,
     },
+    /// tracefs, mounted by jitterlab for its tracer: unmounted
+    /// ([`crate::system::trace::unmount_tracefs`]). Journaled before the
+    /// `mount`.
+    TracefsMount {
+        /// The mount point (already under the sysroot).
+        target: PathBuf,
+    },
     /// A private work directory jitterlab made (neighbour output, disk
     /// load files): removed with what it holds, symlink-safely
     /// ([`crate::system::journal::undo::workdir::undo`]). Journaled before the `mkdir`.

@@ -25,7 +25,10 @@
 //!   [`crate::system::journal::undo::resctrl`]);
 //! - [`Undo::ResctrlMount`]: resctrl, mounted by jitterlab, to be
 //!   unmounted (`{ "kind": "resctrl-mount", "target": "/sys/fs/resctrl" }`;
-//!   [`crate::system::journal::undo::resctrl`]).
+//!   [`crate::system::journal::undo::resctrl`]);
+//! - [`Undo::TracefsMount`]: tracefs, mounted by jitterlab for its
+//!   tracer, to be unmounted (`{ "kind": "tracefs-mount", "target":
+//!   "/sys/kernel/tracing" }`; [`crate::system::journal::undo::tracefs`]);
 //! - [`Undo::WorkDir`]: a private work directory, to be removed with its
 //!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`;
 //!   [`crate::system::journal::undo::workdir`]);

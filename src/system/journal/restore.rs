@@ -135,6 +135,10 @@ pub(super) fn ended_with_boot(undo: &Undo) -> Option<String> {
             "the resctrl mount at {} ended with the reboot",
             target.display()
         ),
+        Undo::TracefsMount { target } => format!(
+            "the tracefs mount at {} ended with the reboot",
+            target.display()
+        ),
     })
 }
 
@@ -149,6 +153,9 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
             crate::system::journal::undo::resctrl::remove_group(path, files)
         }
         Undo::ResctrlMount { target } => crate::system::journal::undo::resctrl::unmount(target),
+        Undo::TracefsMount { target } => {
+            crate::system::journal::undo::tracefs::unmount_tracefs(target)
+        }
         Undo::WorkDir { path } => crate::system::journal::undo::workdir::undo(path),
         Undo::Cgroup { path } => crate::system::journal::undo::cgroup::undo(path),
         Undo::Container { engine, name } => {

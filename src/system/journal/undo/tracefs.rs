@@ -1,0 +1,115 @@
+//! Undoing the tracer's one change to the machine: tracefs, mounted by
+//! jitterlab where it was not mounted so the tracer could read the
+//! tracepoints' ids and formats (`Undo::TracefsMount`). The tracer calls it
+//! as soon as it has read them, and `jitterlab restore` after a crash.
+
+use std::io;
+use std::path::Path;
+
+/// Where tracefs is relative to the root.
+const TRACEFS: &str = "sys/kernel/tracing";
+
+/// Unmounts the tracefs jitterlab mounted at `target`; the line to print
+/// and whether it is handled. Only a tracefs at a `…/sys/kernel/tracing` is
+/// unmounted: anything else there now (or nothing) is left as it is. A
+/// busy mount (a shell inside it) stays, with what to do. Used by the
+/// tracer's stop and by `jitterlab restore`.
+pub fn unmount_tracefs(target: &Path) -> (String, bool) {
+    use jitterlab_sys as sys;
+    if !target.ends_with(TRACEFS) {
+        return (
+            format!("left {} alone: not a tracefs mount point", target.display()),
+            false,
+        );
+    }
+    let gone = || {
+        (
+            format!(
+                "restored tracefs: {} was no longer mounted",
+                target.display()
+            ),
+            true,
+        )
+    };
+    match sys::filesystem_type(target) {
+        Ok(m) if m == sys::TRACEFS_MAGIC => {}
+        Ok(_) => return gone(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return gone(),
+        Err(e) => {
+            return (
+                format!("could not unmount tracefs from {}: {e}", target.display()),
+                false,
+            )
+        }
+    }
+    match sys::unmount(target) {
+        Ok(()) => (
+            format!("restored tracefs: unmounted {}", target.display()),
+            true,
+        ),
+        // EINVAL: nothing is mounted there any more.
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => gone(),
+        Err(e) => (
+            format!(
+                "could not unmount tracefs from {0}: {e}; close what uses it and run `umount {0}`",
+                target.display()
+            ),
+            false,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::testutil::copy_fixture;
+
+    #[test]
+    fn unmount_tracefs_leaves_what_is_not_its_mount_alone() {
+        let root = copy_fixture("sysroot-vm");
+        let elsewhere = root.path().join("sys/kernel/debug");
+        assert_eq!(
+            unmount_tracefs(&elsewhere),
+            (
+                format!(
+                    "left {} alone: not a tracefs mount point",
+                    elsewhere.display()
+                ),
+                false
+            )
+        );
+        let target = root.path().join(TRACEFS);
+        let gone = (
+            format!(
+                "restored tracefs: {} was no longer mounted",
+                target.display()
+            ),
+            true,
+        );
+        assert_eq!(unmount_tracefs(&target), gone);
+        fs::create_dir_all(&target).unwrap();
+        assert_eq!(unmount_tracefs(&target), gone);
+    }
+
+    #[test]
+    fn unmount_tracefs_unmounts_a_tracefs() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join(TRACEFS);
+        fs::create_dir_all(&target).unwrap();
+        if let Err(e) = jitterlab_sys::mount("nodev", &target, "tracefs") {
+            eprintln!("skipped: mounting tracefs needs root: {e}");
+            return;
+        }
+        assert!(target.join("events/sched/sched_switch/id").exists());
+        assert_eq!(
+            unmount_tracefs(&target),
+            (
+                format!("restored tracefs: unmounted {}", target.display()),
+                true
+            )
+        );
+        assert!(!target.join("events").exists());
+    }
+}

@@ -1,0 +1,399 @@
+//! The tracer: the kernel's scheduler, timer, IRQ and softirq tracepoints,
+//! read on every traced CPU and handed over as one stream of
+//! [`Event`]s in time order, for `run observe` and `--explain`.
+//!
+//! **Why perf events.** The kernel offers two stable ways to read
+//! tracepoints as binary records. jitterlab uses **perf events**
+//! (`perf_event_open(2)` with `PERF_TYPE_TRACEPOINT`), the interface
+//! `perf sched record` uses, rather than tracefs' per-CPU raw buffers
+//! (`per_cpu/cpuN/trace_pipe_raw`, as trace-cmd reads them):
+//!
+//! - *Private.* Perf events belong to the process that opened them and
+//!   vanish when it exits, even by `kill -9`; the tracefs buffers and
+//!   `events/*/enable` are one machine-wide state that another tracer
+//!   (trace-cmd, rtla, a second jitterlab, `--break-trace`) changes under
+//!   us and that a crash leaves switched on. With perf events the only
+//!   possible change to the machine is mounting tracefs to learn the ids
+//!   and formats, and that is undone within the start.
+//! - *One clock.* `use_clockid` stamps every record with
+//!   `CLOCK_MONOTONIC`, the clock the task's `clock_nanosleep` and the
+//!   hrtimer expiries use, so a release and a wake-up compare directly;
+//!   tracefs' `trace_clock` is again machine-wide (and `mono` there is not
+//!   selectable per reader).
+//! - *Losses are records.* A full ring yields a `PERF_RECORD_LOST` with
+//!   the count, where it happened, which becomes [`EventKind::Lost`];
+//!   `trace_pipe_raw` reports losses per page in a flag that is easy to
+//!   miss.
+//! - *Reading is memory.* The ring is mapped; a read is a load of
+//!   `data_head`, a copy and a store of `data_tail`
+//!   ([`jitterlab_sys::perf::PerfRing`]), no system call per record or page.
+//!
+//! Its cost: one event per tracepoint per CPU (nine descriptors a CPU),
+//! which is why the tracepoints of a CPU share one ring
+//! (`PERF_EVENT_IOC_SET_OUTPUT`), and perf events must be allowed to the
+//! user (root, `CAP_PERFMON`, or `kernel.perf_event_paranoid` ≤ -1 for raw
+//! tracepoint data of every task).
+//!
+//! **Lifecycle.** [`Tracer::start`] finds tracefs (mounting it, journaled,
+//! where it is not: [`tracefs`]), reads the ids and formats, opens the
+//! events disabled, maps one ring of [`RING_PAGES`] pages per CPU, then
+//! enables them all. [`Tracer::read`] copies what each ring holds,
+//! decodes it ([`jitterlab_core::observe::decode`]) and hands out, merged
+//! in time order, what no later read can precede ([`merge`]).
+//! [`Tracer::stop`] disables the events, hands out the rest, closes every
+//! descriptor and says per CPU how many records were read and lost.
+//!
+//! **Refusals.** A missing tracefs or tracepoint, perf events the kernel
+//! lacks or refuses to this user: a one-line error naming what is missing
+//! and how to get it (bad input, exit 2), with nothing left changed.
+
+// `run observe` and `--explain` read through this module; until they are
+// built on it, only its tests do.
+#![cfg_attr(not(test), allow(dead_code))]
+
+pub mod merge;
+pub mod tracefs;
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use jitterlab_core::observe::decode::{Decoders, Records};
+use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::units::CpuList;
+use jitterlab_sys as sys;
+use jitterlab_sys::perf::{self, PerfEventAttr, PerfRing};
+
+pub use jitterlab_core::observe::decode::TracePoint;
+
+use crate::error::bad;
+use crate::system::journal::Journal;
+use merge::Merger;
+use tracefs::Tracefs;
+
+/// Data pages of each CPU's ring: 512 KiB with 4 KiB pages, what the
+/// default `kernel.perf_event_mlock_kb` (516) lets an unprivileged user
+/// map per CPU, and some 0.5 s of a busy CPU's scheduler events.
+pub const RING_PAGES: usize = 128;
+
+/// Where the kernel says whether perf events exist and who may use them.
+const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
+/// The online CPUs.
+const ONLINE: &str = "sys/devices/system/cpu/online";
+
+/// What one CPU's ring delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTraceStats {
+    /// The CPU.
+    pub cpu: u32,
+    /// Sample records read.
+    pub records: u64,
+    /// Records the kernel dropped (its ring was full).
+    pub lost: u64,
+    /// Records dropped because they came after their time was handed out
+    /// (counted in the stream as lost too).
+    pub late: u64,
+}
+
+/// What a tracer delivered, per CPU, and its last events.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TraceStats {
+    /// One entry per traced CPU, in CPU order.
+    pub cpus: Vec<CpuTraceStats>,
+    /// The events read at the stop, after everything [`Tracer::read`]
+    /// handed out, in time order.
+    pub rest: Vec<Event>,
+}
+
+impl TraceStats {
+    /// Records read on every CPU.
+    pub fn records(&self) -> u64 {
+        self.cpus.iter().map(|c| c.records).sum()
+    }
+
+    /// Records lost on every CPU (dropped by the kernel or late).
+    pub fn lost(&self) -> u64 {
+        self.cpus.iter().map(|c| c.lost + c.late).sum()
+    }
+}
+
+/// One CPU's events and their shared ring.
+#[derive(Debug)]
+struct CpuRing {
+    cpu: u32,
+    /// The ring, mapped from `fds[0]`; dropped (unmapped) before them.
+    ring: PerfRing,
+    /// One event per tracepoint.
+    fds: Vec<OwnedFd>,
+    records: u64,
+    lost: u64,
+}
+
+/// The kernel's tracepoints on a set of CPUs, read as one stream; see the
+/// module doc.
+#[derive(Debug)]
+pub struct Tracer {
+    cpus: Vec<CpuRing>,
+    decoders: Decoders,
+    merger: Merger,
+    tracefs: Tracefs,
+    /// The bytes of the last ring read.
+    buf: Vec<u8>,
+}
+
+impl Tracer {
+    /// Opens the tracepoints `events` (all of [`TracePoint::ALL`] when
+    /// empty) on `cpus` (all online CPUs when empty), tracefs found or
+    /// mounted, and starts them.
+    pub fn start(
+        root: &Path,
+        cpus: &[u32],
+        events: &[TracePoint],
+        journal: &mut Journal,
+    ) -> Result<Tracer> {
+        let points: Vec<TracePoint> = if events.is_empty() {
+            TracePoint::ALL.to_vec()
+        } else {
+            events.to_vec()
+        };
+        let cpus = traced_cpus(root, cpus)?;
+        let paranoid = perf_paranoid(root)?;
+        let mut tracefs = Tracefs::open(root, journal)?;
+        let loaded = tracefs.decoders(&points);
+        // The ids and formats are read: tracefs is needed no more.
+        let released = tracefs.release(journal);
+        let (decoders, ids) = loaded?;
+        released?;
+        let rings = match open_all(&cpus, &ids, paranoid) {
+            Ok(rings) => rings,
+            Err(e) => {
+                // A mount that stayed busy: one more try before refusing.
+                tracefs.release(journal)?;
+                return Err(e);
+            }
+        };
+        Ok(Tracer {
+            merger: Merger::new(rings.len()),
+            cpus: rings,
+            decoders,
+            tracefs,
+            buf: Vec::with_capacity(RING_PAGES * perf::page_size()),
+        })
+    }
+
+    /// Appends the events read since the last call, merged across CPUs in
+    /// time order up to the oldest CPU's newest record (so a later read
+    /// never yields an earlier event).
+    pub fn read(&mut self, out: &mut Vec<Event>) -> Result<()> {
+        let began = sys::monotonic_ns();
+        let mut newest = Vec::with_capacity(self.cpus.len());
+        for i in 0..self.cpus.len() {
+            let got = self.read_cpu(i)?;
+            newest.push(if got { self.merger.newest(i) } else { None });
+        }
+        let cut = merge::cut(began, newest);
+        self.merger.drain_to(cut, out);
+        Ok(())
+    }
+
+    /// Copies CPU `i`'s ring and queues its events; true when it held any.
+    fn read_cpu(&mut self, i: usize) -> Result<bool> {
+        self.buf.clear();
+        let c = &mut self.cpus[i];
+        if c.ring.read_into(&mut self.buf) == 0 {
+            return Ok(false);
+        }
+        let mut events = Vec::new();
+        for record in Records::new(&self.buf) {
+            let record = record.map_err(|e| anyhow!("the trace ring of CPU {}: {e}", c.cpu))?;
+            let Some(event) = self.decoders.event(&record) else {
+                continue;
+            };
+            match event.kind {
+                EventKind::Lost { count } => c.lost += count,
+                _ => c.records += 1,
+            }
+            events.push(event);
+        }
+        self.merger.push(i, events);
+        Ok(true)
+    }
+
+    /// Reads what is left, disables and closes; records read/lost per CPU.
+    /// The events read last, after the last [`Tracer::read`], are in
+    /// [`TraceStats::rest`].
+    pub fn stop(mut self, journal: &mut Journal) -> Result<TraceStats> {
+        let mut first_err = None;
+        for r in &self.cpus {
+            for fd in &r.fds {
+                if let Err(e) = perf::disable(fd.as_fd()) {
+                    first_err
+                        .get_or_insert(anyhow!("cannot disable tracing on CPU {}: {e}", r.cpu));
+                }
+            }
+        }
+        for i in 0..self.cpus.len() {
+            if let Err(e) = self.read_cpu(i) {
+                first_err.get_or_insert(e);
+            }
+        }
+        let mut rest = Vec::new();
+        self.merger.drain_all(&mut rest);
+        let stats = TraceStats {
+            rest,
+            cpus: self
+                .cpus
+                .iter()
+                .enumerate()
+                .map(|(i, c)| CpuTraceStats {
+                    cpu: c.cpu,
+                    records: c.records,
+                    lost: c.lost,
+                    late: self.merger.late(i),
+                })
+                .collect(),
+        };
+        self.cpus.clear();
+        self.tracefs.release(journal)?;
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(stats),
+        }
+    }
+}
+
+/// The CPUs to trace: `asked`, each online, or every online CPU.
+fn traced_cpus(root: &Path, asked: &[u32]) -> Result<Vec<u32>> {
+    let path = root.join(ONLINE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow!("cannot read the online CPUs ({}): {e}", path.display()))?;
+    let online = CpuList::parse(&text)
+        .map_err(|e| anyhow!("cannot read the online CPUs ({}): {e}", path.display()))?;
+    if asked.is_empty() {
+        return Ok(online.iter().map(|c| c as u32).collect());
+    }
+    let mut cpus = asked.to_vec();
+    cpus.sort_unstable();
+    cpus.dedup();
+    if let Some(cpu) = cpus.iter().find(|&&c| !online.contains(c as usize)) {
+        return Err(bad(format!(
+            "CPU {cpu} is not online (online: {}); trace CPUs of that list",
+            text.trim()
+        )));
+    }
+    Ok(cpus)
+}
+
+/// `kernel.perf_event_paranoid`; its absence means a kernel without perf
+/// events.
+fn perf_paranoid(root: &Path) -> Result<i32> {
+    let path = root.join(PARANOID);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            anyhow!(
+                "{} holds {:?}, not a number",
+                path.display(),
+                text.trim()
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad(format!(
+            "this kernel has no perf events ({} is missing); boot a kernel built with CONFIG_PERF_EVENTS=y",
+            path.display()
+        ))),
+        Err(e) => Err(anyhow!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// The attribute of tracepoint `id`'s event (module doc).
+fn attr(id: u32, ring_bytes: usize) -> PerfEventAttr {
+    PerfEventAttr {
+        kind: perf::TYPE_TRACEPOINT,
+        size: perf::ATTR_SIZE,
+        config: u64::from(id),
+        sample_period: 1,
+        sample_type: perf::SAMPLE_TID | perf::SAMPLE_TIME | perf::SAMPLE_CPU | perf::SAMPLE_RAW,
+        flags: perf::ATTR_DISABLED
+            | perf::ATTR_SAMPLE_ID_ALL
+            | perf::ATTR_USE_CLOCKID
+            | perf::ATTR_WATERMARK,
+        // Nobody polls the ring: wake no one before it is half full.
+        wakeup_watermark: (ring_bytes / 2) as u32,
+        clockid: perf::CLOCK_MONOTONIC,
+        ..PerfEventAttr::default()
+    }
+}
+
+/// Opens every tracepoint of `ids` on every CPU of `cpus` and enables
+/// them; what was opened is closed again on an error.
+fn open_all(cpus: &[u32], ids: &[(TracePoint, u32)], paranoid: i32) -> Result<Vec<CpuRing>> {
+    let mut rings = Vec::with_capacity(cpus.len());
+    for &cpu in cpus {
+        rings.push(open_cpu(cpu, ids, paranoid)?);
+    }
+    for r in &rings {
+        for fd in &r.fds {
+            perf::enable(fd.as_fd())
+                .map_err(|e| anyhow!("cannot enable tracing on CPU {}: {e}", r.cpu))?;
+        }
+    }
+    Ok(rings)
+}
+
+/// Opens every tracepoint of `ids` on `cpu`, the first with the ring, the
+/// others writing into it.
+fn open_cpu(cpu: u32, ids: &[(TracePoint, u32)], paranoid: i32) -> Result<CpuRing> {
+    let ring_bytes = RING_PAGES * perf::page_size();
+    let mut fds = Vec::with_capacity(ids.len());
+    let mut ring = None;
+    for &(point, id) in ids {
+        let fd = perf::perf_event_open(&attr(id, ring_bytes), -1, cpu as i32)
+            .map_err(|e| open_error(point, cpu, paranoid, &e))?;
+        match &ring {
+            None => {
+                ring = Some(PerfRing::map(fd.as_fd(), RING_PAGES).map_err(|e| {
+                    anyhow!(
+                        "cannot map the trace ring of CPU {cpu} ({} KiB): {e}; run jitterlab as root or raise kernel.perf_event_mlock_kb",
+                        ring_bytes / 1024
+                    )
+                })?);
+            }
+            Some(_) => {
+                let first: &OwnedFd = &fds[0];
+                perf::set_output(fd.as_fd(), first.as_fd()).map_err(|e| {
+                    anyhow!("cannot share the trace ring of CPU {cpu} with {point}: {e}")
+                })?;
+            }
+        }
+        fds.push(fd);
+    }
+    let ring = ring.ok_or_else(|| anyhow!("no tracepoint to open on CPU {cpu}"))?;
+    Ok(CpuRing {
+        cpu,
+        ring,
+        fds,
+        records: 0,
+        lost: 0,
+    })
+}
+
+/// The refusal of a `perf_event_open` that failed with `e`.
+fn open_error(point: TracePoint, cpu: u32, paranoid: i32, e: &io::Error) -> anyhow::Error {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => bad(format!(
+            "the kernel refused to trace {point} on CPU {cpu}: {e} (kernel.perf_event_paranoid is {paranoid}); run jitterlab as root or with CAP_PERFMON, or allow it: sysctl kernel.perf_event_paranoid=-1"
+        )),
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {
+            bad(format!(
+                "this kernel cannot trace {point} through perf events ({e}); boot one built with CONFIG_PERF_EVENTS=y and CONFIG_EVENT_TRACING=y"
+            ))
+        }
+        Some(libc::EINVAL) => anyhow!(
+            "the kernel refused the perf event of {point} on CPU {cpu}: {e} (a CLOCK_MONOTONIC perf clock needs Linux 4.1 or newer)"
+        ),
+        _ => anyhow!("cannot open the perf event of {point} on CPU {cpu}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
