@@ -10,4 +10,9 @@
 //! kernel's hrtimer expiries use; everything here is pure arithmetic over
 //! that stream, so recorded sequences test it exactly.
 
+pub mod cycles;
 pub mod event;
+pub mod explain;
+
+#[cfg(test)]
+mod tests;
