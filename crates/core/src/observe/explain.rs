@@ -376,8 +376,8 @@ impl Explanation {
 
     /// Longest first within each kind; equal ones in the order they ran.
     fn order(&mut self) {
-        self.threads.sort_by(|a, b| b.ns.cmp(&a.ns));
-        self.irqs.sort_by(|a, b| b.ns.cmp(&a.ns));
-        self.softirqs.sort_by(|a, b| b.ns.cmp(&a.ns));
+        self.threads.sort_by_key(|p| std::cmp::Reverse(p.ns));
+        self.irqs.sort_by_key(|p| std::cmp::Reverse(p.ns));
+        self.softirqs.sort_by_key(|p| std::cmp::Reverse(p.ns));
     }
 }
