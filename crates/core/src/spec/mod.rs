@@ -195,6 +195,7 @@
 mod cache;
 mod check;
 mod netcycle;
+mod observe;
 mod plan;
 mod probe;
 mod raw;
@@ -217,6 +218,7 @@ use crate::limits;
 use crate::resctrl::{CacheDefault, CacheGroup};
 use crate::units::CpuList;
 
+pub use self::observe::{ObserveParams, ObserveTarget};
 pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec, ResponseSource};
 pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};
 
