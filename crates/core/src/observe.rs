@@ -11,6 +11,7 @@
 //! that stream, so recorded sequences test it exactly.
 
 pub mod cycles;
+pub mod detail;
 pub mod event;
 pub mod explain;
 

@@ -543,3 +543,41 @@ fn finish(tr: &mut Track, r: &Raw) -> ObservedCycle {
         t0_source,
     }
 }
+
+/// Of several threads' start-to-start periods, the thread that behaves
+/// periodically: among those with at least `min_periods` periods, the
+/// smallest spread — the mean absolute deviation of its periods from their
+/// median (the lower middle value), relative to that median; a tie goes to
+/// the thread with more periods, then the lower tid. `None` when no thread
+/// has enough periods.
+pub fn most_periodic(periods: &[(u32, Vec<u64>)], min_periods: usize) -> Option<u32> {
+    // (deviation sum, count, median) compared as sum / (count · median).
+    let score = |p: &[u64]| -> Option<(u128, u128)> {
+        let mut s = p.to_vec();
+        s.sort_unstable();
+        let median = *s.get((s.len().max(1) - 1) / 2)?;
+        if median == 0 {
+            return None;
+        }
+        let dev: u128 = s.iter().map(|&x| u128::from(x.abs_diff(median))).sum();
+        Some((dev, s.len() as u128 * u128::from(median)))
+    };
+    let mut best: Option<(u32, usize, (u128, u128))> = None;
+    for (tid, p) in periods {
+        if p.len() < min_periods.max(1) {
+            continue;
+        }
+        let Some(sc) = score(p) else { continue };
+        let better = match best {
+            None => true,
+            Some((btid, bn, (bd, bq))) => {
+                let (l, r) = (sc.0 * bq, bd * sc.1);
+                l < r || (l == r && (p.len() > bn || (p.len() == bn && *tid < btid)))
+            }
+        };
+        if better {
+            best = Some((*tid, p.len(), sc));
+        }
+    }
+    best.map(|(tid, ..)| tid)
+}

@@ -560,3 +560,24 @@ fn time_before_the_history_reaches_is_unknown_not_unexplained() {
         "cycle 0 late by 4.000us: other (pid 77, prio 120) 1.000us, before the trace history 3.000us"
     );
 }
+
+#[test]
+fn the_periodic_thread_is_the_one_with_the_most_regular_periods() {
+    use super::cycles::most_periodic;
+    let regular = (7, vec![1_000_000, 1_001_000, 999_000, 1_000_000]);
+    let bursty = (5, vec![10_000, 2_000_000, 30_000, 900_000]);
+    let slow_regular = (9, vec![10_000_000, 10_000_000, 10_050_000, 10_000_000]);
+    let few = (3, vec![1_000_000, 1_000_000]);
+    // 7: deviations 2 µs over 4 × 1 ms; 9: 50 µs over 4 × 10 ms, larger.
+    assert_eq!(
+        most_periodic(&[bursty.clone(), regular.clone(), slow_regular, few.clone()], 3),
+        Some(7)
+    );
+    assert_eq!(most_periodic(&[bursty, few.clone()], 3), Some(5));
+    assert_eq!(most_periodic(&[few], 3), None);
+    // A tie goes to the lower tid.
+    assert_eq!(
+        most_periodic(&[(8, regular.1.clone()), regular.clone()], 3),
+        Some(7)
+    );
+}
