@@ -153,6 +153,7 @@ pub mod ctxswitch;
 pub mod fake;
 pub mod helper_thread;
 pub mod netcycle;
+pub mod observe;
 pub mod periodic;
 pub mod plan;
 pub mod response;
@@ -492,6 +493,11 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
         unavailable: Some(netcycle::unavailable),
+    },
+    Registration {
+        kind: ProbeKind::Observe,
+        build: observe::build,
+        unavailable: None,
     },
     #[cfg(feature = "test-probe")]
     Registration {

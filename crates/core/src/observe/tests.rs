@@ -570,7 +570,10 @@ fn the_periodic_thread_is_the_one_with_the_most_regular_periods() {
     let few = (3, vec![1_000_000, 1_000_000]);
     // 7: deviations 2 µs over 4 × 1 ms; 9: 50 µs over 4 × 10 ms, larger.
     assert_eq!(
-        most_periodic(&[bursty.clone(), regular.clone(), slow_regular, few.clone()], 3),
+        most_periodic(
+            &[bursty.clone(), regular.clone(), slow_regular, few.clone()],
+            3
+        ),
         Some(7)
     );
     assert_eq!(most_periodic(&[bursty, few.clone()], 3), Some(5));
