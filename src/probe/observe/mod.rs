@@ -302,7 +302,10 @@ impl Probe for ObserveProbe {
             for e in &batch {
                 let f = *first.get_or_insert(e.time_ns);
                 if self.replay && tally.shift == 0 {
-                    tally.shift = i128::from(start.t0) - i128::from(f);
+                    // The recording's first event at the recorder's start.
+                    let now = jitterlab_sys::monotonic_ns().max(start.t0);
+                    tally.shift = i128::from(now) - i128::from(f);
+                    tally.t0 = now;
                 }
                 observer.push(e);
                 while let Some(c) = observer.pop() {
