@@ -35,7 +35,11 @@
 //! − start; the CPU it started on and whether that differs from the
 //! previous cycle's (a migration); an **overrun** when the next release
 //! (the timer it armed before going to sleep, else the next release of the
-//! period schedule) comes before its end.
+//! period schedule) comes before its end. A thread that arms its timer
+//! for a time already past may never switch out: the expiry is handled
+//! while it still runs. Then its cycle ends when it armed the timer, and
+//! the next starts when the expiry was handled (if it was on its CPU;
+//! else when it is switched back in).
 //!
 //! # Lost events
 //!
@@ -200,13 +204,24 @@ enum Phase {
     Running(Option<u64>),
 }
 
+/// A timer a target thread armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Armed {
+    /// Its address.
+    timer: u64,
+    /// Its hard expiry.
+    expires: u64,
+    /// When it was armed.
+    at: u64,
+}
+
 /// One observed thread's state.
 #[derive(Debug)]
 struct Track {
     tid: u32,
     phase: Phase,
-    /// The last timer it armed while running: (address, hard expiry).
-    armed: Option<(u64, u64)>,
+    /// The last timer it armed while running.
+    armed: Option<Armed>,
     /// The timer it went to sleep with, and when its expiry was handled.
     sleep_timer: Option<(u64, u64)>,
     handled: Option<u64>,
@@ -314,14 +329,37 @@ impl Observer {
                 ..
             } => {
                 if let Some(i) = self.track(*pid) {
-                    self.tracks[i].armed = Some((*timer, *expires_ns));
+                    self.tracks[i].armed = Some(Armed {
+                        timer: *timer,
+                        expires: *expires_ns,
+                        at: t,
+                    });
                 }
             }
             EventKind::HrtimerExpire { timer, .. } => {
-                for tr in &mut self.tracks {
+                for i in 0..self.tracks.len() {
+                    let tr = &mut self.tracks[i];
                     let sleeping_on = tr.sleep_timer.is_some_and(|(a, _)| a == *timer);
                     if tr.phase == Phase::Sleeping && sleeping_on && tr.handled.is_none() {
                         tr.handled = Some(t);
+                        continue;
+                    }
+                    // A sleep that did not sleep: armed for a time already
+                    // past (an overrun), the timer expired before the thread
+                    // switched out. Its cycle ended when it armed the
+                    // timer; on its CPU still, the next starts now.
+                    let Phase::Running(preempted) = tr.phase else {
+                        continue;
+                    };
+                    let Some(a) = tr.armed.filter(|a| a.timer == *timer && a.expires <= a.at)
+                    else {
+                        continue;
+                    };
+                    let cpu = tr.cpu;
+                    self.went_to_sleep(i, a.at);
+                    self.tracks[i].handled = Some(t);
+                    if preempted.is_none() {
+                        self.switched_in(i, t, cpu);
                     }
                 }
             }
@@ -426,6 +464,13 @@ impl Observer {
             }
             return;
         }
+        self.went_to_sleep(i, t);
+    }
+
+    /// Thread `i`'s cycle ends at `t`: it goes to sleep (or, an overrun,
+    /// tried to).
+    fn went_to_sleep(&mut self, i: usize, t: u64) {
+        let tr = &mut self.tracks[i];
         let was_sleeping = tr.phase == Phase::Sleeping;
         let raw = match tr.phase {
             Phase::Running(since) => {
@@ -440,8 +485,8 @@ impl Observer {
                     end: t,
                     wake: tr.wake,
                     timer,
-                    preempted: tr.preempted + since.map_or(0, |s| t - s),
-                    next_timer: tr.armed.map(|(_, e)| e),
+                    preempted: tr.preempted + since.map_or(0, |s| t.saturating_sub(s)),
+                    next_timer: tr.armed.map(|a| a.expires),
                     prev_start: tr.prev_start,
                     prev_cpu: tr.prev_cpu,
                 };
@@ -451,7 +496,7 @@ impl Observer {
             Phase::Sleeping | Phase::Unknown => None,
         };
         tr.phase = Phase::Sleeping;
-        tr.sleep_timer = tr.armed.take();
+        tr.sleep_timer = tr.armed.take().map(|a| (a.timer, a.expires));
         tr.handled = None;
         tr.wake = None;
         // A sleep seen while asleep: the cycle between went missing with

@@ -345,6 +345,55 @@ fn an_overrun_is_a_next_release_before_the_end() {
 }
 
 #[test]
+fn an_overrun_whose_timer_expires_before_it_switches_out_ends_at_the_arming() {
+    let mut t = attached();
+    // Cycle 0 arms 11 ms at 11.010 ms: the expiry is handled at once, and
+    // the thread goes on with cycle 1 without switching out.
+    t.expire(10_001_000, 1)
+        .switch(10_005_000, 1, 0, 0, PLC)
+        .arm(11_010_000, 1, 11 * MS)
+        .expire(11_010_300, 1)
+        .sleep(11_100_500, 1, 12 * MS)
+        .cycle(1, 12 * MS, 1_000, 2_000);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    let got: Vec<_> = cycles
+        .iter()
+        .map(|c| {
+            (
+                c.start_ns,
+                c.end_ns,
+                c.overrun,
+                c.latency_ns,
+                c.irq_latency_ns,
+                c.thread_latency_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                10_005_000,
+                11_010_000,
+                true,
+                5_000,
+                Some(1_000),
+                Some(4_000)
+            ),
+            (11_010_300, 11_100_500, false, 10_300, Some(10_300), Some(0)),
+            (
+                12_002_000,
+                12_102_000,
+                false,
+                2_000,
+                Some(1_000),
+                Some(1_000)
+            ),
+        ]
+    );
+}
+
+#[test]
 fn a_migration_is_flagged_and_explained_on_the_cpu_the_cycle_started_on() {
     let mut t = attached();
     t.cycle(1, 10 * MS, 1_000, 2_000);
