@@ -148,3 +148,123 @@ pub(super) fn observe(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneC
     config.dma_latency = false;
     Ok(run)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use jitterlab_core::spec::ProbeSpec;
+
+    use super::*;
+    use crate::cli::{Cli, Command, RunCommand};
+
+    /// A machine with CPUs 0-1 online and one thread, 200 `plc`.
+    fn machine() -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let cpu = root.path().join("sys/devices/system/cpu");
+        std::fs::create_dir_all(&cpu).unwrap();
+        std::fs::write(cpu.join("online"), "0-1\n").unwrap();
+        let task = root.path().join("proc/200/task/200");
+        std::fs::create_dir_all(&task).unwrap();
+        std::fs::write(task.join("comm"), "plc\n").unwrap();
+        std::fs::write(root.path().join("proc/200/comm"), "plc\n").unwrap();
+        root
+    }
+
+    fn run(root: &Path, args: &[&str]) -> Result<OneCell> {
+        let argv = ["jitterlab", "run", "observe", "--no-db"];
+        let cli = Cli::try_parse_from(argv.iter().chain(args)).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not a run")
+        };
+        let RunCommand::Observe(a) = &run.probe else {
+            panic!("not observe")
+        };
+        observe(root, &root.join("j.db"), a)
+    }
+
+    fn probe(one: &OneCell) -> &ProbeSpec {
+        &one.spec.probes[0]
+    }
+
+    #[test]
+    fn the_observer_is_not_real_time_and_holds_no_dma_latency_by_default() {
+        let root = machine();
+        let one = run(root.path(), &["--tid", "200"]).unwrap();
+        let c = &one.spec.configurations[0];
+        assert_eq!(
+            (c.policy, c.priority, c.dma_latency, c.probe_cpus.clone()),
+            (Policy::Other, None, false, vec![0])
+        );
+        // No --period: 0, inferred from the task.
+        assert_eq!(probe(&one).period_ns, 0);
+        assert_eq!(
+            probe(&one).observe(),
+            Some(&ObserveParams {
+                target: ObserveTarget::Tid(200),
+                explain: false,
+                replay: None,
+            })
+        );
+        let one = run(
+            root.path(),
+            &[
+                "--comm",
+                "plc",
+                "--priority",
+                "10",
+                "--period",
+                "2ms",
+                "--cpu",
+                "1",
+                "--explain",
+            ],
+        )
+        .unwrap();
+        let c = &one.spec.configurations[0];
+        assert_eq!(
+            (c.policy, c.priority, c.dma_latency, c.probe_cpus.clone()),
+            (Policy::Fifo, Some(10), false, vec![1])
+        );
+        assert_eq!(probe(&one).period_ns, 2_000_000);
+        assert!(probe(&one).observe().unwrap().explain);
+    }
+
+    #[test]
+    fn bad_targets_are_refused_naming_the_fix() {
+        let root = machine();
+        let err = |args: &[&str]| {
+            let e = run(root.path(), args).unwrap_err();
+            assert!(
+                e.downcast_ref::<crate::error::BadInput>().is_some(),
+                "{e:#}"
+            );
+            e.to_string()
+        };
+        assert_eq!(
+            err(&["--tid", "201"]),
+            "--tid 201: no such thread (no /proc/201); give the id of a running thread (ps -eL -o tid,comm lists them)"
+        );
+        assert_eq!(
+            err(&["--pid", "200", "--", "cyclictest", "-m"]),
+            "observe watches one target: keep one of --pid and -- COMMAND"
+        );
+        assert_eq!(
+            err(&["--tid", "0"]),
+            "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists"
+        );
+        assert_eq!(
+            err(&["--tid", "200", "--deployment", "container"]),
+            format!(
+                "--deployment container: {}",
+                match ProbeKind::Observe.descriptor().container {
+                    InContainer::NotApplicable(why) => why,
+                    _ => "",
+                }
+            )
+        );
+        assert_eq!(
+            err(&["--tid", "200", "--break-trace", "1ms"]),
+            "--break-trace applies to the periodic probes (cyclic, wakeup); remove it from run observe"
+        );
+    }
+}

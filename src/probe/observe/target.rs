@@ -145,3 +145,84 @@ pub fn in_replay(events: &[Event], target: &ObserveTarget, file: &Path) -> Resul
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake `/proc` with process 100 (threads 100 `plc-main`, 101
+    /// `plc-task`) and process 200 (thread 200 `plc-task`).
+    fn fake_proc() -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        for (pid, tid, comm) in [
+            (100, 100, "plc-main"),
+            (100, 101, "plc-task"),
+            (200, 200, "plc-task"),
+        ] {
+            let task = root.path().join(format!("proc/{pid}/task/{tid}"));
+            std::fs::create_dir_all(&task).unwrap();
+            std::fs::write(task.join("comm"), format!("{comm}\n")).unwrap();
+            if pid == tid {
+                std::fs::write(
+                    root.path().join(format!("proc/{pid}/comm")),
+                    format!("{comm}\n"),
+                )
+                .unwrap();
+            }
+        }
+        std::fs::create_dir_all(root.path().join("proc/sys")).unwrap();
+        root
+    }
+
+    fn c(tid: u32, comm: &str) -> Candidate {
+        Candidate {
+            tid,
+            comm: comm.into(),
+        }
+    }
+
+    #[test]
+    fn targets_resolve_to_their_threads_in_proc() {
+        let root = fake_proc();
+        let r = root.path();
+        assert_eq!(
+            in_proc(r, &ObserveTarget::Pid(100)).unwrap(),
+            [c(100, "plc-main"), c(101, "plc-task")]
+        );
+        assert_eq!(
+            in_proc(r, &ObserveTarget::Tid(200)).unwrap(),
+            [c(200, "plc-task")]
+        );
+        assert_eq!(
+            in_proc(r, &ObserveTarget::Comm("plc-task".into())).unwrap(),
+            [c(101, "plc-task"), c(200, "plc-task")]
+        );
+        assert_eq!(of_command(r, 100).len(), 2);
+    }
+
+    #[test]
+    fn a_target_naming_nothing_is_bad_input_saying_what_to_fix() {
+        let root = fake_proc();
+        let r = root.path();
+        let msg = |t: ObserveTarget| {
+            let e = in_proc(r, &t).unwrap_err();
+            assert!(
+                e.downcast_ref::<crate::error::BadInput>().is_some(),
+                "{e:#}"
+            );
+            e.to_string()
+        };
+        assert_eq!(
+            msg(ObserveTarget::Pid(300)),
+            "--pid 300: no such process (no /proc/300); give the pid of a running process (ps -e lists them)"
+        );
+        assert_eq!(
+            msg(ObserveTarget::Tid(301)),
+            "--tid 301: no such thread (no /proc/301); give the id of a running thread (ps -eL -o tid,comm lists them)"
+        );
+        assert_eq!(
+            msg(ObserveTarget::Comm("codesys".into())),
+            "--comm codesys: no running thread has that name; ps -eL -o tid,comm lists the names (15 characters at most)"
+        );
+    }
+}
