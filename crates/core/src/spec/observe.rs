@@ -143,3 +143,68 @@ pub(super) fn observe_params(
         replay: None,
     })))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{parse, SpecContext};
+    use crate::units::CpuList;
+
+    fn check(probe: &str) -> Result<crate::spec::Spec, String> {
+        let online = CpuList::parse("0-1").unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: &["idle"],
+        };
+        let text = format!("duration = \"10s\"\n[[probe]]\nkind = \"observe\"\n{probe}");
+        parse(&text, "bench.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_observe_table_names_one_target_and_may_explain() {
+        let s = check("comm = \"plc\"\nexplain = true\nperiod = \"2ms\"\n").unwrap();
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 2_000_000);
+        assert_eq!(
+            p.observe(),
+            Some(&ObserveParams {
+                target: ObserveTarget::Comm("plc".into()),
+                explain: true,
+                replay: None,
+            })
+        );
+        // No period: inferred (0); a command; stored and read back.
+        let s = check("command = [\"cyclictest\", \"-m\"]\n").unwrap();
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 0);
+        let json = serde_json::to_string(p).unwrap();
+        assert!(
+            json.contains(
+                r#""observe":{"target":{"command":["cyclictest","-m"]},"explain":false}"#
+            ),
+            "{json}"
+        );
+        let back: crate::spec::ProbeSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, p);
+    }
+
+    #[test]
+    fn a_table_with_no_target_or_two_is_refused_naming_the_keys() {
+        assert_eq!(
+            check("").unwrap_err(),
+            "bench.toml:2: probe[0].kind: an observe probe needs what to watch: give pid, tid, comm or command"
+        );
+        assert_eq!(
+            check("pid = 12\ncomm = \"plc\"\n").unwrap_err(),
+            "bench.toml:5: probe[0].comm: an observe probe watches one target: keep one of pid and comm"
+        );
+        assert_eq!(
+            check("tid = -3\n").unwrap_err(),
+            "bench.toml:4: probe[0].tid: tid must be a process or thread id (1 or more)"
+        );
+        assert_eq!(
+            check("comm = \"a-name-longer-than-15\"\n").unwrap_err(),
+            "bench.toml:4: probe[0].comm: a thread name has 1 to 15 characters, as the kernel keeps it (ps -L -o comm)"
+        );
+    }
+}
