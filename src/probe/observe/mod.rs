@@ -302,8 +302,10 @@ impl Probe for ObserveProbe {
             for e in &batch {
                 let f = *first.get_or_insert(e.time_ns);
                 if self.replay && tally.shift == 0 {
-                    // The recording's first event at the recorder's start.
+                    // The recording's first event is the measurement's
+                    // start: times since the start are the recording's.
                     let now = jitterlab_sys::monotonic_ns().max(start.t0);
+                    recorder.start_at(now);
                     tally.shift = i128::from(now) - i128::from(f);
                     tally.t0 = now;
                 }
