@@ -8,7 +8,11 @@
 //! past `cap` records) are folded into the state they leave behind (who
 //! runs, which IRQ or softirq is active), so the history always knows the
 //! CPU's state from its base time on, and it allocates nothing once its
-//! ring has grown to its working size. The model asks for an explanation
+//! ring has grown to its working size. An explanation starts from the
+//! last switch before the release, found by binary search (a switch sets
+//! the whole state: no switch happens inside an IRQ handler or a softirq),
+//! so it costs the events of the latency, not of the history. The model
+//! asks for an explanation
 //! only for the cycles it has to explain (over the threshold, a window's
 //! worst), when the cycle finishes, while the history still covers it.
 //!
@@ -99,7 +103,17 @@ struct State {
 impl State {
     fn apply(&mut self, w: &What) {
         match *w {
-            What::Run(t) => self.running = Some(t),
+            // No switch happens inside an IRQ handler or a softirq (both
+            // run with preemption off; on PREEMPT_RT a softirq thread can
+            // be preempted, and its softirq's rest is then counted as the
+            // thread's).
+            What::Run(t) => {
+                *self = State {
+                    running: Some(t),
+                    irq: None,
+                    softirq: None,
+                }
+            }
             What::IrqIn(l) => self.irq = Some(l),
             What::IrqOut => self.irq = None,
             What::SoftIn(v) => self.softirq = Some(v),
@@ -190,15 +204,23 @@ impl CpuHistory {
             x.unknown_ns += until - cur;
             cur = until;
         }
+        // The state at `cur`: from the last switch at or before it (a
+        // switch sets the whole state), else from the base; then on.
+        let first = self.recs.partition_point(|r| r.time <= cur);
+        let last_switch = self
+            .recs
+            .range(..first)
+            .rposition(|r| matches!(r.what, What::Run(_)));
         let mut state = self.base;
-        for r in &self.recs {
+        for r in self.recs.range(last_switch.unwrap_or(0)..first) {
+            state.apply(&r.what);
+        }
+        for r in self.recs.range(first..) {
             if r.time >= to {
                 break;
             }
-            if r.time > cur {
-                x.add(&state, r.time - cur, names);
-                cur = r.time;
-            }
+            x.add(&state, r.time - cur, names);
+            cur = r.time;
             state.apply(&r.what);
         }
         if to > cur {

@@ -633,3 +633,27 @@ fn the_periodic_thread_is_the_one_with_the_most_regular_periods() {
         Some(7)
     );
 }
+
+#[test]
+fn an_irq_open_at_the_release_counts_from_the_release_on() {
+    const R: u64 = 10 * MS;
+    let mut t = attached();
+    t.switch(R - 50_000, 1, 0, 0, HOG)
+        .at(
+            R - 2_000,
+            1,
+            EventKind::IrqEntry {
+                irq: 30,
+                name: "nvme0q1".into(),
+            },
+        )
+        .expire(R + 500, 1)
+        .at(R + 3_000, 1, EventKind::IrqExit { irq: 30 })
+        .switch(R + 10_000, 1, HOG, 1, PLC)
+        .sleep(R + 50_000, 1, R + MS);
+    let (o, cycles) = observe(&t.0, Some(MS));
+    assert_eq!(
+        o.explain(&cycles[0]).line(),
+        "cycle 0 late by 10.000us: hog (pid 50, prio 4) 7.000us, irq 30 nvme0q1 3.000us"
+    );
+}
