@@ -285,6 +285,29 @@ fn an_inferred_period_is_said_inferred() {
 }
 
 #[test]
+fn a_trace_shorter_than_16_periods_infers_t0_from_those_it_has() {
+    // The recording's first 6 ms: cycles 0 to 5, five periods.
+    let text = std::fs::read_to_string(recording()).unwrap();
+    let short: String = text
+        .lines()
+        .filter(|l| serde_json::from_str::<Event>(l).unwrap().time_ns < BASE + 6 * MS)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = scratch().join("short.jsonl");
+    std::fs::write(&file, short).unwrap();
+    let (code, stdout, stderr) = observe(&["--tid", "4242", "--no-db"], &file);
+    assert_eq!(code, 0, "{stderr}");
+    // Four periods of 1.001 ms and one of 996 µs.
+    assert!(
+        stdout.contains(
+            "T0: 1001us (inferred: the median of the first 5 periods)\n\
+             cycles: 6 (6 released by the task's timer), overruns 0, migrations 0\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_latency_over_its_limit_fails_the_run_with_exit_1() {
     let (code, stdout, stderr) = observe(
         &["--tid", "4242", "--max-latency", "500us", "--no-db"],

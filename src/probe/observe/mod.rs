@@ -334,6 +334,18 @@ impl Probe for ObserveProbe {
                 }
             }
         }
+        // What the model holds until T0 is known, when the trace ends first.
+        observer.finish();
+        while let Some(c) = observer.pop() {
+            match chosen {
+                Some(tid) if c.tid == tid && !done(recorded) => {
+                    self.record(&c, &observer, &mut tally, recorder);
+                    recorded += 1;
+                }
+                Some(_) => {}
+                None => held.push(c),
+            }
+        }
         if chosen.is_none() {
             // The trace ended before a second had passed.
             chosen = choose(&held, CHOOSE_PERIODS).or_else(|| choose(&held, 1));
@@ -358,6 +370,7 @@ impl Probe for ObserveProbe {
             if let Some((t0, s)) = observer.t0(tid) {
                 d.t0_ns = Some(t0);
                 d.t0_source = Some(s);
+                d.infer_periods = observer.periods(tid);
             }
         }
         d.not_measured = observer.not_measured();

@@ -528,15 +528,42 @@ impl Observer {
         }
         tr.held.push(raw);
         if tr.periods.len() >= self.infer {
-            tr.periods.sort_unstable();
-            let median = tr.periods[(tr.periods.len() - 1) / 2];
-            tr.t0 = Some((median, PeriodSource::Inferred));
-            let held = std::mem::take(&mut tr.held);
-            for raw in &held {
-                let c = finish(tr, raw);
-                self.done.push_back(c);
+            self.infer_t0(i);
+        }
+    }
+
+    /// Infers thread `i`'s T0 from the periods it has, and yields the
+    /// cycles held until then.
+    fn infer_t0(&mut self, i: usize) {
+        let tr = &mut self.tracks[i];
+        if tr.periods.is_empty() {
+            return;
+        }
+        tr.periods.sort_unstable();
+        let median = tr.periods[(tr.periods.len() - 1) / 2];
+        tr.t0 = Some((median, PeriodSource::Inferred));
+        let held = std::mem::take(&mut tr.held);
+        for raw in &held {
+            let c = finish(tr, raw);
+            self.done.push_back(c);
+        }
+    }
+
+    /// The trace has ended: a thread still without T0 gets it from the
+    /// periods it has (fewer than asked for; [`Observer::periods`] says
+    /// how many), and its held cycles are yielded. A thread without a
+    /// single period keeps its cycles (no T0, nothing measured).
+    pub fn finish(&mut self) {
+        for i in 0..self.tracks.len() {
+            if self.tracks[i].t0.is_none() {
+                self.infer_t0(i);
             }
         }
+    }
+
+    /// How many periods `tid`'s inferred T0 is the median of.
+    pub fn periods(&self, tid: u32) -> usize {
+        self.track(tid).map_or(0, |i| self.tracks[i].periods.len())
     }
 }
 

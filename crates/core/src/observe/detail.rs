@@ -33,7 +33,8 @@ pub struct ObserveDetail {
     /// Where T0 came from.
     #[serde(default)]
     pub t0_source: Option<PeriodSource>,
-    /// Periods T0 is inferred from.
+    /// Periods T0 is inferred from (fewer than the model asks for when
+    /// the trace ended first).
     #[serde(default)]
     pub infer_periods: usize,
     /// Cycles measured.

@@ -657,3 +657,22 @@ fn an_irq_open_at_the_release_counts_from_the_release_on() {
         "cycle 0 late by 10.000us: hog (pid 50, prio 4) 7.000us, irq 30 nvme0q1 3.000us"
     );
 }
+
+#[test]
+fn a_trace_that_ends_before_enough_periods_infers_t0_from_those_it_has() {
+    let mut cfg = ObserverConfig::new(vec![PLC], None);
+    cfg.infer_periods = 16;
+    let mut o = Observer::new(&cfg);
+    for e in &untimed(&UNTIMED[..3]).0 {
+        o.push(e);
+    }
+    assert_eq!((o.pop(), o.held(PLC)), (None, 3));
+    o.finish();
+    // Periods 1.007 and 0.994 ms: the lower median, 0.994 ms.
+    assert_eq!(o.t0(PLC), Some((994_000, PeriodSource::Inferred)));
+    assert_eq!(o.periods(PLC), 2);
+    let got: Vec<_> = std::iter::from_fn(|| o.pop())
+        .map(|c| (c.index, c.jitter_ns))
+        .collect();
+    assert_eq!(got, [(0, None), (1, Some(13_000)), (2, Some(0))]);
+}
