@@ -392,3 +392,50 @@ fn a_missing_process_is_refused_before_anything_starts() {
         "jitterlab: error: --pid 4194304: no such process (no /proc/4194304); give the pid of a running process (ps -e lists them)\n"
     );
 }
+
+#[test]
+fn the_stored_run_s_reports_show_the_explanation() {
+    let db = scratch().join("stored.db");
+    let file = recording();
+    let args = [
+        "--tid",
+        "4242",
+        "--period",
+        "1ms",
+        "--explain",
+        "--threshold",
+        "500us",
+    ];
+    loop {
+        let out = jl_with(&db)
+            .args(["run", "observe", "--replay"])
+            .arg(&file)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("another jitterlab holds the machine lock") {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        break;
+    }
+    for format in ["text", "html"] {
+        let out = jl_with(&db)
+            .args(["report", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(EXPLAINED), "{format}: {text}");
+        assert!(text.contains("T0: 1ms (given)"), "{format}: {text}");
+    }
+    let out = jl_with(&db)
+        .args(["report", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = r.to_string();
+    assert!(text.contains(r#""unexplained_ns":51000"#), "{text}");
+}
