@@ -196,7 +196,7 @@ fn a_recorded_task_gives_exact_cycles_and_says_what_delayed_the_late_one() {
     assert!(
         stdout.contains(
             "\nCPU 0: 1999 cycles\n\
-             observed: tid 4242 (plc), the most regular of 2 threads of comm plc\n\
+             observed: tid 4242 (plc), the most regular of 2 threads of comm plc, on CPU 1\n\
              T0: 1ms (given)\n\
              cycles: 1999 (1999 released by the task's timer), overruns 0, migrations 0\n\
              not measured: 1 cycles (3 trace events lost)\n"
@@ -278,7 +278,7 @@ fn an_inferred_period_is_said_inferred() {
     // periods, 13 of 1.001 ms and 3 of 996 µs; the lower median 1.001 ms.
     assert!(
         stdout.contains(
-            "observed: tid 4242 (plc) of tid 4242\n\
+            "observed: tid 4242 (plc) of tid 4242, on CPU 1\n\
              T0: 1001us (inferred: the median of the first 16 periods)\n"
         ),
         "{stdout}"

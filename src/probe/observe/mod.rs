@@ -234,6 +234,9 @@ impl ObserveProbe {
         d.timer_released += u64::from(c.release == ReleaseSource::Timer);
         d.overruns += u64::from(c.overrun);
         d.migrations += u64::from(c.migrated);
+        if !d.task_cpus.contains(&c.cpu) {
+            d.task_cpus.push(c.cpu);
+        }
         d.t0_ns = Some(c.t0_ns);
         d.t0_source = Some(c.t0_source);
         if !self.explain {

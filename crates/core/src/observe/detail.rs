@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cycles::PeriodSource;
 use super::explain::Explanation;
-use crate::units::format_duration_exact;
+use crate::units::{format_duration_exact, CpuList};
 
 /// The `detail` of an `observe` result.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +24,9 @@ pub struct ObserveDetail {
     /// Its name.
     #[serde(default)]
     pub comm: String,
+    /// The CPUs its measured cycles started on, in the order first seen.
+    #[serde(default)]
+    pub task_cpus: Vec<u32>,
     /// How many threads the target had to choose from.
     #[serde(default)]
     pub candidates: usize,
@@ -67,13 +70,21 @@ impl ObserveDetail {
     /// The summary's lines about the observation.
     pub fn lines(&self) -> Vec<String> {
         let mut o = Vec::new();
+        let on = match self.task_cpus.len() {
+            0 => String::new(),
+            1 => format!(", on CPU {}", self.task_cpus[0]),
+            _ => {
+                let cpus: CpuList = self.task_cpus.iter().map(|&c| c as usize).collect();
+                format!(", on CPUs {cpus}")
+            }
+        };
         match self.tid {
             Some(tid) if self.candidates > 1 => o.push(format!(
-                "observed: tid {tid} ({}), the most regular of {} threads of {}",
+                "observed: tid {tid} ({}), the most regular of {} threads of {}{on}",
                 self.comm, self.candidates, self.target
             )),
             Some(tid) => o.push(format!(
-                "observed: tid {tid} ({}) of {}",
+                "observed: tid {tid} ({}) of {}{on}",
                 self.comm, self.target
             )),
             None => o.push(format!(
@@ -109,5 +120,56 @@ impl ObserveDetail {
     /// The explanation of the thread's cycle `index`, if one was kept.
     pub fn explanation(&self, index: u64) -> Option<&Explanation> {
         self.explanations.iter().find(|x| x.cycle == index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_lines_say_what_was_observed_and_where_t0_came_from() {
+        let d = ObserveDetail {
+            target: "pid 900".into(),
+            tid: Some(903),
+            comm: "PLC_Task".into(),
+            task_cpus: vec![3, 1, 2],
+            candidates: 5,
+            t0_ns: Some(4_000_000),
+            t0_source: Some(PeriodSource::Inferred),
+            infer_periods: 16,
+            cycles: 250,
+            timer_released: 249,
+            overruns: 2,
+            migrations: 1,
+            not_measured: 3,
+            lost_events: 40,
+            ..ObserveDetail::default()
+        };
+        assert_eq!(
+            d.lines(),
+            [
+                "observed: tid 903 (PLC_Task), the most regular of 5 threads of pid 900, on CPUs 1-3",
+                "T0: 4ms (inferred: the median of the first 16 periods)",
+                "cycles: 250 (249 released by the task's timer), overruns 2, migrations 1",
+                "not measured: 3 cycles (40 trace events lost)",
+            ]
+        );
+        let none = ObserveDetail {
+            target: "comm plc".into(),
+            infer_periods: 16,
+            ..ObserveDetail::default()
+        };
+        assert_eq!(
+            none.lines()[..2],
+            [
+                "observed: comm plc: no cycle finished (not measured)",
+                "T0: not measured (fewer than 16 periods to infer it from; give --period)",
+            ]
+        );
+        // A stored detail of an older version, without the newer fields.
+        let old: ObserveDetail = serde_json::from_str(r#"{"target":"tid 7"}"#).unwrap();
+        assert_eq!(old.target, "tid 7");
+        assert!(old.explanations.is_empty());
     }
 }
