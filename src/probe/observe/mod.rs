@@ -74,6 +74,9 @@ const CHOOSE_NS: u64 = 1_000_000_000;
 /// Periods a candidate needs to be chosen.
 const CHOOSE_PERIODS: usize = 3;
 
+/// The most cycles held while no candidate has shown enough periods.
+const MAX_HELD: usize = 100_000;
+
 /// How long the observer sleeps when there is nothing to read.
 const IDLE: Duration = Duration::from_millis(5);
 
@@ -327,7 +330,13 @@ impl Probe for ObserveProbe {
                     }
                 }
                 if chosen.is_none() && e.time_ns.saturating_sub(f) >= CHOOSE_NS {
-                    chosen = choose(&held, CHOOSE_PERIODS);
+                    // Past the most it holds, a thread with a period will do.
+                    let least = if held.len() > MAX_HELD {
+                        1
+                    } else {
+                        CHOOSE_PERIODS
+                    };
+                    chosen = choose(&held, least);
                     if let Some(tid) = chosen {
                         for c in held.drain(..).filter(|c| c.tid == tid) {
                             self.record(&c, &observer, &mut tally, recorder);

@@ -15,7 +15,8 @@
 //!
 //! * when it slept on a timer — it armed an hrtimer (`HrtimerStart` by its
 //!   pid) before its sleep, and that timer's expiry was handled before the
-//!   start — the timer's hard expiry; its latency is then split as rtla
+//!   start and not before its soft expiry (a timer on another clock than
+//!   the events', `CLOCK_REALTIME`, fails that) — the timer's hard expiry; its latency is then split as rtla
 //!   timerlat splits it for its own threads: the **timer IRQ latency**,
 //!   from the expiry to the expiry handled, and the **thread latency**,
 //!   from the expiry handled (or the expiry, if handled within its slack
@@ -211,6 +212,8 @@ struct Armed {
     timer: u64,
     /// Its hard expiry.
     expires: u64,
+    /// Its soft expiry.
+    soft: u64,
     /// When it was armed.
     at: u64,
 }
@@ -223,7 +226,7 @@ struct Track {
     /// The last timer it armed while running.
     armed: Option<Armed>,
     /// The timer it went to sleep with, and when its expiry was handled.
-    sleep_timer: Option<(u64, u64)>,
+    sleep_timer: Option<Armed>,
     handled: Option<u64>,
     wake: Option<u64>,
     /// The cycle in progress.
@@ -326,12 +329,13 @@ impl Observer {
                 pid,
                 timer,
                 expires_ns,
-                ..
+                softexpires_ns,
             } => {
                 if let Some(i) = self.track(*pid) {
                     self.tracks[i].armed = Some(Armed {
                         timer: *timer,
                         expires: *expires_ns,
+                        soft: *softexpires_ns,
                         at: t,
                     });
                 }
@@ -339,7 +343,7 @@ impl Observer {
             EventKind::HrtimerExpire { timer, .. } => {
                 for i in 0..self.tracks.len() {
                     let tr = &mut self.tracks[i];
-                    let sleeping_on = tr.sleep_timer.is_some_and(|(a, _)| a == *timer);
+                    let sleeping_on = tr.sleep_timer.is_some_and(|a| a.timer == *timer);
                     if tr.phase == Phase::Sleeping && sleeping_on && tr.handled.is_none() {
                         tr.handled = Some(t);
                         continue;
@@ -474,8 +478,10 @@ impl Observer {
         let was_sleeping = tr.phase == Phase::Sleeping;
         let raw = match tr.phase {
             Phase::Running(since) => {
+                // Handled before its soft expiry, the timer ran on another
+                // clock than the events' (CLOCK_REALTIME): no release of it.
                 let timer = match (tr.sleep_timer, tr.handled) {
-                    (Some((_, expires)), Some(h)) if h <= tr.start => Some((expires, h)),
+                    (Some(a), Some(h)) if h <= tr.start && a.soft <= h => Some((a.expires, h)),
                     _ => None,
                 };
                 let raw = Raw {
@@ -496,7 +502,7 @@ impl Observer {
             Phase::Sleeping | Phase::Unknown => None,
         };
         tr.phase = Phase::Sleeping;
-        tr.sleep_timer = tr.armed.take().map(|a| (a.timer, a.expires));
+        tr.sleep_timer = tr.armed.take();
         tr.handled = None;
         tr.wake = None;
         // A sleep seen while asleep: the cycle between went missing with

@@ -676,3 +676,24 @@ fn a_trace_that_ends_before_enough_periods_infers_t0_from_those_it_has() {
         .collect();
     assert_eq!(got, [(0, None), (1, Some(13_000)), (2, Some(0))]);
 }
+
+#[test]
+fn a_timer_on_another_clock_is_no_release_the_period_schedule_is() {
+    // A CLOCK_REALTIME sleep: its expiry, in that clock's nanoseconds, lies
+    // far past the events' monotonic times.
+    const WALL: u64 = 1_790_000_000_000_000_000;
+    let mut t = Trace::default();
+    t.switch(9_000_000, 1, 0, 0, PLC)
+        .arm(9_099_500, 1, WALL)
+        .switch(9_100_000, 1, PLC, 1, 0)
+        .expire(10_001_000, 1)
+        .wake(10_001_100, 1, 1)
+        .switch(10_003_000, 1, 0, 0, PLC)
+        .sleep(10_100_000, 1, WALL + MS);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    let c = &cycles[0];
+    assert_eq!(
+        (c.release, c.release_ns, c.latency_ns, c.irq_latency_ns),
+        (ReleaseSource::Period, 10_001_100, 1_900, None)
+    );
+}
