@@ -52,6 +52,7 @@ pub mod internal;
 pub mod metrics;
 pub mod monitor;
 pub mod netcycle;
+pub mod observe;
 pub mod one_cell;
 mod report;
 pub mod roundtrip;
@@ -452,6 +453,11 @@ pub enum RunCommand {
     /// A POWERLINK managing node polling N emulated controlled nodes (seed
     /// 004): SoC jitter, cycle completion, missed PRes, held or not.
     Netcycle(Box<NetcycleRunArgs>),
+    /// A running task's cycles from the kernel's scheduler and timer
+    /// tracepoints (latency split into timer IRQ and thread latency,
+    /// period, jitter, execution time, overruns), and what delayed its late
+    /// cycles; the task is not changed.
+    Observe(Box<observe::ObserveRunArgs>),
 
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period (1 ms), one sample per sleep.
@@ -474,6 +480,7 @@ impl RunCommand {
             RunCommand::Timerlat(a) => one_cell::timerlat(root, db, a),
             RunCommand::Roundtrip(a) => roundtrip::roundtrip(root, db, a),
             RunCommand::Netcycle(a) => netcycle::netcycle(root, db, a),
+            RunCommand::Observe(a) => observe::observe(root, db, a),
             #[cfg(feature = "test-probe")]
             RunCommand::Sleep(a) => sleep_cell(root, db, a),
         }

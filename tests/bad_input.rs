@@ -199,6 +199,9 @@ fn corpus() -> Vec<Case> {
         case(&["run", "timerlat", "--period", "50us"], "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 50us"),
         clap(&["run", "timerlat", "--priority", "300"], "invalid value '300' for '--priority <PRIO>': 300 is not in 0..=255"),
         case(&["run", "timerlat", "--duration", "1500ms"], "timerlat duration must be whole seconds, at least 1s (rtla's -d); got 1500ms"),
+        case(&["run", "observe"], "nothing to observe: give --pid PID, --tid TID, --comm NAME or -- COMMAND ARGS"),
+        case(&["run", "observe", "--pid", "4194304"], "--pid 4194304: no such process (no /proc/4194304); give the pid of a running process (ps -e lists them)"),
+        case(&["run", "observe", "--comm", "plc", "--tid", "1"], "observe watches one target: keep one of --tid and --comm"),
         // ---- run roundtrip, analyze: a zero period
         case(&["run", "roundtrip", "--io-period", "0s"], "--io-period must be positive; give e.g. --io-period 500us"),
         clap(&["analyze", "capture.pcap", "--cycle", "0s"], "invalid value '0s' for '--cycle <TIME>': a cycle time must be longer than 0"),
@@ -250,7 +253,7 @@ fn corpus() -> Vec<Case> {
         spec_case(&["bench", "{SPEC}"], &with("repetitions = 0\n"), "{SPEC}:2: repetitions: 0 is less than 1"),
         spec_case(&["bench", "{SPEC}"], &with("name = \"x\\u001b[31m\\nforged\"\n"), "{SPEC}:2: name: name \"x\\u{1b}[31m\\nforged\" holds control characters; use printable text (it is printed by runs and report)"),
         spec_case(&["bench", "{SPEC}"], &eleven_probes(1000), "{SPEC}:3: repetitions: the bench has 11000 cells (1000 repetitions × 1 configuration × 1 scenario × 1 deployment × 11 probes), more than 10000, the most one bench runs; use fewer repetitions or split the spec"),
-        spec_case(&["bench", "{SPEC}"], &probe("kind = \"nope\"\n"), "{SPEC}:3: probe[0].kind: unknown probe kind \"nope\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat, roundtrip or netcycle"),
+        spec_case(&["bench", "{SPEC}"], &probe("kind = \"nope\"\n"), "{SPEC}:3: probe[0].kind: unknown probe kind \"nope\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat, roundtrip, netcycle or observe"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"cyclic\"\nperiod = \"1ns\"\n"), "{SPEC}:4: probe[0].period: 1ns is shorter than 10us, the shortest period jitterlab measures (below it the probe measures its own overhead)"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"cyclic\"\nworking_set = \"1000GiB\"\n"), "{SPEC}:4: probe[0].working_set: 1000GiB is more than 4GiB, the largest buffer jitterlab allocates"),
         spec_case(&["bench", "{SPEC}"], &probe("kind = \"cyclic\"\nworking_set = \"768MiB\"\n"), "{SPEC}: probe[0].working_set: 768MiB is more than half of this machine's memory (MemTotal 1048576 kB in /proc/meminfo): the probe locks what it allocates (mlockall) and the neighbours need the rest; give at most 512MiB"),

@@ -356,8 +356,8 @@ fn the_base_command_lines_pass_their_checks() {
         let path: Vec<&str> = leaf.path.iter().map(String::as_str).collect();
         let expected = match path.as_slice() {
             // No run stored yet; the capture is no database; the fake
-            // machine has no timerlat tracer.
-            ["runs"] | ["report"] | ["import"] | ["run", "timerlat"] => 2,
+            // machine has no timerlat tracer; observe needs a target.
+            ["runs"] | ["report"] | ["import"] | ["run", "timerlat"] | ["run", "observe"] => 2,
             _ => 0,
         };
         assert_eq!(outcome(&argv), Some(expected), "{argv:?}");

@@ -207,7 +207,8 @@ mod tests {
                 "response",
                 "timerlat",
                 "roundtrip",
-                "netcycle"
+                "netcycle",
+                "observe"
             ]
         );
     }

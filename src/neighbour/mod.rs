@@ -309,7 +309,6 @@ impl Running {
         &self.name
     }
 
-    #[cfg(test)]
     /// The process group id (= the leader's pid).
     pub fn pgid(&self) -> i32 {
         self.pgid

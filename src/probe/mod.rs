@@ -44,6 +44,10 @@
 //!   cycle (SoC latency, period and jitter, send, completion, exec) and
 //!   per SoC the CN side received (rx-period, rx-jitter); a cell whose
 //!   frames cannot fit its cycle on the wire is `N/A (wire)`.
+//! * [`observe`] measures a task jitterlab did not write: a thread's
+//!   cycles from the kernel's scheduler and timer events (an
+//!   [`observe::EventSource`]), one sample per observed cycle, and what
+//!   ran on its CPU between a late cycle's release and its start.
 //! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
 //!   through `rtla`, for the interrupt latency no user-space probe can see.
 //! * [`container`] is the host side of any probe of a `container` cell:
@@ -156,6 +160,7 @@ pub mod ctxswitch;
 pub mod fake;
 pub mod helper_thread;
 pub mod netcycle;
+pub mod observe;
 pub mod periodic;
 pub mod plan;
 pub mod response;
@@ -495,6 +500,11 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
         unavailable: Some(netcycle::unavailable),
+    },
+    Registration {
+        kind: ProbeKind::Observe,
+        build: observe::build,
+        unavailable: None,
     },
     #[cfg(feature = "test-probe")]
     Registration {

@@ -78,6 +78,11 @@ pub fn summary(r: &RunResult) -> String {
     for t in &r.threads {
         thread_line(&mut o, r, t);
     }
+    if let Some(d) = observe_detail(r) {
+        for line in d.lines() {
+            let _ = writeln!(o, "{}", shown(&line));
+        }
+    }
     for t in &r.threads {
         o.push('\n');
         table(
@@ -330,8 +335,18 @@ fn outlier_metrics(r: &RunResult) -> impl Iterator<Item = &'static MetricDef> {
         .filter(|m| d.words.outliers.contains(&m.name))
 }
 
+/// An `observe` result's detail: the observed thread, T0, and the
+/// explanations printed beside its latency outliers.
+fn observe_detail(r: &RunResult) -> Option<jitterlab_core::observe::detail::ObserveDetail> {
+    if r.probe != jitterlab_core::result::ProbeKind::Observe {
+        return None;
+    }
+    serde_json::from_value(r.detail.clone()?).ok()
+}
+
 fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
     let what = r.probe.descriptor().words.sample;
+    let observed = observe_detail(r);
     for d in outlier_metrics(r) {
         let label = if d.signed {
             format!("|{}|", d.name)
@@ -361,6 +376,11 @@ fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
                 x.cycle,
                 secs(x.since_start_ns)
             );
+            // What delayed it, when the observe probe explained it.
+            let explained = observed.as_ref().filter(|_| d.name == "latency");
+            if let Some(x) = explained.and_then(|ob| ob.explanation(x.cycle)) {
+                let _ = writeln!(o, "{:>16}{}", "", shown(&x.line()));
+            }
         }
     }
 }

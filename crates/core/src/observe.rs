@@ -10,6 +10,12 @@
 //! kernel's hrtimer expiries use; everything here is pure arithmetic over
 //! that stream, so recorded sequences test it exactly.
 
+pub mod cycles;
 pub mod decode;
+pub mod detail;
 pub mod event;
+pub mod explain;
 pub mod format;
+
+#[cfg(test)]
+mod tests;

@@ -46,6 +46,9 @@ pub enum ProbeKind {
     /// Seed 004's cyclic real-time Ethernet master: a POWERLINK managing
     /// node polling N controlled nodes.
     Netcycle,
+    /// A running task jitterlab did not start, observed through the
+    /// kernel's scheduler and timer tracepoints.
+    Observe,
     /// A probe compiled only for tests: how late a thread wakes from a
     /// sleep of one period.
     #[cfg(feature = "test-probe")]
@@ -63,6 +66,7 @@ impl ProbeKind {
         ProbeKind::Timerlat,
         ProbeKind::Roundtrip,
         ProbeKind::Netcycle,
+        ProbeKind::Observe,
         #[cfg(feature = "test-probe")]
         ProbeKind::Sleep,
     ];
@@ -78,6 +82,7 @@ impl ProbeKind {
             ProbeKind::Timerlat => &TIMERLAT,
             ProbeKind::Roundtrip => &ROUNDTRIP,
             ProbeKind::Netcycle => &NETCYCLE,
+            ProbeKind::Observe => &OBSERVE,
             #[cfg(feature = "test-probe")]
             ProbeKind::Sleep => &SLEEP,
         }
@@ -519,6 +524,53 @@ pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
     ),
 };
 
+/// `observe`: a running task's cycles from the kernel's tracepoints
+/// (`crate::observe`): the periodic metrics in their order, then the
+/// latency split as rtla timerlat splits it (timer IRQ latency, thread
+/// latency; a cycle not released by a timer has neither) and the time the
+/// task was preempted within its cycle. Its samples are the observed
+/// cycles, not releases of a schedule of ours (`periodic` is false: the
+/// task keeps its own schedule); T0 is given or inferred, which the
+/// result's detail says.
+pub const OBSERVE: ProbeDescriptor = ProbeDescriptor {
+    name: "observe",
+    summary: "a running task's cycles from kernel tracepoints, and what delayed its late ones",
+    metrics: &[
+        ns("latency", false, true),
+        ns("period", false, false),
+        ns("jitter", true, true),
+        ns("exec", false, false),
+        ns("irq_latency", false, false),
+        ns("thread_latency", false, false),
+        ns("preempted", false, false),
+    ],
+    main_latency: Some("latency"),
+    periodic: false,
+    calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
+    words: ReportWords {
+        period: None,
+        samples: "cycles",
+        sample: "sample",
+        outliers: PERIODIC_OUTLIERS,
+    },
+    spec_keys: &[
+        "period",
+        "max_latency",
+        "max_jitter",
+        "max_exec",
+        "pid",
+        "tid",
+        "comm",
+        "command",
+        "explain",
+    ],
+    container: InContainer::NotApplicable(
+        "observe is N/A in a container: it reads the host kernel's tracepoints, which a container neither has nor may have; observe the container's task from the host with --pid, --tid or --comm",
+    ),
+};
+
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
 /// each sample sleeps one period and measures how late the thread woke.
 /// It takes no spec key of its own and no message names it.
@@ -598,7 +650,8 @@ mod tests {
                 "response",
                 "timerlat",
                 "roundtrip",
-                "netcycle"
+                "netcycle",
+                "observe"
             ]
         );
         let every: Vec<ProbeKind> = ProbeKind::ALL
@@ -620,8 +673,11 @@ mod tests {
         };
         assert_eq!(takes("scan"), ["cyclic", "roundtrip"]);
         assert_eq!(takes("working_set"), ["cyclic", "roundtrip"]);
-        assert_eq!(takes("max_exec"), ["cyclic"]);
-        assert_eq!(takes("max_jitter"), ["cyclic", "wakeup", "netcycle"]);
+        assert_eq!(takes("max_exec"), ["cyclic", "observe"]);
+        assert_eq!(
+            takes("max_jitter"),
+            ["cyclic", "wakeup", "netcycle", "observe"]
+        );
         assert_eq!(
             takes("period"),
             [
@@ -630,7 +686,8 @@ mod tests {
                 "response",
                 "timerlat",
                 "roundtrip",
-                "netcycle"
+                "netcycle",
+                "observe"
             ]
         );
         assert_eq!(takes("buffer"), ["chase"]);
@@ -669,9 +726,13 @@ mod tests {
                 "ctxswitch",
                 "response",
                 "timerlat",
-                "netcycle"
+                "netcycle",
+                "observe"
             ]
         );
+        for key in ["pid", "tid", "comm", "command", "explain"] {
+            assert_eq!(takes(key), ["observe"], "{key}");
+        }
         assert_eq!(takes("window").len(), ProbeKind::ALL.len());
         assert_eq!(takes("bogus"), Vec::<&str>::new());
     }
@@ -680,11 +741,16 @@ mod tests {
     fn timerlat_and_netcycle_cannot_run_in_a_container_and_say_why() {
         for &k in ProbeKind::ALL {
             match (k, k.descriptor().container) {
-                (ProbeKind::Timerlat | ProbeKind::Netcycle, InContainer::NotApplicable(why)) => {
+                (
+                    ProbeKind::Timerlat | ProbeKind::Netcycle | ProbeKind::Observe,
+                    InContainer::NotApplicable(why),
+                ) => {
                     let head = format!("{} is N/A in a container: ", k.name());
                     assert!(why.starts_with(&head), "{why}")
                 }
-                (ProbeKind::Timerlat | ProbeKind::Netcycle, c) => panic!("{}: {c:?}", k.name()),
+                (ProbeKind::Timerlat | ProbeKind::Netcycle | ProbeKind::Observe, c) => {
+                    panic!("{}: {c:?}", k.name())
+                }
                 (ProbeKind::Roundtrip, c) => assert_eq!(c, InContainer::OwnSide),
                 (_, c) => assert_eq!(c, InContainer::Supported, "{}", k.name()),
             }

@@ -189,7 +189,7 @@ pub fn inner_argv(
                 format!("{}={}", r.input.marker_field, r.output.marker_field),
             );
         }
-        ProbeParams::Timerlat { .. } | ProbeParams::Netcycle(_) => {
+        ProbeParams::Timerlat { .. } | ProbeParams::Netcycle(_) | ProbeParams::Observe(_) => {
             return Err(bad(match kind.descriptor().container {
                 jitterlab_core::probe::InContainer::NotApplicable(why) => why.to_string(),
                 _ => kind.name().to_string(),

@@ -798,6 +798,8 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             }
             None if kind == ProbeKind::Roundtrip => defaults::CONTROLLER_PERIOD_NS,
             None if kind == ProbeKind::Netcycle => defaults::NETCYCLE_PERIOD_NS,
+            // Not given: the observed task's own, inferred.
+            None if kind == ProbeKind::Observe => 0,
             None => defaults::PERIOD_NS,
         };
         // A key that only some kinds take (their descriptors say which):
@@ -854,6 +856,11 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
         only(si(&r.max_late_cycles), "max_late_cycles")?;
         only(si(&r.max_missed_pres), "max_missed_pres")?;
         only(r.chaining.as_ref().map(|v| v.span()), "chaining")?;
+        only(si(&r.pid), "pid")?;
+        only(si(&r.tid), "tid")?;
+        only(sp(&r.comm), "comm")?;
+        only(r.command.as_ref().map(|v| v.span()), "command")?;
+        only(r.explain.as_ref().map(|v| v.span()), "explain")?;
         if let Some(v) = &r.max_latency {
             // A probe that counts CPU cycles has no latency to limit.
             let cycles = descriptor
@@ -958,6 +965,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             P::Response => ProbeParams::Response { source, event_cpu },
             P::Roundtrip => super::roundtrip::roundtrip_params(ck, r, period_ns, &k, t.span())?,
             P::Netcycle => super::netcycle::netcycle_params(ck, r, period_ns, &k, t.span())?,
+            P::Observe => super::observe::observe_params(ck, r, &k, t.span())?,
             kind => ProbeParams::defaults(kind),
         };
         let threshold_ns = match &r.threshold {

@@ -196,6 +196,7 @@ mod cache;
 mod cell_key;
 mod check;
 mod netcycle;
+mod observe;
 mod plan;
 mod probe;
 mod raw;
@@ -218,6 +219,7 @@ use crate::resctrl::{CacheDefault, CacheGroup};
 use crate::units::CpuList;
 
 pub use self::cell_key::CellKey;
+pub use self::observe::{ObserveParams, ObserveTarget};
 pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec, ResponseSource};
 pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};
 

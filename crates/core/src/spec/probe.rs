@@ -20,6 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::observe::ObserveParams;
 use crate::defaults;
 use crate::netcycle::NetcycleParams;
 use crate::result::ProbeKind;
@@ -132,6 +133,8 @@ pub enum ProbeParams {
     Roundtrip(Box<RoundtripParams>),
     /// Seed 004's POWERLINK managing node and its controlled nodes.
     Netcycle(Box<NetcycleParams>),
+    /// A running task observed through the kernel's tracepoints.
+    Observe(Box<ObserveParams>),
     /// A kind that takes only the parameters every probe shares (its
     /// period, threshold, window, outliers and limits, in [`ProbeSpec`]):
     /// `wakeup` (timer wake-up latency, one thread per probe CPU),
@@ -180,6 +183,7 @@ impl ProbeParams {
             ProbeParams::Timerlat { .. } => ProbeKind::Timerlat,
             ProbeParams::Roundtrip(_) => ProbeKind::Roundtrip,
             ProbeParams::Netcycle(_) => ProbeKind::Netcycle,
+            ProbeParams::Observe(_) => ProbeKind::Observe,
             ProbeParams::Plain(kind) => *kind,
         }
     }
@@ -208,6 +212,7 @@ impl ProbeParams {
             },
             ProbeKind::Roundtrip => ProbeParams::Roundtrip(Box::default()),
             ProbeKind::Netcycle => ProbeParams::Netcycle(Box::default()),
+            ProbeKind::Observe => ProbeParams::Observe(Box::default()),
             kind => ProbeParams::Plain(kind),
         }
     }
@@ -276,6 +281,14 @@ impl ProbeSpec {
     pub fn wire_na(&self) -> Option<String> {
         let why = self.netcycle()?.wire_unfit(self.period_ns)?;
         Some(format!("N/A (wire): {why}"))
+    }
+
+    /// An observe probe's own parameters.
+    pub fn observe(&self) -> Option<&ObserveParams> {
+        match &self.params {
+            ProbeParams::Observe(o) => Some(o),
+            _ => None,
+        }
     }
 
     /// A chase's sample count, when it ends by one.
@@ -350,6 +363,8 @@ struct ProbeSpecWire {
     roundtrip: Option<Box<RoundtripParams>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     netcycle: Option<Box<NetcycleParams>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    observe: Option<Box<ObserveParams>>,
     /// [`ProbeScope::scenarios`], written only when limited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     scenarios: Vec<String>,
@@ -387,6 +402,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
             every_probe_cpu: false,
             roundtrip: None,
             netcycle: None,
+            observe: None,
             scenarios: p.scope.scenarios,
             duration_ns: p.scope.duration_ns,
         };
@@ -422,6 +438,7 @@ impl From<ProbeSpec> for ProbeSpecWire {
             }
             ProbeParams::Roundtrip(r) => w.roundtrip = Some(r),
             ProbeParams::Netcycle(n) => w.netcycle = Some(n),
+            ProbeParams::Observe(o) => w.observe = Some(o),
             ProbeParams::Plain(_) => {}
         }
         w
@@ -451,6 +468,7 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
             ("every_probe_cpu", w.every_probe_cpu, ProbeKind::Timerlat),
             ("roundtrip", w.roundtrip.is_some(), ProbeKind::Roundtrip),
             ("netcycle", w.netcycle.is_some(), ProbeKind::Netcycle),
+            ("observe", w.observe.is_some(), ProbeKind::Observe),
         ];
         if let Some((key, ..)) = foreign.iter().find(|(_, set, k)| *set && *k != kind) {
             return Err(format!("{key} does not apply to a {} probe", kind.name()));
@@ -481,6 +499,10 @@ impl TryFrom<ProbeSpecWire> for ProbeSpec {
             ProbeKind::Netcycle => ProbeParams::Netcycle(
                 w.netcycle
                     .ok_or("a netcycle probe needs its netcycle object")?,
+            ),
+            ProbeKind::Observe => ProbeParams::Observe(
+                w.observe
+                    .ok_or("an observe probe needs its observe object")?,
             ),
             kind => ProbeParams::Plain(kind),
         };

@@ -173,6 +173,11 @@ pub(super) struct RawProbe {
     pub(super) cn_cpu: Option<Spanned<String>>,
     pub(super) max_late_cycles: Option<Spanned<i64>>,
     pub(super) max_missed_pres: Option<Spanned<i64>>,
+    pub(super) pid: Option<Spanned<i64>>,
+    pub(super) tid: Option<Spanned<i64>>,
+    pub(super) comm: Option<Spanned<String>>,
+    pub(super) command: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(super) explain: Option<Spanned<bool>>,
     pub(super) scenarios: Option<Spanned<Vec<Spanned<String>>>>,
     pub(super) duration: Option<Spanned<String>>,
 }

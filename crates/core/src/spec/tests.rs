@@ -560,7 +560,7 @@ fn unknown_key_names_its_path() {
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
-        "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`, `scenarios`, `duration`"
+        "bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`, `pid`, `tid`, `comm`, `command`, `explain`, `scenarios`, `duration`"
     );
 }
 
@@ -883,7 +883,7 @@ fn scan_must_be_shorter_than_the_period() {
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"chaser\"\n"),
-        "bench.toml:3: probe[0].kind: unknown probe kind \"chaser\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat, roundtrip or netcycle"
+        "bench.toml:3: probe[0].kind: unknown probe kind \"chaser\"; use cyclic, wakeup, chase, ctxswitch, response, timerlat, roundtrip, netcycle or observe"
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nperiod = \"1ms\"\n"),
@@ -1425,7 +1425,7 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     );
     assert_eq!(
         err("duration = \"1s\"\n[[probe]]\nkind = \"ctxswitch\"\nmax_jitter = \"1us\"\n"),
-        "bench.toml:4: probe[0].max_jitter: max_jitter applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"netcycle\"; remove it from this ctxswitch probe"
+        "bench.toml:4: probe[0].max_jitter: max_jitter applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"netcycle\" or kind = \"observe\"; remove it from this ctxswitch probe"
     );
     assert_eq!(
         err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nmax_latency = \"1us\"\n"),
@@ -1508,7 +1508,7 @@ fn a_roundtrip_probes_bad_keys_are_named() {
     );
     assert_eq!(
         err(&probe("max_latency = \"1ms\"\n")),
-        "bench.toml:4: probe[0].max_latency: max_latency applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"ctxswitch\" or kind = \"response\" or kind = \"timerlat\" or kind = \"netcycle\"; remove it from this roundtrip probe"
+        "bench.toml:4: probe[0].max_latency: max_latency applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"ctxswitch\" or kind = \"response\" or kind = \"timerlat\" or kind = \"netcycle\" or kind = \"observe\"; remove it from this roundtrip probe"
     );
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nbudget = \"1ms\"\n"),
@@ -1585,7 +1585,7 @@ fn a_netcycle_probes_bad_keys_are_named() {
         ("chaining = true\ncns = 200\nout_bytes = 10\n", "bench.toml:6: probe[0].out_bytes: with chaining one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer out_bytes or cns"),
         ("max_late_cycles = -1\n", "bench.toml:4: probe[0].max_late_cycles: -1 is out of range 0..=9223372036854775807"),
         ("chaining = \"yes\"\n", "bench.toml:4: probe[0].chaining: invalid type: string \"yes\", expected a boolean"),
-        ("max_exec = \"1ms\"\n", "bench.toml:4: probe[0].max_exec: max_exec applies only to kind = \"cyclic\"; remove it from this netcycle probe"),
+        ("max_exec = \"1ms\"\n", "bench.toml:4: probe[0].max_exec: max_exec applies only to kind = \"cyclic\" or kind = \"observe\"; remove it from this netcycle probe"),
     ] {
         assert_eq!(err(&probe(body)), message, "{body}");
     }

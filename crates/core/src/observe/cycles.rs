@@ -1,0 +1,661 @@
+//! The cycles of an observed task, from the tracer's events: an
+//! incremental [`Observer`] fed events in time order, yielding one
+//! [`ObservedCycle`] per cycle a target thread finishes.
+//!
+//! # A cycle
+//!
+//! A target thread's cycle runs from its **start** (switched in after a
+//! sleep) to its **end** (switched out to sleep: `prev_state` with a sleep
+//! bit). A switch out that leaves it runnable is a preemption: the cycle
+//! goes on, and the time until it is switched back in is counted as
+//! `preempted_ns`. The first cycle counted is the first that starts after
+//! the observer saw the thread go to sleep, so no cycle is taken half.
+//!
+//! Its **release** is when it was meant to start:
+//!
+//! * when it slept on a timer — it armed an hrtimer (`HrtimerStart` by its
+//!   pid) before its sleep, and that timer's expiry was handled before the
+//!   start and not before its soft expiry (a timer on another clock than
+//!   the events', `CLOCK_REALTIME`, fails that) — the timer's hard expiry; its latency is then split as rtla
+//!   timerlat splits it for its own threads: the **timer IRQ latency**,
+//!   from the expiry to the expiry handled, and the **thread latency**,
+//!   from the expiry handled (or the expiry, if handled within its slack
+//!   before it) to the start; the two add up to the latency;
+//! * else on the period schedule: anchored at the first such cycle's
+//!   wake-up (or its start, with no wake-up seen), releases every `T0`, the
+//!   release of a cycle the last one at or before its start.
+//!
+//! `T0` is the configured period, or, inferred, the median (the lower of
+//! the two middle values for an even count) of the thread's first `N`
+//! start-to-start periods; the cycles seen before it is known are held and
+//! yielded once it is, and every cycle says which it was
+//! ([`PeriodSource`]).
+//!
+//! Then the same figures as `run cyclic`: `latency` = start − release,
+//! `period` = start − previous start, `jitter` = period − T0, `exec` = end
+//! − start; the CPU it started on and whether that differs from the
+//! previous cycle's (a migration); an **overrun** when the next release
+//! (the timer it armed before going to sleep, else the next release of the
+//! period schedule) comes before its end. A thread that arms its timer
+//! for a time already past may never switch out: the expiry is handled
+//! while it still runs. Then its cycle ends when it armed the timer, and
+//! the next starts when the expiry was handled (if it was on its CPU;
+//! else when it is switched back in).
+//!
+//! # Lost events
+//!
+//! A `Lost` record on the CPU a target thread last ran or was woken on
+//! marks that thread's open cycle (the one running, or, while it sleeps,
+//! the next) as not measured: it is neither yielded nor taken as a long
+//! cycle, only counted ([`Observer::not_measured`]), and the cycle after it
+//! has no period (its previous start is not known for sure).
+//!
+//! The observer keeps per CPU the history an explanation needs
+//! ([`super::explain`]); [`Observer::explain`] says what delayed a cycle
+//! while its history still covers it: right after the observer yielded it.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Event, EventKind};
+use super::explain::{CpuHistory, Explanation, IrqNames};
+
+/// Periods the observer infers `T0` from when none is given.
+pub const INFER_PERIODS: usize = 16;
+
+/// How long each CPU's history reaches back by default, ns.
+pub const HISTORY_NS: u64 = 1_000_000_000;
+
+/// The most records each CPU's history keeps by default.
+pub const HISTORY_CAP: usize = 1 << 16;
+
+/// What the observer is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObserverConfig {
+    /// The threads observed (kernel pids).
+    pub tids: Vec<u32>,
+    /// `T0`, ns, when it is given (`--period`); `None`: inferred.
+    pub period_ns: Option<u64>,
+    /// How many start-to-start periods `T0` is inferred from.
+    pub infer_periods: usize,
+    /// How long each CPU's history reaches back, ns.
+    pub history_ns: u64,
+    /// The most records each CPU's history keeps.
+    pub history_cap: usize,
+}
+
+impl ObserverConfig {
+    /// Observing `tids` with the default inference and history.
+    pub fn new(tids: Vec<u32>, period_ns: Option<u64>) -> ObserverConfig {
+        ObserverConfig {
+            tids,
+            period_ns,
+            infer_periods: INFER_PERIODS,
+            history_ns: HISTORY_NS,
+            history_cap: HISTORY_CAP,
+        }
+    }
+}
+
+/// Where a cycle's `T0` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PeriodSource {
+    /// Given (`--period`).
+    Given,
+    /// The median of the thread's first start-to-start periods.
+    Inferred,
+}
+
+/// Where a cycle's release came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReleaseSource {
+    /// The hard expiry of the timer the thread slept on.
+    Timer,
+    /// The period schedule.
+    Period,
+}
+
+/// One finished cycle of an observed thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedCycle {
+    /// The thread.
+    pub tid: u32,
+    /// The cycle's number among the thread's yielded and not-measured
+    /// cycles, from 0.
+    pub index: u64,
+    /// When it was meant to start, ns.
+    pub release_ns: u64,
+    /// Where the release came from.
+    pub release: ReleaseSource,
+    /// When its timer's expiry was handled (`hrtimer_expire_entry`).
+    pub expiry_handled_ns: Option<u64>,
+    /// When it was woken (`sched_wakeup`), if that was seen.
+    pub wake_ns: Option<u64>,
+    /// Switched in.
+    pub start_ns: u64,
+    /// Switched out to sleep.
+    pub end_ns: u64,
+    /// The CPU it started on.
+    pub cpu: u32,
+    /// True when the previous cycle started on another CPU.
+    pub migrated: bool,
+    /// Start − release, ns (0 for a start within a timer's slack before
+    /// its hard expiry).
+    pub latency_ns: u64,
+    /// Start − the previous cycle's start; `None` for the first cycle and
+    /// after a cycle not measured.
+    pub period_ns: Option<u64>,
+    /// Period − T0.
+    pub jitter_ns: Option<i64>,
+    /// End − start, ns.
+    pub exec_ns: u64,
+    /// Timer expiry handled − expiry (timer releases only).
+    pub irq_latency_ns: Option<u64>,
+    /// Start − expiry handled (timer releases only).
+    pub thread_latency_ns: Option<u64>,
+    /// Time it was preempted (runnable, switched out) between start and
+    /// end, ns.
+    pub preempted_ns: u64,
+    /// The next release came before its end.
+    pub overrun: bool,
+    /// The next release: the timer it armed before its sleep, else the
+    /// period schedule's.
+    pub next_release_ns: u64,
+    /// T0, ns.
+    pub t0_ns: u64,
+    /// Where T0 came from.
+    pub t0_source: PeriodSource,
+}
+
+/// True for a `prev_state` that leaves the thread runnable: no sleep bit
+/// among the kernel's reported states (the low byte; a preemption is 0,
+/// or `TASK_REPORT_MAX`, 0x100, where the kernel marks preemption so).
+pub fn is_preemption(prev_state: u64) -> bool {
+    prev_state & 0xff == 0
+}
+
+/// What a cycle is known to be once it ends, before T0 makes it figures.
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    index: u64,
+    cpu: u32,
+    start: u64,
+    end: u64,
+    wake: Option<u64>,
+    /// The timer it slept on, when its expiry was handled before the
+    /// start: (expiry, handled).
+    timer: Option<(u64, u64)>,
+    preempted: u64,
+    /// The expiry of the timer it armed before going to sleep at its end.
+    next_timer: Option<u64>,
+    prev_start: Option<u64>,
+    prev_cpu: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not seen going to sleep yet.
+    Unknown,
+    /// Asleep (or woken, not yet switched in).
+    Sleeping,
+    /// Between start and end; `Some(t)`: preempted since `t`.
+    Running(Option<u64>),
+}
+
+/// A timer a target thread armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Armed {
+    /// Its address.
+    timer: u64,
+    /// Its hard expiry.
+    expires: u64,
+    /// Its soft expiry.
+    soft: u64,
+    /// When it was armed.
+    at: u64,
+}
+
+/// One observed thread's state.
+#[derive(Debug)]
+struct Track {
+    tid: u32,
+    phase: Phase,
+    /// The last timer it armed while running.
+    armed: Option<Armed>,
+    /// The timer it went to sleep with, and when its expiry was handled.
+    sleep_timer: Option<Armed>,
+    handled: Option<u64>,
+    wake: Option<u64>,
+    /// The cycle in progress.
+    start: u64,
+    cpu: u32,
+    preempted: u64,
+    /// The open cycle is not measured (events lost).
+    lost: bool,
+    /// The CPU it last ran on or was woken to.
+    last_cpu: Option<u32>,
+    prev_start: Option<u64>,
+    prev_cpu: Option<u32>,
+    index: u64,
+    t0: Option<(u64, PeriodSource)>,
+    periods: Vec<u64>,
+    held: Vec<Raw>,
+    /// The period schedule's anchor and the slot of its last release.
+    anchor: Option<u64>,
+}
+
+/// Turns events into the cycles of the target threads (see the module
+/// doc).
+#[derive(Debug)]
+pub struct Observer {
+    tracks: Vec<Track>,
+    infer: usize,
+    history_ns: u64,
+    history_cap: usize,
+    cpus: Vec<CpuHistory>,
+    names: IrqNames,
+    done: VecDeque<ObservedCycle>,
+    not_measured: u64,
+    lost_events: u64,
+}
+
+impl Observer {
+    /// An observer of `config.tids`.
+    pub fn new(config: &ObserverConfig) -> Observer {
+        let infer = config.infer_periods.max(1);
+        Observer {
+            tracks: config
+                .tids
+                .iter()
+                .map(|&tid| Track {
+                    tid,
+                    phase: Phase::Unknown,
+                    armed: None,
+                    sleep_timer: None,
+                    handled: None,
+                    wake: None,
+                    start: 0,
+                    cpu: 0,
+                    preempted: 0,
+                    lost: false,
+                    last_cpu: None,
+                    prev_start: None,
+                    prev_cpu: None,
+                    index: 0,
+                    t0: config.period_ns.map(|p| (p, PeriodSource::Given)),
+                    periods: Vec::with_capacity(infer),
+                    held: Vec::with_capacity(infer + 1),
+                    anchor: None,
+                })
+                .collect(),
+            infer,
+            history_ns: config.history_ns,
+            history_cap: config.history_cap,
+            cpus: Vec::new(),
+            names: IrqNames::default(),
+            done: VecDeque::with_capacity(infer + 1),
+            not_measured: 0,
+            lost_events: 0,
+        }
+    }
+
+    /// Takes in the next event (events come in time order).
+    pub fn push(&mut self, e: &Event) {
+        let cpu = e.cpu as usize;
+        if self.cpus.len() <= cpu {
+            let (h, cap) = (self.history_ns, self.history_cap);
+            self.cpus.resize_with(cpu + 1, || CpuHistory::new(h, cap));
+        }
+        self.cpus[cpu].push(e.time_ns, &e.kind, &mut self.names);
+        let t = e.time_ns;
+        match &e.kind {
+            EventKind::Switch {
+                prev_pid,
+                prev_state,
+                next_pid,
+                ..
+            } => {
+                if let Some(i) = self.track(*prev_pid) {
+                    self.switched_out(i, t, e.cpu, *prev_state);
+                }
+                if let Some(i) = self.track(*next_pid) {
+                    self.switched_in(i, t, e.cpu);
+                }
+            }
+            EventKind::HrtimerStart {
+                pid,
+                timer,
+                expires_ns,
+                softexpires_ns,
+            } => {
+                if let Some(i) = self.track(*pid) {
+                    self.tracks[i].armed = Some(Armed {
+                        timer: *timer,
+                        expires: *expires_ns,
+                        soft: *softexpires_ns,
+                        at: t,
+                    });
+                }
+            }
+            EventKind::HrtimerExpire { timer, .. } => {
+                for i in 0..self.tracks.len() {
+                    let tr = &mut self.tracks[i];
+                    let sleeping_on = tr.sleep_timer.is_some_and(|a| a.timer == *timer);
+                    if tr.phase == Phase::Sleeping && sleeping_on && tr.handled.is_none() {
+                        tr.handled = Some(t);
+                        continue;
+                    }
+                    // A sleep that did not sleep: armed for a time already
+                    // past (an overrun), the timer expired before the thread
+                    // switched out. Its cycle ended when it armed the
+                    // timer; on its CPU still, the next starts now.
+                    let Phase::Running(preempted) = tr.phase else {
+                        continue;
+                    };
+                    let Some(a) = tr.armed.filter(|a| a.timer == *timer && a.expires <= a.at)
+                    else {
+                        continue;
+                    };
+                    let cpu = tr.cpu;
+                    self.went_to_sleep(i, a.at);
+                    self.tracks[i].handled = Some(t);
+                    if preempted.is_none() {
+                        self.switched_in(i, t, cpu);
+                    }
+                }
+            }
+            EventKind::Wakeup {
+                pid, target_cpu, ..
+            } => {
+                if let Some(i) = self.track(*pid) {
+                    let tr = &mut self.tracks[i];
+                    tr.last_cpu = Some(*target_cpu);
+                    if tr.phase == Phase::Sleeping && tr.wake.is_none() {
+                        tr.wake = Some(t);
+                    }
+                }
+            }
+            EventKind::Lost { count } => {
+                self.lost_events += count;
+                for tr in &mut self.tracks {
+                    if tr.last_cpu == Some(e.cpu) && tr.phase != Phase::Unknown {
+                        tr.lost = true;
+                    }
+                }
+            }
+            EventKind::Waking { .. }
+            | EventKind::IrqEntry { .. }
+            | EventKind::IrqExit { .. }
+            | EventKind::SoftirqEntry { .. }
+            | EventKind::SoftirqExit { .. } => {}
+        }
+    }
+
+    /// The next finished cycle, oldest first.
+    pub fn pop(&mut self) -> Option<ObservedCycle> {
+        self.done.pop_front()
+    }
+
+    /// What delayed `c`: what ran on its CPU between its release and its
+    /// start (see [`super::explain`]); ask right after it was yielded,
+    /// while the history covers it.
+    pub fn explain(&self, c: &ObservedCycle) -> Explanation {
+        let mut x = match self.cpus.get(c.cpu as usize) {
+            Some(h) => h.explain(c.release_ns, c.start_ns, &self.names),
+            None => CpuHistory::new(0, 1).explain(c.release_ns, c.start_ns, &self.names),
+        };
+        x.tid = c.tid;
+        x.cycle = c.index;
+        x.cpu = c.cpu;
+        x
+    }
+
+    /// Cycles not measured because trace events were lost.
+    pub fn not_measured(&self) -> u64 {
+        self.not_measured
+    }
+
+    /// Trace events the `Lost` records said were dropped.
+    pub fn lost_events(&self) -> u64 {
+        self.lost_events
+    }
+
+    /// `tid`'s T0 and where it came from, once known.
+    pub fn t0(&self, tid: u32) -> Option<(u64, PeriodSource)> {
+        self.track(tid).and_then(|i| self.tracks[i].t0)
+    }
+
+    /// Cycles of `tid` held until its T0 is inferred.
+    pub fn held(&self, tid: u32) -> usize {
+        self.track(tid).map_or(0, |i| self.tracks[i].held.len())
+    }
+
+    fn track(&self, tid: u32) -> Option<usize> {
+        if tid == 0 {
+            return None;
+        }
+        self.tracks.iter().position(|t| t.tid == tid)
+    }
+
+    fn switched_in(&mut self, i: usize, t: u64, cpu: u32) {
+        let tr = &mut self.tracks[i];
+        tr.last_cpu = Some(cpu);
+        match tr.phase {
+            Phase::Sleeping => {
+                tr.phase = Phase::Running(None);
+                tr.start = t;
+                tr.cpu = cpu;
+                tr.preempted = 0;
+                tr.armed = None;
+            }
+            Phase::Running(Some(since)) => {
+                tr.preempted += t - since;
+                tr.phase = Phase::Running(None);
+            }
+            Phase::Running(None) | Phase::Unknown => {}
+        }
+    }
+
+    fn switched_out(&mut self, i: usize, t: u64, cpu: u32, state: u64) {
+        let tr = &mut self.tracks[i];
+        tr.last_cpu = Some(cpu);
+        if is_preemption(state) {
+            if tr.phase == Phase::Running(None) {
+                tr.phase = Phase::Running(Some(t));
+            }
+            return;
+        }
+        self.went_to_sleep(i, t);
+    }
+
+    /// Thread `i`'s cycle ends at `t`: it goes to sleep (or, an overrun,
+    /// tried to).
+    fn went_to_sleep(&mut self, i: usize, t: u64) {
+        let tr = &mut self.tracks[i];
+        let was_sleeping = tr.phase == Phase::Sleeping;
+        let raw = match tr.phase {
+            Phase::Running(since) => {
+                // Handled before its soft expiry, the timer ran on another
+                // clock than the events' (CLOCK_REALTIME): no release of it.
+                let timer = match (tr.sleep_timer, tr.handled) {
+                    (Some(a), Some(h)) if h <= tr.start && a.soft <= h => Some((a.expires, h)),
+                    _ => None,
+                };
+                let raw = Raw {
+                    index: tr.index,
+                    cpu: tr.cpu,
+                    start: tr.start,
+                    end: t,
+                    wake: tr.wake,
+                    timer,
+                    preempted: tr.preempted + since.map_or(0, |s| t.saturating_sub(s)),
+                    next_timer: tr.armed.map(|a| a.expires),
+                    prev_start: tr.prev_start,
+                    prev_cpu: tr.prev_cpu,
+                };
+                tr.index += 1;
+                Some(raw)
+            }
+            Phase::Sleeping | Phase::Unknown => None,
+        };
+        tr.phase = Phase::Sleeping;
+        tr.sleep_timer = tr.armed.take();
+        tr.handled = None;
+        tr.wake = None;
+        // A sleep seen while asleep: the cycle between went missing with
+        // the lost events (the switch in was among them).
+        let lost = std::mem::take(&mut tr.lost);
+        let Some(raw) = raw else {
+            if lost && was_sleeping {
+                self.not_measured += 1;
+                tr.prev_start = None;
+                tr.prev_cpu = None;
+            }
+            return;
+        };
+        if lost {
+            self.not_measured += 1;
+            tr.prev_start = None;
+            tr.prev_cpu = None;
+            return;
+        }
+        tr.prev_start = Some(raw.start);
+        tr.prev_cpu = Some(raw.cpu);
+        if tr.t0.is_some() {
+            let c = finish(tr, &raw);
+            self.done.push_back(c);
+            return;
+        }
+        if let Some(p) = raw.prev_start {
+            tr.periods.push(raw.start - p);
+        }
+        tr.held.push(raw);
+        if tr.periods.len() >= self.infer {
+            self.infer_t0(i);
+        }
+    }
+
+    /// Infers thread `i`'s T0 from the periods it has, and yields the
+    /// cycles held until then.
+    fn infer_t0(&mut self, i: usize) {
+        let tr = &mut self.tracks[i];
+        if tr.periods.is_empty() {
+            return;
+        }
+        tr.periods.sort_unstable();
+        let median = tr.periods[(tr.periods.len() - 1) / 2];
+        tr.t0 = Some((median, PeriodSource::Inferred));
+        let held = std::mem::take(&mut tr.held);
+        for raw in &held {
+            let c = finish(tr, raw);
+            self.done.push_back(c);
+        }
+    }
+
+    /// The trace has ended: a thread still without T0 gets it from the
+    /// periods it has (fewer than asked for; [`Observer::periods`] says
+    /// how many), and its held cycles are yielded. A thread without a
+    /// single period keeps its cycles (no T0, nothing measured).
+    pub fn finish(&mut self) {
+        for i in 0..self.tracks.len() {
+            if self.tracks[i].t0.is_none() {
+                self.infer_t0(i);
+            }
+        }
+    }
+
+    /// How many periods `tid`'s inferred T0 is the median of.
+    pub fn periods(&self, tid: u32) -> usize {
+        self.track(tid).map_or(0, |i| self.tracks[i].periods.len())
+    }
+}
+
+/// A cycle's figures once T0 is known.
+fn finish(tr: &mut Track, r: &Raw) -> ObservedCycle {
+    let (t0, t0_source) = tr.t0.expect("finished with a T0");
+    let t0 = t0.max(1);
+    let (release, source, period_next) = match r.timer {
+        Some((expires, _)) => (expires, ReleaseSource::Timer, expires + t0),
+        None => {
+            let anchor = *tr
+                .anchor
+                .get_or_insert(r.wake.unwrap_or(r.start).min(r.start));
+            let slot = (r.start - anchor) / t0;
+            let release = anchor + slot * t0;
+            (release, ReleaseSource::Period, release + t0)
+        }
+    };
+    let next_release = r.next_timer.unwrap_or(period_next);
+    let period = r.prev_start.map(|p| r.start - p);
+    let (irq, thread) = match r.timer {
+        Some((expires, handled)) => (
+            Some(handled.saturating_sub(expires)),
+            Some(r.start.saturating_sub(handled.max(expires))),
+        ),
+        None => (None, None),
+    };
+    ObservedCycle {
+        tid: tr.tid,
+        index: r.index,
+        release_ns: release,
+        release: source,
+        expiry_handled_ns: r.timer.map(|(_, h)| h),
+        wake_ns: r.wake,
+        start_ns: r.start,
+        end_ns: r.end,
+        cpu: r.cpu,
+        migrated: r.prev_cpu.is_some_and(|p| p != r.cpu),
+        latency_ns: r.start.saturating_sub(release),
+        period_ns: period,
+        jitter_ns: period.map(|p| p as i64 - t0 as i64),
+        exec_ns: r.end - r.start,
+        irq_latency_ns: irq,
+        thread_latency_ns: thread,
+        preempted_ns: r.preempted,
+        overrun: next_release < r.end,
+        next_release_ns: next_release,
+        t0_ns: t0,
+        t0_source,
+    }
+}
+
+/// Of several threads' start-to-start periods, the thread that behaves
+/// periodically: among those with at least `min_periods` periods, the
+/// smallest spread — the mean absolute deviation of its periods from their
+/// median (the lower middle value), relative to that median; a tie goes to
+/// the thread with more periods, then the lower tid. `None` when no thread
+/// has enough periods.
+pub fn most_periodic(periods: &[(u32, Vec<u64>)], min_periods: usize) -> Option<u32> {
+    // (deviation sum, count, median) compared as sum / (count · median).
+    let score = |p: &[u64]| -> Option<(u128, u128)> {
+        let mut s = p.to_vec();
+        s.sort_unstable();
+        let median = *s.get((s.len().max(1) - 1) / 2)?;
+        if median == 0 {
+            return None;
+        }
+        let dev: u128 = s.iter().map(|&x| u128::from(x.abs_diff(median))).sum();
+        Some((dev, s.len() as u128 * u128::from(median)))
+    };
+    let mut best: Option<(u32, usize, (u128, u128))> = None;
+    for (tid, p) in periods {
+        if p.len() < min_periods.max(1) {
+            continue;
+        }
+        let Some(sc) = score(p) else { continue };
+        let better = match best {
+            None => true,
+            Some((btid, bn, (bd, bq))) => {
+                let (l, r) = (sc.0 * bq, bd * sc.1);
+                l < r || (l == r && (p.len() > bn || (p.len() == bn && *tid < btid)))
+            }
+        };
+        if better {
+            best = Some((*tid, p.len(), sc));
+        }
+    }
+    best.map(|(tid, ..)| tid)
+}

@@ -1,0 +1,210 @@
+//! The parameters of an `observe` probe: which running thread it watches
+//! (or which command it starts and watches), whether it explains its late
+//! cycles, and, for tests and re-analysis, a recorded event file it reads
+//! instead of the live trace.
+//!
+//! `T0` is the probe's `period_ns`: 0 when it is not given, and the model
+//! infers it from the task's first periods
+//! ([`crate::observe::cycles`]).
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use super::check::{Check, Checker};
+use super::probe::ProbeParams;
+use super::raw::RawProbe;
+
+/// What an `observe` probe watches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObserveTarget {
+    /// A process: the one of its threads that behaves periodically.
+    Pid(u32),
+    /// One thread, by its id.
+    Tid(u32),
+    /// The thread with this name (the kernel's 15-character `comm`).
+    Comm(String),
+    /// A command started with the run, stopped with it; its main thread
+    /// is watched, or the one of its threads that behaves periodically.
+    Command(Vec<String>),
+}
+
+impl ObserveTarget {
+    /// How messages name it: `pid 1234`, `tid 1234`, `comm plc`,
+    /// `command cyclictest -m`.
+    pub fn describe(&self) -> String {
+        match self {
+            ObserveTarget::Pid(p) => format!("pid {p}"),
+            ObserveTarget::Tid(t) => format!("tid {t}"),
+            ObserveTarget::Comm(c) => format!("comm {c}"),
+            ObserveTarget::Command(argv) => format!("command {}", argv.join(" ")),
+        }
+    }
+}
+
+/// An `observe` probe's own parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObserveParams {
+    /// What it watches.
+    pub target: ObserveTarget,
+    /// Store and print what delayed each cycle over the threshold and each
+    /// window's worst.
+    #[serde(default)]
+    pub explain: bool,
+    /// A recorded event file (JSON lines of `observe::event::Event`) read
+    /// instead of the live trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+}
+
+impl Default for ObserveParams {
+    /// No target yet: a spec's table names one (`pid`, `tid`, `comm` or
+    /// `command`), the checker refuses one without.
+    fn default() -> ObserveParams {
+        ObserveParams {
+            target: ObserveTarget::Tid(0),
+            explain: false,
+            replay: None,
+        }
+    }
+}
+
+/// An `observe` probe's table checked: exactly one of `pid`, `tid`, `comm`
+/// or `command` says what it watches; `explain` whether it explains.
+pub(super) fn observe_params(
+    ck: &Checker,
+    r: &RawProbe,
+    k: &dyn Fn(&str) -> String,
+    table: Range<usize>,
+) -> Check<ProbeParams> {
+    let id = |v: &toml::Spanned<i64>, key: &str| -> Check<u32> {
+        u32::try_from(*v.get_ref())
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                ck.err(
+                    v.span(),
+                    &k(key),
+                    format!("{key} must be a process or thread id (1 or more)"),
+                )
+            })
+    };
+    let mut targets: Vec<(ObserveTarget, Range<usize>, &str)> = Vec::new();
+    if let Some(v) = &r.pid {
+        targets.push((ObserveTarget::Pid(id(v, "pid")?), v.span(), "pid"));
+    }
+    if let Some(v) = &r.tid {
+        targets.push((ObserveTarget::Tid(id(v, "tid")?), v.span(), "tid"));
+    }
+    if let Some(v) = &r.comm {
+        let name = v.get_ref().clone();
+        if name.is_empty() || name.len() > 15 {
+            return Err(ck.err(
+                v.span(),
+                &k("comm"),
+                "a thread name has 1 to 15 characters, as the kernel keeps it (ps -L -o comm)",
+            ));
+        }
+        targets.push((ObserveTarget::Comm(name), v.span(), "comm"));
+    }
+    if let Some(v) = &r.command {
+        let argv: Vec<String> = v.get_ref().iter().map(|a| a.get_ref().clone()).collect();
+        if argv.first().is_none_or(|p| p.is_empty()) {
+            return Err(ck.err(
+                v.span(),
+                &k("command"),
+                "command is empty; give the program and its arguments, e.g. [\"cyclictest\", \"-m\"]",
+            ));
+        }
+        targets.push((ObserveTarget::Command(argv), v.span(), "command"));
+    }
+    if targets.len() > 1 {
+        let (_, span, second) = &targets[1];
+        return Err(ck.err(
+            span.clone(),
+            &k(second),
+            format!(
+                "an observe probe watches one target: keep one of {} and {second}",
+                targets[0].2
+            ),
+        ));
+    }
+    let Some((target, ..)) = targets.pop() else {
+        return Err(ck.err(
+            table,
+            &k("kind"),
+            "an observe probe needs what to watch: give pid, tid, comm or command",
+        ));
+    };
+    Ok(ProbeParams::Observe(Box::new(ObserveParams {
+        target,
+        explain: r.explain.as_ref().is_some_and(|v| *v.get_ref()),
+        replay: None,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{parse, SpecContext};
+    use crate::units::CpuList;
+
+    fn check(probe: &str) -> Result<crate::spec::Spec, String> {
+        let online = CpuList::parse("0-1").unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: &["idle"],
+        };
+        let text = format!("duration = \"10s\"\n[[probe]]\nkind = \"observe\"\n{probe}");
+        parse(&text, "bench.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_observe_table_names_one_target_and_may_explain() {
+        let s = check("comm = \"plc\"\nexplain = true\nperiod = \"2ms\"\n").unwrap();
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 2_000_000);
+        assert_eq!(
+            p.observe(),
+            Some(&ObserveParams {
+                target: ObserveTarget::Comm("plc".into()),
+                explain: true,
+                replay: None,
+            })
+        );
+        // No period: inferred (0); a command; stored and read back.
+        let s = check("command = [\"cyclictest\", \"-m\"]\n").unwrap();
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 0);
+        let json = serde_json::to_string(p).unwrap();
+        assert!(
+            json.contains(
+                r#""observe":{"target":{"command":["cyclictest","-m"]},"explain":false}"#
+            ),
+            "{json}"
+        );
+        let back: crate::spec::ProbeSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, p);
+    }
+
+    #[test]
+    fn a_table_with_no_target_or_two_is_refused_naming_the_keys() {
+        assert_eq!(
+            check("").unwrap_err(),
+            "bench.toml:2: probe[0].kind: an observe probe needs what to watch: give pid, tid, comm or command"
+        );
+        assert_eq!(
+            check("pid = 12\ncomm = \"plc\"\n").unwrap_err(),
+            "bench.toml:5: probe[0].comm: an observe probe watches one target: keep one of pid and comm"
+        );
+        assert_eq!(
+            check("tid = -3\n").unwrap_err(),
+            "bench.toml:4: probe[0].tid: tid must be a process or thread id (1 or more)"
+        );
+        assert_eq!(
+            check("comm = \"a-name-longer-than-15\"\n").unwrap_err(),
+            "bench.toml:4: probe[0].comm: a thread name has 1 to 15 characters, as the kernel keeps it (ps -L -o comm)"
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! `jitterlab run observe`: its flags, checked against the machine, turned
+//! into the one-cell spec of an `observe` probe
+//! (`crate::probe::observe`).
+//!
+//! One target (`--pid`, `--tid`, `--comm`, or `-- COMMAND ARGS…`), an
+//! optional `--period` (else inferred from the task), `--explain`, and the
+//! observer's own CPU (`--cpu`, default the first online CPU). The
+//! observer is not real-time unless `--priority` is given (SCHED_OTHER,
+//! no `/dev/cpu_dma_latency` request): it must not perturb the task it
+//! watches. Refused with exit 2 and nothing changed: no target, two
+//! targets, a target that names no running thread, a zero period, a
+//! container deployment, `--break-trace`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+use jitterlab_core::probe::InContainer;
+use jitterlab_core::result::ProbeKind;
+use jitterlab_core::spec::{ObserveParams, ObserveTarget, Policy, ProbeParams};
+
+use super::one_cell::{check_common, common_cell, probe_cpu, OneCell};
+use super::{duration, CommonArgs, DeploymentArg};
+use crate::error::bad;
+use crate::system::host;
+
+/// `jitterlab run observe`.
+#[derive(Debug, Args)]
+pub struct ObserveRunArgs {
+    /// Observe this process: the one of its threads that behaves
+    /// periodically (the most regular periods in the first second).
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u32>,
+
+    /// Observe this thread.
+    #[arg(long, value_name = "TID")]
+    pub tid: Option<u32>,
+
+    /// Observe the thread with this name (as `ps -eL -o comm` shows it);
+    /// of several, the one that behaves periodically.
+    #[arg(long, value_name = "NAME")]
+    pub comm: Option<String>,
+
+    /// The task's period T0 [default: inferred, the median of its first 16
+    /// periods].
+    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    pub period: Option<u64>,
+
+    /// Say what delayed each cycle over --threshold and each window's
+    /// worst: the threads, IRQs and softirqs that ran on its CPU between
+    /// its release and its start, and the time no event explains.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// CPU the observer thread runs on (not the task's) [default: the
+    /// first online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// Read the events from a recording (JSON lines) instead of the live
+    /// trace.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+
+    /// Options every probe shares (--break-trace does not apply).
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Start this command and observe it, stopped with the run.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// The one target of the flags.
+fn target(a: &ObserveRunArgs) -> Result<ObserveTarget> {
+    let mut given: Vec<(&str, ObserveTarget)> = Vec::new();
+    if let Some(p) = a.pid {
+        given.push(("--pid", ObserveTarget::Pid(p)));
+    }
+    if let Some(t) = a.tid {
+        given.push(("--tid", ObserveTarget::Tid(t)));
+    }
+    if let Some(c) = &a.comm {
+        given.push(("--comm", ObserveTarget::Comm(c.clone())));
+    }
+    if !a.command.is_empty() {
+        given.push(("-- COMMAND", ObserveTarget::Command(a.command.clone())));
+    }
+    match given.len() {
+        0 => Err(bad(
+            "nothing to observe: give --pid PID, --tid TID, --comm NAME or -- COMMAND ARGS",
+        )),
+        1 => Ok(given.remove(0).1),
+        _ => Err(bad(format!(
+            "observe watches one target: keep one of {} and {}",
+            given[0].0, given[1].0
+        ))),
+    }
+}
+
+/// `jitterlab run observe`.
+pub(super) fn observe(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneCell> {
+    let c = &a.common;
+    if let (DeploymentArg::Container, InContainer::NotApplicable(why)) =
+        (c.deployment, ProbeKind::Observe.descriptor().container)
+    {
+        return Err(bad(format!("--deployment container: {why}")));
+    }
+    if c.break_trace.is_some() {
+        return Err(bad(
+            "--break-trace applies to the periodic probes (cyclic, wakeup); remove it from run observe",
+        ));
+    }
+    let target = target(a)?;
+    if let ObserveTarget::Pid(0) | ObserveTarget::Tid(0) = target {
+        return Err(bad(
+            "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists",
+        ));
+    }
+    if a.period == Some(0) {
+        return Err(bad(
+            "--period must be positive; give e.g. --period 1ms, or leave it out to infer it",
+        ));
+    }
+    let online = host::online_cpus(root)?;
+    let first = online.iter().next();
+    let cpu = probe_cpu(&online, a.cpu.or(first), "--cpu")?;
+    let params = ObserveParams {
+        target,
+        explain: a.explain,
+        replay: a.replay.as_ref().map(|p| p.display().to_string()),
+    };
+    crate::probe::observe::check(root, &params)?;
+    let period = a.period.unwrap_or(0);
+    check_common(db, c, period, 1)?;
+    let mut run = common_cell(
+        ProbeParams::Observe(Box::new(params)),
+        period,
+        vec![cpu],
+        &online,
+        c,
+    )?;
+    let config = &mut run.spec.configurations[0];
+    if c.priority.is_none() {
+        config.policy = Policy::Other;
+        config.priority = None;
+    }
+    config.dma_latency = false;
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use jitterlab_core::spec::ProbeSpec;
+
+    use super::*;
+    use crate::cli::{Cli, Command, RunCommand};
+
+    /// A machine with CPUs 0-1 online and one thread, 200 `plc`.
+    fn machine() -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let cpu = root.path().join("sys/devices/system/cpu");
+        std::fs::create_dir_all(&cpu).unwrap();
+        std::fs::write(cpu.join("online"), "0-1\n").unwrap();
+        let task = root.path().join("proc/200/task/200");
+        std::fs::create_dir_all(&task).unwrap();
+        std::fs::write(task.join("comm"), "plc\n").unwrap();
+        std::fs::write(root.path().join("proc/200/comm"), "plc\n").unwrap();
+        root
+    }
+
+    fn run(root: &Path, args: &[&str]) -> Result<OneCell> {
+        let argv = ["jitterlab", "run", "observe", "--no-db"];
+        let cli = Cli::try_parse_from(argv.iter().chain(args)).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not a run")
+        };
+        let RunCommand::Observe(a) = &run.probe else {
+            panic!("not observe")
+        };
+        observe(root, &root.join("j.db"), a)
+    }
+
+    fn probe(one: &OneCell) -> &ProbeSpec {
+        &one.spec.probes[0]
+    }
+
+    #[test]
+    fn the_observer_is_not_real_time_and_holds_no_dma_latency_by_default() {
+        let root = machine();
+        let one = run(root.path(), &["--tid", "200"]).unwrap();
+        let c = &one.spec.configurations[0];
+        assert_eq!(
+            (c.policy, c.priority, c.dma_latency, c.probe_cpus.clone()),
+            (Policy::Other, None, false, vec![0])
+        );
+        // No --period: 0, inferred from the task.
+        assert_eq!(probe(&one).period_ns, 0);
+        assert_eq!(
+            probe(&one).observe(),
+            Some(&ObserveParams {
+                target: ObserveTarget::Tid(200),
+                explain: false,
+                replay: None,
+            })
+        );
+        let one = run(
+            root.path(),
+            &[
+                "--comm",
+                "plc",
+                "--priority",
+                "10",
+                "--period",
+                "2ms",
+                "--cpu",
+                "1",
+                "--explain",
+            ],
+        )
+        .unwrap();
+        let c = &one.spec.configurations[0];
+        assert_eq!(
+            (c.policy, c.priority, c.dma_latency, c.probe_cpus.clone()),
+            (Policy::Fifo, Some(10), false, vec![1])
+        );
+        assert_eq!(probe(&one).period_ns, 2_000_000);
+        assert!(probe(&one).observe().unwrap().explain);
+    }
+
+    #[test]
+    fn bad_targets_are_refused_naming_the_fix() {
+        let root = machine();
+        let err = |args: &[&str]| {
+            let e = run(root.path(), args).unwrap_err();
+            assert!(
+                e.downcast_ref::<crate::error::BadInput>().is_some(),
+                "{e:#}"
+            );
+            e.to_string()
+        };
+        assert_eq!(
+            err(&["--tid", "201"]),
+            "--tid 201: no such thread (no /proc/201); give the id of a running thread (ps -eL -o tid,comm lists them)"
+        );
+        assert_eq!(
+            err(&["--pid", "200", "--", "cyclictest", "-m"]),
+            "observe watches one target: keep one of --pid and -- COMMAND"
+        );
+        assert_eq!(
+            err(&["--tid", "0"]),
+            "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists"
+        );
+        assert_eq!(
+            err(&["--tid", "200", "--deployment", "container"]),
+            format!(
+                "--deployment container: {}",
+                match ProbeKind::Observe.descriptor().container {
+                    InContainer::NotApplicable(why) => why,
+                    _ => "",
+                }
+            )
+        );
+        assert_eq!(
+            err(&["--tid", "200", "--break-trace", "1ms"]),
+            "--break-trace applies to the periodic probes (cyclic, wakeup); remove it from run observe"
+        );
+    }
+}

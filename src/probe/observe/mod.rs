@@ -1,0 +1,436 @@
+//! `observe`: a real task's cycles, measured from the outside, and what
+//! delayed its late ones.
+//!
+//! The task — a thread given by `--tid`, a process's periodic thread
+//! (`--pid`), a thread by name (`--comm`), or a command started with the
+//! run (`-- COMMAND ARGS…`) — is neither changed nor restarted: the probe
+//! reads the kernel's scheduler, timer, IRQ and softirq events from an
+//! [`EventSource`] and turns them into cycles with the core model
+//! ([`jitterlab_core::observe::cycles::Observer`]). Each cycle is one
+//! sample of the descriptor's table (`jitterlab_core::probe::OBSERVE`:
+//! latency, period, jitter, exec, irq_latency, thread_latency, preempted)
+//! pushed into the recorder, so the run gets the same windows, store,
+//! reports, limits and exit status as `run cyclic`.
+//!
+//! The measuring thread here is the *observer*: it runs on `--cpu`
+//! (default: the first online CPU, where housekeeping goes), SCHED_OTHER
+//! unless `--priority` is given, and the run holds no
+//! `/dev/cpu_dma_latency` request, so observing changes neither the
+//! task's CPU nor its wake-up path. It reads a batch of events, feeds them
+//! to the model in order, and records every cycle the model finishes; with
+//! nothing to read it sleeps 5 ms.
+//!
+//! **Which thread.** With one candidate thread, that one. With several (a
+//! process's threads, a name several threads share), the cycles of all
+//! are held for the first second of trace, and the thread whose
+//! start-to-start periods are the most regular
+//! ([`jitterlab_core::observe::cycles::most_periodic`], 3 periods at
+//! least) is chosen and said (the result's `detail`); its held cycles are
+//! recorded, the others' dropped.
+//!
+//! **Explanations** (`--explain`): every cycle over `--threshold` and each
+//! window's worst get what ran on their CPU between release and start
+//! ([`jitterlab_core::observe::explain`]), kept in the result's `detail`
+//! ([`ObserveDetail`], at most [`MAX_EXPLANATIONS`], the rest counted) and
+//! printed beside the outliers.
+//!
+//! **A started command** runs as a neighbour does (own process group,
+//! journaled, killed if jitterlab dies, output to files in a work
+//! directory) and is stopped in the teardown.
+
+pub mod source;
+pub mod target;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use jitterlab_core::observe::cycles::{
+    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, HISTORY_NS,
+    INFER_PERIODS,
+};
+use jitterlab_core::observe::detail::ObserveDetail;
+use jitterlab_core::observe::event::Event;
+use jitterlab_core::observe::explain::Explanation;
+use jitterlab_core::recorder::{slots, Sample, SampleSink};
+use jitterlab_core::spec::{ObserveParams, ObserveTarget};
+
+use crate::error::bad;
+use crate::neighbour::{self, NeighbourSpec};
+use crate::probe::{Cell, Probe, Probes, Recorder, Report, Start};
+use crate::system::journal::Journal;
+use crate::system::workdir::{self, WorkDir};
+pub use source::{live_source, EventSource, ReplaySource};
+pub use target::Candidate;
+
+/// The most explanations a result keeps; the others are counted.
+pub const MAX_EXPLANATIONS: usize = 1000;
+
+/// How long the cycles of several candidate threads are held before the
+/// periodic one is chosen, ns of trace.
+const CHOOSE_NS: u64 = 1_000_000_000;
+
+/// Periods a candidate needs to be chosen.
+const CHOOSE_PERIODS: usize = 3;
+
+/// The most cycles held while no candidate has shown enough periods.
+const MAX_HELD: usize = 100_000;
+
+/// How long the observer sleeps when there is nothing to read.
+const IDLE: Duration = Duration::from_millis(5);
+
+/// The observe probe of a cell: its source (the recording, else the live
+/// trace), its candidate threads, and the command it starts.
+pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
+    let spec = &cell.spec.probes[cell.cell.probe];
+    let params = spec
+        .observe()
+        .context("an observe cell without observe parameters; this is a bug in jitterlab")?
+        .clone();
+    let mut probe = ObserveProbe {
+        source: None,
+        candidates: Vec::new(),
+        target: params.target.describe(),
+        period_ns: (spec.period_ns > 0).then_some(spec.period_ns),
+        threshold_ns: spec.threshold(),
+        window_ns: spec.window_ns,
+        explain: params.explain,
+        count: cell.plan.params.cycles,
+        replay: params.replay.is_some(),
+        command: None,
+        workdir: None,
+    };
+    if let Some(file) = &params.replay {
+        let path = PathBuf::from(file);
+        let src = ReplaySource::open(&path)?;
+        probe.candidates = target::in_replay(src.events(), &params.target, &path)?;
+        probe.source = Some(Box::new(src));
+        return Ok(Probes::threads(vec![Box::new(probe)]));
+    }
+    probe.candidates = target::in_proc(cell.root, &params.target)?;
+    let online: Vec<usize> = crate::system::host::online_cpus(cell.root)?
+        .iter()
+        .collect();
+    probe.source = Some(live_source(cell.root, &online, journal)?);
+    if let ObserveTarget::Command(argv) = &params.target {
+        let (dir, own) = match cell.workdir {
+            Some(d) => (d.to_path_buf(), None),
+            None => {
+                let w = workdir::create_work_dir(cell.root, journal)?;
+                (w.path().to_path_buf(), Some(w))
+            }
+        };
+        probe.workdir = own;
+        let running = neighbour::start(&command_spec(argv), journal, &dir, None)?;
+        let pid = running.pgid() as u32;
+        probe.command = Some(running);
+        // Its threads, once it has started them.
+        std::thread::sleep(Duration::from_millis(100));
+        probe.candidates = target::of_command(cell.root, pid);
+    }
+    Ok(Probes::threads(vec![Box::new(probe)]))
+}
+
+/// The started command, as a neighbour runs it.
+fn command_spec(argv: &[String]) -> NeighbourSpec {
+    NeighbourSpec {
+        name: "observed".into(),
+        argv: argv.to_vec(),
+        cpus: Vec::new(),
+        nice: None,
+        package: None,
+    }
+}
+
+/// The parameters of `run observe` checked against the machine: a
+/// recording must read, a target must name a thread (see [`target`]).
+pub fn check(root: &Path, params: &ObserveParams) -> Result<()> {
+    match (&params.replay, &params.target) {
+        (Some(file), t) => {
+            let path = PathBuf::from(file);
+            if matches!(t, ObserveTarget::Pid(_) | ObserveTarget::Command(_)) {
+                return Err(bad(
+                    "--replay takes --tid or --comm: a recorded trace has no process ids",
+                ));
+            }
+            let src = ReplaySource::open(&path)?;
+            target::in_replay(src.events(), t, &path)?;
+        }
+        (None, ObserveTarget::Command(argv)) => neighbour::check_tools(&[command_spec(argv)])?,
+        (None, t) => {
+            target::in_proc(root, t)?;
+        }
+    }
+    Ok(())
+}
+
+/// The observer thread's probe.
+pub struct ObserveProbe {
+    source: Option<Box<dyn EventSource>>,
+    candidates: Vec<Candidate>,
+    target: String,
+    period_ns: Option<u64>,
+    threshold_ns: u64,
+    window_ns: u64,
+    explain: bool,
+    count: Option<u64>,
+    replay: bool,
+    command: Option<neighbour::Running>,
+    workdir: Option<WorkDir>,
+}
+
+/// What the measuring loop keeps besides the recorder.
+struct Tally {
+    detail: ObserveDetail,
+    /// The window of the last recorded cycle, and its worst cycle's
+    /// latency and explanation (with whether it was kept already).
+    window: Option<u64>,
+    worst: Option<(u64, Explanation, bool)>,
+    /// Trace time to the recorder's clock: added to a cycle's start.
+    shift: i128,
+    t0: u64,
+}
+
+impl Tally {
+    fn keep(&mut self, x: Explanation) {
+        if self.detail.explanations.len() < MAX_EXPLANATIONS {
+            self.detail.explanations.push(x);
+        } else {
+            self.detail.explanations_dropped += 1;
+        }
+    }
+
+    fn close_window(&mut self) {
+        if let Some((_, x, false)) = self.worst.take() {
+            self.keep(x);
+        }
+    }
+}
+
+impl ObserveProbe {
+    /// Records one cycle of the observed thread (and its explanation).
+    fn record(
+        &self,
+        c: &ObservedCycle,
+        observer: &Observer,
+        tally: &mut Tally,
+        recorder: &mut Recorder,
+    ) {
+        let at = (i128::from(c.start_ns) + tally.shift).max(0) as u64;
+        let ns = |v: u64| Some(i64::try_from(v).unwrap_or(i64::MAX));
+        recorder.push(&Sample {
+            index: c.index,
+            at,
+            values: slots([
+                ns(c.latency_ns),
+                c.period_ns.and_then(ns),
+                c.jitter_ns,
+                ns(c.exec_ns),
+                c.irq_latency_ns.and_then(ns),
+                c.thread_latency_ns.and_then(ns),
+                ns(c.preempted_ns),
+            ]),
+        });
+        let d = &mut tally.detail;
+        d.cycles += 1;
+        d.timer_released += u64::from(c.release == ReleaseSource::Timer);
+        d.overruns += u64::from(c.overrun);
+        d.migrations += u64::from(c.migrated);
+        if !d.task_cpus.contains(&c.cpu) {
+            d.task_cpus.push(c.cpu);
+        }
+        d.t0_ns = Some(c.t0_ns);
+        d.t0_source = Some(c.t0_source);
+        if !self.explain {
+            return;
+        }
+        let window = at.saturating_sub(tally.t0) / self.window_ns.max(1);
+        if tally.window != Some(window) {
+            tally.close_window();
+            tally.window = Some(window);
+        }
+        let over = c.latency_ns > self.threshold_ns;
+        let worst =
+            c.latency_ns > 0 && tally.worst.as_ref().is_none_or(|(l, ..)| c.latency_ns > *l);
+        if !over && !worst {
+            return;
+        }
+        let x = observer.explain(c);
+        if worst {
+            tally.worst = Some((c.latency_ns, x.clone(), over));
+        }
+        if over {
+            tally.keep(x);
+        }
+    }
+}
+
+impl Probe for ObserveProbe {
+    fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
+        let mut source = self
+            .source
+            .take()
+            .context("the observe probe measured twice; this is a bug in jitterlab")?;
+        let tids: Vec<u32> = self.candidates.iter().map(|c| c.tid).collect();
+        let mut config = ObserverConfig::new(tids.clone(), self.period_ns);
+        // Long enough for a held second of cycles to be explained.
+        config.history_ns = 2 * HISTORY_NS + self.period_ns.unwrap_or(0) * 32;
+        let mut observer = Observer::new(&config);
+        let mut chosen: Option<u32> = (tids.len() == 1).then(|| tids[0]);
+        let mut held: Vec<ObservedCycle> = Vec::new();
+        let mut tally = Tally {
+            detail: ObserveDetail {
+                target: self.target.clone(),
+                candidates: tids.len(),
+                infer_periods: INFER_PERIODS,
+                ..ObserveDetail::default()
+            },
+            window: None,
+            worst: None,
+            shift: 0,
+            t0: start.t0,
+        };
+        let mut first: Option<u64> = None;
+        let mut batch: Vec<Event> = Vec::with_capacity(8192);
+        let mut recorded = 0u64;
+        let done = |n: u64| self.count.is_some_and(|c| n >= c);
+        'outer: while !start.stop.load(Relaxed) && !done(recorded) {
+            batch.clear();
+            source.read(&mut batch)?;
+            if batch.is_empty() {
+                if source.exhausted() {
+                    break;
+                }
+                std::thread::sleep(IDLE);
+                continue;
+            }
+            for e in &batch {
+                let f = *first.get_or_insert(e.time_ns);
+                if self.replay && tally.shift == 0 {
+                    // The recording's first event is the measurement's
+                    // start: times since the start are the recording's.
+                    let now = jitterlab_sys::monotonic_ns().max(start.t0);
+                    recorder.start_at(now);
+                    tally.shift = i128::from(now) - i128::from(f);
+                    tally.t0 = now;
+                }
+                observer.push(e);
+                while let Some(c) = observer.pop() {
+                    match chosen {
+                        Some(tid) if c.tid == tid => {
+                            self.record(&c, &observer, &mut tally, recorder);
+                            recorded += 1;
+                            if done(recorded) {
+                                break 'outer;
+                            }
+                        }
+                        Some(_) => {}
+                        None => held.push(c),
+                    }
+                }
+                if chosen.is_none() && e.time_ns.saturating_sub(f) >= CHOOSE_NS {
+                    // Past the most it holds, a thread with a period will do.
+                    let least = if held.len() > MAX_HELD {
+                        1
+                    } else {
+                        CHOOSE_PERIODS
+                    };
+                    chosen = choose(&held, least);
+                    if let Some(tid) = chosen {
+                        for c in held.drain(..).filter(|c| c.tid == tid) {
+                            self.record(&c, &observer, &mut tally, recorder);
+                            recorded += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // What the model holds until T0 is known, when the trace ends first.
+        observer.finish();
+        while let Some(c) = observer.pop() {
+            match chosen {
+                Some(tid) if c.tid == tid && !done(recorded) => {
+                    self.record(&c, &observer, &mut tally, recorder);
+                    recorded += 1;
+                }
+                Some(_) => {}
+                None => held.push(c),
+            }
+        }
+        if chosen.is_none() {
+            // The trace ended before a second had passed.
+            chosen = choose(&held, CHOOSE_PERIODS).or_else(|| choose(&held, 1));
+            if let Some(tid) = chosen {
+                for c in held.drain(..).filter(|c| c.tid == tid) {
+                    if done(recorded) {
+                        break;
+                    }
+                    self.record(&c, &observer, &mut tally, recorder);
+                    recorded += 1;
+                }
+            }
+        }
+        tally.close_window();
+        let d = &mut tally.detail;
+        d.tid = chosen;
+        d.comm = chosen
+            .and_then(|t| self.candidates.iter().find(|c| c.tid == t))
+            .map(|c| c.comm.clone())
+            .unwrap_or_default();
+        if let Some(tid) = chosen {
+            if let Some((t0, s)) = observer.t0(tid) {
+                d.t0_ns = Some(t0);
+                d.t0_source = Some(s);
+                d.infer_periods = observer.periods(tid);
+            }
+        }
+        d.not_measured = observer.not_measured();
+        d.lost_events = observer.lost_events().max(source.lost());
+        let mut warnings = Vec::new();
+        if d.not_measured > 0 {
+            warnings.push(format!(
+                "{} cycles not measured: the kernel dropped {} trace events",
+                d.not_measured, d.lost_events
+            ));
+        }
+        if chosen.is_none() {
+            warnings.push(format!(
+                "no thread of {} finished a cycle: nothing was measured",
+                self.target
+            ));
+        }
+        Ok(Report {
+            detail: Some(serde_json::to_value(&tally.detail)?),
+            warnings,
+            ..Report::default()
+        })
+    }
+
+    fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(running) = self.command.take() {
+            let report = running.stop(journal);
+            lines.push(format!("observed command: {}", report.end));
+        }
+        if let Some(w) = self.workdir.take() {
+            if let Err(e) = w.remove(journal) {
+                lines.push(format!("work directory not removed: {e:#}"));
+            }
+        }
+        lines
+    }
+}
+
+/// The candidate whose held cycles' periods are the most regular.
+fn choose(held: &[ObservedCycle], min_periods: usize) -> Option<u32> {
+    let mut periods: Vec<(u32, Vec<u64>)> = Vec::new();
+    for c in held {
+        let Some(p) = c.period_ns else { continue };
+        match periods.iter_mut().find(|(t, _)| *t == c.tid) {
+            Some((_, v)) => v.push(p),
+            None => periods.push((c.tid, vec![p])),
+        }
+    }
+    most_periodic(&periods, min_periods)
+}

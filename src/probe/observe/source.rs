@@ -1,0 +1,126 @@
+//! Where the `observe` probe's events come from: an [`EventSource`] hands
+//! over the tracer's events in time order. Two sources:
+//!
+//! * the live trace ([`live_source`]): the kernel's tracepoints through the
+//!   binary's tracer, on every online CPU (the task may migrate);
+//! * a recording ([`ReplaySource`], `--replay FILE`): one JSON object per
+//!   line, each an `observe::event::Event` as serde writes it — what the
+//!   tests drive the whole probe with, and how a trace taken elsewhere is
+//!   analysed again. The file is read whole when the probe is built and
+//!   checked there (every line an event, in time order), so a bad file is
+//!   refused before anything starts.
+
+use std::path::Path;
+
+use anyhow::Result;
+use jitterlab_core::observe::event::{Event, EventKind};
+
+use crate::error::bad;
+use crate::system::journal::Journal;
+
+/// A stream of trace events, in time order.
+pub trait EventSource: Send {
+    /// Appends the events read since the last call, in time order.
+    fn read(&mut self, out: &mut Vec<Event>) -> anyhow::Result<()>;
+    /// Events the kernel dropped so far, per CPU.
+    fn lost(&self) -> u64;
+    /// True once a recording has handed over its last event; a live trace
+    /// never ends by itself.
+    fn exhausted(&self) -> bool {
+        false
+    }
+}
+
+/// The live trace of `cpus`, set up (and journaled) through `journal`.
+///
+/// This is where `crate::trace::Tracer` plugs in: `Tracer::start(root,
+/// cpus, events, journal)` with the scheduler, timer, IRQ and softirq
+/// events, `read(&mut self, out)` as [`EventSource::read`], its lost count
+/// as [`EventSource::lost`], and `stop(self, journal)` in the probe's
+/// teardown.
+pub fn live_source(
+    _root: &Path,
+    _cpus: &[usize],
+    _journal: &mut Journal,
+) -> Result<Box<dyn EventSource>> {
+    anyhow::bail!("live tracing is not built in yet")
+}
+
+/// How many events one [`ReplaySource::read`] hands over.
+const CHUNK: usize = 4096;
+
+/// A recorded trace, read back.
+#[derive(Debug)]
+pub struct ReplaySource {
+    events: Vec<Event>,
+    next: usize,
+    lost: u64,
+}
+
+impl ReplaySource {
+    /// Reads and checks the recording at `path` (`--replay`): refused
+    /// (exit 2) when it cannot be read, when a line is not an event, or
+    /// when events go back in time, naming the line.
+    pub fn open(path: &Path) -> Result<ReplaySource> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad(format!("--replay {}: cannot read it: {e}", path.display())))?;
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let e: Event = serde_json::from_str(line).map_err(|e| {
+                bad(format!(
+                    "--replay {}:{}: not a trace event ({e})",
+                    path.display(),
+                    i + 1
+                ))
+            })?;
+            if events.last().is_some_and(|p: &Event| p.time_ns > e.time_ns) {
+                return Err(bad(format!(
+                    "--replay {}:{}: the event goes back in time; a recording is in time order",
+                    path.display(),
+                    i + 1
+                )));
+            }
+            events.push(e);
+        }
+        Ok(ReplaySource::new(events))
+    }
+
+    /// A recording of `events`.
+    pub fn new(events: Vec<Event>) -> ReplaySource {
+        ReplaySource {
+            events,
+            next: 0,
+            lost: 0,
+        }
+    }
+
+    /// Every event of the recording.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+}
+
+impl EventSource for ReplaySource {
+    fn read(&mut self, out: &mut Vec<Event>) -> Result<()> {
+        let end = (self.next + CHUNK).min(self.events.len());
+        for e in &self.events[self.next..end] {
+            if let EventKind::Lost { count } = e.kind {
+                self.lost += count;
+            }
+            out.push(e.clone());
+        }
+        self.next = end;
+        Ok(())
+    }
+
+    fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    fn exhausted(&self) -> bool {
+        self.next >= self.events.len()
+    }
+}

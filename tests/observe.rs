@@ -1,0 +1,442 @@
+//! `jitterlab run observe --replay FILE`, end to end: a recorded trace of
+//! a 1 ms task read back through the probe, the recorder, the summary and
+//! the JSON result, with exact figures; the explanation printed beside the
+//! late cycle; the exit status of a latency limit; the refusals of bad
+//! input, each with its message and exit 2.
+//!
+//! The recording: `plc` (tid 4242) on CPU 1 sleeps on its hrtimer every
+//! 1 ms for 2000 cycles, started 5, 6, 7, 8 or 9 µs after each expiry
+//! (handled 2 µs after it), running 100 µs. Cycle 1000 waits 812 µs behind
+//! ksoftirqd, an IRQ and a softirq; cycle 1500 is preempted for 30 µs; the
+//! kernel drops 3 events on CPU 1 during cycle 1800. A second thread named
+//! `plc` (tid 4243) runs on CPU 0 at irregular times.
+
+use std::path::{Path, PathBuf};
+
+use jitterlab_core::observe::event::{Event, EventKind};
+use serde_json::Value;
+
+#[path = "common/harness.rs"]
+mod harness;
+use harness::{jl_with, scratch};
+
+const PLC: u32 = 4242;
+const OTHER_PLC: u32 = 4243;
+const KSOFT: u32 = 21;
+const HOG: u32 = 50;
+const MS: u64 = 1_000_000;
+const BASE: u64 = 100 * MS;
+const TIMER: u64 = 0xffff_8880_0a00_0000;
+
+fn who(pid: u32) -> (&'static str, i32) {
+    match pid {
+        PLC | OTHER_PLC => ("plc", 9),
+        KSOFT => ("ksoftirqd/1", 120),
+        HOG => ("hog", 4),
+        _ => ("swapper/1", 120),
+    }
+}
+
+struct Rec(Vec<Event>);
+
+impl Rec {
+    fn at(&mut self, time_ns: u64, cpu: u32, kind: EventKind) {
+        self.0.push(Event { time_ns, cpu, kind });
+    }
+    fn switch(&mut self, t: u64, cpu: u32, prev: u32, state: u64, next: u32) {
+        let ((pc, pp), (nc, np)) = (who(prev), who(next));
+        self.at(
+            t,
+            cpu,
+            EventKind::Switch {
+                prev_pid: prev,
+                prev_comm: pc.into(),
+                prev_prio: pp,
+                prev_state: state,
+                next_pid: next,
+                next_comm: nc.into(),
+                next_prio: np,
+            },
+        );
+    }
+    fn sleep(&mut self, t: u64, expires_ns: u64) {
+        self.at(
+            t - 500,
+            1,
+            EventKind::HrtimerStart {
+                pid: PLC,
+                timer: TIMER,
+                expires_ns,
+                softexpires_ns: expires_ns,
+            },
+        );
+        self.switch(t, 1, PLC, 1, 0);
+    }
+}
+
+/// The recording described in the module doc, one JSON event per line.
+fn recording() -> PathBuf {
+    let path = scratch().join("plc.jsonl");
+    if path.exists() {
+        return path;
+    }
+    let mut r = Rec(Vec::new());
+    r.switch(BASE - 900_000, 1, 0, 0, PLC);
+    r.sleep(BASE - 800_000, BASE);
+    for k in 0..2000u64 {
+        let release = BASE + k * MS;
+        r.at(
+            release + 2_000,
+            1,
+            EventKind::HrtimerExpire {
+                timer: TIMER,
+                now_ns: release + 2_000,
+            },
+        );
+        r.at(
+            release + 2_100,
+            1,
+            EventKind::Wakeup {
+                pid: PLC,
+                prio: 9,
+                target_cpu: 1,
+            },
+        );
+        let start = if k == 1000 {
+            r.switch(release + 51_000, 1, 0, 0, KSOFT);
+            let irq = EventKind::IrqEntry {
+                irq: 24,
+                name: "virtio0-input".into(),
+            };
+            r.at(release + 100_000, 1, irq);
+            r.at(release + 131_000, 1, EventKind::IrqExit { irq: 24 });
+            r.at(release + 200_000, 1, EventKind::SoftirqEntry { vec: 3 });
+            r.at(release + 290_000, 1, EventKind::SoftirqExit { vec: 3 });
+            r.switch(release + 812_000, 1, KSOFT, 1, PLC);
+            release + 812_000
+        } else {
+            let start = release + 5_000 + (k % 5) * 1_000;
+            r.switch(start, 1, 0, 0, PLC);
+            start
+        };
+        if k == 1500 {
+            r.switch(start + 10_000, 1, PLC, 0, HOG);
+            r.switch(start + 40_000, 1, HOG, 1, PLC);
+        }
+        if k == 1800 {
+            r.at(start + 50_000, 1, EventKind::Lost { count: 3 });
+        }
+        r.sleep(start + 100_000, release + MS);
+    }
+    // The other `plc`: irregular, on CPU 0.
+    let mut t = BASE;
+    for k in 0..200u64 {
+        t += 2 * MS + (k * 7_919_993) % (13 * MS);
+        r.switch(t, 0, 0, 0, OTHER_PLC);
+        r.switch(t + 50_000, 0, OTHER_PLC, 1, 0);
+    }
+    r.0.sort_by_key(|e| e.time_ns);
+    let text: String =
+        r.0.iter()
+            .map(|e| serde_json::to_string(e).unwrap() + "\n")
+            .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `jitterlab run observe --replay FILE ARGS`, retried while another run
+/// holds the machine lock; (exit status, stdout, stderr).
+fn observe(args: &[&str], file: &Path) -> (i32, String, String) {
+    let db = scratch().join("observe.db");
+    for _ in 0..120 {
+        let out = jl_with(&db)
+            .args(["run", "observe", "--replay"])
+            .arg(file)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if stderr.contains("machine lock") || stderr.contains("another jitterlab") {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            continue;
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        return (out.status.code().unwrap_or(-1), stdout, stderr);
+    }
+    panic!("the machine lock stayed held for two minutes");
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+const EXPLAINED: &str = "cycle 1000 late by 812.000us: ksoftirqd/1 (pid 21, prio 120) 640.000us, \
+                         irq 24 virtio0-input 31.000us, softirq NET_RX 90.000us, unexplained 51.000us";
+
+#[test]
+fn a_recorded_task_gives_exact_cycles_and_says_what_delayed_the_late_one() {
+    let file = recording();
+    let out_json = scratch().join("observe.json");
+    let out_s = out_json.to_str().unwrap();
+    let args = [
+        "--comm",
+        "plc",
+        "--period",
+        "1ms",
+        "--explain",
+        "--threshold",
+        "500us",
+        "--no-db",
+        "--json",
+        out_s,
+    ];
+    let (code, stdout, stderr) = observe(&args, &file);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\nprobe        observe\n"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\nCPU 0: 1999 cycles\n\
+             observed: tid 4242 (plc), the most regular of 2 threads of comm plc, on CPU 1\n\
+             T0: 1ms (given)\n\
+             cycles: 1999 (1999 released by the task's timer), overruns 0, migrations 0\n\
+             not measured: 1 cycles (3 trace events lost)\n"
+        ),
+        "{stdout}"
+    );
+    // The late cycle, and beside it what delayed it.
+    // Its time is the recording's: 1.0017 s after its first event.
+    assert!(
+        stdout.contains(&format!(
+            "\n     812.000us  sample      1000  at     1.001s\n{:16}{EXPLAINED}\n",
+            ""
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("cycles not measured: the kernel dropped 3 trace events"),
+        "{stdout}"
+    );
+
+    let r = json(&out_json);
+    assert_eq!(r["probe"], "observe");
+    let m = &r["threads"][0]["metrics"];
+    let figures = |name: &str| {
+        let s = &m[name];
+        (s["count"].as_u64(), s["min"].as_i64(), s["max"].as_i64())
+    };
+    assert_eq!(figures("latency"), (Some(1999), Some(5_000), Some(812_000)));
+    assert_eq!(
+        figures("irq_latency"),
+        (Some(1999), Some(2_000), Some(2_000))
+    );
+    assert_eq!(
+        figures("thread_latency"),
+        (Some(1999), Some(3_000), Some(810_000))
+    );
+    // Cycle 1000 starts 1.803 ms after cycle 999 (9 µs late), cycle 1001
+    // 194 µs after it; cycle 0 and the one after the cycle not measured
+    // have no period.
+    assert_eq!(
+        figures("period"),
+        (Some(1997), Some(194_000), Some(1_803_000))
+    );
+    assert_eq!(
+        figures("jitter"),
+        (Some(1997), Some(-806_000), Some(803_000))
+    );
+    assert_eq!(figures("exec"), (Some(1999), Some(100_000), Some(100_000)));
+    assert_eq!(figures("preempted"), (Some(1999), Some(0), Some(30_000)));
+    let d = &r["detail"];
+    assert_eq!(d["tid"], 4242);
+    assert_eq!(d["t0_source"], "given");
+    assert_eq!(d["not_measured"], 1);
+    assert_eq!(d["lost_events"], 3);
+    // Over the threshold: cycle 1000 only; and each window's worst: in the
+    // first second cycle 4 (the first 9 µs late), in the next cycle 1000.
+    let explained: Vec<u64> = d["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["cycle"].as_u64().unwrap())
+        .collect();
+    assert_eq!(explained, [4, 1000]);
+    let late = d["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["cycle"] == 1000)
+        .unwrap();
+    assert_eq!(late["threads"][0]["comm"], "ksoftirqd/1");
+    assert_eq!(late["unexplained_ns"], 51_000);
+}
+
+#[test]
+fn an_inferred_period_is_said_inferred() {
+    let (code, stdout, stderr) = observe(&["--tid", "4242", "--no-db"], &recording());
+    assert_eq!(code, 0, "{stderr}");
+    // Starts 5, 6, 7, 8, 9 µs after 1 ms expiries: of the first 16
+    // periods, 13 of 1.001 ms and 3 of 996 µs; the lower median 1.001 ms.
+    assert!(
+        stdout.contains(
+            "observed: tid 4242 (plc) of tid 4242, on CPU 1\n\
+             T0: 1001us (inferred: the median of the first 16 periods)\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_trace_shorter_than_16_periods_infers_t0_from_those_it_has() {
+    // The recording's first 6 ms: cycles 0 to 5, five periods.
+    let text = std::fs::read_to_string(recording()).unwrap();
+    let short: String = text
+        .lines()
+        .filter(|l| serde_json::from_str::<Event>(l).unwrap().time_ns < BASE + 6 * MS)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = scratch().join("short.jsonl");
+    std::fs::write(&file, short).unwrap();
+    let (code, stdout, stderr) = observe(&["--tid", "4242", "--no-db"], &file);
+    assert_eq!(code, 0, "{stderr}");
+    // Four periods of 1.001 ms and one of 996 µs.
+    assert!(
+        stdout.contains(
+            "T0: 1001us (inferred: the median of the first 5 periods)\n\
+             cycles: 6 (6 released by the task's timer), overruns 0, migrations 0\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_latency_over_its_limit_fails_the_run_with_exit_1() {
+    let (code, stdout, stderr) = observe(
+        &["--tid", "4242", "--max-latency", "500us", "--no-db"],
+        &recording(),
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let (code, _, stderr) = observe(
+        &["--tid", "4242", "--max-latency", "900us", "--no-db"],
+        &recording(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2_and_what_to_fix() {
+    let file = recording();
+    let bad_line = scratch().join("bad.jsonl");
+    std::fs::write(
+        &bad_line,
+        "{\"time_ns\": 1, \"cpu\": 0, \"kind\": \"Nap\"}\n",
+    )
+    .unwrap();
+    let cases: [(&[&str], &Path, &str); 6] = [
+        (
+            &["--no-db"],
+            &file,
+            "nothing to observe: give --pid PID, --tid TID, --comm NAME or -- COMMAND ARGS",
+        ),
+        (
+            &["--tid", "4242", "--comm", "plc", "--no-db"],
+            &file,
+            "observe watches one target: keep one of --tid and --comm",
+        ),
+        (
+            &["--pid", "4242", "--no-db"],
+            &file,
+            "--replay takes --tid or --comm: a recorded trace has no process ids",
+        ),
+        (
+            &["--comm", "nosuch", "--no-db"],
+            &file,
+            &format!(
+                "--replay {}: no thread of comm nosuch switches in or out in the recording",
+                file.display()
+            ),
+        ),
+        (
+            &["--tid", "4242", "--period", "0", "--no-db"],
+            &file,
+            "--period must be positive; give e.g. --period 1ms, or leave it out to infer it",
+        ),
+        (
+            &["--tid", "4242", "--no-db"],
+            &bad_line,
+            &format!(
+                "--replay {}:1: not a trace event (unknown variant `Nap`",
+                bad_line.display()
+            ),
+        ),
+    ];
+    for (args, file, message) in cases {
+        let (code, stdout, stderr) = observe(args, file);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("jitterlab: error: {message}")),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stdout, "", "{args:?}");
+    }
+}
+
+#[test]
+fn a_missing_process_is_refused_before_anything_starts() {
+    let db = scratch().join("observe.db");
+    let out = jl_with(&db)
+        .args(["run", "observe", "--pid", "4194304", "--no-db"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "jitterlab: error: --pid 4194304: no such process (no /proc/4194304); give the pid of a running process (ps -e lists them)\n"
+    );
+}
+
+#[test]
+fn the_stored_run_s_reports_show_the_explanation() {
+    let db = scratch().join("stored.db");
+    let file = recording();
+    let args = [
+        "--tid",
+        "4242",
+        "--period",
+        "1ms",
+        "--explain",
+        "--threshold",
+        "500us",
+    ];
+    loop {
+        let out = jl_with(&db)
+            .args(["run", "observe", "--replay"])
+            .arg(&file)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("another jitterlab holds the machine lock") {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        break;
+    }
+    for format in ["text", "html"] {
+        let out = jl_with(&db)
+            .args(["report", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(EXPLAINED), "{format}: {text}");
+        assert!(text.contains("T0: 1ms (given)"), "{format}: {text}");
+    }
+    let out = jl_with(&db)
+        .args(["report", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = r.to_string();
+    assert!(text.contains(r#""unexplained_ns":51000"#), "{text}");
+}
