@@ -47,10 +47,6 @@
 //! lacks or refuses to this user: a one-line error naming what is missing
 //! and how to get it (bad input, exit 2), with nothing left changed.
 
-// `run observe` and `--explain` read through this module; until they are
-// built on it, only its tests do.
-#![cfg_attr(not(test), allow(dead_code))]
-
 pub mod merge;
 pub mod tracefs;
 

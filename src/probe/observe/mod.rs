@@ -25,7 +25,8 @@
 //! are held for the first second of trace, and the thread whose
 //! start-to-start periods are the most regular
 //! ([`jitterlab_core::observe::cycles::most_periodic`], 3 periods at
-//! least) is chosen and said (the result's `detail`); its held cycles are
+//! least) — among those seen running at a real-time priority, when any
+//! is — is chosen and said (the result's `detail`); its held cycles are
 //! recorded, the others' dropped.
 //!
 //! **Explanations** (`--explain`): every cycle over `--threshold` and each
@@ -51,7 +52,7 @@ use jitterlab_core::observe::cycles::{
     INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
-use jitterlab_core::observe::event::Event;
+use jitterlab_core::observe::event::{Event, EventKind};
 use jitterlab_core::observe::explain::Explanation;
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::spec::{ObserveParams, ObserveTarget};
@@ -294,6 +295,8 @@ impl Probe for ObserveProbe {
         let mut first: Option<u64> = None;
         let mut batch: Vec<Event> = Vec::with_capacity(8192);
         let mut recorded = 0u64;
+        // The candidates seen switched in at a real-time priority.
+        let mut realtime: Vec<u32> = Vec::new();
         let done = |n: u64| self.count.is_some_and(|c| n >= c);
         'outer: while !start.stop.load(Relaxed) && !done(recorded) {
             batch.clear();
@@ -306,6 +309,16 @@ impl Probe for ObserveProbe {
                 continue;
             }
             for e in &batch {
+                if let EventKind::Switch {
+                    next_pid,
+                    next_prio,
+                    ..
+                } = &e.kind
+                {
+                    if *next_prio < 100 && tids.contains(next_pid) && !realtime.contains(next_pid) {
+                        realtime.push(*next_pid);
+                    }
+                }
                 let f = *first.get_or_insert(e.time_ns);
                 if self.replay && tally.shift == 0 {
                     // The recording's first event is the measurement's
@@ -336,7 +349,7 @@ impl Probe for ObserveProbe {
                     } else {
                         CHOOSE_PERIODS
                     };
-                    chosen = choose(&held, least);
+                    chosen = choose(&held, least, &realtime);
                     if let Some(tid) = chosen {
                         for c in held.drain(..).filter(|c| c.tid == tid) {
                             self.record(&c, &observer, &mut tally, recorder);
@@ -360,7 +373,8 @@ impl Probe for ObserveProbe {
         }
         if chosen.is_none() {
             // The trace ended before a second had passed.
-            chosen = choose(&held, CHOOSE_PERIODS).or_else(|| choose(&held, 1));
+            chosen =
+                choose(&held, CHOOSE_PERIODS, &realtime).or_else(|| choose(&held, 1, &realtime));
             if let Some(tid) = chosen {
                 for c in held.drain(..).filter(|c| c.tid == tid) {
                     if done(recorded) {
@@ -385,8 +399,11 @@ impl Probe for ObserveProbe {
                 d.infer_periods = observer.periods(tid);
             }
         }
+        d.realtime_candidates = realtime.len();
         d.not_measured = observer.not_measured();
         d.lost_events = observer.lost_events().max(source.lost());
+        // Back for the teardown, which stops it.
+        self.source = Some(source);
         let mut warnings = Vec::new();
         if d.not_measured > 0 {
             warnings.push(format!(
@@ -409,6 +426,9 @@ impl Probe for ObserveProbe {
 
     fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
         let mut lines = Vec::new();
+        if let Some(source) = self.source.take() {
+            lines.extend(source.close(journal));
+        }
         if let Some(running) = self.command.take() {
             let report = running.stop(journal);
             lines.push(format!("observed command: {}", report.end));
@@ -423,7 +443,26 @@ impl Probe for ObserveProbe {
 }
 
 /// The candidate whose held cycles' periods are the most regular.
-fn choose(held: &[ObservedCycle], min_periods: usize) -> Option<u32> {
+///
+/// A soft PLC runs its control tasks at a real-time priority beside
+/// time-sharing threads that may tick as regularly (cyclictest's main
+/// thread sleeps 10 ms at a time beside its 1 ms measuring thread): when
+/// any candidate seen running at a real-time priority (`realtime`) has the
+/// periods, only those are ranked.
+fn choose(held: &[ObservedCycle], min_periods: usize, realtime: &[u32]) -> Option<u32> {
+    let rt: Vec<ObservedCycle> = held
+        .iter()
+        .filter(|c| realtime.contains(&c.tid))
+        .cloned()
+        .collect();
+    if let Some(tid) = choose_among(&rt, min_periods) {
+        return Some(tid);
+    }
+    choose_among(held, min_periods)
+}
+
+/// [`most_periodic`] of the threads of `held`.
+fn choose_among(held: &[ObservedCycle], min_periods: usize) -> Option<u32> {
     let mut periods: Vec<(u32, Vec<u64>)> = Vec::new();
     for c in held {
         let Some(p) = c.period_ns else { continue };

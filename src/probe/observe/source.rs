@@ -17,6 +17,7 @@ use jitterlab_core::observe::event::{Event, EventKind};
 
 use crate::error::bad;
 use crate::system::journal::Journal;
+use crate::trace::Tracer;
 
 /// A stream of trace events, in time order.
 pub trait EventSource: Send {
@@ -29,21 +30,53 @@ pub trait EventSource: Send {
     fn exhausted(&self) -> bool {
         false
     }
+    /// Stops the source and undoes what it set up; the lines to print.
+    fn close(self: Box<Self>, _journal: &mut Journal) -> Vec<String> {
+        Vec::new()
+    }
 }
 
-/// The live trace of `cpus`, set up (and journaled) through `journal`.
-///
-/// This is where `crate::trace::Tracer` plugs in: `Tracer::start(root,
-/// cpus, events, journal)` with the scheduler, timer, IRQ and softirq
-/// events, `read(&mut self, out)` as [`EventSource::read`], its lost count
-/// as [`EventSource::lost`], and `stop(self, journal)` in the probe's
-/// teardown.
+/// The live trace of `cpus`, set up (and journaled) through `journal`:
+/// the scheduler, timer, IRQ and softirq tracepoints through the binary's
+/// tracer (`crate::trace`), every CPU's events merged in time order.
 pub fn live_source(
-    _root: &Path,
-    _cpus: &[usize],
-    _journal: &mut Journal,
+    root: &Path,
+    cpus: &[usize],
+    journal: &mut Journal,
 ) -> Result<Box<dyn EventSource>> {
-    anyhow::bail!("live tracing is not built in yet")
+    let cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
+    let tracer = Tracer::start(root, &cpus, &[], journal)?;
+    Ok(Box::new(LiveSource { tracer }))
+}
+
+/// The live trace: the tracer, stopped when the probe is torn down.
+struct LiveSource {
+    tracer: Tracer,
+}
+
+impl EventSource for LiveSource {
+    fn read(&mut self, out: &mut Vec<Event>) -> Result<()> {
+        self.tracer.read(out)
+    }
+
+    /// The kernel's drops come in the stream as `Lost` events, which the
+    /// observer counts; nothing more is known before the stop.
+    fn lost(&self) -> u64 {
+        0
+    }
+
+    fn close(self: Box<Self>, journal: &mut Journal) -> Vec<String> {
+        match self.tracer.stop(journal) {
+            Ok(stats) => vec![format!(
+                "trace: {} events read on {} CPUs, {} lost by the kernel, {} too late to merge",
+                stats.records(),
+                stats.cpus.len(),
+                stats.lost(),
+                stats.cpus.iter().map(|c| c.late).sum::<u64>()
+            )],
+            Err(e) => vec![format!("trace not stopped cleanly: {e:#}")],
+        }
+    }
 }
 
 /// How many events one [`ReplaySource::read`] hands over.

@@ -30,6 +30,10 @@ pub struct ObserveDetail {
     /// How many threads the target had to choose from.
     #[serde(default)]
     pub candidates: usize,
+    /// How many of them were seen running at a real-time priority (the
+    /// chosen thread is one of them when any is).
+    #[serde(default)]
+    pub realtime_candidates: usize,
     /// T0, ns; `None`: not known (too few periods to infer it).
     #[serde(default)]
     pub t0_ns: Option<u64>,
@@ -79,6 +83,10 @@ impl ObserveDetail {
             }
         };
         match self.tid {
+            Some(tid) if self.candidates > 1 && self.realtime_candidates > 0 => o.push(format!(
+                "observed: tid {tid} ({}), the most regular of the {} real-time threads among {} threads of {}{on}",
+                self.comm, self.realtime_candidates, self.candidates, self.target
+            )),
             Some(tid) if self.candidates > 1 => o.push(format!(
                 "observed: tid {tid} ({}), the most regular of {} threads of {}{on}",
                 self.comm, self.candidates, self.target
