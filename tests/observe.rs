@@ -196,7 +196,7 @@ fn a_recorded_task_gives_exact_cycles_and_says_what_delayed_the_late_one() {
     assert!(
         stdout.contains(
             "\nCPU 0: 1999 cycles\n\
-             observed: tid 4242 (plc), the most regular of 2 threads of comm plc, on CPU 1\n\
+             observed: tid 4242 (plc), the most regular of the 2 real-time threads among 2 threads of comm plc, on CPU 1\n\
              T0: 1ms (given)\n\
              cycles: 1999 (1999 released by the task's timer), overruns 0, migrations 0\n\
              not measured: 1 cycles (3 trace events lost)\n"
