@@ -563,14 +563,10 @@ pub fn render_runs(store: &Store, ids: &[i64], a: &ReportRequest) -> Result<Stri
         let header = super::header::of_run(store, &run)?;
         // The verdict block is part of the record, under the header; a
         // table asked for by name (--table) comes alone.
-        let verdicts = if a.tables.is_empty() {
-            super::verdict::of_run(&run)
-        } else {
-            Vec::new()
-        };
-        let with_header = |body: &str| match verdicts.is_empty() {
-            true => super::header::assemble(a.format, &header, None, body),
-            false => super::header::record(a.format, &header, &verdicts, body),
+        let verdicts = a.tables.is_empty().then(|| super::verdict::of_run(&run));
+        let with_header = |body: &str| match &verdicts {
+            Some(v) => super::header::record(a.format, &header, v, body),
+            None => super::header::assemble(a.format, &header, None, body),
         };
         if matches!(a.format, tables::Format::Text | tables::Format::Json) {
             match (super::single::single_run_text(store, &run)?, a.format) {

@@ -22,16 +22,20 @@
 //!   decimals so that one sample in a million still shows. It is `-` for
 //!   `period` and `exec`, which have no threshold: a period's magnitude is the
 //!   period itself, and an execution time has its own limit (`--max-exec`).
-//! * **Header values** (period, elapsed, calibration) use the readable unit
+//! * **Header values** (period, calibration) use the readable unit
 //!   [`format_ns`] picks; the period is printed the way the user typed it.
+//!   The kernel, its preemption, the clocksource and the duration are the
+//!   record's (`super::header`), printed once above the summary.
 //! * **Outliers**: the five largest latencies and the five largest
 //!   |jitter| per thread, with the measured-cycle number (0-based) and the time
 //!   since the first release in seconds (three decimals, truncated), so a spike
 //!   can be matched against a trace or a neighbour's log.
-//! * **Verdicts** close the summary (`super::verdict`): the headline with
-//!   the exit status, then a `PASS`/`FAIL`/`NOT MEASURED` line per limit
-//!   and check; for a signed metric the observed figure is the largest
-//!   magnitude, and the line says so (`max |jitter|`).
+//! * **Verdicts** are not the summary's: they are the record's verdict
+//!   block (`super::verdict`, placed by `super::header::record` right under
+//!   the header), the headline with the exit status, then a
+//!   `PASS`/`FAIL`/`NOT MEASURED` line per limit and check; for a signed
+//!   metric the observed figure is the largest magnitude, and the line says
+//!   so (`max |jitter|`).
 //!
 //! What differs between probes — the label of the period line, what a
 //! sample is called, which metrics have outlier lists, whether threads

@@ -1,9 +1,10 @@
 //! The page: one run's (or several runs') sections, or two runs compared.
 //!
-//! A run's section reads top to bottom as a reader decides: the verdict
-//! ([`super::verdict`]); the tables exactly as `jitterlab report` prints
-//! them (a `jitterlab run`: its summary in a `<pre>`, byte for byte the text
-//! report; a bench: the seeds' tables as `<table>`s built from the rows the
+//! A run's section reads top to bottom as a reader decides: its record —
+//! the header, then right under it the verdict ([`super::verdict`]), once;
+//! the tables exactly as `jitterlab report` prints them (a `jitterlab run`:
+//! its summary in a `<pre>`, byte for byte the text report's body under its
+//! record, which repeats neither; a bench: the seeds' tables as `<table>`s built from the rows the
 //! Markdown prints); then per cell its latency histogram, percentile curve
 //! and timeline with the explanations of its outliers beside them; and for a
 //! bench one box chart per metric across its cells, grouped by
@@ -15,7 +16,8 @@
 //! cell into a `<details>` element (no script: the browser opens it), so a
 //! page of many cells reads as its verdict, tables and box charts first.
 //!
-//! Two runs compared: both verdicts, the comparison table of
+//! Two runs compared: each run's record (folded, titled with its run) and
+//! verdict, the comparison table of
 //! `jitterlab report A B`, and per cell the two runs share (matched by name,
 //! first repetition with figures) one histogram and one percentile curve
 //! with run A solid and run B dashed, then the box charts with both runs.

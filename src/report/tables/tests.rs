@@ -2103,3 +2103,43 @@ fn markdown_escapes_stored_names_and_hostnames() {
     assert_eq!(sheet::md_escape("# h > q ~~s~~"), r"\# h > q \~\~s\~\~");
     assert_eq!(sheet::md_escape("> q"), r"\> q");
 }
+
+/// A neighbour short of its load fails its cell: its verdict is in the
+/// record's verdict block, the exit status it calls for is 1, and JUnit
+/// has it as a failed case of that cell.
+#[test]
+fn a_starved_neighbour_fails_its_cell_in_the_verdicts_and_junit() {
+    let mut run = fixture_run();
+    let cell = &mut run.cells[4];
+    cell.context.neighbours[0].cpu_time_ns = 2_400_000_000;
+    crate::neighbour::judge_loads(&mut cell.context.neighbours);
+    let name = format!("{} rep {}", cell.key.name(), cell.key.repetition);
+    let cells = crate::report::verdict::of_run(&run);
+    assert_eq!(crate::report::verdict::exit_status(&cells), 1);
+    let line = "FAIL neighbour stress-ng load: short of its load: achieved 4 % of the 100 % asked (CPU time 2.400s in 60.000s; tolerance 20 %)";
+    assert!(
+        crate::report::verdict::text(&cells).contains(&format!("\n  {name}\n    PASS ")),
+        "{}",
+        crate::report::verdict::text(&cells)
+    );
+    assert!(
+        jitterlab_core::verdict::failures(&cells).contains(&format!("{name}: {line}")),
+        "{:?}",
+        jitterlab_core::verdict::failures(&cells)
+    );
+    let xml = crate::report::junit::render(
+        &crate::report::junit::Head {
+            title: "jitterlab bench codesys-tcc",
+            single: "codesys-tcc",
+            started_at: &run.started_at,
+            hostname: &run.hostname,
+        },
+        &cells,
+    );
+    assert!(
+        xml.contains(&format!(
+            "<testcase classname=\"{name}\" name=\"neighbour stress-ng load\" time=\"60.000\">\n      <failure type=\"fail\" message=\"short of its load: achieved 4 % of the 100 % asked (CPU time 2.400s in 60.000s; tolerance 20 %)\">{line}</failure>"
+        )),
+        "{xml}"
+    );
+}

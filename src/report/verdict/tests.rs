@@ -178,3 +178,52 @@ fn a_bench_still_running_gives_its_verdicts_so_far_without_an_exit_status() {
         "verdict: 2 of 2 verdicts did not pass, exit status 1"
     );
 }
+
+/// The JSON `run --json` writes starts with the record (`header`, then
+/// `verdict`) and still reads back as the result it was written from; a
+/// file of an older version, without either key, reads the same.
+#[test]
+fn the_json_a_run_writes_is_its_record_and_reads_back_as_its_result() {
+    let r = roundtrip(
+        "controller",
+        &[
+            ("screw-to-screw", stats(&[])),
+            ("controller", stats(&[20_000, 30_000, 40_000])),
+        ],
+        json!(null),
+    );
+    let text = crate::runner::result_json(&r).unwrap();
+    assert!(text.starts_with("{\n  \"header\": {\n"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["verdict"],
+        json!({
+            "headline": "every verdict passed (1 of 1)",
+            "exit_status": 0,
+            "cells": [{
+                "cell": null,
+                "elapsed_ns": r.elapsed_ns,
+                "skipped": null,
+                "verdicts": [{
+                    "name": "controller measured",
+                    "limit_ns": null,
+                    "observed_ns": null,
+                    "samples": 3,
+                    "status": "pass",
+                    "decided": "3 samples"
+                }]
+            }]
+        })
+    );
+    let back: RunResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&r).unwrap()
+    );
+    let older = serde_json::to_string(&r).unwrap();
+    let back: RunResult = serde_json::from_str(&older).unwrap();
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&r).unwrap()
+    );
+}
