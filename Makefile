@@ -3,19 +3,19 @@
 #   make demo   install the neighbours' tools, build, and answer the seeds'
 #               questions on this machine: a 4 ms control task with a
 #               cache-sensitive scan, timer wake-up latency on every CPU but
-#               CPU 0, seed 004's POWERLINK managing node polling 3 emulated
+#               CPU 0, [Baumgartner POWERLINK]'s POWERLINK managing node polling 3 emulated
 #               CNs (run netcycle, its capture read back by analyze) and
-#               both of seed 004's tables as a bench (preset powerlink: the
+#               both of [Baumgartner POWERLINK]'s tables as a bench (preset powerlink: the
 #               load of 1 ms and 10 ms cycles × 3 and 40 CNs, and the seven
-#               stress conditions, 5 s cells), seed 002's pointer chase idle and
+#               stress conditions, 5 s cells), [Red Hat caterpillar]'s pointer chase idle and
 #               beside a cache thrasher (preset caterpillar, 200 samples a
-#               cell), seed 003's latencies with a quiet and a flooded
-#               network (preset epics, 3 s cells), seed 001's screw-to-screw
+#               cell), [Xu EPICS]'s latencies with a quiet and a flooded
+#               network (preset epics, 3 s cells), [Red Hat controls]'s screw-to-screw
 #               round trip over OPC UA PubSub against its 6.7 ms budget (its
 #               verdict is printed, and the demo carries on whatever it is);
 #               results under out/ (database, JSON, CSV, cyclictest
 #               histograms, Markdown tables, HTML reports with plots of the
-#               control task and of seed 004's bench, and every run imported
+#               control task and of [Baumgartner POWERLINK]'s bench, and every run imported
 #               into a second database as a fleet's would be)
 #   make test   install the test tools, then formatting, lints and every test
 #               (as CI runs them), the test-only probe `sleep` included
@@ -27,6 +27,8 @@
 #   make bench  the comparisons against cyclictest quoted in BENCHMARKS.md
 #               (installs rt-tests, stress-ng and time; ~40 minutes; keep the
 #               machine otherwise idle)
+#
+# The documents cited here are listed in docs/design.md.
 
 CARGO ?= cargo
 BIN := target/release/jitterlab

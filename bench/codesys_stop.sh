@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How long seed 000's codesys load (stress-ng) takes to end after SIGINT —
+# How long [Intel CODESYS]'s codesys load (stress-ng) takes to end after SIGINT —
 # the part of a cell's set-up the plan's fixed SETUP_NS does not cover, and
 # why the neighbour stop SIGKILLs the workers after 3 s.
 #
@@ -9,6 +9,8 @@
 # and the wall time until the leader exits is printed (REPEAT times).
 #
 # Environment: CPU=0 RUN=5 REPEAT=3. Needs stress-ng. No network traffic.
+#
+# The documents cited here are listed in docs/design.md.
 set -euo pipefail
 SCRIPT=codesys_stop.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wake-up latency fidelity: jitterlab's `wakeup` probe against cyclictest,
-# interleaved on the same CPU (DESIGN rule 10).
+# interleaved on the same CPU (design rule 10).
 #
 # For each condition (idle; a CPU hog from `stress-ng --cpu 1 --taskset 0`),
 # ROUNDS rounds of one jitterlab run and one cyclictest run of SECS seconds
@@ -26,6 +26,8 @@
 #
 # Needs root (SCHED_FIFO, mlockall), rt-tests, stress-ng, python3. Sends no
 # network traffic. Run it on an otherwise idle machine.
+#
+# The design rules cited here are in docs/design.md.
 set -euo pipefail
 SCRIPT=fidelity.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of serving live metrics on the probe: jitterlab's `wakeup` probe
 # with and without `--metrics`, against cyclictest on the same CPU,
-# interleaved (DESIGN rule 10).
+# interleaved (design rule 10).
 #
 # Each round runs three measurements of SECS seconds back to back on one
 # CPU, same priority, same 1 ms interval, the order rotating from round to
@@ -35,6 +35,8 @@
 # Needs root (SCHED_FIFO, mlockall), rt-tests, python3, util-linux
 # (setsid, taskset). Sends nothing but its scrapes, to 127.0.0.1. Run it
 # on an otherwise idle machine.
+#
+# The design rules cited here are in docs/design.md.
 set -euo pipefail
 SCRIPT=metrics_cost.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

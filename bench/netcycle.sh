@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 004 on this machine with the netcycle probe (a POWERLINK managing
+# [Baumgartner POWERLINK] on this machine with the netcycle probe (a POWERLINK managing
 # node polling emulated controlled nodes over a veth pair):
 #
 # 1. Both of the seed's tables: preset powerlink (the load sweep, Tables
@@ -18,6 +18,8 @@
 #
 #   DURATION=20s ROUNDS=3 SECS=20 bench/netcycle.sh
 #   CYCLES=1ms,10ms CNS=3,40 bench/netcycle.sh     # a smaller load table
+#
+# The documents cited here are listed in docs/design.md.
 SCRIPT=bench/netcycle.sh
 source "$(dirname "$0")/lib.sh"
 

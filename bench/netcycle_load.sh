@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 004's load table (Table 2, High-End PC) on this machine: the
+# [Baumgartner POWERLINK]'s load table (Table 2, High-End PC) on this machine: the
 # netcycle probe's managing node (MN) per cycle time x CN count, SECS each,
 # and per cell the stack's load (the MN thread's CPU time over wall time,
 # the seed's definition), its ratio to the seed's figure and whether the
@@ -26,6 +26,8 @@
 # The three cells the wire cannot carry at 100 Mbit/s (20 and 40 CNs at
 # 250 us, 40 at 500 us) are printed N/A (wire), as the seed has them, and
 # not run. Writes bench/out/netcycle_load/ (summary.md, one JSON per run).
+#
+# The documents cited here are listed in docs/design.md.
 SCRIPT=bench/netcycle_load.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -123,7 +125,7 @@ done
 python3 - "$OUT" "$BINS" "$CELLS" <<'PY' | tee "$OUT/summary.md"
 import json, os, sys
 out, bins, cells = sys.argv[1], [b.split("=")[0] for b in sys.argv[2].split()], sys.argv[3].split()
-# Seed 004, Table 2 (High-End PC): percent; 0 = "< 1%"; None = N/A.
+# [Baumgartner POWERLINK] Table 2 (High-End PC): percent; 0 = "< 1%"; None = N/A.
 SEED = {"250us": [37, None, None, None], "500us": [18, 28, 43, None], "1ms": [8, 14, 21, 39],
         "2ms": [3, 5, 9, 18], "5ms": [0, 1, 4, 6], "10ms": [0, 0, 0, 2]}
 COLS = [3, 10, 20, 40]

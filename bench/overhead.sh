@@ -5,7 +5,7 @@
 #
 # The spec (written to OUT/overhead.toml): configurations `baseline` (SCHED_OTHER,
 # no PM QoS request) and `tuned` (SCHED_FIFO 95, cpu_dma_latency 0), scenarios
-# idle, cpu, disk, usb, network, scheduling, misc (the built-ins of seed 004),
+# idle, cpu, disk, usb, network, scheduling, misc (the built-ins of [Baumgartner POWERLINK]),
 # a cyclic probe at 500 us, DURATION per cell (default 10s) after WARMUP (1s).
 # This machine has no USB drive: the usb scenario writes to OUT/usb, the same
 # load on another path (--usb-path), so all 14 cells run.
@@ -20,6 +20,8 @@
 #   JITTERLAB=target/release/jitterlab OUT=bench/out/overhead-<date>
 # Needs root (network namespaces, SCHED_FIFO), stress-ng, rt-tests, iproute2.
 # Traffic goes only between the two network namespaces the bench creates.
+#
+# The documents cited here are listed in docs/design.md.
 set -euo pipefail
 SCRIPT=overhead.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

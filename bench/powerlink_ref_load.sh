@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reference stack's own managing-node load, beside seed 004's Table 2:
+# The reference stack's own managing-node load, beside [Baumgartner POWERLINK] Table 2:
 # openPOWERLINK V2.7.2's Linux user-space MN (demo_mn_console, raw-socket
 # driver) polling reference CNs (demo_cn_console) on the topology of
 # bench/powerlink_interop.sh (namespaces, a bridge, a private /dev/shm each).
@@ -24,7 +24,7 @@
 # jitterlab's POWERLINK load, cross-checked with utime+stime of
 # /proc/PID/stat. The cell holds when every CN stayed Operational through the
 # window and no NMTResetNode went out in it. Prints (and writes to
-# OUT/summary.md) the table: load, seed 004 Table 2's figure, the ratio,
+# OUT/summary.md) the table: load, [Baumgartner POWERLINK] Table 2's figure, the ratio,
 # held, SoC period p50/max over the window, the busiest MN threads.
 #
 # CAPTURE=0 runs without tcpdump (Operational and held then come from the
@@ -35,10 +35,12 @@
 # every exit. MN_CPU=N / CN_CPU=N keep the MN / the CNs on CPU N (a cpuset
 # cgroup, see bench/powerlink_interop.sh); unset, the demos put every
 # openPOWERLINK thread on CPU 1 themselves, as the seed's one-core figure.
+#
+# The documents cited here are listed in docs/design.md.
 SCRIPT=bench/powerlink_ref_load.sh
 source "$(dirname "${BASH_SOURCE[0]}")/powerlink_interop.sh"
 
-# seed 004, Table 2 (High-End PC): load in % per cycle (us) and CN count;
+# [Baumgartner POWERLINK] Table 2 (High-End PC): load in % per cycle (us) and CN count;
 # "<1" where the seed says "< 1%"
 seed_load() {
     case "$1:$2" in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 001's screw-to-screw round trip on this machine: the distribution
+# [Red Hat controls]'s screw-to-screw round trip on this machine: the distribution
 # against the 6.7 ms budget, idle and beside the seed's noisy neighbour, on
 # the host (and in a container where DEPLOYMENTS says so); then the floor of
 # the loop: a 250 us controller period with no scan, against its own budget
@@ -12,6 +12,8 @@
 #
 #   DURATION=60s DEPLOYMENTS=host bench/roundtrip.sh
 #   DEPLOYMENTS='"host", "container"' bench/roundtrip.sh
+#
+# The documents cited here are listed in docs/design.md.
 SCRIPT=bench/roundtrip.sh
 source "$(dirname "$0")/lib.sh"
 

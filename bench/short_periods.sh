@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Short periods: how often does a cycle miss its period, jitterlab's `cyclic`
-# probe against cyclictest, interleaved on the same CPU (DESIGN rule 10).
+# probe against cyclictest, interleaved on the same CPU (design rule 10).
 #
 # For each period P (1ms, 250us, 100us, 50us), one run of each tool of SECS
 # seconds on CPU, alternating which goes first:
@@ -21,6 +21,8 @@
 #
 # Needs root, rt-tests, python3. Sends no network traffic. Run it on an
 # otherwise idle machine.
+#
+# The design rules cited here are in docs/design.md.
 set -euo pipefail
 SCRIPT=short_periods.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -23,6 +23,8 @@
 //! [`SpecSource`], the network
 //! flood's `SinkArgs` and `FloodArgs`, in [`internal`]), and the defaults shown in
 //! `--help` are the constants of `jitterlab_core::defaults`.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::{Path, PathBuf};
 
@@ -161,7 +163,7 @@ pub enum Command {
     /// measured).
     Check(CheckArgs),
     /// Read a POWERLINK capture (pcap or pcapng, from netcycle --pcap or
-    /// tcpdump) and print its cycle and SoC jitter figures (seed 004 Table
+    /// tcpdump) and print its cycle and SoC jitter figures ([Baumgartner POWERLINK] Table
     /// 4), per-CN polls and response times, late cycles and NMT states.
     Analyze(analyze::AnalyzeArgs),
     /// Internal: write a synthetic POWERLINK capture (bench/analyze.sh).
@@ -391,19 +393,19 @@ pub struct ReportArgs {
 /// Tables of `jitterlab report --table`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
-    /// Seed 000 Table 10: per configuration, vs the baseline.
+    /// [Intel CODESYS] Table 10: per configuration, vs the baseline.
     Configurations,
-    /// Seed 004 Tables 4–5: per scenario, min/max cycle and deviation.
+    /// [Baumgartner POWERLINK] Tables 4–5: per scenario, min/max cycle and deviation.
     Conditions,
-    /// Seed 003: min, median, max latency and % over threshold per cell.
+    /// [Xu EPICS]: min, median, max latency and % over threshold per cell.
     Latency,
-    /// Seed 002: chase cycles and sample jitter per chase cell, vs the
+    /// [Red Hat caterpillar]: chase cycles and sample jitter per chase cell, vs the
     /// baseline.
     Chase,
-    /// Seed 001: screw to screw against the worst-case budget, T2→T3,
+    /// [Red Hat controls]: screw to screw against the worst-case budget, T2→T3,
     /// jitter and execution time per roundtrip cell.
     Roundtrip,
-    /// Seed 004 Tables 2–3: the POWERLINK managing node's CPU load per
+    /// [Baumgartner POWERLINK] Tables 2–3: the POWERLINK managing node's CPU load per
     /// cycle time × controlled nodes, N/A where not held, vs the seed.
     Load,
 }
@@ -434,24 +436,24 @@ pub enum RunCommand {
     Wakeup(WakeupArgs),
     /// Cache sensitivity: a pointer chase over a buffer sized to the cache
     /// the neighbours share, timed in CPU cycles, with caterpillar's
-    /// per-sample columns (seed 002).
+    /// per-sample columns ([Red Hat caterpillar]).
     Chase(ChaseRunArgs),
     /// Context-switch latency: two SCHED_FIFO threads on one CPU handing a
     /// token back and forth (eventfd); one sample per hand-over.
     Ctxswitch(CtxswitchRunArgs),
     /// Response latency: an event made on another CPU (eventfd write or UDP
     /// datagram between two namespaces) wakes the real-time thread, which
-    /// answers it (seed 003's interrupt-to-user and total response).
+    /// answers it ([Xu EPICS]'s interrupt-to-user and total response).
     Response(ResponseRunArgs),
     /// Interrupt and thread latency from the kernel's timerlat tracer,
     /// through `rtla timerlat hist` (Debian package rtla); refused, with the
     /// reason, where the kernel has no timerlat tracer.
     Timerlat(TimerlatRunArgs),
-    /// Screw-to-screw round trip over OPC UA PubSub (seed 001): an I/O
+    /// Screw-to-screw round trip over OPC UA PubSub ([Red Hat controls]): an I/O
     /// simulator and a controller, checked against the worst-case budget.
     Roundtrip(Box<RoundtripRunArgs>),
-    /// A POWERLINK managing node polling N emulated controlled nodes (seed
-    /// 004): SoC jitter, cycle completion, missed PRes, held or not.
+    /// A POWERLINK managing node polling N emulated controlled nodes (
+    /// [Baumgartner POWERLINK]): SoC jitter, cycle completion, missed PRes, held or not.
     Netcycle(Box<NetcycleRunArgs>),
     /// A running task's cycles from the kernel's scheduler and timer
     /// tracepoints (latency split into timer IRQ and thread latency,
@@ -533,7 +535,7 @@ pub struct ChaseRunArgs {
     #[arg(long, value_name = "CPU", conflicts_with = "roles")]
     pub cpu: Option<usize>,
 
-    /// Cores as seed 002's script places them: test=CPU,neighbour=CPU,irq=CPU.
+    /// Cores as [Red Hat caterpillar]'s script places them: test=CPU,neighbour=CPU,irq=CPU.
     /// The neighbour CPU chooses the shared cache that sizes the buffer; the
     /// irq CPU receives every movable IRQ for the run (put back after).
     #[arg(long, value_name = "ROLES")]

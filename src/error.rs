@@ -1,9 +1,11 @@
 //! The one error type that is not a failure but a refusal: bad input.
 //!
-//! Every command refuses bad input the same way (DESIGN rule 8): one line that
+//! Every command refuses bad input the same way (design rule 8): one line that
 //! names the problem and the fix, exit status 2, nothing changed on the
 //! machine. Wrapping the message in [`BadInput`] lets callers — and tests —
 //! tell a refusal from an error that happened while running.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 /// A bad input: reported in one line, exit status 2, nothing changed.
 #[derive(Debug)]

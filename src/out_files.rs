@@ -36,7 +36,7 @@
 //! results, and root would otherwise write JSON into a kernel knob.
 //!
 //! A run can last 48 hours; an output that cannot be written must be found
-//! before it starts, not after (DESIGN rule 8). [`check_output`] therefore
+//! before it starts, not after (design rule 8). [`check_output`] therefore
 //! looks at the path with `lstat(2)` (never opening it: an open of a FIFO
 //! blocks until a reader comes) and creates and removes a temporary file
 //! in its directory, which is what writing it will need; it leaves the
@@ -58,6 +58,8 @@
 //! [`check_database`] is the same check for `--db`, which must also be a
 //! regular file: SQLite writes `PATH-journal` and `PATH-wal` beside it (so
 //! `--db /dev/null` would create `/dev/null-journal`).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};

@@ -1,6 +1,6 @@
 //! The bad-input corpus: malformed, overlarge and contradictory flags and
 //! specs for every subcommand, each of which must be refused the same way
-//! (DESIGN rule 8): exit status 2, exactly one line on stderr naming the
+//! (design rule 8): exit status 2, exactly one line on stderr naming the
 //! flag or key (the exact line is asserted), nothing on stdout, no panic or
 //! abort — and nothing changed: no journal, no database, the fake sysroot
 //! tree byte for byte and mode for mode as it was.
@@ -13,6 +13,8 @@
 //! `report`, `check`, `presets` (and `restore`, `--help`) quietly with
 //! status 141 (item 6 of issue 11), and stored names with control
 //! characters are printed escaped by `runs` and `report` (item 4).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

@@ -7,6 +7,8 @@
 //! Neighbours are found by a number no other process carries in its command
 //! line (`sleep 86401`, `stress-ng … --cpu-ops 98765432`), so a test can
 //! prove that no process of theirs is left.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
@@ -166,7 +168,7 @@ fn presets_are_listed_and_fitted_to_the_machine() {
     ] {
         assert!(text.contains(&format!("builtin = \"{cond}\"")), "{text}");
     }
-    // Seed 002's machine (L2 allocation, 20 ways, CPUs 0-3): the test CPU
+    // [Red Hat caterpillar]'s machine (L2 allocation, 20 ways, CPUs 0-3): the test CPU
     // gets the upper half of the L2, everything else the lower half.
     let out = Command::cargo_bin("jitterlab")
         .unwrap()
@@ -186,7 +188,7 @@ fn presets_are_listed_and_fitted_to_the_machine() {
     );
 }
 
-/// Seed 000's machine (L3 of 8 ways, 4 CLOSIDs, CPUs 0-3): codesys's
+/// [Intel CODESYS]'s machine (L3 of 8 ways, 4 CLOSIDs, CPUs 0-3): codesys's
 /// Configuration 3 reserves the upper half for the probe CPU; redhat gives
 /// the controller and the I/O simulator two ways each (Table 9's shape).
 #[test]
@@ -1062,7 +1064,9 @@ fn the_redhat_preset_reports_the_round_trip_against_its_budget() {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("\nRound trip (seed 001): screw to screw against the worst-case budget\n"),
+        stdout.contains(
+            "\nRound trip (Red Hat and Intel): screw to screw against the worst-case budget\n"
+        ),
         "{stdout}"
     );
     assert!(

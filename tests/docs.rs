@@ -8,6 +8,8 @@
 //! The list of commands is read from `--help` itself, so the test follows
 //! the command line as it grows; groff's check skips, saying so, where
 //! groff is missing (`make test-deps` installs it).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -212,7 +214,7 @@ fn generated_completions_name_every_command() {
             continue;
         }
         // The words go to bash as arguments, never into the script's text
-        // (DESIGN rule 6).
+        // (design rule 6).
         let words: Vec<String> = std::iter::once("jitterlab".to_owned())
             .chain(path.iter().cloned())
             .chain([String::new()])

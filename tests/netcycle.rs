@@ -1,4 +1,4 @@
-//! Command-line tests of `jitterlab run netcycle` (seed 004): exact
+//! Command-line tests of `jitterlab run netcycle` ([Baumgartner POWERLINK]): exact
 //! refusals of bad input (exit 2), and short real runs — a POWERLINK
 //! managing node and three emulated CNs in two network namespaces, with a
 //! PReq per CN and with PollResponse Chaining — whose results must keep
@@ -12,6 +12,8 @@
 //! The real runs make network namespaces and raw sockets: root only (CI
 //! runs as root); elsewhere they say so and skip. None asserts a timing
 //! figure: a noisy VM may miss PRes or run late, and the verdict says so.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::Path;
 use std::process::Command as StdCommand;

@@ -1,7 +1,9 @@
 //! `jitterlab bench --preset powerlink` end to end without measuring: the
-//! plan of both of seed 004's tables, the load table's rows and columns a
+//! plan of both of [Baumgartner POWERLINK]'s tables, the load table's rows and columns a
 //! user chooses (`--cycles`, `--cns`), and every refusal of them (exit 2,
 //! nothing changed).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use assert_cmd::Command;
 

@@ -1,4 +1,4 @@
-//! Command-line tests of `jitterlab run roundtrip` (seed 001): exact
+//! Command-line tests of `jitterlab run roundtrip` ([Red Hat controls]): exact
 //! refusals of bad input, and short real runs — both ends on this machine
 //! in two network namespaces, over UDP and over raw Ethernet — whose
 //! results must keep the definitions: every round trip counted once against
@@ -14,6 +14,8 @@
 //! runs as root); elsewhere they say so and skip. None of them depends on
 //! the samples staying under the budget on a noisy machine, except the run
 //! with a budget no round trip can meet.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};

@@ -2,6 +2,8 @@
 //! that writes a synthetic POWERLINK capture for the benchmark and tests.
 //! Clap's types stop here: the reading and the report are
 //! `report::analyze`'s, the writing `net::pcap::synth`'s.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::PathBuf;
 
@@ -34,7 +36,7 @@ pub struct AnalyzeArgs {
 /// `--format` of `analyze`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AnalyzeFormatArg {
-    /// Tables for a person (seed 004 Table 4's shape first).
+    /// Tables for a person ([Baumgartner POWERLINK] Table 4's shape first).
     Text,
     /// One JSON document with a schema_version, times in ns.
     Json,

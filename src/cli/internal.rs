@@ -1,10 +1,12 @@
 //! The flags of jitterlab's internal commands (`__net-sink`, `__net-flood`,
 //! `__rps`, `__synth-monitor`): the network flood's two ends and the
 //! receive steering, which jitterlab starts inside a namespace with `ip
-//! netns exec` (DESIGN rule 6: an argument vector, never a shell), and the
+//! netns exec` (design rule 6: an argument vector, never a shell), and the
 //! synthetic monitor series of the benchmarks. Hidden from `--help`; each
 //! becomes the plain request of `net::flood`, `net::rps` or
 //! `store::monitor::synth`.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::net::IpAddr;
 

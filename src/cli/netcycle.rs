@@ -1,7 +1,9 @@
 //! `jitterlab run netcycle`: its flags, their checks, and the one-cell spec
-//! they make (seed 004's POWERLINK managing node polling N controlled
+//! they make ([Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
 //! nodes). Beside `one_cell.rs`, which holds the checks every probe
 //! shares.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::{Path, PathBuf};
 

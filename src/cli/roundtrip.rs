@@ -1,7 +1,9 @@
 //! `jitterlab run roundtrip`: its flags, their checks, and the one-cell
-//! spec they make (seed 001's screw-to-screw round trip over OPC UA
+//! spec they make ([Red Hat controls]'s screw-to-screw round trip over OPC UA
 //! PubSub). Beside `one_cell.rs`, which holds the checks every probe
 //! shares.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::Path;
 

@@ -18,7 +18,7 @@
 //! 15-character limit for interface names (`jl` + at most 7 digits of a
 //! Linux pid + 2).
 //!
-//! Every change to the machine is journaled first (DESIGN rule 4): the
+//! Every change to the machine is journaled first (design rule 4): the
 //! caller's callback sees each [`NetChange`] *before* it is made, and only a
 //! namespace is ever journaled — deleting a namespace removes its veth end,
 //! its addresses and its RPS setting with it (the veth pair dies with
@@ -54,6 +54,8 @@
 //! route is added: a publisher names its veth end with `IP_MULTICAST_IF` and
 //! a subscriber joins the group on it (`net::pubsub`), which is all the
 //! kernel needs, so the pair is made exactly like the others.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 // The bench runner starts the network scenario through this module; until
 // it is wired in, only tests call it.

@@ -1,8 +1,8 @@
 //! Networks jitterlab makes for itself: namespace test hosts and the
 //! network flood neighbour.
 //!
-//! Seed 004 measures a cyclic Ethernet master under a "network flood", seed
-//! 003 an I/O controller under network load. jitterlab reproduces that load
+//! [Baumgartner POWERLINK] measures a cyclic Ethernet master under a "network flood",
+//! [Xu EPICS] an I/O controller under network load. jitterlab reproduces that load
 //! without ever sending a packet to anything it did not create: two network
 //! namespaces joined by a veth pair ([`hosts`]), addressed from the
 //! benchmarking range 198.18.0.0/15 (RFC 2544), with a UDP flood sent from
@@ -19,12 +19,14 @@
 //! `NET_RX` counts of `/proc/softirqs` (`system::counters`) show where the
 //! work landed.
 //!
-//! The `roundtrip` probe (seed 001) sends OPC UA PubSub messages between an
+//! The `roundtrip` probe ([Red Hat controls]) sends OPC UA PubSub messages between an
 //! I/O simulator and a controller in a pair of its own ([`hosts`]'
 //! `ROUNDTRIP_PAIR`), over UDP multicast or raw Ethernet, through the
 //! sockets of [`pubsub`], which carry the kernel's receive and transmit
 //! stamps. Over raw Ethernet it, and the `netcycle` probe's POWERLINK
 //! frames, address the peer by its MAC address, read by [`mac`].
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 pub mod flood;
 pub mod hosts;

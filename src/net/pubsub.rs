@@ -46,11 +46,13 @@
 //! set-up back when the socket is dropped; elsewhere they are reported
 //! absent, with the reason ("veth offers no hardware time stamps").
 //!
-//! **The hot path** (DESIGN rule 2): [`PubSubSocket::send`],
+//! **The hot path** (design rule 2): [`PubSubSocket::send`],
 //! [`PubSubSocket::recv`] and [`PubSubSocket::tx_stamp`] allocate nothing,
 //! print nothing and take no lock: each is one system call on the caller's
 //! buffer (plus one `setsockopt` when a receive's timeout differs from the
 //! previous one's). Opening allocates and may block; do it before the loop.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::fmt;
 use std::fs::File;

@@ -13,7 +13,7 @@
 //! Sysfs shows a namespace's devices only when it is mounted inside that
 //! namespace, which `ip netns exec` does for the process it starts. So
 //! [`steer_rps_in`] starts jitterlab itself there, with an argument vector
-//! and no shell (DESIGN rule 6):
+//! and no shell (design rule 6):
 //!
 //! ```text
 //! ip netns exec NS <jitterlab> __rps --iface IFACE --rps-cpus LIST
@@ -30,6 +30,8 @@
 //! jitterlab's namespaces, and is deleted with it — the namespace itself is
 //! what the journal holds (`hosts::NetChange::Netns`), so `jitterlab
 //! restore` after a crash removes the setting along with the end.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::io::{ErrorKind, Write};
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! The `chase` probe: a cache-sensitive pointer chase timed in TSC cycles,
-//! after Intel's caterpillar benchmark (seed 002).
+//! after Intel's caterpillar benchmark ([Red Hat caterpillar]).
 //!
 //! **What it measures.** A buffer of one node per cache line, linked in one
 //! random cycle (`jitterlab_core::chase::single_cycle`), so that each load
@@ -9,7 +9,7 @@
 //! the cache the chase is fast, and every line a neighbour evicts costs a
 //! trip to the next level or to memory. A *sample* is `--iterations` chases
 //! (default 100); its jitter is max − min of those chases, in cycles. A run
-//! is `--samples` samples (default 200, as in seed 002) or as many as fit in
+//! is `--samples` samples (default 200, as in [Red Hat caterpillar]) or as many as fit in
 //! `--duration`. Per sample the probe keeps the caterpillar row (sample
 //! min/max/jitter, running session min/max/jitter, [`sample_table`]), and it
 //! pushes every chase into the caller's `SampleSink` (metric `chase`), with
@@ -65,6 +65,8 @@
 //! intervals; the outcome names the source. A CPU without `constant_tsc` or
 //! `nonstop_tsc` in `/proc/cpuinfo` gets a warning: its cycles are not a
 //! steady clock.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::fs;
 use std::hint::black_box;
@@ -95,7 +97,7 @@ use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
 
 /// Timed chases per sample (`--iterations`).
 pub const DEFAULT_ITERATIONS: u64 = jitterlab_core::defaults::ITERATIONS;
-/// Samples per run (`--samples`), as in seed 002.
+/// Samples per run (`--samples`), as in [Red Hat caterpillar].
 pub const DEFAULT_SAMPLES: u64 = jitterlab_core::defaults::SAMPLES;
 /// Dependent loads per timed chase (`--chase-length`); see the module doc.
 pub const DEFAULT_CHASE_LENGTH: u64 = jitterlab_core::defaults::CHASE_LENGTH;

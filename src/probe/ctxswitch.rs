@@ -1,7 +1,7 @@
 //! The `ctxswitch` probe: two SCHED_FIFO threads on one CPU hand a token
 //! back and forth; each hand-over's latency is one sample.
 //!
-//! Seed 003's "context switch latency" is the time from one task giving a
+//! [Xu EPICS]'s "context switch latency" is the time from one task giving a
 //! semaphore to the task waiting on it running. Here the two tasks are the
 //! calling thread (the *measuring* thread: the runner pins it to
 //! [`CtxswitchArgs::cpu`] and makes it SCHED_FIFO at
@@ -38,7 +38,7 @@
 //! measuring thread (a late round skips the releases it missed, never a
 //! burst), which is how a control system meets the switch: once per event.
 //!
-//! **The loop** (DESIGN rule 2, with the probe's own event calls exempt)
+//! **The loop** (design rule 2, with the probe's own event calls exempt)
 //! makes the clock reads, the eventfd reads and writes, the sleep when
 //! paced, one relaxed load of the stop flag, and the two pushes; it
 //! allocates, prints and locks nothing. The partner's loop is a read, two
@@ -51,6 +51,8 @@
 //! [`super::helper_thread`]; the eventfd token calls are in
 //! [`super::token`]; the skip rule of a paced run is
 //! [`jitterlab_core::cycle::next_release_after`].
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -13,7 +13,7 @@
 //! * **Threads** — one [`Probe`] per measuring thread (the wake-up probe
 //!   has one per probe CPU, every other probe one). The runner's lifecycle
 //!   (`runner::lifecycle`) starts a thread per probe, pins and schedules it
-//!   (DESIGN rule 3), calls [`Probe::prepare`] on it, allocates the
+//!   (design rule 3), calls [`Probe::prepare`] on it, allocates the
 //!   thread's [`Recorder`] there, waits at the start barrier (where
 //!   `--strict` may abort), then calls [`Probe::measure`], which pushes
 //!   every sample into the recorder until the probe's own count is reached
@@ -39,7 +39,7 @@
 //!   `Sample` with the values of their own metric table into the same
 //!   recorder, so they get the same statistics, windows and store as the
 //!   periodic probes' cycles.
-//! * [`netcycle`] — seed 004's POWERLINK managing node polling emulated
+//! * [`netcycle`] — [Baumgartner POWERLINK]'s POWERLINK managing node polling emulated
 //!   controlled nodes over a veth pair with real frames: one sample per
 //!   cycle (SoC latency, period and jitter, send, completion, exec) and
 //!   per SoC the CN side received (rx-period, rx-jitter); a cell whose

@@ -1,5 +1,5 @@
 //! The `response` probe: an event made on another CPU wakes the real-time
-//! thread, which answers it; seed 003's "total response latency" and, for a
+//! thread, which answers it; [Xu EPICS]'s "total response latency" and, for a
 //! datagram, its "interrupt bottom half to user level" path.
 //!
 //! Two threads take part. The *event thread* runs on
@@ -62,7 +62,7 @@
 //! event thread still waits at most [`RESPONSE_TIMEOUT`] and counts an
 //! event without a response as lost.
 //!
-//! **The loops** (DESIGN rule 2, with the probe's own event calls exempt):
+//! **The loops** (design rule 2, with the probe's own event calls exempt):
 //! the probe thread makes its blocking read, clock reads, its response call
 //! and the push; the event thread its sleep, clock read, event call and
 //! wait. Neither allocates, prints or locks. The run ends after `count`
@@ -70,6 +70,8 @@
 //! the event thread after each sleep); the event thread then sends a last
 //! event, [`STOP_TOKEN`] or a datagram with sequence number `u64::MAX`, that
 //! ends the probe thread's loop.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use std::fs::File;
 use std::io;

@@ -1,7 +1,7 @@
 //! Interrupt latency, measured by the kernel's timerlat tracer through
 //! `rtla timerlat hist` (Debian package `rtla`).
 //!
-//! Seed 003 splits a controller's reaction into interrupt latency,
+//! [Xu EPICS] splits a controller's reaction into interrupt latency,
 //! context-switch latency and total response latency. A user-space probe
 //! cannot see the first of these: it only learns when *it* runs. The
 //! kernel's timerlat tracer can. On each measured CPU it arms a periodic
@@ -80,6 +80,8 @@
 //! rtla, through libtracefs, mounts tracefs by itself when it finds it
 //! unmounted — a change to the machine no journal would undo. Run it only
 //! after [`availability`] agreed, which asks for tracefs to be mounted.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::ffi::OsString;
 use std::fs::{self, File};

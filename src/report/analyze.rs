@@ -9,12 +9,14 @@
 //! file's length; a progress bar shows on stderr for files over 64 MiB,
 //! and only when stderr is a terminal.
 //!
-//! The text opens with seed 004 Table 4's figures — min cycle, max cycle,
+//! The text opens with [Baumgartner POWERLINK] Table 4's figures — min cycle, max cycle,
 //! deviation `max |T_per − T0|` — for the SoC period on each clock the
 //! capture gives (the capture's stamps; the MN's NetTime and RelativeTime
 //! fields when they advance), then the cycles, the CNs, the NMT states and
 //! the ASnd services. Times print in µs with one decimal, as the seed's
 //! tables; the JSON (`schema_version` 1) keeps integer nanoseconds.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -426,7 +428,7 @@ fn format_span(ns: u64) -> String {
     jitterlab_core::units::format_ns(ns.min(i64::MAX as u64) as i64)
 }
 
-/// Seed 004 Table 4's columns, then the distribution, one row per clock.
+/// [Baumgartner POWERLINK] Table 4's columns, then the distribution, one row per clock.
 /// A percentile: past the histogram's range, the cap it stands for.
 fn pct(v: Option<i64>, p: &Periods) -> String {
     match v {
@@ -453,7 +455,7 @@ fn capped(p: &Option<Periods>) -> bool {
 fn jitter_table(o: &mut String, a: &Analysis) {
     let _ = writeln!(
         o,
-        "SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)"
+        "SoC jitter (Baumgartner and Schoenegger, Table 4; deviation = max |T_per − T0|)"
     );
     let _ = writeln!(
         o,
@@ -733,7 +735,7 @@ frames: 19 POWERLINK (SoC 3, PReq 3, PRes 5, PResMN 3, SoA 3, ASnd 1), 1 other, 
   other protocols: 0x86dd (IPv6) 1
 cycle time T0: 400 µs (inferred: the median of the first 1024 SoC periods in the capture, rounded to the nearest µs; give --cycle to set it)
 
-SoC jitter (seed 004 Table 4; deviation = max |T_per − T0|)
+SoC jitter (Baumgartner and Schoenegger, Table 4; deviation = max |T_per − T0|)
   clock                      periods   Min Cycle   Max Cycle   Deviation        mean      stddev         p50         p99      p99.99
   wire (capture stamps)            2    400.0 µs    400.0 µs      0.0 µs    400.0 µs      0.0 µs    400.0 µs    400.0 µs    400.0 µs
   MN NetTime                       - did not advance (0 or repeated in every SoC): not distributed

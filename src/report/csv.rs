@@ -6,7 +6,7 @@
 //! [`WindowRow`], so it can sit at the end of the window writer thread and
 //! stream a file while the probe still runs — nothing is kept in memory.
 //!
-//! Columns, in this order (DESIGN rule 9: a CSV has a header):
+//! Columns, in this order (design rule 9: a CSV has a header):
 //!
 //! ```text
 //! thread,cpu,window,start_ns,cycles,overruns,
@@ -17,7 +17,7 @@
 //! one group of four per metric of the probe's descriptor, in its order and
 //! under its name (`_cycles` instead of `_ns` for a metric in CPU cycles);
 //! each row's figures are looked up by those names. All times are integer
-//! nanoseconds, exactly as measured (DESIGN rule 1); `start_ns` is relative to
+//! nanoseconds, exactly as measured (design rule 1); `start_ns` is relative to
 //! the run's first release. When a metric has no sample in a window (period and
 //! jitter have none for the very first cycle) its count is `0` and its
 //! min/max/mean fields are empty rather than a misleading `0` (so are those
@@ -28,7 +28,9 @@
 //! has grown) and handed to the writer in a single `write_all`. The writer is
 //! not buffered here: wrap a file in a `BufWriter` and call
 //! [`WindowCsv::flush`] after each batch of rows, so that a crash costs at most
-//! the rows of the last batch (DESIGN rule 7).
+//! the rows of the last batch (design rule 7).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};

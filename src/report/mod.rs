@@ -8,12 +8,12 @@
 //! whose thread has stopped — and only formats it. Nothing in this module reads
 //! a clock, touches `/sys` or `/proc`, or changes a scheduling setting, so a
 //! report can be rendered again at any time from the stored result, on another
-//! machine, and gives the same bytes (DESIGN "Data flow": measuring never
+//! machine, and gives the same bytes (the design's "Data flow": measuring never
 //! formats output, reporting never measures; hyperfine keeps its `export/`
 //! apart from `benchmark/` for the same reason).
 //!
 //! The figures stay integer nanoseconds until the very last step, where each
-//! exporter formats them for its reader (DESIGN rule 1):
+//! exporter formats them for its reader (design rule 1):
 //!
 //! * [`text`] — the summary printed on stdout at the end of
 //!   `jitterlab run cyclic|wakeup`: the set-up that decides how to read the
@@ -53,6 +53,8 @@
 //!   document, start and duration), and the slot of the verdict under it.
 //! * [`analyze`] — `jitterlab analyze FILE`: reads a POWERLINK capture
 //!   through the core analysis and prints its figures (text or JSON).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 pub mod against;
 pub mod analyze;

@@ -150,7 +150,7 @@ pub fn netcycle_block(r: &RunResult) -> Option<String> {
     if let Some(l) = &d.load {
         let _ = writeln!(
             o,
-            "  stack load: {:.1} % of one CPU (the managing node's thread: {} of CPU time over {}, seed 004's figure)",
+            "  stack load: {:.1} % of one CPU (the managing node's thread: {} of CPU time over {}, Baumgartner and Schoenegger's figure)",
             l.stack_percent(),
             format_ns(l.stack_ns as i64),
             format_ns(l.wall_ns as i64)

@@ -1,4 +1,4 @@
-//! The round trip's budget block: seed 001's worst-case calculation term by
+//! The round trip's budget block: [Red Hat controls]'s worst-case calculation term by
 //! term, the verdict (how many screw-to-screw samples went beyond it, any
 //! is a failure), where the distribution sits against the budget, and what
 //! the messages did (lost, or "not measurable" when no message carried a
@@ -7,6 +7,8 @@
 //! foreign, restarts). Printed after `jitterlab run roundtrip` and rebuilt by
 //! `jitterlab report` from the stored result's `detail` (the probe's
 //! `Detail`, `probe::roundtrip`).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::fmt::Write as _;
 
@@ -28,7 +30,7 @@ pub fn budget_block(r: &RunResult) -> Option<String> {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "budget: the worst case of the asynchronous loops (seed 001)"
+        "budget: the worst case of the asynchronous loops (Red Hat and Intel)"
     );
     let _ = writeln!(o, "  {}", shown(text("budget_terms")));
     let _ = writeln!(o, "  {}", shown(text("budget_formula")));

@@ -9,44 +9,44 @@
 //!
 //! # The tables
 //!
-//! * **Configurations** (seed 000, Table 10) — one table per scenario,
+//! * **Configurations** ([Intel CODESYS] Table 10) — one table per scenario,
 //!   deployment and probe; a row per configuration in the run's order: max and
 //!   min periodic jitter (`jitter`), max and average cycle time (`exec`, the
 //!   execution time: CODESYS calls it cycle time), each followed by "vs
 //!   baseline" = value ÷ the baseline configuration's value × 100, one decimal.
 //!   Only for probes that measure an execution time (cyclic). Configurations
 //!   the machine could not run get an `N/A` row and a footnote with the reason.
-//! * **Conditions** (seed 004, Tables 4–5) — one table per configuration,
+//! * **Conditions** ([Baumgartner POWERLINK] Tables 4–5) — one table per configuration,
 //!   deployment and probe; a row per scenario: min and max cycle, here the
-//!   measured *period* `T_per` (seed 004's "cycle"; not the execution time),
+//!   measured *period* `T_per` ([Baumgartner POWERLINK]'s "cycle"; not the execution time),
 //!   and the deviation `max |T_per − T0|` = `max(max_period − T0, T0 −
 //!   min_period)` with `T0` the configured period. For a `netcycle` probe
 //!   both ends of the wire: as the managing node sent the SoCs and as the
 //!   controlled nodes received them. A probe limited to some scenarios has
 //!   rows for those only (none: one scenario compares nothing). See
 //!   [`conditions`].
-//! * **Latency** (seed 003) — a row per cell: min, median, max wake-up latency
+//! * **Latency** ([Xu EPICS]) — a row per cell: min, median, max wake-up latency
 //!   and the share of samples over the run's threshold (named in the column
 //!   header; `-` when the run had none). Chase cells have no row here: they
 //!   measure CPU cycles, not a latency.
-//! * **Chase** (seed 002) — a row per chase cell, in CPU (TSC) cycles: min,
+//! * **Chase** ([Red Hat caterpillar]) — a row per chase cell, in CPU (TSC) cycles: min,
 //!   median, p99 and max cycles of one chase (metric `chase`), the median
 //!   and max sample jitter (metric `sample-jitter`: max − min of one
-//!   sample's chases, seed 002's plotted figure), and "jitter vs baseline" =
+//!   sample's chases, [Red Hat caterpillar]'s plotted figure), and "jitter vs baseline" =
 //!   the median sample jitter ÷ that of the baseline configuration's row of
 //!   the same scenario × 100. Cycles print as plain integers (`18015`, no
 //!   grouping, as `jitterlab run chase` prints them). A configuration the
-//!   machine could not run (seed 002's cache-allocated one without resctrl)
+//!   machine could not run ([Red Hat caterpillar]'s cache-allocated one without resctrl)
 //!   gets an `N/A` row per scenario with chase cells and a footnote with the
 //!   reason.
-//! * **Round trip** (seed 001) — a row per roundtrip cell (host and
+//! * **Round trip** ([Red Hat controls]) — a row per roundtrip cell (host and
 //!   container rows of one configuration × scenario adjacent): T1→T4 min,
 //!   median, p99 and max, the samples beyond the budget of how many round
 //!   trips, T2→T3 median and max, the controller task's max |jitter| and
 //!   execution-time standard deviation; under it the budget in the seed's
 //!   shape and the verdict (`held` / `FAILED: N samples beyond`). N/A rows
 //!   for configurations the machine could not run. See [`roundtrip`].
-//! * **Load** (seed 004, Tables 2–3) — per configuration × scenario ×
+//! * **Load** ([Baumgartner POWERLINK] Tables 2–3) — per configuration × scenario ×
 //!   deployment whose `netcycle` cells sweep cycle times or network sizes:
 //!   rows = cycle times, columns = CNs, each cell the managing node's
 //!   stack load in % or why its cycle time was not held (`N/A (wire)`,
@@ -133,6 +133,8 @@
 //! text and Markdown print them through [`super::safe::shown`] (control
 //! characters escaped, so one stored line stays one printed line), CSV the
 //! same, JSON exact.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 // `jitterlab report` is the only caller; until it renders these tables the
 // binary itself uses nothing here but the tests do.
@@ -158,7 +160,7 @@ use build::Spread;
 use explain::Explanation;
 use sheet::Sheet;
 
-/// Version of the JSON these tables are written as (DESIGN rule 9).
+/// Version of the JSON these tables are written as (design rule 9).
 pub const TABLES_SCHEMA_VERSION: u32 = 1;
 
 /// An output format.
@@ -181,20 +183,20 @@ pub enum Format {
 /// One kind of table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Table {
-    /// Per configuration, against a baseline (seed 000, Table 10).
+    /// Per configuration, against a baseline ([Intel CODESYS] Table 10).
     Configurations,
-    /// Per scenario: min/max period and deviation (seed 004, Tables 4–5).
+    /// Per scenario: min/max period and deviation ([Baumgartner POWERLINK] Tables 4–5).
     Conditions,
-    /// Per cell: min/median/max latency, share over the threshold (seed 003).
+    /// Per cell: min/median/max latency, share over the threshold ([Xu EPICS]).
     Latency,
     /// Per chase cell: cycles per chase and sample jitter, against a
-    /// baseline (seed 002).
+    /// baseline ([Red Hat caterpillar]).
     Chase,
     /// Per roundtrip cell: screw to screw against the worst-case budget,
-    /// the controller's T2→T3, jitter and execution time (seed 001).
+    /// the controller's T2→T3, jitter and execution time ([Red Hat controls]).
     Roundtrip,
     /// Per cycle time × network size: the POWERLINK managing node's CPU
-    /// load, N/A where not held, against seed 004's Table 2.
+    /// load, N/A where not held, against [Baumgartner POWERLINK] Table 2.
     Load,
 }
 

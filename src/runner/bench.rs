@@ -1,7 +1,7 @@
 //! `jitterlab bench SPEC`: every cell of an experiment's matrix, measured and
 //! stored, with its neighbours, and the seeds' tables at the end.
 //!
-//! The order is the contract with the user (DESIGN's data flow):
+//! The order is the contract with the user (the design's data flow):
 //!
 //! 1. **Plan** — the spec (a TOML file or a preset fitted to this machine) is
 //!    parsed and validated (`jitterlab_core::spec`: every error names the
@@ -59,6 +59,8 @@
 //! warm-up and the measured duration, and [`CALIBRATION_NS`] per
 //! calibration. Both are what this orchestration measured on a 2-CPU machine
 //! (BENCHMARKS.md, "Orchestration overhead").
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use self::progress::Progress;
 use super::lifecycle::{measure, MeasureInput, RowWriter};
@@ -1132,7 +1134,7 @@ fn measure_cell(
     });
     *st.store = writer.store.take();
     // Window rows that could not be stored end the bench after this
-    // cell (DESIGN rule 7): its later cells would be lost the same way.
+    // cell (design rule 7): its later cells would be lost the same way.
     if let Some(e) = writer.error.take() {
         st.store_failure.get_or_insert(e);
     }

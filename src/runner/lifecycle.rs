@@ -7,7 +7,7 @@
 //! for probes measured on threads of ours ([`Probes::Threads`]):
 //!
 //! 1. **real-time set-up** — starts one thread per probe, each pinned to
-//!    its CPU of the plan and scheduled as the plan asks (DESIGN rule 3);
+//!    its CPU of the plan and scheduled as the plan asks (design rule 3);
 //!    on it the probe prepares ([`Probe::prepare`]: buffers, the scan's
 //!    calibration) and the thread's recorder is allocated (with its live
 //!    metrics' snapshot publisher under `--metrics`); each thread
@@ -22,7 +22,7 @@
 //!    far enough ahead for every thread to be asleep in its first sleep;
 //!    any other probe starts at once);
 //! 4. **drain windows** — the calling thread, SCHED_OTHER and kept off the
-//!    probe CPUs by the caller, is the low-priority writer of DESIGN rule
+//!    probe CPUs by the caller, is the low-priority writer of design rule
 //!    2: every 100 ms it drains every thread's window rows into the CSV
 //!    file and the store (one [`RowWriter`], one commit per drain), redraws
 //!    the live view, and turns every terminating signal
@@ -44,6 +44,8 @@
 //! are assembled into the same result model — with the real-time report
 //! it brings (a container's), else as real-time (rtla refuses to run
 //! without its defaults).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -204,7 +206,7 @@ pub struct RowWriter {
     pub monitor: Option<Watch>,
     /// The first write error (CSV or store): recorded as a warning in the
     /// result and, after the outputs are written, an error of the command
-    /// (DESIGN rule 7: storing never fails silently).
+    /// (design rule 7: storing never fails silently).
     pub error: Option<String>,
 }
 

@@ -22,7 +22,7 @@
 //!    (rtla, for `run timerlat`, sets itself up.)
 //! 3. **Measure**: release every thread at one common first release `t0`.
 //!    The controlling thread — SCHED_OTHER, kept off the probe CPUs where
-//!    the machine has others — is the low-priority writer of DESIGN rule 2:
+//!    the machine has others — is the low-priority writer of design rule 2:
 //!    it drains window rows from each thread's wait-free queue every 100 ms
 //!    into the CSV file, redraws the live view, and turns every terminating
 //!    signal (`crate::termination`) into the stop flag.
@@ -41,6 +41,8 @@
 //! (the settings of its configuration — the chase's IRQ role —, the
 //! response probe's namespaces, timerlat's work directory) takes the lock
 //! and the journal at its first change (`Journal::on_demand`).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::io::Write;
 use std::path::Path;

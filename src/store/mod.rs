@@ -6,10 +6,10 @@
 //! Metrics are data, not columns: every figure is stored under the name the
 //! probe's descriptor gives its metric, so a probe with other or more
 //! metrics (and named counters per thread) needs no new column.
-//! Reports read only this database (DESIGN: measuring never formats, reporting
+//! Reports read only this database (the design: measuring never formats, reporting
 //! never measures), so a result can be re-rendered at any time, elsewhere.
 //!
-//! **Losing nothing** (DESIGN rule 7). The database runs in WAL mode with
+//! **Losing nothing** (design rule 7). The database runs in WAL mode with
 //! `synchronous = FULL`; the run row is written before the first release, and
 //! the writer commits the window rows it drains every 100 ms, so a crash or a
 //! power cut costs at most the rows not yet drained — less than one window. A
@@ -35,6 +35,8 @@
 //! machine's runs come in through [`import`]; what the report's plots read,
 //! in [`plots`]; the window totals of long and running runs (read
 //! incrementally) and the progress `report --follow` polls, in [`speed`].
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 pub(crate) mod fine;
 mod header;
@@ -216,7 +218,7 @@ fn i(v: u64) -> i64 {
 }
 
 impl Store {
-    /// Names the database file in an error (DESIGN rule 8): "database disk
+    /// Names the database file in an error (design rule 8): "database disk
     /// image is malformed" alone does not say which file. Every public
     /// method below is its `_inner` twin with this context added.
     /// Other errors (no such run) are the caller's and pass unchanged.

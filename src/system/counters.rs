@@ -28,11 +28,13 @@
 //! misleading zero. Counters only grow; should one go backwards (a CPU that
 //! went offline and came back), its delta is 0. A line present only in the
 //! second reading (an interrupt registered during the cell) counts from 0.
-//! Every path is read under one root (DESIGN rule 5).
+//! Every path is read under one root (design rule 5).
 //!
 //! `jitterlab check` reads `/proc/interrupts` through the same parse, with
 //! each line's description kept ([`interrupt_lines`]), to name the IRQs that
 //! reach the probe CPUs and count what they delivered there.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 // The bench runner reads the counters around each cell; until it is wired
 // in, only tests call them.

@@ -8,7 +8,7 @@
 //! results, so a report rendered later, elsewhere, still says what was
 //! measured.
 //!
-//! Every path is read under one root (DESIGN rule 5: `--sysroot`, `/` in
+//! Every path is read under one root (design rule 5: `--sysroot`, `/` in
 //! production), so the tests run against the fake trees in `tests/fixtures/`
 //! that reproduce the kernel's files byte for byte. Values are trimmed of
 //! their trailing newline. A snapshot is a description, not a precondition:
@@ -46,6 +46,8 @@
 //! `systemd-id128 machine-id --app-specific=e521c4a0c50b4db09260a68c346eca47`
 //! prints the same id on that machine, and the id cannot be turned back
 //! into the machine id nor matched with another program's.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::fs;
 use std::path::Path;

@@ -2,17 +2,17 @@
 //! `schedstat` and of their CPU's `/proc/stat` line, and the load between
 //! them ([`jitterlab_core::load::StackLoad`]).
 //!
-//! The `netcycle` probe reports seed 004's "CPU load of the stack" — the
+//! The `netcycle` probe reports [Baumgartner POWERLINK]'s "CPU load of the stack" — the
 //! managing node's threads' CPU time over wall time — with it: a
 //! [`LoadMeter::start`] when the measured part of a cell begins, a
 //! [`LoadMeter::finish`] when it ends. Both read files, allocate and take
 //! the kernel's locks, so they belong before and after the real-time loop,
-//! never inside it (DESIGN rule 2). Call `finish` while the threads still
+//! never inside it (design rule 2). Call `finish` while the threads still
 //! exist but are blocked (between cycles, or told to stop and waiting):
 //! a blocked thread's `schedstat` is exact, a running one's may lag by up
 //! to a tick (see [`jitterlab_core::load`]).
 //!
-//! What is read, every path under the sysroot (DESIGN rule 5):
+//! What is read, every path under the sysroot (design rule 5):
 //!
 //! | file | what |
 //! |---|---|
@@ -31,6 +31,8 @@
 //! unknown (the stack load is the figure the seed reports; they stand
 //! beside it), and a missing kernel configuration leaves their sources
 //! saying "unknown".
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use std::fs::{self, File};
 use std::io::{ErrorKind, Read};

@@ -13,9 +13,11 @@
 //! calls them, so they sit below the journal, while the modules that make
 //! and journal the changes sit above it.
 //!
-//! Every path is taken relative to `--sysroot` (DESIGN rule 5), so each fact
+//! Every path is taken relative to `--sysroot` (design rule 5), so each fact
 //! and each change can be tested against fake `/sys`, `/proc` and `/dev`
 //! trees under `tests/fixtures/`.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 pub mod check;
 pub mod container;

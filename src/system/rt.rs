@@ -1,4 +1,4 @@
-//! The safe real-time defaults of DESIGN rule 3, applied and reported.
+//! The safe real-time defaults of design rule 3, applied and reported.
 //!
 //! A probe thread asks for: its CPU (pinned), SCHED_FIFO at priority 95 (or
 //! what the user chose), memory locked (`mlockall(MCL_CURRENT|MCL_FUTURE)`),
@@ -14,6 +14,8 @@
 //! thread before the probes start; per-thread ones inside each probe thread.
 //! Threads that are not real-time (the controller, the metrics server) keep
 //! off the probe CPUs with [`keep_off_probe_cpus`].
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::io;
 use std::path::Path;

@@ -24,7 +24,7 @@
 //! **Why hand-written.** The protocols are a few lines each
 //! (<https://systemd.io/JOURNAL_NATIVE_PROTOCOL/>, RFC 3164), and the
 //! crates that speak them either hard-code `/run/systemd/journal/socket`
-//! and `/dev/log` — DESIGN rule 5 wants every system path under
+//! and `/dev/log` — design rule 5 wants every system path under
 //! `--sysroot`, so the tests can bind a fake journal in a temporary tree —
 //! or come as a backend of a logging framework (`log`, `tracing`) this
 //! tool does not otherwise use; libsystemd's `sd_journal_send` would add
@@ -57,6 +57,8 @@
 //! socket's send buffer (about 200 KiB): the memfd transfer journald
 //! offers for entries too large for one datagram is not needed, and is
 //! not implemented.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -9,16 +9,16 @@
 //! `0` to `tracing_on`, freezing the buffer; `trace-cmd show` or
 //! `cat /sys/kernel/tracing/trace` then ends at the marker.
 //!
-//! [`find_tracefs`] locates tracefs under the `--sysroot` root (DESIGN rule 5)
+//! [`find_tracefs`] locates tracefs under the `--sysroot` root (design rule 5)
 //! before a run starts, and [`TracefsStatus::explain`] tells the user how to
-//! fix what is missing (DESIGN rule 8). tracefs lives at `/sys/kernel/tracing`
+//! fix what is missing (design rule 8). tracefs lives at `/sys/kernel/tracing`
 //! since Linux 4.1; older set-ups reach it through debugfs at
 //! `/sys/kernel/debug/tracing`. As an unprivileged user the directory cannot
 //! even be listed (tracefs is mode 0700), which is reported as
 //! [`TracefsStatus::NoAccess`] rather than as a missing tracer.
 //!
 //! [`BreakTracer`] opens both files before the measurement loop, because
-//! `fire` runs inside it (DESIGN rule 2): it formats the marker into a stack
+//! `fire` runs inside it (design rule 2): it formats the marker into a stack
 //! buffer with `core::fmt` (no heap allocation) and makes exactly two
 //! `write` calls. `trace_marker` is opened for appending, the way
 //! `echo … >> trace_marker` does, so a fake tree collects every marker;
@@ -30,6 +30,8 @@
 //! setting, `Undo::TracefsMount`). It lives with the journal's other undo
 //! steps (`system::journal::undo::tracefs`), because both the tracer and
 //! `jitterlab restore` call it.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};

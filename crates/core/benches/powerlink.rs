@@ -1,9 +1,9 @@
 //! What encoding and decoding one POWERLINK frame costs, beside a plain
 //! copy of the same bytes in the same run (for BENCHMARKS.md's ratios).
 //!
-//! Two frames, the ones every cycle of seed 004's network carries:
+//! Two frames, the ones every cycle of [Baumgartner POWERLINK]'s network carries:
 //!
-//! * `powerlink/pres/*` — a CN's PRes with seed 004's 6 input bytes
+//! * `powerlink/pres/*` — a CN's PRes with [Baumgartner POWERLINK]'s 6 input bytes
 //!   (60 bytes on the wire, padded).
 //! * `powerlink/soc/*` — the MN's SoC with NetTime and RelativeTime.
 //!
@@ -13,6 +13,8 @@
 //! of the frame into a buffer. One frame per iteration, so criterion
 //! reports time per frame and frames per second. Run: `cargo bench -p
 //! jitterlab-core --bench powerlink -- --warm-up-time 1 --measurement-time 3`.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::hint::black_box;
 

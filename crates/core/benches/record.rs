@@ -1,4 +1,4 @@
-//! What recording one sample costs in the probe's hot loop (DESIGN rule 2:
+//! What recording one sample costs in the probe's hot loop (design rule 2:
 //! "tens of ns"), through every sink a probe pushes into.
 //!
 //! * `recorder/push` — the full fan-out a periodic probe thread pays per
@@ -38,6 +38,8 @@
 //! sample. Run: `cargo bench -p jitterlab-core --bench record`; to compare
 //! two commits, `-- --save-baseline old` on the first and `-- --baseline old`
 //! on the second with the same `CARGO_TARGET_DIR` (BENCHMARKS.md).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::hint::black_box;
 use std::sync::Arc;

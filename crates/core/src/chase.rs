@@ -22,9 +22,11 @@
 //!   core's private L1 or L2, so a buffer that fits there would never show
 //!   it; half of the shared level stays resident while the probe is alone
 //!   and loses lines as soon as the neighbour competes for that level.
-//! - **Cycles are their own unit** (DESIGN rule 1): a chase is measured and
+//! - **Cycles are their own unit** (design rule 1): a chase is measured and
 //!   stored in TSC cycles; [`cycles_to_ns`] converts with integer arithmetic
 //!   only for display.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -430,7 +432,7 @@ impl CpuidTsc {
     }
 }
 
-/// The CPUs of `--roles test=1,neighbour=2,irq=3`, as seed 002's
+/// The CPUs of `--roles test=1,neighbour=2,irq=3`, as [Red Hat caterpillar]'s
 /// `--test_core`, `--nn_core` and `--irq_core`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Roles {

@@ -1,5 +1,5 @@
 //! The periodic release schedule of a cyclic task and the per-cycle metrics,
-//! exactly as DESIGN.md defines them.
+//! exactly as `docs/design.md` defines them.
 //!
 //! Releases are `t_release,k = t_0 + k·T0` on one monotonic clock. For each
 //! measured cycle k, with start `t_start,k` (wake-up) and end `t_end,k`:

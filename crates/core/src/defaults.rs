@@ -2,9 +2,11 @@
 //! `default_value`s), the spec checker, the presets and the runner take them
 //! from here, so a default can never differ between `jitterlab run` and a
 //! bench cell.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 /// SCHED_FIFO priority of a probe's real-time threads unless told
-/// (DESIGN rule 3, as jitterdebugger and cyclictest's `-p95` practice).
+/// (design rule 3, as jitterdebugger and cyclictest's `-p95` practice).
 pub const PRIORITY: i32 = 95;
 
 /// Nice value of a probe thread under SCHED_OTHER unless told.
@@ -58,27 +60,27 @@ pub const CHASE_LENGTH: u64 = 1024;
 pub const HISTOGRAM_BUCKETS: usize = 10_000;
 
 /// The `roundtrip` probe's controller period (`--controller-period`, its
-/// `period`): 5 ms, seed 001's "Controller periodic rate".
+/// `period`): 5 ms, [Red Hat controls]'s "Controller periodic rate".
 pub const CONTROLLER_PERIOD_NS: u64 = 5_000_000;
 
-/// The `roundtrip` probe's controller scan (`--scan`): 500 µs, seed 001's
+/// The `roundtrip` probe's controller scan (`--scan`): 500 µs, [Red Hat controls]'s
 /// "Controller application scan time".
 pub const ROUNDTRIP_SCAN_NS: u64 = 500_000;
 
 /// The I/O simulator's publish and apply period (`--io-period`): 500 µs,
-/// seed 001's "OPC UA pub/sub conversion".
+/// [Red Hat controls]'s "OPC UA pub/sub conversion".
 pub const IO_PERIOD_NS: u64 = 500_000;
 
 /// The network allowance of the round-trip budget, each way
-/// (`--network-budget`): 100 µs, seed 001's "Network latency".
+/// (`--network-budget`): 100 µs, [Red Hat controls]'s "Network latency".
 pub const NETWORK_BUDGET_NS: u64 = 100_000;
 
 /// The `netcycle` probe's POWERLINK cycle time (its `period`): 500 µs,
-/// seed 004's "Reference Cycle Time" of Tables 4–5.
+/// [Baumgartner POWERLINK]'s "Reference Cycle Time" of Tables 4–5.
 pub const NETCYCLE_PERIOD_NS: u64 = 500_000;
 
 /// Controlled nodes the `netcycle` managing node polls (`--cns`): 3, the
-/// smallest network of seed 004's Tables 1–3.
+/// smallest network of [Baumgartner POWERLINK] Tables 1–3.
 pub const NETCYCLE_CNS: u8 = 3;
 
 /// How long the managing node waits for a PRes before it counts it missed
@@ -89,8 +91,8 @@ pub const NETCYCLE_CNS: u8 = 3;
 /// a cycle time is "held" depends on it, so every report prints it.
 pub const PRES_TIMEOUT_NS: u64 = 100_000;
 
-/// Output bytes per CN in the PReq (or in the PResMN): 1, seed 004 Table 1.
+/// Output bytes per CN in the PReq (or in the PResMN): 1, [Baumgartner POWERLINK] Table 1.
 pub const NETCYCLE_OUT_BYTES: u16 = 1;
 
-/// Input bytes per CN in its PRes: 6, seed 004 Table 1.
+/// Input bytes per CN in its PRes: 6, [Baumgartner POWERLINK] Table 1.
 pub const NETCYCLE_IN_BYTES: u16 = 6;

@@ -21,7 +21,9 @@
 //! which the NIC adds and strips.
 //!
 //! Everything works on borrowed slices and returns `Copy` errors: the
-//! real-time send and receive paths allocate nothing (DESIGN rule 2).
+//! real-time send and receive paths allocate nothing (design rule 2).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use thiserror::Error;
 

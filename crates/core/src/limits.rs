@@ -11,7 +11,7 @@
 //! - **Times** ([`MAX_TIME_NS`], 7 days): the longest run or cell, and so
 //!   also the largest period, window, threshold or limit that can mean
 //!   anything. It keeps every sum of times in a `u64` of nanoseconds
-//!   (DESIGN rule 1) far from overflow.
+//!   (design rule 1) far from overflow.
 //! - **Periods** ([`MIN_PERIOD_NS`], 10 µs): the shortest period or
 //!   interval of the cyclic, wakeup, response and ctxswitch probes (and of
 //!   a spec's `period`). One cycle costs the probe a clock read, an
@@ -46,6 +46,8 @@
 //!
 //! The messages are the same wherever the value came from:
 //! `100000000 is more than 10000, the most outliers kept per metric`.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use crate::units::format_duration_exact;
 

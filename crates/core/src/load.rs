@@ -1,8 +1,8 @@
 //! The CPU load of a real-time stack: the kernel's text formats it is read
 //! from, and the arithmetic that turns two readings into a [`StackLoad`].
 //!
-//! Seed 004 reports "the load of all POWERLINK threads on a single core":
-//! the managing node's threads' CPU time over wall time (DESIGN, "POWERLINK
+//! [Baumgartner POWERLINK] reports "the load of all POWERLINK threads on a single core":
+//! the managing node's threads' CPU time over wall time (the design, "POWERLINK
 //! load"). jitterlab reads three kernel files for it, all parsed here so
 //! that every figure can be checked by hand against real-format text:
 //!
@@ -51,7 +51,9 @@
 //!   kept for diagnosis.
 //!
 //! Percentages exist only at the edge ([`StackLoad::stack_percent`] and its
-//! siblings): every stored figure is integer nanoseconds (DESIGN rule 1).
+//! siblings): every stored figure is integer nanoseconds (design rule 1).
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -341,7 +343,7 @@ pub struct ThreadLoad {
     pub cpu_ns: u64,
 }
 
-/// The CPU load of a stack over one measurement (seed 004's Tables 2–3):
+/// The CPU load of a stack over one measurement ([Baumgartner POWERLINK] Tables 2–3):
 /// its threads' CPU time over wall time, and beside it how busy the stack's
 /// CPU was and how much of that the softirq accounting saw.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,4 +1,4 @@
-//! The `netcycle` probe's parameters and the figures it stores: seed 004's
+//! The `netcycle` probe's parameters and the figures it stores: [Baumgartner POWERLINK]'s
 //! cyclic real-time Ethernet master (a POWERLINK managing node polling N
 //! controlled nodes), its "held" verdict, and the result detail the load
 //! table is read from.
@@ -14,6 +14,8 @@
 //! timeout). Users who accept a few give `max_late_cycles` /
 //! `max_missed_pres` ([`Held::judge`]). A run in which a CN left
 //! NMT_CS_OPERATIONAL never holds its cycle time ([`Held::left_operational`]).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 

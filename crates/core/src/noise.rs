@@ -34,8 +34,10 @@
 //!
 //! A neighbour with no stated request (hackbench, a flood, a user's own
 //! command) gets no check: its load is "not measured", never a pass.
-//! Figures are thousandths of a CPU (integers, DESIGN rule 1); text shows
+//! Figures are thousandths of a CPU (integers, design rule 1); text shows
 //! them with two decimals.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 

@@ -20,6 +20,8 @@
 //! Metrics are data: a sample carries up to [`MAX_METRICS`] values and a
 //! window row as many statistics, slot `i` being `descriptor.metrics[i]`;
 //! everything stored or written is keyed by the metric's name.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +34,7 @@ pub enum ProbeKind {
     Cyclic,
     /// Timer wake-up latency, one thread per CPU (cyclictest's job).
     Wakeup,
-    /// Cache-sensitive pointer chase, in CPU cycles (seed 002).
+    /// Cache-sensitive pointer chase, in CPU cycles ([Red Hat caterpillar]).
     Chase,
     /// Two real-time threads on one CPU handing a token back and forth.
     Ctxswitch,
@@ -40,10 +42,10 @@ pub enum ProbeKind {
     Response,
     /// The kernel's timerlat tracer driven through `rtla timerlat`.
     Timerlat,
-    /// Seed 001's screw-to-screw round trip over OPC UA PubSub between an
+    /// [Red Hat controls]'s screw-to-screw round trip over OPC UA PubSub between an
     /// I/O simulator and a controller.
     Roundtrip,
-    /// Seed 004's cyclic real-time Ethernet master: a POWERLINK managing
+    /// [Baumgartner POWERLINK]'s cyclic real-time Ethernet master: a POWERLINK managing
     /// node polling N controlled nodes.
     Netcycle,
     /// A running task jitterlab did not start, observed through the
@@ -118,8 +120,8 @@ impl ProbeKind {
         self.descriptor().metric(name)
     }
 
-    /// The latency that answers "how late?" for this probe — what seed
-    /// 003's latency table reports and `--max-latency` limits: the wake-up
+    /// The latency that answers "how late?" for this probe — what
+    /// [Xu EPICS]'s latency table reports and `--max-latency` limits: the wake-up
     /// latency of the periodic probes, a hand-over, event → answer sent,
     /// the timerlat thread latency. `None` for the chase, which measures
     /// cycles.
@@ -142,7 +144,7 @@ pub const MAX_METRICS: usize = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MetricUnit {
-    /// Nanoseconds (DESIGN rule 1).
+    /// Nanoseconds (design rule 1).
     Ns,
     /// CPU (TSC) cycles, their own unit; converted only for display.
     Cycles,
@@ -213,7 +215,7 @@ pub struct ProbeDescriptor {
     pub summary: &'static str,
     /// The metrics it measures, in slot order (at most [`MAX_METRICS`]).
     pub metrics: &'static [MetricDef],
-    /// The latency that answers "how late?": what seed 003's latency table
+    /// The latency that answers "how late?": what [Xu EPICS]'s latency table
     /// reports and `max_latency` limits; `None` when the probe measures no
     /// latency (the chase measures cycles).
     pub main_latency: Option<&'static str>,
@@ -431,7 +433,7 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
 };
 
-/// `roundtrip`: seed 001's screw-to-screw time over OPC UA PubSub. Two
+/// `roundtrip`: [Red Hat controls]'s screw-to-screw time over OPC UA PubSub. Two
 /// threads push into its recorder's table: the I/O simulator's completed
 /// round trips (T1→T4 and, where both ends share a clock, T1→T2 and
 /// T3→T4rx) and the controller task's cycles (T2→T3 when the cycle
@@ -475,7 +477,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
     container: InContainer::OwnSide,
 };
 
-/// `netcycle`: seed 004's POWERLINK managing node polling N controlled
+/// `netcycle`: [Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
 /// nodes. Its samples: per cycle, the SoC's release latency (`latency`),
 /// SoC-to-SoC as sent (`period`) and its jitter, release → SoC handed to
 /// the wire (`send`), SoC → last PRes received (`completion`), the MN's

@@ -19,7 +19,7 @@
 //! the live view's atomics ([`LiveStats`]) and the 1 µs histogram of the
 //! probe's main latency, in one pass over the table's slots. All of it is
 //! preallocated when the thread starts; pushing a sample allocates nothing,
-//! takes no lock and makes no system call (DESIGN rule 2), whichever trait
+//! takes no lock and makes no system call (design rule 2), whichever trait
 //! it comes through. `benches/record.rs` measures its cost.
 //!
 //! **The 1 µs histogram.** Every recorder of a probe with a main latency
@@ -36,6 +36,8 @@
 //! apart). Overflows past the last bin are counted, and the first
 //! [`LatencyHistogram::KEEP_OVERFLOWS`] sample numbers kept in a list
 //! allocated to that size up front.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;

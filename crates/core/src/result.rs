@@ -1,11 +1,13 @@
 //! The result of a run, as written to `--json` and (later) the database.
 //!
-//! The model is versioned ([`SCHEMA_VERSION`], DESIGN rule 9): a reader checks
+//! The model is versioned ([`SCHEMA_VERSION`], design rule 9): a reader checks
 //! the version before it trusts a field. Times are integer nanoseconds; the
 //! only floats are percentages. Everything a reader needs to judge the figures
 //! is inside: the parameters, the host snapshot, which real-time defaults held
 //! and which did not (and so whether the result may be called real-time), how
 //! the run ended, and the calibration the scan workload used.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::collections::BTreeMap;
 
@@ -110,7 +112,7 @@ impl Default for Params {
     }
 }
 
-/// One real-time default of DESIGN rule 3 and whether it held.
+/// One real-time default of design rule 3 and whether it held.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DefaultStatus {
     /// `scheduler`, `affinity`, `mlockall`, `prefault`, `cpu_dma_latency`, …

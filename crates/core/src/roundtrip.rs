@@ -1,4 +1,4 @@
-//! Seed 001's screw-to-screw round trip, without I/O: the worst-case budget
+//! [Red Hat controls]'s screw-to-screw round trip, without I/O: the worst-case budget
 //! and the bookkeeping of both ends of the loop.
 //!
 //! An I/O simulator publishes its input image over OPC UA PubSub, a
@@ -32,7 +32,9 @@
 //! or repeated message is never a change's T2.
 //!
 //! None of it allocates after construction: both sides run in real-time
-//! loops (DESIGN rule 2).
+//! loops (design rule 2).
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 
@@ -285,7 +287,7 @@ pub struct BudgetTerm {
     pub times: u32,
 }
 
-/// The worst-case screw-to-screw time, term by term (DESIGN "worst-case
+/// The worst-case screw-to-screw time, term by term (the design's "worst-case
 /// round trip"), or a budget of the user's own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Budget {
@@ -296,7 +298,7 @@ pub struct Budget {
     pub own_ns: Option<u64>,
 }
 
-/// The parameters seed 001's budget is computed from, ns.
+/// The parameters [Red Hat controls]'s budget is computed from, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetInputs {
     /// OPC UA PubSub conversion: the I/O simulator's publish and apply
@@ -311,7 +313,7 @@ pub struct BudgetInputs {
 }
 
 impl Budget {
-    /// Seed 001's budget: OPC UA + Network + Controller rate + Controller
+    /// [Red Hat controls]'s budget: OPC UA + Network + Controller rate + Controller
     /// scan time + Network + OPC UA.
     pub fn seed001(inputs: BudgetInputs, own_ns: Option<u64>) -> Budget {
         let term = |name: &str, value_ns, times| BudgetTerm {

@@ -2,7 +2,7 @@
 //!
 //! Every sample of a metric goes through [`MetricStats::record`], which does a
 //! fixed amount of arithmetic and touches preallocated memory only, so it may
-//! run in a probe's hot loop (DESIGN rule 2).
+//! run in a probe's hot loop (design rule 2).
 //!
 //! * **Exact part** — count, min, max, sum (`i128`) and sum of squares
 //!   (`u128`), and the number of samples over the user's threshold. Mean and
@@ -25,6 +25,8 @@
 //! the sample of rank `ceil(q·n)` (1-based) — the same rule HdrHistogram and
 //! cyclictest's histogram readers use — and report the highest value that the
 //! histogram bucket holding that rank can stand for (exact below 2048 ns).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

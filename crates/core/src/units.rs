@@ -2,7 +2,7 @@
 //! command line and in its spec files.
 //!
 //! Times are a decimal number followed by a unit — `ns`, `us` (or `µs`), `ms`,
-//! `s`, `m`, `h`, `d` — parsed exactly into integer nanoseconds (DESIGN rule 1:
+//! `s`, `m`, `h`, `d` — parsed exactly into integer nanoseconds (design rule 1:
 //! no `f64` seconds), so `1.5ms` is 1 500 000 ns and `0.1ns` is an error rather
 //! than a silent zero. A bare number is refused — `--period 1000` is ambiguous
 //! between cyclictest's microseconds and everyone else's seconds — except a
@@ -15,6 +15,8 @@
 //!
 //! This module checks only the grammar; how large a value may be is
 //! [`crate::limits`]'s business.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -12,10 +12,12 @@
 //! The aggregator lives inside the probe thread. At a window's end it pushes
 //! the finished row into a bounded, wait-free single-producer queue
 //! ([`rtrb`]); a low-priority writer thread drains it. If the queue is ever
-//! full the row is counted as dropped — the probe never blocks (DESIGN rule 2).
+//! full the row is counted as dropped — the probe never blocks (design rule 2).
 //! Windows are numbered from the run's first release, so a window without any
 //! cycle (a period longer than the window, or a stall) is visible as a gap in
 //! the numbering rather than a fake row.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use crate::cycle::{CycleSample, METRICS};
 use crate::probe::{MetricDef, MAX_METRICS};

@@ -1,4 +1,4 @@
-//! Live metrics cost the probe no allocation (DESIGN rule 2): a recorder
+//! Live metrics cost the probe no allocation (design rule 2): a recorder
 //! that publishes a snapshot at each window's end — bucket counts per
 //! sample, the triple buffer's swap per window — and a monitor's 1 µs
 //! histogram every few windows (a copy into a preallocated buffer)
@@ -8,6 +8,8 @@
 //!
 //! This file is its own test binary with one test, so no other test
 //! allocates on another thread while the region is measured.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::alloc::System;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The capture analysis allocates nothing per frame (DESIGN rule 2, and a
+//! The capture analysis allocates nothing per frame (design rule 2, and a
 //! memory that stays flat whatever the capture's length): after
 //! [`Analyzer::new`], pushing frames of every kind — POWERLINK of each
 //! message type, malformed, unsupported, other protocols, cooked — is
@@ -7,6 +7,8 @@
 //!
 //! This file is its own test binary with one test, so no other test
 //! allocates on another thread while the region is measured.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::alloc::System;
 

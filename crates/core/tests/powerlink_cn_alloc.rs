@@ -1,4 +1,4 @@
-//! The emulated CNs' real-time path allocates nothing (DESIGN rule 2):
+//! The emulated CNs' real-time path allocates nothing (design rule 2):
 //! decoding what the MN sends, [`ControlledNodes::handle`] — bring-up,
 //! polls, chained polls, SoA invitations, NMT commands, SDO set-up,
 //! writes (the TPDO mapping included) and reads — building each answer and
@@ -7,6 +7,8 @@
 //!
 //! This file is its own test binary with one test, so no other test
 //! allocates on another thread while the region is measured.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::alloc::System;
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! The SDO and concise DCF codecs allocate nothing (DESIGN rule 2), so an
+//! The SDO and concise DCF codecs allocate nothing (design rule 2), so an
 //! MN or CN may speak SDO inside its cycle: decoding an SDO frame, reading
 //! its WriteByIndex data, encoding the response, cutting a long value into
 //! segments and putting them together again, and walking a concise DCF's
@@ -6,6 +6,8 @@
 //!
 //! This file is its own test binary with one test, so no other test
 //! allocates on another thread while the region is measured.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::alloc::System;
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! Recording allocates nothing (DESIGN rule 2): the [`Recorder`]'s push of
+//! Recording allocates nothing (design rule 2): the [`Recorder`]'s push of
 //! a periodic cycle and of an event sample — statistics, outliers, window
 //! ends, the 1 µs histogram of the main latency with more overflows than it
 //! keeps the numbers of — measured with a counting global allocator
@@ -6,6 +6,8 @@
 //!
 //! This file is its own test binary with one test, so no other test
 //! allocates on another thread while the region is measured.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::alloc::System;
 use std::sync::Arc;

@@ -1,10 +1,12 @@
-//! The real-time paths of the UADP codec allocate nothing (DESIGN rule 2):
+//! The real-time paths of the UADP codec allocate nothing (design rule 2):
 //! [`Writer::encode`], [`Reader::accept`] — on acceptance and on every kind
 //! of rejection — and the Ethernet framing, measured with a counting global
 //! allocator (`stats_alloc`, so that no `unsafe` is written here).
 //!
 //! This file is its own test binary with one test, so no other test
 //! allocates on another thread while the region is measured.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::alloc::System;
 use std::hint::black_box;

@@ -24,9 +24,11 @@
 //! buffer on the stack: the payload (a UDP datagram or a whole frame), the
 //! kernel's software receive stamp (`SO_TIMESTAMPNS`, `CLOCK_REALTIME`), a
 //! hardware stamp when the NIC gives one (`SCM_TIMESTAMPING`), and the VLAN
-//! tag. It allocates nothing, so a real-time loop can call it (DESIGN rule 2);
+//! tag. It allocates nothing, so a real-time loop can call it (design rule 2);
 //! [`recv_with_control`] is the same call for the transmit stamps of the
 //! error queue.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use crate::minus_one;
 use crate::rx_timestamp::ns_from_timespec;

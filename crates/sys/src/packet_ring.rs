@@ -26,8 +26,10 @@
 //! that needs the NIC's stamps receives with `recvmsg` instead.
 //!
 //! Taking a frame copies it into the caller's buffer and allocates nothing
-//! (DESIGN rule 2); the ring is mapped once, when it is made, and unmapped
+//! (design rule 2); the ring is mapped once, when it is made, and unmapped
 //! when it is dropped.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use crate::minus_one;
 use crate::packet::set_int_option;

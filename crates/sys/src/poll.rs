@@ -8,7 +8,7 @@
 //! `ppoll` takes a `timespec`, so the timeout keeps its nanoseconds
 //! (`poll(2)` rounds to milliseconds, `SO_RCVTIMEO` to microseconds and
 //! costs a `setsockopt` whenever it changes). The wait sleeps in the
-//! kernel; it allocates nothing, so a real-time loop can call it (DESIGN
+//! kernel; it allocates nothing, so a real-time loop can call it (design
 //! rule 2).
 
 use crate::minus_one;

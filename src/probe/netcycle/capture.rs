@@ -2,13 +2,15 @@
 //! thread into a preallocated byte ring and written to a nanosecond pcap
 //! (`net::pcap::PcapWriter`) by a writer thread that is not real-time.
 //!
-//! The CN emulator must never wait for a disk (DESIGN rule 2), so a
+//! The CN emulator must never wait for a disk (design rule 2), so a
 //! record — the frame's receive stamp (8 bytes), its length (2 bytes) and
 //! its bytes — goes into a lock-free single-producer ring (`rtrb`, the
 //! hand-over every probe uses) as one chunk, or, when the ring has no room
 //! for it, is counted as dropped. The writer drains the ring every few
 //! milliseconds; a whole record is committed at once, so it never sees
 //! half of one. The capture's frames and drops go into the result.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -21,7 +23,7 @@ use serde::Serialize;
 
 use crate::net::pcap::PcapWriter;
 
-/// Bytes of the ring: at seed 004's largest network (40 CNs, 250 µs) a
+/// Bytes of the ring: at [Baumgartner POWERLINK]'s largest network (40 CNs, 250 µs) a
 /// few hundred milliseconds of frames, seconds for the default 3 CNs.
 pub const RING_BYTES: usize = 8 << 20;
 /// Bytes before each frame in the ring: stamp and length.

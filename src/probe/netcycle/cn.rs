@@ -11,7 +11,7 @@
 //! receive ring for [`POLL_NS`] after each frame instead of sleeping, as a
 //! hardware CN answers within µs: no wake-up, so the managing node's send
 //! needs no interrupt to the emulator's CPU (on a VM each one is a VM exit,
-//! three times seed 004's per-PRes budget; see BENCHMARKS.md). Between
+//! three times [Baumgartner POWERLINK]'s per-PRes budget; see BENCHMARKS.md). Between
 //! cycles it sleeps, so the kernel never throttles it.
 //!
 //! Each SoC's kernel receive stamp is handed to whoever measures
@@ -28,6 +28,8 @@
 //!
 //! The loop allocates nothing: the state machine, the answer list and the
 //! frame buffers are made by [`CnEmulator::new`], before it runs.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

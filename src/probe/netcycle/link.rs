@@ -50,7 +50,9 @@
 //! clock, turned on for the run and put back when the link is dropped
 //! (they are on the NIC's clock: only differences of them are used).
 //!
-//! Sending, receiving and reading a stamp allocate nothing (DESIGN rule 2).
+//! Sending, receiving and reading a stamp allocate nothing (design rule 2).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

@@ -1,4 +1,4 @@
-//! The `netcycle` probe: seed 004's cyclic real-time Ethernet master, a
+//! The `netcycle` probe: [Baumgartner POWERLINK]'s cyclic real-time Ethernet master, a
 //! POWERLINK managing node (MN) polling N controlled nodes (CNs) with real
 //! frames (`jitterlab_core::powerlink`), its "held" verdict and its
 //! per-cycle timing.
@@ -57,6 +57,8 @@
 //!
 //! `--pcap FILE` writes what the CN side received and sent, or, with
 //! `--role mn`, what the managing node sent and received ([`capture`]).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

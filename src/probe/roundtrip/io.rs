@@ -13,7 +13,9 @@
 //! periods: T1 falls at every phase of both loops.
 //!
 //! The loop makes no allocation: its buffers are the [`Link`]'s and its
-//! own, made before the start (DESIGN rule 2).
+//! own, made before the start (design rule 2).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

@@ -1,4 +1,4 @@
-//! The `roundtrip` probe: seed 001's screw-to-screw round trip over OPC UA
+//! The `roundtrip` probe: [Red Hat controls]'s screw-to-screw round trip over OPC UA
 //! PubSub between an I/O simulator and a controller (a soft PLC), checked
 //! against the worst-case budget computed from the loop periods.
 //!
@@ -40,6 +40,8 @@
 //! measuring thread runs that role alone in this namespace on `IF`; without
 //! a shared clock only T1→T4 (io) or T2→T3 and the task's cycle (controller)
 //! are measured, and the result says so.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::net::IpAddr;
 use std::path::Path;

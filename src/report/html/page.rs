@@ -8,10 +8,10 @@
 //! Markdown prints); then per cell its latency histogram, percentile curve
 //! and timeline with the explanations of its outliers beside them; and for a
 //! bench one box chart per metric across its cells, grouped by
-//! configuration × scenario (seed 000 Table 10, seed 004 Tables 4–5).
+//! configuration × scenario ([Intel CODESYS] Table 10, [Baumgartner POWERLINK] Tables 4–5).
 //! A round trip's budget is drawn on its histogram, percentile curve,
-//! timeline and box chart (seed 001's Figure 4 view: T1→T4 and T2→T3
-//! against the budget); a chase adds its jitter per sample (seed 002's
+//! timeline and box chart ([Red Hat controls] Figure 4 view: T1→T4 and T2→T3
+//! against the budget); a chase adds its jitter per sample ([Red Hat caterpillar]
 //! Figures 1–3, and across a bench's cells Figure 4). A bench folds each
 //! cell into a `<details>` element (no script: the browser opens it), so a
 //! page of many cells reads as its verdict, tables and box charts first.
@@ -30,6 +30,8 @@
 //! script and no URL, so it reads the same offline, on a plant PC or
 //! attached to a ticket, and prints on white with every series told apart
 //! without colour.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::fmt::Write as _;
 
@@ -234,7 +236,7 @@ fn cell_plots(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
     Ok(o)
 }
 
-/// A round trip's box chart, seed 001's Figure 4 view: T1→T4 (the
+/// A round trip's box chart, [Red Hat controls] Figure 4 view: T1→T4 (the
 /// screw-to-screw time) and T2→T3 (the controller's) against the budget.
 fn round_trip_boxes(d: &CellData<'_>, axis: Axis, name: &str) -> Result<String> {
     let Some(budget) = d.budget else {
@@ -266,13 +268,13 @@ fn round_trip_boxes(d: &CellData<'_>, axis: Axis, name: &str) -> Result<String> 
     Ok(figure(
         &svg,
         &format!(
-            "The round trip against its worst-case budget of {} (seed 001, Figure 4): {BOX_CAPTION}; no sample may lie right of the budget line.",
+            "The round trip against its worst-case budget of {} (Red Hat and Intel, Figure 4): {BOX_CAPTION}; no sample may lie right of the budget line.",
             line_name("", budget, axis).trim()
         ),
     ))
 }
 
-/// A chase's jitter per sample in CPU cycles (seed 002, Figures 1–3).
+/// A chase's jitter per sample in CPU cycles ([Red Hat caterpillar] Figures 1–3).
 fn chase_samples(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
     let Some((rows, _)) = d.cell.result.as_ref().and_then(chase::rows_of) else {
         return Ok(String::new());
@@ -292,7 +294,7 @@ fn chase_samples(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
     Ok(figure(
         &svg,
         &format!(
-            "Jitter per sample (the slowest minus the fastest of its {} timed chases), in CPU cycles, as seed 002 plots it; a log axis when the samples span more than {} times.",
+            "Jitter per sample (the slowest minus the fastest of its {} timed chases), in CPU cycles, as the caterpillar study plots it; a log axis when the samples span more than {} times.",
             rows[0].chases,
             jitterlab_core::plot::LOG_SPAN
         ),
@@ -484,7 +486,7 @@ fn across(run: &StoredRun) -> Result<String> {
     ))
 }
 
-/// The chase cells' jitter per sample on one plot (seed 002, Figure 4:
+/// The chase cells' jitter per sample on one plot ([Red Hat caterpillar] Figure 4:
 /// baseline against cache allocation), when a bench has two or more.
 fn chase_across(
     cells: &[&jitterlab_core::cell::StoredCell],
@@ -513,7 +515,7 @@ fn chase_across(
     )?;
     Ok(figure(
         &svg,
-        "Jitter per sample of every chase cell, in CPU cycles (seed 002, Figure 4: the baseline against cache allocation), each cell's look named in the legend.",
+        "Jitter per sample of every chase cell, in CPU cycles (the caterpillar study, Figure 4: the baseline against cache allocation), each cell's look named in the legend.",
     ))
 }
 

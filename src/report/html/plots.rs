@@ -17,14 +17,14 @@
 //! is drawn by the one function [`ref_line`] on each plot of its metric: a
 //! vertical line at its value on the histogram and the box chart, a
 //! horizontal one on the percentile curve and the timeline, each named
-//! with its value in the legend, the axis widened to show it — seed 001's
+//! with its value in the legend, the axis widened to show it — [Red Hat controls]
 //! Figure 4 reads "no sample beyond 6.7 ms" off the plot itself.
 //!
 //! **Readable when a distribution spans decades.** A histogram wider than
 //! [`MAX_DRAWN_BINS`] 1 µs bins is drawn in merged bins
 //! ([`jitterlab_core::plot::merge_bins`]: 2, 5, 10, 20 … µs, the axis says
 //! which), its counts always on a log axis; the box chart and the chase's
-//! jitter per sample ([`per_sample`], seed 002's Figures 1–4) switch to a log
+//! jitter per sample ([`per_sample`], [Red Hat caterpillar] Figures 1–4) switch to a log
 //! value axis ticked at whole decades when their figures span more than
 //! [`jitterlab_core::plot::LOG_SPAN`] times.
 //! The colours are the Okabe–Ito palette, which stays distinct for colour-
@@ -44,6 +44,8 @@
 //! says), and keeps the figures it was drawn from in `<metadata>` as plain
 //! lines (`bin_us count`, `label value_ns`, …), so that a reader — and the
 //! tests — can check each drawn figure against the database.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::fmt::Write as _;
 
@@ -1059,7 +1061,7 @@ fn value_tick(v: f64, log: bool) -> String {
     }
 }
 
-/// The chase's jitter per sample (seed 002's Figures 1–4): `what` (CPU
+/// The chase's jitter per sample ([Red Hat caterpillar] Figures 1–4): `what` (CPU
 /// cycles) against the sample number, one line per series; on a log axis
 /// ticked at whole decades when the values span more than
 /// [`jitterlab_core::plot::LOG_SPAN`] times (a zero sits on the bottom edge).

@@ -9,6 +9,8 @@
 //! each plot keeps in its `<metadata>`, the steps the histogram draws, the
 //! axis texts with their units, the tables cell by cell against the text
 //! report.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::collections::BTreeMap;
 
@@ -951,7 +953,7 @@ fn the_output_file_is_replaced_whole_and_keeps_its_permissions() {
 }
 
 /// A stored `jitterlab run roundtrip` of 200 screw-to-screw times, 2 ms
-/// to 6.975 ms in 25 µs steps, against seed 001's 6.7 ms budget, with a
+/// to 6.975 ms in 25 µs steps, against [Red Hat controls]'s 6.7 ms budget, with a
 /// window row per 20 samples; its run id and result.
 fn round_trip_run(store: &mut Store) -> (i64, RunResult) {
     use jitterlab_core::roundtrip::{Budget, BudgetInputs, BudgetVerdict};
@@ -1130,7 +1132,7 @@ fn the_budget_is_a_line_on_the_histogram_timeline_and_box_chart() {
     let p = points(series_lines(t, plots::BUDGET)[0]);
     assert_eq!(p[0].1, p[1].1, "horizontal: {p:?}");
     assert!(p[1].0 > p[0].0 + 500, "{p:?}");
-    // The box chart, seed 001's Figure 4 view: T1→T4 against the budget.
+    // The box chart, [Red Hat controls] Figure 4 view: T1→T4 against the budget.
     let b = plots(&doc, &html, "boxes");
     assert_eq!(b.len(), 1);
     let m = child_text(b[0], "metadata");
@@ -1146,8 +1148,9 @@ fn the_budget_is_a_line_on_the_histogram_timeline_and_box_chart() {
         (f64::from(p[0].0) - want).abs() <= 1.5,
         "{p:?} against {want}"
     );
-    assert!(html
-        .contains("The round trip against its worst-case budget of 6700 µs (seed 001, Figure 4)"));
+    assert!(html.contains(
+        "The round trip against its worst-case budget of 6700 µs (Red Hat and Intel, Figure 4)"
+    ));
     // A cell without a budget draws none.
     let (_d, mut store) = open();
     let run = single_run(&mut store, &SMALL, "plc-7");
@@ -1372,7 +1375,7 @@ fn the_verdict_names_a_starved_neighbour_and_rt_throttling() {
         .insert_windows(cells[0], &windows_of(&values, 50))
         .unwrap();
     let (r, h) = measured(&[&values], false);
-    // Seed 001's neighbour on the probe CPU as measured here: 390 ms of
+    // [Red Hat controls]'s neighbour on the probe CPU as measured here: 390 ms of
     // CPU time in 15.058 s.
     let mut neighbours = vec![NeighbourReport {
         name: "stress-ng-probe-cpus".into(),

@@ -1,4 +1,4 @@
-//! From stored cells to the tables of seeds 000, 002 and 003 (the
+//! From stored cells to the tables of [Intel CODESYS], [Red Hat caterpillar] and [Xu EPICS] (the
 //! conditions, round-trip and load tables have modules of their own): grouping repetitions into rows,
 //! picking each figure from a cell's summaries, and laying the rows out.
 //!
@@ -11,6 +11,8 @@
 //! to its kind): a cell that failed before it stored anything still lands in
 //! the table of its kind. The chase measures CPU cycles, not a latency, so its
 //! rows go to the chase table and never to the latency table.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::collections::BTreeMap;
 
@@ -106,7 +108,7 @@ fn deviation(r: &RunResult, m: &Metrics) -> Option<i64> {
     let t0 = i64::try_from(r.params.period_ns).ok()?;
     Some((p.max? - t0).max(t0 - p.min?))
 }
-/// The latency seed 003's table reports for the cell's probe.
+/// The latency [Xu EPICS]'s table reports for the cell's probe.
 fn lat<'a>(r: &RunResult, m: &'a Metrics) -> Option<&'a MetricSummary> {
     metric(m, r.probe.main_latency()?)
 }
@@ -148,7 +150,7 @@ fn p99_chase(_: &RunResult, m: &Metrics) -> Option<i64> {
 fn max_chase(_: &RunResult, m: &Metrics) -> Option<i64> {
     chase_metric(m)?.max
 }
-/// Max − min of one sample's chases, one value per sample (seed 002's
+/// Max − min of one sample's chases, one value per sample ([Red Hat caterpillar]'s
 /// plotted figure).
 fn p50_sample_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
     metric(m, "sample-jitter")?.p50
@@ -193,7 +195,7 @@ pub(super) const MEAN_EXEC: Fig = Fig {
     unit: Unit::Ns,
     get: mean_exec,
 };
-/// Min period (seed 004's "min cycle").
+/// Min period ([Baumgartner POWERLINK]'s "min cycle").
 pub(super) const MIN_PERIOD: Fig = Fig {
     stem: "min_period",
     id: "min_period_ns",
@@ -202,7 +204,7 @@ pub(super) const MIN_PERIOD: Fig = Fig {
     unit: Unit::Ns,
     get: min_period,
 };
-/// Max period (seed 004's "max cycle").
+/// Max period ([Baumgartner POWERLINK]'s "max cycle").
 pub(super) const MAX_PERIOD: Fig = Fig {
     stem: "max_period",
     id: "max_period_ns",
@@ -436,7 +438,7 @@ pub(super) const SAMPLES_NOTE: &str =
     "samples: the samples of the row's figures (an event probe has no release schedule)";
 
 /// What each row's figures came from: the schedule's releases, the cycles
-/// measured, the releases skipped, the overruns (seed 000's baseline read
+/// measured, the releases skipped, the overruns ([Intel CODESYS]'s baseline read
 /// as a row of figures, but came from 82 cycles of 2507 releases).
 pub(super) const SCHEDULE_FIGS: [Fig; 4] = [RELEASES, CYCLES, SKIPPED, OVERRUNS];
 
@@ -948,7 +950,7 @@ pub(super) fn empty_row(
     row
 }
 
-/// Seed 000, Table 10: one table per (scenario, deployment, probe).
+/// [Intel CODESYS] Table 10: one table per (scenario, deployment, probe).
 pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
     let groups = groups(run);
     let configs = configuration_names(run);
@@ -1033,7 +1035,7 @@ pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
     sheets
 }
 
-/// Seed 003: one row per cell.
+/// [Xu EPICS]: one row per cell.
 pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
     // A chase measures CPU cycles, not a latency: it has no row here (see
     // `chase`), and a run of chases only has no latency table at all.
@@ -1041,7 +1043,7 @@ pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
     if groups.is_empty() {
         return Vec::new();
     }
-    // One row per latency a cell measured (seed 003 has a table per
+    // One row per latency a cell measured ([Xu EPICS] has a table per
     // latency: interrupt, context switch, response, …).
     let rows_of: Vec<(&Group, Option<&'static str>)> = groups
         .iter()

@@ -1,8 +1,10 @@
-//! Seed 002's chase table: one row per chase cell, in CPU (TSC) cycles —
+//! [Red Hat caterpillar]'s chase table: one row per chase cell, in CPU (TSC) cycles —
 //! cycles per chase (min, median, p99, max) and the sample jitter (median,
 //! max), the median jitter as a percentage of the same scenario's baseline
 //! row. Apart from `build` so that file stays short; it shares its rows
 //! ([`Group`]) and figures.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use jitterlab_core::cell::StoredRun;
 use serde_json::{json, Value};
@@ -52,7 +54,7 @@ pub(super) const CHASE_UNIT_NOTE: &str = "figures in CPU cycles (TSC): a chase i
 pub(super) const CHASE_SAMPLES_NOTE: &str =
     "samples: the timed chases the chase figures come from (an event probe has no release schedule)";
 
-/// Seed 002: one row per chase cell — cycles per chase (min, median, p99,
+/// [Red Hat caterpillar]: one row per chase cell — cycles per chase (min, median, p99,
 /// max) and the sample jitter (median, max), the median jitter as a
 /// percentage of the same scenario's baseline row. A configuration the
 /// machine could not run gets an `N/A` row per (scenario, deployment,

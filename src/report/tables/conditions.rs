@@ -1,6 +1,6 @@
-//! Seed 004's SoC-jitter table (Tables 4–5): one table per configuration,
+//! [Baumgartner POWERLINK]'s SoC-jitter table (Tables 4–5): one table per configuration,
 //! deployment and probe, a row per condition (scenario): min and max cycle
-//! — the measured *period* `T_per` (seed 004's "cycle", not the execution
+//! — the measured *period* `T_per` ([Baumgartner POWERLINK]'s "cycle", not the execution
 //! time) — and the deviation `max |T_per − T0|` = `max(max_period − T0, T0
 //! − min_period)` with `T0` the configured period.
 //!
@@ -16,13 +16,15 @@
 //! the cycles measured, the releases skipped and the overruns
 //! ([`super::build::SCHEDULE_FIGS`]). A `netcycle` row adds its late
 //! cycles, its cycles over T0, its missed PRes and whether its cycle time
-//! held (seed 004's question of each condition), with the reason under
+//! held ([Baumgartner POWERLINK]'s question of each condition), with the reason under
 //! the table when it did not.
 //!
 //! A probe limited to some scenarios (a spec's `scenarios`) has rows for
 //! those only, and one limited to a single scenario has no table here: it
-//! compares no condition (seed 004's load sweep, idle only, has the load
+//! compares no condition ([Baumgartner POWERLINK]'s load sweep, idle only, has the load
 //! table instead).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use jitterlab_core::cell::StoredRun;
 use jitterlab_core::result::{ProbeKind, RunResult};
@@ -240,7 +242,7 @@ fn is_netcycle(run: &StoredRun, members: &[&Group]) -> bool {
             .any(|p| p.name == members[0].probe && p.netcycle().is_some())
 }
 
-/// Seed 004, Tables 4–5: one table per (configuration, deployment, probe).
+/// [Baumgartner POWERLINK] Tables 4–5: one table per (configuration, deployment, probe).
 pub(super) fn conditions(run: &StoredRun) -> Vec<Sheet> {
     let groups = groups(run);
     let scenarios = scenario_names(run);

@@ -1,4 +1,4 @@
-//! Seed 004's load table (Tables 2–3): the POWERLINK managing node's CPU
+//! [Baumgartner POWERLINK]'s load table (Tables 2–3): the POWERLINK managing node's CPU
 //! load per cycle time × network size, N/A where the cycle time was not
 //! held, and each cell's ratio to the seed's Table 2.
 //!
@@ -25,7 +25,7 @@
 //! * the cell's status (`failed`, `skipped`, …) when it has no figures, and
 //!   `-` where the sweep has no cell.
 //!
-//! `vs seed` is the load ÷ seed 004's Table 2 figure for the same cell
+//! `vs seed` is the load ÷ [Baumgartner POWERLINK] Table 2 figure for the same cell
 //! ([`SEED_004_TABLE_2`]), as a factor with two decimals (`×1.35`: a ratio
 //! of two percentages reads wrong as a third one); `-` where either side
 //! has no figure, or the seed printed `< 1%` or `N/A`.
@@ -33,13 +33,15 @@
 //! Under the table: how load and "held" are defined, the response
 //! timeout(s) the cells used (held depends on it), the allowances a spec
 //! gave, each `N/A (wire)` figure, and which probes a cell merges when
-//! several measured the same point (seed 004's preset measures 500 µs × 3
+//! several measured the same point ([Baumgartner POWERLINK]'s preset measures 500 µs × 3
 //! CNs idle twice: in the sweep and as the SoC-jitter probe's idle row).
 //!
 //! For scripts (CSV, JSON) the same figures are one row per cell, not a
 //! grid: a sheet of its own, named `load` too, whose columns the CSV
 //! carries only when a run has the table — the CSV of every other run
 //! reads byte for byte as before.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use jitterlab_core::cell::StoredRun;
 use jitterlab_core::netcycle::{NetcycleDetail, NetcycleParams, Wait};
@@ -265,7 +267,7 @@ fn na_text(late: u64, missed: u64, left: u64) -> String {
     }
 }
 
-/// A cycle time as seed 004 prints it: `250 µs`, `1 ms`, `10 ms`.
+/// A cycle time as [Baumgartner POWERLINK] prints it: `250 µs`, `1 ms`, `10 ms`.
 fn cycle_text(ns: u64) -> String {
     if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
         format!("{} ms", ns / 1_000_000)
@@ -310,7 +312,7 @@ fn factor_text(s: Spread) -> String {
 }
 
 /// The note under every load table: what its figures are.
-pub(super) const LOAD_NOTE: &str = "load: the managing node threads' CPU time (their schedstat) ÷ wall time, in % of one CPU — seed 004's \"load of all POWERLINK threads on a single core\"; vs seed: that ÷ seed 004 Table 2 (High-End PC: a kernel-space stack with its own NIC driver), - where the seed has < 1% or N/A; N/A (late cycles: k): k cycles ended after the next cycle's release; N/A (missed: k): k PRes did not come within the response timeout (each N/A cell gives the load it measured all the same); N/A (wire): the cycle's frames cannot fit on a 100 Mbit/s wire, nothing was measured";
+pub(super) const LOAD_NOTE: &str = "load: the managing node threads' CPU time (their schedstat) ÷ wall time, in % of one CPU — Baumgartner and Schoenegger's \"load of all POWERLINK threads on a single core\"; vs seed: that ÷ Baumgartner and Schoenegger, Table 2 (High-End PC: a kernel-space stack with its own NIC driver), - where the seed has < 1% or N/A; N/A (late cycles: k): k cycles ended after the next cycle's release; N/A (missed: k): k PRes did not come within the response timeout (each N/A cell gives the load it measured all the same); N/A (wire): the cycle's frames cannot fit on a 100 Mbit/s wire, nothing was measured";
 
 /// The note of a table whose managing node spins for its PRes.
 pub(super) const BUSY_POLL_NOTE: &str = "busy-poll: the managing node spins on its socket for each PRes, so its load reads as 100 % of the polling phase; compare it with a blocking run, not with the seed";
@@ -525,7 +527,7 @@ fn table_notes(cells: &[&LoadCell], points: &[(u64, u8)]) -> Vec<String> {
     notes
 }
 
-/// Seed 004, Tables 2–3: per configuration × scenario × deployment × mode
+/// [Baumgartner POWERLINK] Tables 2–3: per configuration × scenario × deployment × mode
 /// with a sweep, the grid people read and the rows scripts read. Empty
 /// when the run has no `netcycle` cell.
 pub(super) fn load(run: &StoredRun) -> Vec<Sheet> {
@@ -592,7 +594,7 @@ pub(super) fn load(run: &StoredRun) -> Vec<Sheet> {
             (true, w) => format!(", PollResponse Chaining, {}", w.name()),
         };
         let title = format!(
-            "Stack load (seed 004 Tables 2–3) — configuration {configuration}, scenario {scenario}, {deployment}{mode}"
+            "Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration {configuration}, scenario {scenario}, {deployment}{mode}"
         );
         // A cell whose figures came from fewer cycles than its schedule
         // released says so under the grid (scripts: the schedule columns).

@@ -1,4 +1,4 @@
-//! Seed 001's round-trip table: per roundtrip cell the screw-to-screw time
+//! [Red Hat controls]'s round-trip table: per roundtrip cell the screw-to-screw time
 //! against its worst-case budget, the controller's share of it, and the
 //! controller task's determinism — the seed's Figures 2, 3 and 4 in one
 //! table, with the budget in the seed's shape under it.
@@ -33,6 +33,8 @@
 //! Worst-case`, `500 µs + 100 µs + … = 6.7 ms`) and the verdict over every
 //! round trip of those cells: `held`, or `FAILED: N samples beyond` with
 //! the cells they came from.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::roundtrip::BudgetVerdict;
@@ -246,9 +248,9 @@ fn budget_notes(shown: &[&Group]) -> Vec<String> {
     for b in budgets {
         let names: Vec<&str> = b.rows.iter().map(|r| r.0.as_str()).collect();
         notes.push(if several {
-            format!("worst-case round trip (seed 001) of {}:", names.join(", "))
+            format!("worst-case round trip (Red Hat and Intel) of {}:", names.join(", "))
         } else {
-            "worst-case round trip (seed 001), the budget every T1→T4 sample is checked against:"
+            "worst-case round trip (Red Hat and Intel), the budget every T1→T4 sample is checked against:"
                 .to_string()
         });
         notes.push(b.terms);
@@ -275,7 +277,7 @@ fn budget_notes(shown: &[&Group]) -> Vec<String> {
     notes
 }
 
-/// Seed 001: one row per roundtrip cell, N/A rows for configurations the
+/// [Red Hat controls]: one row per roundtrip cell, N/A rows for configurations the
 /// machine could not run, the budget and the verdict under it. Empty when
 /// no cell ran the roundtrip probe.
 pub(super) fn roundtrip(run: &jitterlab_core::cell::StoredRun) -> Vec<Sheet> {
@@ -350,7 +352,8 @@ pub(super) fn roundtrip(run: &jitterlab_core::cell::StoredRun) -> Vec<Sheet> {
     notes.extend(budget_notes(&shown));
     vec![Sheet {
         name: "roundtrip",
-        title: "Round trip (seed 001): screw to screw against the worst-case budget".into(),
+        title: "Round trip (Red Hat and Intel): screw to screw against the worst-case budget"
+            .into(),
         cols,
         rows,
         notes,

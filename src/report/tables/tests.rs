@@ -10,6 +10,8 @@
 //! ```
 //!
 //! then review `git diff tests/fixtures/reports/`.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -457,8 +459,8 @@ fn fixture_run() -> StoredRun {
         ),
     ];
     // The baseline's first repetition under the codesys load overran every
-    // cycle it ran: its figures came from 82 of 2507 releases (as seed
-    // 000's baseline row did), which its row must say.
+    // cycle it ran: its figures came from 82 of 2507 releases (as
+    // [Intel CODESYS]'s baseline row did), which its row must say.
     let overran = cells
         .iter_mut()
         .find(|c| c.key.configuration == "baseline" && c.key.scenario == "codesys")
@@ -760,7 +762,7 @@ fn vs_baseline_is_the_ratio_of_minima_and_of_maxima() {
     );
 }
 
-/// Seed 000's baseline row came from 82 of 2507 releases and no report
+/// [Intel CODESYS]'s baseline row came from 82 of 2507 releases and no report
 /// said so: every row gives its releases, cycles, skipped releases and
 /// overruns, and a note names the repetition that skipped.
 #[test]
@@ -1440,7 +1442,7 @@ fn settings_are_explained_with_what_was_read_back() {
 }
 
 // ---------------------------------------------------------------------------
-// The chase table (seed 002).
+// The chase table ([Red Hat caterpillar]).
 
 /// A chase cell's figures, in cycles: cycles per chase (min, median, p99,
 /// max) and the sample jitter (median, max).
@@ -1480,7 +1482,7 @@ fn chase_cell(configuration: &str, scenario: &str, rep: u32, c: Ch) -> StoredCel
     }
 }
 
-/// Run 9: bench `caterpillar` (seed 002), configurations `baseline` and
+/// Run 9: bench `caterpillar` ([Red Hat caterpillar]), configurations `baseline` and
 /// `cache-reserved`, scenarios `idle` and `neighbour`, a chase in each;
 /// `baseline/neighbour` ran twice.
 fn chase_run() -> StoredRun {
@@ -1874,7 +1876,7 @@ fn compare_includes_the_chase_figures() {
     );
 }
 
-/// Run 11: bench `epics` (seed 003) — a timerlat cell skipped (no tracer),
+/// Run 11: bench `epics` ([Xu EPICS]) — a timerlat cell skipped (no tracer),
 /// a ctxswitch cell, a UDP response cell; thresholds 100 µs.
 fn epics_run() -> StoredRun {
     let lat = |min, p50, max, count, over| {

@@ -7,7 +7,7 @@
 //! the settings that decide this, before any run, and prints one *finding*
 //! per setting: what was found and, when it is not the best set-up for
 //! measuring, the concrete command or kernel parameter that changes it
-//! (DESIGN rule 8). It changes nothing on the machine.
+//! (design rule 8). It changes nothing on the machine.
 //!
 //! Every finding has an `id` (kebab-case, stable for scripts), a
 //! [`Severity`], a one-line `summary` and a `fix` (empty when the finding is
@@ -23,7 +23,7 @@
 //! warning never breaks a script that only wants to know whether a run is
 //! possible.
 //!
-//! Every path is read under `--sysroot` (DESIGN rule 5), so each finding is
+//! Every path is read under `--sysroot` (design rule 5), so each finding is
 //! tested against the fake trees of `tests/fixtures/`; the summaries and
 //! fixes name the paths as they are on a real system (`/sys/...`). A missing
 //! or unreadable file is a finding ("unknown ..."), never an error. The
@@ -67,6 +67,8 @@
 //! which `audit` adds after running each engine's `version`);
 //! [`finding`] is what a finding is. The text and JSON
 //! forms, and the command that prints them, are [`crate::report::check`]'s.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 mod cache;
 mod container;

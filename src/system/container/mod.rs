@@ -2,7 +2,7 @@
 //! container built from the running jitterlab, with every real-time default
 //! it has on the host — or the cell fails and says why.
 //!
-//! A soft PLC in a container (seed 001's vPLC, seed 002's podman runs) is
+//! A soft PLC in a container ([Red Hat controls]'s vPLC, [Red Hat caterpillar]'s podman runs) is
 //! only comparable with one on the host when the container gets what the
 //! host process gets: SCHED_FIFO at the same priority, the same CPU,
 //! locked memory, the PM QoS request. None of that is free in a container,
@@ -50,6 +50,8 @@
 //! can run one of them in a container. The host side of a probe cell —
 //! building the inner `jitterlab run` and reading what it streams back —
 //! is `crate::probe::container`.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 pub mod image;
 pub mod prepare;

@@ -29,9 +29,11 @@
 //!   `cpu.rt_runtime_us` ([`CgroupLayout::cpu_v1`]); the budget a parent
 //!   cgroup can get is [`super::rt_parent`]'s.
 //!
-//! Every path is read under the sysroot (DESIGN rule 5), so each quirk is
+//! Every path is read under the sysroot (design rule 5), so each quirk is
 //! tested against fake `/proc/self/mountinfo`, `/proc/cgroups`,
 //! `/proc/self/limits`, `/proc/self/status` and `/sys/fs/cgroup` trees.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::collections::BTreeMap;
 use std::fs;

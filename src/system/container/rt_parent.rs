@@ -22,7 +22,7 @@
 //! container gets the same, so it may use what a host process may. None
 //! left is an error naming the groups that hold it.
 //!
-//! **Journal.** As every setting (DESIGN rule 4): the group is journaled
+//! **Journal.** As every setting (design rule 4): the group is journaled
 //! (`Undo::ContainerCgroup`) before the `mkdir`; each value's old content
 //! is read and journaled (`Undo::File`, on the settings' allow-list)
 //! before it is written. [`RtParent::restore`] writes the old values back
@@ -37,6 +37,8 @@
 //! root's period) and `cpu.rt_runtime_us` (`0`) after the `mkdir`, lists
 //! them in the journal entry, and removes exactly those before the
 //! directory — as the resctrl setting does.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! The on-disk journal of every change jitterlab makes to the machine, so
-//! that `jitterlab restore` can undo them after a `kill -9` (DESIGN rule 4),
+//! that `jitterlab restore` can undo them after a `kill -9` (design rule 4),
 //! and the machine lock that keeps two jitterlabs from changing the machine
 //! at once.
 //!
@@ -141,6 +141,8 @@
 //! (the [`Undo`] kinds and the document), `lock` the [`MachineLock`],
 //! `file` where the journal lives and how it is read and written, and
 //! `restore` the replay that puts the machine back ([`replay`]).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 mod entry;
 mod file;

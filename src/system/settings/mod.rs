@@ -1,7 +1,7 @@
 //! Settings: reversible changes to the machine — IRQ affinity (with
 //! irqbalance paused meanwhile), sysctls, the cpufreq governor and
 //! frequencies, resctrl cache groups — each read, validated, applied,
-//! verified and restored (DESIGN rule 4).
+//! verified and restored (design rule 4).
 //!
 //! A configuration is a list of [`Setting`]s. Each one
 //!
@@ -34,7 +34,7 @@
 //! restore …` line and stays journaled, so [`Journal::finish`] reports it
 //! and `jitterlab restore` can try again.
 //!
-//! Every path is taken under the sysroot (DESIGN rule 5), so the tests run
+//! Every path is taken under the sysroot (design rule 5), so the tests run
 //! against the fake trees `tests/fixtures/settings-*`, which reproduce the
 //! kernel's formats, and compare the whole tree byte for byte after
 //! restore.
@@ -45,6 +45,8 @@
 //! to journal any other, and `jitterlab restore` writes nothing else back.
 //! Every write and write-back opens with `O_NOFOLLOW` and never creates a
 //! file.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 // Not called by a command yet: `jitterlab apply` and the bench runner will;
 // remove this allow when they do.

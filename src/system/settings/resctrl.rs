@@ -1,5 +1,5 @@
 //! Cache allocation through resctrl: a configuration's cache groups, as a
-//! reversible setting (seed 000's per-core L3 partition, seed 002's L2
+//! reversible setting ([Intel CODESYS]'s per-core L3 partition, [Red Hat caterpillar]'s L2
 //! steps). The rules and formats are in [`jitterlab_core::resctrl`]; this
 //! module reads the machine and writes.
 //!
@@ -78,6 +78,8 @@
 //! byte (directories included). A kernel
 //! refusal is imitated by making the file immutable (`chattr +i`) and
 //! writing the kernel's message to `info/last_cmd_status`.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 pub use crate::system::journal::undo::resctrl::{remove_group, unmount, RESCTRL, STANDIN_FILES};
 use std::collections::BTreeMap;

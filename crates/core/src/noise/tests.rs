@@ -1,3 +1,5 @@
+//! The documents cited here are listed in `docs/design.md`.
+
 use std::collections::BTreeMap;
 
 use super::*;
@@ -109,7 +111,7 @@ fn commands_without_a_stated_request_get_no_intent() {
 
 #[test]
 fn neighbours_on_the_same_cpus_share_them_out() {
-    // Seed 001 on two CPUs: three neighbours on CPU 0 each asking (capped)
+    // [Red Hat controls] on two CPUs: three neighbours on CPU 0 each asking (capped)
     // the whole of it, one on the probe CPU asking 0.8.
     let asks = vec![
         (vec![0], 1000),

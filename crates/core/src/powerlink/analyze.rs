@@ -5,7 +5,7 @@
 //!
 //! # Why here, and how
 //!
-//! A capture is a sequence of `(stamp, frame)`; everything seed 004 asks of
+//! A capture is a sequence of `(stamp, frame)`; everything [Baumgartner POWERLINK] asks of
 //! a cycle (Table 4's min cycle, max cycle and deviation) and everything a
 //! user asks of a segment (which CN missed its PRes, how fast each answers,
 //! which NMT state each is in) follows from that sequence alone, so the
@@ -41,7 +41,7 @@
 //!   exact; so are the percentiles, from every distinct period kept with
 //!   its count (up to [`EXACT_PERIODS`] of them; past that, from the
 //!   histogram, with its resolution given).
-//! - **Deviation** is DESIGN's `max |T_per − T0|`. `T0` is the cycle time
+//! - **Deviation** is the design's `max |T_per − T0|`. `T0` is the cycle time
 //!   given (`--cycle`) or, failing that, inferred: the median of the first
 //!   [`INFER_PERIODS`] wire periods, rounded to the nearest µs (an MN's
 //!   cycle time is a configured whole number of µs, and the median ignores
@@ -65,6 +65,8 @@
 //! - **NMT**: the MN's state is the last seen in a SoA or PResMN; a CN's the
 //!   last seen in its PRes, IdentResponse or StatusResponse. ASnd services
 //!   are counted by kind.
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use serde::Serialize;
 

@@ -4,9 +4,11 @@
 //! Payloads (PDO data, StatusResponse error entries, NMTCommand data) are
 //! borrowed slices, so that a decoded frame points into the receive buffer
 //! and an encoded one is written from the caller's data: neither direction
-//! allocates (DESIGN rule 2). Node addresses that DS 301 fixes for a type
+//! allocates (design rule 2). Node addresses that DS 301 fixes for a type
 //! (a SoC goes from the MN to broadcast) are not fields; the ones that vary
 //! are.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 pub use super::errors::{DecodeError, EncodeError};
 use super::nmt::{NmtCommandId, NmtState, RequestedService, ServiceId};

@@ -1,5 +1,5 @@
 //! Ethernet POWERLINK V2 frames (EPSG DS 301), encoded and decoded without
-//! I/O: the wire of the `netcycle` probe (seed 004's managing node polling
+//! I/O: the wire of the `netcycle` probe ([Baumgartner POWERLINK]'s managing node polling
 //! N controlled nodes), and the lower bound of a cycle's wire time.
 //!
 //! # What POWERLINK frames are
@@ -68,6 +68,8 @@
 //! SDO over UDP, NMTRequest, SyncRequest/SyncResponse, the AInv and AMNI
 //! message types (decoded as [`DecodeError::Unsupported`]), multiplexed
 //! slots beyond their flags, and POWERLINK over UDP.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 pub mod analyze;
 pub mod cdc;

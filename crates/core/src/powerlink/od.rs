@@ -54,7 +54,9 @@
 //! value in its own size.
 //!
 //! Every value lives in a vector made by [`Od::new`]: reads, writes and
-//! the PDO copies allocate nothing (DESIGN rule 2).
+//! the PDO copies allocate nothing (design rule 2).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::sync::Arc;
 

@@ -2,6 +2,8 @@
 //! messages, wire-time figures computed by hand, and property tests:
 //! decoding never panics on random bytes, truncations or bit flips, and
 //! what decodes re-encodes to the same frame.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -468,7 +470,7 @@ fn nmt_names_follow_the_sender() {
 
 #[test]
 fn wire_time_of_seed_004s_networks_by_hand() {
-    // Every frame of seed 004's cycle is a minimum frame: 60 + 4 FCS + 8
+    // Every frame of [Baumgartner POWERLINK]'s cycle is a minimum frame: 60 + 4 FCS + 8
     // preamble + 12 gap = 84 bytes = 6720 ns, except the 40-CN PResMN
     // (14 + 10 + 40 = 64, + 24 = 88 bytes = 7040 ns).
     for (cns, polled, chained) in [

@@ -11,6 +11,8 @@
 //! then SoA. Nothing else is counted — no CN response time, no cable or
 //! hub delay, no MN turnaround — so a cycle under this bound can never be
 //! held, and one over it still may not be.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::codec::{PDO_HEADER_LEN, SOA_LEN, SOC_LEN};
 use crate::ether::{HEADER_LEN, MIN_FRAME_LEN};
@@ -42,7 +44,7 @@ pub struct CycleLoad {
 }
 
 impl CycleLoad {
-    /// Seed 004's load (Table 1): 1 output byte and 6 input bytes per CN,
+    /// [Baumgartner POWERLINK]'s load (Table 1): 1 output byte and 6 input bytes per CN,
     /// no ASnd.
     pub fn seed004(cns: usize, chained: bool) -> CycleLoad {
         CycleLoad {

@@ -1,22 +1,24 @@
 //! Cache ways reserved for real-time CPUs, fitted to the machine's resctrl
 //! capabilities: the cache-partitioned configurations of the presets
-//! (seed 000's Table 9 for `codesys`, seed 001's CAT for `redhat`, seed
-//! 002's reserved half for `caterpillar`).
+//! ([Intel CODESYS] Table 9 for `codesys`, [Red Hat controls]'s CAT for `redhat`,
+//! [Red Hat caterpillar]'s reserved half for `caterpillar`).
 //!
 //! One rule serves them all, so the three presets agree on what
 //! "reserved" means: the cache is the L3 when resctrl offers it, else the
 //! L2; its lower half (rounded down) stays with every other CPU (the
 //! default group), and its upper half is shared out among the real-time
 //! CPUs, each in a resctrl group of its own with a block of adjacent ways
-//! (seed 000: "cache ways 7,6 … CPU 0, cache ways 5,4 … CPU 1"). The first
+//! ([Intel CODESYS]: "cache ways 7,6 … CPU 0, cache ways 5,4 … CPU 1"). The first
 //! real-time CPU named gets the highest block and any ways left over by an
-//! uneven split. With one real-time CPU this is seed 002's split: the upper
+//! uneven split. With one real-time CPU this is [Red Hat caterpillar]'s split: the upper
 //! half for the test CPU, the lower half for everything else.
 //!
 //! Where the machine cannot do it, the error is the reason a report prints
 //! beside the configuration's N/A row: no cache allocation at all, resctrl
 //! not mounted, CDP on, no cache resource, too few CLOSIDs, or a cache too
 //! small for its blocks under the kernel's rules (`min_cbm_bits`).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use crate::resctrl::{CacheInfo, Capabilities, Resource};
 

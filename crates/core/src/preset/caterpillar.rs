@@ -1,4 +1,4 @@
-//! Preset `caterpillar`: seed 002 — a cache-sensitive pointer chase on a
+//! Preset `caterpillar`: [Red Hat caterpillar] — a cache-sensitive pointer chase on a
 //! test CPU beside a cache-thrashing neighbour, with the IRQs on a CPU of
 //! their own, baseline against half the cache reserved for the test CPU.
 //!
@@ -10,6 +10,8 @@
 //! (50 ms of every second by default); the preset leaves
 //! `rt_runtime_us` as the machine has it — turning throttling off is the
 //! user's decision — and the report names the stalls it caused.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::cache::{cache_tables, partition};
 use super::PresetMachine;
@@ -20,7 +22,7 @@ use crate::units::CpuList;
 /// The name of `caterpillar`'s configuration with half the cache reserved.
 pub(super) const CACHE_RESERVED: &str = "cache-reserved";
 
-/// Seed 002's roles: the test CPU (the last online), the neighbour CPU (the
+/// [Red Hat caterpillar]'s roles: the test CPU (the last online), the neighbour CPU (the
 /// one before it) and the IRQ CPU (the first online CPU, where the kernel's
 /// housekeeping already lives). Two CPUs: the IRQs share the neighbour's
 /// CPU; one CPU: everything shares it (`None` for neighbour and IRQ lines).
@@ -39,7 +41,7 @@ pub(super) fn unavailable(machine: &PresetMachine) -> Option<String> {
     partition(machine.cache, 1).err()
 }
 
-/// Seed 002's experiment on this machine.
+/// [Red Hat caterpillar]'s experiment on this machine.
 pub(super) fn text(machine: &PresetMachine) -> String {
     let (test, neighbour, irq) = roles(machine.online);
     let placement = match (neighbour, irq) {

@@ -1,8 +1,10 @@
-//! Preset `codesys`: seed 000, Table 10 — a soft-PLC task's periodic jitter
+//! Preset `codesys`: [Intel CODESYS] Table 10 — a soft-PLC task's periodic jitter
 //! and cycle time beside a stress-ng noisy neighbour, per configuration:
 //! no tuning, the real-time set-up, and the real-time set-up with cache
 //! ways reserved for the real-time core (Table 9), where the machine has
 //! cache allocation.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::cache::{cache_tables, partition};
 use super::{neighbour_line, placement, PresetMachine};
@@ -19,7 +21,7 @@ pub(super) fn unavailable(machine: &PresetMachine) -> Option<String> {
     partition(machine.cache, 1).err()
 }
 
-/// Seed 000's experiment on this machine.
+/// [Intel CODESYS]'s experiment on this machine.
 pub(super) fn text(machine: &PresetMachine) -> String {
     let (probe, neighbours) = placement(machine.online);
     let nl = neighbour_line(&neighbours);

@@ -1,11 +1,13 @@
-//! Preset `epics`: seed 003, Tables 1, 4 and 5 — interrupt, context-switch
+//! Preset `epics`: [Xu EPICS] Tables 1, 4 and 5 — interrupt, context-switch
 //! and total response latency of a real-time thread, with a quiet network
 //! and under a network flood.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::{neighbour_line, placement, PresetMachine};
 use crate::defaults::PRIORITY;
 
-/// Seed 003's experiment on this machine.
+/// [Xu EPICS]'s experiment on this machine.
 pub(super) fn text(machine: &PresetMachine) -> String {
     let (probe, neighbours) = placement(machine.online);
     let nl = neighbour_line(&neighbours);

@@ -12,13 +12,13 @@
 //!
 //! CPU placement: the probe runs on the last online CPU, neighbours on the
 //! others; `caterpillar` also gives the IRQs a CPU of their own where there
-//! are three or more (seed 002's test, neighbour and IRQ cores), and
-//! `redhat` its I/O simulator (seed 001's second real-time loop). On a
+//! are three or more ([Red Hat caterpillar]'s test, neighbour and IRQ cores), and
+//! `redhat` its I/O simulator ([Red Hat controls]'s second real-time loop). On a
 //! one-CPU machine everything shares CPU 0 and the plan says so.
 //!
 //! The source documents measured for hours (48 h, 10 million cycles); the
 //! presets keep their probe parameters and conditions but measure each cell
-//! for 60 s after a 5 s warm-up (`caterpillar`: seed 002's 200 samples, with
+//! for 60 s after a 5 s warm-up (`caterpillar`: [Red Hat caterpillar]'s 200 samples, with
 //! 60 s as the cap), so a whole table takes minutes; `bench --duration` or an
 //! edited copy of the text (`jitterlab presets --show NAME`) makes it a soak.
 //!
@@ -30,6 +30,8 @@
 //! (the cache-partitioned ones need cache allocation); [`unavailable`] lists
 //! them with the reason so reports print that row as N/A instead of
 //! silently dropping it.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 mod cache;
 mod caterpillar;

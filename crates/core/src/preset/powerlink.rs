@@ -1,4 +1,4 @@
-//! Preset `powerlink`: seed 004 — both of its tables in one spec, on a
+//! Preset `powerlink`: [Baumgartner POWERLINK] — both of its tables in one spec, on a
 //! POWERLINK managing node (MN) that polls emulated controlled nodes (CNs)
 //! over a veth pair (the `netcycle` probe), and the seed's figures the
 //! reports compare with.
@@ -44,6 +44,8 @@
 //! longer cells. The SoC-jitter and timer-task cells keep the other
 //! presets' minute: their figures are extremes, which grow with the time
 //! measured.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::{neighbour_line, placement, PresetMachine};
 use crate::defaults::PRIORITY;
@@ -88,7 +90,7 @@ impl PresetChoice {
     }
 }
 
-/// One figure of seed 004's load tables.
+/// One figure of [Baumgartner POWERLINK]'s load tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeedLoad {
     /// The stack's load, in whole percent.
@@ -110,7 +112,7 @@ impl SeedLoad {
     }
 }
 
-/// One of seed 004's load tables: the load per cycle time
+/// One of [Baumgartner POWERLINK]'s load tables: the load per cycle time
 /// ([`SEED_CYCLES_NS`]) × network size ([`SEED_CNS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeedLoadTable {
@@ -131,7 +133,7 @@ impl SeedLoadTable {
 
 use SeedLoad::{BelowOne as B, NotHeld as N, Percent as P};
 
-/// Seed 004, Table 2: "System Load Measurement, High-End PC" (Intel Core2Duo
+/// [Baumgartner POWERLINK] Table 2: "System Load Measurement, High-End PC" (Intel Core2Duo
 /// U7500 at 1.06 GHz, openPOWERLINK 1.7 in kernel space with its own NIC
 /// driver, 2.6.31.12-rt21): the load of all POWERLINK threads on one core.
 /// The figures the load table's ratios are to.
@@ -148,7 +150,7 @@ pub const SEED_004_TABLE_2: SeedLoadTable = SeedLoadTable {
     ],
 };
 
-/// Seed 004, Table 3: "System Load Measurement, Embedded PC" (Celeron M 423
+/// [Baumgartner POWERLINK] Table 3: "System Load Measurement, Embedded PC" (Celeron M 423
 /// clocked down to 533 MHz), kept beside Table 2 for reference.
 pub const SEED_004_TABLE_3: SeedLoadTable = SeedLoadTable {
     source:
@@ -168,7 +170,7 @@ fn cycle_word(ns: u64) -> String {
     format_duration_exact(ns)
 }
 
-/// Seed 004's experiment on this machine, with the load table's rows and
+/// [Baumgartner POWERLINK]'s experiment on this machine, with the load table's rows and
 /// columns `choice` (the seed's where it chose none).
 pub(super) fn text(machine: &PresetMachine, choice: &PresetChoice) -> String {
     let (probe, neighbours) = placement(machine.online);

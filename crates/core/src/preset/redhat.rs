@@ -1,10 +1,10 @@
-//! Preset `redhat`: seed 001 — the screw-to-screw round trip over OPC UA
+//! Preset `redhat`: [Red Hat controls] — the screw-to-screw round trip over OPC UA
 //! PubSub (an I/O simulator and a soft-PLC controller, asynchronous loops)
 //! checked against its worst-case budget of 6.7 ms, idle and beside the
 //! seed's noisy neighbour, without and with cache ways reserved for the
 //! real-time CPUs (the seed's CAT).
 //!
-//! CPU placement (seed 001 gives the control node's real-time cores their
+//! CPU placement ([Red Hat controls] gives the control node's real-time cores their
 //! own cache ways and puts the noisy neighbour on its best-effort cores):
 //!
 //! | online CPUs | controller | I/O simulator | neighbours | ways reserved for |
@@ -20,6 +20,8 @@
 //! The seed compares the controller on the host with the controller in a
 //! podman container; [`DEPLOYMENTS`] is the one place that lists where the
 //! controller runs.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::cache::{cache_tables, partition};
 use super::{neighbour_line, placement, PresetMachine};
@@ -27,7 +29,7 @@ use crate::defaults::PRIORITY;
 use crate::resctrl::ways_text;
 use crate::units::CpuList;
 
-/// Where the preset runs the controller: seed 001 measures it on the host
+/// Where the preset runs the controller: [Red Hat controls] measures it on the host
 /// and in a podman container (the I/O simulator stays on the host).
 pub const DEPLOYMENTS: &[&str] = &["host", "container"];
 
@@ -35,7 +37,7 @@ pub const DEPLOYMENTS: &[&str] = &["host", "container"];
 /// real-time CPUs.
 pub(super) const CACHE_PARTITIONED: &str = "cache-partitioned";
 
-/// Seed 001's CPUs on this machine (see the module doc).
+/// [Red Hat controls]'s CPUs on this machine (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Roles {
     /// The controller's CPU (the probe CPU).
@@ -50,7 +52,7 @@ pub(super) struct Roles {
     pub realtime: Vec<(&'static str, usize)>,
 }
 
-/// Seed 001's CPUs on a machine with these online CPUs.
+/// [Red Hat controls]'s CPUs on a machine with these online CPUs.
 pub(super) fn roles(online: &CpuList) -> Roles {
     let (controller, neighbours) = placement(online);
     let cpus: Vec<usize> = online.iter().collect();
@@ -93,7 +95,7 @@ fn deployments_line() -> String {
     )
 }
 
-/// Seed 001's experiment on this machine.
+/// [Red Hat controls]'s experiment on this machine.
 pub(super) fn text(machine: &PresetMachine) -> String {
     let r = roles(machine.online);
     let nl = neighbour_line(&r.neighbours);

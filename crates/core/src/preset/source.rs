@@ -10,8 +10,10 @@
 //! stored today says it even when the presets change later.
 //!
 //! Titles and authors are copied from the documents in `shared/seeds/`;
-//! where a document names no title or author (seed 002 is a blog post kept
+//! where a document names no title or author ([Red Hat caterpillar] is a blog post kept
 //! without its heading or byline), the text says so rather than guess.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,8 @@
 //! Tests of the presets: each parsed by the one spec parser on machines of
 //! one, two, four and eight CPUs, with and without cache allocation (the
 //! resctrl capabilities of the seeds' machines).
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use super::*;
 use crate::netcycle::NetcycleParams;
@@ -507,7 +509,7 @@ fn codesys_lists_the_cache_partitioned_configuration_as_unavailable_with_the_rea
     assert_eq!(unavailable("nope", &m), []);
 }
 
-/// Seed 002's machine: L2 allocation only, 20 ways on 4 ids, 8 CLOSIDs.
+/// [Red Hat caterpillar]'s machine: L2 allocation only, 20 ways on 4 ids, 8 CLOSIDs.
 fn seed_002_cache() -> Capabilities {
     use crate::resctrl::ResourceInfo;
     Capabilities {
@@ -624,7 +626,7 @@ fn caterpillar_reserves_half_the_cache_where_resctrl_offers_it() {
             b.dma_latency
         )
     );
-    // Seed 002: L2 ffc00 for the real-time group, 3ff for the default one.
+    // [Red Hat caterpillar]: L2 ffc00 for the real-time group, 3ff for the default one.
     assert_eq!(
         r.settings.cache,
         [CacheGroup {
@@ -841,7 +843,7 @@ fn epics_measures_the_three_latencies_idle_and_under_network_load() {
     }
 }
 
-/// Seed 000's machine (Table 9): one L3 of 8 ways, 4 CLOSIDs, shareable
+/// [Intel CODESYS]'s machine (Table 9): one L3 of 8 ways, 4 CLOSIDs, shareable
 /// ways 0-1 (the `resctrl-l3-8ways` fixture).
 fn seed_000_cache() -> Capabilities {
     use crate::resctrl::ResourceInfo;
@@ -936,7 +938,7 @@ fn codesys_reserves_ways_for_the_real_time_core_where_resctrl_offers_them() {
         ),
         "{text}"
     );
-    // Seed 002's machine: the L2 (no L3 to allocate), the upper half.
+    // [Red Hat caterpillar]'s machine: the L2 (no L3 to allocate), the upper half.
     let s = parsed_with("codesys", "0-1", Some(&seed_002_cache()));
     assert_eq!(
         groups_of(&s.configurations[2]),
@@ -1071,7 +1073,7 @@ fn redhat_says_where_the_io_simulator_runs_and_where_the_container_goes() {
 
 #[test]
 fn redhat_reserves_ways_for_the_controller_and_the_io_simulator() {
-    // Seed 000's machine, four CPUs: two ways each, as in its Table 9.
+    // [Intel CODESYS]'s machine, four CPUs: two ways each, as in its Table 9.
     let caps = seed_000_cache();
     let s = parsed_with("redhat", "0-3", Some(&caps));
     let names: Vec<&str> = s.configurations.iter().map(|c| c.name.as_str()).collect();
@@ -1126,7 +1128,7 @@ fn redhat_reserves_ways_for_the_controller_and_the_io_simulator() {
         )
     );
 
-    // Seed 002's L2 (20 ways): five each, the lower ten for the rest.
+    // [Red Hat caterpillar]'s L2 (20 ways): five each, the lower ten for the rest.
     let s = parsed_with("redhat", "0-3", Some(&seed_002_cache()));
     assert_eq!(
         groups_of(&s.configurations[1]),

@@ -2,13 +2,13 @@
 //! the schemata grammar, cache-way masks, the kernel's validation rules, the
 //! plan of what to write, and the partition table a user reads.
 //!
-//! The source documents partition the last-level cache per core (seed 000,
+//! The source documents partition the last-level cache per core ([Intel CODESYS]
 //! Tables 5, 7 and 9: "cache ways 7,6 are shared among workloads running on
-//! CPU 0 …") and the L2 per core (seed 002: `echo "L2:0=3ff" >
+//! CPU 0 …") and the L2 per core ([Red Hat caterpillar]: `echo "L2:0=3ff" >
 //! /sys/fs/resctrl/schemata`, `mkdir p0`, `echo "L2:0=ffc00;" >
 //! p0/schemata`). Everything here is what can be decided without touching
 //! the machine, so that a bad request is refused with a message naming the
-//! fix before anything is written (DESIGN rule 8); the binary
+//! fix before anything is written (design rule 8); the binary
 //! (`src/system/settings/resctrl.rs`) reads the machine and writes.
 //!
 //! # The kernel's formats
@@ -23,7 +23,7 @@
 //!   the widest value of any resource: `    L3:0=7fff;1=7fff` and
 //!   `    MB:0= 100;1= 100`. [`parse_schemata`] reads both the padded read
 //!   format and the compact write format (`L2:0=ffc00;`, a trailing `;`
-//!   as seed 002 writes it, an optional `0x`); [`SchemataLine::to_write`]
+//!   as [Red Hat caterpillar] writes it, an optional `0x`); [`SchemataLine::to_write`]
 //!   gives the compact form with the trailing newline the kernel requires.
 //!   A write names only the resources and domains it changes; the others
 //!   keep their values ([`Schemata::merge`]).
@@ -61,13 +61,15 @@
 //!
 //! # The partition table
 //!
-//! [`partition_tables`] prints what the documents print (seed 000,
+//! [`partition_tables`] prints what the documents print ([Intel CODESYS]
 //! Table 9): per cache and cache id, one column per way, highest first,
 //! with the CPUs that may allocate into it (`C0`, `C[0-3]`, and `HW` when
 //! the hardware shares the way with I/O) and the groups whose mask holds
 //! it. A CPU allocates with the mask of the group its `cpus_list` puts it
 //! in, or the default group's; tasks placed in a group by pid are not
 //! shown (a task allocates with its group's mask on any CPU).
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 use std::fmt;
 

@@ -1,3 +1,5 @@
+//! The documents cited here are listed in `docs/design.md`.
+
 use std::collections::BTreeMap;
 
 use super::*;
@@ -28,7 +30,7 @@ fn schemata_parse_padded_compact_and_cdp() {
             ]
         }
     );
-    // Seed 002's write, with its trailing ';'.
+    // [Red Hat caterpillar]'s write, with its trailing ';'.
     assert_eq!(
         sch("L2:0=ffc00;\n").lines,
         vec![SchemataLine {
@@ -241,7 +243,7 @@ fn group_names() {
     );
 }
 
-/// Seed 000's machine: one L3 of 8 ways, 4 CPUs, 4 CLOSIDs, the
+/// [Intel CODESYS]'s machine: one L3 of 8 ways, 4 CPUs, 4 CLOSIDs, the
 /// hardware sharing ways 0-1.
 fn seed000() -> Capabilities {
     Capabilities {
@@ -286,7 +288,7 @@ fn l3_default(ways: &str) -> CacheDefault {
     }
 }
 
-/// Seed 000, Configuration 3 (Table 9): ways 7-6 for CPU 0, 5-4 for
+/// [Intel CODESYS], Configuration 3 (Table 9): ways 7-6 for CPU 0, 5-4 for
 /// CPU 1, 3-2 for CPU 2, 1-0 for CPU 3 (the default group's).
 fn configuration3() -> (Vec<CacheGroup>, CacheDefault) {
     (

@@ -10,7 +10,7 @@
 //! answers "what will run, in which order, for how long" ([`Spec::cells`],
 //! [`Spec::planned_ns`], [`Spec::plan_text`]) so `bench --dry-run` can show
 //! the plan and a bad spec is refused before the first setting is written
-//! (DESIGN rule 8).
+//! (design rule 8).
 //!
 //! # Format
 //!
@@ -120,8 +120,8 @@
 //!
 //! # Cache allocation
 //!
-//! A configuration may partition the caches through resctrl (seed 000's
-//! Configuration 3, seed 002's resctrl steps; [`crate::resctrl`] has the
+//! A configuration may partition the caches through resctrl ([Intel CODESYS]'s
+//! Configuration 3, [Red Hat caterpillar]'s resctrl steps; [`crate::resctrl`] has the
 //! rules):
 //!
 //! ```toml
@@ -191,6 +191,8 @@
 //! [`parse_duration`]: crate::units::parse_duration
 //! [`parse_size`]: crate::units::parse_size
 //! [`CpuList::parse`]: crate::units::CpuList::parse
+//!
+//! The design rules and documents cited here are in `docs/design.md`.
 
 mod cache;
 mod cell_key;

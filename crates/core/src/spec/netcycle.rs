@@ -1,4 +1,4 @@
-//! The `netcycle` probe's keys of a `[[probe]]` table, checked: seed 004's
+//! The `netcycle` probe's keys of a `[[probe]]` table, checked: [Baumgartner POWERLINK]'s
 //! network size, payloads, PollResponse Chaining, how the managing node
 //! waits and how long, the CN emulator's CPU and the held allowances.
 //! Kept beside the checker of the other probes' keys (`check.rs`), so that
@@ -12,8 +12,8 @@
 //! chaining = false            # PollResponse Chaining: one PResMN
 //! wait = "blocking"           # or "busy-poll" (its load reads 100 %)
 //! response_timeout = "100us"  # how long the MN waits for one PRes
-//! out_bytes = 1               # output bytes per CN (seed 004 Table 1)
-//! in_bytes = 6                # input bytes per CN (seed 004 Table 1)
+//! out_bytes = 1               # output bytes per CN ([Baumgartner POWERLINK] Table 1)
+//! in_bytes = 6                # input bytes per CN ([Baumgartner POWERLINK] Table 1)
 //! cn_cpu = "1"                # the CN emulator's CPU
 //! max_late_cycles = 0         # late cycles a held cycle time may have
 //! max_missed_pres = 0         # missed PRes a held cycle time may have
@@ -21,6 +21,8 @@
 //!
 //! A cycle whose frames cannot fit on a 100 Mbit/s wire is not refused
 //! here: a bench marks that cell `N/A (wire)` and goes on.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::ops::Range;
 

@@ -17,6 +17,8 @@
 //! `scenarios` and `duration_ns` ([`ProbeScope`]), so a spec without them
 //! stores the bytes it always did. [`ProbeSpecWire`] is that shape; the
 //! conversions to and from it are the only place it is known.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
 
@@ -129,9 +131,9 @@ pub enum ProbeParams {
         /// timerlat --cpus`), not only its first (a bench cell).
         every_probe_cpu: bool,
     },
-    /// Seed 001's screw-to-screw round trip over OPC UA PubSub.
+    /// [Red Hat controls]'s screw-to-screw round trip over OPC UA PubSub.
     Roundtrip(Box<RoundtripParams>),
-    /// Seed 004's POWERLINK managing node and its controlled nodes.
+    /// [Baumgartner POWERLINK]'s POWERLINK managing node and its controlled nodes.
     Netcycle(Box<NetcycleParams>),
     /// A running task observed through the kernel's tracepoints.
     Observe(Box<ObserveParams>),

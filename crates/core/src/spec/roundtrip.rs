@@ -1,4 +1,4 @@
-//! The `roundtrip` probe's keys of a `[[probe]]` table, checked: seed 001's
+//! The `roundtrip` probe's keys of a `[[probe]]` table, checked: [Red Hat controls]'s
 //! loop periods and budget terms, the transport and the I/O simulator's
 //! CPU. Kept beside the checker of the other probes' keys (`check.rs`), so
 //! that one file stays readable.
@@ -16,6 +16,8 @@
 //! transport = "udp"         # udp or eth
 //! io_cpu = "1"              # the I/O simulator's CPU
 //! ```
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use std::ops::Range;
 

@@ -12,7 +12,7 @@
 //! duration = "10s"       # this probe's measured time per cell; default: the spec's
 //! ```
 //!
-//! Seed 004 needs both: its load table (Tables 2–3) is measured on an
+//! [Baumgartner POWERLINK] needs both: its load table (Tables 2–3) is measured on an
 //! idle machine for 24 cycle × node points, its SoC-jitter table (Tables
 //! 4–5) at one point under seven conditions; without a scope every load
 //! point would also run under every condition, seven times the cells. A
@@ -20,6 +20,8 @@
 //!
 //! Kept apart from the probe checker (`check.rs`) because it needs the
 //! checked scenarios, which the probes do not otherwise know.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 use toml::Spanned;
 

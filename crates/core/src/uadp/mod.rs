@@ -1,6 +1,6 @@
 //! UADP, the binary message mapping of OPC UA PubSub (OPC 10000-14, 7.2.4),
 //! encoded and decoded without I/O: the wire of the `roundtrip` probe
-//! (seed 001's screw-to-screw loop between an I/O simulator and a soft PLC).
+//! ([Red Hat controls]'s screw-to-screw loop between an I/O simulator and a soft PLC).
 //!
 //! # What UADP is
 //!
@@ -76,6 +76,8 @@
 //! NodeId, …). Decoding never panics on any input: a property test feeds it
 //! random bytes, every truncation and bit flip of the captured messages,
 //! and forged counts and lengths.
+//!
+//! The documents cited here are listed in `docs/design.md`.
 
 pub mod address;
 mod decode;

@@ -5,10 +5,12 @@
 //!
 //! Everything here but [`PublisherId`] is `Copy`, so that the reader and the
 //! writer can move values in and out of caller-provided slices without
-//! allocating (DESIGN rule 2). Time stamps are OPC UA `DateTime`s: signed
+//! allocating (design rule 2). Time stamps are OPC UA `DateTime`s: signed
 //! ticks of 100 ns since 1601-01-01 UTC ([`datetime_from_unix_ns`] and
 //! [`unix_ns_from_datetime`] convert to and from the nanoseconds of the rest
 //! of jitterlab).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::fmt;
 

@@ -5,9 +5,11 @@
 //!
 //! Every error is small `Copy` data with `&'static str` texts, so that a
 //! rejected message costs no allocation on the real-time receive path
-//! (DESIGN rule 2). A read past the end is never a panic: it is a
+//! (design rule 2). A read past the end is never a panic: it is a
 //! [`DecodeError::Malformed`] naming the byte offset and what was being read
 //! there.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use thiserror::Error;
 

@@ -2,7 +2,7 @@
 //! once what every message carries, [`Writer::new`] checks it, and
 //! [`Writer::encode`] writes one key frame per call into a caller buffer —
 //! no allocation, no lock, no I/O, so a real-time loop can call it every
-//! cycle (DESIGN rule 2).
+//! cycle (design rule 2).
 //!
 //! The message length is fixed by the configuration ([`Writer::len`]):
 //! every field type has a fixed size, and the optional parts are on or off
@@ -11,6 +11,8 @@
 //! at offsets fixed from the first message it accepted, with no length
 //! check). One DataSetMessage per NetworkMessage: jitterlab's roles publish
 //! one DataSet each.
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use thiserror::Error;
 

@@ -64,7 +64,9 @@
 //! measurement.
 //!
 //! Nothing in a cycle allocates: the frame buffers, the outputs and the
-//! per-CN books are made by [`Mn::new`] (DESIGN rule 2).
+//! per-CN books are made by [`Mn::new`] (design rule 2).
+//!
+//! The design rules cited here are in `docs/design.md`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;

@@ -338,7 +338,7 @@ fn the_load_table_in_text() {
         got,
         format!(
             "{HEAD}
-Stack load (seed 004 Tables 2–3) — configuration tuned, scenario idle, host
+Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario idle, host
 cycle        3 CNs     vs seed                                      20 CNs  vs seed
 250 µs       41.2%       ×1.11                                  N/A (wire)        -
 500 µs  20.3–21.0%  ×1.13–1.17            N/A (late cycles: 3; load 51.2%)        -
@@ -360,7 +360,7 @@ fn the_same_cells_in_markdown() {
     let got = render(&powerlink_run(), &only(Table::Load), Format::Md).unwrap();
     assert!(
         got.contains(
-            "### Stack load (seed 004 Tables 2–3) — configuration tuned, scenario idle, host\n\n\
+            "### Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario idle, host\n\n\
              | cycle | 3 CNs | vs seed | 20 CNs | vs seed |\n\
              |---|---:|---:|---:|---:|\n\
              | 250 µs | 41.2% | ×1.11 | N/A (wire) | - |\n\
@@ -650,7 +650,7 @@ fn the_same_cells_in_json_with_the_notes() {
     assert_eq!(t["name"], "load");
     assert_eq!(
         t["title"],
-        "Stack load (seed 004 Tables 2–3) — configuration tuned, scenario idle, host"
+        "Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario idle, host"
     );
     let cols: Vec<&str> = t["columns"]
         .as_array()
@@ -740,7 +740,7 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
         [
             "Conditions — configuration tuned, host, soc-jitter (T0 = 500us)",
             "Latency",
-            "Stack load (seed 004 Tables 2–3) — configuration tuned, scenario idle, host",
+            "Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario idle, host",
         ]
     );
     // One netcycle cell per scenario is no sweep: no load table unless asked.
@@ -756,8 +756,8 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
     assert_eq!(
         tables,
         [
-            "Stack load (seed 004 Tables 2–3) — configuration tuned, scenario idle, host",
-            "Stack load (seed 004 Tables 2–3) — configuration tuned, scenario cpu, host",
+            "Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario idle, host",
+            "Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario cpu, host",
         ]
     );
     assert!(got.contains("\n500 µs  21.0%    ×1.17\n"), "{got}");

@@ -301,7 +301,7 @@ kernel       6.12.0-rt5-amd64
 status       completed
 unavailable  cache-partitioned: needs cache allocation (resctrl on CAT hardware), and this machine has none
 
-Round trip (seed 001): screw to screw against the worst-case budget
+Round trip (Red Hat and Intel): screw to screw against the worst-case budget
 cell                                                   reps  T1→T4 min     median        p99               max  over budget  T2→T3 median  T2→T3 max  max |jitter|  exec stddev  releases  cycles  skipped  overruns
 baseline/idle/host/roundtrip                              2  1002.2 µs  3731.5 µs  5959.7 µs  6325.6–6326.6 µs   0 of 21400     3282.9 µs  5511.4 µs       14.8 µs       4.5 µs     12000   12000        0         0
 baseline/idle/container/roundtrip                       1/2  1010.0 µs  3800.0 µs  6010.0 µs         6400.0 µs   0 of 10650     3300.0 µs  5600.0 µs       16.0 µs       5.0 µs     12000   12000        0         0
@@ -315,7 +315,7 @@ N/A cache-partitioned: needs cache allocation (resctrl on CAT hardware), and thi
 k/n in reps: only k of n repetitions completed; the figures are theirs (see the explanations for the others)
 T1→T4: the I/O simulator's input change to the I/O tick that applies the output computed from it (screw to screw); over budget: T1→T4 samples beyond the budget, of all round trips (summed over repetitions); T2→T3: the controller's receive stamp of the change to its publish of the output; max |jitter|: the controller task's largest periodic jitter by magnitude; exec stddev: the standard deviation of its execution time
 the controller's schedule: releases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release
-worst-case round trip (seed 001), the budget every T1→T4 sample is checked against:
+worst-case round trip (Red Hat and Intel), the budget every T1→T4 sample is checked against:
 OPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case
 500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms
 verdict: FAILED: 5 samples beyond 6.7 ms (of 72350 round trips; baseline/noisy-neighbour/host/roundtrip 5)
@@ -332,7 +332,7 @@ fn a_run_that_held_its_budget_says_so_and_the_table_is_chosen_by_default() {
     // Chosen without asking, after the latency table.
     let latency = got.find("\nLatency\n").expect("latency table");
     let rt = got
-        .find("\nRound trip (seed 001)")
+        .find("\nRound trip (Red Hat and Intel)")
         .expect("round-trip table");
     assert!(latency < rt, "{got}");
     assert!(
@@ -372,11 +372,11 @@ fn a_budget_of_ones_own_and_two_budgets_get_a_line_each() {
     assert_eq!(
         notes,
         [
-            "worst-case round trip (seed 001) of baseline/idle/host/roundtrip:",
+            "worst-case round trip (Red Hat and Intel) of baseline/idle/host/roundtrip:",
             "OPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case",
             "500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms; budget given: 5.250ms",
             "verdict: FAILED: 2 samples beyond 5250.5 µs (of 200 round trips; baseline/idle/host/roundtrip 2)",
-            "worst-case round trip (seed 001) of baseline/noisy-neighbour/host/roundtrip:",
+            "worst-case round trip (Red Hat and Intel) of baseline/noisy-neighbour/host/roundtrip:",
             "OPC UA + Network + Controller rate + Controller scan time + Network + OPC UA = Worst-case",
             "500 µs + 100 µs + 5000 µs + 500 µs + 100 µs + 500 µs = 6.7 ms",
             "verdict: FAILED: 5 samples beyond 6.7 ms (of 20100 round trips; baseline/noisy-neighbour/host/roundtrip 5)",
@@ -389,7 +389,7 @@ fn the_same_rows_in_markdown_csv_and_json() {
     let run = redhat_run();
     let md = render(&run, &only_roundtrip(), Format::Md).unwrap();
     assert!(md.contains(
-        "### Round trip (seed 001): screw to screw against the worst-case budget\n\n\
+        "### Round trip (Red Hat and Intel): screw to screw against the worst-case budget\n\n\
          | cell | reps | T1→T4 min | median | p99 | max | over budget | T2→T3 median | T2→T3 max | max \\|jitter\\| | exec stddev | releases | cycles | skipped | overruns |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
          | baseline/idle/host/roundtrip | 2 | 1002.2 µs | 3731.5 µs | 5959.7 µs | 6325.6–6326.6 µs | 0 of 21400 | 3282.9 µs | 5511.4 µs | 14.8 µs | 4.5 µs | 12000 | 12000 | 0 | 0 |\n"
