@@ -48,8 +48,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use jitterlab_core::observe::cycles::{
-    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, HISTORY_NS,
-    INFER_PERIODS,
+    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, StartSource,
+    HISTORY_NS, INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::observe::event::{Event, EventKind};
@@ -236,6 +236,7 @@ impl ObserveProbe {
         let d = &mut tally.detail;
         d.cycles += 1;
         d.timer_released += u64::from(c.release == ReleaseSource::Timer);
+        d.untraced_starts += u64::from(c.start == StartSource::Untraced);
         d.overruns += u64::from(c.overrun);
         d.migrations += u64::from(c.migrated);
         if !d.task_cpus.contains(&c.cpu) {
