@@ -48,8 +48,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use jitterlab_core::observe::cycles::{
-    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, StartSource,
-    HISTORY_NS, INFER_PERIODS,
+    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, StartSource, HISTORY_NS,
+    INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::observe::event::{Event, EventKind};
@@ -220,11 +220,13 @@ impl ObserveProbe {
     ) {
         let at = (i128::from(c.start_ns) + tally.shift).max(0) as u64;
         let ns = |v: u64| Some(i64::try_from(v).unwrap_or(i64::MAX));
+        // Neither its switch in nor its wake-up traced: no latency.
+        let measured = c.start != StartSource::NoWakeup;
         recorder.push(&Sample {
             index: c.index,
             at,
             values: slots([
-                ns(c.latency_ns),
+                ns(c.latency_ns).filter(|_| measured),
                 c.period_ns.and_then(ns),
                 c.jitter_ns,
                 ns(c.exec_ns),
@@ -237,6 +239,7 @@ impl ObserveProbe {
         d.cycles += 1;
         d.timer_released += u64::from(c.release == ReleaseSource::Timer);
         d.untraced_starts += u64::from(c.start == StartSource::Untraced);
+        d.no_wakeup_starts += u64::from(!measured);
         d.overruns += u64::from(c.overrun);
         d.migrations += u64::from(c.migrated);
         if !d.task_cpus.contains(&c.cpu) {
@@ -251,6 +254,9 @@ impl ObserveProbe {
         if tally.window != Some(window) {
             tally.close_window();
             tally.window = Some(window);
+        }
+        if !measured {
+            return;
         }
         let over = c.latency_ns > self.threshold_ns;
         let worst =

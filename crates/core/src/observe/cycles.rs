@@ -59,6 +59,14 @@
 //! Such a cycle says so ([`StartSource::Untraced`]); its explanation shows
 //! the CPU idle until its start, as the history has it.
 //!
+//! On the same kernel a quiet CPU may trace nothing at all between the
+//! thread's sleep and its own next event: no expiry, no wake-up, no
+//! switch. Its start is then only bounded: not before the CPU's last
+//! traced event nor before the soft expiry of the timer it slept on. The
+//! cycle is kept at that bound for its period and execution time, but its
+//! latency is not measured ([`StartSource::NoWakeup`]: `latency_ns` 0 and
+//! no split; the probe records no latency sample for it).
+//!
 //! # Lost events
 //!
 //! A `Lost` record on the CPU a target thread last ran or was woken on
@@ -145,6 +153,11 @@ pub enum StartSource {
     /// Out of idle, its switch in was not traced: taken at the last event
     /// of the interrupt that woke it (see the module doc).
     Untraced,
+    /// Out of idle with neither its switch in nor its wake-up traced:
+    /// taken at the earliest it could have run; its latency is not
+    /// measured.
+    #[serde(rename = "no-wakeup")]
+    NoWakeup,
 }
 
 /// One finished cycle of an observed thread.
@@ -175,7 +188,7 @@ pub struct ObservedCycle {
     /// True when the previous cycle started on another CPU.
     pub migrated: bool,
     /// Start − release, ns (0 for a start within a timer's slack before
-    /// its hard expiry).
+    /// its hard expiry; 0, not measured, for [`StartSource::NoWakeup`]).
     pub latency_ns: u64,
     /// Start − the previous cycle's start; `None` for the first cycle and
     /// after a cycle not measured.
@@ -215,7 +228,7 @@ struct Raw {
     index: u64,
     cpu: u32,
     start: u64,
-    untraced: bool,
+    how: StartSource,
     end: u64,
     wake: Option<u64>,
     /// The timer it slept on, when its expiry was handled before the
@@ -267,8 +280,8 @@ struct Track {
     mark: Option<(u32, u64, bool)>,
     /// The cycle in progress.
     start: u64,
-    /// Its start was not traced.
-    untraced: bool,
+    /// How its start was seen.
+    how: StartSource,
     cpu: u32,
     preempted: u64,
     /// The open cycle is not measured (events lost).
@@ -320,7 +333,7 @@ impl Observer {
                     wake: None,
                     mark: None,
                     start: 0,
-                    untraced: false,
+                    how: StartSource::Traced,
                     cpu: 0,
                     preempted: 0,
                     lost: false,
@@ -367,7 +380,7 @@ impl Observer {
                 ..
             } => {
                 if let Some(i) = self.track(*prev_pid) {
-                    self.untraced_start(i, e.cpu);
+                    self.untraced_start(i, e.cpu, t);
                     self.switched_out(i, t, e.cpu, *prev_state);
                 }
                 self.running[cpu].0 = Some(*next_pid);
@@ -382,7 +395,7 @@ impl Observer {
                 softexpires_ns,
             } => {
                 if let Some(i) = self.track(*pid) {
-                    self.untraced_start(i, e.cpu);
+                    self.untraced_start(i, e.cpu, t);
                     self.tracks[i].armed = Some(Armed {
                         timer: *timer,
                         expires: *expires_ns,
@@ -481,20 +494,25 @@ impl Observer {
     }
 
     /// Thread `i`, asleep for the model, shows an event of its own on
-    /// `cpu`: when the CPU's last traced switch went to idle, it was
+    /// `cpu` at `t`: when the CPU's last traced switch went to idle, it was
     /// switched in out of idle untraced (see the module doc).
-    fn untraced_start(&mut self, i: usize, cpu: u32) {
+    fn untraced_start(&mut self, i: usize, cpu: u32, t: u64) {
         let (running, last) = self.running[cpu as usize];
         let tr = &self.tracks[i];
         if tr.phase != Phase::Sleeping || running != Some(0) {
             return;
         }
-        let at = match tr.mark {
-            Some((c, at, _)) if c == cpu => at,
-            _ => last.max(tr.wake.unwrap_or(0)),
+        let (at, how) = match (tr.mark, tr.wake) {
+            (Some((c, at, _)), _) if c == cpu => (at, StartSource::Untraced),
+            (_, Some(w)) => (last.max(w), StartSource::Untraced),
+            // A timer due later (on another clock) bounds nothing.
+            (_, None) => (
+                last.max(tr.sleep_timer.map_or(0, |a| a.soft).min(t)),
+                StartSource::NoWakeup,
+            ),
         };
         self.switched_in(i, at, cpu);
-        self.tracks[i].untraced = true;
+        self.tracks[i].how = how;
         self.running[cpu as usize].0 = Some(self.tracks[i].tid);
     }
 
@@ -551,7 +569,7 @@ impl Observer {
             Phase::Sleeping => {
                 tr.phase = Phase::Running(None);
                 tr.start = t;
-                tr.untraced = false;
+                tr.how = StartSource::Traced;
                 tr.cpu = cpu;
                 tr.preempted = 0;
                 tr.armed = None;
@@ -593,7 +611,7 @@ impl Observer {
                     index: tr.index,
                     cpu: tr.cpu,
                     start: tr.start,
-                    untraced: tr.untraced,
+                    how: tr.how,
                     end: t,
                     wake: tr.wake,
                     timer,
@@ -712,15 +730,14 @@ fn finish(tr: &mut Track, r: &Raw) -> ObservedCycle {
         expiry_handled_ns: r.timer.map(|(_, h)| h),
         wake_ns: r.wake,
         start_ns: r.start,
-        start: if r.untraced {
-            StartSource::Untraced
-        } else {
-            StartSource::Traced
-        },
+        start: r.how,
         end_ns: r.end,
         cpu: r.cpu,
         migrated: r.prev_cpu.is_some_and(|p| p != r.cpu),
-        latency_ns: r.start.saturating_sub(release),
+        latency_ns: match r.how {
+            StartSource::NoWakeup => 0,
+            _ => r.start.saturating_sub(release),
+        },
         period_ns: period,
         jitter_ns: period.map(|p| p as i64 - t0 as i64),
         exec_ns: r.end - r.start,

@@ -825,3 +825,64 @@ fn a_thread_s_own_event_on_a_cpu_running_another_thread_is_no_untraced_start() {
     let (_, cycles) = observe(&t.0, Some(MS));
     assert!(cycles.is_empty());
 }
+
+#[test]
+fn with_no_wake_up_traced_either_the_start_is_bounded_and_its_latency_not_measured() {
+    // Asleep on its timer for 10 ms; nothing traced on CPU 1 until the
+    // task arms its next timer at 10.0495 ms: its start is taken at the
+    // timer's expiry, the earliest it could have run.
+    let mut t = attached();
+    t.sleep(10_050_000, 1, 11 * MS)
+        .cycle(1, 11 * MS, 2_000, 5_000);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    let figures: Vec<_> = cycles
+        .iter()
+        .map(|c| {
+            (
+                c.start,
+                c.start_ns,
+                c.latency_ns,
+                c.irq_latency_ns,
+                c.exec_ns,
+                c.period_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (StartSource::NoWakeup, 10_000_000, 0, None, 50_000, None),
+            (
+                StartSource::Traced,
+                11_005_000,
+                5_000,
+                Some(2_000),
+                100_000,
+                Some(1_005_000)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_thread_switched_in_out_of_idle_untraced_is_named_from_the_first_event_after_idle() {
+    // The task sleeps (its switch to idle traced); `hog` then runs out of
+    // idle, untraced, until its switch to the task at 13 ms. The first
+    // interrupt traced after idle ends with the task's wake-up, 1.5 µs
+    // after its release: hog ran from then on, at least.
+    let mut t = attached();
+    t.expire(10_001_000, 1)
+        .wake(10_001_500, 1, 1)
+        .switch(13 * MS, 1, HOG, 1, PLC)
+        .sleep(13_100_000, 1, 11 * MS);
+    let (o, cycles) = observe(&t.0, Some(MS));
+    assert_eq!(cycles.len(), 1);
+    assert_eq!(
+        (cycles[0].start, cycles[0].latency_ns),
+        (StartSource::Traced, 3_000_000)
+    );
+    assert_eq!(
+        o.explain(&cycles[0]).line(),
+        "cycle 0 late by 3.000ms: hog (pid 50, prio 4) 2.998ms, unexplained 1.500us"
+    );
+}
