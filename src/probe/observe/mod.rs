@@ -20,6 +20,12 @@
 //! to the model in order, and records every cycle the model finishes; with
 //! nothing to read it sleeps 5 ms.
 //!
+//! A cycle whose start out of idle the kernel traced nothing of (no
+//! switch in, no wake-up: [`StartSource::NoWakeup`]) is recorded with its
+//! period and execution time but no latency, and is neither a window's
+//! worst nor explained; the `detail` counts it, and the cycles started
+//! without a traced switch in.
+//!
 //! **Which thread.** With one candidate thread, that one. With several (a
 //! process's threads, a name several threads share), the cycles of all
 //! are held for the first second of trace, and the thread whose
