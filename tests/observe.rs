@@ -4,6 +4,12 @@
 //! late cycle; the exit status of a latency limit; the refusals of bad
 //! input, each with its message and exit 2.
 //!
+//! Live (root only, skipped aloud otherwise): `cyclictest` sleeping 2 ms
+//! at a time on CPU 1, and beside it a higher-priority thread named
+//! `jl-inject` busy for 3 ms every 100 ms on the same CPU, observed by
+//! `--pid`: the cycle count is the duration over the period (± 10 %), and
+//! the explanations of the late cycles name the injecting thread.
+//!
 //! The recording: `plc` (tid 4242) on CPU 1 sleeps on its hrtimer every
 //! 1 ms for 2000 cycles, started 5, 6, 7, 8 or 9 µs after each expiry
 //! (handled 2 µs after it), running 100 µs. Cycle 1000 waits 812 µs behind
@@ -439,4 +445,171 @@ fn the_stored_run_s_reports_show_the_explanation() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = r.to_string();
     assert!(text.contains(r#""unexplained_ns":51000"#), "{text}");
+}
+
+/// Child processes killed and reaped when the test ends, passed or not.
+struct Children(Vec<std::process::Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// True when `tool` runs from `PATH`.
+fn has(tool: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Busy 3 ms by the wall clock, asleep 100 ms (a read timing out on a
+/// FIFO: no process forked), until killed.
+const INJECT: &str = r#"exec 9<>"$1"
+while :; do
+  s=${EPOCHREALTIME/./}
+  while (( ${EPOCHREALTIME/./} - s < 3000 )); do :; done
+  read -t 0.1 -u 9
+done"#;
+
+#[test]
+fn live_a_periodic_task_is_counted_and_its_injected_delays_are_named() {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping the live observe test: tracing the kernel needs root");
+        return;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if online.trim() == "0" {
+        eprintln!("skipping the live observe test: it needs CPU 1, and only CPU 0 is online");
+        return;
+    }
+    for tool in ["cyclictest", "chrt", "taskset", "mkfifo"] {
+        if !has(tool) {
+            eprintln!("skipping the live observe test: {tool} is not installed");
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The injecting thread's name is its program's file name.
+    let inject = dir.path().join("jl-inject");
+    std::fs::copy("/bin/bash", &inject).unwrap();
+    let fifo = dir.path().join("sleep.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let quiet = || std::process::Stdio::null();
+    let mut children = Children(Vec::new());
+    children.0.push(
+        std::process::Command::new("cyclictest")
+            // Until killed: the run may wait for the machine lock.
+            .args(["-m", "-p80", "-i", "2000", "-t1", "-a1", "-q"])
+            .stdout(quiet())
+            .stderr(quiet())
+            .spawn()
+            .unwrap(),
+    );
+    let task = children.0[0].id();
+    // chrt and taskset exec it: its pid is the child's.
+    children.0.push(
+        std::process::Command::new("chrt")
+            .args(["-f", "90", "taskset", "-c", "1"])
+            .arg(&inject)
+            .args(["-c", INJECT, "jl-inject"])
+            .arg(&fifo)
+            .stdout(quiet())
+            .stderr(quiet())
+            .spawn()
+            .unwrap(),
+    );
+    let injector = children.0[1].id();
+    // cyclictest starts its measuring thread.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+
+    let out_json = dir.path().join("live.json");
+    let pid = task.to_string();
+    let args = [
+        "run",
+        "observe",
+        "--pid",
+        &pid,
+        "--period",
+        "2ms",
+        "--explain",
+        "--threshold",
+        "1ms",
+        "--duration",
+        "8s",
+        "--no-db",
+        "--json",
+        out_json.to_str().unwrap(),
+    ];
+    let db = dir.path().join("live.db");
+    let (code, stdout, stderr) = (0..120)
+        .find_map(|_| {
+            let out = jl_with(&db).args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            if stderr.contains("machine lock") || stderr.contains("another jitterlab") {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                return None;
+            }
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            Some((out.status.code().unwrap_or(-1), stdout, stderr))
+        })
+        .expect("the machine lock stayed held for two minutes");
+    drop(children);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = json(&out_json);
+    let d = &r["detail"];
+    assert_eq!(d["comm"], "cyclictest", "{stdout}");
+    assert_eq!(d["t0_source"], "given");
+    assert_eq!(d["task_cpus"], serde_json::json!([1]), "{stdout}");
+    // The cycles: the run's duration over the period, within 10 %.
+    let elapsed = r["elapsed_ns"].as_u64().unwrap();
+    let expected = elapsed / 2_000_000;
+    let count = d["cycles"].as_u64().unwrap();
+    assert!(
+        count.abs_diff(expected) * 10 <= expected,
+        "{count} cycles in {elapsed} ns, {expected} expected\n{stdout}"
+    );
+    // Each has a latency, but those started with no wake-up traced.
+    let lat = &r["threads"][0]["metrics"]["latency"];
+    let no_wakeup = d["no_wakeup_starts"].as_u64().unwrap();
+    assert_eq!(lat["count"].as_u64(), Some(count - no_wakeup), "{stdout}");
+    assert!(lat["min"].as_i64().unwrap() >= 0, "{stdout}");
+    // About 75 injections in 8 s, each 3 ms, longer than the period: each
+    // delays a cycle by over 1 ms, and its explanation names the injector
+    // with its priority (SCHED_FIFO 90: kernel prio 9) and at most its
+    // 3 ms busy time (and a little more for the loop's last round).
+    let named: Vec<&Value> = d["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|x| x["threads"].as_array().unwrap())
+        .filter(|t| t["comm"] == "jl-inject")
+        .collect();
+    assert!(
+        named.len() >= 30,
+        "{} explanations name jl-inject\n{stdout}",
+        named.len()
+    );
+    for t in &named {
+        assert_eq!(t["pid"].as_u64(), Some(u64::from(injector)));
+        assert_eq!(t["prio"], 9);
+        let ns = t["ns"].as_u64().unwrap();
+        assert!(ns > 0 && ns <= 4_000_000, "jl-inject ran {ns} ns\n{stdout}");
+    }
+    let line = format!("jl-inject (pid {injector}, prio 9) ");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("late by") && l.contains(&line)),
+        "no explanation line names jl-inject\n{stdout}"
+    );
 }

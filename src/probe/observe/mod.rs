@@ -20,6 +20,12 @@
 //! to the model in order, and records every cycle the model finishes; with
 //! nothing to read it sleeps 5 ms.
 //!
+//! A cycle whose start out of idle the kernel traced nothing of (no
+//! switch in, no wake-up: [`StartSource::NoWakeup`]) is recorded with its
+//! period and execution time but no latency, and is neither a window's
+//! worst nor explained; the `detail` counts it, and the cycles started
+//! without a traced switch in.
+//!
 //! **Which thread.** With one candidate thread, that one. With several (a
 //! process's threads, a name several threads share), the cycles of all
 //! are held for the first second of trace, and the thread whose
@@ -48,7 +54,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use jitterlab_core::observe::cycles::{
-    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, HISTORY_NS,
+    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, StartSource, HISTORY_NS,
     INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
@@ -220,11 +226,13 @@ impl ObserveProbe {
     ) {
         let at = (i128::from(c.start_ns) + tally.shift).max(0) as u64;
         let ns = |v: u64| Some(i64::try_from(v).unwrap_or(i64::MAX));
+        // Neither its switch in nor its wake-up traced: no latency.
+        let measured = c.start != StartSource::NoWakeup;
         recorder.push(&Sample {
             index: c.index,
             at,
             values: slots([
-                ns(c.latency_ns),
+                ns(c.latency_ns).filter(|_| measured),
                 c.period_ns.and_then(ns),
                 c.jitter_ns,
                 ns(c.exec_ns),
@@ -236,6 +244,8 @@ impl ObserveProbe {
         let d = &mut tally.detail;
         d.cycles += 1;
         d.timer_released += u64::from(c.release == ReleaseSource::Timer);
+        d.untraced_starts += u64::from(c.start == StartSource::Untraced);
+        d.no_wakeup_starts += u64::from(!measured);
         d.overruns += u64::from(c.overrun);
         d.migrations += u64::from(c.migrated);
         if !d.task_cpus.contains(&c.cpu) {
@@ -250,6 +260,9 @@ impl ObserveProbe {
         if tally.window != Some(window) {
             tally.close_window();
             tally.window = Some(window);
+        }
+        if !measured {
+            return;
         }
         let over = c.latency_ns > self.threshold_ns;
         let worst =

@@ -42,6 +42,31 @@
 //! the next starts when the expiry was handled (if it was on its CPU;
 //! else when it is switched back in).
 //!
+//! # Starts out of idle the kernel does not trace
+//!
+//! Some kernels never trace a `sched_switch` whose prev is the idle task
+//! (seen on 6.18 in a Firecracker VM with the haltpoll idle driver: the
+//! switches into `swapper/N` are there, those out of it are not). A thread
+//! woken on an idle CPU then runs without a switch in. The signature: the
+//! CPU's last traced switch went to idle (`next_pid` 0), and an event of
+//! the thread's own context appears on it (its switch out, a timer it
+//! arms) while the model has it asleep. Its start is then taken at the
+//! last event on that CPU of the interrupt that woke it, from its wake-up
+//! on (the wake-up, the timer expiry, a softirq's exit, the idle task
+//! re-arming its tick): the earliest it could have run, so its latency is
+//! a lower bound, short by the switch's cost. An IRQ entered after the
+//! wake-up may be inside its run, so the events after it are not taken.
+//! Such a cycle says so ([`StartSource::Untraced`]); its explanation shows
+//! the CPU idle until its start, as the history has it.
+//!
+//! On the same kernel a quiet CPU may trace nothing at all between the
+//! thread's sleep and its own next event: no expiry, no wake-up, no
+//! switch. Its start is then only bounded: not before the CPU's last
+//! traced event nor before the soft expiry of the timer it slept on. The
+//! cycle is kept at that bound for its period and execution time, but its
+//! latency is not measured ([`StartSource::NoWakeup`]: `latency_ns` 0 and
+//! no split; the probe records no latency sample for it).
+//!
 //! # Lost events
 //!
 //! A `Lost` record on the CPU a target thread last ran or was woken on
@@ -118,6 +143,23 @@ pub enum ReleaseSource {
     Period,
 }
 
+/// How a cycle's start was seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartSource {
+    /// Its switch in was traced.
+    #[default]
+    Traced,
+    /// Out of idle, its switch in was not traced: taken at the last event
+    /// of the interrupt that woke it (see the module doc).
+    Untraced,
+    /// Out of idle with neither its switch in nor its wake-up traced:
+    /// taken at the earliest it could have run; its latency is not
+    /// measured.
+    #[serde(rename = "no-wakeup")]
+    NoWakeup,
+}
+
 /// One finished cycle of an observed thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservedCycle {
@@ -136,6 +178,9 @@ pub struct ObservedCycle {
     pub wake_ns: Option<u64>,
     /// Switched in.
     pub start_ns: u64,
+    /// How the start was seen.
+    #[serde(default)]
+    pub start: StartSource,
     /// Switched out to sleep.
     pub end_ns: u64,
     /// The CPU it started on.
@@ -143,7 +188,7 @@ pub struct ObservedCycle {
     /// True when the previous cycle started on another CPU.
     pub migrated: bool,
     /// Start − release, ns (0 for a start within a timer's slack before
-    /// its hard expiry).
+    /// its hard expiry; 0, not measured, for [`StartSource::NoWakeup`]).
     pub latency_ns: u64,
     /// Start − the previous cycle's start; `None` for the first cycle and
     /// after a cycle not measured.
@@ -183,6 +228,7 @@ struct Raw {
     index: u64,
     cpu: u32,
     start: u64,
+    how: StartSource,
     end: u64,
     wake: Option<u64>,
     /// The timer it slept on, when its expiry was handled before the
@@ -229,8 +275,13 @@ struct Track {
     sleep_timer: Option<Armed>,
     handled: Option<u64>,
     wake: Option<u64>,
+    /// While it sleeps, the last event on the CPU it was woken to of the
+    /// interrupt that woke it: (CPU, time, an IRQ entered since).
+    mark: Option<(u32, u64, bool)>,
     /// The cycle in progress.
     start: u64,
+    /// How its start was seen.
+    how: StartSource,
     cpu: u32,
     preempted: u64,
     /// The open cycle is not measured (events lost).
@@ -256,6 +307,9 @@ pub struct Observer {
     history_ns: u64,
     history_cap: usize,
     cpus: Vec<CpuHistory>,
+    /// Per CPU: who its last traced switch switched in, and the time of
+    /// its last event.
+    running: Vec<(Option<u32>, u64)>,
     names: IrqNames,
     done: VecDeque<ObservedCycle>,
     not_measured: u64,
@@ -277,7 +331,9 @@ impl Observer {
                     sleep_timer: None,
                     handled: None,
                     wake: None,
+                    mark: None,
                     start: 0,
+                    how: StartSource::Traced,
                     cpu: 0,
                     preempted: 0,
                     lost: false,
@@ -295,6 +351,7 @@ impl Observer {
             history_ns: config.history_ns,
             history_cap: config.history_cap,
             cpus: Vec::new(),
+            running: Vec::new(),
             names: IrqNames::default(),
             done: VecDeque::with_capacity(infer + 1),
             not_measured: 0,
@@ -310,7 +367,11 @@ impl Observer {
             self.cpus.resize_with(cpu + 1, || CpuHistory::new(h, cap));
         }
         self.cpus[cpu].push(e.time_ns, &e.kind, &mut self.names);
+        if self.running.len() <= cpu {
+            self.running.resize(cpu + 1, (None, 0));
+        }
         let t = e.time_ns;
+        self.follow_wake(e);
         match &e.kind {
             EventKind::Switch {
                 prev_pid,
@@ -319,8 +380,10 @@ impl Observer {
                 ..
             } => {
                 if let Some(i) = self.track(*prev_pid) {
+                    self.untraced_start(i, e.cpu, t);
                     self.switched_out(i, t, e.cpu, *prev_state);
                 }
+                self.running[cpu].0 = Some(*next_pid);
                 if let Some(i) = self.track(*next_pid) {
                     self.switched_in(i, t, e.cpu);
                 }
@@ -332,6 +395,7 @@ impl Observer {
                 softexpires_ns,
             } => {
                 if let Some(i) = self.track(*pid) {
+                    self.untraced_start(i, e.cpu, t);
                     self.tracks[i].armed = Some(Armed {
                         timer: *timer,
                         expires: *expires_ns,
@@ -346,6 +410,7 @@ impl Observer {
                     let sleeping_on = tr.sleep_timer.is_some_and(|a| a.timer == *timer);
                     if tr.phase == Phase::Sleeping && sleeping_on && tr.handled.is_none() {
                         tr.handled = Some(t);
+                        tr.mark.get_or_insert((e.cpu, t, false));
                         continue;
                     }
                     // A sleep that did not sleep: armed for a time already
@@ -375,6 +440,7 @@ impl Observer {
                     tr.last_cpu = Some(*target_cpu);
                     if tr.phase == Phase::Sleeping && tr.wake.is_none() {
                         tr.wake = Some(t);
+                        tr.mark = Some((*target_cpu, t, false));
                     }
                 }
             }
@@ -392,6 +458,62 @@ impl Observer {
             | EventKind::SoftirqEntry { .. }
             | EventKind::SoftirqExit { .. } => {}
         }
+        self.running[cpu].1 = t;
+    }
+
+    /// Moves the marks of the sleeping threads woken to `e`'s CPU to `e`
+    /// while it belongs to the interrupt that woke them.
+    fn follow_wake(&mut self, e: &Event) {
+        let waking = match &e.kind {
+            EventKind::IrqEntry { .. } => false,
+            EventKind::HrtimerExpire { .. }
+            | EventKind::Waking { .. }
+            | EventKind::Wakeup { .. }
+            | EventKind::IrqExit { .. }
+            | EventKind::SoftirqEntry { .. }
+            | EventKind::SoftirqExit { .. }
+            | EventKind::HrtimerStart { pid: 0, .. } => true,
+            EventKind::HrtimerStart { .. } | EventKind::Switch { .. } | EventKind::Lost { .. } => {
+                return
+            }
+        };
+        for tr in &mut self.tracks {
+            if tr.phase != Phase::Sleeping {
+                continue;
+            }
+            if let Some((c, at, ended)) = &mut tr.mark {
+                if *c == e.cpu && !*ended {
+                    if waking {
+                        *at = e.time_ns;
+                    } else {
+                        *ended = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Thread `i`, asleep for the model, shows an event of its own on
+    /// `cpu` at `t`: when the CPU's last traced switch went to idle, it was
+    /// switched in out of idle untraced (see the module doc).
+    fn untraced_start(&mut self, i: usize, cpu: u32, t: u64) {
+        let (running, last) = self.running[cpu as usize];
+        let tr = &self.tracks[i];
+        if tr.phase != Phase::Sleeping || running != Some(0) {
+            return;
+        }
+        let (at, how) = match (tr.mark, tr.wake) {
+            (Some((c, at, _)), _) if c == cpu => (at, StartSource::Untraced),
+            (_, Some(w)) => (last.max(w), StartSource::Untraced),
+            // A timer due later (on another clock) bounds nothing.
+            (_, None) => (
+                last.max(tr.sleep_timer.map_or(0, |a| a.soft).min(t)),
+                StartSource::NoWakeup,
+            ),
+        };
+        self.switched_in(i, at, cpu);
+        self.tracks[i].how = how;
+        self.running[cpu as usize].0 = Some(self.tracks[i].tid);
     }
 
     /// The next finished cycle, oldest first.
@@ -447,6 +569,7 @@ impl Observer {
             Phase::Sleeping => {
                 tr.phase = Phase::Running(None);
                 tr.start = t;
+                tr.how = StartSource::Traced;
                 tr.cpu = cpu;
                 tr.preempted = 0;
                 tr.armed = None;
@@ -488,6 +611,7 @@ impl Observer {
                     index: tr.index,
                     cpu: tr.cpu,
                     start: tr.start,
+                    how: tr.how,
                     end: t,
                     wake: tr.wake,
                     timer,
@@ -505,6 +629,7 @@ impl Observer {
         tr.sleep_timer = tr.armed.take();
         tr.handled = None;
         tr.wake = None;
+        tr.mark = None;
         // A sleep seen while asleep: the cycle between went missing with
         // the lost events (the switch in was among them).
         let lost = std::mem::take(&mut tr.lost);
@@ -605,10 +730,14 @@ fn finish(tr: &mut Track, r: &Raw) -> ObservedCycle {
         expiry_handled_ns: r.timer.map(|(_, h)| h),
         wake_ns: r.wake,
         start_ns: r.start,
+        start: r.how,
         end_ns: r.end,
         cpu: r.cpu,
         migrated: r.prev_cpu.is_some_and(|p| p != r.cpu),
-        latency_ns: r.start.saturating_sub(release),
+        latency_ns: match r.how {
+            StartSource::NoWakeup => 0,
+            _ => r.start.saturating_sub(release),
+        },
         period_ns: period,
         jitter_ns: period.map(|p| p as i64 - t0 as i64),
         exec_ns: r.end - r.start,

@@ -50,6 +50,14 @@ pub struct ObserveDetail {
     /// Of them, released by the timer the task slept on.
     #[serde(default)]
     pub timer_released: u64,
+    /// Of them, started out of idle without a traced switch in
+    /// ([`StartSource::Untraced`](super::cycles::StartSource)).
+    #[serde(default)]
+    pub untraced_starts: u64,
+    /// Of them, started out of idle with no wake-up traced either: their
+    /// latency is not measured.
+    #[serde(default)]
+    pub no_wakeup_starts: u64,
     /// Cycles whose next release came before their end.
     #[serde(default)]
     pub overruns: u64,
@@ -118,6 +126,18 @@ impl ObserveDetail {
             "cycles: {} ({} released by the task's timer), overruns {}, migrations {}",
             self.cycles, self.timer_released, self.overruns, self.migrations
         ));
+        if self.untraced_starts > 0 {
+            o.push(format!(
+                "starts: {} of {} from idle, not traced by this kernel: each taken at the last event before it (latency is a lower bound by the switch's cost)",
+                self.untraced_starts, self.cycles
+            ));
+        }
+        if self.no_wakeup_starts > 0 {
+            o.push(format!(
+                "starts: {} of {} from idle with no wake-up traced either: latency not measured",
+                self.no_wakeup_starts, self.cycles
+            ));
+        }
         o.push(format!(
             "not measured: {} cycles ({} trace events lost)",
             self.not_measured, self.lost_events
@@ -175,7 +195,21 @@ mod tests {
                 "T0: not measured (fewer than 16 periods to infer it from; give --period)",
             ]
         );
+        let idle = ObserveDetail {
+            untraced_starts: 240,
+            no_wakeup_starts: 8,
+            ..d.clone()
+        };
+        assert_eq!(
+            idle.lines()[3..5],
+            [
+                "starts: 240 of 250 from idle, not traced by this kernel: each taken at the last event before it (latency is a lower bound by the switch's cost)",
+                "starts: 8 of 250 from idle with no wake-up traced either: latency not measured",
+            ]
+        );
         // A stored detail of an older version, without the newer fields.
+        let old: ObserveDetail = serde_json::from_str(r#"{"target":"tid 7"}"#).unwrap();
+        assert_eq!((old.untraced_starts, old.no_wakeup_starts), (0, 0));
         let old: ObserveDetail = serde_json::from_str(r#"{"target":"tid 7"}"#).unwrap();
         assert_eq!(old.target, "tid 7");
         assert!(old.explanations.is_empty());

@@ -30,6 +30,18 @@
 //!   leaving an idle state, on a VM the hypervisor's steal);
 //! * and **unknown** for the time before the history's first event, when
 //!   nothing says what the CPU did.
+//!
+//! A kernel may trace nothing while a CPU's idle task is current (seen on
+//! 6.18 in a Firecracker VM: no switch out of idle, no IRQ-time event on
+//! an idle CPU). A switch out of a thread the history has not seen
+//! switched in, after a switch to idle, says it ran: it is taken as
+//! switched in at the last event of the first interrupt traced after
+//! going idle (an expiry, a wake-up, a softirq, an IRQ's exit, the idle
+//! task re-arming its tick, up to an IRQ entered or a thread's own timer),
+//! as the observation model takes an untraced start
+//! ([`super::cycles`]); or at its switch out when nothing was traced
+//! between. Its time before that point is counted unexplained: a lower
+//! bound of what it ran.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -131,6 +143,11 @@ pub struct CpuHistory {
     base_time: Option<u64>,
     history_ns: u64,
     cap: usize,
+    /// The pid of the last thread switched in.
+    running: Option<u32>,
+    /// While idle: the last event of the first interrupt traced since,
+    /// and whether that interrupt has ended.
+    after_idle: Option<(u64, bool)>,
 }
 
 impl CpuHistory {
@@ -143,6 +160,8 @@ impl CpuHistory {
             base_time: None,
             history_ns,
             cap: cap.max(1),
+            running: None,
+            after_idle: None,
         }
     }
 
@@ -150,6 +169,50 @@ impl CpuHistory {
     /// (`Switch`, IRQ and softirq entries and exits), and forgets what fell
     /// out of its reach. `names` learns the IRQ handlers' names.
     pub fn push(&mut self, time: u64, kind: &EventKind, names: &mut IrqNames) {
+        if let EventKind::Switch {
+            prev_pid,
+            prev_comm,
+            prev_prio,
+            next_pid,
+            ..
+        } = kind
+        {
+            if self.running == Some(0) && *prev_pid != 0 {
+                // Switched in out of idle untraced (module doc).
+                let at = self.after_idle.map_or(time, |(at, _)| at);
+                let i = self.recs.partition_point(|r| r.time < at);
+                let what = What::Run(Thread {
+                    pid: *prev_pid,
+                    prio: *prev_prio,
+                    comm: Comm::new(prev_comm),
+                });
+                self.recs.insert(i, Rec { time: at, what });
+            }
+            self.running = Some(*next_pid);
+            self.after_idle = None;
+        } else if self.running == Some(0) && !matches!(kind, EventKind::Lost { .. }) {
+            let waking = matches!(
+                kind,
+                EventKind::HrtimerExpire { .. }
+                    | EventKind::Waking { .. }
+                    | EventKind::Wakeup { .. }
+                    | EventKind::IrqExit { .. }
+                    | EventKind::SoftirqEntry { .. }
+                    | EventKind::SoftirqExit { .. }
+                    | EventKind::HrtimerStart { pid: 0, .. }
+            );
+            match &mut self.after_idle {
+                None => self.after_idle = Some((time, !waking)),
+                Some((at, ended)) if !*ended => {
+                    if waking {
+                        *at = time;
+                    } else {
+                        *ended = true;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
         let what = match kind {
             EventKind::Switch {
                 next_pid,

@@ -3,6 +3,7 @@
 
 use super::cycles::{
     is_preemption, ObservedCycle, Observer, ObserverConfig, PeriodSource, ReleaseSource,
+    StartSource,
 };
 use super::event::{Event, EventKind};
 
@@ -149,6 +150,7 @@ fn a_plain_timer_sleep_gives_exact_cycles_split_as_timerlat_splits_them() {
             expiry_handled_ns: Some(10_002_000),
             wake_ns: Some(10_002_100),
             start_ns: 10_005_000,
+            start: StartSource::Traced,
             end_ns: 10_105_000,
             cpu: 1,
             migrated: false,
@@ -695,5 +697,192 @@ fn a_timer_on_another_clock_is_no_release_the_period_schedule_is() {
     assert_eq!(
         (c.release, c.release_ns, c.latency_ns, c.irq_latency_ns),
         (ReleaseSource::Period, 10_001_100, 1_900, None)
+    );
+}
+
+impl Trace {
+    /// A timer cycle on an idle `cpu` whose switch in is not traced: the
+    /// expiry handled `irq` after the release, the wake-up 300 ns later,
+    /// a TIMER softirq then (200 ns), the idle task re-arming its tick, and
+    /// the task's own events from `start`: it arms its next timer 100 µs
+    /// later and switches out to sleep.
+    fn idle_cycle(&mut self, cpu: u32, release: u64, irq: u64, start: u64) -> &mut Self {
+        let h = release + irq;
+        self.expire(h, cpu)
+            .wake(h + 300, cpu, cpu)
+            .at(h + 400, cpu, EventKind::SoftirqEntry { vec: 1 })
+            .at(h + 600, cpu, EventKind::SoftirqExit { vec: 1 })
+            .at(
+                h + 700,
+                cpu,
+                EventKind::HrtimerStart {
+                    pid: 0,
+                    timer: 0xdead,
+                    expires_ns: release + 4 * MS,
+                    softexpires_ns: release + 4 * MS,
+                },
+            )
+            .sleep(start + 100_000, cpu, release + MS)
+    }
+}
+
+#[test]
+fn a_start_out_of_idle_without_a_switch_in_is_taken_at_the_waking_interrupt_s_last_event() {
+    let mut t = attached();
+    t.idle_cycle(1, 10 * MS, 2_000, 10_004_000);
+    let (o, cycles) = observe(&t.0, Some(MS));
+    assert_eq!(cycles.len(), 1);
+    let c = &cycles[0];
+    // The tick re-armed by the idle task at 10.002700 ms is the last
+    // event before the task's own (its arming at 10.103500 ms).
+    assert_eq!(
+        (
+            c.start,
+            c.start_ns,
+            c.end_ns,
+            c.latency_ns,
+            c.irq_latency_ns,
+            c.thread_latency_ns,
+            c.exec_ns,
+            c.release,
+        ),
+        (
+            StartSource::Untraced,
+            10_002_700,
+            10_104_000,
+            2_700,
+            Some(2_000),
+            Some(700),
+            101_300,
+            ReleaseSource::Timer,
+        )
+    );
+    // The CPU was idle until then, but for the TIMER softirq.
+    assert_eq!(
+        o.explain(c).line(),
+        "cycle 0 late by 2.700us: softirq TIMER 200ns, unexplained 2.500us"
+    );
+}
+
+#[test]
+fn traced_and_untraced_starts_mix_with_exact_periods() {
+    let mut t = attached();
+    t.cycle(1, 10 * MS, 2_000, 5_000)
+        .idle_cycle(1, 11 * MS, 3_000, 11_010_000)
+        .cycle(1, 12 * MS, 2_500, 6_000)
+        .idle_cycle(1, 13 * MS, 1_000, 13_005_000);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    let figures: Vec<_> = cycles
+        .iter()
+        .map(|c| (c.index, c.start, c.start_ns, c.latency_ns, c.period_ns))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (0, StartSource::Traced, 10_005_000, 5_000, None),
+            (1, StartSource::Untraced, 11_003_700, 3_700, Some(998_700)),
+            (2, StartSource::Traced, 12_006_000, 6_000, Some(1_002_300)),
+            (3, StartSource::Untraced, 13_001_700, 1_700, Some(995_700)),
+        ]
+    );
+}
+
+#[test]
+fn an_irq_after_the_wake_up_stops_the_start_from_moving_past_it() {
+    // A device IRQ enters after the wake-up: it may be inside the run, so
+    // the start stays at the wake-up; the task's own timer is its first
+    // event (no switch out of idle, none in).
+    let mut t = attached();
+    t.expire(10_001_000, 1)
+        .wake(10_001_200, 1, 1)
+        .at(
+            10_003_000,
+            1,
+            EventKind::IrqEntry {
+                irq: 24,
+                name: "virtio0".into(),
+            },
+        )
+        .at(10_003_500, 1, EventKind::IrqExit { irq: 24 })
+        .sleep(10_050_000, 1, 11 * MS);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    assert_eq!(cycles.len(), 1);
+    assert_eq!(
+        (cycles[0].start, cycles[0].start_ns, cycles[0].latency_ns),
+        (StartSource::Untraced, 10_001_200, 1_200)
+    );
+}
+
+#[test]
+fn a_thread_s_own_event_on_a_cpu_running_another_thread_is_no_untraced_start() {
+    // The CPU's last traced switch went to another thread, not to idle:
+    // not the signature; the cycle is not made up.
+    let mut t = attached();
+    t.expire(10_001_000, 1)
+        .wake(10_001_200, 1, 1)
+        .switch(10_002_000, 1, 0, 0, HOG)
+        .sleep(10_050_000, 1, 11 * MS);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    assert!(cycles.is_empty());
+}
+
+#[test]
+fn with_no_wake_up_traced_either_the_start_is_bounded_and_its_latency_not_measured() {
+    // Asleep on its timer for 10 ms; nothing traced on CPU 1 until the
+    // task arms its next timer at 10.0495 ms: its start is taken at the
+    // timer's expiry, the earliest it could have run.
+    let mut t = attached();
+    t.sleep(10_050_000, 1, 11 * MS)
+        .cycle(1, 11 * MS, 2_000, 5_000);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    let figures: Vec<_> = cycles
+        .iter()
+        .map(|c| {
+            (
+                c.start,
+                c.start_ns,
+                c.latency_ns,
+                c.irq_latency_ns,
+                c.exec_ns,
+                c.period_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (StartSource::NoWakeup, 10_000_000, 0, None, 50_000, None),
+            (
+                StartSource::Traced,
+                11_005_000,
+                5_000,
+                Some(2_000),
+                100_000,
+                Some(1_005_000)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_thread_switched_in_out_of_idle_untraced_is_named_from_the_first_event_after_idle() {
+    // The task sleeps (its switch to idle traced); `hog` then runs out of
+    // idle, untraced, until its switch to the task at 13 ms. The first
+    // interrupt traced after idle ends with the task's wake-up, 1.5 µs
+    // after its release: hog ran from then on, at least.
+    let mut t = attached();
+    t.expire(10_001_000, 1)
+        .wake(10_001_500, 1, 1)
+        .switch(13 * MS, 1, HOG, 1, PLC)
+        .sleep(13_100_000, 1, 11 * MS);
+    let (o, cycles) = observe(&t.0, Some(MS));
+    assert_eq!(cycles.len(), 1);
+    assert_eq!(
+        (cycles[0].start, cycles[0].latency_ns),
+        (StartSource::Traced, 3_000_000)
+    );
+    assert_eq!(
+        o.explain(&cycles[0]).line(),
+        "cycle 0 late by 3.000ms: hog (pid 50, prio 4) 2.998ms, unexplained 1.500us"
     );
 }
