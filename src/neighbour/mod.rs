@@ -79,7 +79,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use jitterlab_core::cell::NeighbourReport;
-use jitterlab_core::noise;
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 
@@ -487,7 +486,7 @@ impl Running {
 /// early, or one with no stated request, gets no judgement (`load` stays
 /// `None`: not measured).
 pub fn judge_loads(reports: &mut [NeighbourReport]) {
-    noise::judge_loads(reports);
+    jitterlab_core::cell::judge_loads(reports);
 }
 
 impl Drop for Running {

@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 /// cells, named here too because every stored cell carries one.
 pub use crate::spec::CellKey;
 
+use crate::noise;
+
 /// How a cell ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -95,7 +97,7 @@ pub struct NeighbourReport {
     /// Its load against what it was asked (stress-ng only; `None`: no
     /// stated request, or stored by a version that did not judge it).
     #[serde(default)]
-    pub load: Option<crate::noise::LoadCheck>,
+    pub load: Option<noise::LoadCheck>,
 }
 
 /// What happened on one probe CPU during the measured part of a cell:
@@ -209,4 +211,37 @@ pub struct StoredRun {
     /// stored before they were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::spec::ProbeSpec>,
+}
+
+/// Judges each stress-ng neighbour of one cell against its request: the
+/// requests read from the argument vectors ([`noise::stress_ng_intent`]), shared
+/// out among neighbours pinned to the same CPUs ([`noise::share_out`]), compared
+/// with the CPU time and bogo-ops each achieved ([`LoadCheck::judge`](noise::LoadCheck::judge)). A
+/// neighbour that ended early, or one with no stated request, gets no
+/// judgement (`load` stays `None`: not measured). It reads only what a cell
+/// stores, so a cell stored before loads were judged is judged the same
+/// way when it is reported.
+pub fn judge_loads(reports: &mut [NeighbourReport]) {
+    let intents: Vec<Option<noise::Intent>> = reports
+        .iter()
+        .map(|r| noise::stress_ng_intent(&r.argv, r.cpus.len()))
+        .collect();
+    let asks: Vec<(Vec<usize>, u64)> = reports
+        .iter()
+        .zip(&intents)
+        .map(|(r, i)| {
+            let mut cpus = r.cpus.clone();
+            cpus.sort_unstable();
+            (cpus, i.as_ref().map_or(0, |i| i.cpu_milli))
+        })
+        .collect();
+    let shares = noise::share_out(&asks);
+    for ((r, intent), share) in reports.iter_mut().zip(&intents).zip(shares) {
+        r.load = match intent {
+            Some(i) if r.healthy => {
+                noise::LoadCheck::judge(i, share, r.cpu_time_ns, r.wall_ns, &r.bogo_ops)
+            }
+            _ => None,
+        };
+    }
 }

@@ -41,8 +41,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cell::NeighbourReport;
-
 /// How far below what it asked a neighbour may fall and still count as
 /// delivering its load, per cent of the request. 20 %: a neighbour asked
 /// for one CPU must achieve at least 0.80 CPU. The margin absorbs the
@@ -268,39 +266,6 @@ impl LoadCheck {
             parts.push("every stressor reported bogo-ops".into());
         }
         format!("{head}: {}", parts.join("; "))
-    }
-}
-
-/// Judges each stress-ng neighbour of one cell against its request: the
-/// requests read from the argument vectors ([`stress_ng_intent`]), shared
-/// out among neighbours pinned to the same CPUs ([`share_out`]), compared
-/// with the CPU time and bogo-ops each achieved ([`LoadCheck::judge`]). A
-/// neighbour that ended early, or one with no stated request, gets no
-/// judgement (`load` stays `None`: not measured). It reads only what a cell
-/// stores, so a cell stored before loads were judged is judged the same
-/// way when it is reported.
-pub fn judge_loads(reports: &mut [NeighbourReport]) {
-    let intents: Vec<Option<Intent>> = reports
-        .iter()
-        .map(|r| stress_ng_intent(&r.argv, r.cpus.len()))
-        .collect();
-    let asks: Vec<(Vec<usize>, u64)> = reports
-        .iter()
-        .zip(&intents)
-        .map(|(r, i)| {
-            let mut cpus = r.cpus.clone();
-            cpus.sort_unstable();
-            (cpus, i.as_ref().map_or(0, |i| i.cpu_milli))
-        })
-        .collect();
-    let shares = share_out(&asks);
-    for ((r, intent), share) in reports.iter_mut().zip(&intents).zip(shares) {
-        r.load = match intent {
-            Some(i) if r.healthy => {
-                LoadCheck::judge(i, share, r.cpu_time_ns, r.wall_ns, &r.bogo_ops)
-            }
-            _ => None,
-        };
     }
 }
 

@@ -470,7 +470,7 @@ pub fn neighbour_verdicts(neighbours: &[NeighbourReport]) -> Vec<Verdict> {
     // stored (its neighbours' argument vectors, CPU time and bogo-ops).
     let mut judged = neighbours.to_vec();
     if neighbours.iter().all(|n| n.load.is_none()) {
-        noise::judge_loads(&mut judged);
+        crate::cell::judge_loads(&mut judged);
     }
     judged
         .iter()
