@@ -32,6 +32,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 pub mod eventfd;
+pub mod mapping;
 pub mod netns;
 pub mod packet;
 pub mod packet_ring;

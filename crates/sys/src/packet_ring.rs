@@ -31,11 +31,11 @@
 //!
 //! The design rules cited here are in `docs/design.md`.
 
+use crate::mapping::SharedMapping;
 use crate::minus_one;
 use crate::packet::set_int_option;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The bytes of one slot: a header, the link-layer address the kernel puts
@@ -60,15 +60,10 @@ pub struct RingFrame {
 /// A mapped receive ring; see the module doc.
 #[derive(Debug)]
 pub struct RxRing {
-    base: NonNull<u8>,
-    map_len: usize,
+    map: SharedMapping,
     /// The next slot to read.
     next: usize,
 }
-
-// SAFETY: the mapping belongs to this ring alone (nothing else holds its
-// address), so moving the ring to another thread moves its only user.
-unsafe impl Send for RxRing {}
 
 impl RxRing {
     /// Gives packet socket `socket` a receive ring and maps it. Set it up
@@ -100,29 +95,8 @@ impl RxRing {
             )
         };
         minus_one(rc)?;
-        let map_len = RING_FRAMES * SLOT_BYTES;
-        // SAFETY: a new shared mapping of the socket's ring, at an address
-        // the kernel chooses, of the ring's exact size; nothing aliases it.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                socket.as_raw_fd(),
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let base =
-            NonNull::new(addr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave 0"))?;
-        Ok(RxRing {
-            base,
-            map_len,
-            next: 0,
-        })
+        let map = SharedMapping::map(socket, RING_FRAMES * SLOT_BYTES)?;
+        Ok(RxRing { map, next: 0 })
     }
 
     /// The status word of slot `i` (< [`RING_FRAMES`]).
@@ -132,7 +106,7 @@ impl RxRing {
         // four bytes are an aligned u32 the kernel and this ring share;
         // they are only ever accessed atomically from this side, and the
         // mapping lives as long as `self`.
-        unsafe { AtomicU32::from_ptr(self.base.as_ptr().add(i * SLOT_BYTES).cast()) }
+        unsafe { AtomicU32::from_ptr(self.map.as_ptr().add(i * SLOT_BYTES).cast()) }
     }
 
     /// True when a frame is ready to take: one load, no system call.
@@ -174,7 +148,7 @@ impl RxRing {
         // TP_STATUS_USER with acquire ordering, so the kernel has written
         // the slot and does not touch it until the status goes back, which
         // only `take` does after its last use of the slice.
-        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(i * SLOT_BYTES), SLOT_BYTES) }
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(i * SLOT_BYTES), SLOT_BYTES) }
     }
 }
 
@@ -184,16 +158,6 @@ fn read_header(slot: &[u8]) -> libc::tpacket2_hdr {
     // SAFETY: `slot` holds at least one header's worth of bytes (checked
     // above); the struct is plain integers, valid for any bit pattern.
     unsafe { std::ptr::read_unaligned(slot.as_ptr().cast()) }
-}
-
-impl Drop for RxRing {
-    fn drop(&mut self) {
-        // SAFETY: `base` and `map_len` are the mapping `new` made, unmapped
-        // once, here; no slice of it outlives `&self`.
-        unsafe {
-            libc::munmap(self.base.as_ptr().cast(), self.map_len);
-        }
-    }
 }
 
 /// Sends of `socket` go straight to the driver, past the interface's

@@ -31,9 +31,9 @@
 //! same and has been broken since Linux 2.6.35 (see the man page), so the
 //! `ioctl` is the way.
 
+use crate::mapping::SharedMapping;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `PERF_TYPE_TRACEPOINT`: `config` is a tracepoint's id (its tracefs
@@ -195,43 +195,19 @@ pub fn page_size() -> usize {
 /// A mapped perf ring: the metadata page and 2^n data pages (module doc).
 #[derive(Debug)]
 pub struct PerfRing {
-    base: NonNull<u8>,
-    map_len: usize,
+    map: SharedMapping,
     page: usize,
     data_size: usize,
 }
-
-// SAFETY: the mapping belongs to this ring alone (nothing else holds its
-// address), so moving the ring to another thread moves its only user.
-unsafe impl Send for PerfRing {}
 
 impl PerfRing {
     /// Maps the ring of event `fd` with `data_pages` data pages (a power of
     /// two; `EINVAL` otherwise, from the kernel).
     pub fn map(fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<PerfRing> {
         let page = page_size();
-        let map_len = (data_pages + 1) * page;
-        // SAFETY: a new shared mapping of the event's ring, at an address
-        // the kernel chooses, of the size the kernel expects (1 + 2^n
-        // pages); nothing aliases it.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let base =
-            NonNull::new(addr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave 0"))?;
+        let map = SharedMapping::map(fd, (data_pages + 1) * page)?;
         Ok(PerfRing {
-            base,
-            map_len,
+            map,
             page,
             data_size: data_pages * page,
         })
@@ -248,7 +224,7 @@ impl PerfRing {
         // inside the first (page-aligned) page of the mapping, which lives
         // as long as `self`; the kernel and this ring access them as
         // 64-bit words, this side only atomically.
-        unsafe { AtomicU64::from_ptr(self.base.as_ptr().add(offset).cast()) }
+        unsafe { AtomicU64::from_ptr(self.map.as_ptr().add(offset).cast()) }
     }
 
     /// Appends every record the kernel has completed since the last call
@@ -284,17 +260,7 @@ impl PerfRing {
         // [data_tail, data_head): the kernel has finished writing it and
         // does not write it again until data_tail moves past it, which
         // only `read_into` does, after its last use of the slice.
-        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(self.page + start), len) }
-    }
-}
-
-impl Drop for PerfRing {
-    fn drop(&mut self) {
-        // SAFETY: `base` and `map_len` are the mapping `map` made, unmapped
-        // once, here; no slice of it outlives `&self`.
-        unsafe {
-            libc::munmap(self.base.as_ptr().cast(), self.map_len);
-        }
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(self.page + start), len) }
     }
 }
 
