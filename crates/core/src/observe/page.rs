@@ -465,4 +465,66 @@ mod tests {
             Err(BadPage("a page of 4 bytes".into()))
         );
     }
+
+    /// A page read from `per_cpu/cpu1/trace_pipe_raw` of an instance
+    /// tracing `sched_switch` and `sched_wakeup` (ids 372 and 374) with
+    /// `trace_clock` mono, on this machine's kernel (6.18).
+    #[test]
+    fn a_real_page_decodes_into_its_tracepoints() {
+        use crate::observe::decode::{Decoder, Decoders, TracePoint};
+        use crate::observe::event::EventKind;
+        use crate::observe::format::Format;
+        let layout = PageLayout::parse(include_str!(
+            "../../../../tests/fixtures/tracefs/events/header_page"
+        ))
+        .unwrap();
+        check_header_event(include_str!(
+            "../../../../tests/fixtures/tracefs/events/header_event"
+        ))
+        .unwrap();
+        let page = include_bytes!("../../../../tests/fixtures/tracefs/page-cpu1.bin");
+        let mut decoders = Decoders::default();
+        for (id, point, text) in [
+            (
+                372,
+                TracePoint::SchedSwitch,
+                include_str!("../../../../tests/fixtures/tracefs/events/sched/sched_switch/format"),
+            ),
+            (
+                374,
+                TracePoint::SchedWakeup,
+                include_str!("../../../../tests/fixtures/tracefs/events/sched/sched_wakeup/format"),
+            ),
+        ] {
+            decoders.add(
+                id,
+                Decoder::new(point, &Format::parse(text).unwrap()).unwrap(),
+            );
+        }
+        let items = parse(&layout, page).unwrap();
+        assert_eq!(items.len(), 69);
+        let mut last = 0;
+        let (mut switches, mut wakeups) = (0, 0);
+        for item in &items {
+            let Item::Data { time_ns, data } = *item else {
+                panic!("no events were lost on that page");
+            };
+            assert!(time_ns >= last);
+            last = time_ns;
+            match decoders.decode(data) {
+                Some(EventKind::Switch { .. }) => switches += 1,
+                Some(EventKind::Wakeup { .. }) => wakeups += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!((switches, wakeups), (46, 23));
+        assert!(matches!(
+            items[0],
+            Item::Data {
+                time_ns: 36_103_808_040_931,
+                ..
+            }
+        ));
+        assert_eq!(last, 36_103_989_801_742);
+    }
 }
