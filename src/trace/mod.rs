@@ -2,28 +2,39 @@
 //! read on every traced CPU and handed over as one stream of
 //! [`Event`]s in time order, for `run observe` and `--explain`.
 //!
-//! **Why perf events.** The kernel offers two stable ways to read
-//! tracepoints as binary records. jitterlab uses **perf events**
-//! (`perf_event_open(2)` with `PERF_TYPE_TRACEPOINT`), the interface
-//! `perf sched record` uses, rather than tracefs' per-CPU raw buffers
-//! (`per_cpu/cpuN/trace_pipe_raw`, as trace-cmd reads them):
+//! **Two backends.** The kernel offers two stable ways to read tracepoints
+//! as binary records; both give the same [`Event`]s through the same
+//! [`Tracer`] API, chosen by [`TRACER_ENV`] (`JITTERLAB_TRACER`):
+//!
+//! - **tracefs raw buffers of a private instance** (the default,
+//!   [`instance`]): per-CPU `trace_pipe_raw` pages, as trace-cmd reads
+//!   them. On a virtual machine whose idle CPUs halt (Linux 6.18 under
+//!   Firecracker, `haltpoll`), only these see the tracepoints hit in an
+//!   interrupt taken while the CPU idles — the timer expiry and wake-up
+//!   that release a periodic task: `perf record` of a 300-loop
+//!   `cyclictest -a1` on CPU 1 recorded 2 `sched_wakeup` and 1
+//!   `hrtimer_expire_entry`, tracefs 345 and 425 in the same run. The
+//!   instance has its own buffers, clock (`mono`) and enabled events, so
+//!   another tracer is not disturbed; its `mkdir` is journaled
+//!   (`Undo::TracefsInstance`), so a crash leaves nothing `jitterlab
+//!   restore` cannot remove.
+//! - **perf events** (`JITTERLAB_TRACER=perf`): `perf_event_open(2)` with
+//!   `PERF_TYPE_TRACEPOINT`, the interface `perf sched record` uses.
+//!
+//! Why perf events remain as the fallback:
 //!
 //! - *Private.* Perf events belong to the process that opened them and
-//!   vanish when it exits, even by `kill -9`; the tracefs buffers and
-//!   `events/*/enable` are one machine-wide state that another tracer
-//!   (trace-cmd, rtla, a second jitterlab, `--break-trace`) changes under
-//!   us and that a crash leaves switched on. With perf events the only
-//!   possible change to the machine is mounting tracefs to learn the ids
-//!   and formats, and that is undone within the start.
+//!   vanish when it exits, even by `kill -9`; with them the only possible
+//!   change to the machine is mounting tracefs to learn the ids and
+//!   formats, and that is undone within the start.
 //! - *One clock.* `use_clockid` stamps every record with
 //!   `CLOCK_MONOTONIC`, the clock the task's `clock_nanosleep` and the
-//!   hrtimer expiries use, so a release and a wake-up compare directly;
-//!   tracefs' `trace_clock` is again machine-wide (and `mono` there is not
-//!   selectable per reader).
+//!   hrtimer expiries use (the instance gets the same with `trace_clock`
+//!   `mono`).
 //! - *Losses are records.* A full ring yields a `PERF_RECORD_LOST` with
-//!   the count, where it happened, which becomes [`EventKind::Lost`];
-//!   `trace_pipe_raw` reports losses per page in a flag that is easy to
-//!   miss.
+//!   the count, where it happened, which becomes [`EventKind::Lost`]
+//!   (`trace_pipe_raw` flags a page that follows lost events, which
+//!   becomes one too).
 //! - *Reading is memory.* The ring is mapped; a read is a load of
 //!   `data_head`, a copy and a store of `data_tail`
 //!   ([`jitterlab_sys::perf::PerfRing`]), no system call per record or page.
@@ -34,7 +45,8 @@
 //! user (root, `CAP_PERFMON`, or `kernel.perf_event_paranoid` ≤ -1 for raw
 //! tracepoint data of every task).
 //!
-//! **Lifecycle.** [`Tracer::start`] finds tracefs (mounting it, journaled,
+//! **Lifecycle** (perf events; the instance's is in [`instance`]).
+//! [`Tracer::start`] finds tracefs (mounting it, journaled,
 //! where it is not: [`tracefs`]), reads the ids and formats, opens the
 //! events disabled, maps one ring of [`RING_PAGES`] pages per CPU, then
 //! enables them all. [`Tracer::read`] copies what each ring holds,
@@ -43,8 +55,8 @@
 //! [`Tracer::stop`] disables the events, hands out the rest, closes every
 //! descriptor and says per CPU how many records were read and lost.
 //!
-//! **Refusals.** A missing tracefs or tracepoint, perf events the kernel
-//! lacks or refuses to this user: a one-line error naming what is missing
+//! **Refusals.** A missing tracefs, tracepoint or tracefs `instances/`,
+//! perf events the kernel lacks or refuses to this user: a one-line error naming what is missing
 //! and how to get it (bad input, exit 2), with nothing left changed.
 
 pub mod instance;

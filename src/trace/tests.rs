@@ -222,14 +222,14 @@ fn sleeper() -> Slept {
     .unwrap()
 }
 
-/// Keeps CPU 1 busy at the lowest priority until `done`: on some virtual
-/// machines (this one: Linux 6.18 under Firecracker, `haltpoll`) the kernel
-/// traces nothing while a CPU runs its idle task — not the switch out of
-/// idle, not the timer expiry and wake-up in it — through perf events and
-/// tracefs alike (`perf record -e sched:sched_switch -C 1` of a 300-loop
-/// `cyclictest -a1` recorded 300, 298, 253 and 247 switches in, in four
-/// runs, fewer the more CPU 1 idled), so the sleeper must never
-/// leave its CPU idle.
+/// Keeps CPU 1 busy at the lowest priority until `done`, for the perf
+/// events backend: on some virtual machines (this one: Linux 6.18 under
+/// Firecracker, `haltpoll`) perf events see nothing while a CPU runs its
+/// idle task — not the switch out of idle, not the timer expiry and
+/// wake-up in it, which tracefs sees (`perf record -e sched:sched_switch
+/// -C 1` of a 300-loop `cyclictest -a1` recorded 300, 298, 253 and 247
+/// switches in, in four runs, fewer the more CPU 1 idled), so the sleeper
+/// must never leave its CPU idle.
 fn spinner(done: &AtomicBool) {
     sys::pin_to_cpu(1).unwrap();
     sys::set_thread_nice(19).unwrap();
