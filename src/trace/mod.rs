@@ -2,28 +2,39 @@
 //! read on every traced CPU and handed over as one stream of
 //! [`Event`]s in time order, for `run observe` and `--explain`.
 //!
-//! **Why perf events.** The kernel offers two stable ways to read
-//! tracepoints as binary records. jitterlab uses **perf events**
-//! (`perf_event_open(2)` with `PERF_TYPE_TRACEPOINT`), the interface
-//! `perf sched record` uses, rather than tracefs' per-CPU raw buffers
-//! (`per_cpu/cpuN/trace_pipe_raw`, as trace-cmd reads them):
+//! **Two backends.** The kernel offers two stable ways to read tracepoints
+//! as binary records; both give the same [`Event`]s through the same
+//! [`Tracer`] API, chosen by [`TRACER_ENV`] (`JITTERLAB_TRACER`):
+//!
+//! - **tracefs raw buffers of a private instance** (the default,
+//!   [`instance`]): per-CPU `trace_pipe_raw` pages, as trace-cmd reads
+//!   them. On a virtual machine whose idle CPUs halt (Linux 6.18 under
+//!   Firecracker, `haltpoll`), only these see the tracepoints hit in an
+//!   interrupt taken while the CPU idles — the timer expiry and wake-up
+//!   that release a periodic task: `perf record` of a 300-loop
+//!   `cyclictest -a1` on CPU 1 recorded 2 `sched_wakeup` and 1
+//!   `hrtimer_expire_entry`, tracefs 345 and 425 in the same run. The
+//!   instance has its own buffers, clock (`mono`) and enabled events, so
+//!   another tracer is not disturbed; its `mkdir` is journaled
+//!   (`Undo::TracefsInstance`), so a crash leaves nothing `jitterlab
+//!   restore` cannot remove.
+//! - **perf events** (`JITTERLAB_TRACER=perf`): `perf_event_open(2)` with
+//!   `PERF_TYPE_TRACEPOINT`, the interface `perf sched record` uses.
+//!
+//! Why perf events remain as the fallback:
 //!
 //! - *Private.* Perf events belong to the process that opened them and
-//!   vanish when it exits, even by `kill -9`; the tracefs buffers and
-//!   `events/*/enable` are one machine-wide state that another tracer
-//!   (trace-cmd, rtla, a second jitterlab, `--break-trace`) changes under
-//!   us and that a crash leaves switched on. With perf events the only
-//!   possible change to the machine is mounting tracefs to learn the ids
-//!   and formats, and that is undone within the start.
+//!   vanish when it exits, even by `kill -9`; with them the only possible
+//!   change to the machine is mounting tracefs to learn the ids and
+//!   formats, and that is undone within the start.
 //! - *One clock.* `use_clockid` stamps every record with
 //!   `CLOCK_MONOTONIC`, the clock the task's `clock_nanosleep` and the
-//!   hrtimer expiries use, so a release and a wake-up compare directly;
-//!   tracefs' `trace_clock` is again machine-wide (and `mono` there is not
-//!   selectable per reader).
+//!   hrtimer expiries use (the instance gets the same with `trace_clock`
+//!   `mono`).
 //! - *Losses are records.* A full ring yields a `PERF_RECORD_LOST` with
-//!   the count, where it happened, which becomes [`EventKind::Lost`];
-//!   `trace_pipe_raw` reports losses per page in a flag that is easy to
-//!   miss.
+//!   the count, where it happened, which becomes [`EventKind::Lost`]
+//!   (`trace_pipe_raw` flags a page that follows lost events, which
+//!   becomes one too).
 //! - *Reading is memory.* The ring is mapped; a read is a load of
 //!   `data_head`, a copy and a store of `data_tail`
 //!   ([`jitterlab_sys::perf::PerfRing`]), no system call per record or page.
@@ -34,7 +45,8 @@
 //! user (root, `CAP_PERFMON`, or `kernel.perf_event_paranoid` ≤ -1 for raw
 //! tracepoint data of every task).
 //!
-//! **Lifecycle.** [`Tracer::start`] finds tracefs (mounting it, journaled,
+//! **Lifecycle** (perf events; the instance's is in [`instance`]).
+//! [`Tracer::start`] finds tracefs (mounting it, journaled,
 //! where it is not: [`tracefs`]), reads the ids and formats, opens the
 //! events disabled, maps one ring of [`RING_PAGES`] pages per CPU, then
 //! enables them all. [`Tracer::read`] copies what each ring holds,
@@ -43,10 +55,11 @@
 //! [`Tracer::stop`] disables the events, hands out the rest, closes every
 //! descriptor and says per CPU how many records were read and lost.
 //!
-//! **Refusals.** A missing tracefs or tracepoint, perf events the kernel
-//! lacks or refuses to this user: a one-line error naming what is missing
+//! **Refusals.** A missing tracefs, tracepoint or tracefs `instances/`,
+//! perf events the kernel lacks or refuses to this user: a one-line error naming what is missing
 //! and how to get it (bad input, exit 2), with nothing left changed.
 
+pub mod instance;
 pub mod merge;
 pub mod tracefs;
 
@@ -65,8 +78,36 @@ pub use jitterlab_core::observe::decode::TracePoint;
 
 use crate::error::bad;
 use crate::system::journal::Journal;
+use instance::Instance;
 use merge::Merger;
 use tracefs::Tracefs;
+
+/// The environment variable that chooses the tracer's backend: `tracefs`
+/// (the default: [`instance`]) or `perf`.
+pub const TRACER_ENV: &str = "JITTERLAB_TRACER";
+
+/// Where the tracepoints are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The raw buffers of a private tracefs instance ([`instance`]).
+    Tracefs,
+    /// Perf events, one ring per CPU.
+    Perf,
+}
+
+impl Backend {
+    /// The backend [`TRACER_ENV`] asks for, tracefs where it is unset.
+    pub fn from_env() -> Result<Backend> {
+        match std::env::var(TRACER_ENV) {
+            Err(_) => Ok(Backend::Tracefs),
+            Ok(v) if v.is_empty() || v == "tracefs" => Ok(Backend::Tracefs),
+            Ok(v) if v == "perf" => Ok(Backend::Perf),
+            Ok(v) => Err(bad(format!(
+                "{TRACER_ENV} is {v:?}; set it to tracefs (the default) or perf"
+            ))),
+        }
+    }
+}
 
 /// Data pages of each CPU's ring: 512 KiB with 4 KiB pages, what the
 /// default `kernel.perf_event_mlock_kb` (516) lets an unprivileged user
@@ -126,23 +167,47 @@ struct CpuRing {
     lost: u64,
 }
 
-/// The kernel's tracepoints on a set of CPUs, read as one stream; see the
-/// module doc.
+/// The perf events backend's state.
 #[derive(Debug)]
-pub struct Tracer {
+struct PerfRings {
     cpus: Vec<CpuRing>,
-    decoders: Decoders,
-    merger: Merger,
     tracefs: Tracefs,
     /// The bytes of the last ring read.
     buf: Vec<u8>,
 }
 
+/// The state of the backend in use.
+#[derive(Debug)]
+enum Source {
+    Perf(PerfRings),
+    Tracefs(Instance),
+}
+
+/// The kernel's tracepoints on a set of CPUs, read as one stream; see the
+/// module doc.
+#[derive(Debug)]
+pub struct Tracer {
+    source: Source,
+    decoders: Decoders,
+    merger: Merger,
+}
+
 impl Tracer {
     /// Opens the tracepoints `events` (all of [`TracePoint::ALL`] when
     /// empty) on `cpus` (all online CPUs when empty), tracefs found or
-    /// mounted, and starts them.
+    /// mounted, and starts them, through the backend [`TRACER_ENV`] names.
     pub fn start(
+        root: &Path,
+        cpus: &[u32],
+        events: &[TracePoint],
+        journal: &mut Journal,
+    ) -> Result<Tracer> {
+        Tracer::start_with(Backend::from_env()?, root, cpus, events, journal)
+    }
+
+    /// [`Tracer::start`] through `backend`.
+    pub fn start_with(
+        backend: Backend,
         root: &Path,
         cpus: &[u32],
         events: &[TracePoint],
@@ -154,6 +219,14 @@ impl Tracer {
             events.to_vec()
         };
         let cpus = traced_cpus(root, cpus)?;
+        if backend == Backend::Tracefs {
+            let (instance, decoders) = Instance::start(root, &cpus, &points, journal)?;
+            return Ok(Tracer {
+                merger: Merger::new(instance.cpus.len()),
+                source: Source::Tracefs(instance),
+                decoders,
+            });
+        }
         let paranoid = perf_paranoid(root)?;
         let mut tracefs = Tracefs::open(root, journal)?;
         let loaded = tracefs.decoders(&points);
@@ -171,10 +244,12 @@ impl Tracer {
         };
         Ok(Tracer {
             merger: Merger::new(rings.len()),
-            cpus: rings,
+            source: Source::Perf(PerfRings {
+                cpus: rings,
+                tracefs,
+                buf: Vec::with_capacity(RING_PAGES * perf::page_size()),
+            }),
             decoders,
-            tracefs,
-            buf: Vec::with_capacity(RING_PAGES * perf::page_size()),
         })
     }
 
@@ -183,8 +258,9 @@ impl Tracer {
     /// never yields an earlier event).
     pub fn read(&mut self, out: &mut Vec<Event>) -> Result<()> {
         let began = sys::monotonic_ns();
-        let mut newest = Vec::with_capacity(self.cpus.len());
-        for i in 0..self.cpus.len() {
+        let n = self.streams();
+        let mut newest = Vec::with_capacity(n);
+        for i in 0..n {
             let got = self.read_cpu(i)?;
             newest.push(if got { self.merger.newest(i) } else { None });
         }
@@ -193,15 +269,34 @@ impl Tracer {
         Ok(())
     }
 
+    /// How many CPUs are read.
+    fn streams(&self) -> usize {
+        match &self.source {
+            Source::Perf(p) => p.cpus.len(),
+            Source::Tracefs(t) => t.cpus.len(),
+        }
+    }
+
     /// Copies CPU `i`'s ring and queues its events; true when it held any.
     fn read_cpu(&mut self, i: usize) -> Result<bool> {
-        self.buf.clear();
-        let c = &mut self.cpus[i];
-        if c.ring.read_into(&mut self.buf) == 0 {
+        let p = match &mut self.source {
+            Source::Perf(p) => p,
+            Source::Tracefs(t) => {
+                let events = t.read_cpu(i, &self.decoders)?;
+                if events.is_empty() {
+                    return Ok(false);
+                }
+                self.merger.push(i, events);
+                return Ok(true);
+            }
+        };
+        p.buf.clear();
+        let c = &mut p.cpus[i];
+        if c.ring.read_into(&mut p.buf) == 0 {
             return Ok(false);
         }
         let mut events = Vec::new();
-        for record in Records::new(&self.buf) {
+        for record in Records::new(&p.buf) {
             let record = record.map_err(|e| anyhow!("the trace ring of CPU {}: {e}", c.cpu))?;
             let Some(event) = self.decoders.event(&record) else {
                 continue;
@@ -221,37 +316,56 @@ impl Tracer {
     /// [`TraceStats::rest`].
     pub fn stop(mut self, journal: &mut Journal) -> Result<TraceStats> {
         let mut first_err = None;
-        for r in &self.cpus {
-            for fd in &r.fds {
-                if let Err(e) = perf::disable(fd.as_fd()) {
-                    first_err
-                        .get_or_insert(anyhow!("cannot disable tracing on CPU {}: {e}", r.cpu));
+        match &self.source {
+            Source::Perf(p) => {
+                for r in &p.cpus {
+                    for fd in &r.fds {
+                        if let Err(e) = perf::disable(fd.as_fd()) {
+                            first_err.get_or_insert(anyhow!(
+                                "cannot disable tracing on CPU {}: {e}",
+                                r.cpu
+                            ));
+                        }
+                    }
+                }
+            }
+            Source::Tracefs(t) => {
+                if let Err(e) = t.pause() {
+                    first_err.get_or_insert(e);
                 }
             }
         }
-        for i in 0..self.cpus.len() {
+        for i in 0..self.streams() {
             if let Err(e) = self.read_cpu(i) {
                 first_err.get_or_insert(e);
             }
         }
         let mut rest = Vec::new();
         self.merger.drain_all(&mut rest);
+        let counts: Vec<(u32, u64, u64)> = match &self.source {
+            Source::Perf(p) => p.cpus.iter().map(|c| (c.cpu, c.records, c.lost)).collect(),
+            Source::Tracefs(t) => t.cpus.iter().map(|c| (c.cpu, c.records, c.lost)).collect(),
+        };
         let stats = TraceStats {
             rest,
-            cpus: self
-                .cpus
-                .iter()
+            cpus: counts
+                .into_iter()
                 .enumerate()
-                .map(|(i, c)| CpuTraceStats {
-                    cpu: c.cpu,
-                    records: c.records,
-                    lost: c.lost,
+                .map(|(i, (cpu, records, lost))| CpuTraceStats {
+                    cpu,
+                    records,
+                    lost,
                     late: self.merger.late(i),
                 })
                 .collect(),
         };
-        self.cpus.clear();
-        self.tracefs.release(journal)?;
+        match self.source {
+            Source::Perf(mut p) => {
+                p.cpus.clear();
+                p.tracefs.release(journal)?;
+            }
+            Source::Tracefs(t) => t.remove(journal)?,
+        }
         match first_err {
             Some(e) => Err(e),
             None => Ok(stats),

@@ -37,11 +37,17 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// `Tracer::start`'s refusal on `root`, which must leave the tree as it was.
+/// `Tracer::start`'s refusal on `root` (tracefs backend), which must leave
+/// the tree as it was.
 fn refusal(root: &Path, cpus: &[u32], points: &[TracePoint]) -> String {
+    refusal_by(Backend::Tracefs, root, cpus, points)
+}
+
+/// [`refusal`] through `backend`.
+fn refusal_by(backend: Backend, root: &Path, cpus: &[u32], points: &[TracePoint]) -> String {
     let before = tree(root);
     let mut journal = Journal::on_demand(root).unwrap();
-    let err = Tracer::start(root, cpus, points, &mut journal).unwrap_err();
+    let err = Tracer::start_with(backend, root, cpus, points, &mut journal).unwrap_err();
     journal.finish().unwrap();
     assert_eq!(tree(root), before, "the refusal changed the tree");
     bad_text(err)
@@ -80,7 +86,7 @@ fn a_kernel_without_perf_events_is_refused_before_anything_changes() {
     let root = fake_root();
     fs::remove_file(root.path().join(PARANOID)).unwrap();
     assert_eq!(
-        refusal(root.path(), &[], &[]),
+        refusal_by(Backend::Perf, root.path(), &[], &[]),
         format!(
             "this kernel has no perf events ({}/proc/sys/kernel/perf_event_paranoid is missing); boot a kernel built with CONFIG_PERF_EVENTS=y",
             root.path().display()
@@ -109,6 +115,35 @@ fn tracefs_is_mounted_only_on_the_real_root() {
 }
 
 #[test]
+fn a_tracefs_without_instances_is_refused_before_anything_changes() {
+    // The fixture, like a kernel older than 3.10, has no `instances/`.
+    let root = fake_root();
+    assert_eq!(
+        refusal(root.path(), &[1], &[]),
+        format!(
+            "tracefs has no instances ({}/sys/kernel/tracing/instances is missing), which the tracer needs for a private trace buffer; boot a kernel built with CONFIG_TRACING (3.10 or newer), or trace through perf events: JITTERLAB_TRACER=perf",
+            root.path().display()
+        )
+    );
+}
+
+#[test]
+#[serial]
+fn the_backend_is_chosen_by_the_environment() {
+    std::env::set_var(TRACER_ENV, "perf");
+    assert_eq!(Backend::from_env().unwrap(), Backend::Perf);
+    std::env::set_var(TRACER_ENV, "tracefs");
+    assert_eq!(Backend::from_env().unwrap(), Backend::Tracefs);
+    std::env::set_var(TRACER_ENV, "ftrace");
+    assert_eq!(
+        bad_text(Backend::from_env().unwrap_err()),
+        "JITTERLAB_TRACER is \"ftrace\"; set it to tracefs (the default) or perf"
+    );
+    std::env::remove_var(TRACER_ENV);
+    assert_eq!(Backend::from_env().unwrap(), Backend::Tracefs);
+}
+
+#[test]
 fn a_cpu_that_is_not_online_is_refused() {
     let root = fake_root();
     assert_eq!(
@@ -127,7 +162,8 @@ fn a_format_without_a_needed_field_names_the_file() {
     fs::write(&format, text.replace(" expires;", " expiry;")).unwrap();
     let before = tree(root.path());
     let mut journal = Journal::on_demand(root.path()).unwrap();
-    let err = Tracer::start(root.path(), &[0], &[], &mut journal).unwrap_err();
+    let err =
+        Tracer::start_with(Backend::Tracefs, root.path(), &[0], &[], &mut journal).unwrap_err();
     journal.finish().unwrap();
     assert_eq!(tree(root.path()), before);
     assert_eq!(
@@ -186,14 +222,14 @@ fn sleeper() -> Slept {
     .unwrap()
 }
 
-/// Keeps CPU 1 busy at the lowest priority until `done`: on some virtual
-/// machines (this one: Linux 6.18 under Firecracker, `haltpoll`) the kernel
-/// traces nothing while a CPU runs its idle task — not the switch out of
-/// idle, not the timer expiry and wake-up in it — through perf events and
-/// tracefs alike (`perf record -e sched:sched_switch -C 1` of a 300-loop
-/// `cyclictest -a1` recorded 300, 298, 253 and 247 switches in, in four
-/// runs, fewer the more CPU 1 idled), so the sleeper must never
-/// leave its CPU idle.
+/// Keeps CPU 1 busy at the lowest priority until `done`, for the perf
+/// events backend: on some virtual machines (this one: Linux 6.18 under
+/// Firecracker, `haltpoll`) perf events see nothing while a CPU runs its
+/// idle task — not the switch out of idle, not the timer expiry and
+/// wake-up in it, which tracefs sees (`perf record -e sched:sched_switch
+/// -C 1` of a 300-loop `cyclictest -a1` recorded 300, 298, 253 and 247
+/// switches in, in four runs, fewer the more CPU 1 idled), so the sleeper
+/// must never leave its CPU idle.
 fn spinner(done: &AtomicBool) {
     sys::pin_to_cpu(1).unwrap();
     sys::set_thread_nice(19).unwrap();
@@ -202,9 +238,33 @@ fn spinner(done: &AtomicBool) {
     }
 }
 
+/// The tracefs instances jitterlab made (`instances/jitterlab-*`).
+fn jitterlab_instances() -> Vec<String> {
+    fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with("jitterlab-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Through the tracefs instance, on an idle CPU: the expiries and wake-ups
+/// taken in the idle CPU's timer interrupt are seen.
 #[test]
 #[serial]
 fn a_sleeping_thread_is_seen_arming_waking_and_switching() {
+    sleeping_thread_seen(Backend::Tracefs);
+}
+
+/// Through perf events, with CPU 1 kept busy (see [`spinner`]).
+#[test]
+#[serial]
+fn a_sleeping_thread_is_seen_through_perf_events() {
+    sleeping_thread_seen(Backend::Perf);
+}
+
+fn sleeping_thread_seen(backend: Backend) {
     if sys::effective_uid() != 0 {
         eprintln!("skipped: tracing every task of a CPU needs root");
         return;
@@ -213,15 +273,19 @@ fn a_sleeping_thread_is_seen_arming_waking_and_switching() {
     std::env::remove_var(crate::system::journal::JOURNAL_ENV);
     let mounts_before = tracefs_mounts();
     let perf_before = perf_fds();
-    let (events, stats, slept, perf_during) = on_real_root(|| {
+    let instances_before = jitterlab_instances();
+    let (events, stats, slept, perf_during, instances_during) = on_real_root(|| {
         let root = Path::new("/");
         let mut journal = Journal::on_demand(root)?;
-        let mut tracer = Tracer::start(root, &[1], &[], &mut journal)?;
+        let mut tracer = Tracer::start_with(backend, root, &[1], &[], &mut journal)?;
         let perf_during = perf_fds();
+        let instances_during = jitterlab_instances();
         let mut events = Vec::new();
         let done = AtomicBool::new(false);
         let reader = std::thread::scope(|s| {
-            s.spawn(|| spinner(&done));
+            if backend == Backend::Perf {
+                s.spawn(|| spinner(&done));
+            }
             let slept = s.spawn(sleeper);
             while !slept.is_finished() {
                 std::thread::sleep(Duration::from_millis(10));
@@ -235,10 +299,21 @@ fn a_sleeping_thread_is_seen_arming_waking_and_switching() {
         // Fails while a change is journaled and not undone.
         journal.finish()?;
         events.extend(stats.rest.iter().cloned());
-        Ok((events, stats, slept, perf_during))
+        Ok((events, stats, slept, perf_during, instances_during))
     })
     .expect("the machine lock");
-    assert_eq!(perf_during - perf_before, TracePoint::ALL.len());
+    let ours = format!("jitterlab-{}", std::process::id());
+    match backend {
+        Backend::Perf => {
+            assert_eq!(perf_during - perf_before, TracePoint::ALL.len());
+            assert!(!instances_during.contains(&ours));
+        }
+        Backend::Tracefs => {
+            assert_eq!(perf_during, perf_before);
+            assert!(instances_during.contains(&ours), "{instances_during:?}");
+        }
+    }
+    assert_eq!(jitterlab_instances(), instances_before, "instance left");
     assert_eq!(perf_fds(), perf_before, "perf events left open");
     assert_eq!(tracefs_mounts(), mounts_before, "tracefs left mounted");
     assert!(events.windows(2).all(|w| w[0].time_ns <= w[1].time_ns));
@@ -366,6 +441,68 @@ fn restore_unmounts_the_tracefs_a_killed_jitterlab_mounted() {
     assert_eq!(r.left, 0);
     assert!(!path.exists(), "the journal is removed once replayed");
     assert_ne!(sys::filesystem_type(&target).unwrap(), sys::TRACEFS_MAGIC);
+}
+
+#[test]
+#[serial]
+fn restore_removes_the_tracefs_instance_of_a_killed_jitterlab() {
+    use crate::system::journal::replay;
+    use crate::system::settings::testing::journal_env;
+    let instances = Path::new("/sys/kernel/tracing/instances");
+    if sys::effective_uid() != 0 || !instances.is_dir() {
+        eprintln!("skipped: making a tracefs instance needs root and a mounted tracefs");
+        return;
+    }
+    let (_jdir, path) = journal_env();
+    // What a jitterlab killed while tracing leaves: its instance, tracing,
+    // and its journal (its pid is above any pid_max, so it is dead).
+    let instance = instances.join("jitterlab-4194305");
+    fs::create_dir(&instance).unwrap();
+    fs::write(instance.join("events/sched/sched_switch/enable"), "1").unwrap();
+    fs::write(instance.join("tracing_on"), "1").unwrap();
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let doc = serde_json::json!({
+        "version": 1,
+        "owner_pid": 4_194_305,
+        "owner_start_ticks": 1,
+        "boot_id": boot.trim(),
+        "started_at": "2026-01-01T00:00:00Z",
+        "entries": [{ "id": 1, "kind": "tracefs-instance", "path": instance }],
+    });
+    fs::write(&path, doc.to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(dir.path()).unwrap();
+    assert_eq!(
+        r.lines,
+        vec![format!(
+            "restored tracefs: removed the instance {}",
+            instance.display()
+        )]
+    );
+    assert_eq!(r.left, 0);
+    assert!(!instance.exists());
+    assert!(!path.exists(), "the journal is removed once replayed");
+    // Replayed again (gone already): handled.
+    assert_eq!(
+        crate::system::journal::undo::tracefs::remove_instance(&instance),
+        (
+            format!(
+                "restored tracefs: the instance {} was already gone",
+                instance.display()
+            ),
+            true
+        )
+    );
+    assert_eq!(
+        crate::system::journal::undo::tracefs::remove_instance(instances),
+        (
+            format!(
+                "left {} alone: not a jitterlab tracefs instance",
+                instances.display()
+            ),
+            false
+        )
+    );
 }
 
 /// This thread's time on a CPU so far, ns (`/proc/thread-self/schedstat`).

@@ -2,6 +2,9 @@
 //! of its perf event) and `format` (the layout of its raw record), read
 //! once when tracing starts.
 //!
+//! (The instance backend, [`super::instance`], keeps tracefs mounted
+//! while it traces and releases it after removing its instance.)
+//!
 //! Where tracefs is not mounted, mounting it is a journaled setting
 //! (`Undo::TracefsMount`, recorded before the `mount`), and only on the
 //! real root (`--sysroot /`): a fake tree's ids would name the wrong

@@ -16,6 +16,7 @@ pub mod detail;
 pub mod event;
 pub mod explain;
 pub mod format;
+pub mod page;
 
 #[cfg(test)]
 mod tests;

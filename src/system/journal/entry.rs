@@ -112,6 +112,14 @@ pub enum Undo {
         /// The mount point (already under the sysroot).
         target: PathBuf,
     },
+    /// A tracefs instance jitterlab made for its tracer
+    /// (`<tracefs>/instances/jitterlab-<pid>`): removed with `rmdir`
+    /// ([`crate::system::journal::undo::tracefs::remove_instance`]).
+    /// Journaled before the `mkdir`.
+    TracefsInstance {
+        /// The instance's directory (already under the sysroot).
+        path: PathBuf,
+    },
     /// A private work directory jitterlab made (neighbour output, disk
     /// load files): removed with what it holds, symlink-safely
     /// ([`crate::system::journal::undo::workdir::undo`]). Journaled before the `mkdir`.

@@ -29,6 +29,10 @@
 //! - [`Undo::TracefsMount`]: tracefs, mounted by jitterlab for its
 //!   tracer, to be unmounted (`{ "kind": "tracefs-mount", "target":
 //!   "/sys/kernel/tracing" }`; [`crate::system::journal::undo::tracefs`]);
+//! - [`Undo::TracefsInstance`]: a tracefs instance jitterlab made for its
+//!   tracer, to be removed (`{ "kind": "tracefs-instance", "path":
+//!   "/sys/kernel/tracing/instances/jitterlab-4242" }`;
+//!   [`crate::system::journal::undo::tracefs`]);
 //! - [`Undo::WorkDir`]: a private work directory, to be removed with its
 //!   content (`{ "kind": "work-dir", "path": "/run/jitterlab/jitterlab-…" }`;
 //!   [`crate::system::journal::undo::workdir`]);

@@ -139,6 +139,10 @@ pub(super) fn ended_with_boot(undo: &Undo) -> Option<String> {
             "the tracefs mount at {} ended with the reboot",
             target.display()
         ),
+        Undo::TracefsInstance { path } => format!(
+            "the tracefs instance {} ended with the reboot",
+            path.display()
+        ),
     })
 }
 
@@ -155,6 +159,9 @@ fn undo(root: &Path, entry: &Entry) -> (String, bool) {
         Undo::ResctrlMount { target } => crate::system::journal::undo::resctrl::unmount(target),
         Undo::TracefsMount { target } => {
             crate::system::journal::undo::tracefs::unmount_tracefs(target)
+        }
+        Undo::TracefsInstance { path } => {
+            crate::system::journal::undo::tracefs::remove_instance(path)
         }
         Undo::WorkDir { path } => crate::system::journal::undo::workdir::undo(path),
         Undo::Cgroup { path } => crate::system::journal::undo::cgroup::undo(path),

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`files`] | a sysfs/procfs value, written back only to a file on the settings' allow-list | `Undo::File` |
 //! | [`resctrl`] | a resctrl group jitterlab created, resctrl mounted by jitterlab | `Undo::ResctrlGroup`, `Undo::ResctrlMount` |
-//! | [`tracefs`] | tracefs, mounted by jitterlab for its tracer | `Undo::TracefsMount` |
+//! | [`tracefs`] | tracefs, mounted by jitterlab for its tracer; its tracefs instance | `Undo::TracefsMount`, `Undo::TracefsInstance` |
 //! | [`workdir`] | a private work directory and its content | `Undo::WorkDir` |
 //! | [`cgroup`], [`cgroup_layout`] | a cell's cgroup: its processes killed, the group removed | `Undo::Cgroup` |
 //! | [`container`] | a container of a `container` cell, the containers' real-time parent cgroup | `Undo::Container`, `Undo::ContainerCgroup` |

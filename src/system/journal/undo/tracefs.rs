@@ -1,7 +1,8 @@
-//! Undoing the tracer's one change to the machine: tracefs, mounted by
+//! Undoing the tracer's changes to the machine: tracefs, mounted by
 //! jitterlab where it was not mounted so the tracer could read the
-//! tracepoints' ids and formats (`Undo::TracefsMount`). The tracer calls it
-//! as soon as it has read them, and `jitterlab restore` after a crash.
+//! tracepoints' ids and formats (`Undo::TracefsMount`), and the private
+//! tracefs instance whose buffers it reads (`Undo::TracefsInstance`). The
+//! tracer calls them at its stop, and `jitterlab restore` after a crash.
 
 use std::io;
 use std::path::Path;
@@ -53,6 +54,50 @@ pub fn unmount_tracefs(target: &Path) -> (String, bool) {
             format!(
                 "could not unmount tracefs from {0}: {e}; close what uses it and run `umount {0}`",
                 target.display()
+            ),
+            false,
+        ),
+    }
+}
+
+/// Removes the tracefs instance jitterlab made at `path` (its events,
+/// buffers and settings go with it); the line to print and whether it is
+/// handled. Only a directory `jitterlab-*` in an `instances` directory is
+/// removed. Used by the tracer's stop and by `jitterlab restore`.
+pub fn remove_instance(path: &Path) -> (String, bool) {
+    let ours = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("jitterlab-"))
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "instances");
+    if !ours {
+        return (
+            format!(
+                "left {} alone: not a jitterlab tracefs instance",
+                path.display()
+            ),
+            false,
+        );
+    }
+    match std::fs::remove_dir(path) {
+        Ok(()) => (
+            format!("restored tracefs: removed the instance {}", path.display()),
+            true,
+        ),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (
+            format!(
+                "restored tracefs: the instance {} was already gone",
+                path.display()
+            ),
+            true,
+        ),
+        Err(e) => (
+            format!(
+                "could not remove the tracefs instance {0}: {e}; stop what reads its buffers and run `rmdir {0}`",
+                path.display()
             ),
             false,
         ),
