@@ -361,6 +361,7 @@ fn sleeping_thread_seen(backend: Backend) {
     );
     // Each armed sleep: the expiry of that timer at or after its time, the
     // thread's wake-up, its switch in, its switch out to sleep (S).
+    let mut switched_in = 0;
     for &(at, timer, expires) in &armed[..armed.len() - 1] {
         let rest = &events[at..];
         let expiry = rest
@@ -376,11 +377,19 @@ fn sleeping_thread_seen(backend: Backend) {
             )
             .unwrap_or_else(|| panic!("no wake-up after the expiry for {expires}"));
         let rest = &rest[wakeup..];
-        let switch_in = rest
+        // Its switch in is not always there: some kernels (this machine's)
+        // leave out switches around the idle task (here 0 to 8 of 299
+        // sleeps had none); `observe` takes such a start as untraced. So
+        // the switch in is counted, and the switch out always looked for.
+        if rest
             .iter()
-            .position(|e| matches!(e.kind, EventKind::Switch { next_pid, .. } if next_pid == tid))
-            .unwrap_or_else(|| panic!("no switch in after the wake-up for {expires}"));
-        let rest = &rest[switch_in..];
+            .take_while(
+                |e| !matches!(e.kind, EventKind::Switch { prev_pid, .. } if prev_pid == tid),
+            )
+            .any(|e| matches!(e.kind, EventKind::Switch { next_pid, .. } if next_pid == tid))
+        {
+            switched_in += 1;
+        }
         let out = rest
             .iter()
             .find_map(|e| match &e.kind {
@@ -395,10 +404,14 @@ fn sleeping_thread_seen(backend: Backend) {
                 }
                 _ => None,
             })
-            .unwrap_or_else(|| panic!("no switch out to sleep after the switch in for {expires}"));
+            .unwrap_or_else(|| panic!("no switch out to sleep after the wake-up for {expires}"));
         // Interruptible sleep; kernel priority 99 - 50 of SCHED_FIFO 50.
         assert_eq!(out, (1, 49));
     }
+    eprintln!(
+        "switched in, traced: {switched_in} of {} sleeps",
+        armed.len() - 1
+    );
 }
 
 #[test]
