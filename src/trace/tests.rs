@@ -43,7 +43,9 @@ fn refusal(root: &Path, cpus: &[u32], points: &[TracePoint]) -> String {
     refusal_by(Backend::Tracefs, root, cpus, points)
 }
 
-/// [`refusal`] through `backend`.
+/// [`refusal`] through `backend`. Its journal is the one
+/// `JITTERLAB_JOURNAL` names, which the restore tests point at a killed
+/// jitterlab's: every test that calls it is `#[serial]` with them.
 fn refusal_by(backend: Backend, root: &Path, cpus: &[u32], points: &[TracePoint]) -> String {
     let before = tree(root);
     let mut journal = Journal::on_demand(root).unwrap();
@@ -54,6 +56,7 @@ fn refusal_by(backend: Backend, root: &Path, cpus: &[u32], points: &[TracePoint]
 }
 
 #[test]
+#[serial]
 fn a_tracepoint_the_kernel_lacks_is_named_with_its_path() {
     let root = fake_root();
     let dir = root
@@ -82,6 +85,7 @@ fn a_tracepoint_the_kernel_lacks_is_named_with_its_path() {
 }
 
 #[test]
+#[serial]
 fn a_kernel_without_perf_events_is_refused_before_anything_changes() {
     let root = fake_root();
     fs::remove_file(root.path().join(PARANOID)).unwrap();
@@ -95,6 +99,7 @@ fn a_kernel_without_perf_events_is_refused_before_anything_changes() {
 }
 
 #[test]
+#[serial]
 fn tracefs_is_mounted_only_on_the_real_root() {
     let root = copy_fixture("sysroot-vm");
     fs::create_dir_all(root.path().join("sys/kernel/tracing")).unwrap();
@@ -115,6 +120,7 @@ fn tracefs_is_mounted_only_on_the_real_root() {
 }
 
 #[test]
+#[serial]
 fn a_tracefs_without_instances_is_refused_before_anything_changes() {
     // The fixture, like a kernel older than 3.10, has no `instances/`.
     let root = fake_root();
@@ -144,6 +150,7 @@ fn the_backend_is_chosen_by_the_environment() {
 }
 
 #[test]
+#[serial]
 fn a_cpu_that_is_not_online_is_refused() {
     let root = fake_root();
     assert_eq!(
@@ -153,6 +160,7 @@ fn a_cpu_that_is_not_online_is_refused() {
 }
 
 #[test]
+#[serial]
 fn a_format_without_a_needed_field_names_the_file() {
     let root = fake_root();
     let format = root
