@@ -463,21 +463,18 @@ impl Probe for ObserveProbe {
 /// any candidate seen running at a real-time priority (`realtime`) has the
 /// periods, only those are ranked.
 fn choose(held: &[ObservedCycle], min_periods: usize, realtime: &[u32]) -> Option<u32> {
-    let rt: Vec<ObservedCycle> = held
-        .iter()
-        .filter(|c| realtime.contains(&c.tid))
-        .cloned()
-        .collect();
-    if let Some(tid) = choose_among(&rt, min_periods) {
-        return Some(tid);
-    }
-    choose_among(held, min_periods)
+    choose_among(held, min_periods, |tid| realtime.contains(&tid))
+        .or_else(|| choose_among(held, min_periods, |_| true))
 }
 
-/// [`most_periodic`] of the threads of `held`.
-fn choose_among(held: &[ObservedCycle], min_periods: usize) -> Option<u32> {
+/// [`most_periodic`] of the threads of `held` that `keep` keeps.
+fn choose_among(
+    held: &[ObservedCycle],
+    min_periods: usize,
+    keep: impl Fn(u32) -> bool,
+) -> Option<u32> {
     let mut periods: Vec<(u32, Vec<u64>)> = Vec::new();
-    for c in held {
+    for c in held.iter().filter(|c| keep(c.tid)) {
         let Some(p) = c.period_ns else { continue };
         match periods.iter_mut().find(|(t, _)| *t == c.tid) {
             Some((_, v)) => v.push(p),
