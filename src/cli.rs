@@ -47,7 +47,7 @@ pub mod analyze;
 #[cfg(test)]
 mod command_line_tests;
 #[cfg(test)]
-mod container_argv_tests;
+mod inner_cell_tests;
 pub mod docs;
 pub mod docs_gen;
 pub mod internal;
@@ -185,6 +185,10 @@ pub enum Command {
     /// (bench/monitor-year.sh).
     #[command(name = "__synth-monitor", hide = true)]
     SynthMonitor(internal::SynthMonitorArgs),
+    /// Internal: measure the one cell a container cell hands over, as
+    /// JSON, inside its container (`probe::container::InnerCell`).
+    #[command(name = "__cell", hide = true)]
+    Cell(internal::CellArgs),
     /// Internal: write the man pages and shell completions (`make deb`).
     #[command(name = "__generate-docs", hide = true)]
     GenerateDocs(docs::GenerateDocsArgs),

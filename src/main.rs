@@ -159,6 +159,10 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
             net::pcap::synth::synth(&a.request()).map(|_| ExitCode::SUCCESS)
         }
         Command::SynthMonitor(a) => store::monitor::synth::synth_main(&cli.db, &a.request()),
+        Command::Cell(a) => {
+            let inner = a.request()?;
+            runner::run(&cli.sysroot, &cli.db, &inner.spec, &inner.options())
+        }
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),
         Command::NetRps(a) => net::rps::rps_main(&a.request()),

@@ -1,10 +1,11 @@
 //! The flags of jitterlab's internal commands (`__net-sink`, `__net-flood`,
-//! `__rps`, `__synth-monitor`): the network flood's two ends and the
+//! `__rps`, `__synth-monitor`, `__cell`): the network flood's two ends and the
 //! receive steering, which jitterlab starts inside a namespace with `ip
-//! netns exec` (design rule 6: an argument vector, never a shell), and the
-//! synthetic monitor series of the benchmarks. Hidden from `--help`; each
-//! becomes the plain request of `net::flood`, `net::rps` or
-//! `store::monitor::synth`.
+//! netns exec` (design rule 6: an argument vector, never a shell), the
+//! synthetic monitor series of the benchmarks, and the cell a container
+//! cell hands the jitterlab in its container. Hidden from `--help`; each
+//! becomes the plain request of `net::flood`, `net::rps`,
+//! `store::monitor::synth` or `probe::container::InnerCell`.
 //!
 //! The design rules cited here are in `docs/design.md`.
 
@@ -141,4 +142,20 @@ fn unix_seconds(s: &str) -> Result<i64, String> {
     time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
         .map(|t| t.unix_timestamp())
         .map_err(|_| "not a time: give RFC 3339 (2025-01-01T00:00:00Z)".to_string())
+}
+
+/// `jitterlab __cell`: measure a container cell inside its container.
+#[derive(Debug, Args)]
+pub struct CellArgs {
+    /// The cell, as the host hands it over: `probe::container::InnerCell`
+    /// as JSON.
+    #[arg(value_name = "JSON")]
+    pub cell: String,
+}
+
+impl CellArgs {
+    /// The cell to measure, read and checked.
+    pub fn request(&self) -> anyhow::Result<crate::probe::container::InnerCell> {
+        crate::probe::container::InnerCell::parse(&self.cell)
+    }
 }

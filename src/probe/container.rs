@@ -14,8 +14,9 @@
 //! lifecycle measures.
 //!
 //! **Measure** ([`ContainerProbe`], an [`ExternalProbe`]): the engine runs
-//! `jitterlab run KIND … --no-db --stream` ([`argv::inner_argv`]) pinned
-//! to the cell's CPUs. Its stdout is the stream of `probe::container::stream`: when
+//! `jitterlab __cell JSON` ([`InnerCell`]: the cell's one-cell spec, which
+//! the probe inside measures as `jitterlab run KIND … --no-db --stream`
+//! would) pinned to the cell's CPUs ([`container_cpus`]). Its stdout is the stream of `probe::container::stream`: when
 //! its probe threads are set up it says whether they are real-time, and
 //! the cell's start is recorded ([`ExternalRun::ready`]); then every window
 //! row it drains arrives and is committed into the cell as a host cell's
@@ -28,7 +29,7 @@
 //!
 //! **Real time or nothing.** Host and container must never compare FIFO
 //! with SCHED_OTHER: a cell whose probe inside did not get every real-time
-//! default its configuration asks for ([`argv::missing_defaults`]) fails
+//! default its configuration asks for ([`missing_defaults`]) fails
 //! with the defaults that did not hold and why; when the probe says so at
 //! its start, it is stopped at once.
 //!
@@ -63,14 +64,17 @@ use crate::system::container::prepare::{prepare, Prepared, Request};
 use crate::system::container::rt_parent::RtParent;
 use crate::system::container::run::ContainerRun;
 use crate::system::container::{self as ctr, refuse_host};
-use crate::system::host;
 use crate::system::journal::Journal;
 
-pub mod argv;
 pub mod host_view;
+pub mod inner;
+pub mod placement;
+pub mod realtime;
 pub mod stream;
 
-pub use argv::{container_cpus, inner_argv, missing_defaults, not_applicable};
+pub use inner::InnerCell;
+pub use placement::{container_cpus, not_applicable};
+pub use realtime::missing_defaults;
 use host_view::HostView;
 
 /// How many lines of the container's stderr a failure quotes.
@@ -129,21 +133,13 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         return Err(bad(why));
     }
     let config = spec.configurations[cell.cell.configuration].clone();
-    let online = host::online_cpus(cell.root)?;
     let request = Request {
         engine: cell.engine,
         name: ContainerRun::name_for(std::process::id(), cell.number),
         cpus: container_cpus(spec, cell.cell, cell.plan),
         network: None,
         mounts: Vec::new(),
-        argv: inner_argv(
-            spec,
-            cell.cell,
-            cell.plan,
-            cell.stop,
-            cell.calibrated,
-            &online,
-        )?,
+        argv: InnerCell::of(spec, cell.cell, cell.plan, cell.stop, cell.calibrated)?.argv()?,
         pm_qos: config.dma_latency,
     };
     let ctr = prepare(cell.root, &request, journal)?;

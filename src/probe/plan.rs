@@ -18,8 +18,10 @@ use jitterlab_core::spec::{CellPlan, Spec};
 use crate::system::container::Engine;
 use crate::system::rt::SchedRequest;
 
-/// How a measurement ends.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How a measurement ends (serialized in a container cell's hand-over,
+/// `probe::container::InnerCell`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Stop {
     /// At the spec's duration (a bench cell; a run with `--duration` or its
     /// default). A chase with a sample count ends after it, sooner.

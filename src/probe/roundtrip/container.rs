@@ -6,10 +6,12 @@
 //! (`--network ns:/run/netns/jl<pid>pl`), pinned to the probe CPU, with
 //! every real-time default of a container cell (`system::container`:
 //! the image of this binary, the journaled real-time parent cgroup,
-//! `SYS_NICE`, `IPC_LOCK`, the PM QoS device). Inside runs `jitterlab run
-//! roundtrip --role controller --interface jl<pid>p … --no-db --stream
-//! --samples-to /jl/samples`: its stdout says when its task is set up and,
-//! last, its result; every cycle of its task comes to the host through the
+//! `SYS_NICE`, `IPC_LOCK`, the PM QoS device). Inside runs the cell
+//! handed over as JSON (`jitterlab __cell`, `probe::container::InnerCell`)
+//! with its controller's role: `role = controller`, its interface
+//! `jl<pid>p`, its cycles to `/jl/samples` — what `jitterlab run roundtrip
+//! --role controller … --samples-to /jl/samples --no-db --stream` measures.
+//! Its stdout says when its task is set up and, last, its result; every cycle of its task comes to the host through the
 //! named pipe in a bind-mounted, journaled work directory
 //! ([`super::handoff`]).
 //!
@@ -29,11 +31,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::result::RunResult;
-use jitterlab_core::spec::Configuration;
+use jitterlab_core::roundtrip::Role;
+use jitterlab_core::spec::{Configuration, ProbeParams};
 
 use super::handoff::{CycleRecord, Receiver};
 use crate::probe::container::stream::{parse_line, Line};
-use crate::probe::container::{inner_argv, missing_defaults, StderrTail};
+use crate::probe::container::{missing_defaults, InnerCell, StderrTail};
 use crate::probe::Cell;
 use crate::system::container::prepare::{prepare, Prepared, Request};
 use crate::system::container::run::ContainerRun;
@@ -77,26 +80,11 @@ pub fn prepare_end(
 ) -> Result<ContainerEnd> {
     let spec = cell.spec;
     let config = spec.configurations[cell.cell.configuration].clone();
-    let online = host::online_cpus(cell.root)?;
-    let mut argv = inner_argv(
-        spec,
-        cell.cell,
-        cell.plan,
-        cell.stop,
-        cell.calibrated,
-        &online,
-    )?;
-    argv.extend(
-        [
-            "--role",
-            "controller",
-            "--interface",
-            interface,
-            "--samples-to",
-            &format!("{INSIDE}/samples"),
-        ]
-        .map(String::from),
-    );
+    let argv = controller_cell(
+        InnerCell::of(spec, cell.cell, cell.plan, cell.stop, cell.calibrated)?,
+        interface,
+    )
+    .argv()?;
     let workdir = create_work_dir(cell.root, journal)?;
     let samples = match Receiver::create(&workdir.path().join("samples")) {
         Ok(r) => r,
@@ -136,6 +124,19 @@ pub fn prepare_end(
         lines: None,
         tail: StderrTail::new(live),
     })
+}
+
+/// The cell the controller's container measures: `inner`, its round trip
+/// played by the controller alone, its sockets on `interface`, its cycles
+/// to the samples pipe in the work directory.
+pub fn controller_cell(mut inner: InnerCell, interface: &str) -> InnerCell {
+    if let Some(ProbeParams::Roundtrip(r)) = inner.spec.probes.first_mut().map(|p| &mut p.params)
+    {
+        r.role = Role::Controller;
+        r.interface = Some(interface.to_string());
+        r.samples_to = Some(format!("{INSIDE}/samples"));
+    }
+    inner
 }
 
 /// Reads `r` line by line into `tx` as `wrap`.
