@@ -46,10 +46,10 @@ use crate::system::container::Engine;
 pub mod analyze;
 #[cfg(test)]
 mod command_line_tests;
-#[cfg(test)]
-mod inner_cell_tests;
 pub mod docs;
 pub mod docs_gen;
+#[cfg(test)]
+mod inner_cell_tests;
 pub mod internal;
 pub mod metrics;
 pub mod monitor;

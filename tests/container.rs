@@ -89,6 +89,12 @@ fn refusals_name_the_reason_and_change_nothing() {
         ])),
         "jitterlab: error: --engine podman: podman is not installed; apt-get install podman"
     );
+    // The command a container cell's jitterlab runs takes only what a
+    // container cell hands over.
+    assert_eq!(
+        refusal(jl(dir.path()).args(["__cell", "run cyclic"])),
+        "jitterlab: error: __cell: not the JSON of a container cell (expected value at line 1 column 1); __cell runs what a container cell hands over, use `jitterlab run` or `jitterlab bench`"
+    );
     // A bench on a host that cannot run containers skips its container
     // cells, saying why, and runs the others.
     let spec = dir.path().join("b.toml");
@@ -294,6 +300,19 @@ fn a_container_run_is_real_time_inside_and_stored_in_its_cell() {
     ] {
         assert!(args.contains(&flag), "{flag} in {args:?}");
     }
+    // Inside ran the run's one cell, handed over as JSON: its probe on its
+    // CPU, on the container's host, streamed and not stored there.
+    let at = args.iter().position(|a| *a == "__cell").unwrap();
+    assert_eq!(at + 2, args.len(), "{args:?}");
+    let cell: serde_json::Value = serde_json::from_str(args[at + 1]).unwrap();
+    assert_eq!(cell["spec"]["deployments"], serde_json::json!(["host"]));
+    assert_eq!(cell["spec"]["probes"][0]["kind"], "cyclic");
+    assert_eq!(cell["spec"]["duration_ns"], 2_000_000_000u64);
+    assert_eq!(
+        cell["spec"]["configurations"][0]["probe_cpus"],
+        serde_json::json!([cpu])
+    );
+    assert_eq!(cell["stop"], "duration");
 
     // The windows are in the run's cell, which says where it ran.
     let db = rusqlite::Connection::open(dir.path().join("tests.db")).unwrap();
@@ -509,7 +528,16 @@ fn a_roundtrips_controller_runs_real_time_in_a_container_and_hands_every_cycle_o
             .any(|a| a.starts_with("ns:/run/netns/jl") && a.ends_with("pl")),
         "{args:?}"
     );
-    assert!(args.contains(&"--samples-to"), "{args:?}");
+    let cell: serde_json::Value = serde_json::from_str(args.last().unwrap()).unwrap();
+    let roundtrip = &cell["spec"]["probes"][0]["roundtrip"];
+    assert_eq!(roundtrip["role"], "controller", "{cell}");
+    assert_eq!(roundtrip["samples_to"], "/jl/samples", "{cell}");
+    assert!(
+        roundtrip["interface"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("jl") && i.ends_with('p')),
+        "{cell}"
+    );
     // Every cycle the controller ran came over: one latency sample per
     // cycle it published, each handled change with its T2→T3, and the
     // round trips complete with T1→T2 and T3→T4rx on the one clock.

@@ -252,6 +252,7 @@ fn generated_completions_name_every_command() {
     let bash = std::fs::read_to_string(&bash).unwrap();
     for hidden in [
         "__net-sink",
+        "__cell",
         "__generate-docs",
         "__synth-capture",
         "--stream",

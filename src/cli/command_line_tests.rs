@@ -50,8 +50,8 @@ const EDGES: &[&str] = &[
 
 /// A leaf subcommand: its path of names and the arguments that make it
 /// valid without the flag under test (`{CAPTURE}` is the capture file,
-/// `{SPEC}` a spec that needs no tool; either is the positional argument a
-/// positional value replaces).
+/// `{SPEC}` a spec that needs no tool, `{CELL}` a container cell's hand-over;
+/// each is the positional argument a positional value replaces).
 fn base(path: &[String]) -> Option<Vec<&'static str>> {
     let p: Vec<&str> = path.iter().map(String::as_str).collect();
     Some(match p.as_slice() {
@@ -71,8 +71,28 @@ fn base(path: &[String]) -> Option<Vec<&'static str>> {
         ["__net-flood"] => vec!["--dst", "127.0.0.1", "--port", "9000"],
         ["__rps"] => vec!["--iface", "veth0", "--rps-cpus", "0"],
         ["__generate-docs"] => vec!["docs"],
+        ["__cell"] => vec!["{CELL}"],
         _ => return None,
     })
+}
+
+/// The cell a container cell hands `__cell`: a wake-up probe's.
+fn cell() -> String {
+    let spec = jitterlab_core::spec::parse(
+        "duration = \"1s\"\ndeployments = [\"container\"]\n[[probe]]\nkind = \"wakeup\"\n",
+        "cell.toml",
+        &jitterlab_core::spec::SpecContext {
+            online: &jitterlab_core::units::CpuList::parse("0-1").unwrap(),
+            builtins: &["idle"],
+        },
+    )
+    .unwrap();
+    let cell = spec.cells().remove(0);
+    let plan = crate::runner::plan(&spec, &cell, &crate::runner::RunOptions::default());
+    crate::probe::container::InnerCell::of(&spec, &cell, &plan, crate::runner::Stop::Duration, None)
+        .and_then(|c| c.argv())
+        .unwrap()
+        .remove(1)
 }
 
 /// One argument taking a value: its long flag (`None` for a positional
@@ -188,8 +208,9 @@ impl World {
         let positional_given = given.iter().any(|(a, _)| a.long.is_none());
         for b in base(&leaf.path).expect("every leaf has a base") {
             match b {
-                "{CAPTURE}" | "{SPEC}" if positional_given => {}
+                "{CAPTURE}" | "{SPEC}" | "{CELL}" if positional_given => {}
                 "{CAPTURE}" => argv.push(capture.clone().into_os_string()),
+                "{CELL}" => argv.push(cell().into()),
                 "{SPEC}" => argv.push(spec.clone().into_os_string()),
                 b => argv.push(b.into()),
             }

@@ -50,8 +50,9 @@ fn container_cell(spec: &Spec) -> (CellPlan, RunPlan) {
 fn read_back(argv: &[String]) -> InnerCell {
     assert_eq!(argv.len(), 2, "{argv:?}");
     assert_eq!(argv[0], "__cell");
-    let cli = super::parse_from(std::iter::once("jitterlab").chain(argv.iter().map(String::as_str)))
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    let cli =
+        super::parse_from(std::iter::once("jitterlab").chain(argv.iter().map(String::as_str)))
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
     let Command::Cell(a) = cli.command else {
         panic!("not __cell")
     };
@@ -133,7 +134,14 @@ fn every_kind_hands_over_its_cell_or_says_why_it_cannot() {
             }
         }
     }
-    let mut expected = vec!["cyclic", "wakeup", "chase", "ctxswitch", "response", "roundtrip"];
+    let mut expected = vec![
+        "cyclic",
+        "wakeup",
+        "chase",
+        "ctxswitch",
+        "response",
+        "roundtrip",
+    ];
     if cfg!(feature = "test-probe") {
         expected.push("sleep");
     }
@@ -195,7 +203,10 @@ fn the_cell_handed_over_is_its_probe_on_its_cpus_idle_on_the_host() {
         json.starts_with(r#"{"spec":{"name":"t","duration_ns":3000000000,"warmup_ns":0,"#),
         "{json}"
     );
-    assert!(json.ends_with(r#""stop":"duration","strict":false}"#), "{json}");
+    assert!(
+        json.ends_with(r#""stop":"duration","strict":false}"#),
+        "{json}"
+    );
 
     // Time-sharing and untuned, as configured; strict, by cycles.
     let s = spec(
@@ -245,7 +256,14 @@ fn a_bench_calibration_goes_in_with_a_probe_that_scans() {
     let cells: Vec<CellPlan> = s.cells().into_iter().filter(|c| c.in_container()).collect();
     let handed = |cell: &CellPlan| {
         let plan = runner::plan(&s, cell, &RunOptions::default());
-        let inner = InnerCell::of(&s, cell, &plan, Stop::Duration, Some(&[cal.clone()])).unwrap();
+        let inner = InnerCell::of(
+            &s,
+            cell,
+            &plan,
+            Stop::Duration,
+            Some(std::slice::from_ref(&cal)),
+        )
+        .unwrap();
         read_back(&inner.argv().unwrap()).options().calibrated
     };
     assert_eq!(handed(&cells[0]), Some(vec![cal.clone()]));
@@ -316,7 +334,11 @@ fn a_roundtrip_cells_controller_runs_inside_with_every_parameter() {
     let ours = s.probes[0].roundtrip().unwrap();
     let theirs = back.spec.probes[0].roundtrip().unwrap();
     assert_eq!(
-        (theirs.role, theirs.interface.as_deref(), theirs.samples_to.as_deref()),
+        (
+            theirs.role,
+            theirs.interface.as_deref(),
+            theirs.samples_to.as_deref()
+        ),
         (Role::Controller, Some("jl42p"), Some("/jl/samples"))
     );
     let mut as_ours = theirs.clone();

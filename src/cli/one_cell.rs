@@ -38,7 +38,8 @@
 //!   with the reason), a host without a working engine (naming what to
 //!   install) and a host that cannot run one (not root, a cgroup
 //!   controller split between v1 and v2, with the fix). `--stream` and
-//!   `--calibration` are the hidden flags of the run inside a container.
+//!   `--calibration` are hidden flags: a run streamed and calibrated as
+//!   the cell a container cell hands over (`jitterlab __cell`) is.
 
 use std::path::{Path, PathBuf};
 

@@ -72,10 +72,10 @@ pub mod placement;
 pub mod realtime;
 pub mod stream;
 
+use host_view::HostView;
 pub use inner::InnerCell;
 pub use placement::{container_cpus, not_applicable};
 pub use realtime::missing_defaults;
-use host_view::HostView;
 
 /// How many lines of the container's stderr a failure quotes.
 const STDERR_TAIL: usize = 12;

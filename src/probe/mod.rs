@@ -51,8 +51,8 @@
 //! * [`timerlat`] is not ours: it drives the kernel's timerlat tracer
 //!   through `rtla`, for the interrupt latency no user-space probe can see.
 //! * [`container`] is the host side of any probe of a `container` cell:
-//!   the kind's own code runs in a container (`jitterlab run KIND …`
-//!   inside), and this side starts it, stores the window rows it streams
+//!   the kind's own code runs in a container (`jitterlab __cell`
+//!   inside, handed the cell's spec), and this side starts it, stores the window rows it streams
 //!   back and turns its result into the cell's ([`build`] dispatches a
 //!   container cell there whatever its kind; a kind whose descriptor says
 //!   it cannot run in a container is skipped with the reason).
@@ -105,8 +105,8 @@
 //!    words its summary prints; the spec keys it takes beyond the common
 //!    ones; whether it can run in a container (`container`: its own
 //!    threads can, `InContainer::Supported`, and [`container`] runs them
-//!    there with `jitterlab run KIND` inside — its subcommand's flags are
-//!    then built from the cell by `container::argv`, which needs its arm;
+//!    there, handing the cell's spec over as JSON (`jitterlab __cell`
+//!    inside), which needs nothing of the kind;
 //!    `OwnSide` when its own build puts a part of it in a container, as the
 //!    round trip's controller (`roundtrip::container`); `NotApplicable(why)`
 //!    for a probe tied to the host, as timerlat).

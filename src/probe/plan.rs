@@ -64,13 +64,14 @@ pub struct RunOptions {
     /// `--engine`: a `container` cell's engine; `None`: podman, else
     /// docker, whichever works.
     pub engine: Option<Engine>,
-    /// `--stream` (hidden): the window rows and the result as JSON lines
-    /// on stdout, for the host side of a container cell
-    /// (`probe::container::stream`); no live view, no summary.
+    /// `--stream` (hidden), and the cell inside a container (`__cell`):
+    /// the window rows and the result as JSON lines on stdout, for the
+    /// host side of a container cell (`probe::container::stream`); no
+    /// live view, no summary.
     pub stream: bool,
-    /// `--calibration` (hidden): the scan calibrations to measure with,
-    /// by thread, instead of calibrating (a bench's, made idle on the
-    /// host, handed to its container cell).
+    /// `--calibration` (hidden), or handed over with a container cell
+    /// (`__cell`): the scan calibrations to measure with, by thread,
+    /// instead of calibrating (a bench's, made idle on the host).
     pub calibrated: Option<Vec<Calibration>>,
     /// `jitterlab monitor`: the series, its retention and its alerts.
     pub monitor: Option<MonitorOptions>,

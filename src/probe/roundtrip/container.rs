@@ -130,8 +130,7 @@ pub fn prepare_end(
 /// played by the controller alone, its sockets on `interface`, its cycles
 /// to the samples pipe in the work directory.
 pub fn controller_cell(mut inner: InnerCell, interface: &str) -> InnerCell {
-    if let Some(ProbeParams::Roundtrip(r)) = inner.spec.probes.first_mut().map(|p| &mut p.params)
-    {
+    if let Some(ProbeParams::Roundtrip(r)) = inner.spec.probes.first_mut().map(|p| &mut p.params) {
         r.role = Role::Controller;
         r.interface = Some(interface.to_string());
         r.samples_to = Some(format!("{INSIDE}/samples"));
