@@ -3,7 +3,9 @@
 //! real-time default inside (checked from the result and from the host's
 //! own `/proc`), with its windows stored in its cell; `jitterlab restore`
 //! after a `kill -9` of the host process removing the container and the
-//! parent cgroup; a bench with host and container cells side by side.
+//! parent cgroup; a bench with host and container cells side by side; a
+//! kind with no container code of its own (the test-only `sleep` probe)
+//! measured in a container from the cell it hands over.
 //!
 //! The real tests need root and a working podman (CI installs it); they
 //! skip, saying why, without them — and, loudly, on a host whose cgroup
@@ -566,4 +568,46 @@ fn a_roundtrips_controller_runs_real_time_in_a_container_and_hands_every_cycle_o
     assert_eq!(deployment, "container");
     assert!(!container_exists(c["name"].as_str().unwrap()));
     assert!(!dir.path().join("journal.json").exists());
+}
+
+#[cfg(feature = "test-probe")]
+#[test]
+#[serial]
+fn a_kind_with_no_container_code_of_its_own_measures_in_a_container() {
+    need_containers!();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("sleep.toml");
+    std::fs::write(
+        &spec,
+        "duration = \"1s\"\nwarmup = \"0\"\ndeployments = [\"container\"]\n[[probe]]\nkind = \"sleep\"\n",
+    )
+    .unwrap();
+    let json = dir.path().join("b.json");
+    let out = jl(dir.path())
+        .arg("bench")
+        .arg(&spec)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let b = read_json(&json);
+    let cell = &b["cells"][0];
+    assert_eq!(cell["key"]["deployment"], "container");
+    assert_eq!(cell["status"], "completed", "{cell}");
+    let r = &cell["result"];
+    assert_eq!(r["realtime"]["realtime"], true, "{}", r["realtime"]);
+    assert!(
+        r["threads"][0]["metrics"]["oversleep"]["count"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    // Its cell went over as it is in the spec.
+    let args = r["detail"]["container"]["args"].as_array().unwrap();
+    assert_eq!(args[args.len() - 2], "__cell");
+    let handed: serde_json::Value =
+        serde_json::from_str(args.last().unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(handed["spec"]["probes"][0]["kind"], "sleep");
+    assert_eq!(handed["spec"]["probes"], b["probes"]);
 }
