@@ -158,6 +158,7 @@ pub mod container;
 pub mod ctxswitch;
 #[cfg(test)]
 pub mod fake;
+pub mod flags;
 pub mod helper_thread;
 pub mod netcycle;
 pub mod observe;
@@ -455,6 +456,15 @@ pub struct Registration {
     /// skipped cell gets (the command line refuses a run itself, naming
     /// the flag or the fix); `None` when it always can.
     pub unavailable: Option<fn(&Path, &ProbeSpec) -> Option<String>>,
+    /// `jitterlab run KIND`: its subcommand, named `kind.name()`, with its
+    /// help and flags (`src/probe/KIND/flags.rs`); `run` lists the
+    /// registry's, in its order.
+    pub command: fn() -> clap::Command,
+    /// Checks what clap matched for [`Registration::command`] against the
+    /// machine under the sysroot (the first path) and makes the run's
+    /// one-cell spec (the second path: the results database it will be
+    /// stored in).
+    pub one_cell: fn(&clap::ArgMatches, &Path, &Path) -> Result<flags::OneCell>,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -465,52 +475,72 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Cyclic,
         build: periodic::build,
         unavailable: None,
+        command: periodic::flags::cyclic_command,
+        one_cell: periodic::flags::cyclic_one_cell,
     },
     Registration {
         kind: ProbeKind::Wakeup,
         build: periodic::build,
         unavailable: None,
+        command: periodic::flags::wakeup_command,
+        one_cell: periodic::flags::wakeup_one_cell,
     },
     Registration {
         kind: ProbeKind::Chase,
         build: chase::build,
         unavailable: None,
+        command: chase::flags::command,
+        one_cell: chase::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Ctxswitch,
         build: ctxswitch::build,
         unavailable: None,
+        command: ctxswitch::flags::command,
+        one_cell: ctxswitch::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Response,
         build: response::build,
         unavailable: None,
+        command: response::flags::command,
+        one_cell: response::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
         unavailable: Some(|root, _| timerlat::unavailable(root)),
+        command: timerlat::flags::command,
+        one_cell: timerlat::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Roundtrip,
         build: roundtrip::build,
         unavailable: None,
+        command: roundtrip::flags::command,
+        one_cell: roundtrip::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
         unavailable: Some(netcycle::unavailable),
+        command: netcycle::flags::command,
+        one_cell: netcycle::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Observe,
         build: observe::build,
         unavailable: None,
+        command: observe::flags::command,
+        one_cell: observe::flags::one_cell,
     },
     #[cfg(feature = "test-probe")]
     Registration {
         kind: ProbeKind::Sleep,
         build: sleep::build,
         unavailable: None,
+        command: sleep::flags::command,
+        one_cell: sleep::flags::one_cell,
     },
 ];
 
