@@ -7,12 +7,17 @@ use clap::Parser;
 use jitterlab_core::spec::{parse, Spec, SpecContext};
 use jitterlab_core::units::CpuList;
 
-use super::one_cell::{
-    chase_cell, ctxswitch_cell, cyclic_cell, response_cell, wakeup_cell, OneCell,
-};
-use super::roundtrip::roundtrip_cell;
-use super::{Cli, Command, RunCommand};
+use jitterlab_core::result::ProbeKind;
+
+use super::one_cell::OneCell;
+use super::{Cli, Command};
+use crate::probe::chase::flags::chase_cell;
 use crate::probe::container::{container_cpus, inner_argv};
+use crate::probe::ctxswitch::flags::ctxswitch_cell;
+use crate::probe::flags::matched;
+use crate::probe::periodic::flags::{cyclic_cell, wakeup_cell};
+use crate::probe::response::flags::response_cell;
+use crate::probe::roundtrip::flags::roundtrip_cell;
 use crate::probe::{chase, ctxswitch, response};
 use crate::runner::{self, RunOptions, Stop};
 
@@ -43,14 +48,15 @@ fn read_back(argv: &[String]) -> OneCell {
         panic!("not a run")
     };
     let online = online();
-    match &run.probe {
-        RunCommand::Cyclic(a) => cyclic_cell(a, &online),
-        RunCommand::Wakeup(a) => wakeup_cell(a, &online),
-        RunCommand::Chase(a) => chase_cell(a, &online),
-        RunCommand::Ctxswitch(a) => ctxswitch_cell(a, &online),
-        RunCommand::Response(a) => response_cell(a, &online),
-        RunCommand::Roundtrip(a) => roundtrip_cell(a, &online),
-        other => panic!("no container run of {other:?}"),
+    let m = run.probe.matches();
+    match run.probe.kind() {
+        ProbeKind::Cyclic => cyclic_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Wakeup => wakeup_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Chase => chase_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Ctxswitch => ctxswitch_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Response => response_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Roundtrip => roundtrip_cell(&matched(m).unwrap(), &online),
+        other => panic!("no container run of {}", other.name()),
     }
     .unwrap()
 }

@@ -1,8 +1,12 @@
 //! The command line's own tests: its definition, defaults and parsers.
 
 use super::*;
+use crate::probe::flags::matched;
+use crate::probe::periodic::flags::CyclicArgs;
+use crate::probe::response::flags::ResponseRunArgs;
 use crate::report::tables;
 use clap::CommandFactory;
+use jitterlab_core::spec::{Policy, ResponseSource};
 
 #[test]
 fn cli_definition_is_consistent() {
@@ -12,13 +16,11 @@ fn cli_definition_is_consistent() {
 #[test]
 fn defaults_of_cyclic() {
     let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
-    let Command::Run(super::metrics::RunArgs {
-        probe: RunCommand::Cyclic(a),
-        ..
-    }) = cli.command
-    else {
+    let Command::Run(super::metrics::RunArgs { probe, .. }) = cli.command else {
         panic!("not cyclic")
     };
+    assert_eq!(probe.kind(), ProbeKind::Cyclic);
+    let a: CyclicArgs = matched(probe.matches()).unwrap();
     assert_eq!(a.period, 1_000_000);
     assert_eq!(a.scan, 100_000);
     assert_eq!(a.working_set, 256 * 1024);
@@ -68,13 +70,11 @@ fn policy_and_source_parse_to_the_one_type() {
         "udp",
     ])
     .unwrap();
-    let Command::Run(super::metrics::RunArgs {
-        probe: RunCommand::Response(a),
-        ..
-    }) = cli.command
-    else {
+    let Command::Run(super::metrics::RunArgs { probe, .. }) = cli.command else {
         panic!("not response")
     };
+    assert_eq!(probe.kind(), ProbeKind::Response);
+    let a: ResponseRunArgs = matched(probe.matches()).unwrap();
     assert_eq!(
         (a.common.policy, a.source),
         (Policy::RoundRobin, ResponseSource::Udp)
