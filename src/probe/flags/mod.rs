@@ -109,10 +109,14 @@ pub fn subcommand<A: clap::Args>(kind: ProbeKind) -> clap::Command {
 }
 
 /// The flags `A` of a subcommand from what clap matched with
-/// [`subcommand`]`::<A>` (which cannot differ from them: a mismatch is
-/// reported as bad input naming clap's error).
+/// [`subcommand`]`::<A>`: a value `A` needs that the matches lack is bad
+/// input naming it (matches of another command, with flags `A` does not
+/// define, make clap's derive panic: a mistake in the registry).
 pub fn matched<A: clap::FromArgMatches>(matches: &clap::ArgMatches) -> Result<A> {
-    A::from_arg_matches(matches).map_err(|e| bad(e.to_string()))
+    A::from_arg_matches(matches).map_err(|e| {
+        let text = e.to_string();
+        bad(text.trim_start_matches("error: ").trim_end().to_owned())
+    })
 }
 
 /// The spec's one cell and its plan, for the probe's own checks.
@@ -460,4 +464,83 @@ pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
         return Ok(());
     };
     limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Time a token takes.
+    #[derive(Debug, clap::Args)]
+    struct TokenArgs {
+        /// How long.
+        #[arg(long, value_name = "TIME", value_parser = parse::duration)]
+        wait: Option<u64>,
+    }
+
+    /// Counts things, maybe.
+    #[derive(Debug, clap::Args)]
+    struct MaybeCountArgs {
+        /// How many.
+        #[arg(long)]
+        count: Option<u64>,
+    }
+
+    /// Counts things.
+    #[derive(Debug, clap::Args)]
+    struct CountArgs {
+        /// How many.
+        #[arg(long)]
+        count: u64,
+    }
+
+    #[test]
+    fn a_subcommand_is_named_by_its_kind_and_helped_by_its_doc_comment() {
+        let cmd = subcommand::<TokenArgs>(ProbeKind::Ctxswitch);
+        assert_eq!(cmd.get_name(), "ctxswitch");
+        assert_eq!(
+            cmd.get_about().map(|a| a.to_string()).as_deref(),
+            Some("Time a token takes")
+        );
+        assert_eq!(cmd.get_long_about(), None);
+        let m = cmd
+            .try_get_matches_from(["ctxswitch", "--wait", "2ms"])
+            .unwrap();
+        let a: TokenArgs = matched(&m).unwrap();
+        assert_eq!(a.wait, Some(2_000_000));
+    }
+
+    #[test]
+    fn flags_that_cannot_be_made_of_the_matches_are_bad_input() {
+        let m = subcommand::<MaybeCountArgs>(ProbeKind::Ctxswitch)
+            .try_get_matches_from(["ctxswitch"])
+            .unwrap();
+        let e = matched::<CountArgs>(&m).unwrap_err();
+        assert!(
+            e.downcast_ref::<crate::error::BadInput>().is_some(),
+            "{e:#}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "the following required argument was not provided: count"
+        );
+    }
+
+    #[test]
+    fn the_probe_cpu_is_the_one_given_if_online_else_the_last_online() {
+        let online = CpuList::parse("0-3").unwrap();
+        assert_eq!(probe_cpu(&online, None, "--cpu").unwrap(), 3);
+        assert_eq!(probe_cpu(&online, Some(1), "--cpu").unwrap(), 1);
+        assert_eq!(
+            probe_cpu(&online, Some(7), "--cpu")
+                .unwrap_err()
+                .to_string(),
+            "CPU 7 is not online (online CPUs: 0-3); choose one of them with --cpu"
+        );
+        assert_eq!(
+            measured_cpus(&online, None).unwrap(),
+            [1, 2, 3],
+            "every online CPU but CPU 0"
+        );
+    }
 }
