@@ -505,7 +505,8 @@ impl Subcommand for RunCommand {
 
 // ---------------------------------------------------------------------------
 // From the parsed command line to the plain requests of the modules that
-// act on it (no module but this one and `main` sees a clap type).
+// act on it (no module but this one, `main` and the kinds' flags sees a
+// clap type).
 
 impl SpecSourceArgs {
     /// The spec source `bench` and `apply` load.

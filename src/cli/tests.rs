@@ -105,3 +105,37 @@ fn check_takes_json_and_the_global_sysroot() {
     assert!(a.json);
     assert_eq!(cli.sysroot, PathBuf::from("/tmp/x"));
 }
+
+#[test]
+fn run_takes_the_registry_s_subcommands_in_its_order_and_no_other() {
+    use clap::error::ErrorKind;
+    use clap::FromArgMatches;
+    let run = RunCommand::augment_subcommands(clap::Command::new("run"));
+    let names: Vec<&str> = run.get_subcommands().map(|c| c.get_name()).collect();
+    let kinds: Vec<&str> = crate::probe::REGISTRY
+        .iter()
+        .map(|r| r.kind.name())
+        .collect();
+    assert_eq!(names, kinds);
+    assert!(RunCommand::has_subcommand("netcycle"));
+    assert!(!RunCommand::has_subcommand("bogus"));
+    let none = clap::Command::new("run")
+        .try_get_matches_from(["run"])
+        .unwrap();
+    assert_eq!(
+        RunCommand::from_arg_matches(&none).unwrap_err().kind(),
+        ErrorKind::MissingSubcommand
+    );
+    let other = clap::Command::new("run")
+        .subcommand(clap::Command::new("bogus"))
+        .try_get_matches_from(["run", "bogus"])
+        .unwrap();
+    assert_eq!(
+        RunCommand::from_arg_matches(&other).unwrap_err().kind(),
+        ErrorKind::InvalidSubcommand
+    );
+    let cyclic = run.try_get_matches_from(["run", "cyclic"]).unwrap();
+    let probe = RunCommand::from_arg_matches(&cyclic).unwrap();
+    assert_eq!(probe.kind(), ProbeKind::Cyclic);
+    assert_eq!(probe.matches().get_one::<u64>("period"), Some(&1_000_000));
+}
