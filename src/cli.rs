@@ -2,7 +2,8 @@
 //!
 //! Every time value on the command line goes through the one unit grammar of
 //! `jitterlab_core::units` (`ns`, `us`, `ms`, `s`, `m`, `h`, `d`), every size
-//! through its size grammar, every CPU list through the kernel's list format.
+//! through its size grammar, every CPU list through the kernel's list format
+//! (the parsers are the flags' toolkit's, `crate::probe::flags::parse`).
 //! Parsing here checks the grammar and the bounds of `jitterlab_core::limits`
 //! — the same constants, with the same words, as a spec's keys: every time
 //! at most 7d, periods and intervals at least 10us, windows at least 1ms,
@@ -14,10 +15,12 @@
 //! CPU online? can the file be written? does the working set fit in
 //! memory?) are checked by [`one_cell`], which turns `jitterlab run X`'s
 //! flags into the one-cell spec the runner measures, before any thread
-//! starts. Clap reports its own errors with exit status 2, as jitterlab
+//! starts: `run`'s subcommands, their flags and their checks are each
+//! kind's (`src/probe/KIND/flags.rs`), found through the registry
+//! ([`RunCommand`]). Clap reports its own errors with exit status 2, as jitterlab
 //! does for every bad input.
 //!
-//! Clap's types stop here and in `main`: every other command gets a plain
+//! Clap's types stop here, in `main` and in the kinds' flags: every other command gets a plain
 //! request of the module that acts on it ([`BenchRequest`],
 //! [`ApplyRequest`], [`ReportRequest`](crate::report::stored::ReportRequest),
 //! [`SpecSource`], the network
@@ -29,15 +32,15 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::builder::{OsStr, PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use jitterlab_core::defaults;
-use jitterlab_core::limits::{self, Count};
 use jitterlab_core::powerlink::MAX_CN_NODE;
 use jitterlab_core::preset::PresetChoice;
-use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
-use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
+use jitterlab_core::result::ProbeKind;
+use jitterlab_core::units::CpuList;
 
+use crate::probe::flags::parse::{cpu_list, cycle_time, duration, repetitions};
+use crate::probe::flags::EngineArg;
+use crate::probe::REGISTRY;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
@@ -53,16 +56,11 @@ mod inner_cell_tests;
 pub mod internal;
 pub mod metrics;
 pub mod monitor;
-pub mod netcycle;
-pub mod observe;
 pub mod one_cell;
 mod report;
-pub mod roundtrip;
 pub mod stored;
 
-pub use netcycle::NetcycleRunArgs;
 use one_cell::OneCell;
-pub use roundtrip::RoundtripRunArgs;
 
 /// The command line as `main` parses it: clap's definition of [`Cli`] with
 /// every argument that takes a value allowed to take a negative number, so
@@ -430,436 +428,89 @@ pub enum ReportFormat {
     Html,
 }
 
-/// Probes `jitterlab run` can run.
-#[derive(Debug, Subcommand)]
-pub enum RunCommand {
-    /// Control-task emulation: a periodic task with a cache-sensitive scan
-    /// (wake-up latency, period, periodic jitter, execution time, overruns).
-    Cyclic(CyclicArgs),
-    /// Timer wake-up latency on one thread per CPU, as cyclictest measures it.
-    Wakeup(WakeupArgs),
-    /// Cache sensitivity: a pointer chase over a buffer sized to the cache
-    /// the neighbours share, timed in CPU cycles, with caterpillar's
-    /// per-sample columns ([Red Hat caterpillar]).
-    Chase(ChaseRunArgs),
-    /// Context-switch latency: two SCHED_FIFO threads on one CPU handing a
-    /// token back and forth (eventfd); one sample per hand-over.
-    Ctxswitch(CtxswitchRunArgs),
-    /// Response latency: an event made on another CPU (eventfd write or UDP
-    /// datagram between two namespaces) wakes the real-time thread, which
-    /// answers it ([Xu EPICS]'s interrupt-to-user and total response).
-    Response(ResponseRunArgs),
-    /// Interrupt and thread latency from the kernel's timerlat tracer,
-    /// through `rtla timerlat hist` (Debian package rtla); refused, with the
-    /// reason, where the kernel has no timerlat tracer.
-    Timerlat(TimerlatRunArgs),
-    /// Screw-to-screw round trip over OPC UA PubSub ([Red Hat controls]): an I/O
-    /// simulator and a controller, checked against the worst-case budget.
-    Roundtrip(Box<RoundtripRunArgs>),
-    /// A POWERLINK managing node polling N emulated controlled nodes (
-    /// [Baumgartner POWERLINK]): SoC jitter, cycle completion, missed PRes, held or not.
-    Netcycle(Box<NetcycleRunArgs>),
-    /// A running task's cycles from the kernel's scheduler and timer
-    /// tracepoints (latency split into timer IRQ and thread latency,
-    /// period, jitter, execution time, overruns), and what delayed its late
-    /// cycles; the task is not changed.
-    Observe(Box<observe::ObserveRunArgs>),
-
-    /// A probe compiled only for tests: how late a thread wakes from a
-    /// sleep of one period (1 ms), one sample per sleep.
-    #[cfg(feature = "test-probe")]
-    #[command(hide = true)]
-    Sleep(SleepRunArgs),
+/// The probe `jitterlab run` runs: its subcommand's name and what clap
+/// matched for its flags. The subcommands are the registry's
+/// ([`crate::probe::REGISTRY`], each kind's `command`, in its order), so
+/// the command line names no kind; [`RunCommand::one_cell`] hands the
+/// matches to the kind's own check.
+#[derive(Debug, Clone)]
+pub struct RunCommand {
+    kind: ProbeKind,
+    matches: clap::ArgMatches,
 }
 
 impl RunCommand {
+    /// The kind of the probe.
+    #[cfg(test)]
+    pub fn kind(&self) -> ProbeKind {
+        self.kind
+    }
+
+    /// What clap matched for the probe's flags.
+    #[cfg(test)]
+    pub fn matches(&self) -> &clap::ArgMatches {
+        &self.matches
+    }
+
     /// Checks the subcommand's flags against the machine under `root` and
     /// turns them into the one-cell spec the runner measures (`db`: the
     /// results database it will be stored in).
     pub fn one_cell(&self, root: &Path, db: &Path) -> Result<OneCell> {
-        match self {
-            RunCommand::Cyclic(a) => one_cell::cyclic(root, db, a),
-            RunCommand::Wakeup(a) => one_cell::wakeup(root, db, a),
-            RunCommand::Chase(a) => one_cell::chase(root, db, a),
-            RunCommand::Ctxswitch(a) => one_cell::ctxswitch(root, db, a),
-            RunCommand::Response(a) => one_cell::response(root, db, a),
-            RunCommand::Timerlat(a) => one_cell::timerlat(root, db, a),
-            RunCommand::Roundtrip(a) => roundtrip::roundtrip(root, db, a),
-            RunCommand::Netcycle(a) => netcycle::netcycle(root, db, a),
-            RunCommand::Observe(a) => observe::observe(root, db, a),
-            #[cfg(feature = "test-probe")]
-            RunCommand::Sleep(a) => sleep_cell(root, db, a),
-        }
+        (crate::probe::registration(self.kind).one_cell)(&self.matches, root, db)
     }
 }
 
-/// `jitterlab run sleep` (the `test-probe` feature).
-#[cfg(feature = "test-probe")]
-#[derive(Debug, Args)]
-pub struct SleepRunArgs {
-    /// CPU to sleep on [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<usize>,
-
-    /// Options every probe shares (--break-trace, --histogram and the
-    /// --max-* limits do not apply).
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-/// `jitterlab run sleep`: one sleep probe on one CPU, every period of the
-/// default 1 ms, with the common flags.
-#[cfg(feature = "test-probe")]
-fn sleep_cell(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
-    use jitterlab_core::result::ProbeKind;
-    use jitterlab_core::spec::ProbeParams;
-    one_cell::refuse_periodic_flags(ProbeKind::Sleep, &a.common)?;
-    if a.common.max_latency.is_some() {
-        return Err(crate::error::bad(
-            "--max-latency does not apply to run sleep",
-        ));
+impl clap::FromArgMatches for RunCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        use clap::error::ErrorKind;
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::raw(
+                ErrorKind::MissingSubcommand,
+                "A subcommand is required but one was not provided.",
+            ));
+        };
+        let kind = REGISTRY
+            .iter()
+            .map(|r| r.kind)
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                clap::Error::raw(
+                    ErrorKind::InvalidSubcommand,
+                    format!("The subcommand '{name}' wasn't recognized"),
+                )
+            })?;
+        Ok(RunCommand {
+            kind,
+            matches: sub.clone(),
+        })
     }
-    let online = crate::system::host::online_cpus(root)?;
-    let cpu = one_cell::probe_cpu(&online, a.cpu, "--cpu")?;
-    one_cell::check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
-    one_cell::common_cell(
-        ProbeParams::Plain(ProbeKind::Sleep),
-        defaults::PERIOD_NS,
-        vec![cpu],
-        &online,
-        &a.common,
-    )
-}
 
-/// `jitterlab run chase`.
-#[derive(Debug, Args)]
-pub struct ChaseRunArgs {
-    /// CPU to chase on [default: the last online CPU; with --roles, the
-    /// test role].
-    #[arg(long, value_name = "CPU", conflicts_with = "roles")]
-    pub cpu: Option<usize>,
-
-    /// Cores as [Red Hat caterpillar]'s script places them: test=CPU,neighbour=CPU,irq=CPU.
-    /// The neighbour CPU chooses the shared cache that sizes the buffer; the
-    /// irq CPU receives every movable IRQ for the run (put back after).
-    #[arg(long, value_name = "ROLES")]
-    pub roles: Option<String>,
-
-    /// Buffer to chase [default: half of the cache level the probe CPU
-    /// shares with the neighbours].
-    #[arg(long, value_name = "SIZE", value_parser = memory)]
-    pub buffer: Option<u64>,
-
-    /// Timed chases per sample; a sample's jitter is their max - min.
-    #[arg(long, value_name = "N", default_value_t = defaults::ITERATIONS, value_parser = iterations, allow_hyphen_values = true)]
-    pub iterations: u64,
-
-    /// Samples to take [default: 200, or as many as --duration allows].
-    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = samples, allow_hyphen_values = true)]
-    pub samples: Option<u64>,
-
-    /// Dependent loads in one timed chase (continuing around the buffer's
-    /// cycle from one chase to the next).
-    #[arg(long, value_name = "N", default_value_t = defaults::CHASE_LENGTH, value_parser = chase_length, allow_hyphen_values = true)]
-    pub chase_length: u64,
-
-    /// Options every probe shares (--cycles, --break-trace, --histogram and
-    /// the --max-* limits do not apply to a chase).
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-/// `jitterlab run ctxswitch`.
-#[derive(Debug, Args)]
-pub struct CtxswitchRunArgs {
-    /// CPU both threads share [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<usize>,
-
-    /// One round trip (two hand-overs) per interval (at least 10us); 0
-    /// hands the token back to back, as `perf bench sched pipe` does (the
-    /// CPU is then busy with real-time work for the whole run).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
-    pub interval: u64,
-
-    /// Options every probe shares (--cycles counts hand-overs; --max-latency
-    /// limits the hand-over latency).
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-/// `jitterlab run response`.
-#[derive(Debug, Args)]
-pub struct ResponseRunArgs {
-    /// CPU of the real-time thread [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<usize>,
-
-    /// CPU the events are made on [default: the first other online CPU].
-    #[arg(long, value_name = "CPU")]
-    pub event_cpu: Option<usize>,
-
-    /// What makes the event.
-    #[arg(long, default_value = ResponseSource::Eventfd.name(), value_parser = source_parser())]
-    pub source: ResponseSource,
-
-    /// Time between events (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
-    pub interval: u64,
-
-    /// Options every probe shares (--cycles counts events; --max-latency
-    /// limits event → response sent).
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-/// `jitterlab run timerlat`.
-#[derive(Debug, Args)]
-pub struct TimerlatRunArgs {
-    /// CPUs to measure, e.g. 1,3 or 2-5 [default: every online CPU but CPU 0
-    /// when there is more than one].
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
-    pub cpus: Option<CpuList>,
-
-    /// Period of the tracer's timer (whole microseconds, 100us to 1s).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
-    pub period: u64,
-
-    /// How long to measure (whole seconds: rtla's own unit).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::DURATION_NS), value_parser = duration, allow_hyphen_values = true)]
-    pub duration: u64,
-
-    /// SCHED_FIFO priority of the tracer's measuring threads.
-    #[arg(long, value_name = "PRIO", default_value_t = defaults::PRIORITY as u8)]
-    pub priority: u8,
-
-    /// Latency above which a sample counts in the "% over" column.
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
-    pub threshold: u64,
-
-    /// Measure with user-space threads (rtla -u, since rtla 6.6): adds the
-    /// return-to-user latency.
-    #[arg(long)]
-    pub user_threads: bool,
-
-    /// Also write the whole versioned result as JSON to this file (`-`:
-    /// stdout; the summary then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Do not store the run in the results database.
-    #[arg(long)]
-    pub no_db: bool,
-
-    /// Where the probe runs; timerlat measures the host kernel's tracer and
-    /// is N/A in a container (refused with the reason).
-    #[arg(long, value_enum, default_value = "host")]
-    pub deployment: DeploymentArg,
-}
-
-/// `jitterlab run cyclic`.
-#[derive(Debug, Args)]
-pub struct CyclicArgs {
-    /// Task period T0 (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
-    pub period: u64,
-
-    /// CPU to run the task on [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<usize>,
-
-    /// Compute time of the scan per cycle, calibrated once on the idle probe
-    /// CPU before the run and then fixed (0 for none).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
-    pub scan: u64,
-
-    /// Memory the scan walks per cycle in a random order, one cache line at a
-    /// time (0 for none; at most 4GiB and half the machine's memory).
-    #[arg(long, value_name = "SIZE", default_value = default_size(defaults::WORKING_SET_BYTES), value_parser = memory)]
-    pub working_set: u64,
-
-    /// Options every probe shares.
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-/// `jitterlab run wakeup`.
-#[derive(Debug, Args)]
-pub struct WakeupArgs {
-    /// Wake-up interval of every thread (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
-    pub interval: u64,
-
-    /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
-    /// online CPU but CPU 0 when there is more than one].
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
-    pub cpus: Option<CpuList>,
-
-    /// Options every probe shares.
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-/// Options shared by `run cyclic` and `run wakeup`.
-#[derive(Debug, Args)]
-pub struct CommonArgs {
-    /// How long to run [default: 10s unless --cycles is given].
-    #[arg(long, value_name = "TIME", value_parser = duration, conflicts_with = "cycles", allow_hyphen_values = true)]
-    pub duration: Option<u64>,
-
-    /// Number of measured cycles per thread, instead of --duration.
-    #[arg(long, value_name = "N", value_parser = cycles, allow_hyphen_values = true)]
-    pub cycles: Option<u64>,
-
-    /// Scheduling policy.
-    #[arg(long, default_value = Policy::Fifo.name(), value_parser = policy_parser())]
-    pub policy: Policy,
-
-    /// Real-time priority for fifo/rr (1-99) [default: 95]; not with other.
-    #[arg(long, value_name = "PRIO", allow_negative_numbers = true)]
-    pub priority: Option<i32>,
-
-    /// Nice value for --policy other (-20..19) [default: 0]; not with fifo/rr.
-    #[arg(long, value_name = "NICE", allow_negative_numbers = true)]
-    pub nice: Option<i32>,
-
-    /// Fail (exit 2) when a real-time default (scheduler, pinning, mlockall,
-    /// /dev/cpu_dma_latency) cannot be applied, instead of marking the result
-    /// "not real-time".
-    #[arg(long)]
-    pub strict: bool,
-
-    /// Width of the per-window rows (min, max, mean, count); at least 1ms.
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::WINDOW_NS), value_parser = window, allow_hyphen_values = true)]
-    pub window: u64,
-
-    /// Threshold for the share of samples over it (EPICS tables use 100us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
-    pub threshold: u64,
-
-    /// Outliers kept per metric, with cycle number and time since start
-    /// (at most 10000).
-    #[arg(long, value_name = "N", default_value_t = defaults::OUTLIERS, value_parser = outliers, allow_hyphen_values = true)]
-    pub outliers: usize,
-
-    /// Write the schema-versioned result (statistics, host snapshot, real-time
-    /// set-up) as JSON (`-`: stdout; the summary then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Write the verdicts as a JUnit XML report for CI servers: one test
-    /// case per limit and check, a failure with its figure, "not measured"
-    /// as a failure with its reason (`-`: stdout).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-
-    /// Write the per-window rows as CSV (streamed while running into a file
-    /// renamed over FILE when the run ends; `-`: stdout, row by row).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-
-    /// Write the wake-up latency histogram in cyclictest's text format
-    /// (1 us buckets; `-`: stdout).
-    #[arg(long, value_name = "FILE")]
-    pub histogram: Option<PathBuf>,
-
-    /// Number of 1 us buckets of the main latency's histogram, stored with
-    /// the run and written by --histogram (at most 100000); later
-    /// latencies count as overflows.
-    #[arg(long, value_name = "N", default_value_t = defaults::HISTOGRAM_BUCKETS, value_parser = histogram_buckets, allow_hyphen_values = true)]
-    pub histogram_buckets: usize,
-
-    /// Exit 1 when a wake-up latency exceeds this.
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
-    pub max_latency: Option<u64>,
-
-    /// Exit 1 when a periodic jitter's magnitude exceeds this.
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
-    pub max_jitter: Option<u64>,
-
-    /// Exit 1 when an execution time exceeds this.
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
-    pub max_exec: Option<u64>,
-
-    /// When a wake-up latency exceeds this, mark the kernel trace buffer, stop
-    /// tracing, and end the run (cyclictest's -b).
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
-    pub break_trace: Option<u64>,
-
-    /// Show the live status even when stdout is not a terminal (plain lines on
-    /// stderr, once a second).
-    #[arg(long)]
-    pub progress: bool,
-
-    /// Do not hold /dev/cpu_dma_latency at 0 (to measure an untuned baseline).
-    #[arg(long)]
-    pub no_dma_latency: bool,
-
-    /// Do not store the run in the results database.
-    #[arg(long)]
-    pub no_db: bool,
-
-    /// Where the probe runs: on the host, or inside a container built from
-    /// this jitterlab (FROM scratch, no registry), with every real-time
-    /// default or not at all.
-    #[arg(long, value_enum, default_value = "host")]
-    pub deployment: DeploymentArg,
-
-    /// The container engine of --deployment container [default: podman,
-    /// else docker, whichever answers `ENGINE version`].
-    #[arg(long, value_enum)]
-    pub engine: Option<EngineArg>,
-
-    /// Internal: write the window rows and the result as JSON lines on
-    /// stdout (the probe side of a container cell).
-    #[arg(long, hide = true)]
-    pub stream: bool,
-
-    /// Internal: the scan calibrations to measure with, as JSON (a bench's,
-    /// made idle on the host, for its container cell).
-    #[arg(long, hide = true, value_name = "JSON")]
-    pub calibration: Option<String>,
-}
-
-/// `--deployment`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DeploymentArg {
-    /// On the host.
-    Host,
-    /// Inside a container (timerlat: N/A, with the reason).
-    Container,
-}
-
-impl From<DeploymentArg> for Deployment {
-    fn from(d: DeploymentArg) -> Deployment {
-        match d {
-            DeploymentArg::Host => Deployment::Host,
-            DeploymentArg::Container => Deployment::Container,
-        }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
     }
 }
 
-/// `--engine`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// Podman (Debian package podman).
-    Podman,
-    /// Docker (Debian package docker.io), where its daemon runs.
-    Docker,
-}
+impl Subcommand for RunCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        REGISTRY
+            .iter()
+            .fold(cmd, |cmd, r| cmd.subcommand((r.command)()))
+    }
 
-impl From<EngineArg> for Engine {
-    fn from(e: EngineArg) -> Engine {
-        match e {
-            EngineArg::Podman => Engine::Podman,
-            EngineArg::Docker => Engine::Docker,
-        }
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        REGISTRY.iter().any(|r| r.kind.name() == name)
     }
 }
 
 // ---------------------------------------------------------------------------
 // From the parsed command line to the plain requests of the modules that
-// act on it (no module but this one and `main` sees a clap type).
+// act on it (no module but this one, `main` and the kinds' flags sees a
+// clap type).
 
 impl SpecSourceArgs {
     /// The spec source `bench` and `apply` load.
@@ -904,121 +555,6 @@ impl ApplyArgs {
             configuration: self.configuration.clone(),
         }
     }
-}
-
-// ---------------------------------------------------------------------------
-// Value parsers and defaults.
-
-/// The text of a default time (`1ms` for [`defaults::PERIOD_NS`]), as help
-/// shows it and the parser reads it back: the constants stay the one place
-/// a default is written. An owned string clap keeps with the argument.
-fn default_time(ns: u64) -> OsStr {
-    format_duration_exact(ns).into()
-}
-
-/// The text of a default size (`256KiB`), as [`default_time`] for times.
-fn default_size(bytes: u64) -> OsStr {
-    limits::format_size(bytes).into()
-}
-
-/// `--policy`: the one [`Policy`] type, each name with its help.
-fn policy_parser() -> impl TypedValueParser<Value = Policy> {
-    let help = |p: Policy| match p {
-        Policy::Fifo => "SCHED_FIFO (real-time)",
-        Policy::RoundRobin => "SCHED_RR (real-time, round robin among equal priorities)",
-        Policy::Other => "SCHED_OTHER (time-sharing; not real-time)",
-    };
-    PossibleValuesParser::new(Policy::ALL.map(|p| PossibleValue::new(p.name()).help(help(p))))
-        .map(|name| Policy::parse(&name).expect("one of the possible values"))
-}
-
-/// `--source`: the one [`ResponseSource`] type, each name with its help.
-fn source_parser() -> impl TypedValueParser<Value = ResponseSource> {
-    let help = |s: ResponseSource| match s {
-        ResponseSource::Eventfd => "An eventfd write from the event thread",
-        ResponseSource::Udp => "A UDP datagram through a veth pair between two namespaces",
-    };
-    PossibleValuesParser::new(
-        ResponseSource::ALL.map(|s| PossibleValue::new(s.name()).help(help(s))),
-    )
-    .map(|name| ResponseSource::parse(&name).expect("one of the possible values"))
-}
-
-/// A time: the unit grammar, at most 7d.
-fn duration(s: &str) -> Result<u64, String> {
-    limits::check_time(parse_duration(s).map_err(|e| e.to_string())?)
-}
-
-/// A period or interval: a time of at least 10us (0 is left to the
-/// runner, which says what it means for the probe).
-fn period(s: &str) -> Result<u64, String> {
-    limits::check_period(duration(s)?)
-}
-
-/// A POWERLINK cycle time of a load table: a period, not 0.
-fn cycle_time(s: &str) -> Result<u64, String> {
-    match period(s)? {
-        0 => Err("a cycle time must be longer than 0".into()),
-        ns => Ok(ns),
-    }
-}
-
-/// A window: a time of at least 1ms (0 is left to the runner).
-fn window(s: &str) -> Result<u64, String> {
-    limits::check_window(duration(s)?)
-}
-
-/// A working set or buffer: the size grammar, at most 4GiB.
-fn memory(s: &str) -> Result<u64, String> {
-    limits::check_memory(parse_size(s).map_err(|e| e.to_string())?)
-}
-
-/// A count up to `bound`'s maximum; one below its minimum is left to the
-/// runner, whose message names the flag (`--cycles must be at least 1`).
-fn at_most(s: &str, bound: &Count) -> Result<u64, String> {
-    match bound.parse(s) {
-        Ok(n) => Ok(n),
-        Err(e) => match s.trim().parse::<u64>() {
-            Ok(n) if n < bound.min => Ok(n),
-            _ => Err(e),
-        },
-    }
-}
-
-fn outliers(s: &str) -> Result<usize, String> {
-    at_most(s, &limits::OUTLIERS).map(|n| n as usize)
-}
-
-fn histogram_buckets(s: &str) -> Result<usize, String> {
-    at_most(s, &limits::HISTOGRAM_BUCKETS).map(|n| n as usize)
-}
-
-fn cycles(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::CYCLES)
-}
-
-fn samples(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::SAMPLES)
-}
-
-fn iterations(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::ITERATIONS)
-}
-
-fn chase_length(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::CHASE_LENGTH)
-}
-
-fn repetitions(s: &str) -> Result<u32, String> {
-    at_most(s, &limits::REPETITIONS).map(|n| n as u32)
-}
-
-fn cpu_list(s: &str) -> Result<CpuList, String> {
-    let l = CpuList::parse(s).map_err(|e| e.to_string())?;
-    if l.is_empty() {
-        return Err("the CPU list is empty; name at least one CPU, e.g. 1".into());
-    }
-    Ok(l)
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::cycle_time;
 use crate::net::pcap::synth::SynthRequest;
+use crate::probe::flags::parse::cycle_time;
 use crate::report::analyze::{AnalyzeFormat, AnalyzeRequest};
 
 /// `jitterlab analyze`.

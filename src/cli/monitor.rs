@@ -4,7 +4,7 @@
 //!
 //! The monitor is `run wakeup` that never ends on its own: the same probe,
 //! the same checks, the same messages for the flags the two share (they
-//! go through [`one_cell::wakeup`]). What is its own: the series it adds
+//! go through [`wakeup_flags::wakeup`]). What is its own: the series it adds
 //! to, the retention of that series, and `--max-latency`, which here does
 //! not fail the run (a monitor has no end to fail at) but logs each window
 //! over it to the system log at priority warning.
@@ -23,12 +23,13 @@ use jitterlab_core::defaults;
 use jitterlab_core::spec::Policy;
 use jitterlab_core::units::{format_duration_exact, parse_duration, CpuList};
 
-use super::one_cell::{self, OneCell};
-use super::{
-    cpu_list, default_time, histogram_buckets, outliers, period, policy_parser, window, CommonArgs,
-    DeploymentArg, WakeupArgs,
-};
+use super::one_cell::OneCell;
 use crate::error::bad;
+use crate::probe::flags::parse::{
+    cpu_list, default_time, histogram_buckets, outliers, period, policy_parser, window,
+};
+use crate::probe::flags::{CommonArgs, DeploymentArg};
+use crate::probe::periodic::flags::{self as wakeup_flags, WakeupArgs};
 use crate::runner::monitor::MonitorOptions;
 use crate::runner::Stop;
 use crate::store::monitor::Retention;
@@ -218,7 +219,7 @@ impl MonitorArgs {
                 calibration: None,
             },
         };
-        let mut one = one_cell::wakeup(root, db, &wakeup)?;
+        let mut one = wakeup_flags::wakeup(root, db, &wakeup)?;
         one.options.stop = Stop::Never;
         let options = MonitorOptions {
             series: self.series.clone(),

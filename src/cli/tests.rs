@@ -1,8 +1,12 @@
 //! The command line's own tests: its definition, defaults and parsers.
 
 use super::*;
+use crate::probe::flags::matched;
+use crate::probe::periodic::flags::CyclicArgs;
+use crate::probe::response::flags::ResponseRunArgs;
 use crate::report::tables;
 use clap::CommandFactory;
+use jitterlab_core::spec::{Policy, ResponseSource};
 
 #[test]
 fn cli_definition_is_consistent() {
@@ -12,13 +16,11 @@ fn cli_definition_is_consistent() {
 #[test]
 fn defaults_of_cyclic() {
     let cli = Cli::try_parse_from(["jitterlab", "run", "cyclic"]).unwrap();
-    let Command::Run(super::metrics::RunArgs {
-        probe: RunCommand::Cyclic(a),
-        ..
-    }) = cli.command
-    else {
+    let Command::Run(super::metrics::RunArgs { probe, .. }) = cli.command else {
         panic!("not cyclic")
     };
+    assert_eq!(probe.kind(), ProbeKind::Cyclic);
+    let a: CyclicArgs = matched(probe.matches()).unwrap();
     assert_eq!(a.period, 1_000_000);
     assert_eq!(a.scan, 100_000);
     assert_eq!(a.working_set, 256 * 1024);
@@ -68,13 +70,11 @@ fn policy_and_source_parse_to_the_one_type() {
         "udp",
     ])
     .unwrap();
-    let Command::Run(super::metrics::RunArgs {
-        probe: RunCommand::Response(a),
-        ..
-    }) = cli.command
-    else {
+    let Command::Run(super::metrics::RunArgs { probe, .. }) = cli.command else {
         panic!("not response")
     };
+    assert_eq!(probe.kind(), ProbeKind::Response);
+    let a: ResponseRunArgs = matched(probe.matches()).unwrap();
     assert_eq!(
         (a.common.policy, a.source),
         (Policy::RoundRobin, ResponseSource::Udp)
@@ -104,4 +104,38 @@ fn check_takes_json_and_the_global_sysroot() {
     };
     assert!(a.json);
     assert_eq!(cli.sysroot, PathBuf::from("/tmp/x"));
+}
+
+#[test]
+fn run_takes_the_registry_s_subcommands_in_its_order_and_no_other() {
+    use clap::error::ErrorKind;
+    use clap::FromArgMatches;
+    let run = RunCommand::augment_subcommands(clap::Command::new("run"));
+    let names: Vec<&str> = run.get_subcommands().map(|c| c.get_name()).collect();
+    let kinds: Vec<&str> = crate::probe::REGISTRY
+        .iter()
+        .map(|r| r.kind.name())
+        .collect();
+    assert_eq!(names, kinds);
+    assert!(RunCommand::has_subcommand("netcycle"));
+    assert!(!RunCommand::has_subcommand("bogus"));
+    let none = clap::Command::new("run")
+        .try_get_matches_from(["run"])
+        .unwrap();
+    assert_eq!(
+        RunCommand::from_arg_matches(&none).unwrap_err().kind(),
+        ErrorKind::MissingSubcommand
+    );
+    let other = clap::Command::new("run")
+        .subcommand(clap::Command::new("bogus"))
+        .try_get_matches_from(["run", "bogus"])
+        .unwrap();
+    assert_eq!(
+        RunCommand::from_arg_matches(&other).unwrap_err().kind(),
+        ErrorKind::InvalidSubcommand
+    );
+    let cyclic = run.try_get_matches_from(["run", "cyclic"]).unwrap();
+    let probe = RunCommand::from_arg_matches(&cyclic).unwrap();
+    assert_eq!(probe.kind(), ProbeKind::Cyclic);
+    assert_eq!(probe.matches().get_one::<u64>("period"), Some(&1_000_000));
 }

@@ -64,15 +64,16 @@
 //! # How to add a probe
 //!
 //! A probe is four production files, and nothing else switches on its
-//! kind: the spec checker, the runner, the store and every report read its
-//! descriptor or its registration. The worked example is `sleep`
-//! (`src/probe/sleep.rs`), a probe compiled only for tests (`cargo test
-//! --features test-probe`; `make test` does): each sample sleeps one
-//! period and measures how late the thread woke. `git show` of the commit
-//! that added it lists exactly these four files, its test, the two
-//! `Cargo.toml`s (the feature) and the `Makefile`.
+//! kind: the spec checker, the runner, the store, `jitterlab run` and
+//! every report read its descriptor or its registration. The worked
+//! example is `sleep` (`src/probe/sleep/`), a probe compiled only for
+//! tests (`cargo test --features test-probe`; `make test` does): each
+//! sample sleeps one period and measures how late the thread woke. `git
+//! show` of the commit that added it lists these four files (its
+//! subcommand then in `src/cli.rs`), its test, the two `Cargo.toml`s (the
+//! feature) and the `Makefile`.
 //!
-//! 1. **Its module**, `src/probe/NAME.rs` (`sleep.rs`, 64 lines):
+//! 1. **Its module**, `src/probe/NAME/mod.rs` (`sleep/mod.rs`, 66 lines):
 //!    - `pub fn build(cell: &Cell<'_>, journal: &mut Journal) ->
 //!      Result<Probes>`: its probe(s) for one cell of the typed spec, from
 //!      `cell.plan` (the CPUs, one per measuring thread; the period; the
@@ -112,19 +113,24 @@
 //!    for a probe tied to the host, as timerlat).
 //!    `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
 //!    latency; no keys of its own; not named in messages (a test probe).
-//! 3. **Its subcommand**, `src/cli.rs`: the `RunCommand` variant with its
-//!    flags (flattening `CommonArgs`), its arm in `RunCommand::one_cell`,
-//!    and the function that checks the flags against the machine and
-//!    builds the one-cell spec, with the shared checks and builders of
-//!    `cli::one_cell` (`probe_cpu`, `check_common`,
-//!    `refuse_periodic_flags`, `common_cell`). A kind without parameters
-//!    of its own is `ProbeParams::Plain(kind)`. `SleepRunArgs` and
-//!    `sleep_cell`: `--cpu` and the common flags, `--max-latency` refused
-//!    as the spec refuses `max_latency`.
+//! 3. **Its subcommand**, `src/probe/NAME/flags.rs` (`pub mod flags;` in
+//!    its module): its flags, a `clap::Args` struct flattening
+//!    `CommonArgs`, whose doc comment (one paragraph) is the help `run
+//!    --help` lists; `command()`, the toolkit's `subcommand::<Args>(kind)`;
+//!    and `one_cell()`, the toolkit's `matched` then the check of the flags
+//!    against the machine that builds the one-cell spec, with the shared
+//!    checks and builders of the flags' toolkit [`flags`] (`probe_cpu`,
+//!    `check_common`, `refuse_periodic_flags`, `common_cell`). A kind
+//!    without parameters of its own is `ProbeParams::Plain(kind)`.
+//!    `SleepRunArgs` (hidden, `#[command(hide = true)]`) and `check`:
+//!    `--cpu` and the common flags, `--max-latency` refused as the spec
+//!    refuses `max_latency`.
 //! 4. **Its registration**, here: the `pub mod NAME;` line and its
-//!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, and, when
-//!    the machine may lack what it needs, the check that makes a bench
-//!    skip its cells (`timerlat::unavailable`). `sleep` needs none.
+//!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, when the
+//!    machine may lack what it needs the check that makes a bench skip its
+//!    cells (`timerlat::unavailable`; `sleep` needs none), and its
+//!    subcommand's `command` and `one_cell` (`run` lists the registry's
+//!    subcommands in its order).
 //!
 //! A probe with parameters of its own (not `Plain`) also gives
 //! `ProbeParams` its variant and the spec its keys (`core::spec`: the
@@ -158,6 +164,7 @@ pub mod container;
 pub mod ctxswitch;
 #[cfg(test)]
 pub mod fake;
+pub mod flags;
 pub mod helper_thread;
 pub mod netcycle;
 pub mod observe;
@@ -455,6 +462,15 @@ pub struct Registration {
     /// skipped cell gets (the command line refuses a run itself, naming
     /// the flag or the fix); `None` when it always can.
     pub unavailable: Option<fn(&Path, &ProbeSpec) -> Option<String>>,
+    /// `jitterlab run KIND`: its subcommand, named `kind.name()`, with its
+    /// help and flags (`src/probe/KIND/flags.rs`); `run` lists the
+    /// registry's, in its order.
+    pub command: fn() -> clap::Command,
+    /// Checks what clap matched for [`Registration::command`] against the
+    /// machine under the sysroot (the first path) and makes the run's
+    /// one-cell spec (the second path: the results database it will be
+    /// stored in).
+    pub one_cell: fn(&clap::ArgMatches, &Path, &Path) -> Result<flags::OneCell>,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -465,52 +481,72 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Cyclic,
         build: periodic::build,
         unavailable: None,
+        command: periodic::flags::cyclic_command,
+        one_cell: periodic::flags::cyclic_one_cell,
     },
     Registration {
         kind: ProbeKind::Wakeup,
         build: periodic::build,
         unavailable: None,
+        command: periodic::flags::wakeup_command,
+        one_cell: periodic::flags::wakeup_one_cell,
     },
     Registration {
         kind: ProbeKind::Chase,
         build: chase::build,
         unavailable: None,
+        command: chase::flags::command,
+        one_cell: chase::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Ctxswitch,
         build: ctxswitch::build,
         unavailable: None,
+        command: ctxswitch::flags::command,
+        one_cell: ctxswitch::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Response,
         build: response::build,
         unavailable: None,
+        command: response::flags::command,
+        one_cell: response::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
         unavailable: Some(|root, _| timerlat::unavailable(root)),
+        command: timerlat::flags::command,
+        one_cell: timerlat::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Roundtrip,
         build: roundtrip::build,
         unavailable: None,
+        command: roundtrip::flags::command,
+        one_cell: roundtrip::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
         unavailable: Some(netcycle::unavailable),
+        command: netcycle::flags::command,
+        one_cell: netcycle::flags::one_cell,
     },
     Registration {
         kind: ProbeKind::Observe,
         build: observe::build,
         unavailable: None,
+        command: observe::flags::command,
+        one_cell: observe::flags::one_cell,
     },
     #[cfg(feature = "test-probe")]
     Registration {
         kind: ProbeKind::Sleep,
         build: sleep::build,
         unavailable: None,
+        command: sleep::flags::command,
+        one_cell: sleep::flags::one_cell,
     },
 ];
 
@@ -587,6 +623,22 @@ mod tests {
             assert_eq!(registration(k).kind, k);
         }
         assert_eq!(REGISTRY.len(), ProbeKind::ALL.len());
+    }
+
+    #[test]
+    fn every_kind_has_its_run_subcommand_named_by_it_and_only_sleep_is_hidden() {
+        for r in REGISTRY {
+            let cmd = (r.command)();
+            assert_eq!(cmd.get_name(), r.kind.name());
+            assert_eq!(
+                cmd.is_hide_set(),
+                r.kind.name() == "sleep",
+                "{}",
+                r.kind.name()
+            );
+            let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+            assert!(!about.is_empty(), "{} has no help", r.kind.name());
+        }
     }
 
     #[test]

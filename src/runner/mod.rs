@@ -49,7 +49,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use jitterlab_core::limits;
 use jitterlab_core::result::RunResult;
 use jitterlab_core::spec::{CellPlan, Configuration, Spec};
 use jitterlab_sys as sys;
@@ -95,21 +94,9 @@ pub fn run(root: &Path, db: &Path, spec: &Spec, opts: &RunOptions) -> Result<Exi
     execute(root, db, spec, cell, opts)
 }
 
-/// Refuses a buffer of `bytes` (a working set, a chase buffer) larger than
-/// half of the machine's memory, `MemTotal` of `<root>/proc/meminfo`: the
-/// probe allocates, touches and locks it (`mlockall`). `what` starts the
-/// message (`--working-set `, `spec.toml: probe[0].working_set: `). Where
-/// meminfo cannot be read (a fake sysroot without it) only the static
-/// bound of the parser applies.
-pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
-    let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
-        return Ok(());
-    };
-    let Some(total) = limits::mem_total_bytes(&text) else {
-        return Ok(());
-    };
-    limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
-}
+/// Refuses a buffer larger than half of the machine's memory (the spec
+/// checker's; the command line's checks call it too).
+pub use crate::probe::flags::check_machine_memory;
 
 /// Runs the one cell of a run and reports it. Returns the exit code.
 fn execute(

@@ -3,7 +3,7 @@
 //! Intel's caterpillar benchmark know, the default buffer size from the cache
 //! topology, the TSC frequency from CPUID, and the `--roles` grammar.
 //!
-//! The probe itself (`src/probe/chase.rs`) reads sysfs and the TSC; every
+//! The probe itself (`src/probe/chase/`) reads sysfs and the TSC; every
 //! decision it takes from what it read is made here, where the tests can give
 //! it any machine and check the answer by hand.
 //!

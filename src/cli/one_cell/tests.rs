@@ -3,11 +3,26 @@
 //! parameters.
 
 use clap::Parser;
-use jitterlab_core::spec::{parse, CellPlan, ResponseSource, SpecContext};
+use jitterlab_core::result::ProbeKind;
+use jitterlab_core::spec::{
+    parse, CellPlan, ConfigSettings, Configuration, Policy, ProbeParams, ProbeScope, ProbeSpec,
+    ResponseSource, Scenario, Spec, SpecContext,
+};
+use jitterlab_core::units::CpuList;
 
-use super::*;
+use super::OneCell;
 use crate::cli::{Cli, Command};
-use crate::probe::chase;
+use crate::probe::chase::flags::chase_cell;
+use crate::probe::ctxswitch::flags::ctxswitch_cell;
+use crate::probe::flags::matched;
+use crate::probe::periodic::flags::{cyclic_cell, wakeup_cell};
+use crate::probe::response::flags::response_cell;
+use crate::probe::timerlat::flags::timerlat_cell;
+use std::path::PathBuf;
+
+use crate::probe::timerlat::TimerlatRequest;
+use crate::probe::{chase, ctxswitch, response};
+use crate::runner::{self, RunOptions, Stop};
 
 /// The online CPUs of the tests' machine: two, as the VM fixture.
 fn online() -> CpuList {
@@ -21,16 +36,15 @@ fn run(args: &[&str]) -> OneCell {
         panic!("not a run")
     };
     let online = online();
-    match &run.probe {
-        RunCommand::Cyclic(a) => cyclic_cell(a, &online),
-        RunCommand::Wakeup(a) => wakeup_cell(a, &online),
-        RunCommand::Chase(a) => chase_cell(a, &online),
-        RunCommand::Ctxswitch(a) => ctxswitch_cell(a, &online),
-        RunCommand::Response(a) => response_cell(a, &online),
-        RunCommand::Timerlat(a) => timerlat_cell(a, &online),
-        // A subcommand of a test-only probe (`--features test-probe`).
-        #[allow(unreachable_patterns)]
-        other => panic!("no one-cell builder for {other:?} here"),
+    let m = run.probe.matches();
+    match run.probe.kind() {
+        ProbeKind::Cyclic => cyclic_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Wakeup => wakeup_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Chase => chase_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Ctxswitch => ctxswitch_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Response => response_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Timerlat => timerlat_cell(&matched(m).unwrap(), &online),
+        other => panic!("no one-cell builder for {} here", other.name()),
     }
     .unwrap()
 }

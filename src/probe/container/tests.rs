@@ -2,7 +2,7 @@
 //! real-time defaults fail a cell, how the host reads the container's
 //! threads, and how the probe's result becomes the cell's. (That the inner
 //! run measures exactly the cell is the command line's test:
-//! `cli/container_argv_tests.rs`.)
+//! `cli/inner_cell_tests.rs`.)
 
 use jitterlab_core::result::{DefaultStatus, RealtimeReport};
 use jitterlab_core::spec::{parse, Spec, SpecContext};

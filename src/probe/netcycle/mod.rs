@@ -93,6 +93,7 @@ use jitterlab_core::load::StackLoad;
 
 pub mod capture;
 pub mod cn;
+pub mod flags;
 pub mod link;
 pub mod mn;
 mod rx;

@@ -73,6 +73,7 @@ use crate::system::journal::{Journal, Undo};
 
 pub mod container;
 pub mod controller;
+pub mod flags;
 pub mod handoff;
 pub mod io;
 pub mod wire;

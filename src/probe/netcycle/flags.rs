@@ -1,7 +1,7 @@
 //! `jitterlab run netcycle`: its flags, their checks, and the one-cell spec
 //! they make ([Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
-//! nodes). Beside `one_cell.rs`, which holds the checks every probe
-//! shares.
+//! nodes). Built on the flags' toolkit ([`crate::probe::flags`]), which
+//! holds what every kind's flags share.
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
@@ -18,15 +18,19 @@ use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::ProbeParams;
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
-use super::one_cell::{cell_and_plan, check_common, common_cell, cpu_or_last, probe_cpu, OneCell};
-use super::{default_time, duration, period, CommonArgs};
 use crate::error::bad;
 use crate::out_files;
 use crate::output::errln;
+use crate::probe::flags::parse::{default_time, duration, period};
+use crate::probe::flags::{
+    cell_and_plan, check_common, common_cell, cpu_or_last, matched, probe_cpu, subcommand,
+    CommonArgs, OneCell,
+};
 use crate::probe::netcycle;
 use crate::system::host;
 
-/// `jitterlab run netcycle`.
+/// A POWERLINK managing node polling N emulated controlled nodes (
+/// [Baumgartner POWERLINK]): SoC jitter, cycle completion, missed PRes, held or not.
 #[derive(Debug, Args)]
 pub struct NetcycleRunArgs {
     /// The POWERLINK cycle time.
@@ -192,9 +196,19 @@ fn role_parser() -> impl TypedValueParser<Value = NodeRole> {
         .map(|name| NodeRole::parse(&name).expect("one of the possible values"))
 }
 
+/// `jitterlab run netcycle`'s subcommand.
+pub fn command() -> clap::Command {
+    subcommand::<NetcycleRunArgs>(ProbeKind::Netcycle)
+}
+
+/// `jitterlab run netcycle`, as clap matched it: see [`check`].
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+    check(root, db, &matched(m)?)
+}
+
 /// Checks `jitterlab run netcycle`'s flags against the machine and makes
 /// its one-cell spec.
-pub(super) fn netcycle(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<OneCell> {
     let c = &a.common;
     for (given, flag) in [
         (c.break_trace.is_some(), "--break-trace"),

@@ -1,11 +1,38 @@
-//! `jitterlab run X`: its flags turned into a one-cell [`Spec`] — one
-//! configuration (`default`), the `idle` scenario, the `host` deployment,
-//! one probe — and the [`RunOptions`] only a run has, so the runner
-//! measures a run exactly as it measures a bench cell.
+//! The toolkit below every kind's `run` flags: what the flags of
+//! `jitterlab run KIND` share, and how they become the one-cell [`Spec`]
+//! the runner measures — one configuration (`default`), the `idle`
+//! scenario, the `host` deployment, one probe — with the [`RunOptions`]
+//! only a run has, so the runner measures a run exactly as it measures a
+//! bench cell. Each kind's own flags, their checks and its `*_cell`
+//! builder live in its folder (`src/probe/KIND/flags.rs`; `cyclic` and
+//! `wakeup` in `periodic/flags.rs`), built on this; its [`Registration`]
+//! names its subcommand and its check, and `jitterlab run` takes its
+//! subcommands from the registry. This module imports no kind and nothing
+//! of the command line (`src/cli*`), so the kinds' flags sit between the
+//! two without a circle: `cli` → `probe::KIND::flags` → `probe::flags`.
 //!
-//! [`one_cell`] first refuses what is wrong, in the order `jitterlab run`
-//! always checked it and with the same one-line messages naming the flag
-//! (exit 2): the flags a probe does not take, the CPUs against the
+//! What moved here, and from where:
+//!
+//! - from `cli.rs`: [`CommonArgs`], [`DeploymentArg`] and [`EngineArg`]
+//!   ([`args`]); the value parsers and defaults (`default_time`,
+//!   `default_size`, `policy_parser`, `duration`, `period`, `cycle_time`,
+//!   `window`, `memory`, `at_most` and the shared counts, `cpu_list`:
+//!   [`parse`]); the kinds' own parsers (`source_parser`, `samples`,
+//!   `iterations`, `chase_length`) went to their kinds' folders;
+//! - from `cli/one_cell.rs`: [`OneCell`], [`cell_and_plan`], the checks
+//!   every probe's flags share ([`probe_cpu`], [`measured_cpus`],
+//!   [`refuse_periodic_flags`], [`check_common`] with the scheduling and
+//!   deployment checks under it) and the builders of the one-cell spec
+//!   ([`common_cell`], [`cpu_or_last`], [`configuration`], [`probe`],
+//!   [`options`], [`spec`], [`deployed`], [`others`]); each kind's check
+//!   and builder went to its folder; `cli::one_cell::one_cell` stays, and
+//!   finds the kind's check through the registry;
+//! - from `runner`: [`check_machine_memory`], which the kinds' checks call
+//!   (the runner re-exports it for the spec checker).
+//!
+//! A kind's check first refuses what is wrong, in the order `jitterlab
+//! run` always checked it and with the same one-line messages naming the
+//! flag (exit 2): the flags a probe does not take, the CPUs against the
 //! machine's online list, the period, the scan against the period, a
 //! working set or buffer against the machine's memory, the
 //! policy/priority/nice triple, zero counts and times, the output paths and
@@ -14,7 +41,7 @@
 //! environment, rtla's limits and the timerlat tracer's availability). The
 //! rules shared with the spec checker — the scan shorter than the period,
 //! which of priority and nice a policy takes — are the spec model's own
-//! functions ([`scan_fits`], [`sched_fields`]), each front door naming its
+//! functions (`scan_fits`, [`sched_fields`]), each front door naming its
 //! own keys or flags. Then the `*_cell` builders, pure functions of the
 //! flags and the online CPUs, make the spec.
 //!
@@ -33,41 +60,37 @@
 //!   chase without `--duration` end the run by count instead
 //!   ([`Stop`]), as do the other run-only flags, in [`RunOptions`];
 //! - `--deployment` is the spec's one deployment; with `container`,
-//!   `--engine` goes in [`RunOptions`], and [`one_cell`] refuses, last,
-//!   what keeps the probe out of a container (timerlat refuses it first,
-//!   with the reason), a host without a working engine (naming what to
-//!   install) and a host that cannot run one (not root, a cgroup
-//!   controller split between v1 and v2, with the fix). `--stream` and
-//!   `--calibration` are hidden flags: a run streamed and calibrated as
+//!   `--engine` goes in [`RunOptions`], and `cli::one_cell::one_cell`
+//!   refuses, last, what keeps the probe out of a container (timerlat
+//!   refuses it first, with the reason), a host without a working engine
+//!   (naming what to install) and a host that cannot run one (not root, a
+//!   cgroup controller split between v1 and v2, with the fix). `--stream`
+//!   and `--calibration` are hidden flags: a run streamed and calibrated as
 //!   the cell a container cell hands over (`jitterlab __cell`) is.
+//!
+//! [`Registration`]: super::Registration
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
-use jitterlab_core::chase::Roles;
 use jitterlab_core::defaults;
 use jitterlab_core::limits;
-use jitterlab_core::result::ProbeKind;
+use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{
-    scan_fits, sched_fields, ConfigSettings, Configuration, Deployment, Policy, ProbeParams,
-    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    sched_fields, ConfigSettings, Configuration, Deployment, Policy, ProbeParams, ProbeScope,
+    ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
-use super::{
-    ChaseRunArgs, CommonArgs, CtxswitchRunArgs, CyclicArgs, DeploymentArg, ResponseRunArgs,
-    RunCommand, TimerlatRunArgs, WakeupArgs,
-};
+use super::plan::{self, RunOptions, Stop};
 use crate::error::bad;
 use crate::out_files;
-use crate::output::errln;
-use crate::probe::timerlat::TimerlatRequest;
-use crate::probe::{ctxswitch, response, timerlat};
-use crate::runner::{self, RunOptions, Stop};
 use crate::system::container::Engine;
-use crate::system::host;
-use jitterlab_core::probe::InContainer;
-use jitterlab_core::result::Calibration;
+
+pub mod args;
+pub mod parse;
+
+pub use args::{CommonArgs, DeploymentArg, EngineArg};
 
 /// A run, as the runner takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,151 +101,28 @@ pub struct OneCell {
     pub options: RunOptions,
 }
 
-/// Checks `jitterlab run X`'s flags against the machine (see the module
-/// doc) and turns them into the one-cell spec the runner measures: each
-/// subcommand's function, as [`RunCommand::one_cell`] names it.
-pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
-    let one = run.one_cell(root, db)?;
-    let cell = one.spec.cells().remove(0);
-    if cell.in_container() {
-        // Last, as a probe's own environment is: what keeps this probe out
-        // of a container, then an engine that works and a host it can run on.
-        if let Some(why) = crate::probe::cell_kind_unavailable(&one.spec, &cell, root) {
-            return Err(bad(why));
-        }
-        let (_, found) = crate::system::container::choose(one.options.engine)?;
-        crate::system::container::refuse_host(root, jitterlab_sys::effective_uid())?;
-        errln!("jitterlab: container: {found}");
-    }
-    Ok(one)
+/// The subcommand `jitterlab run KIND` of the flags `A`: named by the
+/// kind, its help the doc comment of `A` (one paragraph: the summary
+/// `jitterlab run --help` lists), its flags those of `A`.
+pub fn subcommand<A: clap::Args>(kind: ProbeKind) -> clap::Command {
+    A::augment_args(clap::Command::new(kind.name()))
 }
 
-/// `jitterlab run cyclic`.
-pub(super) fn cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<OneCell> {
-    let online = host::online_cpus(root)?;
-    probe_cpu(&online, a.cpu, "--cpu")?;
-    if a.period == 0 {
-        return Err(bad("--period must be positive; give e.g. --period 1ms"));
-    }
-    if !scan_fits(a.scan, a.period) {
-        return Err(bad(format!(
-            "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
-            format_duration_exact(a.scan),
-            format_duration_exact(a.period)
-        )));
-    }
-    runner::check_machine_memory(root, "--working-set ", a.working_set)?;
-    check_common(db, &a.common, a.period, 1)?;
-    cyclic_cell(a, &online)
-}
-
-/// `jitterlab run wakeup`.
-pub(super) fn wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<OneCell> {
-    let online = host::online_cpus(root)?;
-    let cpus = measured_cpus(&online, a.cpus.as_ref())?;
-    if a.interval == 0 {
-        return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
-    }
-    check_common(db, &a.common, a.interval, cpus.len())?;
-    wakeup_cell(a, &online)
-}
-
-/// `jitterlab run chase`.
-pub(super) fn chase(root: &Path, db: &Path, a: &ChaseRunArgs) -> Result<OneCell> {
-    let c = &a.common;
-    refuse_periodic_flags(ProbeKind::Chase, c)?;
-    if c.max_latency.is_some() {
-        return Err(bad(
-            "--max-latency does not apply to a chase: it measures CPU cycles, not a latency",
-        ));
-    }
-    if c.cycles.is_some() {
-        return Err(bad(
-            "a chase counts samples: use --samples instead of --cycles",
-        ));
-    }
-    let online = host::online_cpus(root)?;
-    let roles = roles(a)?;
-    probe_cpu(&online, roles.map(|r| r.test).or(a.cpu), "--cpu")?;
-    if let Some(r) = &roles {
-        for (role, c) in [("neighbour", r.neighbour), ("irq", r.irq)] {
-            if let Some(c) = c.filter(|c| !online.contains(*c)) {
-                return Err(bad(format!(
-                    "--roles: the {role} CPU {c} is not online (online CPUs: {online})"
-                )));
-            }
-        }
-    }
-    if a.samples == Some(0) {
-        return Err(bad("--samples must be at least 1"));
-    }
-    if let Some(bytes) = a.buffer {
-        runner::check_machine_memory(root, "--buffer ", bytes)?;
-    }
-    check_common(db, c, 0, 1)?;
-    chase_cell(a, &online)
-}
-
-/// `jitterlab run ctxswitch`.
-pub(super) fn ctxswitch(root: &Path, db: &Path, a: &CtxswitchRunArgs) -> Result<OneCell> {
-    refuse_periodic_flags(ProbeKind::Ctxswitch, &a.common)?;
-    let online = host::online_cpus(root)?;
-    probe_cpu(&online, a.cpu, "--cpu")?;
-    check_common(db, &a.common, a.interval, 1)?;
-    let run = ctxswitch_cell(a, &online)?;
-    let (cell, plan) = cell_and_plan(&run);
-    ctxswitch::validate(&ctxswitch::args(&run.spec, &cell, &plan), &online)?;
-    Ok(run)
-}
-
-/// `jitterlab run response`.
-pub(super) fn response(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<OneCell> {
-    refuse_periodic_flags(ProbeKind::Response, &a.common)?;
-    if a.common.deployment == DeploymentArg::Container {
-        let run = response_cell(a, &host::online_cpus(root)?)?;
-        if let Some(why) = crate::probe::container::not_applicable(&run.spec.probes[0]) {
-            return Err(bad(why));
-        }
-    }
-    let online = host::online_cpus(root)?;
-    probe_cpu(&online, a.cpu, "--cpu")?;
-    check_common(db, &a.common, a.interval, 1)?;
-    let run = response_cell(a, &online)?;
-    let (cell, plan) = cell_and_plan(&run);
-    let args = response::args(&run.spec, &cell, &plan);
-    for w in response::validate(&args, &online)? {
-        errln!("jitterlab: warning: {w}");
-    }
-    response::check_environment(&args)?;
-    Ok(run)
-}
-
-/// `jitterlab run timerlat`.
-pub(super) fn timerlat(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<OneCell> {
-    if let (DeploymentArg::Container, InContainer::NotApplicable(why)) =
-        (a.deployment, ProbeKind::Timerlat.descriptor().container)
-    {
-        return Err(bad(format!("--deployment container: {why}")));
-    }
-    let online = host::online_cpus(root)?;
-    measured_cpus(&online, a.cpus.as_ref())?;
-    let run = timerlat_cell(a, &online)?;
-    let (cell, _) = cell_and_plan(&run);
-    TimerlatRequest::new(&run.spec, &cell, PathBuf::new()).validate()?;
-    out_files::check_outputs(&[("--json", a.json.as_deref())])?;
-    if !a.no_db {
-        out_files::check_database(db)?;
-        crate::store::check_for_writing(db)?;
-    }
-    timerlat::availability(root)
-        .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
-    Ok(run)
+/// The flags `A` of a subcommand from what clap matched with
+/// [`subcommand`]`::<A>`: a value `A` needs that the matches lack is bad
+/// input naming it (matches of another command, with flags `A` does not
+/// define, make clap's derive panic: a mistake in the registry).
+pub fn matched<A: clap::FromArgMatches>(matches: &clap::ArgMatches) -> Result<A> {
+    A::from_arg_matches(matches).map_err(|e| {
+        let text = e.to_string();
+        bad(text.trim_start_matches("error: ").trim_end().to_owned())
+    })
 }
 
 /// The spec's one cell and its plan, for the probe's own checks.
-pub(super) fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, runner::RunPlan) {
+pub fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, plan::RunPlan) {
     let cell = run.spec.cells().remove(0);
-    let plan = runner::plan(&run.spec, &cell, &run.options);
+    let plan = plan::plan(&run.spec, &cell, &run.options);
     (cell, plan)
 }
 
@@ -231,7 +131,7 @@ pub(super) fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, r
 
 /// The one CPU a probe runs on: `cpu` if given and online (else a refusal
 /// naming `flag`), or the last online CPU.
-pub(super) fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
+pub fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Result<usize> {
     let cpu = match cpu {
         Some(c) => c,
         None => online
@@ -249,7 +149,7 @@ pub(super) fn probe_cpu(online: &CpuList, cpu: Option<usize>, flag: &str) -> Res
 
 /// The CPUs of a `--cpus` list, each online; without one, every online CPU
 /// but CPU 0 when there is more than one (CPU 0 takes the housekeeping).
-fn measured_cpus(online: &CpuList, list: Option<&CpuList>) -> Result<Vec<usize>> {
+pub fn measured_cpus(online: &CpuList, list: Option<&CpuList>) -> Result<Vec<usize>> {
     let cpus: Vec<usize> = match list {
         Some(list) => {
             if let Some(off) = list.iter().find(|c| !online.contains(*c)) {
@@ -268,16 +168,8 @@ fn measured_cpus(online: &CpuList, list: Option<&CpuList>) -> Result<Vec<usize>>
     Ok(cpus)
 }
 
-/// `--roles`, parsed.
-fn roles(a: &ChaseRunArgs) -> Result<Option<Roles>> {
-    match &a.roles {
-        Some(r) => Ok(Some(r.parse().map_err(|e| bad(format!("--roles: {e}")))?)),
-        None => Ok(None),
-    }
-}
-
 /// Refuses the shared flags that mean nothing to an event probe.
-pub(super) fn refuse_periodic_flags(kind: ProbeKind, c: &CommonArgs) -> Result<()> {
+pub fn refuse_periodic_flags(kind: ProbeKind, c: &CommonArgs) -> Result<()> {
     let name = kind.name();
     let refused = [
         (c.break_trace.is_some(), "--break-trace"),
@@ -331,7 +223,7 @@ fn sched(c: &CommonArgs) -> Result<(Option<i32>, Option<i32>)> {
 /// The checks of the options every probe shares, for a run of `threads`
 /// threads of `period`: scheduling, zero counts and times, output paths,
 /// the database (unless `--no-db`), the run's length and its window rows.
-pub(super) fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
+pub fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
     sched(c)?;
     check_deployment(c)?;
     if c.duration == Some(0) {
@@ -437,12 +329,12 @@ fn calibrations(c: &CommonArgs) -> Result<Option<Vec<Calibration>>> {
 // The one-cell specs.
 
 /// The CPUs of `online` that are not in `probe_cpus`.
-fn others(online: &CpuList, probe_cpus: &[usize]) -> Vec<usize> {
+pub fn others(online: &CpuList, probe_cpus: &[usize]) -> Vec<usize> {
     online.iter().filter(|c| !probe_cpus.contains(c)).collect()
 }
 
 /// The run's configuration, scheduled as the common flags say.
-fn configuration(
+pub fn configuration(
     probe_cpus: Vec<usize>,
     neighbour_cpus: Vec<usize>,
     c: &CommonArgs,
@@ -462,7 +354,7 @@ fn configuration(
 
 /// The run's probe: `params`, every `period`, with the common flags'
 /// threshold, window, outliers and limits.
-fn probe(params: ProbeParams, period_ns: u64, c: &CommonArgs) -> ProbeSpec {
+pub fn probe(params: ProbeParams, period_ns: u64, c: &CommonArgs) -> ProbeSpec {
     ProbeSpec {
         name: params.kind().name().into(),
         period_ns,
@@ -478,7 +370,7 @@ fn probe(params: ProbeParams, period_ns: u64, c: &CommonArgs) -> ProbeSpec {
 }
 
 /// The run options of the common flags.
-fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
+pub fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
     Ok(RunOptions {
         stop,
         strict: c.strict,
@@ -499,7 +391,7 @@ fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
 
 /// How a run of the common flags ends: at its duration, or after
 /// `--cycles`.
-fn stop(c: &CommonArgs) -> Stop {
+pub fn stop(c: &CommonArgs) -> Stop {
     match c.cycles {
         Some(n) => Stop::Cycles(n),
         None => Stop::Duration,
@@ -508,7 +400,7 @@ fn stop(c: &CommonArgs) -> Stop {
 
 /// The spec of one cell: `config` × idle × host × `probe`, measured for
 /// `duration_ns`.
-fn spec(config: Configuration, probe: ProbeSpec, duration_ns: u64) -> Spec {
+pub fn spec(config: Configuration, probe: ProbeSpec, duration_ns: u64) -> Spec {
     Spec {
         name: probe.kind().name().into(),
         duration_ns,
@@ -524,14 +416,14 @@ fn spec(config: Configuration, probe: ProbeSpec, duration_ns: u64) -> Spec {
 }
 
 /// `spec` deployed where `--deployment` says.
-fn deployed(mut spec: Spec, c: &CommonArgs) -> Spec {
+pub fn deployed(mut spec: Spec, c: &CommonArgs) -> Spec {
     spec.deployments = vec![Deployment::from(c.deployment).name().into()];
     spec
 }
 
 /// A run of the common flags: `params` on `probe_cpus`, the other online
 /// CPUs its neighbours.
-pub(super) fn common_cell(
+pub fn common_cell(
     params: ProbeParams,
     period_ns: u64,
     probe_cpus: Vec<usize>,
@@ -553,131 +445,102 @@ pub(super) fn common_cell(
 }
 
 /// The last online CPU unless `cpu` is given.
-pub(super) fn cpu_or_last(online: &CpuList, cpu: Option<usize>) -> Result<usize> {
+pub fn cpu_or_last(online: &CpuList, cpu: Option<usize>) -> Result<usize> {
     cpu.or_else(|| online.iter().last())
         .ok_or_else(|| bad("no CPU is online"))
 }
 
-/// `jitterlab run cyclic`.
-pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
-    let params = ProbeParams::Cyclic {
-        scan_ns: a.scan,
-        working_set_bytes: a.working_set,
+/// Refuses a buffer of `bytes` (a working set, a chase buffer) larger than
+/// half of the machine's memory, `MemTotal` of `<root>/proc/meminfo`: the
+/// probe allocates, touches and locks it (`mlockall`). `what` starts the
+/// message (`--working-set `, `spec.toml: probe[0].working_set: `). Where
+/// meminfo cannot be read (a fake sysroot without it) only the static
+/// bound of the parser applies.
+pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
+        return Ok(());
     };
-    let cpu = cpu_or_last(online, a.cpu)?;
-    common_cell(params, a.period, vec![cpu], online, &a.common)
-}
-
-/// `jitterlab run wakeup`.
-pub fn wakeup_cell(a: &WakeupArgs, online: &CpuList) -> Result<OneCell> {
-    let cpus = measured_cpus(online, a.cpus.as_ref())?;
-    common_cell(
-        ProbeParams::Plain(ProbeKind::Wakeup),
-        a.interval,
-        cpus,
-        online,
-        &a.common,
-    )
-}
-
-/// `jitterlab run chase`: no period; `--roles` places the probe, the
-/// neighbour CPU and the IRQs (an `irq_cpus` setting of the configuration);
-/// without `--duration` it ends by its samples.
-pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
-    let c = &a.common;
-    let roles = roles(a)?;
-    let cpu = cpu_or_last(online, roles.map(|r| r.test).or(a.cpu))?;
-    let params = ProbeParams::Chase {
-        buffer_bytes: a.buffer,
-        iterations: Some(a.iterations),
-        samples: a.samples,
-        chase_length: a.chase_length,
+    let Some(total) = limits::mem_total_bytes(&text) else {
+        return Ok(());
     };
-    let neighbours = match roles.and_then(|r| r.neighbour) {
-        Some(n) => vec![n],
-        None => others(online, &[cpu]),
-    };
-    let mut config = configuration(vec![cpu], neighbours, c)?;
-    config.settings.irq_cpus = roles.and_then(|r| r.irq).map(|i| vec![i]);
-    let stop = match c.duration {
-        Some(_) => Stop::Duration,
-        None => Stop::Samples,
-    };
-    Ok(OneCell {
-        spec: deployed(
-            spec(
-                config,
-                probe(params, 0, c),
-                c.duration.unwrap_or(defaults::DURATION_NS),
-            ),
-            c,
-        ),
-        options: options(c, stop)?,
-    })
-}
-
-/// `jitterlab run ctxswitch`.
-pub fn ctxswitch_cell(a: &CtxswitchRunArgs, online: &CpuList) -> Result<OneCell> {
-    let cpu = cpu_or_last(online, a.cpu)?;
-    common_cell(
-        ProbeParams::Plain(ProbeKind::Ctxswitch),
-        a.interval,
-        vec![cpu],
-        online,
-        &a.common,
-    )
-}
-
-/// `jitterlab run response`: events from `--event-cpu`, else from the
-/// first other online CPU (the configuration's first neighbour).
-pub fn response_cell(a: &ResponseRunArgs, online: &CpuList) -> Result<OneCell> {
-    let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::Response {
-        source: Some(a.source),
-        event_cpu: a.event_cpu,
-    };
-    common_cell(params, a.interval, vec![cpu], online, &a.common)
-}
-
-/// `jitterlab run timerlat`: rtla's SCHED_FIFO threads at `--priority` on
-/// every CPU of `--cpus`.
-pub fn timerlat_cell(a: &TimerlatRunArgs, online: &CpuList) -> Result<OneCell> {
-    let cpus = measured_cpus(online, a.cpus.as_ref())?;
-    let neighbours = others(online, &cpus);
-    let config = Configuration {
-        name: "default".into(),
-        probe_cpus: cpus,
-        neighbour_cpus: neighbours,
-        policy: Policy::Fifo,
-        priority: Some(i32::from(a.priority)),
-        nice: None,
-        dma_latency: true,
-        settings: ConfigSettings::default(),
-    };
-    let probe = ProbeSpec {
-        name: ProbeKind::Timerlat.name().into(),
-        period_ns: a.period,
-        threshold_ns: Some(a.threshold),
-        window_ns: defaults::WINDOW_NS,
-        outliers: defaults::OUTLIERS,
-        max_latency_ns: None,
-        max_jitter_ns: None,
-        max_exec_ns: None,
-        params: ProbeParams::Timerlat {
-            user_threads: a.user_threads,
-            every_probe_cpu: true,
-        },
-        scope: ProbeScope::default(),
-    };
-    Ok(OneCell {
-        spec: spec(config, probe, a.duration),
-        options: RunOptions {
-            json: a.json.clone(),
-            no_db: a.no_db,
-            ..RunOptions::default()
-        },
-    })
+    limits::check_memory_of_machine(bytes, total).map_err(|e| bad(format!("{what}{e}")))
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    /// Time a token takes.
+    #[derive(Debug, clap::Args)]
+    struct TokenArgs {
+        /// How long.
+        #[arg(long, value_name = "TIME", value_parser = parse::duration)]
+        wait: Option<u64>,
+    }
+
+    /// Counts things, maybe.
+    #[derive(Debug, clap::Args)]
+    struct MaybeCountArgs {
+        /// How many.
+        #[arg(long)]
+        count: Option<u64>,
+    }
+
+    /// Counts things.
+    #[derive(Debug, clap::Args)]
+    struct CountArgs {
+        /// How many.
+        #[arg(long)]
+        count: u64,
+    }
+
+    #[test]
+    fn a_subcommand_is_named_by_its_kind_and_helped_by_its_doc_comment() {
+        let cmd = subcommand::<TokenArgs>(ProbeKind::Ctxswitch);
+        assert_eq!(cmd.get_name(), "ctxswitch");
+        assert_eq!(
+            cmd.get_about().map(|a| a.to_string()).as_deref(),
+            Some("Time a token takes")
+        );
+        assert_eq!(cmd.get_long_about(), None);
+        let m = cmd
+            .try_get_matches_from(["ctxswitch", "--wait", "2ms"])
+            .unwrap();
+        let a: TokenArgs = matched(&m).unwrap();
+        assert_eq!(a.wait, Some(2_000_000));
+    }
+
+    #[test]
+    fn flags_that_cannot_be_made_of_the_matches_are_bad_input() {
+        let m = subcommand::<MaybeCountArgs>(ProbeKind::Ctxswitch)
+            .try_get_matches_from(["ctxswitch"])
+            .unwrap();
+        let e = matched::<CountArgs>(&m).unwrap_err();
+        assert!(
+            e.downcast_ref::<crate::error::BadInput>().is_some(),
+            "{e:#}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "the following required argument was not provided: count"
+        );
+    }
+
+    #[test]
+    fn the_probe_cpu_is_the_one_given_if_online_else_the_last_online() {
+        let online = CpuList::parse("0-3").unwrap();
+        assert_eq!(probe_cpu(&online, None, "--cpu").unwrap(), 3);
+        assert_eq!(probe_cpu(&online, Some(1), "--cpu").unwrap(), 1);
+        assert_eq!(
+            probe_cpu(&online, Some(7), "--cpu")
+                .unwrap_err()
+                .to_string(),
+            "CPU 7 is not online (online CPUs: 0-3); choose one of them with --cpu"
+        );
+        assert_eq!(
+            measured_cpus(&online, None).unwrap(),
+            [1, 2, 3],
+            "every online CPU but CPU 0"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! `jitterlab run roundtrip`: its flags, their checks, and the one-cell
 //! spec they make ([Red Hat controls]'s screw-to-screw round trip over OPC UA
-//! PubSub). Beside `one_cell.rs`, which holds the checks every probe
-//! shares.
+//! PubSub). Built on the flags' toolkit ([`crate::probe::flags`]), which
+//! holds what every kind's flags share.
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
@@ -11,21 +11,23 @@ use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use jitterlab_core::defaults;
+use jitterlab_core::result::ProbeKind;
 use jitterlab_core::roundtrip::{Direction, Role, RoundtripParams, Transport};
 use jitterlab_core::spec::{scan_fits, ProbeParams};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
-use super::one_cell::{
-    cell_and_plan, check_common, common_cell, cpu_or_last, probe_cpu, refuse_periodic_flags,
-    OneCell,
-};
-use super::{default_size, default_time, duration, memory, period, CommonArgs};
 use crate::error::bad;
 use crate::output::errln;
+use crate::probe::flags::parse::{default_size, default_time, duration, memory, period};
+use crate::probe::flags::{
+    cell_and_plan, check_common, check_machine_memory, common_cell, cpu_or_last, matched,
+    probe_cpu, refuse_periodic_flags, subcommand, CommonArgs, OneCell,
+};
 use crate::probe::roundtrip;
 use crate::system::host;
 
-/// `jitterlab run roundtrip`.
+/// Screw-to-screw round trip over OPC UA PubSub ([Red Hat controls]): an I/O
+/// simulator and a controller, checked against the worst-case budget.
 #[derive(Debug, Args)]
 pub struct RoundtripRunArgs {
     /// CPU of the controller's real-time task [default: the last online
@@ -264,11 +266,21 @@ fn transport_parser() -> impl TypedValueParser<Value = Transport> {
         .map(|name| Transport::parse(&name).expect("one of the possible values"))
 }
 
+/// `jitterlab run roundtrip`'s subcommand.
+pub fn command() -> clap::Command {
+    subcommand::<RoundtripRunArgs>(ProbeKind::Roundtrip)
+}
+
+/// `jitterlab run roundtrip`, as clap matched it: see [`check`].
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+    check(root, db, &matched(m)?)
+}
+
 /// Checks `jitterlab run roundtrip`'s flags against the machine and makes
 /// its one-cell spec.
-pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<OneCell> {
     let c = &a.common;
-    refuse_periodic_flags(jitterlab_core::result::ProbeKind::Roundtrip, c)?;
+    refuse_periodic_flags(ProbeKind::Roundtrip, c)?;
     if c.max_latency.is_some() {
         return Err(bad(
             "--max-latency does not apply to run roundtrip: its limit is the budget; give --budget TIME",
@@ -318,7 +330,7 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
         }
         _ => {}
     }
-    crate::runner::check_machine_memory(root, "--working-set ", a.working_set)?;
+    check_machine_memory(root, "--working-set ", a.working_set)?;
     check_common(db, c, a.controller_period, 1)?;
     let run = roundtrip_cell(a, &online)?;
     let (cell, plan) = cell_and_plan(&run);

@@ -68,6 +68,8 @@
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
+pub mod flags;
+
 use std::fs;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

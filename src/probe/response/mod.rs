@@ -73,6 +73,8 @@
 //!
 //! The design rules and documents cited here are in `docs/design.md`.
 
+pub mod flags;
+
 use std::fs::File;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};

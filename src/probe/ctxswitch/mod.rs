@@ -54,6 +54,8 @@
 //!
 //! The design rules and documents cited here are in `docs/design.md`.
 
+pub mod flags;
+
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;

@@ -11,6 +11,8 @@
 //! flag (the duration, a signal). It changes nothing on the machine, so it
 //! has nothing to tear down.
 
+pub mod flags;
+
 use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::{bail, Result};

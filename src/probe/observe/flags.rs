@@ -1,6 +1,7 @@
 //! `jitterlab run observe`: its flags, checked against the machine, turned
-//! into the one-cell spec of an `observe` probe
-//! (`crate::probe::observe`).
+//! into the one-cell spec of an `observe` probe ([`super`]). Built on the
+//! flags' toolkit ([`crate::probe::flags`]), which holds what every kind's
+//! flags share.
 //!
 //! One target (`--pid`, `--tid`, `--comm`, or `-- COMMAND ARGS…`), an
 //! optional `--period` (else inferred from the task), `--explain`, and the
@@ -19,12 +20,17 @@ use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{ObserveParams, ObserveTarget, Policy, ProbeParams};
 
-use super::one_cell::{check_common, common_cell, probe_cpu, OneCell};
-use super::{duration, CommonArgs, DeploymentArg};
 use crate::error::bad;
+use crate::probe::flags::parse::duration;
+use crate::probe::flags::{
+    check_common, common_cell, matched, probe_cpu, subcommand, CommonArgs, DeploymentArg, OneCell,
+};
 use crate::system::host;
 
-/// `jitterlab run observe`.
+/// A running task's cycles from the kernel's scheduler and timer
+/// tracepoints (latency split into timer IRQ and thread latency,
+/// period, jitter, execution time, overruns), and what delayed its late
+/// cycles; the task is not changed.
 #[derive(Debug, Args)]
 pub struct ObserveRunArgs {
     /// Observe this process: the one of its threads that behaves
@@ -98,8 +104,19 @@ fn target(a: &ObserveRunArgs) -> Result<ObserveTarget> {
     }
 }
 
-/// `jitterlab run observe`.
-pub(super) fn observe(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneCell> {
+/// `jitterlab run observe`'s subcommand.
+pub fn command() -> clap::Command {
+    subcommand::<ObserveRunArgs>(ProbeKind::Observe)
+}
+
+/// `jitterlab run observe`, as clap matched it: see [`check`].
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+    check(root, db, &matched(m)?)
+}
+
+/// Checks `jitterlab run observe`'s flags against the machine and makes
+/// its one-cell spec.
+pub fn check(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneCell> {
     let c = &a.common;
     if let (DeploymentArg::Container, InContainer::NotApplicable(why)) =
         (c.deployment, ProbeKind::Observe.descriptor().container)
@@ -130,7 +147,7 @@ pub(super) fn observe(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneC
         explain: a.explain,
         replay: a.replay.as_ref().map(|p| p.display().to_string()),
     };
-    crate::probe::observe::check(root, &params)?;
+    super::check(root, &params)?;
     let period = a.period.unwrap_or(0);
     check_common(db, c, period, 1)?;
     let mut run = common_cell(
@@ -151,11 +168,9 @@ pub(super) fn observe(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneC
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
     use jitterlab_core::spec::ProbeSpec;
 
     use super::*;
-    use crate::cli::{Cli, Command, RunCommand};
 
     /// A machine with CPUs 0-1 online and one thread, 200 `plc`.
     fn machine() -> tempfile::TempDir {
@@ -171,15 +186,11 @@ mod tests {
     }
 
     fn run(root: &Path, args: &[&str]) -> Result<OneCell> {
-        let argv = ["jitterlab", "run", "observe", "--no-db"];
-        let cli = Cli::try_parse_from(argv.iter().chain(args)).unwrap();
-        let Command::Run(run) = cli.command else {
-            panic!("not a run")
-        };
-        let RunCommand::Observe(a) = &run.probe else {
-            panic!("not observe")
-        };
-        observe(root, &root.join("j.db"), a)
+        let argv = ["observe", "--no-db"];
+        let m = command()
+            .try_get_matches_from(argv.iter().chain(args))
+            .unwrap();
+        one_cell(&m, root, &root.join("j.db"))
     }
 
     fn probe(one: &OneCell) -> &ProbeSpec {

@@ -83,6 +83,8 @@
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
+pub mod flags;
+
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::Read;

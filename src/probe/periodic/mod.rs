@@ -21,6 +21,8 @@
 //! Inside the loop the only system calls are the clock reads and the sleep
 //! (and, once, the trace-marker write of `--break-trace`).
 
+pub mod flags;
+
 use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Result;

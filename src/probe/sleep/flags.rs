@@ -1,0 +1,62 @@
+//! `jitterlab run sleep` (the `test-probe` feature, hidden): `--cpu` and
+//! the flags every probe shares, checked and turned into the one-cell spec
+//! of a sleep probe every period of the default 1 ms. Built on the flags'
+//! toolkit ([`crate::probe::flags`]).
+
+use std::path::Path;
+
+use anyhow::Result;
+use clap::Args;
+use jitterlab_core::defaults;
+use jitterlab_core::result::ProbeKind;
+use jitterlab_core::spec::ProbeParams;
+
+use crate::error::bad;
+use crate::probe::flags::{
+    check_common, common_cell, matched, probe_cpu, refuse_periodic_flags, subcommand, CommonArgs,
+    OneCell,
+};
+
+/// A probe compiled only for tests: how late a thread wakes from a
+/// sleep of one period (1 ms), one sample per sleep.
+#[derive(Debug, Args)]
+#[command(hide = true)]
+pub struct SleepRunArgs {
+    /// CPU to sleep on [default: the last online CPU].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// Options every probe shares (--break-trace, --histogram and the
+    /// --max-* limits do not apply).
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `jitterlab run sleep`'s subcommand (hidden).
+pub fn command() -> clap::Command {
+    subcommand::<SleepRunArgs>(ProbeKind::Sleep)
+}
+
+/// `jitterlab run sleep`, as clap matched it: see [`check`].
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+    check(root, db, &matched(m)?)
+}
+
+/// `jitterlab run sleep`: one sleep probe on one CPU, every period of the
+/// default 1 ms, with the common flags.
+pub fn check(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
+    refuse_periodic_flags(ProbeKind::Sleep, &a.common)?;
+    if a.common.max_latency.is_some() {
+        return Err(bad("--max-latency does not apply to run sleep"));
+    }
+    let online = crate::system::host::online_cpus(root)?;
+    let cpu = probe_cpu(&online, a.cpu, "--cpu")?;
+    check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
+    common_cell(
+        ProbeParams::Plain(ProbeKind::Sleep),
+        defaults::PERIOD_NS,
+        vec![cpu],
+        &online,
+        &a.common,
+    )
+}
