@@ -33,6 +33,7 @@ mod net;
 mod out_files;
 mod output;
 mod probe;
+mod render;
 mod report;
 mod runner;
 mod store;

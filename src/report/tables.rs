@@ -139,14 +139,14 @@
 // `jitterlab report` is the only caller; until it renders these tables the
 // binary itself uses nothing here but the tests do.
 
-mod build;
 mod chase;
 mod compare;
 mod conditions;
+mod configurations;
 mod explain;
+mod latency;
 mod load;
 mod roundtrip;
-mod sheet;
 #[cfg(test)]
 mod tests;
 
@@ -155,10 +155,11 @@ use jitterlab_core::cell::StoredRun;
 use serde::Serialize;
 
 use crate::error::bad;
+use crate::render::number::{pct1_text, ratio_spread, round_div, threshold_text, us1};
+use crate::render::rows as build;
+use crate::render::sheet::{self, Sheet};
 use crate::report::safe::shown;
-use build::Spread;
 use explain::Explanation;
-use sheet::Sheet;
 
 /// Version of the JSON these tables are written as (design rule 9).
 pub const TABLES_SCHEMA_VERSION: u32 = 1;
@@ -305,7 +306,7 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
             t.push(Table::Conditions);
         }
         t.push(Table::Latency);
-        if build::any_chase(run) {
+        if chase::any_chase(run) {
             t.push(Table::Chase);
         }
         if roundtrip::any_roundtrip(run) {
@@ -320,9 +321,9 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
     let mut notes: Vec<String> = Vec::new();
     for t in tables {
         let s = match t {
-            Table::Configurations => build::configurations(run, &baseline),
+            Table::Configurations => configurations::configurations(run, &baseline),
             Table::Conditions => conditions::conditions(run),
-            Table::Latency => build::latency(run),
+            Table::Latency => latency::latency(run),
             Table::Chase => chase::chase(run, &baseline),
             Table::Roundtrip => roundtrip::roundtrip(run),
             Table::Load => load::load(run),
@@ -622,117 +623,14 @@ fn json(
     Ok(s)
 }
 
-// ---------------------------------------------------------------------------
-// Number formatting shared by the tables, the comparison and the explanations.
-
-/// `a / b` rounded to the nearest integer, halves away from zero; `b != 0`.
-fn round_div(a: i128, b: i128) -> i128 {
-    let q = a / b;
-    let r = a % b;
-    if 2 * r.abs() >= b.abs() {
-        q + a.signum() * b.signum()
-    } else {
-        q
-    }
-}
-
-/// Microseconds with one decimal, rounded half away from zero, no unit:
-/// `57_949` ns → `57.9`, `-185_050` → `-185.1`.
-fn us1(ns: i64) -> String {
-    let tenths = round_div(ns as i128, 100);
-    let sign = if tenths < 0 { "-" } else { "" };
-    let a = tenths.unsigned_abs();
-    format!("{sign}{}.{}", a / 10, a % 10)
-}
-
-/// A time spread in µs: `41.2–57.9 µs`, or one value when both ends print
-/// the same.
-fn time_text(s: Spread) -> String {
-    let (lo, hi) = (us1(s.lo), us1(s.hi));
-    if lo == hi {
-        format!("{lo} µs")
-    } else {
-        format!("{lo}–{hi} µs")
-    }
-}
-
-/// A spread of CPU cycles as plain integers: `9012–9530`, or `18015`.
-fn cycles_text(s: Spread) -> String {
-    if s.lo == s.hi {
-        s.lo.to_string()
-    } else {
-        format!("{}–{}", s.lo, s.hi)
-    }
-}
-
-/// Tenths of a percent with one decimal: `625` → `62.5`.
-fn pct1(tenths: i64) -> String {
-    let sign = if tenths < 0 { "-" } else { "" };
-    let a = tenths.unsigned_abs();
-    format!("{sign}{}.{}", a / 10, a % 10)
-}
-
-/// A spread of tenths of a percent: `36.8–40.0%`, or `100.0%`.
-fn pct1_text(s: Spread) -> String {
-    let (lo, hi) = (pct1(s.lo), pct1(s.hi));
-    if lo == hi {
-        format!("{lo}%")
-    } else {
-        format!("{lo}–{hi}%")
-    }
-}
-
-/// Ten-thousandths of a percent with four decimals: `133` → `0.0133`.
-fn pct4(x: i64) -> String {
-    let sign = if x < 0 { "-" } else { "" };
-    let a = x.unsigned_abs();
-    format!("{sign}{}.{:04}", a / 10_000, a % 10_000)
-}
-
-/// A spread of ten-thousandths of a percent: `0.0133–0.0200`.
-fn pct4_text(s: Spread) -> String {
-    let (lo, hi) = (pct4(s.lo), pct4(s.hi));
-    if lo == hi {
-        lo
-    } else {
-        format!("{lo}–{hi}")
-    }
-}
-
-/// A threshold as a column header says it: whole µs without decimals
-/// (`100 µs`), else one decimal.
-fn threshold_text(ns: u64) -> String {
-    if ns.is_multiple_of(1_000) {
-        format!("{} µs", ns / 1_000)
-    } else {
-        format!("{} µs", us1(i64::try_from(ns).unwrap_or(i64::MAX)))
-    }
-}
-
-/// `v ÷ base × 100` in tenths of a percent, rounded; `None` for a zero base.
-fn ratio_tenths(v: i64, base: i64) -> Option<i64> {
-    (base != 0).then(|| round_div(v as i128 * 1_000, base as i128) as i64)
-}
-
-/// The ratio of two spreads, end by end (minimum ÷ minimum, maximum ÷
-/// maximum), ordered lowest first; `None` when either base end is 0.
-fn ratio_spread(v: Spread, base: Spread) -> Option<Spread> {
-    let a = ratio_tenths(v.lo, base.lo)?;
-    let b = ratio_tenths(v.hi, base.hi)?;
-    Some(Spread {
-        lo: a.min(b),
-        hi: a.max(b),
-    })
-}
-
 /// The CSV header after `table`: every table's machine columns, key and
 /// status columns first, each name once.
 fn csv_columns() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for cols in [
-        build::configuration_cols(),
+        configurations::configuration_cols(),
         conditions::condition_cols(false),
-        build::latency_cols("", true, true, true),
+        latency::latency_cols("", true, true, true),
         chase::chase_cols(),
     ] {
         for n in cols.into_iter().flat_map(|c| c.names) {

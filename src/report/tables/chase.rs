@@ -120,3 +120,9 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
         notes,
     }]
 }
+
+/// True when some cell of the run is a chase (its row belongs to the chase
+/// table).
+pub(super) fn any_chase(run: &StoredRun) -> bool {
+    groups(run).iter().any(Group::is_chase)
+}
