@@ -72,7 +72,7 @@ fn main() -> ExitCode {
         Err(e) => {
             output::errln!(
                 "jitterlab: error: {}",
-                report::safe::shown(&format!("{e:#}"))
+                crate::output::shown(&format!("{e:#}"))
             );
             ExitCode::from(2)
         }
@@ -216,7 +216,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
             }
             output::errln!(
                 "jitterlab: error: {} (see jitterlab --help)",
-                report::safe::shown(&line)
+                crate::output::shown(&line)
             );
             ExitCode::from(2)
         }

@@ -12,4 +12,5 @@
 
 pub mod number;
 pub mod rows;
+pub mod safe;
 pub mod sheet;

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::report::safe::shown;
+use crate::output::shown;
 
 /// One column.
 pub(crate) struct Col {
@@ -272,7 +272,7 @@ impl Sheet {
     /// paragraphs: the cells text and Markdown print, escaped for HTML
     /// after their control characters ([`shown`]).
     pub fn write_html(&self, o: &mut String) {
-        let esc = |s: &str| crate::report::safe::escape(&shown(s));
+        let esc = |s: &str| crate::render::safe::escape(&shown(s));
         let shown = self.shown();
         let class = |i: usize| {
             if self.cols[i].right {

@@ -26,7 +26,7 @@
 //!   curve and timeline (inline SVG drawn with `plotters`).
 //! * [`histogram`] — cyclictest's `-h`/`-H` histogram text, byte for byte,
 //!   so that plotting scripts written for cyclictest read our file unchanged.
-//! * [`safe`] — the one escaping of control characters every renderer of
+//! * [`safe`](crate::render::safe) — the one escaping of control characters every renderer of
 //!   text and Markdown applies to stored, user-provided text (names,
 //!   command lines, a neighbour's stderr, notes), so that a report cannot
 //!   rewrite the reader's terminal or forge a line; and HTML's escaping.
@@ -69,7 +69,6 @@ pub mod junit;
 pub mod monitor;
 pub mod netcycle;
 pub mod roundtrip;
-pub mod safe;
 pub mod single;
 pub mod stored;
 pub mod tables;

@@ -16,7 +16,7 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::units::{format_duration_exact, format_ns};
 use serde_json::Value;
 
-use super::safe::shown;
+use crate::output::shown;
 
 /// The block of a netcycle result, if it is one.
 pub fn netcycle_block(r: &RunResult) -> Option<String> {

@@ -17,7 +17,7 @@ use jitterlab_core::roundtrip::{BudgetBands, BudgetVerdict, Loss};
 use jitterlab_core::units::format_ns;
 use jitterlab_core::verdict;
 
-use super::safe::shown;
+use crate::output::shown;
 
 /// The budget block of a roundtrip result, if it is one.
 pub fn budget_block(r: &RunResult) -> Option<String> {

@@ -130,7 +130,7 @@
 //! (`no steal`, `no involuntary`) so that the reader can trust its absence.
 //!
 //! Names, notes, failures and a neighbour's stderr come from the database;
-//! text and Markdown print them through [`super::safe::shown`] (control
+//! text and Markdown print them through [`crate::output::shown`] (control
 //! characters escaped, so one stored line stays one printed line), CSV the
 //! same, JSON exact.
 //!
@@ -155,10 +155,10 @@ use jitterlab_core::cell::StoredRun;
 use serde::Serialize;
 
 use crate::error::bad;
+use crate::output::shown;
 use crate::render::number::{pct1_text, ratio_spread, round_div, threshold_text, us1};
 use crate::render::rows as build;
 use crate::render::sheet::{self, Sheet};
-use crate::report::safe::shown;
 use explain::Explanation;
 
 /// Version of the JSON these tables are written as (design rule 9).
@@ -489,7 +489,7 @@ fn html_lines(o: &mut String, lines: &[(usize, String)]) {
     for (depth, l) in lines {
         o.push_str(&format!(
             "<li class=\"depth-{depth}\">{}</li>\n",
-            super::safe::escape(&shown(l))
+            crate::render::safe::escape(&shown(l))
         ));
     }
 }
@@ -503,7 +503,7 @@ pub fn html_explanations(lines: &[(usize, String)]) -> String {
 }
 
 fn html(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
-    let esc = |s: &str| super::safe::escape(&shown(s));
+    let esc = |s: &str| crate::render::safe::escape(&shown(s));
     let mut o = String::from("<dl class=\"run-head\">\n");
     for (k, v) in header_fields(run) {
         o.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", esc(&v)));

@@ -45,7 +45,7 @@
 //! The function only formats a finished [`RunResult`]; it reads nothing else,
 //! so the same summary can be printed again from a stored result. Every
 //! text it did not write itself (the host's names, the defaults' details,
-//! notes, warnings) is printed through [`super::safe::shown`].
+//! notes, warnings) is printed through [`crate::output::shown`].
 
 use std::fmt::Write as _;
 
@@ -55,7 +55,7 @@ use jitterlab_core::result::{EndReason, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
 
-use super::safe::shown;
+use crate::output::shown;
 
 /// Outliers listed per metric and thread.
 const OUTLIERS_SHOWN: usize = 5;

@@ -47,9 +47,9 @@ use super::plots::{
 };
 use super::verdict::{self, cell_name};
 use super::HtmlOptions;
+use crate::output::shown;
+use crate::render::safe::escape;
 use crate::report::chase;
-use crate::report::safe::escape;
-use crate::report::safe::shown;
 use crate::report::tables::{self, Format};
 use crate::store::Store;
 

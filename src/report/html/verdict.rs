@@ -19,8 +19,8 @@ use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
 use jitterlab_core::result::RunResult;
 use jitterlab_core::verdict::Status;
 
-use crate::report::safe::escape;
-use crate::report::safe::shown;
+use crate::output::shown;
+use crate::render::safe::escape;
 use crate::store::{RunKind, RunStatus};
 
 /// Stored text, made safe for the page.
