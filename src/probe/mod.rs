@@ -151,6 +151,7 @@ pub use jitterlab_core::recorder::Recorder;
 use crate::store::StoredHistogram;
 use crate::system::container::Engine;
 use crate::system::journal::Journal;
+pub use parts::ReportParts;
 pub use plan::{RunPlan, Stop};
 
 pub mod chase;
@@ -161,6 +162,7 @@ pub mod fake;
 pub mod helper_thread;
 pub mod netcycle;
 pub mod observe;
+pub mod parts;
 pub mod periodic;
 pub mod plan;
 pub mod response;
@@ -455,6 +457,10 @@ pub struct Registration {
     /// skipped cell gets (the command line refuses a run itself, naming
     /// the flag or the fix); `None` when it always can.
     pub unavailable: Option<fn(&Path, &ProbeSpec) -> Option<String>>,
+    /// What the reports print of it beyond its metrics: its summary's
+    /// lines and block, its tables, its side of the condition table
+    /// ([`parts`]); [`ReportParts::NONE`] for none.
+    pub report: ReportParts,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -465,52 +471,62 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Cyclic,
         build: periodic::build,
         unavailable: None,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Wakeup,
         build: periodic::build,
         unavailable: None,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Chase,
         build: chase::build,
         unavailable: None,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Ctxswitch,
         build: ctxswitch::build,
         unavailable: None,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Response,
         build: response::build,
         unavailable: None,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
         unavailable: Some(|root, _| timerlat::unavailable(root)),
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Roundtrip,
         build: roundtrip::build,
         unavailable: None,
+        report: roundtrip::report::PARTS,
     },
     Registration {
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
         unavailable: Some(netcycle::unavailable),
+        report: netcycle::report::PARTS,
     },
     Registration {
         kind: ProbeKind::Observe,
         build: observe::build,
         unavailable: None,
+        report: observe::report::PARTS,
     },
     #[cfg(feature = "test-probe")]
     Registration {
         kind: ProbeKind::Sleep,
         build: sleep::build,
         unavailable: None,
+        report: ReportParts::NONE,
     },
 ];
 

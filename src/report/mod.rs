@@ -67,8 +67,6 @@ pub mod histogram;
 pub mod html;
 pub mod junit;
 pub mod monitor;
-pub mod netcycle;
-pub mod roundtrip;
 pub mod single;
 pub mod stored;
 pub mod tables;

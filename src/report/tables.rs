@@ -145,10 +145,8 @@ mod conditions;
 mod configurations;
 mod explain;
 mod latency;
-mod load;
-mod roundtrip;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
@@ -156,7 +154,8 @@ use serde::Serialize;
 
 use crate::error::bad;
 use crate::output::shown;
-use crate::render::number::{pct1_text, ratio_spread, round_div, threshold_text, us1};
+use crate::probe::parts::{self, KindTable};
+use crate::render::number::{pct1_text, ratio_spread, round_div, threshold_text};
 use crate::render::rows as build;
 use crate::render::sheet::{self, Sheet};
 use explain::Explanation;
@@ -193,12 +192,10 @@ pub enum Table {
     /// Per chase cell: cycles per chase and sample jitter, against a
     /// baseline ([Red Hat caterpillar]).
     Chase,
-    /// Per roundtrip cell: screw to screw against the worst-case budget,
-    /// the controller's T2→T3, jitter and execution time ([Red Hat controls]).
-    Roundtrip,
-    /// Per cycle time × network size: the POWERLINK managing node's CPU
-    /// load, N/A where not held, against [Baumgartner POWERLINK] Table 2.
-    Load,
+    /// A kind's own table, by its name (`probe::parts::KindTable`): the
+    /// round trip's ([Red Hat controls]), the POWERLINK load's
+    /// ([Baumgartner POWERLINK] Tables 2–3).
+    Kind(&'static str),
 }
 
 #[cfg(test)]
@@ -211,8 +208,7 @@ impl Table {
             Table::Conditions => "conditions",
             Table::Latency => "latency",
             Table::Chase => "chase",
-            Table::Roundtrip => "roundtrip",
-            Table::Load => "load",
+            Table::Kind(name) => name,
         }
     }
 }
@@ -309,11 +305,10 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
         if chase::any_chase(run) {
             t.push(Table::Chase);
         }
-        if roundtrip::any_roundtrip(run) {
-            t.push(Table::Roundtrip);
-        }
-        if load::any_sweep(run) {
-            t.push(Table::Load);
+        for k in parts::kind_tables() {
+            if (k.applies)(run) {
+                t.push(Table::Kind(k.name));
+            }
         }
         t
     };
@@ -325,8 +320,7 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
             Table::Conditions => conditions::conditions(run),
             Table::Latency => latency::latency(run),
             Table::Chase => chase::chase(run, &baseline),
-            Table::Roundtrip => roundtrip::roundtrip(run),
-            Table::Load => load::load(run),
+            Table::Kind(name) => kind_table(name).map_or_else(Vec::new, |k| (k.build)(run)),
         };
         if s.is_empty() && explicit {
             notes.push(match t {
@@ -349,13 +343,9 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
                     "no chase table: no cell of run {} ran the chase probe",
                     run.id
                 ),
-                Table::Roundtrip => format!(
-                    "no round-trip table: no cell of run {} ran the roundtrip probe",
-                    run.id
-                ),
-                Table::Load => format!(
-                    "no load table: no cell of run {} ran the netcycle probe",
-                    run.id
+                Table::Kind(name) => kind_table(name).map_or_else(
+                    || format!("no {name} table: this build has no such table"),
+                    |k| (k.none)(run),
                 ),
             });
         }
@@ -381,6 +371,11 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
         }
     }
     Ok((sheets, notes))
+}
+
+/// The kind's own table called `name`.
+fn kind_table(name: &str) -> Option<&'static KindTable> {
+    parts::kind_tables().find(|k| k.name == name)
 }
 
 /// Markdown's escaping of stored text (see `sheet::md_escape`), for the
@@ -625,11 +620,11 @@ fn json(
 
 /// The CSV header after `table`: every table's machine columns, key and
 /// status columns first, each name once.
-fn csv_columns() -> Vec<String> {
+pub(crate) fn csv_columns() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for cols in [
         configurations::configuration_cols(),
-        conditions::condition_cols(false),
+        conditions::condition_cols(None),
         latency::latency_cols("", true, true, true),
         chase::chase_cols(),
     ] {

@@ -95,6 +95,7 @@ pub mod capture;
 pub mod cn;
 pub mod link;
 pub mod mn;
+pub(crate) mod report;
 mod rx;
 
 use capture::{CaptureReport, CaptureRing, CaptureWriter};

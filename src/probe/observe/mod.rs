@@ -45,6 +45,7 @@
 //! journaled, killed if jitterlab dies, output to files in a work
 //! directory) and is stopped in the teardown.
 
+pub(crate) mod report;
 pub mod source;
 pub mod target;
 

@@ -75,6 +75,7 @@ pub mod container;
 pub mod controller;
 pub mod handoff;
 pub mod io;
+pub(crate) mod report;
 pub mod wire;
 
 use controller::ControllerLoop;

@@ -143,19 +143,24 @@ fn limits(o: &mut String, run: &StoredRun) {
     o.push_str("</tbody>\n</table>\n");
 }
 
-/// The budget block of every roundtrip cell, as the text report prints it.
+/// The block of every cell whose kind gives the page one (its summary's
+/// block under its heading), as the text report prints it.
 fn budgets(o: &mut String, run: &StoredRun) {
     for c in &run.cells {
-        let Some(b) = c
-            .result
-            .as_ref()
-            .and_then(crate::report::roundtrip::budget_block)
+        let Some(r) = c.result.as_ref() else {
+            continue;
+        };
+        let parts = crate::probe::parts::of(r.probe);
+        let Some((title, b)) = parts
+            .verdict_block
+            .zip(parts.summary)
+            .and_then(|(title, block)| Some((title, block(r)?)))
         else {
             continue;
         };
         let _ = writeln!(
             o,
-            "<h3>Round-trip budget: {}</h3>\n<pre class=\"budget\">{}</pre>",
+            "<h3>{title}: {}</h3>\n<pre class=\"budget\">{}</pre>",
             esc(&cell_name(c)),
             escape(&b)
         );

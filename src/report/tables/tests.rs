@@ -1360,7 +1360,7 @@ fn a_run_stored_in_the_database_renders_the_same_tables() {
 /// a bench writes it, `spec` as its stored spec) and read back with
 /// `load_run`, its id set back to `run`'s: what a report of a stored run
 /// starts from.
-pub(super) fn through_the_store(run: &StoredRun, spec: serde_json::Value) -> StoredRun {
+pub(crate) fn through_the_store(run: &StoredRun, spec: serde_json::Value) -> StoredRun {
     use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("r.db")).unwrap();
