@@ -20,7 +20,7 @@
 //! `termination`).
 //!
 //! An error is printed as one line, `jitterlab: error: …`, with control
-//! characters escaped (`report::safe`), whatever text it quotes.
+//! characters escaped (`output::shown`), whatever text it quotes.
 
 #![forbid(unsafe_code)]
 

@@ -124,13 +124,16 @@
 //! 4. **Its registration**, here: the `pub mod NAME;` line and its
 //!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, and, when
 //!    the machine may lack what it needs, the check that makes a bench
-//!    skip its cells (`timerlat::unavailable`). `sleep` needs none.
+//!    skip its cells (`timerlat::unavailable`), and what the reports print
+//!    of it beyond its metrics (`report`: [`ReportParts::NONE`] for none).
+//!    `sleep` needs no check and prints nothing more.
 //!
 //! A probe with parameters of its own (not `Plain`) also gives
 //! `ProbeParams` its variant and the spec its keys (`core::spec`: the
 //! variant and its wire keys in `probe.rs`, the raw key in `raw.rs`, their
-//! parsing in `check.rs`); a report table of its own goes in
-//! `report::tables`. Nothing else changes for it.
+//! parsing in `check.rs`); its summary block and its own tables go in its
+//! folder's `report.rs`, which its registration's `report` names
+//! ([`parts`]). Nothing else changes for it.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -20,6 +20,10 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use crate::render::rows::{Fig, Group};
 use crate::render::sheet::{Cell, Sheet};
 
+/// The line under one outlier: given the result, the metric's name and
+/// the outlier's cycle.
+pub type OutlierNote = fn(&RunResult, &str, u64) -> Option<String>;
+
 /// What the reports print of one kind beyond its metrics.
 #[derive(Clone, Copy)]
 pub struct ReportParts {
@@ -29,7 +33,7 @@ pub struct ReportParts {
     /// The line printed under one outlier of a metric (`observe`: what
     /// delayed that cycle), given the metric's name and the outlier's
     /// cycle.
-    pub outlier_note: Option<fn(&RunResult, &str, u64) -> Option<String>>,
+    pub outlier_note: Option<OutlierNote>,
     /// The block printed under a run's summary (text and Markdown) and
     /// rebuilt from a stored result.
     pub summary: Option<fn(&RunResult) -> Option<String>>,

@@ -20,9 +20,9 @@
 //!   deployment and probe; a row per scenario: min and max cycle, here the
 //!   measured *period* `T_per` ([Baumgartner POWERLINK]'s "cycle"; not the execution time),
 //!   and the deviation `max |T_per − T0|` = `max(max_period − T0, T0 −
-//!   min_period)` with `T0` the configured period. For a `netcycle` probe
-//!   both ends of the wire: as the managing node sent the SoCs and as the
-//!   controlled nodes received them. A probe limited to some scenarios has
+//!   min_period)` with `T0` the configured period. A kind may give its own
+//!   side of it (`probe::parts::ConditionParts`: the POWERLINK managing
+//!   node's both ends of the wire). A probe limited to some scenarios has
 //!   rows for those only (none: one scenario compares nothing). See
 //!   [`conditions`].
 //! * **Latency** ([Xu EPICS]) — a row per cell: min, median, max wake-up latency
@@ -39,34 +39,29 @@
 //!   machine could not run ([Red Hat caterpillar]'s cache-allocated one without resctrl)
 //!   gets an `N/A` row per scenario with chase cells and a footnote with the
 //!   reason.
-//! * **Round trip** ([Red Hat controls]) — a row per roundtrip cell (host and
-//!   container rows of one configuration × scenario adjacent): T1→T4 min,
-//!   median, p99 and max, the samples beyond the budget of how many round
-//!   trips, T2→T3 median and max, the controller task's max |jitter| and
-//!   execution-time standard deviation; under it the budget in the seed's
-//!   shape and the verdict (`held` / `FAILED: N samples beyond`). N/A rows
-//!   for configurations the machine could not run. See [`roundtrip`].
-//! * **Load** ([Baumgartner POWERLINK] Tables 2–3) — per configuration × scenario ×
-//!   deployment whose `netcycle` cells sweep cycle times or network sizes:
-//!   rows = cycle times, columns = CNs, each cell the managing node's
-//!   stack load in % or why its cycle time was not held (`N/A (wire)`,
-//!   `N/A (late cycles: k)`, `N/A (missed: k)`), and its ratio to the
-//!   seed's Table 2. See [`load`].
+//! * **A kind's own tables** ([`Table::Kind`]) — each kind's registration
+//!   lists its tables (`probe::parts::KindTable`: name, whether a run gets
+//!   it by default, its sheets, why it has none), which live in the kind's
+//!   probe folder and are drawn with the same toolkit (`crate::render`):
+//!   [Red Hat controls]'s round trip against its worst-case budget,
+//!   [Baumgartner POWERLINK]'s managing-node load (Tables 2–3). They follow
+//!   the tables above, in the registry's order.
 //!
 //! The configuration and condition tables give each row's releases,
 //! cycles measured, releases skipped and overruns, and a note for each
 //! repetition whose figures came from fewer cycles than were released; a
-//! `netcycle` condition row adds its late cycles, cycles over T0, missed
-//! PRes and whether its cycle time held (see [`conditions`]).
+//! kind's side of the condition table adds its own counts and verdict (see
+//! [`conditions`]).
 //!
 //! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
 //! configuration tables when it has two configurations or more (the ones it
 //! could not run count: their `N/A` row is a finding), the condition tables
 //! when it has two scenarios or more, the latency table always, the chase
-//! table when a cell ran the chase probe, the round-trip table when a cell
-//! ran the roundtrip probe, and the load table when `netcycle` cells of one
-//! configuration, scenario and deployment ran at two cycle times or more,
-//! or two network sizes or more. A table with nothing to show
+//! table when a cell ran the chase probe, and each kind's own table when
+//! its registration says the run has it (`KindTable::applies`: the round
+//! trip's when a cell measured round trips, the load table when cells of
+//! one configuration, scenario and deployment swept cycle times or network
+//! sizes). A table with nothing to show
 //! is left out (a run of chases only gets the chase table alone).
 //!
 //! # Repetitions, failures, missing figures
@@ -98,16 +93,16 @@
 //! * `md` — the same as GitHub pipe tables under `###` titles.
 //! * `csv` — one document: a header row, then every table's rows, told apart
 //!   by the first column `table` (`configurations`, `conditions`, `latency`,
-//!   `chase`, `roundtrip`, `load`). The columns are the same whatever tables a run
+//!   `chase`, then each kind table's name). The columns are the same whatever tables a run
 //!   has: the key columns, the repetition and status columns, then every
 //!   table's figures in integer ns or, for the chase, integer cycles (each
 //!   with `_min`/`_max`, equal for one repetition); fields that do not
-//!   belong to a row's table are empty. The exceptions: the columns of the
-//!   round-trip table, of the load table and of the controlled nodes' side
-//!   of a `netcycle` condition table come last and only when the run has
-//!   them, so the CSV of every other run reads byte for byte as it did
-//!   before they existed (stored runs render as they did). The load table
-//!   is one row per cell there (its grid is for people). The explanations
+//!   belong to a row's table are empty. The exceptions: the columns of a
+//!   kind's own tables and of a kind's side of the condition table come
+//!   last and only when the run has them, so the CSV of every other run
+//!   reads byte for byte as it did before they existed (stored runs render
+//!   as they did). A kind table laid out as a grid for people (the load
+//!   table) is one row per cell there. The explanations
 //!   are not part of it.
 //! * `json` — `{"schema_version":1,"run":ID,…,"tables":[{"name","title",
 //!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
@@ -520,10 +515,10 @@ fn html(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation])
 
 fn csv(sheets: &[Sheet]) -> String {
     let mut columns = csv_columns();
-    // The columns of the round-trip table, the load table and the
-    // controlled nodes' side of a netcycle condition table only when the
-    // run has them, in the order its tables bring them, so the CSV of
-    // every other run reads as it did before they existed.
+    // The columns of a kind's own tables and of its side of the condition
+    // table only when the run has them, in the order its tables bring
+    // them, so the CSV of every other run reads as it did before they
+    // existed.
     let scripts: Vec<&Sheet> = sheets.iter().filter(|s| s.for_scripts()).collect();
     for s in &scripts {
         for n in s.machine_columns() {
