@@ -4,7 +4,14 @@
 //! one decimal rounded half away from zero, spreads `lo–hi`, ratios of
 //! spreads end by end), so that one figure prints the same in every table.
 
-use super::rows::Spread;
+/// The smallest and largest value of a figure over a row's repetitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Spread {
+    /// Smallest.
+    pub lo: i64,
+    /// Largest.
+    pub hi: i64,
+}
 
 /// `a / b` rounded to the nearest integer, halves away from zero; `b != 0`.
 pub(crate) fn round_div(a: i128, b: i128) -> i128 {

@@ -24,20 +24,12 @@ use jitterlab_core::result::RunResult;
 use jitterlab_core::stats::MetricSummary;
 use serde_json::{json, Value};
 
+pub(crate) use super::number::Spread;
 use super::number::{cycles_text, pct4_text, round_div, time_text};
 use super::sheet::{Cell, Col};
 
 /// Summaries by metric name.
 pub(crate) type Metrics = BTreeMap<String, MetricSummary>;
-
-/// The smallest and largest value of a figure over a row's repetitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Spread {
-    /// Smallest.
-    pub lo: i64,
-    /// Largest.
-    pub hi: i64,
-}
 
 /// The result and summaries of a cell, when it has them.
 pub(crate) fn figures_of(c: &StoredCell) -> Option<(&RunResult, &Metrics)> {
