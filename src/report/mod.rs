@@ -68,6 +68,8 @@ pub mod header;
 pub mod histogram;
 pub mod html;
 pub mod junit;
+#[cfg(test)]
+mod kinds_tests;
 pub mod monitor;
 pub mod single;
 pub mod stored;
