@@ -6,8 +6,9 @@
 //! did not — a limit exceeded or not measured, a cycle time not held, a
 //! main metric without a sample — or a cell failed: the rule of
 //! `jitterlab run` and `jitterlab bench`); every cell's verdicts with what
-//! decided them; the round trip's worst-case budget, term by term, and
-//! whether it held; whether the figures may be called real-time, and if
+//! decided them; the block a kind gives the page under a heading of its
+//! own (`probe::parts::ReportParts::verdict_block`: the round trip's
+//! worst-case budget, term by term, and whether it held); whether the figures may be called real-time, and if
 //! not which required default was missing; the configurations the machine
 //! could not run, with the reason (N/A); and the cells that were
 //! interrupted, failed or skipped. A verdict is words, never a colour:
@@ -145,7 +146,7 @@ fn limits(o: &mut String, run: &StoredRun) {
 
 /// The block of every cell whose kind gives the page one (its summary's
 /// block under its heading), as the text report prints it.
-fn budgets(o: &mut String, run: &StoredRun) {
+fn kind_blocks(o: &mut String, run: &StoredRun) {
     for c in &run.cells {
         let Some(r) = c.result.as_ref() else {
             continue;
@@ -315,7 +316,7 @@ pub(super) fn verdict(run: &StoredRun) -> String {
     noise(&mut o, run);
     o.push_str("</ul>\n");
     limits(&mut o, run);
-    budgets(&mut o, run);
+    kind_blocks(&mut o, run);
     o
 }
 
