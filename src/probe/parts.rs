@@ -42,8 +42,8 @@ pub struct ReportParts {
     /// it out.
     pub verdict_block: Option<&'static str>,
     /// A limit every plot of a cell draws as a line (the round trip's
-    /// worst-case budget), ns.
-    pub plot_limit: Option<fn(&RunResult) -> Option<u64>>,
+    /// worst-case budget), and the box chart of a cell against it.
+    pub plot_limit: Option<&'static PlotLimit>,
     /// The kind's own comparison tables, in the order the report gives
     /// them after the shared ones.
     pub tables: &'static [KindTable],
@@ -63,6 +63,20 @@ impl ReportParts {
         tables: &[],
         conditions: None,
     };
+}
+
+/// A limit the HTML page draws on every plot of a kind's cell, and the
+/// box chart it gives each cell against it.
+pub struct PlotLimit {
+    /// The limit a result was checked against, ns.
+    pub of: fn(&RunResult) -> Option<u64>,
+    /// The metric whose box chart across a bench's cells draws it too.
+    pub metric: &'static str,
+    /// The cell's box chart: its title, and per box its label and metric.
+    pub boxes: (&'static str, &'static [(&'static str, &'static str)]),
+    /// That chart's caption, given the limit as the plot prints it and
+    /// what a box shows.
+    pub caption: fn(&str, &str) -> String,
 }
 
 /// One table of a kind's own.

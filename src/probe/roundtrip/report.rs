@@ -10,8 +10,9 @@
 //!
 //! Its round-trip table is here too ([`table`]); [`PARTS`] is what its
 //! registration gives the reports: the block (which the HTML page shows
-//! under "Round-trip budget"), the budget every plot of a cell draws, and
-//! the table.
+//! under "Round-trip budget"), the budget every plot of a cell draws with
+//! the box chart of T1→T4 and T2→T3 against it ([Red Hat controls]
+//! Figure 4), and the table.
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
@@ -23,7 +24,7 @@ use jitterlab_core::units::format_ns;
 use jitterlab_core::verdict;
 
 use crate::output::shown;
-use crate::probe::parts::{KindTable, ReportParts};
+use crate::probe::parts::{KindTable, PlotLimit, ReportParts};
 
 mod table;
 
@@ -31,7 +32,20 @@ mod table;
 pub(crate) const PARTS: ReportParts = ReportParts {
     summary: Some(budget_block),
     verdict_block: Some("Round-trip budget"),
-    plot_limit: Some(budget_ns),
+    plot_limit: Some(&PlotLimit {
+        of: budget_ns,
+        metric: "screw-to-screw",
+        boxes: (
+            "round trip",
+            &[
+                ("T1→T4 screw-to-screw", "screw-to-screw"),
+                ("T2→T3 controller", "controller"),
+            ],
+        ),
+        caption: |budget, boxes| {
+            format!("The round trip against its worst-case budget of {budget} (Red Hat and Intel, Figure 4): {boxes}; no sample may lie right of the budget line.")
+        },
+    }),
     tables: &[KindTable {
         name: "roundtrip",
         applies: table::any_roundtrip,

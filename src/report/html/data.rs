@@ -76,7 +76,7 @@ pub(super) fn plotted(kind: ProbeKind) -> Option<&'static MetricDef> {
 /// The limit every plot of the cell draws, when its kind gives one (the
 /// worst-case budget a round trip checked its samples against).
 pub(super) fn budget(r: &RunResult) -> Option<u64> {
-    crate::probe::parts::of(r.probe).plot_limit?(r)
+    (crate::probe::parts::of(r.probe).plot_limit?.of)(r)
 }
 
 /// Reads what every cell of `run` plots, in the order of `run.cells`.
