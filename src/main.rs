@@ -20,7 +20,7 @@
 //! `termination`).
 //!
 //! An error is printed as one line, `jitterlab: error: …`, with control
-//! characters escaped (`report::safe`), whatever text it quotes.
+//! characters escaped (`output::shown`), whatever text it quotes.
 
 #![forbid(unsafe_code)]
 
@@ -33,6 +33,7 @@ mod net;
 mod out_files;
 mod output;
 mod probe;
+mod render;
 mod report;
 mod runner;
 mod store;
@@ -71,7 +72,7 @@ fn main() -> ExitCode {
         Err(e) => {
             output::errln!(
                 "jitterlab: error: {}",
-                report::safe::shown(&format!("{e:#}"))
+                crate::output::shown(&format!("{e:#}"))
             );
             ExitCode::from(2)
         }
@@ -219,7 +220,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
             }
             output::errln!(
                 "jitterlab: error: {} (see jitterlab --help)",
-                report::safe::shown(&line)
+                crate::output::shown(&line)
             );
             ExitCode::from(2)
         }

@@ -133,7 +133,7 @@ macro_rules! errln {
 pub(crate) use {err, errln, out, outln};
 
 // ---------------------------------------------------------------------------
-// Text made safe to print (see `crate::report::safe`'s module doc for the
+// Text made safe to print (see `crate::render::safe`'s module doc for the
 // convention and why).
 
 /// True for a character [`shown`] escapes.

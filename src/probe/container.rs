@@ -101,10 +101,7 @@ impl StderrTail {
     pub fn push(&mut self, line: String) {
         if self.live {
             let shown = line.strip_prefix("jitterlab: ").unwrap_or(&line);
-            errln!(
-                "jitterlab: container: {}",
-                crate::report::safe::shown(shown)
-            );
+            errln!("jitterlab: container: {}", crate::output::shown(shown));
         }
         self.lines.push(line);
         if self.lines.len() > STDERR_TAIL {

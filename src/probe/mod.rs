@@ -128,15 +128,18 @@
 //! 4. **Its registration**, here: the `pub mod NAME;` line and its
 //!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, when the
 //!    machine may lack what it needs the check that makes a bench skip its
-//!    cells (`timerlat::unavailable`; `sleep` needs none), and its
-//!    subcommand's `command` and `one_cell` (`run` lists the registry's
-//!    subcommands in its order).
+//!    cells (`timerlat::unavailable`), its subcommand's `command` and
+//!    `one_cell` (`run` lists the registry's subcommands in its order),
+//!    and what the reports print of it beyond its metrics (`report`:
+//!    [`ReportParts::NONE`] for none). `sleep` needs no check and prints
+//!    nothing more.
 //!
 //! A probe with parameters of its own (not `Plain`) also gives
 //! `ProbeParams` its variant and the spec its keys (`core::spec`: the
 //! variant and its wire keys in `probe.rs`, the raw key in `raw.rs`, their
-//! parsing in `check.rs`); a report table of its own goes in
-//! `report::tables`. Nothing else changes for it.
+//! parsing in `check.rs`); its summary block and its own tables go in its
+//! folder's `report.rs`, which its registration's `report` names
+//! ([`parts`]). Nothing else changes for it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -157,6 +160,7 @@ pub use jitterlab_core::recorder::Recorder;
 use crate::store::StoredHistogram;
 use crate::system::container::Engine;
 use crate::system::journal::Journal;
+pub use parts::ReportParts;
 pub use plan::{RunPlan, Stop};
 
 pub mod chase;
@@ -168,6 +172,7 @@ pub mod flags;
 pub mod helper_thread;
 pub mod netcycle;
 pub mod observe;
+pub mod parts;
 pub mod periodic;
 pub mod plan;
 pub mod response;
@@ -471,6 +476,10 @@ pub struct Registration {
     /// one-cell spec (the second path: the results database it will be
     /// stored in).
     pub one_cell: fn(&clap::ArgMatches, &Path, &Path) -> Result<flags::OneCell>,
+    /// What the reports print of it beyond its metrics: its summary's
+    /// lines and block, its tables, its side of the condition table
+    /// ([`parts`]); [`ReportParts::NONE`] for none.
+    pub report: ReportParts,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -483,6 +492,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: periodic::flags::cyclic_command,
         one_cell: periodic::flags::cyclic_one_cell,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Wakeup,
@@ -490,6 +500,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: periodic::flags::wakeup_command,
         one_cell: periodic::flags::wakeup_one_cell,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Chase,
@@ -497,6 +508,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: chase::flags::command,
         one_cell: chase::flags::one_cell,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Ctxswitch,
@@ -504,6 +516,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: ctxswitch::flags::command,
         one_cell: ctxswitch::flags::one_cell,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Response,
@@ -511,6 +524,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: response::flags::command,
         one_cell: response::flags::one_cell,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Timerlat,
@@ -518,6 +532,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: Some(|root, _| timerlat::unavailable(root)),
         command: timerlat::flags::command,
         one_cell: timerlat::flags::one_cell,
+        report: ReportParts::NONE,
     },
     Registration {
         kind: ProbeKind::Roundtrip,
@@ -525,6 +540,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: roundtrip::flags::command,
         one_cell: roundtrip::flags::one_cell,
+        report: roundtrip::report::PARTS,
     },
     Registration {
         kind: ProbeKind::Netcycle,
@@ -532,6 +548,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: Some(netcycle::unavailable),
         command: netcycle::flags::command,
         one_cell: netcycle::flags::one_cell,
+        report: netcycle::report::PARTS,
     },
     Registration {
         kind: ProbeKind::Observe,
@@ -539,6 +556,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: observe::flags::command,
         one_cell: observe::flags::one_cell,
+        report: observe::report::PARTS,
     },
     #[cfg(feature = "test-probe")]
     Registration {
@@ -547,6 +565,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: sleep::flags::command,
         one_cell: sleep::flags::one_cell,
+        report: ReportParts::NONE,
     },
 ];
 

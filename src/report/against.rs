@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use jitterlab_core::regression::{self, Comparison, Outcome, Row};
 
-use super::safe::shown;
 use super::tables::Format;
 use crate::error::bad;
+use crate::output::shown;
 use crate::store::Store;
 
 /// A figure in its unit: exact microseconds for ns, plain cycles.

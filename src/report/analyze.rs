@@ -33,9 +33,9 @@ use jitterlab_core::powerlink::NmtState;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::safe::shown;
 use crate::error::bad;
 use crate::net::pcap::read::{CaptureReader, LinkType, L3};
+use crate::output::shown;
 use crate::output::write_stdout;
 
 /// The version of the JSON document.

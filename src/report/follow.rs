@@ -57,8 +57,8 @@ use jitterlab_core::units::{format_ns, CpuList};
 use crate::output::{errln, write_to};
 use crate::store::{LiveCell, RunProgress, RunStatus, Store};
 
-use super::safe::shown;
 use super::text::us;
+use crate::output::shown;
 
 /// Shortest pause between two polls.
 const POLL_MIN: Duration = Duration::from_millis(100);

@@ -23,8 +23,9 @@ use jitterlab_core::header::{Header, RunFacts};
 use jitterlab_core::result::RunResult;
 use jitterlab_core::verdict::CellVerdicts;
 
-use super::safe::{escape, shown};
 use super::tables::{md_escape, Format};
+use crate::output::shown;
+use crate::render::safe::escape;
 use crate::store::{RunKind, Store};
 
 /// The label column of the text header.

@@ -23,7 +23,7 @@
 //!
 //! Escaping: every text on the page goes through [`escape`]; stored text
 //! (names, notes, a neighbour's stderr) first through
-//! [`super::safe::shown`], as in every report. The five XML escapes are all
+//! [`crate::output::shown`], as in every report. The five XML escapes are all
 //! an HTML text or attribute value needs, and the page must stay well-formed
 //! XML (see [`page`]), so this is written here rather than taken from a
 //! crate whose output uses HTML-only entities.

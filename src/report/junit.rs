@@ -11,7 +11,7 @@
 //! Times are seconds with three decimals: a suite's and each of its test
 //! cases' is the cell's measured time (every verdict of a cell is judged
 //! over the whole measurement); the `<testsuites>` time is their sum.
-//! Stored texts are made printable ([`super::safe::shown`]) and escaped.
+//! Stored texts are made printable ([`crate::output::shown`]) and escaped.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -20,8 +20,8 @@ use std::path::Path;
 use anyhow::Result;
 use jitterlab_core::verdict::{CellVerdicts, Status};
 
-use super::safe::shown;
 use crate::out_files;
+use crate::output::shown;
 
 /// What the report is of: the `<testsuites>` name, the suite name of an
 /// unnamed cell, the start (RFC 3339) and the host.

@@ -26,12 +26,14 @@
 //!   curve and timeline (inline SVG drawn with `plotters`).
 //! * [`histogram`] — cyclictest's `-h`/`-H` histogram text, byte for byte,
 //!   so that plotting scripts written for cyclictest read our file unchanged.
-//! * [`safe`] — the one escaping of control characters every renderer of
-//!   text and Markdown applies to stored, user-provided text (names,
-//!   command lines, a neighbour's stderr, notes), so that a report cannot
-//!   rewrite the reader's terminal or forge a line; and HTML's escaping.
-//!   Markdown adds its own on top (`tables::sheet::md_escape`): no inline
-//!   HTML, link, code span or table cell comes from stored text.
+//! * The toolkit the reports are drawn with is `crate::render`, below the
+//!   probes: the table model and rows, number formatting, and HTML
+//!   escaping (`render::safe`; stored text is printed through
+//!   `crate::output::shown`, Markdown's own escaping on top is
+//!   `render::sheet::md_escape`). What a kind prints beyond its metrics
+//!   (its summary's block, its own tables) is in its probe folder and
+//!   reaches the renderers here through its registration
+//!   (`probe::parts::ReportParts`): nothing here names a kind's own code.
 //! * [`single`] — what the report of one `jitterlab run` says: its summary,
 //!   its figures so far, or what is left of it.
 //! * [`stored`] — `jitterlab runs`, `report` and `import`: reading the
@@ -66,10 +68,9 @@ pub mod header;
 pub mod histogram;
 pub mod html;
 pub mod junit;
+#[cfg(test)]
+mod kinds_tests;
 pub mod monitor;
-pub mod netcycle;
-pub mod roundtrip;
-pub mod safe;
 pub mod single;
 pub mod stored;
 pub mod tables;

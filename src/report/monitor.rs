@@ -32,9 +32,9 @@ use crate::store::monitor::view::{
 };
 use crate::store::SCHEMA_VERSION;
 
-use super::safe::shown;
 use super::tables::Format;
 use super::text::us;
+use crate::output::shown;
 
 /// Version of the JSON `report --monitor --format json` prints.
 pub const MONITOR_JSON_SCHEMA: u32 = 1;

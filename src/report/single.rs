@@ -8,8 +8,8 @@ use anyhow::Result;
 use jitterlab_core::cell::{CellStatus, StoredRun};
 use jitterlab_core::result::ProbeKind;
 
-use super::safe::shown;
 use super::text::latency_or_dash;
+use crate::output::shown;
 use crate::store::{RunKind, RunRow, RunStatus, Store};
 
 /// What the text report prints for a `jitterlab run` (one cell): exactly

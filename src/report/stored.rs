@@ -9,7 +9,7 @@
 //! so and summarises those rows.
 //!
 //! The database may come from another machine or be edited by hand, so
-//! every stored text printed here goes through [`super::safe::shown`].
+//! every stored text printed here goes through [`crate::output::shown`].
 //!
 //! **Runs of many machines.** After `jitterlab import` a database holds the
 //! runs of several hosts. The listing shows each run's uid (its first 8
@@ -33,8 +33,8 @@ use crate::store::{short_id, RunFilter, RunRow, RunStatus, Store, SCHEMA_VERSION
 use jitterlab_core::cell::{CellStatus, StoredRun};
 use jitterlab_core::units::parse_duration;
 
-use super::safe::shown;
 use super::tables;
+use crate::output::shown;
 
 fn yes_no(v: Option<bool>) -> &'static str {
     match v {

@@ -20,9 +20,9 @@
 //!   deployment and probe; a row per scenario: min and max cycle, here the
 //!   measured *period* `T_per` ([Baumgartner POWERLINK]'s "cycle"; not the execution time),
 //!   and the deviation `max |T_per − T0|` = `max(max_period − T0, T0 −
-//!   min_period)` with `T0` the configured period. For a `netcycle` probe
-//!   both ends of the wire: as the managing node sent the SoCs and as the
-//!   controlled nodes received them. A probe limited to some scenarios has
+//!   min_period)` with `T0` the configured period. A kind may give its own
+//!   side of it (`probe::parts::ConditionParts`: the POWERLINK managing
+//!   node's both ends of the wire). A probe limited to some scenarios has
 //!   rows for those only (none: one scenario compares nothing). See
 //!   [`conditions`].
 //! * **Latency** ([Xu EPICS]) — a row per cell: min, median, max wake-up latency
@@ -39,34 +39,29 @@
 //!   machine could not run ([Red Hat caterpillar]'s cache-allocated one without resctrl)
 //!   gets an `N/A` row per scenario with chase cells and a footnote with the
 //!   reason.
-//! * **Round trip** ([Red Hat controls]) — a row per roundtrip cell (host and
-//!   container rows of one configuration × scenario adjacent): T1→T4 min,
-//!   median, p99 and max, the samples beyond the budget of how many round
-//!   trips, T2→T3 median and max, the controller task's max |jitter| and
-//!   execution-time standard deviation; under it the budget in the seed's
-//!   shape and the verdict (`held` / `FAILED: N samples beyond`). N/A rows
-//!   for configurations the machine could not run. See [`roundtrip`].
-//! * **Load** ([Baumgartner POWERLINK] Tables 2–3) — per configuration × scenario ×
-//!   deployment whose `netcycle` cells sweep cycle times or network sizes:
-//!   rows = cycle times, columns = CNs, each cell the managing node's
-//!   stack load in % or why its cycle time was not held (`N/A (wire)`,
-//!   `N/A (late cycles: k)`, `N/A (missed: k)`), and its ratio to the
-//!   seed's Table 2. See [`load`].
+//! * **A kind's own tables** ([`Table::Kind`]) — each kind's registration
+//!   lists its tables (`probe::parts::KindTable`: name, whether a run gets
+//!   it by default, its sheets, why it has none), which live in the kind's
+//!   probe folder and are drawn with the same toolkit (`crate::render`):
+//!   [Red Hat controls]'s round trip against its worst-case budget,
+//!   [Baumgartner POWERLINK]'s managing-node load (Tables 2–3). They follow
+//!   the tables above, in the registry's order.
 //!
 //! The configuration and condition tables give each row's releases,
 //! cycles measured, releases skipped and overruns, and a note for each
 //! repetition whose figures came from fewer cycles than were released; a
-//! `netcycle` condition row adds its late cycles, cycles over T0, missed
-//! PRes and whether its cycle time held (see [`conditions`]).
+//! kind's side of the condition table adds its own counts and verdict (see
+//! [`conditions`]).
 //!
 //! Without an explicit choice ([`TableOptions::tables`] empty) a run gets the
 //! configuration tables when it has two configurations or more (the ones it
 //! could not run count: their `N/A` row is a finding), the condition tables
 //! when it has two scenarios or more, the latency table always, the chase
-//! table when a cell ran the chase probe, the round-trip table when a cell
-//! ran the roundtrip probe, and the load table when `netcycle` cells of one
-//! configuration, scenario and deployment ran at two cycle times or more,
-//! or two network sizes or more. A table with nothing to show
+//! table when a cell ran the chase probe, and each kind's own table when
+//! its registration says the run has it (`KindTable::applies`: the round
+//! trip's when a cell measured round trips, the load table when cells of
+//! one configuration, scenario and deployment swept cycle times or network
+//! sizes). A table with nothing to show
 //! is left out (a run of chases only gets the chase table alone).
 //!
 //! # Repetitions, failures, missing figures
@@ -98,16 +93,16 @@
 //! * `md` — the same as GitHub pipe tables under `###` titles.
 //! * `csv` — one document: a header row, then every table's rows, told apart
 //!   by the first column `table` (`configurations`, `conditions`, `latency`,
-//!   `chase`, `roundtrip`, `load`). The columns are the same whatever tables a run
+//!   `chase`, then each kind table's name). The columns are the same whatever tables a run
 //!   has: the key columns, the repetition and status columns, then every
 //!   table's figures in integer ns or, for the chase, integer cycles (each
 //!   with `_min`/`_max`, equal for one repetition); fields that do not
-//!   belong to a row's table are empty. The exceptions: the columns of the
-//!   round-trip table, of the load table and of the controlled nodes' side
-//!   of a `netcycle` condition table come last and only when the run has
-//!   them, so the CSV of every other run reads byte for byte as it did
-//!   before they existed (stored runs render as they did). The load table
-//!   is one row per cell there (its grid is for people). The explanations
+//!   belong to a row's table are empty. The exceptions: the columns of a
+//!   kind's own tables and of a kind's side of the condition table come
+//!   last and only when the run has them, so the CSV of every other run
+//!   reads byte for byte as it did before they existed (stored runs render
+//!   as they did). A kind table laid out as a grid for people (the load
+//!   table) is one row per cell there. The explanations
 //!   are not part of it.
 //! * `json` — `{"schema_version":1,"run":ID,…,"tables":[{"name","title",
 //!   "columns","rows","notes"}],"explanations":[…]}`, with the same columns
@@ -130,7 +125,7 @@
 //! (`no steal`, `no involuntary`) so that the reader can trust its absence.
 //!
 //! Names, notes, failures and a neighbour's stderr come from the database;
-//! text and Markdown print them through [`super::safe::shown`] (control
+//! text and Markdown print them through [`crate::output::shown`] (control
 //! characters escaped, so one stored line stays one printed line), CSV the
 //! same, JSON exact.
 //!
@@ -139,26 +134,26 @@
 // `jitterlab report` is the only caller; until it renders these tables the
 // binary itself uses nothing here but the tests do.
 
-mod build;
 mod chase;
 mod compare;
 mod conditions;
+mod configurations;
 mod explain;
-mod load;
-mod roundtrip;
-mod sheet;
+mod latency;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
 use serde::Serialize;
 
 use crate::error::bad;
-use crate::report::safe::shown;
-use build::Spread;
+use crate::output::shown;
+use crate::probe::parts::{self, KindTable};
+use crate::render::number::{pct1_text, ratio_spread, round_div, threshold_text};
+use crate::render::rows as build;
+use crate::render::sheet::{self, Sheet};
 use explain::Explanation;
-use sheet::Sheet;
 
 /// Version of the JSON these tables are written as (design rule 9).
 pub const TABLES_SCHEMA_VERSION: u32 = 1;
@@ -192,12 +187,10 @@ pub enum Table {
     /// Per chase cell: cycles per chase and sample jitter, against a
     /// baseline ([Red Hat caterpillar]).
     Chase,
-    /// Per roundtrip cell: screw to screw against the worst-case budget,
-    /// the controller's T2→T3, jitter and execution time ([Red Hat controls]).
-    Roundtrip,
-    /// Per cycle time × network size: the POWERLINK managing node's CPU
-    /// load, N/A where not held, against [Baumgartner POWERLINK] Table 2.
-    Load,
+    /// A kind's own table, by its name (`probe::parts::KindTable`): the
+    /// round trip's ([Red Hat controls]), the POWERLINK load's
+    /// ([Baumgartner POWERLINK] Tables 2–3).
+    Kind(&'static str),
 }
 
 #[cfg(test)]
@@ -210,8 +203,7 @@ impl Table {
             Table::Conditions => "conditions",
             Table::Latency => "latency",
             Table::Chase => "chase",
-            Table::Roundtrip => "roundtrip",
-            Table::Load => "load",
+            Table::Kind(name) => name,
         }
     }
 }
@@ -305,14 +297,13 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
             t.push(Table::Conditions);
         }
         t.push(Table::Latency);
-        if build::any_chase(run) {
+        if chase::any_chase(run) {
             t.push(Table::Chase);
         }
-        if roundtrip::any_roundtrip(run) {
-            t.push(Table::Roundtrip);
-        }
-        if load::any_sweep(run) {
-            t.push(Table::Load);
+        for k in parts::kind_tables() {
+            if (k.applies)(run) {
+                t.push(Table::Kind(k.name));
+            }
         }
         t
     };
@@ -320,12 +311,11 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
     let mut notes: Vec<String> = Vec::new();
     for t in tables {
         let s = match t {
-            Table::Configurations => build::configurations(run, &baseline),
+            Table::Configurations => configurations::configurations(run, &baseline),
             Table::Conditions => conditions::conditions(run),
-            Table::Latency => build::latency(run),
+            Table::Latency => latency::latency(run),
             Table::Chase => chase::chase(run, &baseline),
-            Table::Roundtrip => roundtrip::roundtrip(run),
-            Table::Load => load::load(run),
+            Table::Kind(name) => kind_table(name).map_or_else(Vec::new, |k| (k.build)(run)),
         };
         if s.is_empty() && explicit {
             notes.push(match t {
@@ -348,13 +338,9 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
                     "no chase table: no cell of run {} ran the chase probe",
                     run.id
                 ),
-                Table::Roundtrip => format!(
-                    "no round-trip table: no cell of run {} ran the roundtrip probe",
-                    run.id
-                ),
-                Table::Load => format!(
-                    "no load table: no cell of run {} ran the netcycle probe",
-                    run.id
+                Table::Kind(name) => kind_table(name).map_or_else(
+                    || format!("no {name} table: this build has no such table"),
+                    |k| (k.none)(run),
                 ),
             });
         }
@@ -380,6 +366,11 @@ fn build_sheets(run: &StoredRun, opts: &TableOptions) -> Result<(Vec<Sheet>, Vec
         }
     }
     Ok((sheets, notes))
+}
+
+/// The kind's own table called `name`.
+fn kind_table(name: &str) -> Option<&'static KindTable> {
+    parts::kind_tables().find(|k| k.name == name)
 }
 
 /// Markdown's escaping of stored text (see `sheet::md_escape`), for the
@@ -488,7 +479,7 @@ fn html_lines(o: &mut String, lines: &[(usize, String)]) {
     for (depth, l) in lines {
         o.push_str(&format!(
             "<li class=\"depth-{depth}\">{}</li>\n",
-            super::safe::escape(&shown(l))
+            crate::render::safe::escape(&shown(l))
         ));
     }
 }
@@ -502,7 +493,7 @@ pub fn html_explanations(lines: &[(usize, String)]) -> String {
 }
 
 fn html(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation]) -> String {
-    let esc = |s: &str| super::safe::escape(&shown(s));
+    let esc = |s: &str| crate::render::safe::escape(&shown(s));
     let mut o = String::from("<dl class=\"run-head\">\n");
     for (k, v) in header_fields(run) {
         o.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", esc(&v)));
@@ -524,10 +515,10 @@ fn html(run: &StoredRun, sheets: &[Sheet], notes: &[String], ex: &[Explanation])
 
 fn csv(sheets: &[Sheet]) -> String {
     let mut columns = csv_columns();
-    // The columns of the round-trip table, the load table and the
-    // controlled nodes' side of a netcycle condition table only when the
-    // run has them, in the order its tables bring them, so the CSV of
-    // every other run reads as it did before they existed.
+    // The columns of a kind's own tables and of its side of the condition
+    // table only when the run has them, in the order its tables bring
+    // them, so the CSV of every other run reads as it did before they
+    // existed.
     let scripts: Vec<&Sheet> = sheets.iter().filter(|s| s.for_scripts()).collect();
     for s in &scripts {
         for n in s.machine_columns() {
@@ -622,117 +613,14 @@ fn json(
     Ok(s)
 }
 
-// ---------------------------------------------------------------------------
-// Number formatting shared by the tables, the comparison and the explanations.
-
-/// `a / b` rounded to the nearest integer, halves away from zero; `b != 0`.
-fn round_div(a: i128, b: i128) -> i128 {
-    let q = a / b;
-    let r = a % b;
-    if 2 * r.abs() >= b.abs() {
-        q + a.signum() * b.signum()
-    } else {
-        q
-    }
-}
-
-/// Microseconds with one decimal, rounded half away from zero, no unit:
-/// `57_949` ns → `57.9`, `-185_050` → `-185.1`.
-fn us1(ns: i64) -> String {
-    let tenths = round_div(ns as i128, 100);
-    let sign = if tenths < 0 { "-" } else { "" };
-    let a = tenths.unsigned_abs();
-    format!("{sign}{}.{}", a / 10, a % 10)
-}
-
-/// A time spread in µs: `41.2–57.9 µs`, or one value when both ends print
-/// the same.
-fn time_text(s: Spread) -> String {
-    let (lo, hi) = (us1(s.lo), us1(s.hi));
-    if lo == hi {
-        format!("{lo} µs")
-    } else {
-        format!("{lo}–{hi} µs")
-    }
-}
-
-/// A spread of CPU cycles as plain integers: `9012–9530`, or `18015`.
-fn cycles_text(s: Spread) -> String {
-    if s.lo == s.hi {
-        s.lo.to_string()
-    } else {
-        format!("{}–{}", s.lo, s.hi)
-    }
-}
-
-/// Tenths of a percent with one decimal: `625` → `62.5`.
-fn pct1(tenths: i64) -> String {
-    let sign = if tenths < 0 { "-" } else { "" };
-    let a = tenths.unsigned_abs();
-    format!("{sign}{}.{}", a / 10, a % 10)
-}
-
-/// A spread of tenths of a percent: `36.8–40.0%`, or `100.0%`.
-fn pct1_text(s: Spread) -> String {
-    let (lo, hi) = (pct1(s.lo), pct1(s.hi));
-    if lo == hi {
-        format!("{lo}%")
-    } else {
-        format!("{lo}–{hi}%")
-    }
-}
-
-/// Ten-thousandths of a percent with four decimals: `133` → `0.0133`.
-fn pct4(x: i64) -> String {
-    let sign = if x < 0 { "-" } else { "" };
-    let a = x.unsigned_abs();
-    format!("{sign}{}.{:04}", a / 10_000, a % 10_000)
-}
-
-/// A spread of ten-thousandths of a percent: `0.0133–0.0200`.
-fn pct4_text(s: Spread) -> String {
-    let (lo, hi) = (pct4(s.lo), pct4(s.hi));
-    if lo == hi {
-        lo
-    } else {
-        format!("{lo}–{hi}")
-    }
-}
-
-/// A threshold as a column header says it: whole µs without decimals
-/// (`100 µs`), else one decimal.
-fn threshold_text(ns: u64) -> String {
-    if ns.is_multiple_of(1_000) {
-        format!("{} µs", ns / 1_000)
-    } else {
-        format!("{} µs", us1(i64::try_from(ns).unwrap_or(i64::MAX)))
-    }
-}
-
-/// `v ÷ base × 100` in tenths of a percent, rounded; `None` for a zero base.
-fn ratio_tenths(v: i64, base: i64) -> Option<i64> {
-    (base != 0).then(|| round_div(v as i128 * 1_000, base as i128) as i64)
-}
-
-/// The ratio of two spreads, end by end (minimum ÷ minimum, maximum ÷
-/// maximum), ordered lowest first; `None` when either base end is 0.
-fn ratio_spread(v: Spread, base: Spread) -> Option<Spread> {
-    let a = ratio_tenths(v.lo, base.lo)?;
-    let b = ratio_tenths(v.hi, base.hi)?;
-    Some(Spread {
-        lo: a.min(b),
-        hi: a.max(b),
-    })
-}
-
 /// The CSV header after `table`: every table's machine columns, key and
 /// status columns first, each name once.
-fn csv_columns() -> Vec<String> {
+pub(crate) fn csv_columns() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for cols in [
-        build::configuration_cols(),
-        conditions::condition_cols(false),
-        build::latency_cols("", true, true, true),
+        configurations::configuration_cols(),
+        conditions::condition_cols(None),
+        latency::latency_cols("", true, true, true),
         chase::chase_cols(),
     ] {
         for n in cols.into_iter().flat_map(|c| c.names) {

@@ -45,7 +45,7 @@
 //! The function only formats a finished [`RunResult`]; it reads nothing else,
 //! so the same summary can be printed again from a stored result. Every
 //! text it did not write itself (the host's names, the defaults' details,
-//! notes, warnings) is printed through [`super::safe::shown`].
+//! notes, warnings) is printed through [`crate::output::shown`].
 
 use std::fmt::Write as _;
 
@@ -55,7 +55,7 @@ use jitterlab_core::result::{EndReason, RunResult, ThreadResult};
 use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
 
-use super::safe::shown;
+use crate::output::shown;
 
 /// Outliers listed per metric and thread.
 const OUTLIERS_SHOWN: usize = 5;
@@ -82,10 +82,9 @@ pub fn summary(r: &RunResult) -> String {
     for t in &r.threads {
         thread_line(&mut o, r, t);
     }
-    if let Some(d) = observe_detail(r) {
-        for line in d.lines() {
-            let _ = writeln!(o, "{}", shown(&line));
-        }
+    let parts = crate::probe::parts::of(r.probe);
+    for line in parts.summary_head.map_or_else(Vec::new, |head| head(r)) {
+        let _ = writeln!(o, "{}", shown(&line));
     }
     for t in &r.threads {
         o.push('\n');
@@ -110,11 +109,7 @@ pub fn summary(r: &RunResult) -> String {
     for t in &r.threads {
         outliers(&mut o, r, t);
     }
-    if let Some(b) = super::roundtrip::budget_block(r) {
-        o.push('\n');
-        o.push_str(&b);
-    }
-    if let Some(b) = super::netcycle::netcycle_block(r) {
+    if let Some(b) = parts.summary.and_then(|block| block(r)) {
         o.push('\n');
         o.push_str(&b);
     }
@@ -339,18 +334,9 @@ fn outlier_metrics(r: &RunResult) -> impl Iterator<Item = &'static MetricDef> {
         .filter(|m| d.words.outliers.contains(&m.name))
 }
 
-/// An `observe` result's detail: the observed thread, T0, and the
-/// explanations printed beside its latency outliers.
-fn observe_detail(r: &RunResult) -> Option<jitterlab_core::observe::detail::ObserveDetail> {
-    if r.probe != jitterlab_core::result::ProbeKind::Observe {
-        return None;
-    }
-    serde_json::from_value(r.detail.clone()?).ok()
-}
-
 fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
     let what = r.probe.descriptor().words.sample;
-    let observed = observe_detail(r);
+    let note = crate::probe::parts::of(r.probe).outlier_note;
     for d in outlier_metrics(r) {
         let label = if d.signed {
             format!("|{}|", d.name)
@@ -380,10 +366,9 @@ fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
                 x.cycle,
                 secs(x.since_start_ns)
             );
-            // What delayed it, when the observe probe explained it.
-            let explained = observed.as_ref().filter(|_| d.name == "latency");
-            if let Some(x) = explained.and_then(|ob| ob.explanation(x.cycle)) {
-                let _ = writeln!(o, "{:>16}{}", "", shown(&x.line()));
+            // What delayed it, when the probe explained it.
+            if let Some(line) = note.and_then(|note| note(r, d.name, x.cycle)) {
+                let _ = writeln!(o, "{:>16}{}", "", shown(&line));
             }
         }
     }

@@ -19,8 +19,8 @@ use jitterlab_core::result::RunResult;
 use jitterlab_core::verdict::{self, CellVerdicts};
 use serde_json::Value;
 
-use super::safe::shown;
 use super::tables::Format;
+use crate::output::shown;
 
 /// Stored text made safe for a Markdown table cell.
 fn md_escape(s: &str) -> String {

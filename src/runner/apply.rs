@@ -175,7 +175,7 @@ pub fn restore(root: &Path) -> Result<ExitCode> {
     // The lines quote what the journal recorded (a neighbour's command):
     // its control characters are escaped.
     for l in &r.lines {
-        outln!("{}", crate::report::safe::shown(l))?;
+        outln!("{}", crate::output::shown(l))?;
     }
     if r.left > 0 {
         errln!("jitterlab: {}", journal::left_message(&r));

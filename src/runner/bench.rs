@@ -567,7 +567,7 @@ pub fn bench(root: &Path, db: &Path, a: &BenchRequest) -> Result<ExitCode> {
         errln!("jitterlab: cell {f} failed (see its explanation above)");
     }
     for e in &exceeded {
-        errln!("jitterlab: did not pass: {}", report::safe::shown(e));
+        errln!("jitterlab: did not pass: {}", crate::output::shown(e));
     }
     if interrupted {
         errln!("jitterlab: the bench was interrupted; the cells that ran are stored");
@@ -832,7 +832,7 @@ impl Bench<'_> {
             if let Some(l) = n.load.as_ref().filter(|l| l.short) {
                 self.progress.say(&format!(
                     "jitterlab: neighbour {} {}",
-                    report::safe::shown(&n.name),
+                    crate::output::shown(&n.name),
                     l.text()
                 ));
             }
@@ -897,7 +897,7 @@ impl Bench<'_> {
             self.progress.say(&format!(
                 "jitterlab: cell {} failed: {}",
                 cp.key.name(),
-                report::safe::shown(f)
+                crate::output::shown(f)
             ));
         }
         if let Some(e) = self.store_failure.take() {

@@ -123,7 +123,7 @@ fn execute(
         .unwrap_or_else(|e| vec![format!("restoring the IRQ role failed: {e:#}")]);
     crate::metrics::cell_ended(1, 1);
     for line in restored {
-        errln!("jitterlab: {}", report::safe::shown(&line));
+        errln!("jitterlab: {}", crate::output::shown(&line));
     }
     let RunMeasured {
         measured,
@@ -238,7 +238,7 @@ fn measure_run(
     let measured = measure_built(root, db, spec, cell, opts, plan, &mut probes);
     // What the probe changed goes back on every path, before anything else.
     for line in probes.teardown(root, journal) {
-        errln!("jitterlab: {}", report::safe::shown(&line));
+        errln!("jitterlab: {}", crate::output::shown(&line));
     }
     measured
 }

@@ -96,6 +96,7 @@ pub mod cn;
 pub mod flags;
 pub mod link;
 pub mod mn;
+pub(crate) mod report;
 mod rx;
 
 use capture::{CaptureReport, CaptureRing, CaptureWriter};

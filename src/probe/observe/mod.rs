@@ -46,6 +46,7 @@
 //! directory) and is stopped in the teardown.
 
 pub mod flags;
+pub(crate) mod report;
 pub mod source;
 pub mod target;
 

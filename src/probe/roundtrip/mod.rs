@@ -76,6 +76,7 @@ pub mod controller;
 pub mod flags;
 pub mod handoff;
 pub mod io;
+pub(crate) mod report;
 pub mod wire;
 
 use controller::ControllerLoop;

@@ -20,7 +20,7 @@ use jitterlab_core::recorder::FineHistogram;
 use super::{write_cyclictest_histogram, HistThread};
 use crate::error::BadInput;
 use crate::out_files;
-use crate::report::safe::shown;
+use crate::output::shown;
 use crate::store::Store;
 
 /// Writes the `-h` text of `cell` from its stored 1 µs histograms `fine`

@@ -14,7 +14,6 @@ use jitterlab_core::plot::fine_histogram;
 use jitterlab_core::probe::{MetricDef, MetricUnit};
 use jitterlab_core::recorder::LatencyHistogram;
 use jitterlab_core::result::{ProbeKind, RunResult};
-use jitterlab_core::roundtrip::BudgetVerdict;
 use jitterlab_core::stats::{Histograms, MetricSummary};
 
 use crate::store::{Envelope, Store};
@@ -74,11 +73,10 @@ pub(super) fn plotted(kind: ProbeKind) -> Option<&'static MetricDef> {
         .or_else(|| kind.metrics().first())
 }
 
-/// The worst-case budget a roundtrip result checked its samples against.
+/// The limit every plot of the cell draws, when its kind gives one (the
+/// worst-case budget a round trip checked its samples against).
 pub(super) fn budget(r: &RunResult) -> Option<u64> {
-    let v: BudgetVerdict =
-        serde_json::from_value(r.detail.as_ref()?.get("budget")?.clone()).ok()?;
-    Some(v.budget_ns)
+    (crate::probe::parts::of(r.probe).plot_limit?.of)(r)
 }
 
 /// Reads what every cell of `run` plots, in the order of `run.cells`.

@@ -9,9 +9,10 @@
 //! and timeline with the explanations of its outliers beside them; and for a
 //! bench one box chart per metric across its cells, grouped by
 //! configuration × scenario ([Intel CODESYS] Table 10, [Baumgartner POWERLINK] Tables 4–5).
-//! A round trip's budget is drawn on its histogram, percentile curve,
-//! timeline and box chart ([Red Hat controls] Figure 4 view: T1→T4 and T2→T3
-//! against the budget); a chase adds its jitter per sample ([Red Hat caterpillar]
+//! A limit a kind gives its plots (`probe::parts::PlotLimit`: a round
+//! trip's budget) is drawn on its histogram, percentile curve, timeline and
+//! box chart ([Red Hat controls] Figure 4 view: T1→T4 and T2→T3 against the
+//! budget); a chase adds its jitter per sample ([Red Hat caterpillar]
 //! Figures 1–3, and across a bench's cells Figure 4). A bench folds each
 //! cell into a `<details>` element (no script: the browser opens it), so a
 //! page of many cells reads as its verdict, tables and box charts first.
@@ -47,9 +48,10 @@ use super::plots::{
 };
 use super::verdict::{self, cell_name};
 use super::HtmlOptions;
+use crate::output::shown;
+use crate::probe::parts;
+use crate::render::safe::escape;
 use crate::report::chase;
-use crate::report::safe::escape;
-use crate::report::safe::shown;
 use crate::report::tables::{self, Format};
 use crate::store::Store;
 
@@ -231,46 +233,45 @@ fn cell_plots(d: &CellData<'_>, look: Look, name: &str) -> Result<String> {
         o.push_str("<p>no percentile curve: this cell stored no histogram (partial figures from its windows).</p>\n");
     }
     o.push_str(&timeline(d, metric, axis, name)?);
-    o.push_str(&round_trip_boxes(d, axis, name)?);
+    o.push_str(&limit_boxes(d, axis, name)?);
     o.push_str(&chase_samples(d, look, name)?);
     Ok(o)
 }
 
-/// A round trip's box chart, [Red Hat controls] Figure 4 view: T1→T4 (the
-/// screw-to-screw time) and T2→T3 (the controller's) against the budget.
-fn round_trip_boxes(d: &CellData<'_>, axis: Axis, name: &str) -> Result<String> {
+/// A cell's box chart against the limit its kind draws
+/// (`probe::parts::PlotLimit`: [Red Hat controls] Figure 4 view, T1→T4
+/// and T2→T3 against the round trip's budget).
+fn limit_boxes(d: &CellData<'_>, axis: Axis, name: &str) -> Result<String> {
     let Some(budget) = d.budget else {
         return Ok(String::new());
     };
-    let rows: Vec<BoxRow> = [
-        ("T1→T4 screw-to-screw", "screw-to-screw"),
-        ("T2→T3 controller", "controller"),
-    ]
-    .into_iter()
-    .filter_map(|(label, metric)| {
-        box_of(d.cell, metric).map(|e| BoxRow {
-            label: label.into(),
-            entries: vec![Some(e)],
+    let Some(limit) = (d.cell.result.as_ref()).and_then(|r| parts::of(r.probe).plot_limit) else {
+        return Ok(String::new());
+    };
+    let (title, boxes) = limit.boxes;
+    let rows: Vec<BoxRow> = boxes
+        .iter()
+        .filter_map(|&(label, metric)| {
+            box_of(d.cell, metric).map(|e| BoxRow {
+                label: label.into(),
+                entries: vec![Some(e)],
+            })
         })
-    })
-    .collect();
+        .collect();
     if rows.is_empty() {
         return Ok(String::new());
     }
     let svg = plots::boxes(
-        "round trip",
+        title,
         axis,
         &rows,
         &[(name.to_string(), plots::SOLID)],
         &budget_line(Some(budget), axis),
-        &format!("round trip of {name} against its budget"),
+        &format!("{title} of {name} against its budget"),
     )?;
     Ok(figure(
         &svg,
-        &format!(
-            "The round trip against its worst-case budget of {} (Red Hat and Intel, Figure 4): {BOX_CAPTION}; no sample may lie right of the budget line.",
-            line_name("", budget, axis).trim()
-        ),
+        &(limit.caption)(line_name("", budget, axis).trim(), BOX_CAPTION),
     ))
 }
 
@@ -441,9 +442,14 @@ fn across(run: &StoredRun) -> Result<String> {
     let cells: Vec<&jitterlab_core::cell::StoredCell> = run.cells.iter().collect();
     let label = labeller(&cells);
     let mut o = String::new();
-    let mut budgets: Vec<u64> = cells
+    // Each limit with the metric whose chart draws it.
+    let mut budgets: Vec<(&str, u64)> = cells
         .iter()
-        .filter_map(|c| c.result.as_ref().and_then(data::budget))
+        .filter_map(|c| {
+            let r = c.result.as_ref()?;
+            let limit = parts::of(r.probe).plot_limit?;
+            Some((limit.metric, (limit.of)(r)?))
+        })
         .collect();
     budgets.sort_unstable();
     budgets.dedup();
@@ -467,8 +473,8 @@ fn across(run: &StoredRun) -> Result<String> {
             &[(format!("run {}", run.id), plots::SOLID)],
             &budgets
                 .iter()
-                .filter(|_| m.name == "screw-to-screw")
-                .flat_map(|&b| budget_line(Some(b), Axis::of(m.unit)))
+                .filter(|&&(metric, _)| metric == m.name)
+                .flat_map(|&(_, b)| budget_line(Some(b), Axis::of(m.unit)))
                 .collect::<Vec<_>>(),
             &format!("{} across the cells of run {}", m.name, run.id),
         )?;

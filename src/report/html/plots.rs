@@ -58,8 +58,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::report::safe::escape;
-use crate::report::safe::shown;
+use crate::output::shown;
+use crate::render::safe::escape;
 
 pub(super) mod monitor;
 

@@ -1035,7 +1035,7 @@ fn a_round_trip_draws_its_budget_and_states_its_verdict() {
         .into_iter()
         .find(|n| n.attribute("class") == Some("budget"))
         .unwrap();
-    let want = crate::report::roundtrip::budget_block(&r).unwrap();
+    let want = (crate::probe::parts::of(r.probe).summary.unwrap())(&r).unwrap();
     assert_eq!(text(pre), want);
     assert!(
         want.contains("200 round trips, 11 beyond the budget of 6.700ms (FAILED)"),

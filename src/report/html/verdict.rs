@@ -6,8 +6,9 @@
 //! did not — a limit exceeded or not measured, a cycle time not held, a
 //! main metric without a sample — or a cell failed: the rule of
 //! `jitterlab run` and `jitterlab bench`); every cell's verdicts with what
-//! decided them; the round trip's worst-case budget, term by term, and
-//! whether it held; whether the figures may be called real-time, and if
+//! decided them; the block a kind gives the page under a heading of its
+//! own (`probe::parts::ReportParts::verdict_block`: the round trip's
+//! worst-case budget, term by term, and whether it held); whether the figures may be called real-time, and if
 //! not which required default was missing; the configurations the machine
 //! could not run, with the reason (N/A); and the cells that were
 //! interrupted, failed or skipped. A verdict is words, never a colour:
@@ -19,8 +20,8 @@ use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
 use jitterlab_core::result::RunResult;
 use jitterlab_core::verdict::Status;
 
-use crate::report::safe::escape;
-use crate::report::safe::shown;
+use crate::output::shown;
+use crate::render::safe::escape;
 use crate::store::{RunKind, RunStatus};
 
 /// Stored text, made safe for the page.
@@ -143,19 +144,24 @@ fn limits(o: &mut String, run: &StoredRun) {
     o.push_str("</tbody>\n</table>\n");
 }
 
-/// The budget block of every roundtrip cell, as the text report prints it.
-fn budgets(o: &mut String, run: &StoredRun) {
+/// The block of every cell whose kind gives the page one (its summary's
+/// block under its heading), as the text report prints it.
+fn kind_blocks(o: &mut String, run: &StoredRun) {
     for c in &run.cells {
-        let Some(b) = c
-            .result
-            .as_ref()
-            .and_then(crate::report::roundtrip::budget_block)
+        let Some(r) = c.result.as_ref() else {
+            continue;
+        };
+        let parts = crate::probe::parts::of(r.probe);
+        let Some((title, b)) = parts
+            .verdict_block
+            .zip(parts.summary)
+            .and_then(|(title, block)| Some((title, block(r)?)))
         else {
             continue;
         };
         let _ = writeln!(
             o,
-            "<h3>Round-trip budget: {}</h3>\n<pre class=\"budget\">{}</pre>",
+            "<h3>{title}: {}</h3>\n<pre class=\"budget\">{}</pre>",
             esc(&cell_name(c)),
             escape(&b)
         );
@@ -310,98 +316,9 @@ pub(super) fn verdict(run: &StoredRun) -> String {
     noise(&mut o, run);
     o.push_str("</ul>\n");
     limits(&mut o, run);
-    budgets(&mut o, run);
+    kind_blocks(&mut o, run);
     o
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use jitterlab_core::cell::{CellContext, CellKey};
-    use jitterlab_core::result::{Params, ProbeKind};
-    use jitterlab_core::stats::MetricStats;
-    use serde_json::json;
-
-    use super::*;
-
-    /// A netcycle cell of scenario `scenario` with `late` late cycles of
-    /// 4000 (none allowed).
-    fn netcycle_cell(scenario: &str, late: u64) -> StoredCell {
-        let mut s = MetricStats::new(false, None);
-        s.record(1_000);
-        let mut r = RunResult::partial(
-            ProbeKind::Netcycle,
-            Params::default(),
-            "2026-11-27T06:00:00Z".into(),
-            1_000_000_000,
-            BTreeMap::from([("latency".to_string(), s.summary())]),
-            String::new(),
-        );
-        let reasons: Vec<String> = (late > 0)
-            .then(|| format!("late cycles: {late} of 4000 (allowed 0)"))
-            .into_iter()
-            .collect();
-        r.detail = Some(json!({
-            "role": "both", "cns": 3, "chaining": false, "wait": "blocking",
-            "response_timeout_ns": 25_000, "out_bytes": 4, "in_bytes": 4, "wire_ns": 10_000,
-            "cycles": 4000, "late_cycles": late, "polls": 12000, "missed_pres": 0, "late_pres": 0,
-            "held": {"held": late == 0, "reasons": reasons},
-        }));
-        StoredCell {
-            key: CellKey {
-                configuration: "tuned".into(),
-                scenario: scenario.into(),
-                deployment: "host".into(),
-                probe: "netcycle".into(),
-                repetition: 0,
-            },
-            status: CellStatus::Completed,
-            result: Some(r),
-            context: CellContext::default(),
-        }
-    }
-
-    fn bench(cells: Vec<StoredCell>) -> StoredRun {
-        StoredRun {
-            id: 4,
-            started_at: "2026-11-27T06:00:00Z".into(),
-            kind: "bench".into(),
-            name: "powerlink".into(),
-            status: "completed".into(),
-            hostname: "ipc-2".into(),
-            kernel_release: "6.12.0".into(),
-            configurations: vec!["tuned".into()],
-            scenarios: vec!["idle".into(), "cpu".into()],
-            unavailable: Vec::new(),
-            cells,
-            probes: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_headline_names_a_cycle_time_not_held_and_never_says_every_verdict_passed() {
-        let run = bench(vec![netcycle_cell("idle", 0), netcycle_cell("cpu", 3)]);
-        assert_eq!(
-            exit_status(&run),
-            (
-                Some(1),
-                "1 of 4 verdicts did not pass: tuned/cpu/host/netcycle rep 0: FAIL cycle time held: 4000 cycles, 3 late; 12000 PRes polled, 0 missed: late cycles: 3 of 4000 (allowed 0)".into()
-            )
-        );
-        let html = verdict(&run);
-        assert!(
-            !html.contains("every verdict") && !html.contains("every limit"),
-            "{html}"
-        );
-        assert!(html.contains("<td class=\"fail\">FAIL</td>"), "{html}");
-        let held = bench(vec![netcycle_cell("idle", 0), netcycle_cell("cpu", 0)]);
-        assert_eq!(
-            exit_status(&held),
-            (
-                Some(0),
-                "every verdict passed (4 of 4) and no cell failed".into()
-            )
-        );
-    }
-}
+mod tests;

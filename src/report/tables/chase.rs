@@ -1,8 +1,8 @@
 //! [Red Hat caterpillar]'s chase table: one row per chase cell, in CPU (TSC) cycles —
 //! cycles per chase (min, median, p99, max) and the sample jitter (median,
 //! max), the median jitter as a percentage of the same scenario's baseline
-//! row. Apart from `build` so that file stays short; it shares its rows
-//! ([`Group`]) and figures.
+//! row. It shares its rows ([`Group`]) and figures with the other tables
+//! (`crate::render::rows`).
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
@@ -119,4 +119,10 @@ pub(super) fn chase(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
         rows,
         notes,
     }]
+}
+
+/// True when some cell of the run is a chase (its row belongs to the chase
+/// table).
+pub(super) fn any_chase(run: &StoredRun) -> bool {
+    groups(run).iter().any(Group::is_chase)
 }

@@ -13,14 +13,14 @@
 //! those cells. The share over the threshold is compared only as a number:
 //! when the two runs used different thresholds its label says so.
 //! Stored text (names, hosts, statuses) is printed through
-//! `report::safe::shown`, as in every table.
+//! `render::safe::shown`, as in every table.
 
 use anyhow::Result;
 use jitterlab_core::cell::StoredRun;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::report::safe::shown;
+use crate::output::shown;
 
 use super::build::{
     self, fig_text, fig_value, pct1_values, threshold_of, Fig, Group, DEVIATION, MAX_CHASE,
@@ -257,7 +257,7 @@ pub(super) fn render(a: &StoredRun, b: &StoredRun, format: Format) -> Result<Str
         }
         Format::Csv => sheet::csv(&s.machine_columns(), &[&s]),
         Format::Html => {
-            let esc = |t: &str| crate::report::safe::escape(&shown(t));
+            let esc = |t: &str| crate::render::safe::escape(&shown(t));
             let mut o = format!(
                 "<dl class=\"run-head\">\n<dt>A</dt><dd>{}</dd>\n<dt>B</dt><dd>{}</dd>\n</dl>\n",
                 esc(&describe(a)),

@@ -902,22 +902,22 @@ fn spread_over_repetitions_and_one_repetition_plain() {
     assert_eq!(one["max_latency_ns_min"], 60_000);
     assert_eq!(one["max_latency_ns_max"], 60_000);
     assert_eq!(
-        super::time_text(build::Spread {
+        crate::render::number::time_text(build::Spread {
             lo: 41_240,
             hi: 57_949
         }),
         "41.2–57.9 µs"
     );
     assert_eq!(
-        super::time_text(build::Spread {
+        crate::render::number::time_text(build::Spread {
             lo: 57_940,
             hi: 57_949
         }),
         "57.9 µs"
     );
-    assert_eq!(super::us1(-185_050), "-185.1");
-    assert_eq!(super::us1(49), "0.0");
-    assert_eq!(super::us1(50), "0.1");
+    assert_eq!(crate::render::number::us1(-185_050), "-185.1");
+    assert_eq!(crate::render::number::us1(49), "0.0");
+    assert_eq!(crate::render::number::us1(50), "0.1");
     let text = render(&run, &TableOptions::default(), Format::Text).unwrap();
     assert_eq!(
         text_line(&text, "Latency", "baseline/cpu/host/cyclic"),
@@ -1360,7 +1360,7 @@ fn a_run_stored_in_the_database_renders_the_same_tables() {
 /// a bench writes it, `spec` as its stored spec) and read back with
 /// `load_run`, its id set back to `run`'s: what a report of a stored run
 /// starts from.
-pub(super) fn through_the_store(run: &StoredRun, spec: serde_json::Value) -> StoredRun {
+pub(crate) fn through_the_store(run: &StoredRun, spec: serde_json::Value) -> StoredRun {
     use crate::store::{BenchSpecJson, RunKind, RunStart, RunStatus, Store};
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("r.db")).unwrap();
@@ -1734,7 +1734,7 @@ fn default_tables_with_and_without_chases() {
     run.cells[4].result = None;
     let doc = json_of(&run, &NO_EXPLAIN);
     assert_eq!(table_names(&doc), ["chase"]);
-    assert!(build::latency(&run).is_empty());
+    assert!(latency::latency(&run).is_empty());
     // Mixed: the bench fixture plus chase cells gets every table, and the
     // latency table keeps its cyclic rows only.
     let mut mixed = fixture_run();

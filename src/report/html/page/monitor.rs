@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::{esc, figure, page as document};
+use crate::render::safe::escape;
 use crate::report::html::plots;
-use crate::report::safe::escape;
 use crate::store::monitor::view::MonitorView;
 use jitterlab_core::units::format_utc as utc;
 

@@ -20,7 +20,7 @@ use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::units::CpuList;
 use serde_json::Value;
 
-use super::super::{render, Format, Table, TableOptions};
+use crate::report::tables::{render, Format, Table, TableOptions};
 
 /// The bench: preset powerlink's shape, smaller — a sweep of 250 µs, 500
 /// µs, 1 ms, 5 ms × 3, 20 CNs on the idle machine, and the SoC-jitter
@@ -333,7 +333,7 @@ status       completed
 
 #[test]
 fn the_load_table_in_text() {
-    let got = render(&powerlink_run(), &only(Table::Load), Format::Text).unwrap();
+    let got = render(&powerlink_run(), &only(Table::Kind("load")), Format::Text).unwrap();
     assert_eq!(
         got,
         format!(
@@ -357,7 +357,7 @@ N/A (wire) at 250 µs × 20 CNs: 20 CNs need at least 282.2 µs of wire time per
 
 #[test]
 fn the_same_cells_in_markdown() {
-    let got = render(&powerlink_run(), &only(Table::Load), Format::Md).unwrap();
+    let got = render(&powerlink_run(), &only(Table::Kind("load")), Format::Md).unwrap();
     assert!(
         got.contains(
             "### Stack load (Baumgartner and Schoenegger, Tables 2–3) — configuration tuned, scenario idle, host\n\n\
@@ -396,12 +396,15 @@ const LOAD_COLUMNS: [&str; 15] = [
 
 #[test]
 fn the_same_cells_in_csv_one_row_each() {
-    let got = render(&powerlink_run(), &only(Table::Load), Format::Csv).unwrap();
+    let got = render(&powerlink_run(), &only(Table::Kind("load")), Format::Csv).unwrap();
     let lines: Vec<&str> = got.lines().collect();
     let header: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(header[header.len() - 15..], LOAD_COLUMNS, "{}", lines[0]);
     // The columns every run has come first, unchanged.
-    assert_eq!(header[1..header.len() - 15], super::super::csv_columns());
+    assert_eq!(
+        header[1..header.len() - 15],
+        crate::report::tables::csv_columns()
+    );
     let tail = |l: &str| -> Vec<String> {
         let f: Vec<&str> = l.split(',').collect();
         let mut v: Vec<String> = f[..8].iter().map(|s| s.to_string()).collect();
@@ -641,9 +644,10 @@ fn the_same_cells_in_csv_one_row_each() {
 
 #[test]
 fn the_same_cells_in_json_with_the_notes() {
-    let doc: Value =
-        serde_json::from_str(&render(&powerlink_run(), &only(Table::Load), Format::Json).unwrap())
-            .unwrap();
+    let doc: Value = serde_json::from_str(
+        &render(&powerlink_run(), &only(Table::Kind("load")), Format::Json).unwrap(),
+    )
+    .unwrap();
     let tables = doc["tables"].as_array().unwrap();
     assert_eq!(tables.len(), 1, "the grid is for people only");
     let t = &tables[0];
@@ -748,7 +752,7 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
     single.cells.retain(|c| c.key.probe == "soc-jitter");
     let got = render(&single, &TableOptions::default(), Format::Text).unwrap();
     assert!(!got.contains("Stack load"), "{got}");
-    let got = render(&single, &only(Table::Load), Format::Text).unwrap();
+    let got = render(&single, &only(Table::Kind("load")), Format::Text).unwrap();
     let tables: Vec<&str> = got
         .lines()
         .filter(|l| l.starts_with("Stack load"))
@@ -765,7 +769,7 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
     // Without a netcycle cell: no table, and asking says why.
     let mut none = run.clone();
     none.cells.clear();
-    let got = render(&none, &only(Table::Load), Format::Text).unwrap();
+    let got = render(&none, &only(Table::Kind("load")), Format::Text).unwrap();
     assert!(
         got.contains("\nno load table: no cell of run 21 ran the netcycle probe\n"),
         "{got}"
@@ -775,7 +779,7 @@ fn the_load_table_is_chosen_for_a_sweep_and_the_csv_of_other_runs_is_unchanged()
     let csv = render(&none, &TableOptions::default(), Format::Csv).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        format!("table,{}", super::super::csv_columns().join(","))
+        format!("table,{}", crate::report::tables::csv_columns().join(","))
     );
 }
 
@@ -816,7 +820,7 @@ tuned/cpu/host/soc-jitter, repetition 0: the figures come from 19997 of 20000 re
 {}
 NO cpu: late cycles: 3 of 20000 (allowed 0)
 ",
-            super::super::build::SCHEDULE_NOTE,
+            crate::render::rows::SCHEDULE_NOTE,
             super::super::conditions::NETCYCLE_NOTE,
             super::super::conditions::HELD_NOTE
         )
@@ -889,7 +893,7 @@ fn a_cell_without_figures_shows_its_status_and_one_without_load_says_held() {
             _ => {}
         }
     }
-    let got = render(&run, &only(Table::Load), Format::Text).unwrap();
+    let got = render(&run, &only(Table::Kind("load")), Format::Text).unwrap();
     let rows: Vec<&str> = got
         .lines()
         .filter(|l| l.starts_with("250 µs") || l.starts_with("1 ms"))
@@ -910,7 +914,7 @@ fn a_cell_without_figures_shows_its_status_and_one_without_load_says_held() {
 fn without_the_stored_spec_the_cells_place_themselves() {
     let mut run = powerlink_run();
     run.probes.clear();
-    let got = render(&run, &only(Table::Load), Format::Text).unwrap();
+    let got = render(&run, &only(Table::Kind("load")), Format::Text).unwrap();
     assert!(
         got.contains(
             "\n250 µs       41.2%       ×1.11                                           -        -\n"
@@ -927,7 +931,10 @@ fn without_the_stored_spec_the_cells_place_themselves() {
 #[test]
 fn a_run_read_back_from_the_database_renders_the_same_tables() {
     let run = powerlink_run();
-    let back = super::super::tests::through_the_store(&run, serde_json::to_value(spec()).unwrap());
+    let back = crate::report::tables::tests::through_the_store(
+        &run,
+        serde_json::to_value(spec()).unwrap(),
+    );
     assert_eq!(back.probes, run.probes);
     assert_eq!(back, run);
     for f in [Format::Text, Format::Md, Format::Csv, Format::Json] {

@@ -18,10 +18,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::report::safe::shown;
+use crate::output::shown;
 
 /// One column.
-pub(super) struct Col {
+pub(crate) struct Col {
     /// The header text/md print; `None`: machine formats only.
     pub head: Option<String>,
     /// Right-aligned in text (figures).
@@ -64,7 +64,7 @@ impl Col {
 }
 
 /// One cell: what is printed and the values of its machine columns.
-pub(super) struct Cell {
+pub(crate) struct Cell {
     /// Printed text.
     pub text: String,
     /// One value per name of its column.
@@ -90,7 +90,7 @@ impl Cell {
 }
 
 /// One table.
-pub(super) struct Sheet {
+pub(crate) struct Sheet {
     /// `configurations`, `conditions`, `latency`, `chase`, `roundtrip`,
     /// `load` or `compare`.
     pub name: &'static str,
@@ -106,7 +106,7 @@ pub(super) struct Sheet {
 
 /// A table as JSON writes it.
 #[derive(Serialize)]
-pub(super) struct JsonTable {
+pub(crate) struct JsonTable {
     name: &'static str,
     title: String,
     columns: Vec<String>,
@@ -122,7 +122,7 @@ pub(super) struct JsonTable {
 /// `~`), a link (`[`, `]`) or an escape (`\`), and before a `#` or `>`
 /// that starts the text (a heading, a quote); then the control characters
 /// ([`shown`]), so that no newline starts a line of its own.
-pub(super) fn md_escape(s: &str) -> String {
+pub(crate) fn md_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for (k, c) in s.chars().enumerate() {
         match c {
@@ -272,7 +272,7 @@ impl Sheet {
     /// paragraphs: the cells text and Markdown print, escaped for HTML
     /// after their control characters ([`shown`]).
     pub fn write_html(&self, o: &mut String) {
-        let esc = |s: &str| crate::report::safe::escape(&shown(s));
+        let esc = |s: &str| crate::render::safe::escape(&shown(s));
         let shown = self.shown();
         let class = |i: usize| {
             if self.cols[i].right {
@@ -324,7 +324,7 @@ impl Sheet {
 /// One CSV field: numbers as JSON prints them, strings with their control
 /// characters escaped ([`shown`]: so never a line break) and quoted only
 /// when they hold a comma or a quote, `null` as an empty field.
-pub(super) fn csv_field(v: &Value) -> String {
+pub(crate) fn csv_field(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => {
@@ -342,7 +342,7 @@ pub(super) fn csv_field(v: &Value) -> String {
 /// One CSV document: the header `table,<columns>` and every sheet's rows,
 /// each value under its column's name (empty where a sheet has no such
 /// column). Lines end with `\n`.
-pub(super) fn csv(columns: &[String], sheets: &[&Sheet]) -> String {
+pub(crate) fn csv(columns: &[String], sheets: &[&Sheet]) -> String {
     let mut o = String::from("table");
     for c in columns {
         o.push(',');

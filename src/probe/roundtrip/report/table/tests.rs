@@ -15,7 +15,7 @@ use jitterlab_core::roundtrip::{Budget, BudgetInputs, BudgetVerdict};
 use jitterlab_core::stats::MetricSummary;
 use serde_json::json;
 
-use super::super::{render, Format, Table, TableOptions};
+use crate::report::tables::{render, Format, Table, TableOptions};
 
 /// The seed's budget: 6.7 ms.
 const BUDGET: u64 = 6_700_000;
@@ -284,7 +284,7 @@ fn redhat_run() -> StoredRun {
 fn only_roundtrip() -> TableOptions {
     TableOptions {
         baseline: None,
-        tables: vec![Table::Roundtrip],
+        tables: vec![Table::Kind("roundtrip")],
         explain: false,
     }
 }
@@ -494,7 +494,7 @@ fn the_same_rows_in_markdown_csv_and_json() {
 #[test]
 fn a_run_read_back_from_the_database_renders_the_same_table() {
     let run = redhat_run();
-    let back = super::super::tests::through_the_store(&run, json!({}));
+    let back = crate::report::tables::tests::through_the_store(&run, json!({}));
     assert_eq!(back, run);
     for f in [Format::Text, Format::Md, Format::Csv, Format::Json] {
         assert_eq!(

@@ -8,6 +8,12 @@
 //! `jitterlab report` from the stored result's `detail` (the probe's
 //! `Detail`, `probe::roundtrip`).
 //!
+//! Its round-trip table is here too ([`table`]); [`PARTS`] is what its
+//! registration gives the reports: the block (which the HTML page shows
+//! under "Round-trip budget"), the budget every plot of a cell draws with
+//! the box chart of T1→T4 and T2→T3 against it ([Red Hat controls]
+//! Figure 4), and the table.
+//!
 //! The documents cited here are listed in `docs/design.md`.
 
 use std::fmt::Write as _;
@@ -17,7 +23,49 @@ use jitterlab_core::roundtrip::{BudgetBands, BudgetVerdict, Loss};
 use jitterlab_core::units::format_ns;
 use jitterlab_core::verdict;
 
-use super::safe::shown;
+use crate::output::shown;
+use crate::probe::parts::{KindTable, PlotLimit, ReportParts};
+
+mod table;
+
+/// What the reports print of a `roundtrip` run beyond its metrics.
+pub(crate) const PARTS: ReportParts = ReportParts {
+    summary: Some(budget_block),
+    verdict_block: Some("Round-trip budget"),
+    plot_limit: Some(&PlotLimit {
+        of: budget_ns,
+        metric: "screw-to-screw",
+        boxes: (
+            "round trip",
+            &[
+                ("T1→T4 screw-to-screw", "screw-to-screw"),
+                ("T2→T3 controller", "controller"),
+            ],
+        ),
+        caption: |budget, boxes| {
+            format!("The round trip against its worst-case budget of {budget} (Red Hat and Intel, Figure 4): {boxes}; no sample may lie right of the budget line.")
+        },
+    }),
+    tables: &[KindTable {
+        name: "roundtrip",
+        applies: table::any_roundtrip,
+        build: table::roundtrip,
+        none: |run| {
+            format!(
+                "no round-trip table: no cell of run {} ran the roundtrip probe",
+                run.id
+            )
+        },
+    }],
+    ..ReportParts::NONE
+};
+
+/// The worst-case budget a roundtrip result checked its samples against.
+fn budget_ns(r: &RunResult) -> Option<u64> {
+    let v: BudgetVerdict =
+        serde_json::from_value(r.detail.as_ref()?.get("budget")?.clone()).ok()?;
+    Some(v.budget_ns)
+}
 
 /// The budget block of a roundtrip result, if it is one.
 pub fn budget_block(r: &RunResult) -> Option<String> {
@@ -156,5 +204,4 @@ fn message_counts(name: &str, c: &serde_json::Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "roundtrip_counts_tests.rs"]
 mod counts_tests;

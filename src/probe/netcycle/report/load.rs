@@ -49,11 +49,11 @@ use jitterlab_core::preset::{SeedLoad, SEED_004_TABLE_2};
 use jitterlab_core::result::{ProbeKind, RunResult};
 use serde_json::{json, Value};
 
-use super::build::{
+use crate::render::number::{pct1_text, round_div, us1};
+use crate::render::rows::{
     groups, row_notes, skipped_notes, spread_names, spread_of, Group, Spread, SCHEDULE_FIGS,
 };
-use super::sheet::{Cell, Col, Sheet};
-use super::{pct1_text, round_div, us1};
+use crate::render::sheet::{Cell, Col, Sheet};
 
 /// What the table knows of one cell (one group of repetitions).
 struct LoadCell<'g, 'a> {
@@ -312,10 +312,10 @@ fn factor_text(s: Spread) -> String {
 }
 
 /// The note under every load table: what its figures are.
-pub(super) const LOAD_NOTE: &str = "load: the managing node threads' CPU time (their schedstat) ÷ wall time, in % of one CPU — Baumgartner and Schoenegger's \"load of all POWERLINK threads on a single core\"; vs seed: that ÷ Baumgartner and Schoenegger, Table 2 (High-End PC: a kernel-space stack with its own NIC driver), - where the seed has < 1% or N/A; N/A (late cycles: k): k cycles ended after the next cycle's release; N/A (missed: k): k PRes did not come within the response timeout (each N/A cell gives the load it measured all the same); N/A (wire): the cycle's frames cannot fit on a 100 Mbit/s wire, nothing was measured";
+pub(crate) const LOAD_NOTE: &str = "load: the managing node threads' CPU time (their schedstat) ÷ wall time, in % of one CPU — Baumgartner and Schoenegger's \"load of all POWERLINK threads on a single core\"; vs seed: that ÷ Baumgartner and Schoenegger, Table 2 (High-End PC: a kernel-space stack with its own NIC driver), - where the seed has < 1% or N/A; N/A (late cycles: k): k cycles ended after the next cycle's release; N/A (missed: k): k PRes did not come within the response timeout (each N/A cell gives the load it measured all the same); N/A (wire): the cycle's frames cannot fit on a 100 Mbit/s wire, nothing was measured";
 
 /// The note of a table whose managing node spins for its PRes.
-pub(super) const BUSY_POLL_NOTE: &str = "busy-poll: the managing node spins on its socket for each PRes, so its load reads as 100 % of the polling phase; compare it with a blocking run, not with the seed";
+pub(crate) const BUSY_POLL_NOTE: &str = "busy-poll: the managing node spins on its socket for each PRes, so its load reads as 100 % of the polling phase; compare it with a blocking run, not with the seed";
 
 /// The columns of the one-row-per-cell sheet scripts read.
 fn machine_cols() -> Vec<Col> {
@@ -461,7 +461,7 @@ fn tables<'c, 'g, 'a>(
 
 /// True when the run has a sweep of `netcycle` cells: the load table is
 /// then chosen by default.
-pub(super) fn any_sweep(run: &StoredRun) -> bool {
+pub(crate) fn any_sweep(run: &StoredRun) -> bool {
     let groups = groups(run);
     let cells = cells_of(run, &groups);
     tables(&cells).iter().any(|(_, v)| is_sweep(v))
@@ -530,7 +530,7 @@ fn table_notes(cells: &[&LoadCell], points: &[(u64, u8)]) -> Vec<String> {
 /// [Baumgartner POWERLINK] Tables 2–3: per configuration × scenario × deployment × mode
 /// with a sweep, the grid people read and the rows scripts read. Empty
 /// when the run has no `netcycle` cell.
-pub(super) fn load(run: &StoredRun) -> Vec<Sheet> {
+pub(crate) fn load(run: &StoredRun) -> Vec<Sheet> {
     let groups = groups(run);
     let cells = cells_of(run, &groups);
     let all = tables(&cells);

@@ -7,6 +7,10 @@
 //! and rebuilt by `jitterlab report` from the stored result's `detail`
 //! (`jitterlab_core::netcycle::NetcycleDetail`, filled by
 //! `probe::netcycle`).
+//!
+//! Its tables are here too: the load table ([`load`]) and its side of the
+//! condition table ([`conditions`]); [`PARTS`] is what its registration
+//! gives the reports.
 
 use std::fmt::Write as _;
 
@@ -16,7 +20,29 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::units::{format_duration_exact, format_ns};
 use serde_json::Value;
 
-use super::safe::shown;
+use crate::output::shown;
+use crate::probe::parts::{KindTable, ReportParts};
+
+mod conditions;
+mod load;
+
+/// What the reports print of a `netcycle` run beyond its metrics.
+pub(crate) const PARTS: ReportParts = ReportParts {
+    summary: Some(netcycle_block),
+    tables: &[KindTable {
+        name: "load",
+        applies: load::any_sweep,
+        build: load::load,
+        none: |run| {
+            format!(
+                "no load table: no cell of run {} ran the netcycle probe",
+                run.id
+            )
+        },
+    }],
+    conditions: Some(&conditions::CONDITIONS),
+    ..ReportParts::NONE
+};
 
 /// The block of a netcycle result, if it is one.
 pub fn netcycle_block(r: &RunResult) -> Option<String> {

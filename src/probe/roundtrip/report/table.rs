@@ -41,12 +41,12 @@ use jitterlab_core::roundtrip::BudgetVerdict;
 use jitterlab_core::stats::MetricSummary;
 use serde_json::{json, Value};
 
-use super::build::{
+use crate::render::number::us1;
+use crate::render::rows::{
     configuration_names, distinct, groups, key_cols, metric, reps_col, row_notes, scenario_names,
     skipped_notes, unavailable_rows, Fig, Group, Metrics, Unit, SCHEDULE_FIGS, SCHEDULE_NOTE,
 };
-use super::sheet::{Cell, Col, Sheet};
-use super::us1;
+use crate::render::sheet::{Cell, Col, Sheet};
 
 fn s2s(m: &Metrics) -> Option<&MetricSummary> {
     metric(m, "screw-to-screw")
@@ -117,7 +117,7 @@ const CONTROLLER: [Fig; 4] = [
 ];
 
 /// The note under the table that says what its columns are.
-pub(super) const ROUNDTRIP_NOTE: &str = "T1→T4: the I/O simulator's input change to the I/O tick that applies the output computed from it (screw to screw); over budget: T1→T4 samples beyond the budget, of all round trips (summed over repetitions); T2→T3: the controller's receive stamp of the change to its publish of the output; max |jitter|: the controller task's largest periodic jitter by magnitude; exec stddev: the standard deviation of its execution time";
+pub(crate) const ROUNDTRIP_NOTE: &str = "T1→T4: the I/O simulator's input change to the I/O tick that applies the output computed from it (screw to screw); over budget: T1→T4 samples beyond the budget, of all round trips (summed over repetitions); T2→T3: the controller's receive stamp of the change to its publish of the output; max |jitter|: the controller task's largest periodic jitter by magnitude; exec stddev: the standard deviation of its execution time";
 
 /// The stored verdict of a roundtrip result (`detail.budget`).
 fn verdict(r: &RunResult) -> Option<BudgetVerdict> {
@@ -130,14 +130,14 @@ fn detail_text<'a>(r: &'a RunResult, key: &str) -> Option<&'a str> {
 }
 
 /// True when some cell of the run ran the roundtrip probe.
-pub(super) fn any_roundtrip(run: &jitterlab_core::cell::StoredRun) -> bool {
+pub(crate) fn any_roundtrip(run: &jitterlab_core::cell::StoredRun) -> bool {
     groups(run)
         .iter()
         .any(|g| g.kind() == Some(ProbeKind::Roundtrip))
 }
 
 /// The table's columns.
-pub(super) fn columns() -> Vec<Col> {
+pub(crate) fn columns() -> Vec<Col> {
     let mut cols = vec![
         key_cols("cell"),
         reps_col(),
@@ -280,7 +280,7 @@ fn budget_notes(shown: &[&Group]) -> Vec<String> {
 /// [Red Hat controls]: one row per roundtrip cell, N/A rows for configurations the
 /// machine could not run, the budget and the verdict under it. Empty when
 /// no cell ran the roundtrip probe.
-pub(super) fn roundtrip(run: &jitterlab_core::cell::StoredRun) -> Vec<Sheet> {
+pub(crate) fn roundtrip(run: &jitterlab_core::cell::StoredRun) -> Vec<Sheet> {
     let mut rows_of: Vec<Group> = groups(run)
         .into_iter()
         .filter(|g| g.kind() == Some(ProbeKind::Roundtrip))

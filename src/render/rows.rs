@@ -1,6 +1,8 @@
-//! From stored cells to the tables of [Intel CODESYS], [Red Hat caterpillar] and [Xu EPICS] (the
-//! conditions, round-trip and load tables have modules of their own): grouping repetitions into rows,
-//! picking each figure from a cell's summaries, and laying the rows out.
+//! The rows every comparison table is made of: grouping a stored run's
+//! repetitions into rows ([`Group`]), picking each figure from a cell's
+//! summaries ([`Fig`]), the key, repetition and status columns, and the
+//! footnotes every table shares. The tables themselves are elsewhere: the
+//! shared ones in `report::tables`, a kind's own in its probe folder.
 //!
 //! A cell's per-metric summaries are in `result.combined` when the probe ran
 //! more than one thread, else in `result.threads[0].metrics`. A metric with no
@@ -17,31 +19,20 @@
 use std::collections::BTreeMap;
 
 use jitterlab_core::cell::{CellStatus, StoredCell, StoredRun};
-use jitterlab_core::probe::MetricUnit;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::result::RunResult;
 use jitterlab_core::stats::MetricSummary;
 use serde_json::{json, Value};
 
-use super::sheet::{Cell, Col, Sheet};
-use super::{
-    cycles_text, pct1_text, pct4_text, ratio_spread, round_div, threshold_text, time_text,
-};
+pub(crate) use super::number::Spread;
+use super::number::{cycles_text, pct4_text, round_div, time_text};
+use super::sheet::{Cell, Col};
 
 /// Summaries by metric name.
-pub(super) type Metrics = BTreeMap<String, MetricSummary>;
-
-/// The smallest and largest value of a figure over a row's repetitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Spread {
-    /// Smallest.
-    pub lo: i64,
-    /// Largest.
-    pub hi: i64,
-}
+pub(crate) type Metrics = BTreeMap<String, MetricSummary>;
 
 /// The result and summaries of a cell, when it has them.
-pub(super) fn figures_of(c: &StoredCell) -> Option<(&RunResult, &Metrics)> {
+pub(crate) fn figures_of(c: &StoredCell) -> Option<(&RunResult, &Metrics)> {
     let r = c.result.as_ref()?;
     let m = r
         .combined
@@ -50,13 +41,13 @@ pub(super) fn figures_of(c: &StoredCell) -> Option<(&RunResult, &Metrics)> {
     Some((r, m))
 }
 
-pub(super) fn metric<'a>(m: &'a Metrics, name: &str) -> Option<&'a MetricSummary> {
+pub(crate) fn metric<'a>(m: &'a Metrics, name: &str) -> Option<&'a MetricSummary> {
     m.get(name).filter(|s| s.count > 0)
 }
 
 /// The unit of a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Unit {
+pub(crate) enum Unit {
     /// Nanoseconds.
     Ns,
     /// Ten-thousandths of a percent (share of samples over the threshold).
@@ -69,7 +60,7 @@ pub(super) enum Unit {
 
 /// One figure of a cell.
 #[derive(Clone, Copy)]
-pub(super) struct Fig {
+pub(crate) struct Fig {
     /// Machine name without unit (`max_jitter`).
     pub stem: &'static str,
     /// Machine name (`max_jitter_ns`).
@@ -127,7 +118,7 @@ fn over_threshold(r: &RunResult, m: &Metrics) -> Option<i64> {
     over_threshold_share(lat(r, m)?)
 }
 /// The latency threshold a cell compared its samples with.
-pub(super) fn threshold_of(m: &Metrics) -> Option<u64> {
+pub(crate) fn threshold_of(m: &Metrics) -> Option<u64> {
     ProbeKind::ALL
         .iter()
         .filter_map(|k| k.main_latency())
@@ -160,7 +151,7 @@ fn max_sample_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
 }
 
 /// Max periodic jitter.
-pub(super) const MAX_JITTER: Fig = Fig {
+pub(crate) const MAX_JITTER: Fig = Fig {
     stem: "max_jitter",
     id: "max_jitter_ns",
     head: "max jitter",
@@ -169,7 +160,7 @@ pub(super) const MAX_JITTER: Fig = Fig {
     get: max_jitter,
 };
 /// Min periodic jitter.
-pub(super) const MIN_JITTER: Fig = Fig {
+pub(crate) const MIN_JITTER: Fig = Fig {
     stem: "min_jitter",
     id: "min_jitter_ns",
     head: "min jitter",
@@ -178,7 +169,7 @@ pub(super) const MIN_JITTER: Fig = Fig {
     get: min_jitter,
 };
 /// Max execution (cycle) time.
-pub(super) const MAX_EXEC: Fig = Fig {
+pub(crate) const MAX_EXEC: Fig = Fig {
     stem: "max_exec",
     id: "max_exec_ns",
     head: "max cycle time",
@@ -187,7 +178,7 @@ pub(super) const MAX_EXEC: Fig = Fig {
     get: max_exec,
 };
 /// Average execution (cycle) time.
-pub(super) const MEAN_EXEC: Fig = Fig {
+pub(crate) const MEAN_EXEC: Fig = Fig {
     stem: "mean_exec",
     id: "mean_exec_ns",
     head: "avg cycle time",
@@ -196,7 +187,7 @@ pub(super) const MEAN_EXEC: Fig = Fig {
     get: mean_exec,
 };
 /// Min period ([Baumgartner POWERLINK]'s "min cycle").
-pub(super) const MIN_PERIOD: Fig = Fig {
+pub(crate) const MIN_PERIOD: Fig = Fig {
     stem: "min_period",
     id: "min_period_ns",
     head: "min cycle",
@@ -205,7 +196,7 @@ pub(super) const MIN_PERIOD: Fig = Fig {
     get: min_period,
 };
 /// Max period ([Baumgartner POWERLINK]'s "max cycle").
-pub(super) const MAX_PERIOD: Fig = Fig {
+pub(crate) const MAX_PERIOD: Fig = Fig {
     stem: "max_period",
     id: "max_period_ns",
     head: "max cycle",
@@ -214,7 +205,7 @@ pub(super) const MAX_PERIOD: Fig = Fig {
     get: max_period,
 };
 /// Deviation from the configured period.
-pub(super) const DEVIATION: Fig = Fig {
+pub(crate) const DEVIATION: Fig = Fig {
     stem: "deviation",
     id: "deviation_ns",
     head: "deviation",
@@ -223,7 +214,7 @@ pub(super) const DEVIATION: Fig = Fig {
     get: deviation,
 };
 /// Min latency.
-pub(super) const MIN_LATENCY: Fig = Fig {
+pub(crate) const MIN_LATENCY: Fig = Fig {
     stem: "min_latency",
     id: "min_latency_ns",
     head: "min",
@@ -232,7 +223,7 @@ pub(super) const MIN_LATENCY: Fig = Fig {
     get: min_latency,
 };
 /// Median latency.
-pub(super) const P50_LATENCY: Fig = Fig {
+pub(crate) const P50_LATENCY: Fig = Fig {
     stem: "p50_latency",
     id: "p50_latency_ns",
     head: "median",
@@ -241,7 +232,7 @@ pub(super) const P50_LATENCY: Fig = Fig {
     get: p50_latency,
 };
 /// Max latency.
-pub(super) const MAX_LATENCY: Fig = Fig {
+pub(crate) const MAX_LATENCY: Fig = Fig {
     stem: "max_latency",
     id: "max_latency_ns",
     head: "max",
@@ -250,7 +241,7 @@ pub(super) const MAX_LATENCY: Fig = Fig {
     get: max_latency,
 };
 /// Share of latency samples over the threshold.
-pub(super) const OVER_THRESHOLD: Fig = Fig {
+pub(crate) const OVER_THRESHOLD: Fig = Fig {
     stem: "over_threshold",
     id: "over_threshold_pct",
     head: "% over threshold",
@@ -260,7 +251,7 @@ pub(super) const OVER_THRESHOLD: Fig = Fig {
 };
 
 /// Fewest cycles of one chase.
-pub(super) const MIN_CHASE: Fig = Fig {
+pub(crate) const MIN_CHASE: Fig = Fig {
     stem: "min_chase",
     id: "min_chase_cycles",
     head: "min chase",
@@ -269,7 +260,7 @@ pub(super) const MIN_CHASE: Fig = Fig {
     get: min_chase,
 };
 /// Median cycles of one chase.
-pub(super) const P50_CHASE: Fig = Fig {
+pub(crate) const P50_CHASE: Fig = Fig {
     stem: "p50_chase",
     id: "p50_chase_cycles",
     head: "median chase",
@@ -278,7 +269,7 @@ pub(super) const P50_CHASE: Fig = Fig {
     get: p50_chase,
 };
 /// 99th percentile of the cycles of one chase.
-pub(super) const P99_CHASE: Fig = Fig {
+pub(crate) const P99_CHASE: Fig = Fig {
     stem: "p99_chase",
     id: "p99_chase_cycles",
     head: "p99 chase",
@@ -287,7 +278,7 @@ pub(super) const P99_CHASE: Fig = Fig {
     get: p99_chase,
 };
 /// Most cycles of one chase.
-pub(super) const MAX_CHASE: Fig = Fig {
+pub(crate) const MAX_CHASE: Fig = Fig {
     stem: "max_chase",
     id: "max_chase_cycles",
     head: "max chase",
@@ -296,7 +287,7 @@ pub(super) const MAX_CHASE: Fig = Fig {
     get: max_chase,
 };
 /// Median sample jitter (max − min of one sample's chases).
-pub(super) const P50_SAMPLE_JITTER: Fig = Fig {
+pub(crate) const P50_SAMPLE_JITTER: Fig = Fig {
     stem: "p50_sample_jitter",
     id: "p50_sample_jitter_cycles",
     head: "median jitter",
@@ -305,7 +296,7 @@ pub(super) const P50_SAMPLE_JITTER: Fig = Fig {
     get: p50_sample_jitter,
 };
 /// Max sample jitter.
-pub(super) const MAX_SAMPLE_JITTER: Fig = Fig {
+pub(crate) const MAX_SAMPLE_JITTER: Fig = Fig {
     stem: "max_sample_jitter",
     id: "max_sample_jitter_cycles",
     head: "max jitter",
@@ -335,7 +326,7 @@ fn overruns(r: &RunResult, _: &Metrics) -> Option<i64> {
 }
 
 /// Releases of the schedule (every thread).
-pub(super) const RELEASES: Fig = Fig {
+pub(crate) const RELEASES: Fig = Fig {
     stem: "releases",
     id: "releases",
     head: "releases",
@@ -344,7 +335,7 @@ pub(super) const RELEASES: Fig = Fig {
     get: releases,
 };
 /// Cycles measured: the releases not skipped.
-pub(super) const CYCLES: Fig = Fig {
+pub(crate) const CYCLES: Fig = Fig {
     stem: "cycles",
     id: "cycles",
     head: "cycles",
@@ -353,7 +344,7 @@ pub(super) const CYCLES: Fig = Fig {
     get: cycles,
 };
 /// Releases skipped after an overrun.
-pub(super) const SKIPPED: Fig = Fig {
+pub(crate) const SKIPPED: Fig = Fig {
     stem: "skipped",
     id: "skipped",
     head: "skipped",
@@ -362,7 +353,7 @@ pub(super) const SKIPPED: Fig = Fig {
     get: skipped,
 };
 /// Cycles that ended after the next release.
-pub(super) const OVERRUNS: Fig = Fig {
+pub(crate) const OVERRUNS: Fig = Fig {
     stem: "overruns",
     id: "overruns",
     head: "overruns",
@@ -397,7 +388,7 @@ fn periodic_overruns(r: &RunResult, _: &Metrics) -> Option<i64> {
 
 /// [`SCHEDULE_FIGS`] of a table whose rows may be periodic probes (with
 /// releases) or event probes (without: `-`).
-pub(super) const PERIODIC_SCHEDULE_FIGS: [Fig; 4] = [
+pub(crate) const PERIODIC_SCHEDULE_FIGS: [Fig; 4] = [
     Fig {
         get: periodic_releases,
         ..RELEASES
@@ -424,7 +415,7 @@ fn samples(r: &RunResult, m: &Metrics) -> Option<i64> {
 }
 
 /// The samples an event probe's figures come from (its main metric's).
-pub(super) const SAMPLES: Fig = Fig {
+pub(crate) const SAMPLES: Fig = Fig {
     stem: "samples",
     id: "samples",
     head: "samples",
@@ -434,20 +425,20 @@ pub(super) const SAMPLES: Fig = Fig {
 };
 
 /// The note under a table with [`SAMPLES`].
-pub(super) const SAMPLES_NOTE: &str =
+pub(crate) const SAMPLES_NOTE: &str =
     "samples: the samples of the row's figures (an event probe has no release schedule)";
 
 /// What each row's figures came from: the schedule's releases, the cycles
 /// measured, the releases skipped, the overruns ([Intel CODESYS]'s baseline read
 /// as a row of figures, but came from 82 cycles of 2507 releases).
-pub(super) const SCHEDULE_FIGS: [Fig; 4] = [RELEASES, CYCLES, SKIPPED, OVERRUNS];
+pub(crate) const SCHEDULE_FIGS: [Fig; 4] = [RELEASES, CYCLES, SKIPPED, OVERRUNS];
 
 /// The note under a table with [`SCHEDULE_FIGS`].
-pub(super) const SCHEDULE_NOTE: &str = "releases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release";
+pub(crate) const SCHEDULE_NOTE: &str = "releases: cycles the schedule released; cycles: those measured, the only ones the figures come from; skipped: releases passed over after an overrun (never caught up); overruns: cycles that ended after the next release";
 
 /// A note per measured repetition of `members` that skipped releases:
 /// its figures come from fewer cycles than the schedule released.
-pub(super) fn skipped_notes(members: &[&Group], notes: &mut Vec<String>) {
+pub(crate) fn skipped_notes(members: &[&Group], notes: &mut Vec<String>) {
     for g in members {
         for c in g.measured_cells() {
             let Some((r, _)) = figures_of(c) else {
@@ -473,15 +464,13 @@ pub(super) fn skipped_notes(members: &[&Group], notes: &mut Vec<String>) {
     }
 }
 
-const CONFIG_FIGS: [Fig; 4] = [MAX_JITTER, MIN_JITTER, MAX_EXEC, MEAN_EXEC];
-const LATENCY_FIGS: [Fig; 3] = [MIN_LATENCY, P50_LATENCY, MAX_LATENCY];
 /// A figure's `_min`/`_max` machine names.
-pub(super) fn spread_names(id: &str) -> [String; 2] {
+pub(crate) fn spread_names(id: &str) -> [String; 2] {
     [format!("{id}_min"), format!("{id}_max")]
 }
 
 /// A figure's printed text.
-pub(super) fn fig_text(unit: Unit, s: Spread) -> String {
+pub(crate) fn fig_text(unit: Unit, s: Spread) -> String {
     match unit {
         Unit::Ns => time_text(s),
         Unit::Pct4 => pct4_text(s),
@@ -490,7 +479,7 @@ pub(super) fn fig_text(unit: Unit, s: Spread) -> String {
 }
 
 /// One value of a figure as JSON/CSV carry it.
-pub(super) fn fig_value(unit: Unit, v: i64) -> Value {
+pub(crate) fn fig_value(unit: Unit, v: i64) -> Value {
     match unit {
         Unit::Ns => json!(v),
         Unit::Pct4 => json!(v as f64 / 10_000.0),
@@ -499,7 +488,7 @@ pub(super) fn fig_value(unit: Unit, v: i64) -> Value {
 }
 
 /// A spread of tenths of a percent as JSON/CSV carry it.
-pub(super) fn pct1_values(s: Option<Spread>) -> Vec<Value> {
+pub(crate) fn pct1_values(s: Option<Spread>) -> Vec<Value> {
     match s {
         Some(s) => vec![json!(s.lo as f64 / 10.0), json!(s.hi as f64 / 10.0)],
         None => vec![Value::Null, Value::Null],
@@ -508,7 +497,7 @@ pub(super) fn pct1_values(s: Option<Spread>) -> Vec<Value> {
 
 /// Configuration names: the run's, then the unavailable ones it does not
 /// list, then any a cell names that neither does (first seen first).
-pub(super) fn configuration_names(run: &StoredRun) -> Vec<String> {
+pub(crate) fn configuration_names(run: &StoredRun) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     let extra = run
         .unavailable
@@ -524,7 +513,7 @@ pub(super) fn configuration_names(run: &StoredRun) -> Vec<String> {
 }
 
 /// Scenario names: the run's, then any a cell names that it does not.
-pub(super) fn scenario_names(run: &StoredRun) -> Vec<String> {
+pub(crate) fn scenario_names(run: &StoredRun) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for name in run
         .scenarios
@@ -539,7 +528,7 @@ pub(super) fn scenario_names(run: &StoredRun) -> Vec<String> {
 }
 
 /// The repetitions of one cell: one row.
-pub(super) struct Group<'a> {
+pub(crate) struct Group<'a> {
     /// Configuration.
     pub configuration: &'a str,
     /// Scenario.
@@ -658,7 +647,7 @@ impl<'a> Group<'a> {
         }
     }
 
-    pub(super) fn key_values(&self) -> Vec<Value> {
+    pub(crate) fn key_values(&self) -> Vec<Value> {
         vec![
             json!(self.configuration),
             json!(self.scenario),
@@ -667,24 +656,24 @@ impl<'a> Group<'a> {
         ]
     }
 
-    pub(super) fn reps_cell(&self) -> Cell {
+    pub(crate) fn reps_cell(&self) -> Cell {
         Cell::new(
             self.reps_text(),
             vec![json!(self.cells.len()), json!(self.measured().len())],
         )
     }
 
-    pub(super) fn status_cell(&self) -> Cell {
+    pub(crate) fn status_cell(&self) -> Cell {
         Cell::hidden(vec![json!(self.status())])
     }
 
     /// A figure's cell: spread, `-` or the status.
-    pub(super) fn fig_cell(&self, f: &Fig) -> Cell {
+    pub(crate) fn fig_cell(&self, f: &Fig) -> Cell {
         self.spread_cell(f.unit, self.spread(f))
     }
 
     /// A spread's cell in `unit`, or `-` / the status when there is none.
-    pub(super) fn spread_cell(&self, unit: Unit, s: Option<Spread>) -> Cell {
+    pub(crate) fn spread_cell(&self, unit: Unit, s: Option<Spread>) -> Cell {
         let mark = if self.interrupted_figures() { "*" } else { "" };
         match s {
             Some(s) => Cell::new(
@@ -703,7 +692,7 @@ impl<'a> Group<'a> {
 }
 
 /// The spread of some values; `None` when there are none.
-pub(super) fn spread_of(values: impl Iterator<Item = i64>) -> Option<Spread> {
+pub(crate) fn spread_of(values: impl Iterator<Item = i64>) -> Option<Spread> {
     values.fold(None, |acc, v| match acc {
         None => Some(Spread { lo: v, hi: v }),
         Some(s) => Some(Spread {
@@ -715,7 +704,7 @@ pub(super) fn spread_of(values: impl Iterator<Item = i64>) -> Option<Spread> {
 
 /// Every cell grouped by its name, ordered by configuration, then scenario
 /// (the run's order), then first run.
-pub(super) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
+pub(crate) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
     let mut v: Vec<Group> = Vec::new();
     for c in &run.cells {
         let k = &c.key;
@@ -760,7 +749,7 @@ pub(super) fn groups(run: &StoredRun) -> Vec<Group<'_>> {
 /// measured `metric`, or no cell has figures yet and the probe name names a
 /// kind whose descriptor has the metric (so the rows show why there are
 /// none).
-pub(super) fn applies(members: &[&Group], metric_name: &str) -> bool {
+pub(crate) fn applies(members: &[&Group], metric_name: &str) -> bool {
     let mut any = false;
     for g in members {
         for c in &g.cells {
@@ -778,7 +767,7 @@ pub(super) fn applies(members: &[&Group], metric_name: &str) -> bool {
 }
 
 /// Distinct values of `key` over `groups`, in the groups' order.
-pub(super) fn distinct<'a, K: PartialEq + Copy>(
+pub(crate) fn distinct<'a, K: PartialEq + Copy>(
     groups: &[Group<'a>],
     key: impl Fn(&Group<'a>) -> K,
 ) -> Vec<K> {
@@ -793,10 +782,10 @@ pub(super) fn distinct<'a, K: PartialEq + Copy>(
 }
 
 /// The footnote of a row whose figures are an interrupted repetition's.
-pub(super) const INTERRUPTED_NOTE: &str = "* partial: no repetition completed; the figures are what an interrupted one measured before it was stopped (for a killed process, from the window rows it committed: min, max and mean only)";
+pub(crate) const INTERRUPTED_NOTE: &str = "* partial: no repetition completed; the figures are what an interrupted one measured before it was stopped (for a killed process, from the window rows it committed: min, max and mean only)";
 
 /// The footnotes a table's rows call for.
-pub(super) fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
+pub(crate) fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
     if members.iter().any(|g| g.partial()) {
         notes.push(PARTIAL_NOTE.into());
     }
@@ -806,7 +795,7 @@ pub(super) fn row_notes(members: &[&Group], notes: &mut Vec<String>) {
 }
 
 /// [`row_notes`] as a new list.
-pub(super) fn notes_of(members: &[&Group]) -> Vec<String> {
+pub(crate) fn notes_of(members: &[&Group]) -> Vec<String> {
     let mut notes = Vec::new();
     row_notes(members, &mut notes);
     notes
@@ -814,82 +803,20 @@ pub(super) fn notes_of(members: &[&Group]) -> Vec<String> {
 
 const PARTIAL_NOTE: &str = "k/n in reps: only k of n repetitions completed; the figures are theirs (see the explanations for the others)";
 
-pub(super) fn key_cols(head: &str) -> Col {
+pub(crate) fn key_cols(head: &str) -> Col {
     Col::left(head, &["configuration", "scenario", "deployment", "probe"])
 }
 
-pub(super) fn reps_col() -> Col {
+pub(crate) fn reps_col() -> Col {
     Col::right("reps", &["reps", "completed"])
 }
 
-/// The configuration table's columns; `vs` heads the ratio columns.
-pub(super) fn configuration_cols() -> Vec<Col> {
-    let mut cols = vec![
-        key_cols("configuration"),
-        reps_col(),
-        Col::hidden(&["status"]),
-        Col::hidden(&["note"]),
-        Col::hidden(&["baseline"]),
-    ];
-    for f in CONFIG_FIGS {
-        let [a, b] = spread_names(f.id);
-        cols.push(Col::right(f.head, &[&a, &b]));
-        let [c, d] = spread_names(&format!("{}_vs_baseline_pct", f.stem));
-        cols.push(Col::right("vs baseline", &[&c, &d]));
-    }
-    schedule_cols(&mut cols);
-    cols
-}
-
 /// The [`SCHEDULE_FIGS`] columns.
-pub(super) fn schedule_cols(cols: &mut Vec<Col>) {
+pub(crate) fn schedule_cols(cols: &mut Vec<Col>) {
     for f in SCHEDULE_FIGS {
         let [a, b] = spread_names(f.id);
         cols.push(Col::right(f.head, &[&a, &b]));
     }
-}
-
-/// The latency table's columns; the `latency` column (which metric a row
-/// is) is printed only when `show_metric`, else it is for scripts only;
-/// so are the schedule's counts unless `show_schedule` (some row is a
-/// periodic probe) and the samples unless `show_samples` (some row is an
-/// event probe).
-pub(super) fn latency_cols(
-    over_head: &str,
-    show_metric: bool,
-    show_schedule: bool,
-    show_samples: bool,
-) -> Vec<Col> {
-    let mut cols = vec![
-        key_cols("cell"),
-        if show_metric {
-            Col::left("latency", &["metric"])
-        } else {
-            Col::hidden(&["metric"])
-        },
-        reps_col(),
-        Col::hidden(&["status"]),
-        Col::hidden(&["threshold_ns"]),
-    ];
-    for f in LATENCY_FIGS {
-        let [a, b] = spread_names(f.id);
-        cols.push(Col::right(f.head, &[&a, &b]));
-    }
-    let [a, b] = spread_names(OVER_THRESHOLD.id);
-    cols.push(Col::right(over_head, &[&a, &b]));
-    let col = |shown: bool, f: &Fig| {
-        let [a, b] = spread_names(f.id);
-        if shown {
-            Col::right(f.head, &[&a, &b])
-        } else {
-            Col::hidden(&[&a, &b])
-        }
-    };
-    for f in &PERIODIC_SCHEDULE_FIGS {
-        cols.push(col(show_schedule, f));
-    }
-    cols.push(col(show_samples, &SAMPLES));
-    cols
 }
 
 /// A row for a configuration or scenario without cells: `N/A` with a reason
@@ -898,7 +825,7 @@ pub(super) fn latency_cols(
 /// one per (scenario, deployment, probe) of `keys`, and a note with the
 /// reason. Nothing when `c` is not one of the run's unavailable
 /// configurations (it ran nothing of this table for another reason).
-pub(super) fn unavailable_rows(
+pub(crate) fn unavailable_rows(
     run: &StoredRun,
     c: &str,
     keys: &[(&str, &str, &str)],
@@ -922,7 +849,7 @@ pub(super) fn unavailable_rows(
     notes.push(format!("N/A {c}: {reason}"));
 }
 
-pub(super) fn empty_row(
+pub(crate) fn empty_row(
     cols: &[Col],
     key: [&str; 4],
     label: &str,
@@ -950,228 +877,9 @@ pub(super) fn empty_row(
     row
 }
 
-/// [Intel CODESYS] Table 10: one table per (scenario, deployment, probe).
-pub(super) fn configurations(run: &StoredRun, baseline: &str) -> Vec<Sheet> {
-    let groups = groups(run);
-    let configs = configuration_names(run);
-    let scenarios = scenario_names(run);
-    let mut keys = distinct(&groups, |g| (g.scenario, g.deployment, g.probe));
-    let pos = |s: &str| scenarios.iter().position(|x| x == s);
-    keys.sort_by_key(|k| pos(k.0));
-    let mut sheets = Vec::new();
-    for (scenario, deployment, probe) in keys {
-        let members: Vec<&Group> = groups
-            .iter()
-            .filter(|g| (g.scenario, g.deployment, g.probe) == (scenario, deployment, probe))
-            .collect();
-        if !applies(&members, "exec") {
-            continue;
-        }
-        let base = members.iter().find(|g| g.configuration == baseline);
-        let cols = configuration_cols();
-        let mut rows = Vec::new();
-        let mut notes = Vec::new();
-        let mut shown: Vec<&Group> = Vec::new();
-        for c in &configs {
-            if let Some(g) = members.iter().find(|g| g.configuration == c) {
-                shown.push(g);
-                let mut row = vec![
-                    Cell::new(c.as_str(), g.key_values()),
-                    g.reps_cell(),
-                    g.status_cell(),
-                    Cell::hidden(vec![Value::Null]),
-                    Cell::hidden(vec![json!(baseline)]),
-                ];
-                for f in &CONFIG_FIGS {
-                    let s = g.spread(f);
-                    row.push(g.fig_cell(f));
-                    let b = base.and_then(|b| b.spread(f));
-                    let ratio = s.zip(b).and_then(|(s, b)| ratio_spread(s, b));
-                    let text = match (s, ratio) {
-                        (None, _) => "-".to_string(),
-                        (Some(_), None) => "n/a".to_string(),
-                        (Some(_), Some(r)) => pct1_text(r),
-                    };
-                    row.push(Cell::new(text, pct1_values(ratio)));
-                }
-                for f in &SCHEDULE_FIGS {
-                    row.push(g.fig_cell(f));
-                }
-                rows.push(row);
-            } else if let Some((_, reason)) = run.unavailable.iter().find(|(u, _)| u == c) {
-                rows.push(empty_row(
-                    &cols,
-                    [c, scenario, deployment, probe],
-                    c,
-                    "unavailable",
-                    "N/A",
-                    Some(reason),
-                ));
-                notes.push(format!("N/A {c}: {reason}"));
-            } else {
-                rows.push(empty_row(
-                    &cols,
-                    [c, scenario, deployment, probe],
-                    c,
-                    "not run",
-                    "not run",
-                    None,
-                ));
-            }
-        }
-        row_notes(&shown, &mut notes);
-        notes.push(SCHEDULE_NOTE.into());
-        skipped_notes(&shown, &mut notes);
-        sheets.push(Sheet {
-            name: "configurations",
-            title: format!(
-                "Configurations — scenario {scenario}, {deployment}, {probe} (baseline: {baseline})"
-            ),
-            cols,
-            rows,
-            notes,
-        });
-    }
-    sheets
-}
-
-/// [Xu EPICS]: one row per cell.
-pub(super) fn latency(run: &StoredRun) -> Vec<Sheet> {
-    // A chase measures CPU cycles, not a latency: it has no row here (see
-    // `chase`), and a run of chases only has no latency table at all.
-    let groups: Vec<Group> = groups(run).into_iter().filter(|g| !g.is_chase()).collect();
-    if groups.is_empty() {
-        return Vec::new();
-    }
-    // One row per latency a cell measured ([Xu EPICS] has a table per
-    // latency: interrupt, context switch, response, …).
-    let rows_of: Vec<(&Group, Option<&'static str>)> = groups
-        .iter()
-        .flat_map(|g| latency_metrics(g).into_iter().map(move |m| (g, m)))
-        .collect();
-    let row_threshold = |g: &Group, name: Option<&str>| {
-        g.measured()
-            .first()
-            .and_then(|(_, m)| m.get(name?)?.threshold)
-    };
-    // The periodic probes' one latency needs no name; every other does.
-    let periodic = ProbeKind::Cyclic.main_latency();
-    let show_metric = rows_of.iter().any(|(_, m)| *m != periodic);
-    let mut known: Vec<u64> = Vec::new();
-    for &(g, name) in &rows_of {
-        if let Some(t) = row_threshold(g, name) {
-            if !known.contains(&t) {
-                known.push(t);
-            }
-        }
-    }
-    let common = match known.as_slice() {
-        [one] => Some(*one),
-        _ => None,
-    };
-    let head = match common {
-        Some(t) => format!("% > {}", threshold_text(t)),
-        None => "% over threshold".to_string(),
-    };
-    // Periodic probes' rows say what their figures came from (releases,
-    // cycles, skipped, overruns), event probes' their samples.
-    let periodic = |g: &Group| g.kind().is_some_and(|k| k.descriptor().periodic);
-    let show_schedule = rows_of.iter().any(|(g, _)| periodic(g));
-    let show_samples = rows_of.iter().any(|(g, _)| !periodic(g));
-    let mut rows = Vec::new();
-    let mut shown: Vec<&Group> = Vec::new();
-    for &(g, name) in &rows_of {
-        shown.push(g);
-        let thr = row_threshold(g, name);
-        let mut row = vec![
-            Cell::new(g.name(), g.key_values()),
-            if show_metric {
-                Cell::new(name.unwrap_or("-"), vec![json!(name)])
-            } else {
-                Cell::hidden(vec![json!(name)])
-            },
-            g.reps_cell(),
-            g.status_cell(),
-            Cell::hidden(vec![thr.map_or(Value::Null, |v| json!(v))]),
-        ];
-        let pick = |f: fn(&MetricSummary) -> Option<i64>| {
-            spread_of(
-                g.measured()
-                    .into_iter()
-                    .filter_map(|(_, m)| metric(m, name?).and_then(f)),
-            )
-        };
-        row.push(g.spread_cell(Unit::Ns, pick(|s| s.min)));
-        row.push(g.spread_cell(Unit::Ns, pick(|s| s.p50)));
-        row.push(g.spread_cell(Unit::Ns, pick(|s| s.max)));
-        let over_spread = pick(over_threshold_share);
-        let mut over = g.spread_cell(Unit::Pct4, over_spread);
-        if over_spread.is_some() && common.is_none() {
-            if let Some(t) = thr {
-                over.text = format!("{} (> {})", over.text, threshold_text(t));
-            }
-        }
-        row.push(over);
-        let shown_if = |shown: bool, c: Cell| if shown { c } else { Cell::hidden(c.values) };
-        for f in &PERIODIC_SCHEDULE_FIGS {
-            row.push(shown_if(show_schedule, g.fig_cell(f)));
-        }
-        // The samples of this row's latency (a probe measures several).
-        let samples = g.spread_cell(Unit::Count, pick(|s| i64::try_from(s.count).ok()));
-        row.push(shown_if(show_samples, samples));
-        rows.push(row);
-    }
-    let mut notes = notes_of(&shown);
-    if show_schedule {
-        notes.push(SCHEDULE_NOTE.into());
-        skipped_notes(&shown, &mut notes);
-    }
-    if show_samples {
-        notes.push(SAMPLES_NOTE.into());
-    }
-    vec![Sheet {
-        name: "latency",
-        title: "Latency".into(),
-        cols: latency_cols(&head, show_metric, show_schedule, show_samples),
-        rows,
-        notes,
-    }]
-}
-
-/// The latencies a group has rows for in the latency table: every
-/// unsigned, thresholded nanosecond metric of its probe kind that some
-/// repetition measured (`irq` and `thread` of timerlat; `wakeup`,
-/// `response` and `rx-to-thread` of a UDP response probe), in the kind's
-/// order; else its main latency alone, so a skipped or failed cell still
-/// has its row; `None` when not even the kind is known.
-fn latency_metrics(g: &Group) -> Vec<Option<&'static str>> {
-    let Some(kind) = g.kind() else {
-        return vec![None];
-    };
-    let measured = g.measured();
-    let names: Vec<Option<&'static str>> = kind
-        .metrics()
-        .iter()
-        .filter(|d| d.unit == MetricUnit::Ns && d.thresholded && !d.signed)
-        .filter(|d| measured.iter().any(|(_, m)| metric(m, d.name).is_some()))
-        .map(|d| Some(d.name))
-        .collect();
-    if names.is_empty() {
-        vec![kind.main_latency()]
-    } else {
-        names
-    }
-}
-
 /// `over_threshold / count` of one summary in ten-thousandths of a
 /// percent, rounded.
-fn over_threshold_share(s: &MetricSummary) -> Option<i64> {
+pub(crate) fn over_threshold_share(s: &MetricSummary) -> Option<i64> {
     let over = s.over_threshold?;
     Some(round_div(over as i128 * 1_000_000, s.count as i128) as i64)
-}
-
-/// True when some cell of the run is a chase (its row belongs to the chase
-/// table).
-pub(super) fn any_chase(run: &StoredRun) -> bool {
-    groups(run).iter().any(Group::is_chase)
 }

@@ -8,7 +8,7 @@
 //! them recolours or rewrites the reader's terminal, and a newline forges
 //! a line of the report (`runs` printed both before this module).
 //!
-//! [`shown`] (in `crate::output`, so that every layer can use it) is the
+//! [`shown`](crate::output::shown) (in `crate::output`, the one path every layer uses) is the
 //! one convention, used by every renderer of text and
 //! Markdown (the run listing, the run summary, the tables, their
 //! explanations and footnotes, the comparison), by the bench's live notes
@@ -21,9 +21,7 @@
 //! needs no terminal escapes either); JSON keeps every string exact, as
 //! JSON's own escapes already write control characters as `\u001b`.
 //! [`escape`] is HTML's: the HTML page and the tables it holds apply it on
-//! top of [`shown`].
-
-pub use crate::output::shown;
+//! top of `shown`.
 
 /// Text made safe for HTML text and quoted attribute values: `&`, `<`,
 /// `>`, `"` and `'` as XML's own escapes.
@@ -44,7 +42,7 @@ pub fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::output::shown;
     use std::borrow::Cow;
 
     #[test]
