@@ -25,6 +25,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::spec::{ParamTable, PlainParams};
+
 /// Which probe: the name of a probe kind in results, specs and the
 /// database (serialized as its [`name`](ProbeKind::name)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -234,9 +236,9 @@ pub struct ProbeDescriptor {
     pub listed: bool,
     /// The words its reports use.
     pub words: ReportWords,
-    /// The spec keys of a `[[probe]]` table it accepts besides
-    /// [`COMMON_SPEC_KEYS`].
-    pub spec_keys: &'static [&'static str],
+    /// Its parameters: their type, key table and checks, declared in the
+    /// kind's own module.
+    pub params: &'static ParamTable,
     /// Whether its probe side can run in a container.
     pub container: InContainer,
 }
@@ -254,12 +256,20 @@ impl ProbeDescriptor {
 
     /// True when a `[[probe]]` table of this kind may hold `key`.
     pub fn accepts_spec_key(&self, key: &str) -> bool {
-        COMMON_SPEC_KEYS.contains(&key) || self.spec_keys.contains(&key)
+        self.params.accepts(key)
     }
 }
 
-/// The keys every `[[probe]]` table of a spec may hold, whatever its kind.
-pub const COMMON_SPEC_KEYS: &[&str] = &["kind", "name", "threshold", "window", "outliers"];
+/// The parameters of the wake-up probe: only what every probe shares.
+const PLAIN_PERIODIC: ParamTable = PlainParams::table(&["period", "max_latency", "max_jitter"]);
+
+/// The parameters of the context-switch probe: only what every probe
+/// shares.
+const PLAIN_LATENCY: ParamTable = PlainParams::table(&["max_latency"]);
+
+/// The parameters of a probe that takes no key but the common ones.
+#[cfg(feature = "test-probe")]
+const PLAIN_NONE: ParamTable = PlainParams::table(&[]);
 
 /// A nanosecond metric.
 const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
@@ -309,14 +319,7 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
         sample: "cycle",
         outliers: PERIODIC_OUTLIERS,
     },
-    spec_keys: &[
-        "period",
-        "scan",
-        "working_set",
-        "max_latency",
-        "max_jitter",
-        "max_exec",
-    ],
+    params: &crate::cyclic::PARAMS,
     container: InContainer::Supported,
 };
 
@@ -336,7 +339,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
         sample: "cycle",
         outliers: PERIODIC_OUTLIERS,
     },
-    spec_keys: &["period", "max_latency", "max_jitter"],
+    params: &PLAIN_PERIODIC,
     container: InContainer::Supported,
 };
 
@@ -356,7 +359,7 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["chase"],
     },
-    spec_keys: &["buffer", "iterations", "samples"],
+    params: &crate::chase::params::PARAMS,
     container: InContainer::Supported,
 };
 
@@ -377,7 +380,7 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["handover"],
     },
-    spec_keys: &["max_latency"],
+    params: &PLAIN_LATENCY,
     container: InContainer::Supported,
 };
 
@@ -402,7 +405,7 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["wakeup", "response", "rx-to-thread"],
     },
-    spec_keys: &["period", "source", "event_cpu", "max_latency"],
+    params: &crate::response::PARAMS,
     container: InContainer::Supported,
 };
 
@@ -429,7 +432,7 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["irq", "thread", "user"],
     },
-    spec_keys: &["period", "max_latency"],
+    params: &crate::timerlat::PARAMS,
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
 };
 
@@ -463,17 +466,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["screw-to-screw", "controller", "latency", "jitter"],
     },
-    spec_keys: &[
-        "period",
-        "scan",
-        "working_set",
-        "io_period",
-        "network_budget",
-        "opcua",
-        "budget",
-        "transport",
-        "io_cpu",
-    ],
+    params: &crate::roundtrip::params::PARAMS,
     container: InContainer::OwnSide,
 };
 
@@ -507,20 +500,7 @@ pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["latency", "jitter", "completion", "rx-jitter"],
     },
-    spec_keys: &[
-        "period",
-        "max_latency",
-        "max_jitter",
-        "cns",
-        "chaining",
-        "wait",
-        "response_timeout",
-        "out_bytes",
-        "in_bytes",
-        "cn_cpu",
-        "max_late_cycles",
-        "max_missed_pres",
-    ],
+    params: &crate::netcycle::params::PARAMS,
     container: InContainer::NotApplicable(
         "netcycle is N/A in a container: its managing node and controlled nodes drive raw POWERLINK frames through network namespaces of their own; run it on the host",
     ),
@@ -557,17 +537,7 @@ pub const OBSERVE: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: PERIODIC_OUTLIERS,
     },
-    spec_keys: &[
-        "period",
-        "max_latency",
-        "max_jitter",
-        "max_exec",
-        "pid",
-        "tid",
-        "comm",
-        "command",
-        "explain",
-    ],
+    params: &crate::observe::params::PARAMS,
     container: InContainer::NotApplicable(
         "observe is N/A in a container: it reads the host kernel's tracepoints, which a container neither has nor may have; observe the container's task from the host with --pid, --tid or --comm",
     ),
@@ -592,7 +562,7 @@ pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["oversleep"],
     },
-    spec_keys: &[],
+    params: &PLAIN_NONE,
     container: InContainer::Supported,
 };
 
@@ -628,8 +598,13 @@ mod tests {
             for o in d.words.outliers {
                 assert!(d.metric(o).is_some(), "{} outlier {o}", d.name);
             }
-            for key in d.spec_keys {
-                assert!(!COMMON_SPEC_KEYS.contains(key), "{} {key}", d.name);
+            for key in d.params.keys {
+                assert!(
+                    !crate::spec::param::COMMON_KEYS.contains(&key.name),
+                    "{} {}",
+                    d.name,
+                    key.name
+                );
             }
             assert_eq!(d.periodic, d.words.sample == "cycle");
             // A calibrated probe runs its scan in a task whose execution

@@ -411,7 +411,7 @@ pub(super) fn count(n: usize, word: &str) -> String {
 }
 
 /// A duration as a user would type it, with `0s` for zero.
-pub(super) fn short(ns: u64) -> String {
+pub fn short(ns: u64) -> String {
     if ns == 0 {
         "0s".into()
     } else {

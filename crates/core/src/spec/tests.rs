@@ -212,10 +212,10 @@ fn minimal_spec_gets_every_default() {
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: None,
-                params: ProbeParams::Cyclic {
+                params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 100_000,
                     working_set_bytes: 256 << 10,
-                },
+                }),
                 scope: ProbeScope::default(),
             }],
             warnings: vec![],
@@ -355,7 +355,7 @@ max_exec = "1ms"
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                params: ProbeParams::Plain(ProbeKind::Wakeup),
+                params: ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
                 scope: ProbeScope::default(),
             },
             ProbeSpec {
@@ -367,10 +367,10 @@ max_exec = "1ms"
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: Some(1_000_000),
-                params: ProbeParams::Cyclic {
+                params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
-                },
+                }),
                 scope: ProbeScope::default(),
             },
         ]
@@ -487,20 +487,20 @@ fn run_only_parameters_round_trip() {
         max_latency_ns: None,
         max_jitter_ns: None,
         max_exec_ns: None,
-        params: ProbeParams::Chase {
+        params: ProbeParams::new(crate::chase::ChaseParams {
             buffer_bytes: None,
             iterations: Some(100),
             samples: None,
             chase_length: 512,
-        },
+        }),
         scope: ProbeScope::default(),
     };
     let timerlat = ProbeSpec {
         name: "timerlat".into(),
-        params: ProbeParams::Timerlat {
+        params: ProbeParams::new(crate::timerlat::TimerlatParams {
             user_threads: true,
             every_probe_cpu: true,
-        },
+        }),
         ..chase.clone()
     };
     for p in [&chase, &timerlat] {
@@ -1397,21 +1397,21 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     let p = &spec.probes;
     assert_eq!(
         p[0].params,
-        ProbeParams::Chase {
+        ProbeParams::new(crate::chase::ChaseParams {
             buffer_bytes: Some(1 << 20),
             iterations: Some(50),
             samples: Some(200),
             chase_length: 1024,
-        }
+        })
     );
     assert_eq!(p[1].samples(), None);
     assert_eq!(
         (&p[1].params, p[1].period_ns),
         (
-            &ProbeParams::Response {
-                source: Some(ResponseSource::Udp),
+            &ProbeParams::new(crate::response::ResponseParams {
+                source: Some(crate::response::ResponseSource::Udp),
                 event_cpu: Some(0),
-            },
+            }),
             2_000_000
         )
     );
@@ -1459,14 +1459,14 @@ fn a_roundtrip_probe_takes_seed_001s_keys_and_defaults() {
     let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\n");
     let p = &s.probes[0];
     assert_eq!(p.period_ns, 5_000_000);
-    assert_eq!(p.roundtrip(), Some(&RoundtripParams::default()));
+    assert_eq!(p.params.get::<RoundtripParams>(), Some(&RoundtripParams::default()));
     // The threshold and the limit are the budget: 6.7 ms.
     assert_eq!(p.threshold(), 6_700_000);
     assert_eq!(p.latency_limit(), Some(6_700_000));
     assert_eq!(p.scan(), Some((256 << 10, 500_000)));
     let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\nperiod = \"2ms\"\nscan = \"200us\"\nio_period = \"250us\"\nnetwork_budget = \"50us\"\nopcua = \"300us\"\nbudget = \"4ms\"\ntransport = \"eth\"\nio_cpu = \"0\"\n");
     let p = &s.probes[0];
-    let r = p.roundtrip().unwrap();
+    let r = p.params.get::<RoundtripParams>().unwrap();
     assert_eq!(
         (
             r.io_period_ns,
@@ -1522,12 +1522,12 @@ fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
     let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n");
     let p = &s.probes[0];
     assert_eq!(p.period_ns, 500_000);
-    assert_eq!(p.netcycle(), Some(&NetcycleParams::default()));
+    assert_eq!(p.params.get::<NetcycleParams>(), Some(&NetcycleParams::default()));
     let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"1ms\"\ncns = 40\nchaining = true\nwait = \"busy-poll\"\nresponse_timeout = \"250us\"\nout_bytes = 2\nin_bytes = 8\ncn_cpu = \"0\"\nmax_late_cycles = 3\nmax_missed_pres = 7\nmax_latency = \"200us\"\nmax_jitter = \"50us\"\n");
     let p = &s.probes[0];
     assert_eq!(p.period_ns, 1_000_000);
     assert_eq!(
-        p.netcycle(),
+        p.params.get::<NetcycleParams>(),
         Some(&NetcycleParams {
             cns: 40,
             node_ids: Vec::new(),
@@ -1556,7 +1556,7 @@ fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
     let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"250us\"\ncns = 40\nchaining = true\n");
     let p = &s.probes[0];
     assert!(p
-        .netcycle()
+        .params.get::<NetcycleParams>()
         .unwrap()
         .wire_unfit(p.period_ns)
         .unwrap()

@@ -17,6 +17,9 @@
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
+pub mod params;
+mod spec;
+
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;

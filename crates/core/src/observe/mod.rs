@@ -17,6 +17,10 @@ pub mod event;
 pub mod explain;
 pub mod format;
 pub mod page;
+pub mod params;
+pub mod spec;
+
+pub use self::spec::{ObserveParams, ObserveTarget};
 
 #[cfg(test)]
 mod tests;

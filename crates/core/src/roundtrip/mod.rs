@@ -36,6 +36,9 @@
 //!
 //! The design rules and documents cited here are in `docs/design.md`.
 
+pub mod params;
+mod spec;
+
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
