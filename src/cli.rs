@@ -35,7 +35,8 @@ use jitterlab_core::defaults;
 use jitterlab_core::limits::{self, Count};
 use jitterlab_core::powerlink::MAX_CN_NODE;
 use jitterlab_core::preset::PresetChoice;
-use jitterlab_core::spec::{Deployment, Policy, ResponseSource};
+use jitterlab_core::response::ResponseSource;
+use jitterlab_core::spec::{Deployment, Policy};
 use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
 
 use crate::runner::apply::ApplyRequest;
@@ -508,7 +509,7 @@ pub struct SleepRunArgs {
 #[cfg(feature = "test-probe")]
 fn sleep_cell(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
     use jitterlab_core::result::ProbeKind;
-    use jitterlab_core::spec::ProbeParams;
+    use jitterlab_core::spec::{PlainParams, ProbeParams};
     one_cell::refuse_periodic_flags(ProbeKind::Sleep, &a.common)?;
     if a.common.max_latency.is_some() {
         return Err(crate::error::bad(
@@ -519,7 +520,7 @@ fn sleep_cell(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
     let cpu = one_cell::probe_cpu(&online, a.cpu, "--cpu")?;
     one_cell::check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
     one_cell::common_cell(
-        ProbeParams::Plain(ProbeKind::Sleep),
+        ProbeParams::new(PlainParams(ProbeKind::Sleep)),
         defaults::PERIOD_NS,
         vec![cpu],
         &online,

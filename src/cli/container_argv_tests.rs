@@ -4,6 +4,7 @@
 //! and what keeps a probe out of a container.
 
 use clap::Parser;
+use jitterlab_core::roundtrip::RoundtripParams;
 use jitterlab_core::spec::{parse, Spec, SpecContext};
 use jitterlab_core::units::CpuList;
 
@@ -267,8 +268,8 @@ fn a_roundtrip_cells_controller_runs_inside_with_every_parameter() {
     );
     assert_eq!(argv[..2], ["run", "roundtrip"]);
     // The host adds where the controller runs; everything else is the cell's.
-    let ours = s.probes[0].roundtrip().unwrap();
-    let theirs = back.spec.probes[0].roundtrip().unwrap();
+    let ours = s.probes[0].params.get::<RoundtripParams>().unwrap();
+    let theirs = back.spec.probes[0].params.get::<RoundtripParams>().unwrap();
     assert_eq!(theirs, ours);
     assert_eq!(back.spec.probes[0].period_ns, 2_000_000);
     assert_eq!(back.spec.probes[0].latency_limit(), Some(4_000_000));

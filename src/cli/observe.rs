@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
+use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{ObserveParams, ObserveTarget, Policy, ProbeParams};
+use jitterlab_core::spec::{Policy, ProbeParams};
 
 use super::one_cell::{check_common, common_cell, probe_cpu, OneCell};
 use super::{duration, CommonArgs, DeploymentArg};
@@ -133,13 +134,7 @@ pub(super) fn observe(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneC
     crate::probe::observe::check(root, &params)?;
     let period = a.period.unwrap_or(0);
     check_common(db, c, period, 1)?;
-    let mut run = common_cell(
-        ProbeParams::Observe(Box::new(params)),
-        period,
-        vec![cpu],
-        &online,
-        c,
-    )?;
+    let mut run = common_cell(ProbeParams::new(params), period, vec![cpu], &online, c)?;
     let config = &mut run.spec.configurations[0];
     if c.priority.is_none() {
         config.policy = Policy::Other;
@@ -198,7 +193,7 @@ mod tests {
         // No --period: 0, inferred from the task.
         assert_eq!(probe(&one).period_ns, 0);
         assert_eq!(
-            probe(&one).observe(),
+            probe(&one).params.get::<ObserveParams>(),
             Some(&ObserveParams {
                 target: ObserveTarget::Tid(200),
                 explain: false,
@@ -226,7 +221,7 @@ mod tests {
             (Policy::Fifo, Some(10), false, vec![1])
         );
         assert_eq!(probe(&one).period_ns, 2_000_000);
-        assert!(probe(&one).observe().unwrap().explain);
+        assert!(probe(&one).params.get::<ObserveParams>().unwrap().explain);
     }
 
     #[test]

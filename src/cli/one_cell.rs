@@ -43,14 +43,17 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use jitterlab_core::chase::Roles;
+use jitterlab_core::chase::{ChaseParams, Roles};
+use jitterlab_core::cyclic::CyclicParams;
 use jitterlab_core::defaults;
 use jitterlab_core::limits;
+use jitterlab_core::response::ResponseParams;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{
-    scan_fits, sched_fields, ConfigSettings, Configuration, Deployment, Policy, ProbeParams,
-    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    scan_fits, sched_fields, ConfigSettings, Configuration, Deployment, PlainParams, Policy,
+    ProbeParams, ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
 };
+use jitterlab_core::timerlat::TimerlatParams;
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::{
@@ -559,10 +562,10 @@ pub(super) fn cpu_or_last(online: &CpuList, cpu: Option<usize>) -> Result<usize>
 
 /// `jitterlab run cyclic`.
 pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
-    let params = ProbeParams::Cyclic {
+    let params = ProbeParams::new(CyclicParams {
         scan_ns: a.scan,
         working_set_bytes: a.working_set,
-    };
+    });
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(params, a.period, vec![cpu], online, &a.common)
 }
@@ -571,7 +574,7 @@ pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
 pub fn wakeup_cell(a: &WakeupArgs, online: &CpuList) -> Result<OneCell> {
     let cpus = measured_cpus(online, a.cpus.as_ref())?;
     common_cell(
-        ProbeParams::Plain(ProbeKind::Wakeup),
+        ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
         a.interval,
         cpus,
         online,
@@ -586,12 +589,12 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
     let c = &a.common;
     let roles = roles(a)?;
     let cpu = cpu_or_last(online, roles.map(|r| r.test).or(a.cpu))?;
-    let params = ProbeParams::Chase {
+    let params = ProbeParams::new(ChaseParams {
         buffer_bytes: a.buffer,
         iterations: Some(a.iterations),
         samples: a.samples,
         chase_length: a.chase_length,
-    };
+    });
     let neighbours = match roles.and_then(|r| r.neighbour) {
         Some(n) => vec![n],
         None => others(online, &[cpu]),
@@ -619,7 +622,7 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
 pub fn ctxswitch_cell(a: &CtxswitchRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(
-        ProbeParams::Plain(ProbeKind::Ctxswitch),
+        ProbeParams::new(PlainParams(ProbeKind::Ctxswitch)),
         a.interval,
         vec![cpu],
         online,
@@ -631,10 +634,10 @@ pub fn ctxswitch_cell(a: &CtxswitchRunArgs, online: &CpuList) -> Result<OneCell>
 /// first other online CPU (the configuration's first neighbour).
 pub fn response_cell(a: &ResponseRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::Response {
+    let params = ProbeParams::new(ResponseParams {
         source: Some(a.source),
         event_cpu: a.event_cpu,
-    };
+    });
     common_cell(params, a.interval, vec![cpu], online, &a.common)
 }
 
@@ -662,10 +665,10 @@ pub fn timerlat_cell(a: &TimerlatRunArgs, online: &CpuList) -> Result<OneCell> {
         max_latency_ns: None,
         max_jitter_ns: None,
         max_exec_ns: None,
-        params: ProbeParams::Timerlat {
+        params: ProbeParams::new(TimerlatParams {
             user_threads: a.user_threads,
             every_probe_cpu: true,
-        },
+        }),
         scope: ProbeScope::default(),
     };
     Ok(OneCell {

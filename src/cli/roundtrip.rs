@@ -334,7 +334,7 @@ pub(super) fn roundtrip(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<
 /// the I/O simulator on `--io-cpu` (else the first neighbour CPU).
 pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::Roundtrip(Box::new(RoundtripParams {
+    let params = ProbeParams::new(RoundtripParams {
         role: a.role,
         io_period_ns: a.io_period,
         scan_ns: a.scan,
@@ -369,7 +369,7 @@ pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell>
             &a.output_header,
             a.map.map(|m| m.1),
         ),
-    }));
+    });
     let mut run = common_cell(params, a.controller_period, vec![cpu], online, &a.common)?;
     // The threshold is the budget unless another one was given.
     let probe = &mut run.spec.probes[0];

@@ -118,7 +118,7 @@
 //!    builds the one-cell spec, with the shared checks and builders of
 //!    `cli::one_cell` (`probe_cpu`, `check_common`,
 //!    `refuse_periodic_flags`, `common_cell`). A kind without parameters
-//!    of its own is `ProbeParams::Plain(kind)`. `SleepRunArgs` and
+//!    of its own is `ProbeParams::new(PlainParams(kind))`. `SleepRunArgs` and
 //!    `sleep_cell`: `--cpu` and the common flags, `--max-latency` refused
 //!    as the spec refuses `max_latency`.
 //! 4. **Its registration**, here: the `pub mod NAME;` line and its
@@ -626,7 +626,10 @@ mod tests {
     fn a_netcycle_cell_whose_frames_cannot_fit_is_n_a_wire_with_the_figure() {
         let root = tempfile::tempdir().unwrap();
         let mut probe = probe_of(ProbeKind::Netcycle, 250_000);
-        let jitterlab_core::spec::ProbeParams::Netcycle(p) = &mut probe.params else {
+        let Some(p) = probe
+            .params
+            .get_mut::<jitterlab_core::netcycle::NetcycleParams>()
+        else {
             panic!("not a netcycle probe")
         };
         p.cns = 40;

@@ -3,10 +3,8 @@
 //! release schedule and metrics) is [`crate::cycle`]'s and the binary's.
 
 use crate::defaults;
-use crate::spec::{
-    scan_fits, short, Key, ParamError, ParamTable, Params, ProbeParams, ValueType,
-};
 use crate::spec::param::{take, Ordered};
+use crate::spec::{scan_fits, short, Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
 
 /// What only the `cyclic` probe takes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,6 +26,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::spec::{ParamTable, PlainParams};
+use crate::verdict::KindVerdicts;
 
 /// Which probe: the name of a probe kind in results, specs and the
 /// database (serialized as its [`name`](ProbeKind::name)).
@@ -241,6 +242,8 @@ pub struct ProbeDescriptor {
     pub params: &'static ParamTable,
     /// Whether its probe side can run in a container.
     pub container: InContainer,
+    /// What it judges beyond its limits and main metric; `None`: nothing.
+    pub verdicts: Option<&'static KindVerdicts>,
 }
 
 impl ProbeDescriptor {
@@ -321,6 +324,7 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
     },
     params: &crate::cyclic::PARAMS,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `wakeup`: timer wake-up latency, one thread per CPU.
@@ -341,6 +345,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
     },
     params: &PLAIN_PERIODIC,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `chase`: a cache-sensitive pointer chase, in CPU cycles.
@@ -361,6 +366,7 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
     },
     params: &crate::chase::params::PARAMS,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `ctxswitch`: two real-time threads handing a token back and forth.
@@ -382,6 +388,7 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
     },
     params: &PLAIN_LATENCY,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `response`: an event made on another CPU answered by the real-time
@@ -407,6 +414,7 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
     },
     params: &crate::response::PARAMS,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// Why `timerlat` cannot measure in a container.
@@ -434,6 +442,7 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     },
     params: &crate::timerlat::PARAMS,
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
+    verdicts: None,
 };
 
 /// `roundtrip`: [Red Hat controls]'s screw-to-screw time over OPC UA PubSub. Two
@@ -468,6 +477,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
     },
     params: &crate::roundtrip::params::PARAMS,
     container: InContainer::OwnSide,
+    verdicts: Some(&crate::roundtrip::verdict::VERDICTS),
 };
 
 /// `netcycle`: [Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
@@ -504,6 +514,7 @@ pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
     container: InContainer::NotApplicable(
         "netcycle is N/A in a container: its managing node and controlled nodes drive raw POWERLINK frames through network namespaces of their own; run it on the host",
     ),
+    verdicts: Some(&crate::netcycle::verdict::VERDICTS),
 };
 
 /// `observe`: a running task's cycles from the kernel's tracepoints
@@ -541,6 +552,7 @@ pub const OBSERVE: ProbeDescriptor = ProbeDescriptor {
     container: InContainer::NotApplicable(
         "observe is N/A in a container: it reads the host kernel's tracepoints, which a container neither has nor may have; observe the container's task from the host with --pid, --tid or --comm",
     ),
+    verdicts: None,
 };
 
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
@@ -564,6 +576,7 @@ pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
     },
     params: &PLAIN_NONE,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 #[cfg(test)]

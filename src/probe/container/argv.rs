@@ -16,10 +16,12 @@
 //! the host cells'.
 
 use anyhow::Result;
+use jitterlab_core::chase::ChaseParams;
+use jitterlab_core::cyclic::CyclicParams;
+use jitterlab_core::response::{ResponseParams, ResponseSource};
 use jitterlab_core::result::{Calibration, ProbeKind, RealtimeReport};
-use jitterlab_core::spec::{
-    CellPlan, Configuration, Policy, ProbeParams, ProbeSpec, ResponseSource, Spec,
-};
+use jitterlab_core::roundtrip::RoundtripParams;
+use jitterlab_core::spec::{CellPlan, Configuration, Policy, ProbeSpec, Spec};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use crate::error::bad;
@@ -29,11 +31,11 @@ use crate::probe::plan::{RunPlan, Stop};
 /// response probe's UDP source makes network namespaces of its own, which
 /// a container may not.
 pub fn not_applicable(probe: &ProbeSpec) -> Option<String> {
-    match probe.params {
-        ProbeParams::Response {
+    match probe.params.get::<ResponseParams>() {
+        Some(ResponseParams {
             source: Some(ResponseSource::Udp),
             ..
-        } => Some(
+        }) => Some(
             "response with source udp is N/A in a container: it makes two network namespaces and a veth pair, which a container may not; use source eventfd, or measure it on the host".into(),
         ),
         _ => None,
@@ -42,9 +44,10 @@ pub fn not_applicable(probe: &ProbeSpec) -> Option<String> {
 
 /// The event CPU of a response probe: as `probe::response` chooses it.
 fn event_cpu(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> Option<usize> {
-    let ProbeParams::Response { event_cpu, .. } = spec.probes[cell.probe].params else {
-        return None;
-    };
+    let event_cpu = spec.probes[cell.probe]
+        .params
+        .get::<ResponseParams>()?
+        .event_cpu;
     let cpu = plan.cpus[0];
     Some(
         event_cpu
@@ -89,11 +92,12 @@ pub fn inner_argv(
     };
     let cpu = plan.cpus[0];
     let mut samples_stop = false;
-    match &probe.params {
-        ProbeParams::Cyclic {
-            scan_ns,
-            working_set_bytes,
-        } => {
+    match kind {
+        ProbeKind::Cyclic => {
+            let CyclicParams {
+                scan_ns,
+                working_set_bytes,
+            } = probe.params.get().expect("cyclic parameters");
             flag("period", t(probe.period_ns));
             flag("cpu", cpu.to_string());
             flag("scan", t(*scan_ns));
@@ -102,12 +106,13 @@ pub fn inner_argv(
                 jitterlab_core::limits::format_size(*working_set_bytes),
             );
         }
-        ProbeParams::Chase {
-            buffer_bytes,
-            iterations,
-            samples,
-            chase_length,
-        } => {
+        ProbeKind::Chase => {
+            let ChaseParams {
+                buffer_bytes,
+                iterations,
+                samples,
+                chase_length,
+            } = probe.params.get().expect("chase parameters");
             let neighbours = spec.neighbour_cpus(cell);
             let others: Vec<usize> = online.iter().filter(|&c| c != cpu).collect();
             match (buffer_bytes, neighbours.first()) {
@@ -135,7 +140,7 @@ pub fn inner_argv(
                 None => {}
             }
         }
-        ProbeParams::Response { .. } => {
+        ProbeKind::Response => {
             if not_applicable(probe).is_some() {
                 return Err(bad(not_applicable(probe).unwrap_or_default()));
             }
@@ -145,7 +150,8 @@ pub fn inner_argv(
             flag("source", ResponseSource::Eventfd.name().into());
             flag("interval", t(probe.period_ns));
         }
-        ProbeParams::Roundtrip(r) => {
+        ProbeKind::Roundtrip => {
+            let r: &RoundtripParams = probe.params.get().expect("round-trip parameters");
             // The controller's side; the host adds where it runs (`--role
             // controller --interface …`) and the samples pipe
             // (`probe::roundtrip::container`).
@@ -189,22 +195,23 @@ pub fn inner_argv(
                 format!("{}={}", r.input.marker_field, r.output.marker_field),
             );
         }
-        ProbeParams::Timerlat { .. } | ProbeParams::Netcycle(_) | ProbeParams::Observe(_) => {
+        ProbeKind::Timerlat | ProbeKind::Netcycle | ProbeKind::Observe => {
             return Err(bad(match kind.descriptor().container {
                 jitterlab_core::probe::InContainer::NotApplicable(why) => why.to_string(),
                 _ => kind.name().to_string(),
             }));
         }
-        ProbeParams::Plain(ProbeKind::Wakeup) => {
+        ProbeKind::Wakeup => {
             flag("interval", t(probe.period_ns));
             let cpus: CpuList = plan.cpus.iter().copied().collect();
             flag("cpus", cpus.to_string());
         }
-        ProbeParams::Plain(ProbeKind::Ctxswitch) => {
+        ProbeKind::Ctxswitch => {
             flag("cpu", cpu.to_string());
             flag("interval", t(probe.period_ns));
         }
-        ProbeParams::Plain(_) => flag("cpu", cpu.to_string()),
+        #[cfg(feature = "test-probe")]
+        ProbeKind::Sleep => flag("cpu", cpu.to_string()),
     }
     // How it ends.
     if !samples_stop {

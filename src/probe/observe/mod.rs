@@ -60,8 +60,8 @@ use jitterlab_core::observe::cycles::{
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::observe::event::{Event, EventKind};
 use jitterlab_core::observe::explain::Explanation;
+use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
-use jitterlab_core::spec::{ObserveParams, ObserveTarget};
 
 use crate::error::bad;
 use crate::neighbour::{self, NeighbourSpec};
@@ -92,7 +92,8 @@ const IDLE: Duration = Duration::from_millis(5);
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let spec = &cell.spec.probes[cell.cell.probe];
     let params = spec
-        .observe()
+        .params
+        .get::<ObserveParams>()
         .context("an observe cell without observe parameters; this is a bug in jitterlab")?
         .clone();
     let mut probe = ObserveProbe {

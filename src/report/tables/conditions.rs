@@ -31,7 +31,7 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use jitterlab_core::units::format_duration_exact;
 use serde_json::{json, Value};
 
-use jitterlab_core::netcycle::NetcycleDetail;
+use jitterlab_core::netcycle::{NetcycleDetail, NetcycleParams};
 
 use super::build::{
     applies, distinct, empty_row, groups, key_cols, metric, notes_of, reps_col, scenario_names,
@@ -239,7 +239,7 @@ fn is_netcycle(run: &StoredRun, members: &[&Group]) -> bool {
         || run
             .probes
             .iter()
-            .any(|p| p.name == members[0].probe && p.netcycle().is_some())
+            .any(|p| p.name == members[0].probe && p.params.get::<NetcycleParams>().is_some())
 }
 
 /// [Baumgartner POWERLINK] Tables 4–5: one table per (configuration, deployment, probe).

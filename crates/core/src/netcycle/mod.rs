@@ -19,6 +19,7 @@
 
 pub mod params;
 mod spec;
+pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 

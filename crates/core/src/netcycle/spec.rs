@@ -127,3 +127,142 @@ pub(super) fn check(t: &KindTable, period_ns: u64) -> Check<ProbeParams> {
         ..d
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{parse, Spec, SpecContext};
+    use crate::units::CpuList;
+
+    fn parse_on(text: &str) -> Result<Spec, String> {
+        let online = CpuList::parse("0-1").unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: &["idle"],
+        };
+        parse(text, "bench.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    fn ok(text: &str) -> Spec {
+        parse_on(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match parse_on(text) {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
+        use crate::netcycle::{NetcycleParams, NodeRole, Wait};
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n");
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 500_000);
+        assert_eq!(
+            p.params.get::<NetcycleParams>(),
+            Some(&NetcycleParams::default())
+        );
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"1ms\"\ncns = 40\nchaining = true\nwait = \"busy-poll\"\nresponse_timeout = \"250us\"\nout_bytes = 2\nin_bytes = 8\ncn_cpu = \"0\"\nmax_late_cycles = 3\nmax_missed_pres = 7\nmax_latency = \"200us\"\nmax_jitter = \"50us\"\n");
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 1_000_000);
+        assert_eq!(
+            p.params.get::<NetcycleParams>(),
+            Some(&NetcycleParams {
+                cns: 40,
+                node_ids: Vec::new(),
+                chaining: true,
+                wait: Wait::BusyPoll,
+                response_timeout_ns: 250_000,
+                cn_wait: Wait::BusyPoll,
+                out_bytes: 2,
+                in_bytes: 8,
+                max_late_cycles: 3,
+                max_missed_pres: 7,
+                cn_cpu: Some(0),
+                role: NodeRole::Both,
+                interface: None,
+                pcap: None,
+                identity: None,
+                cdc: None,
+            })
+        );
+        assert_eq!(
+            (p.max_latency_ns, p.max_jitter_ns),
+            (Some(200_000), Some(50_000))
+        );
+        // 40 CNs at 250 µs cannot fit even chained: the spec keeps the cell
+        // (a bench marks it N/A (wire)), the probe says why.
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"250us\"\ncns = 40\nchaining = true\n");
+        let p = &s.probes[0];
+        assert!(p
+            .params
+            .get::<NetcycleParams>()
+            .unwrap()
+            .wire_unfit(p.period_ns)
+            .unwrap()
+            .starts_with("40 CNs need at least 289.3 µs"));
+        // The stored form reads back the same probe.
+        let json = serde_json::to_string(p).unwrap();
+        assert_eq!(
+            &serde_json::from_str::<crate::spec::ProbeSpec>(&json).unwrap(),
+            p
+        );
+    }
+
+    #[test]
+    fn a_netcycle_probes_bad_keys_are_named() {
+        let probe =
+            |body: &str| format!("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n{body}");
+        for (body, message) in [
+            ("cns = 0\n", "bench.toml:4: probe[0].cns: 0 is out of range 1..=239"),
+            ("cns = 240\n", "bench.toml:4: probe[0].cns: 240 is out of range 1..=239"),
+            ("in_bytes = 1491\n", "bench.toml:4: probe[0].in_bytes: 1491 is out of range 0..=1490"),
+            ("out_bytes = -1\n", "bench.toml:4: probe[0].out_bytes: -1 is out of range 0..=1490"),
+            ("wait = \"spin\"\n", "bench.toml:4: probe[0].wait: unknown wait \"spin\"; use blocking or busy-poll"),
+            ("response_timeout = \"500us\"\n", "bench.toml:4: probe[0].response_timeout: response_timeout 500us must be shorter than the cycle time (period) 500us"),
+            ("response_timeout = \"0s\"\n", "bench.toml:4: probe[0].response_timeout: response_timeout must be longer than 0"),
+            ("cn_cpu = \"0-1\"\n", "bench.toml:4: probe[0].cn_cpu: give exactly one CPU, e.g. cn_cpu = \"1\""),
+            ("cn_cpu = \"7\"\n", "bench.toml:4: probe[0].cn_cpu: CPU 7 is not online (online CPUs: 0-1)"),
+            ("chaining = true\ncns = 200\nout_bytes = 10\n", "bench.toml:6: probe[0].out_bytes: with chaining one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer out_bytes or cns"),
+            ("max_late_cycles = -1\n", "bench.toml:4: probe[0].max_late_cycles: -1 is out of range 0..=9223372036854775807"),
+            ("chaining = \"yes\"\n", "bench.toml:4: probe[0].chaining: invalid type: string \"yes\", expected a boolean"),
+            ("max_exec = \"1ms\"\n", "bench.toml:4: probe[0].max_exec: max_exec applies only to kind = \"cyclic\" or kind = \"observe\"; remove it from this netcycle probe"),
+        ] {
+            assert_eq!(err(&probe(body)), message, "{body}");
+        }
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\ncns = 3\n"),
+            "bench.toml:4: probe[0].cns: cns applies only to kind = \"netcycle\"; remove it from this cyclic probe"
+        );
+    }
+
+    #[test]
+    fn a_netcycle_cell_that_cannot_fit_the_wire_stays_and_takes_no_time() {
+        let text = "name = \"wire\"\nduration = \"10s\"\nwarmup = \"0\"\n\
+                    [[probe]]\nkind = \"netcycle\"\nname = \"fits\"\nperiod = \"1ms\"\ncns = 40\n\
+                    [[probe]]\nkind = \"netcycle\"\nname = \"tight\"\nperiod = \"250us\"\ncns = 40\n";
+        let s = ok(text);
+        let cells = s.cells();
+        assert_eq!(cells.len(), 2);
+        assert_eq!(s.cell_na(&cells[0]), None);
+        let na = s.cell_na(&cells[1]).expect("40 CNs cannot fit 250 µs");
+        assert!(
+            na.starts_with("N/A (wire): 40 CNs need at least ")
+                && na.ends_with(", more than the 250 µs cycle"),
+            "{na}"
+        );
+        assert_eq!(s.planned_ns(1_000_000_000, 0), 11_000_000_000);
+        let plan = s.plan_text(1_000_000_000, 0);
+        let lines: Vec<&str> = plan.lines().collect();
+        assert_eq!(lines[3], "  total: 11s");
+        assert_eq!(
+            lines[4],
+            "  1/2  default/idle/host/fits   rep 1  (warm-up 0s + 10s)"
+        );
+        assert_eq!(
+            lines[5],
+            format!("  2/2  default/idle/host/tight  rep 1  ({na}; skipped)")
+        );
+    }
+}

@@ -185,7 +185,10 @@ fn powerlink_measures_both_tables_on_every_machine_size() {
         let jitter = &s.probes[0];
         assert_eq!(jitter.name, "soc-jitter");
         assert_eq!(jitter.period_ns, 500_000);
-        assert_eq!(jitter.params.get::<NetcycleParams>(), Some(&NetcycleParams::default()));
+        assert_eq!(
+            jitter.params.get::<NetcycleParams>(),
+            Some(&NetcycleParams::default())
+        );
         assert!(jitter.scope.is_default());
         // The earlier preset's timer task, under the same name.
         let timer = &s.probes[1];
@@ -819,11 +822,12 @@ fn epics_measures_the_three_latencies_idle_and_under_network_load() {
             .map(|c| (c.name.as_str(), c.builtin.as_deref()))
             .collect();
         assert_eq!(sc, [("idle", Some("idle")), ("network", Some("network"))]);
-        let source = |p: &crate::spec::ProbeSpec| p
-            .params
-            .get::<crate::response::ResponseParams>()
-            .and_then(|r| r.source)
-            .map(|s| s.name());
+        let source = |p: &crate::spec::ProbeSpec| {
+            p.params
+                .get::<crate::response::ResponseParams>()
+                .and_then(|r| r.source)
+                .map(|s| s.name())
+        };
         let probes: Vec<(&str, ProbeKind, Option<u64>, Option<&str>)> = s
             .probes
             .iter()
@@ -1030,7 +1034,11 @@ fn redhat_places_controller_io_simulator_and_neighbours_on_every_machine_size() 
             }),
             "{online}"
         );
-        let budget = p.params.get::<RoundtripParams>().unwrap().budget(p.period_ns);
+        let budget = p
+            .params
+            .get::<RoundtripParams>()
+            .unwrap()
+            .budget(p.period_ns);
         assert_eq!(budget.total_ns(), 6_700_000);
         assert_eq!(
             budget.formula(),

@@ -38,6 +38,7 @@
 
 pub mod params;
 mod spec;
+pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 

@@ -96,3 +96,96 @@ pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
         ..d
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{parse, Spec, SpecContext};
+    use crate::units::CpuList;
+
+    fn parse_on(text: &str) -> Result<Spec, String> {
+        let online = CpuList::parse("0-1").unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: &["idle"],
+        };
+        parse(text, "bench.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    fn ok(text: &str) -> Spec {
+        parse_on(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match parse_on(text) {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_roundtrip_probe_takes_seed_001s_keys_and_defaults() {
+        use crate::roundtrip::{RoundtripParams, Transport};
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\n");
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 5_000_000);
+        assert_eq!(
+            p.params.get::<RoundtripParams>(),
+            Some(&RoundtripParams::default())
+        );
+        // The threshold and the limit are the budget: 6.7 ms.
+        assert_eq!(p.threshold(), 6_700_000);
+        assert_eq!(p.latency_limit(), Some(6_700_000));
+        assert_eq!(p.scan(), Some((256 << 10, 500_000)));
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\nperiod = \"2ms\"\nscan = \"200us\"\nio_period = \"250us\"\nnetwork_budget = \"50us\"\nopcua = \"300us\"\nbudget = \"4ms\"\ntransport = \"eth\"\nio_cpu = \"0\"\n");
+        let p = &s.probes[0];
+        let r = p.params.get::<RoundtripParams>().unwrap();
+        assert_eq!(
+            (
+                r.io_period_ns,
+                r.scan_ns,
+                r.network_ns,
+                r.opcua_ns,
+                r.budget_ns
+            ),
+            (250_000, 200_000, 50_000, Some(300_000), Some(4_000_000))
+        );
+        assert_eq!((r.transport, r.io_cpu), (Transport::Eth, Some(0)));
+        assert_eq!(
+            r.budget(p.period_ns).computed_ns(),
+            300_000 * 2 + 50_000 * 2 + 2_000_000 + 200_000
+        );
+        assert_eq!(p.latency_limit(), Some(4_000_000));
+        // The stored form reads back the same probe.
+        let json = serde_json::to_string(p).unwrap();
+        assert_eq!(
+            &serde_json::from_str::<crate::spec::ProbeSpec>(&json).unwrap(),
+            p
+        );
+    }
+
+    #[test]
+    fn a_roundtrip_probes_bad_keys_are_named() {
+        let probe =
+            |body: &str| format!("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\n{body}");
+        assert_eq!(
+            err(&probe("transport = \"tcp\"\n")),
+            "bench.toml:4: probe[0].transport: unknown transport \"tcp\"; use udp or eth"
+        );
+        assert_eq!(
+            err(&probe("scan = \"5ms\"\n")),
+            "bench.toml:4: probe[0].scan: scan 5ms must be shorter than the controller period 5ms"
+        );
+        assert_eq!(
+            err(&probe("io_cpu = \"0-1\"\n")),
+            "bench.toml:4: probe[0].io_cpu: give exactly one CPU, e.g. io_cpu = \"1\""
+        );
+        assert_eq!(
+            err(&probe("max_latency = \"1ms\"\n")),
+            "bench.toml:4: probe[0].max_latency: max_latency applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"ctxswitch\" or kind = \"response\" or kind = \"timerlat\" or kind = \"netcycle\" or kind = \"observe\"; remove it from this roundtrip probe"
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nbudget = \"1ms\"\n"),
+            "bench.toml:4: probe[0].budget: budget applies only to kind = \"roundtrip\"; remove it from this cyclic probe"
+        );
+    }
+}

@@ -9,8 +9,8 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::cache::cache_settings;
-use super::raw::{RawConfiguration, RawProbe, RawScenario};
 use super::param::KindTable;
+use super::raw::{RawConfiguration, RawProbe, RawScenario};
 use super::{
     sched_fields, CommandSpec, ConfigSettings, Configuration, Deployment, Policy, ProbeScope,
     ProbeSpec, Scenario, SchedError, SpecContext, SpecError, NICES, PRIORITIES,
@@ -858,9 +858,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             span: t.span(),
         };
         let params = (descriptor.params.check)(&table, period_ns)?;
-        params
-            .validate(period_ns)
-            .map_err(|e| table.rule(e))?;
+        params.validate(period_ns).map_err(|e| table.rule(e))?;
         let threshold_ns = match &r.threshold {
             Some(v) => Some(ck.positive_duration(v, &k("threshold"), "threshold")?),
             None => None,

@@ -206,7 +206,10 @@ pub struct ParamTable {
     /// Its parameters from a checked table, whose period is given.
     pub check: fn(&KindTable, u64) -> Check<ProbeParams>,
     /// Its parameters from the stored JSON object (its keys are removed).
-    pub read: fn(ProbeKind, &mut serde_json::Map<String, serde_json::Value>) -> Result<ProbeParams, String>,
+    pub read: fn(
+        ProbeKind,
+        &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<ProbeParams, String>,
 }
 
 impl fmt::Debug for ParamTable {
@@ -433,10 +436,7 @@ pub(super) fn raw_probes(
                 return Err(ck.err(
                     v.span(),
                     &path,
-                    format!(
-                        "unknown key `{key}`, expected one of {}",
-                        keys.join(", ")
-                    ),
+                    format!("unknown key `{key}`, expected one of {}", keys.join(", ")),
                 ));
             };
             typed(ck, &path, v, ty)?;

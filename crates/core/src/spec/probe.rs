@@ -260,10 +260,8 @@ impl<'de> Deserialize<'de> for ProbeSpec {
 
 /// True when a stored value says something (not absent, null, 0 or false).
 fn set(v: Option<&Value>) -> bool {
-    !matches!(
-        v,
-        None | Some(Value::Null) | Some(Value::Bool(false))
-    ) && v.and_then(Value::as_u64) != Some(0)
+    !matches!(v, None | Some(Value::Null) | Some(Value::Bool(false)))
+        && v.and_then(Value::as_u64) != Some(0)
 }
 
 /// A required key of the stored object.
