@@ -102,8 +102,9 @@
 //!    rows, CSV columns and stored metrics); its main latency (what
 //!    `max_latency` limits and the latency table shows); whether it is
 //!    periodic, calibrated, on every probe CPU, named in messages; the
-//!    words its summary prints; the spec keys it takes beyond the common
-//!    ones; whether it can run in a container (`container`: its own
+//!    words its summary prints; its parameters (`params`: a
+//!    `jitterlab_core::spec::ParamTable`, `PlainParams::table(…)` for a
+//!    kind with no key of its own); whether it can run in a container (`container`: its own
 //!    threads can, `InContainer::Supported`, and [`container`] runs them
 //!    there with `jitterlab run KIND` inside — its subcommand's flags are
 //!    then built from the cell by `container::argv`, which needs its arm;
@@ -126,10 +127,12 @@
 //!    the machine may lack what it needs, the check that makes a bench
 //!    skip its cells (`timerlat::unavailable`). `sleep` needs none.
 //!
-//! A probe with parameters of its own (not `Plain`) also gives
-//! `ProbeParams` its variant and the spec its keys (`core::spec`: the
-//! variant and its wire keys in `probe.rs`, the raw key in `raw.rs`, their
-//! parsing in `check.rs`); a report table of its own goes in
+//! A probe with parameters of its own declares them once, in its core
+//! module (`crates/core/src/cyclic.rs`, `…/netcycle/params.rs`): its type
+//! implementing `jitterlab_core::spec::Params` (its `validate`, its stored
+//! entries, the per-kind facts), its key table and its check; the spec
+//! checker, the unknown-key message and the stored JSON read them from its
+//! descriptor's `params`. A report table of its own goes in
 //! `report::tables`. Nothing else changes for it.
 
 use std::collections::BTreeMap;

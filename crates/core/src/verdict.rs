@@ -1,9 +1,9 @@
 //! The verdicts of a result: every pass/fail a report prints and the exit
 //! status follows, decided in one place and only from samples.
 //!
-//! A [`Verdict`] names what was judged (a limit on a metric, the round
-//! trip's budget, a netcycle's "cycle time held", or that the probe's main
-//! metric was measured at all), the limit, the observed figure with its
+//! A [`Verdict`] names what was judged (a limit on a metric, a kind's own
+//! verdict ([`KindVerdicts`]), or that the probe's main metric was
+//! measured at all), the limit, the figure seen with its
 //! sample count, the status — [`Status::Pass`], [`Status::Fail`] or
 //! [`Status::NotMeasured`] with the reason — and what decided it, in words
 //! (`max 812.000us of 12000 samples > limit 500.000us`).
@@ -12,10 +12,9 @@
 //!
 //! * A figure with no sample is *not measured*, never 0 and never a pass;
 //!   a not-measured verdict fails the run like a failed one.
-//! * A probe whose main metric has no sample fails, saying why (for the
-//!   round trip: what became of the messages that did arrive).
-//! * A metric the result's role cannot measure (screw-to-screw on a
-//!   `--role controller` round trip, a netcycle's cycles on `--role cn`)
+//! * A probe whose main metric has no sample fails, saying why (as
+//!   precisely as its kind can tell).
+//! * A metric the result's role cannot measure (its kind says which)
 //!   gets no verdict at all, so no report prints it.
 //!
 //! * A neighbour asked for a load ([`crate::noise`]) that it did not
@@ -38,8 +37,8 @@ use crate::stats::MetricSummary;
 
 /// What a kind judges beyond its limits and its main metric: the roles
 /// that cannot measure some of its metrics, its main metric in a role,
-/// why it has no sample, and its own verdict (a round trip's budget, a
-/// netcycle's cycle time held). A kind's descriptor points at its own
+/// why it has no sample, and its own verdict (a budget kept, a cycle
+/// time held). A kind's descriptor points at its own
 /// ([`crate::probe::ProbeDescriptor::verdicts`]); the rules here ask it.
 #[derive(Clone, Copy)]
 pub struct KindVerdicts {
@@ -263,8 +262,8 @@ pub fn limit_verdict(r: &RunResult, l: &LimitCheck) -> Verdict {
 // between the two modules.
 impl RunResult {
     /// True when any of its verdicts ([`verdicts`]) did not pass: a limit
-    /// exceeded or not measured, the round-trip budget broken, a
-    /// netcycle's cycle time not held, no sample of the main metric.
+    /// exceeded or not measured, a kind's own verdict not passed (a
+    /// budget broken, a cycle time not held), no sample of the main metric.
     pub fn failed(&self) -> bool {
         any_failed(&verdicts(self))
     }

@@ -7,7 +7,7 @@
 //! reads the kernel's scheduler, timer, IRQ and softirq events from an
 //! [`EventSource`] and turns them into cycles with the core model
 //! ([`jitterlab_core::observe::cycles::Observer`]). Each cycle is one
-//! sample of the descriptor's table (`jitterlab_core::probe::OBSERVE`:
+//! sample of the descriptor's table (`jitterlab_core::observe::OBSERVE`:
 //! latency, period, jitter, exec, irq_latency, thread_latency, preempted)
 //! pushed into the recorder, so the run gets the same windows, store,
 //! reports, limits and exit status as `run cyclic`.

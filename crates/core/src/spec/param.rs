@@ -821,3 +821,93 @@ impl KindTable<'_> {
         self.kind
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cyclic::CyclicParams;
+    use crate::netcycle::NetcycleParams;
+
+    #[test]
+    fn a_key_two_kinds_take_has_one_type_and_no_kind_redeclares_a_shared_key() {
+        let mut seen: Vec<(&str, ValueType)> = Vec::new();
+        for &kind in ProbeKind::ALL {
+            let t = kind.descriptor().params;
+            for k in t.keys {
+                assert!(
+                    !COMMON_KEYS.contains(&k.name)
+                        && !SHARED_KEYS.contains(&k.name)
+                        && !SCOPE_KEYS.contains(&k.name),
+                    "{} {}",
+                    kind.name(),
+                    k.name
+                );
+                match seen.iter().find(|(n, _)| *n == k.name) {
+                    Some((_, ty)) => assert_eq!(*ty, k.ty, "{}", k.name),
+                    None => seen.push((k.name, k.ty)),
+                }
+            }
+            for s in t.shared {
+                assert!(SHARED_KEYS.contains(s), "{} {s}", kind.name());
+            }
+        }
+        assert_eq!(key_type("scan"), Some(TomlType::String));
+        assert_eq!(key_type("cns"), Some(TomlType::Integer));
+        assert_eq!(key_type("command"), Some(TomlType::Strings));
+        assert_eq!(key_type("nosuch"), None);
+    }
+
+    #[test]
+    fn ordered_json_keeps_a_kind_objects_field_order() {
+        let n = NetcycleParams::default();
+        let text = serde_json::to_string(&Ordered::of(&n)).unwrap();
+        assert_eq!(text, serde_json::to_string(&n).unwrap());
+        assert!(text.starts_with(r#"{"cns":3,"chaining":false,"#), "{text}");
+    }
+
+    #[test]
+    fn params_compare_clone_and_downcast_by_their_type() {
+        let a = ProbeParams::new(CyclicParams::default());
+        let b = a.clone();
+        assert_eq!(a, b);
+        assert_ne!(a, ProbeParams::new(PlainParams(ProbeKind::Wakeup)));
+        assert_ne!(
+            a,
+            ProbeParams::new(CyclicParams {
+                scan_ns: 1,
+                ..CyclicParams::default()
+            })
+        );
+        assert_eq!(a.get::<CyclicParams>(), Some(&CyclicParams::default()));
+        assert_eq!(a.get::<NetcycleParams>(), None);
+        assert_eq!(a.kind(), ProbeKind::Cyclic);
+        assert_eq!(
+            ProbeParams::defaults(ProbeKind::Ctxswitch),
+            ProbeParams::new(PlainParams(ProbeKind::Ctxswitch))
+        );
+    }
+
+    #[test]
+    fn validate_names_the_key_for_each_front_door_to_word() {
+        let p = CyclicParams {
+            scan_ns: 2_000_000,
+            ..CyclicParams::default()
+        };
+        assert_eq!(
+            p.validate(1_000_000),
+            Err(ParamError {
+                key: "scan",
+                near: &["period"],
+                message: "scan 2ms must be shorter than the period 1ms".into(),
+            })
+        );
+        assert_eq!(p.validate(3_000_000), Ok(()));
+        let n = NetcycleParams {
+            cns: 3,
+            out_bytes: 500,
+            chaining: true,
+            ..NetcycleParams::default()
+        };
+        assert_eq!(n.validate(1_000_000).map_err(|e| e.key), Err("out_bytes"));
+    }
+}
