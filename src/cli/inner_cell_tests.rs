@@ -6,10 +6,9 @@
 
 use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::{Calibration, ProbeKind};
-use jitterlab_core::roundtrip::Role;
+use jitterlab_core::roundtrip::{Role, RoundtripParams};
 use jitterlab_core::spec::{
-    parse, CellPlan, ConfigSettings, Configuration, Policy, ProbeParams, ProbeScope, Scenario,
-    Spec, SpecContext,
+    parse, CellPlan, ConfigSettings, Configuration, Policy, ProbeScope, Scenario, Spec, SpecContext,
 };
 use jitterlab_core::units::CpuList;
 
@@ -331,8 +330,8 @@ fn a_roundtrip_cells_controller_runs_inside_with_every_parameter() {
     assert_eq!(back, inner);
     // The controller's role, its interface and its samples' pipe;
     // everything else is the cell's.
-    let ours = s.probes[0].roundtrip().unwrap();
-    let theirs = back.spec.probes[0].roundtrip().unwrap();
+    let ours = s.probes[0].params.get::<RoundtripParams>().unwrap();
+    let theirs = back.spec.probes[0].params.get::<RoundtripParams>().unwrap();
     assert_eq!(
         (
             theirs.role,
@@ -390,7 +389,7 @@ fn what_cannot_run_in_a_container_says_why() {
 fn a_cell_too_long_for_one_argument_is_refused() {
     let mut s = spec("[[probe]]\nkind = \"roundtrip\"\n");
     let (cell, plan) = container_cell(&s);
-    if let ProbeParams::Roundtrip(r) = &mut s.probes[0].params {
+    if let Some(r) = s.probes[0].params.get_mut::<RoundtripParams>() {
         r.input.publisher_id = "x".repeat(131_072);
     }
     let e = InnerCell::of(&s, &cell, &plan, Stop::Duration, None)

@@ -6,7 +6,8 @@ use crate::probe::periodic::flags::CyclicArgs;
 use crate::probe::response::flags::ResponseRunArgs;
 use crate::report::tables;
 use clap::CommandFactory;
-use jitterlab_core::spec::{Policy, ResponseSource};
+use jitterlab_core::response::ResponseSource;
+use jitterlab_core::spec::Policy;
 
 #[test]
 fn cli_definition_is_consistent() {

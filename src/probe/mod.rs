@@ -103,8 +103,9 @@
 //!    rows, CSV columns and stored metrics); its main latency (what
 //!    `max_latency` limits and the latency table shows); whether it is
 //!    periodic, calibrated, on every probe CPU, named in messages; the
-//!    words its summary prints; the spec keys it takes beyond the common
-//!    ones; whether it can run in a container (`container`: its own
+//!    words its summary prints; its parameters (`params`: a
+//!    `jitterlab_core::spec::ParamTable`, `PlainParams::table(…)` for a
+//!    kind with no key of its own); whether it can run in a container (`container`: its own
 //!    threads can, `InContainer::Supported`, and [`container`] runs them
 //!    there, handing the cell's spec over as JSON (`jitterlab __cell`
 //!    inside), which needs nothing of the kind;
@@ -121,7 +122,7 @@
 //!    against the machine that builds the one-cell spec, with the shared
 //!    checks and builders of the flags' toolkit [`flags`] (`probe_cpu`,
 //!    `check_common`, `refuse_periodic_flags`, `common_cell`). A kind
-//!    without parameters of its own is `ProbeParams::Plain(kind)`.
+//!    without parameters of its own is `ProbeParams::new(PlainParams(kind))`.
 //!    `SleepRunArgs` (hidden, `#[command(hide = true)]`) and `check`:
 //!    `--cpu` and the common flags, `--max-latency` refused as the spec
 //!    refuses `max_latency`.
@@ -134,10 +135,12 @@
 //!    [`ReportParts::NONE`] for none). `sleep` needs no check and prints
 //!    nothing more.
 //!
-//! A probe with parameters of its own (not `Plain`) also gives
-//! `ProbeParams` its variant and the spec its keys (`core::spec`: the
-//! variant and its wire keys in `probe.rs`, the raw key in `raw.rs`, their
-//! parsing in `check.rs`); its summary block and its own tables go in its
+//! A probe with parameters of its own declares them once, in its core
+//! module (`crates/core/src/cyclic.rs`, `…/netcycle/params.rs`): its type
+//! implementing `jitterlab_core::spec::Params` (its `validate`, its stored
+//! entries, the per-kind facts), its key table and its check; the spec
+//! checker, the unknown-key message and the stored JSON read them from its
+//! descriptor's `params`. Its summary block and its own tables go in its
 //! folder's `report.rs`, which its registration's `report` names
 //! ([`parts`]). Nothing else changes for it.
 
@@ -697,7 +700,10 @@ mod tests {
     fn a_netcycle_cell_whose_frames_cannot_fit_is_n_a_wire_with_the_figure() {
         let root = tempfile::tempdir().unwrap();
         let mut probe = probe_of(ProbeKind::Netcycle, 250_000);
-        let jitterlab_core::spec::ProbeParams::Netcycle(p) = &mut probe.params else {
+        let Some(p) = probe
+            .params
+            .get_mut::<jitterlab_core::netcycle::NetcycleParams>()
+        else {
             panic!("not a netcycle probe")
         };
         p.cns = 40;

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use jitterlab_core::chase::ChaseParams;
+use jitterlab_core::cyclic::CyclicParams;
 use jitterlab_core::limits;
 use jitterlab_core::preset::{self, PresetChoice, PresetMachine};
-use jitterlab_core::spec::{self, ProbeParams, Spec, SpecContext};
+use jitterlab_core::spec::{self, Spec, SpecContext};
 use jitterlab_core::units::format_duration_exact;
 use jitterlab_core::units::CpuList;
 
@@ -159,12 +161,12 @@ pub fn load(root: &Path, a: &SpecSource) -> Result<Loaded> {
         bad(format!("{flags} with {file}: {e}"))
     })?;
     for (i, p) in spec.probes.iter().enumerate() {
-        let (key, bytes) = match p.params {
-            ProbeParams::Cyclic {
-                working_set_bytes, ..
-            } => ("working_set", Some(working_set_bytes)),
-            ProbeParams::Chase { buffer_bytes, .. } => ("buffer", buffer_bytes),
-            _ => continue,
+        let (key, bytes) = if let Some(c) = p.params.get::<CyclicParams>() {
+            ("working_set", Some(c.working_set_bytes))
+        } else if let Some(c) = p.params.get::<ChaseParams>() {
+            ("buffer", c.buffer_bytes)
+        } else {
+            continue;
         };
         if let Some(bytes) = bytes {
             super::check_machine_memory(root, &format!("{file}: probe[{i}].{key}: "), bytes)?;

@@ -6,11 +6,14 @@
 //! [`MetricDef`] table, which is also the order of the slots of its samples
 //! and window rows), says which metric answers "how late?", whether its
 //! samples are the cycles of a release schedule, on which probe CPUs it
-//! measures, the words a report prints for it, the spec keys it accepts,
+//! measures, the words a report prints for it, its parameters (their type,
+//! key table and checks: [`crate::spec::param`]), its own verdicts,
 //! whether messages name it, and whether it can measure in a container
 //! ([`InContainer`]). There is one `const` per kind ([`CYCLIC`],
-//! [`WAKEUP`], [`CHASE`], [`CTXSWITCH`], [`RESPONSE`], [`TIMERLAT`]) and
-//! [`ProbeKind::descriptor`] finds it; `ProbeKind::name`, `metrics`,
+//! [`WAKEUP`], [`CHASE`], [`CTXSWITCH`], [`RESPONSE`], [`TIMERLAT`]; a kind
+//! with a folder of its own keeps its const there:
+//! [`crate::roundtrip::ROUNDTRIP`], [`crate::netcycle::NETCYCLE`],
+//! [`crate::observe::OBSERVE`]) and [`ProbeKind::descriptor`] finds it; `ProbeKind::name`, `metrics`,
 //! `metric`, `main_latency` and `periodic` read it. The spec checker,
 //! reports, the CSV writer and the store read the descriptor's fields
 //! instead of switching on the kind, so a new probe is described here once
@@ -24,6 +27,9 @@
 //! The design rules and documents cited here are in `docs/design.md`.
 
 use serde::{Deserialize, Serialize};
+
+use crate::spec::{ParamTable, PlainParams};
+use crate::verdict::KindVerdicts;
 
 /// Which probe: the name of a probe kind in results, specs and the
 /// database (serialized as its [`name`](ProbeKind::name)).
@@ -73,7 +79,9 @@ impl ProbeKind {
         ProbeKind::Sleep,
     ];
 
-    /// The kind's descriptor.
+    /// The kind's descriptor. With the variant and [`ProbeKind::ALL`],
+    /// this arm is a kind's registration in core: everything else about
+    /// it (its parameters, its checks, its verdicts) its descriptor says.
     pub fn descriptor(self) -> &'static ProbeDescriptor {
         match self {
             ProbeKind::Cyclic => &CYCLIC,
@@ -82,9 +90,9 @@ impl ProbeKind {
             ProbeKind::Ctxswitch => &CTXSWITCH,
             ProbeKind::Response => &RESPONSE,
             ProbeKind::Timerlat => &TIMERLAT,
-            ProbeKind::Roundtrip => &ROUNDTRIP,
-            ProbeKind::Netcycle => &NETCYCLE,
-            ProbeKind::Observe => &OBSERVE,
+            ProbeKind::Roundtrip => &crate::roundtrip::ROUNDTRIP,
+            ProbeKind::Netcycle => &crate::netcycle::NETCYCLE,
+            ProbeKind::Observe => &crate::observe::OBSERVE,
             #[cfg(feature = "test-probe")]
             ProbeKind::Sleep => &SLEEP,
         }
@@ -234,11 +242,13 @@ pub struct ProbeDescriptor {
     pub listed: bool,
     /// The words its reports use.
     pub words: ReportWords,
-    /// The spec keys of a `[[probe]]` table it accepts besides
-    /// [`COMMON_SPEC_KEYS`].
-    pub spec_keys: &'static [&'static str],
+    /// Its parameters: their type, key table and checks, declared in the
+    /// kind's own module.
+    pub params: &'static ParamTable,
     /// Whether its probe side can run in a container.
     pub container: InContainer,
+    /// What it judges beyond its limits and main metric; `None`: nothing.
+    pub verdicts: Option<&'static KindVerdicts>,
 }
 
 impl ProbeDescriptor {
@@ -254,15 +264,23 @@ impl ProbeDescriptor {
 
     /// True when a `[[probe]]` table of this kind may hold `key`.
     pub fn accepts_spec_key(&self, key: &str) -> bool {
-        COMMON_SPEC_KEYS.contains(&key) || self.spec_keys.contains(&key)
+        self.params.accepts(key)
     }
 }
 
-/// The keys every `[[probe]]` table of a spec may hold, whatever its kind.
-pub const COMMON_SPEC_KEYS: &[&str] = &["kind", "name", "threshold", "window", "outliers"];
+/// The parameters of the wake-up probe: only what every probe shares.
+const PLAIN_PERIODIC: ParamTable = PlainParams::table(&["period", "max_latency", "max_jitter"]);
+
+/// The parameters of the context-switch probe: only what every probe
+/// shares.
+const PLAIN_LATENCY: ParamTable = PlainParams::table(&["max_latency"]);
+
+/// The parameters of a probe that takes no key but the common ones.
+#[cfg(feature = "test-probe")]
+const PLAIN_NONE: ParamTable = PlainParams::table(&[]);
 
 /// A nanosecond metric.
-const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
+pub(crate) const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
     MetricDef {
         name,
         unit: MetricUnit::Ns,
@@ -291,7 +309,7 @@ pub const PERIODIC_METRICS: &[MetricDef] = &[
 ];
 
 /// The words of the periodic probes' outlier lists.
-const PERIODIC_OUTLIERS: &[&str] = &["latency", "jitter"];
+pub(crate) const PERIODIC_OUTLIERS: &[&str] = &["latency", "jitter"];
 
 /// `cyclic`: control-task emulation.
 pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
@@ -309,15 +327,9 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
         sample: "cycle",
         outliers: PERIODIC_OUTLIERS,
     },
-    spec_keys: &[
-        "period",
-        "scan",
-        "working_set",
-        "max_latency",
-        "max_jitter",
-        "max_exec",
-    ],
+    params: &crate::cyclic::PARAMS,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `wakeup`: timer wake-up latency, one thread per CPU.
@@ -336,8 +348,9 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
         sample: "cycle",
         outliers: PERIODIC_OUTLIERS,
     },
-    spec_keys: &["period", "max_latency", "max_jitter"],
+    params: &PLAIN_PERIODIC,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `chase`: a cache-sensitive pointer chase, in CPU cycles.
@@ -356,8 +369,9 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["chase"],
     },
-    spec_keys: &["buffer", "iterations", "samples"],
+    params: &crate::chase::params::PARAMS,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `ctxswitch`: two real-time threads handing a token back and forth.
@@ -377,8 +391,9 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["handover"],
     },
-    spec_keys: &["max_latency"],
+    params: &PLAIN_LATENCY,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// `response`: an event made on another CPU answered by the real-time
@@ -402,8 +417,9 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["wakeup", "response", "rx-to-thread"],
     },
-    spec_keys: &["period", "source", "event_cpu", "max_latency"],
+    params: &crate::response::PARAMS,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 /// Why `timerlat` cannot measure in a container.
@@ -429,148 +445,9 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["irq", "thread", "user"],
     },
-    spec_keys: &["period", "max_latency"],
+    params: &crate::timerlat::PARAMS,
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
-};
-
-/// `roundtrip`: [Red Hat controls]'s screw-to-screw time over OPC UA PubSub. Two
-/// threads push into its recorder's table: the I/O simulator's completed
-/// round trips (T1→T4 and, where both ends share a clock, T1→T2 and
-/// T3→T4rx) and the controller task's cycles (T2→T3 when the cycle
-/// published a new input's output; wake-up latency, periodic jitter and
-/// execution time every cycle). Only the screw-to-screw time is checked
-/// against a threshold: the budget, unless one is given.
-pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
-    name: "roundtrip",
-    summary: "screw-to-screw round trip over OPC UA PubSub, against its worst-case budget",
-    metrics: &[
-        ns("screw-to-screw", false, true),
-        ns("controller", false, false),
-        ns("t1-t2", false, false),
-        ns("t3-t4rx", false, false),
-        ns("latency", false, false),
-        ns("jitter", true, false),
-        ns("exec", false, false),
-    ],
-    main_latency: Some("screw-to-screw"),
-    periodic: false,
-    calibrated: true,
-    every_probe_cpu: false,
-    listed: true,
-    words: ReportWords {
-        period: Some("period"),
-        samples: "samples",
-        sample: "sample",
-        outliers: &["screw-to-screw", "controller", "latency", "jitter"],
-    },
-    spec_keys: &[
-        "period",
-        "scan",
-        "working_set",
-        "io_period",
-        "network_budget",
-        "opcua",
-        "budget",
-        "transport",
-        "io_cpu",
-    ],
-    container: InContainer::OwnSide,
-};
-
-/// `netcycle`: [Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
-/// nodes. Its samples: per cycle, the SoC's release latency (`latency`),
-/// SoC-to-SoC as sent (`period`) and its jitter, release → SoC handed to
-/// the wire (`send`), SoC → last PRes received (`completion`), the MN's
-/// work from wake-up to SoA sent (`exec`); per SoC the CNs received, the
-/// period and jitter as received (`rx-period`, `rx-jitter`).
-pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
-    name: "netcycle",
-    summary: "a POWERLINK managing node polling N controlled nodes: SoC jitter, held cycles, stack load",
-    metrics: &[
-        ns("latency", false, true),
-        ns("period", false, false),
-        ns("jitter", true, true),
-        ns("send", false, false),
-        ns("completion", false, false),
-        ns("rx-period", false, false),
-        ns("rx-jitter", true, false),
-        ns("exec", false, false),
-    ],
-    main_latency: Some("latency"),
-    periodic: false,
-    calibrated: false,
-    every_probe_cpu: false,
-    listed: true,
-    words: ReportWords {
-        period: Some("cycle"),
-        samples: "cycles",
-        sample: "sample",
-        outliers: &["latency", "jitter", "completion", "rx-jitter"],
-    },
-    spec_keys: &[
-        "period",
-        "max_latency",
-        "max_jitter",
-        "cns",
-        "chaining",
-        "wait",
-        "response_timeout",
-        "out_bytes",
-        "in_bytes",
-        "cn_cpu",
-        "max_late_cycles",
-        "max_missed_pres",
-    ],
-    container: InContainer::NotApplicable(
-        "netcycle is N/A in a container: its managing node and controlled nodes drive raw POWERLINK frames through network namespaces of their own; run it on the host",
-    ),
-};
-
-/// `observe`: a running task's cycles from the kernel's tracepoints
-/// (`crate::observe`): the periodic metrics in their order, then the
-/// latency split as rtla timerlat splits it (timer IRQ latency, thread
-/// latency; a cycle not released by a timer has neither) and the time the
-/// task was preempted within its cycle. Its samples are the observed
-/// cycles, not releases of a schedule of ours (`periodic` is false: the
-/// task keeps its own schedule); T0 is given or inferred, which the
-/// result's detail says.
-pub const OBSERVE: ProbeDescriptor = ProbeDescriptor {
-    name: "observe",
-    summary: "a running task's cycles from kernel tracepoints, and what delayed its late ones",
-    metrics: &[
-        ns("latency", false, true),
-        ns("period", false, false),
-        ns("jitter", true, true),
-        ns("exec", false, false),
-        ns("irq_latency", false, false),
-        ns("thread_latency", false, false),
-        ns("preempted", false, false),
-    ],
-    main_latency: Some("latency"),
-    periodic: false,
-    calibrated: false,
-    every_probe_cpu: false,
-    listed: true,
-    words: ReportWords {
-        period: None,
-        samples: "cycles",
-        sample: "sample",
-        outliers: PERIODIC_OUTLIERS,
-    },
-    spec_keys: &[
-        "period",
-        "max_latency",
-        "max_jitter",
-        "max_exec",
-        "pid",
-        "tid",
-        "comm",
-        "command",
-        "explain",
-    ],
-    container: InContainer::NotApplicable(
-        "observe is N/A in a container: it reads the host kernel's tracepoints, which a container neither has nor may have; observe the container's task from the host with --pid, --tid or --comm",
-    ),
+    verdicts: None,
 };
 
 /// `sleep`: a probe compiled only for tests (`--features test-probe`):
@@ -592,8 +469,9 @@ pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
         sample: "sample",
         outliers: &["oversleep"],
     },
-    spec_keys: &[],
+    params: &PLAIN_NONE,
     container: InContainer::Supported,
+    verdicts: None,
 };
 
 #[cfg(test)]
@@ -628,8 +506,13 @@ mod tests {
             for o in d.words.outliers {
                 assert!(d.metric(o).is_some(), "{} outlier {o}", d.name);
             }
-            for key in d.spec_keys {
-                assert!(!COMMON_SPEC_KEYS.contains(key), "{} {key}", d.name);
+            for key in d.params.keys {
+                assert!(
+                    !crate::spec::param::COMMON_KEYS.contains(&key.name),
+                    "{} {}",
+                    d.name,
+                    key.name
+                );
             }
             assert_eq!(d.periodic, d.words.sample == "cycle");
             // A calibrated probe runs its scan in a task whose execution

@@ -1,9 +1,9 @@
 //! The verdicts of a result: every pass/fail a report prints and the exit
 //! status follows, decided in one place and only from samples.
 //!
-//! A [`Verdict`] names what was judged (a limit on a metric, the round
-//! trip's budget, a netcycle's "cycle time held", or that the probe's main
-//! metric was measured at all), the limit, the observed figure with its
+//! A [`Verdict`] names what was judged (a limit on a metric, a kind's own
+//! verdict ([`KindVerdicts`]), or that the probe's main metric was
+//! measured at all), the limit, the figure seen with its
 //! sample count, the status — [`Status::Pass`], [`Status::Fail`] or
 //! [`Status::NotMeasured`] with the reason — and what decided it, in words
 //! (`max 812.000us of 12000 samples > limit 500.000us`).
@@ -12,10 +12,9 @@
 //!
 //! * A figure with no sample is *not measured*, never 0 and never a pass;
 //!   a not-measured verdict fails the run like a failed one.
-//! * A probe whose main metric has no sample fails, saying why (for the
-//!   round trip: what became of the messages that did arrive).
-//! * A metric the result's role cannot measure (screw-to-screw on a
-//!   `--role controller` round trip, a netcycle's cycles on `--role cn`)
+//! * A probe whose main metric has no sample fails, saying why (as
+//!   precisely as its kind can tell).
+//! * A metric the result's role cannot measure (its kind says which)
 //!   gets no verdict at all, so no report prints it.
 //!
 //! * A neighbour asked for a load ([`crate::noise`]) that it did not
@@ -30,14 +29,44 @@
 //! exit status read them.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::cell::{CellContext, CellStatus, NeighbourReport, StoredRun};
-use crate::netcycle::{NetcycleDetail, NodeRole};
 use crate::noise::{self, LoadCheck};
-use crate::result::{LimitCheck, ProbeKind, RunResult};
-use crate::roundtrip::BudgetVerdict;
+use crate::result::{LimitCheck, RunResult};
 use crate::stats::MetricSummary;
+
+/// What a kind judges beyond its limits and its main metric: the roles
+/// that cannot measure some of its metrics, its main metric in a role,
+/// why it has no sample, and its own verdict (a budget kept, a cycle
+/// time held). A kind's descriptor points at its own
+/// ([`crate::probe::ProbeDescriptor::verdicts`]); the rules here ask it.
+#[derive(Clone, Copy)]
+pub struct KindVerdicts {
+    /// Why a result of this role (`detail.role`) cannot measure a metric.
+    pub unmeasurable: fn(Option<&str>, &str) -> Option<&'static str>,
+    /// The metric that says a result of this role measured anything, when
+    /// not the kind's main latency.
+    pub main_metric: fn(Option<&str>) -> Option<&'static str>,
+    /// Why the result has no sample of a metric, as precisely as it says.
+    pub no_sample_reason: fn(&RunResult, &str) -> Option<String>,
+    /// The kind's own verdict, printed after the limits.
+    pub own: fn(&RunResult) -> Option<Verdict>,
+}
+
+impl PartialEq for KindVerdicts {
+    /// The same record (a kind's one `const`).
+    fn eq(&self, other: &KindVerdicts) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Eq for KindVerdicts {}
+
+impl std::fmt::Debug for KindVerdicts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KindVerdicts")
+    }
+}
 
 /// How a verdict came out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,39 +166,26 @@ fn count(r: &RunResult, metric: &str) -> u64 {
 }
 
 /// The role a result's probe ran in (`detail.role`), if it says.
-fn role(r: &RunResult) -> Option<&str> {
+pub fn role(r: &RunResult) -> Option<&str> {
     r.detail.as_ref()?.get("role")?.as_str()
 }
 
 /// Why `r`'s role cannot measure `metric`, when it cannot.
 pub fn unmeasurable(r: &RunResult, metric: &str) -> Option<&'static str> {
-    match (r.probe, role(r)) {
-        (ProbeKind::Roundtrip, Some("controller"))
-            if matches!(metric, "screw-to-screw" | "t1-t2" | "t3-t4rx") =>
-        {
-            Some("the controller alone sees no T1 or T4: the I/O simulator's machine (--role io) measures the round trip")
-        }
-        (ProbeKind::Roundtrip, Some("io"))
-            if matches!(
-                metric,
-                "controller" | "t1-t2" | "t3-t4rx" | "latency" | "jitter" | "exec"
-            ) =>
-        {
-            Some("the I/O simulator alone sees no controller cycle: the controller's machine (--role controller) measures it")
-        }
-        (ProbeKind::Netcycle, Some("cn")) => {
-            Some("the managing node is not ours (--role cn): its cycles are judged where it runs")
-        }
-        _ => None,
-    }
+    (r.probe.descriptor().verdicts?.unmeasurable)(role(r), metric)
 }
 
 /// The metric whose samples say that `r`'s probe measured anything: its
 /// main latency (the controller's T2→T3 for a round trip's controller
 /// alone), else its first metric.
 pub fn main_metric(r: &RunResult) -> Option<&'static str> {
-    if r.probe == ProbeKind::Roundtrip && role(r) == Some("controller") {
-        return Some("controller");
+    if let Some(m) = r
+        .probe
+        .descriptor()
+        .verdicts
+        .and_then(|k| (k.main_metric)(role(r)))
+    {
+        return Some(m);
     }
     r.probe
         .main_latency()
@@ -178,61 +194,16 @@ pub fn main_metric(r: &RunResult) -> Option<&'static str> {
 
 /// Why `r` has no sample of `metric`, as precisely as the result says.
 pub fn no_sample_reason(r: &RunResult, metric: &str) -> String {
-    if r.probe == ProbeKind::Roundtrip {
-        // The end that receives what closes the loop: the I/O simulator
-        // (the controller's outputs), or the controller (the inputs).
-        let (end, from) = match role(r) {
-            Some("controller") => ("controller", "the I/O simulator"),
-            _ => ("io", "the controller"),
-        };
-        let what = if metric == "controller" {
-            "no controller cycle handled a new input"
-        } else {
-            "no round trip completed"
-        };
-        if let Some(rx) = r
-            .detail
-            .as_ref()
-            .and_then(|d| d.get(end))
-            .and_then(|c| c.get("rx"))
-        {
-            let accepted = rx.get("accepted").and_then(Value::as_u64).unwrap_or(0);
-            let mut refused = Vec::new();
-            refused_counts(rx, &mut refused);
-            let refused = if refused.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", refused.join(", "))
-            };
-            return format!("{what}: of the messages from {from}, {accepted} accepted{refused}");
-        }
-        return what.to_string();
-    }
-    if r.probe == ProbeKind::Netcycle {
-        return "no cycle was measured".into();
+    if let Some(why) = r
+        .probe
+        .descriptor()
+        .verdicts
+        .and_then(|k| (k.no_sample_reason)(r, metric))
+    {
+        return why;
     }
     let sample = r.probe.descriptor().words.sample;
     format!("no {sample} recorded a {metric} sample")
-}
-
-/// Every non-zero count of `rx` other than `accepted` (one level of
-/// nesting, for counts kept by reason), as `30 malformed`.
-fn refused_counts(rx: &Value, out: &mut Vec<String>) {
-    let Some(m) = rx.as_object() else {
-        return;
-    };
-    for (k, v) in m {
-        if k == "accepted" {
-            continue;
-        }
-        match v {
-            Value::Number(n) if n.as_u64().is_some_and(|n| n > 0) => {
-                out.push(format!("{} {}", n, k.replace('_', " ")));
-            }
-            Value::Object(_) => refused_counts(v, out),
-            _ => {}
-        }
-    }
 }
 
 /// The verdict of one limit of `r`: the largest magnitude of the samples
@@ -291,89 +262,11 @@ pub fn limit_verdict(r: &RunResult, l: &LimitCheck) -> Verdict {
 // between the two modules.
 impl RunResult {
     /// True when any of its verdicts ([`verdicts`]) did not pass: a limit
-    /// exceeded or not measured, the round-trip budget broken, a
-    /// netcycle's cycle time not held, no sample of the main metric.
+    /// exceeded or not measured, a kind's own verdict not passed (a
+    /// budget broken, a cycle time not held), no sample of the main metric.
     pub fn failed(&self) -> bool {
         any_failed(&verdicts(self))
     }
-}
-
-/// The round trip's budget verdict, from the probe's detail.
-fn budget_verdict(r: &RunResult) -> Option<Verdict> {
-    if r.probe != ProbeKind::Roundtrip || unmeasurable(r, "screw-to-screw").is_some() {
-        return None;
-    }
-    let v: BudgetVerdict =
-        serde_json::from_value(r.detail.as_ref()?.get("budget")?.clone()).ok()?;
-    let worst = summary(r, "screw-to-screw").and_then(MetricSummary::largest_magnitude);
-    let name = "round-trip budget".to_string();
-    if v.samples == 0 {
-        let reason = no_sample_reason(r, "screw-to-screw");
-        return Some(Verdict {
-            name,
-            limit_ns: Some(v.budget_ns),
-            observed_ns: None,
-            samples: Some(0),
-            decided: format!("0 round trips, budget {}: {reason}", us(v.budget_ns)),
-            status: Status::NotMeasured { reason },
-        });
-    }
-    Some(Verdict {
-        name,
-        limit_ns: Some(v.budget_ns),
-        observed_ns: worst,
-        samples: Some(v.samples),
-        decided: format!(
-            "{} of {} round trips beyond the budget of {}",
-            v.over,
-            v.samples,
-            us(v.budget_ns)
-        ),
-        status: if v.held() { Status::Pass } else { Status::Fail },
-    })
-}
-
-/// A netcycle's "cycle time held", from the probe's detail.
-fn held_verdict(r: &RunResult) -> Option<Verdict> {
-    if r.probe != ProbeKind::Netcycle {
-        return None;
-    }
-    let d: NetcycleDetail = serde_json::from_value(r.detail.clone()?).ok()?;
-    if d.role == NodeRole::Cn {
-        return None;
-    }
-    let name = "cycle time held".to_string();
-    let counts = format!(
-        "{} cycles, {} late; {} PRes polled, {} missed",
-        d.cycles, d.late_cycles, d.polls, d.missed_pres
-    );
-    if d.cycles == 0 {
-        let reason = "no cycle was measured".to_string();
-        return Some(Verdict {
-            name,
-            limit_ns: None,
-            observed_ns: None,
-            samples: Some(0),
-            decided: format!("{counts}: {reason}"),
-            status: Status::NotMeasured { reason },
-        });
-    }
-    let (status, decided) = if d.held.held {
-        (Status::Pass, counts)
-    } else {
-        (
-            Status::Fail,
-            format!("{counts}: {}", d.held.reasons.join("; ")),
-        )
-    };
-    Some(Verdict {
-        name,
-        limit_ns: None,
-        observed_ns: None,
-        samples: Some(d.cycles),
-        decided,
-        status,
-    })
 }
 
 /// The verdict that `r`'s main metric was measured at all; `None` when a
@@ -417,8 +310,7 @@ pub fn verdicts(r: &RunResult) -> Vec<Verdict> {
         .filter(|l| unmeasurable(r, &l.metric).is_none())
         .map(|l| limit_verdict(r, l))
         .collect();
-    v.extend(budget_verdict(r));
-    v.extend(held_verdict(r));
+    v.extend(r.probe.descriptor().verdicts.and_then(|k| (k.own)(r)));
     v.extend(measured_verdict(r));
     v
 }

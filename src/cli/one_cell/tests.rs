@@ -3,10 +3,13 @@
 //! parameters.
 
 use clap::Parser;
+use jitterlab_core::chase::ChaseParams;
+use jitterlab_core::cyclic::CyclicParams;
+use jitterlab_core::response::{ResponseParams, ResponseSource};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{
     parse, CellPlan, ConfigSettings, Configuration, Policy, ProbeParams, ProbeScope, ProbeSpec,
-    ResponseSource, Scenario, Spec, SpecContext,
+    Scenario, Spec, SpecContext,
 };
 use jitterlab_core::units::CpuList;
 
@@ -115,10 +118,10 @@ fn run_cyclic_is_one_cell_with_every_default() {
         r.spec,
         one(
             default_configuration(),
-            probe_with(ProbeParams::Cyclic {
+            probe_with(ProbeParams::new(CyclicParams {
                 scan_ns: 100_000,
                 working_set_bytes: 256 << 10,
-            })
+            }))
         )
     );
     assert_eq!(r.options, RunOptions::default());
@@ -186,10 +189,10 @@ fn run_cyclic_flags_land_in_the_spec_and_the_run_options() {
                 max_latency_ns: Some(1_000_000),
                 max_jitter_ns: Some(2_000_000),
                 max_exec_ns: Some(3_000_000),
-                ..probe_with(ProbeParams::Cyclic {
+                ..probe_with(ProbeParams::new(CyclicParams {
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
-                })
+                }))
             }
         )
     );
@@ -221,12 +224,12 @@ fn run_chase_with_roles_places_probe_neighbour_and_irqs() {
             config,
             ProbeSpec {
                 period_ns: 0,
-                ..probe_with(ProbeParams::Chase {
+                ..probe_with(ProbeParams::new(ChaseParams {
                     buffer_bytes: None,
                     iterations: Some(100),
                     samples: None,
                     chase_length: 1024,
-                })
+                }))
             }
         )
     );
@@ -255,10 +258,10 @@ fn run_response_with_the_udp_source() {
         r.spec,
         one(
             default_configuration(),
-            probe_with(ProbeParams::Response {
+            probe_with(ProbeParams::new(ResponseParams {
                 source: Some(ResponseSource::Udp),
                 event_cpu: None,
-            })
+            }))
         )
     );
     assert_eq!(r.options, RunOptions::default());

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use clap::Args;
-use jitterlab_core::chase::Roles;
+use jitterlab_core::chase::{ChaseParams, Roles};
 use jitterlab_core::defaults;
 use jitterlab_core::limits;
 use jitterlab_core::result::ProbeKind;
@@ -142,12 +142,12 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
     let c = &a.common;
     let roles = roles(a)?;
     let cpu = cpu_or_last(online, roles.map(|r| r.test).or(a.cpu))?;
-    let params = ProbeParams::Chase {
+    let params = ProbeParams::new(ChaseParams {
         buffer_bytes: a.buffer,
         iterations: Some(a.iterations),
         samples: a.samples,
         chase_length: a.chase_length,
-    };
+    });
     let neighbours = match roles.and_then(|r| r.neighbour) {
         Some(n) => vec![n],
         None => others(online, &[cpu]),

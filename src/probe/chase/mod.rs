@@ -93,7 +93,8 @@ use crate::system::journal::Journal;
 
 use super::plan::{RunPlan, Stop};
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
-use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
+use jitterlab_core::chase::ChaseParams;
+use jitterlab_core::spec::{CellPlan, Spec};
 
 // The metric table lives with the probe kinds: `ProbeKind::Chase.metrics()`.
 
@@ -618,12 +619,12 @@ impl Chase {
 /// its samples, else at the spec's duration (a run without `--duration`
 /// ends by the default sample count, with no deadline).
 pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan, stop: Stop) -> ChaseArgs {
-    let ProbeParams::Chase {
+    let Some(&ChaseParams {
         buffer_bytes,
         iterations,
         samples,
         chase_length,
-    } = spec.probes[cell.probe].params
+    }) = spec.probes[cell.probe].params.get()
     else {
         unreachable!("chase arguments of a probe that is no chase")
     };

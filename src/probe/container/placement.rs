@@ -4,7 +4,8 @@
 //! configuration's IRQ moves, cpufreq, sysctls) stay on the host: the
 //! container runs the probe, not the configuration.
 
-use jitterlab_core::spec::{CellPlan, ProbeParams, ProbeSpec, ResponseSource, Spec};
+use jitterlab_core::response::{ResponseParams, ResponseSource};
+use jitterlab_core::spec::{CellPlan, ProbeSpec, Spec};
 
 use crate::probe::plan::RunPlan;
 
@@ -12,11 +13,11 @@ use crate::probe::plan::RunPlan;
 /// response probe's UDP source makes network namespaces of its own, which
 /// a container may not.
 pub fn not_applicable(probe: &ProbeSpec) -> Option<String> {
-    match probe.params {
-        ProbeParams::Response {
+    match probe.params.get::<ResponseParams>() {
+        Some(ResponseParams {
             source: Some(ResponseSource::Udp),
             ..
-        } => Some(
+        }) => Some(
             "response with source udp is N/A in a container: it makes two network namespaces and a veth pair, which a container may not; use source eventfd, or measure it on the host".into(),
         ),
         _ => None,
@@ -25,9 +26,10 @@ pub fn not_applicable(probe: &ProbeSpec) -> Option<String> {
 
 /// The event CPU of a response probe: as `probe::response` chooses it.
 fn event_cpu(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> Option<usize> {
-    let ProbeParams::Response { event_cpu, .. } = spec.probes[cell.probe].params else {
-        return None;
-    };
+    let event_cpu = spec.probes[cell.probe]
+        .params
+        .get::<ResponseParams>()?
+        .event_cpu;
     let cpu = plan.cpus[0];
     Some(
         event_cpu

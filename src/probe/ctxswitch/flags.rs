@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::ProbeParams;
+use jitterlab_core::spec::{PlainParams, ProbeParams};
 use jitterlab_core::units::CpuList;
 
 use crate::probe::flags::parse::{default_time, period};
@@ -66,7 +66,7 @@ pub fn check(root: &Path, db: &Path, a: &CtxswitchRunArgs) -> Result<OneCell> {
 pub fn ctxswitch_cell(a: &CtxswitchRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(
-        ProbeParams::Plain(ProbeKind::Ctxswitch),
+        ProbeParams::new(PlainParams(ProbeKind::Ctxswitch)),
         a.interval,
         vec![cpu],
         online,

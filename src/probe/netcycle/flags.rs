@@ -308,7 +308,7 @@ pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
         0 => a.cns,
         n => n as u8,
     };
-    let params = ProbeParams::Netcycle(Box::new(NetcycleParams {
+    let params = ProbeParams::new(NetcycleParams {
         cns,
         node_ids,
         chaining: a.chaining,
@@ -325,7 +325,7 @@ pub fn netcycle_cell(a: &NetcycleRunArgs, online: &CpuList) -> Result<OneCell> {
         pcap: a.pcap.as_ref().map(|p| p.to_string_lossy().into_owned()),
         identity: a.identity,
         cdc: a.cdc.as_ref().map(|p| p.to_string_lossy().into_owned()),
-    }));
+    });
     debug_assert_eq!(params.kind(), ProbeKind::Netcycle);
     common_cell(params, a.cycle, vec![cpu], online, &a.common)
 }

@@ -135,7 +135,8 @@ pub struct NetcycleArgs {
 pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> Result<NetcycleArgs> {
     let probe = &spec.probes[cell.probe];
     let params = probe
-        .netcycle()
+        .params
+        .get::<NetcycleParams>()
         .context("netcycle arguments of a probe that is no netcycle probe")?
         .clone();
     let cpu = plan.cpus[0];

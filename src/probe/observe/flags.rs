@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
+use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{ObserveParams, ObserveTarget, Policy, ProbeParams};
+use jitterlab_core::spec::{Policy, ProbeParams};
 
 use crate::error::bad;
 use crate::probe::flags::parse::duration;
@@ -150,13 +151,7 @@ pub fn check(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneCell> {
     super::check(root, &params)?;
     let period = a.period.unwrap_or(0);
     check_common(db, c, period, 1)?;
-    let mut run = common_cell(
-        ProbeParams::Observe(Box::new(params)),
-        period,
-        vec![cpu],
-        &online,
-        c,
-    )?;
+    let mut run = common_cell(ProbeParams::new(params), period, vec![cpu], &online, c)?;
     let config = &mut run.spec.configurations[0];
     if c.priority.is_none() {
         config.policy = Policy::Other;
@@ -209,7 +204,7 @@ mod tests {
         // No --period: 0, inferred from the task.
         assert_eq!(probe(&one).period_ns, 0);
         assert_eq!(
-            probe(&one).observe(),
+            probe(&one).params.get::<ObserveParams>(),
             Some(&ObserveParams {
                 target: ObserveTarget::Tid(200),
                 explain: false,
@@ -237,7 +232,7 @@ mod tests {
             (Policy::Fifo, Some(10), false, vec![1])
         );
         assert_eq!(probe(&one).period_ns, 2_000_000);
-        assert!(probe(&one).observe().unwrap().explain);
+        assert!(probe(&one).params.get::<ObserveParams>().unwrap().explain);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! reads the kernel's scheduler, timer, IRQ and softirq events from an
 //! [`EventSource`] and turns them into cycles with the core model
 //! ([`jitterlab_core::observe::cycles::Observer`]). Each cycle is one
-//! sample of the descriptor's table (`jitterlab_core::probe::OBSERVE`:
+//! sample of the descriptor's table (`jitterlab_core::observe::OBSERVE`:
 //! latency, period, jitter, exec, irq_latency, thread_latency, preempted)
 //! pushed into the recorder, so the run gets the same windows, store,
 //! reports, limits and exit status as `run cyclic`.
@@ -62,8 +62,8 @@ use jitterlab_core::observe::cycles::{
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::observe::event::{Event, EventKind};
 use jitterlab_core::observe::explain::Explanation;
+use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
-use jitterlab_core::spec::{ObserveParams, ObserveTarget};
 
 use crate::error::bad;
 use crate::neighbour::{self, NeighbourSpec};
@@ -94,7 +94,8 @@ const IDLE: Duration = Duration::from_millis(5);
 pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let spec = &cell.spec.probes[cell.cell.probe];
     let params = spec
-        .observe()
+        .params
+        .get::<ObserveParams>()
         .context("an observe cell without observe parameters; this is a bug in jitterlab")?
         .clone();
     let mut probe = ObserveProbe {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use jitterlab_core::observe::event::{Event, EventKind};
-use jitterlab_core::spec::ObserveTarget;
+use jitterlab_core::observe::ObserveTarget;
 
 use crate::error::bad;
 

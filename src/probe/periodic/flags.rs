@@ -7,9 +7,10 @@ use std::path::Path;
 
 use anyhow::Result;
 use clap::Args;
+use jitterlab_core::cyclic::CyclicParams;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{scan_fits, ProbeParams};
+use jitterlab_core::spec::{scan_fits, PlainParams, ProbeParams};
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use crate::error::bad;
@@ -118,10 +119,10 @@ pub fn wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<OneCell> {
 
 /// `jitterlab run cyclic`.
 pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
-    let params = ProbeParams::Cyclic {
+    let params = ProbeParams::new(CyclicParams {
         scan_ns: a.scan,
         working_set_bytes: a.working_set,
-    };
+    });
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(params, a.period, vec![cpu], online, &a.common)
 }
@@ -130,7 +131,7 @@ pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
 pub fn wakeup_cell(a: &WakeupArgs, online: &CpuList) -> Result<OneCell> {
     let cpus = measured_cpus(online, a.cpus.as_ref())?;
     common_cell(
-        ProbeParams::Plain(ProbeKind::Wakeup),
+        ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
         a.interval,
         cpus,
         online,

@@ -11,8 +11,9 @@ use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use jitterlab_core::defaults;
+use jitterlab_core::response::{ResponseParams, ResponseSource};
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{ProbeParams, ResponseSource};
+use jitterlab_core::spec::ProbeParams;
 use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
@@ -101,9 +102,9 @@ pub fn check(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<OneCell> {
 /// first other online CPU (the configuration's first neighbour).
 pub fn response_cell(a: &ResponseRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::Response {
+    let params = ProbeParams::new(ResponseParams {
         source: Some(a.source),
         event_cpu: a.event_cpu,
-    };
+    });
     common_cell(params, a.interval, vec![cpu], online, &a.common)
 }

@@ -104,7 +104,8 @@ use crate::net::hosts::{
     check_kind_environment, in_benchmark_range, NetChange, NetnsPair, RESPONSE_PAIR,
 };
 use crate::system::journal::{Journal, Undo};
-use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
+use jitterlab_core::response::ResponseParams;
+use jitterlab_core::spec::{CellPlan, Spec};
 use std::path::Path;
 
 // The metric table lives with the probe kinds: `ProbeKind::Response.metrics()`.
@@ -133,7 +134,7 @@ const STOP_SEQ: u64 = u64::MAX;
 const DATAGRAM: usize = 16;
 
 /// What makes the event: the spec model's one source type.
-pub use jitterlab_core::spec::ResponseSource;
+pub use jitterlab_core::response::ResponseSource;
 
 /// What the runner asks of the probe (for `jitterlab run response` and a
 /// bench cell alike), built from a cell of the typed spec in one place
@@ -728,7 +729,7 @@ fn sample(index: u64, t_event: u64, t_run: u64, t_sent: u64, rx: Option<i64>) ->
 /// else from the cell's first neighbour CPU, else from the probe's own.
 pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> ResponseArgs {
     let probe = &spec.probes[cell.probe];
-    let ProbeParams::Response { source, event_cpu } = probe.params else {
+    let Some(&ResponseParams { source, event_cpu }) = probe.params.get() else {
         unreachable!("response arguments of a probe that is no response probe")
     };
     let cpu = plan.cpus[0];

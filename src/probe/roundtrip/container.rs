@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use jitterlab_core::result::RunResult;
-use jitterlab_core::roundtrip::Role;
-use jitterlab_core::spec::{Configuration, ProbeParams};
+use jitterlab_core::roundtrip::{Role, RoundtripParams};
+use jitterlab_core::spec::Configuration;
 
 use super::handoff::{CycleRecord, Receiver};
 use crate::probe::container::stream::{parse_line, Line};
@@ -130,7 +130,12 @@ pub fn prepare_end(
 /// played by the controller alone, its sockets on `interface`, its cycles
 /// to the samples pipe in the work directory.
 pub fn controller_cell(mut inner: InnerCell, interface: &str) -> InnerCell {
-    if let Some(ProbeParams::Roundtrip(r)) = inner.spec.probes.first_mut().map(|p| &mut p.params) {
+    if let Some(r) = inner
+        .spec
+        .probes
+        .first_mut()
+        .and_then(|p| p.params.get_mut::<RoundtripParams>())
+    {
         r.role = Role::Controller;
         r.interface = Some(interface.to_string());
         r.samples_to = Some(format!("{INSIDE}/samples"));

@@ -346,7 +346,7 @@ pub fn check(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<OneCell> {
 /// the I/O simulator on `--io-cpu` (else the first neighbour CPU).
 pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::Roundtrip(Box::new(RoundtripParams {
+    let params = ProbeParams::new(RoundtripParams {
         role: a.role,
         io_period_ns: a.io_period,
         scan_ns: a.scan,
@@ -381,7 +381,7 @@ pub fn roundtrip_cell(a: &RoundtripRunArgs, online: &CpuList) -> Result<OneCell>
             &a.output_header,
             a.map.map(|m| m.1),
         ),
-    }));
+    });
     let mut run = common_cell(params, a.controller_period, vec![cpu], online, &a.common)?;
     // The threshold is the budget unless another one was given.
     let probe = &mut run.spec.probes[0];

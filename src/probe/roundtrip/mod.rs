@@ -110,7 +110,8 @@ pub struct RoundtripArgs {
 pub fn args(spec: &Spec, cell: &CellPlan, plan: &RunPlan) -> Result<RoundtripArgs> {
     let probe = &spec.probes[cell.probe];
     let params = probe
-        .roundtrip()
+        .params
+        .get::<RoundtripParams>()
         .context("roundtrip arguments of a probe that is no roundtrip probe")?
         .clone();
     let cpu = plan.cpus[0];

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::ProbeParams;
+use jitterlab_core::spec::{PlainParams, ProbeParams};
 
 use crate::error::bad;
 use crate::probe::flags::{
@@ -53,7 +53,7 @@ pub fn check(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
     let cpu = probe_cpu(&online, a.cpu, "--cpu")?;
     check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
     common_cell(
-        ProbeParams::Plain(ProbeKind::Sleep),
+        ProbeParams::new(PlainParams(ProbeKind::Sleep)),
         defaults::PERIOD_NS,
         vec![cpu],
         &online,

@@ -13,6 +13,7 @@ use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{
     ConfigSettings, Configuration, Policy, ProbeParams, ProbeScope, ProbeSpec,
 };
+use jitterlab_core::timerlat::TimerlatParams;
 use jitterlab_core::units::CpuList;
 
 use super::TimerlatRequest;
@@ -129,10 +130,10 @@ pub fn timerlat_cell(a: &TimerlatRunArgs, online: &CpuList) -> Result<OneCell> {
         max_latency_ns: None,
         max_jitter_ns: None,
         max_exec_ns: None,
-        params: ProbeParams::Timerlat {
+        params: ProbeParams::new(TimerlatParams {
             user_threads: a.user_threads,
             every_probe_cpu: true,
-        },
+        }),
         scope: ProbeScope::default(),
     };
     Ok(OneCell {

@@ -111,8 +111,9 @@ use crate::store::StoredHistogram;
 use crate::system::journal::Journal;
 use crate::system::workdir::{self, WorkDir};
 use jitterlab_core::result::{Params, ThreadResult, UsageDelta};
-use jitterlab_core::spec::{CellPlan, ProbeParams, Spec};
+use jitterlab_core::spec::{CellPlan, Spec};
 use jitterlab_core::stats::MetricStats;
+use jitterlab_core::timerlat::TimerlatParams;
 
 /// The kernel option that builds the tracer.
 const CONFIG_OPTION: &str = "CONFIG_TIMERLAT_TRACER";
@@ -687,10 +688,10 @@ impl TimerlatRequest {
     pub fn new(spec: &Spec, cell: &CellPlan, workdir: PathBuf) -> TimerlatRequest {
         let config = &spec.configurations[cell.configuration];
         let probe = &spec.probes[cell.probe];
-        let user_threads = match probe.params {
-            ProbeParams::Timerlat { user_threads, .. } => user_threads,
-            _ => false,
-        };
+        let user_threads = probe
+            .params
+            .get::<TimerlatParams>()
+            .is_some_and(|t| t.user_threads);
         TimerlatRequest {
             cpus: probe.cpus(&config.probe_cpus),
             period_ns: probe.period_ns,

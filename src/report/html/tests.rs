@@ -994,7 +994,7 @@ fn round_trip_run(store: &mut Store) -> (i64, RunResult) {
     let rows: Vec<WindowRow> = windows_of(&values, 20)
         .into_iter()
         .map(|w| WindowRow {
-            metrics: &jitterlab_core::probe::ROUNDTRIP.metrics[..1],
+            metrics: &jitterlab_core::roundtrip::ROUNDTRIP.metrics[..1],
             ..w
         })
         .collect();

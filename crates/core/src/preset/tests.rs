@@ -185,7 +185,10 @@ fn powerlink_measures_both_tables_on_every_machine_size() {
         let jitter = &s.probes[0];
         assert_eq!(jitter.name, "soc-jitter");
         assert_eq!(jitter.period_ns, 500_000);
-        assert_eq!(jitter.netcycle(), Some(&NetcycleParams::default()));
+        assert_eq!(
+            jitter.params.get::<NetcycleParams>(),
+            Some(&NetcycleParams::default())
+        );
         assert!(jitter.scope.is_default());
         // The earlier preset's timer task, under the same name.
         let timer = &s.probes[1];
@@ -209,7 +212,7 @@ fn powerlink_measures_both_tables_on_every_machine_size() {
         assert_eq!(load.len(), 24);
         let mut points = Vec::new();
         for p in load {
-            let n = p.netcycle().expect("a netcycle probe");
+            let n = p.params.get::<NetcycleParams>().expect("a netcycle probe");
             assert_eq!(p.scope.scenarios, ["idle"], "{}", p.name);
             assert_eq!(p.scope.duration_ns, Some(30_000_000_000), "{}", p.name);
             assert_eq!(
@@ -565,12 +568,12 @@ fn caterpillar_gives_test_neighbour_and_irq_their_cpus() {
         let p = &s.probes[0];
         assert_eq!(
             p.params,
-            ProbeParams::Chase {
+            ProbeParams::new(crate::chase::ChaseParams {
                 buffer_bytes: None,
                 iterations: Some(100),
                 samples: Some(200),
                 chase_length: 1024,
-            }
+            })
         );
         assert_eq!(s.warnings.len(), warnings, "{online}: {:?}", s.warnings);
         assert_eq!(s.cells().len(), 2);
@@ -819,9 +822,11 @@ fn epics_measures_the_three_latencies_idle_and_under_network_load() {
             .map(|c| (c.name.as_str(), c.builtin.as_deref()))
             .collect();
         assert_eq!(sc, [("idle", Some("idle")), ("network", Some("network"))]);
-        let source = |p: &crate::spec::ProbeSpec| match p.params {
-            ProbeParams::Response { source, .. } => source.map(|s| s.name()),
-            _ => None,
+        let source = |p: &crate::spec::ProbeSpec| {
+            p.params
+                .get::<crate::response::ResponseParams>()
+                .and_then(|r| r.source)
+                .map(|s| s.name())
         };
         let probes: Vec<(&str, ProbeKind, Option<u64>, Option<&str>)> = s
             .probes
@@ -1018,7 +1023,7 @@ fn redhat_places_controller_io_simulator_and_neighbours_on_every_machine_size() 
         let p = &s.probes[0];
         assert_eq!((p.kind(), p.period_ns), (ProbeKind::Roundtrip, 5_000_000));
         assert_eq!(
-            p.roundtrip(),
+            p.params.get::<RoundtripParams>(),
             Some(&RoundtripParams {
                 io_period_ns: 500_000,
                 scan_ns: 500_000,
@@ -1029,7 +1034,11 @@ fn redhat_places_controller_io_simulator_and_neighbours_on_every_machine_size() 
             }),
             "{online}"
         );
-        let budget = p.roundtrip().unwrap().budget(p.period_ns);
+        let budget = p
+            .params
+            .get::<RoundtripParams>()
+            .unwrap()
+            .budget(p.period_ns);
         assert_eq!(budget.total_ns(), 6_700_000);
         assert_eq!(
             budget.formula(),

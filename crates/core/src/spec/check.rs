@@ -9,12 +9,11 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::cache::cache_settings;
-use super::plan::short;
+use super::param::KindTable;
 use super::raw::{RawConfiguration, RawProbe, RawScenario};
 use super::{
-    scan_fits, sched_fields, CommandSpec, ConfigSettings, Configuration, Deployment, Policy,
-    ProbeParams, ProbeScope, ProbeSpec, ResponseSource, Scenario, SchedError, SpecContext,
-    SpecError, NICES, PRIORITIES,
+    sched_fields, CommandSpec, ConfigSettings, Configuration, Deployment, Policy, ProbeScope,
+    ProbeSpec, Scenario, SchedError, SpecContext, SpecError, NICES, PRIORITIES,
 };
 use crate::defaults;
 use crate::limits::{self, Count};
@@ -32,7 +31,8 @@ pub(super) struct Checker<'a> {
     pub(super) warnings: Vec<String>,
 }
 
-pub(super) type Check<T> = Result<T, SpecError>;
+/// A checked value, or the error that refuses the spec.
+pub type Check<T> = Result<T, SpecError>;
 
 impl<'a> Checker<'a> {
     pub(super) fn line(&self, offset: usize) -> usize {
@@ -791,20 +791,16 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
         let span = r.name.as_ref().map_or(t.span(), |v| v.span());
         let used = out.iter().map(|o| o.name.as_str());
         ck.unique(&name, span, &k("name"), used, "probe", "probe")?;
+        let descriptor = kind.descriptor();
         let period_ns = match &r.period {
             Some(v) => {
                 let ns = ck.positive_duration(v, &k("period"), "period")?;
                 limits::check_period(ns).map_err(|e| ck.err(v.span(), &k("period"), e))?
             }
-            None if kind == ProbeKind::Roundtrip => defaults::CONTROLLER_PERIOD_NS,
-            None if kind == ProbeKind::Netcycle => defaults::NETCYCLE_PERIOD_NS,
-            // Not given: the observed task's own, inferred.
-            None if kind == ProbeKind::Observe => 0,
-            None => defaults::PERIOD_NS,
+            None => descriptor.params.default_period_ns,
         };
-        // A key that only some kinds take (their descriptors say which):
+        // A key that only some kinds take (their tables say which):
         // refused, with the kinds that take it, elsewhere.
-        let descriptor = kind.descriptor();
         let only = |span: Option<Range<usize>>, key: &str| -> Check<()> {
             match span {
                 Some(span) if !descriptor.accepts_spec_key(key) => {
@@ -826,41 +822,15 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             }
         };
         let sp = |v: &Option<Spanned<String>>| v.as_ref().map(|v| v.span());
-        only(sp(&r.scan), "scan")?;
-        only(sp(&r.working_set), "working_set")?;
         only(sp(&r.max_exec), "max_exec")?;
         only(sp(&r.max_jitter), "max_jitter")?;
         only(sp(&r.period), "period")?;
-        only(sp(&r.buffer), "buffer")?;
-        only(r.iterations.as_ref().map(|v| v.span()), "iterations")?;
-        only(r.samples.as_ref().map(|v| v.span()), "samples")?;
-        only(sp(&r.source), "source")?;
-        only(sp(&r.event_cpu), "event_cpu")?;
-        for (v, key) in [
-            (&r.io_period, "io_period"),
-            (&r.network_budget, "network_budget"),
-            (&r.opcua, "opcua"),
-            (&r.budget, "budget"),
-            (&r.transport, "transport"),
-            (&r.io_cpu, "io_cpu"),
-            (&r.wait, "wait"),
-            (&r.response_timeout, "response_timeout"),
-            (&r.cn_cpu, "cn_cpu"),
-        ] {
-            only(sp(v), key)?;
+        let mut own: Vec<(&String, Range<usize>)> =
+            r.own.iter().map(|(key, v)| (key, v.span())).collect();
+        own.sort_by_key(|(_, span)| span.start);
+        for (key, span) in own {
+            only(Some(span), key)?;
         }
-        let si = |v: &Option<Spanned<i64>>| v.as_ref().map(|v| v.span());
-        only(si(&r.cns), "cns")?;
-        only(si(&r.out_bytes), "out_bytes")?;
-        only(si(&r.in_bytes), "in_bytes")?;
-        only(si(&r.max_late_cycles), "max_late_cycles")?;
-        only(si(&r.max_missed_pres), "max_missed_pres")?;
-        only(r.chaining.as_ref().map(|v| v.span()), "chaining")?;
-        only(si(&r.pid), "pid")?;
-        only(si(&r.tid), "tid")?;
-        only(sp(&r.comm), "comm")?;
-        only(r.command.as_ref().map(|v| v.span()), "command")?;
-        only(r.explain.as_ref().map(|v| v.span()), "explain")?;
         if let Some(v) = &r.max_latency {
             // A probe that counts CPU cycles has no latency to limit.
             let cycles = descriptor
@@ -879,95 +849,16 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             }
             only(Some(v.span()), "max_latency")?;
         }
-        let buffer_bytes = match &r.buffer {
-            Some(v) => {
-                let b = ck.memory(v, &k("buffer"))?;
-                if b < 128 {
-                    return Err(ck.err(
-                        v.span(),
-                        &k("buffer"),
-                        "a chase needs at least two cache lines; give e.g. buffer = \"1MiB\"",
-                    ));
-                }
-                Some(b)
-            }
-            None => None,
+        let table = KindTable {
+            ck,
+            kind,
+            table: descriptor.params,
+            raw: r,
+            prefix: p.clone(),
+            span: t.span(),
         };
-        let iterations = match &r.iterations {
-            Some(v) => Some(ck.count(v, &k("iterations"), &limits::ITERATIONS)?),
-            None => None,
-        };
-        let samples = match &r.samples {
-            Some(v) => Some(ck.count(v, &k("samples"), &limits::SAMPLES)?),
-            None => None,
-        };
-        let source = match &r.source {
-            Some(v) => Some(ResponseSource::parse(v.get_ref()).ok_or_else(|| {
-                ck.err(
-                    v.span(),
-                    &k("source"),
-                    format!("unknown event source {:?}; use eventfd or udp", v.get_ref()),
-                )
-            })?),
-            None => None,
-        };
-        let event_cpu = match &r.event_cpu {
-            Some(v) => match ck.cpus(v, &k("event_cpu"))? {
-                Some(list) if list.len() == 1 => Some(list[0]),
-                _ => {
-                    return Err(ck.err(
-                        v.span(),
-                        &k("event_cpu"),
-                        "give exactly one CPU, e.g. event_cpu = \"0\"",
-                    ))
-                }
-            },
-            None => None,
-        };
-        use ProbeKind as P;
-        let params = match kind {
-            P::Cyclic => {
-                let scan_ns = match &r.scan {
-                    Some(v) => ck.duration(v, &k("scan"))?,
-                    None => defaults::SCAN_NS,
-                };
-                if !scan_fits(scan_ns, period_ns) {
-                    let span = r
-                        .scan
-                        .as_ref()
-                        .or(r.period.as_ref())
-                        .map_or(t.span(), |v| v.span());
-                    return Err(ck.err(
-                        span,
-                        &k("scan"),
-                        format!(
-                            "scan {} must be shorter than the period {}",
-                            short(scan_ns),
-                            short(period_ns)
-                        ),
-                    ));
-                }
-                let working_set_bytes = match &r.working_set {
-                    Some(v) => ck.memory(v, &k("working_set"))?,
-                    None => defaults::WORKING_SET_BYTES,
-                };
-                ProbeParams::Cyclic {
-                    scan_ns,
-                    working_set_bytes,
-                }
-            }
-            P::Chase => ProbeParams::Chase {
-                buffer_bytes,
-                iterations,
-                samples,
-                chase_length: defaults::CHASE_LENGTH,
-            },
-            P::Response => ProbeParams::Response { source, event_cpu },
-            P::Roundtrip => super::roundtrip::roundtrip_params(ck, r, period_ns, &k, t.span())?,
-            P::Netcycle => super::netcycle::netcycle_params(ck, r, period_ns, &k, t.span())?,
-            P::Observe => super::observe::observe_params(ck, r, &k, t.span())?,
-            kind => ProbeParams::defaults(kind),
-        };
+        let params = (descriptor.params.check)(&table, period_ns)?;
+        params.validate(period_ns).map_err(|e| table.rule(e))?;
         let threshold_ns = match &r.threshold {
             Some(v) => Some(ck.positive_duration(v, &k("threshold"), "threshold")?),
             None => None,

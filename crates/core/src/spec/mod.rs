@@ -175,7 +175,8 @@
 //!
 //! This file holds the checked model and [`parse`]; the rest is split by
 //! responsibility: `probe` is the typed probe model ([`ProbeSpec`] with its
-//! per-kind [`ProbeParams`]), `sched` the scheduling policy and its
+//! per-kind [`ProbeParams`]), `param` the toolkit a kind declares its
+//! parameters with, `sched` the scheduling policy and its
 //! priority/nice rule, `raw` mirrors the file as written (and names the key
 //! of a TOML or serde error), `check` turns it into the model value by
 //! value, `scope` a probe's `scenarios` and `duration`, `cache` checks the
@@ -197,12 +198,10 @@
 mod cache;
 mod cell_key;
 mod check;
-mod netcycle;
-mod observe;
+pub mod param;
 mod plan;
 mod probe;
 mod raw;
-mod roundtrip;
 mod sched;
 mod scope;
 #[cfg(test)]
@@ -221,8 +220,10 @@ use crate::resctrl::{CacheDefault, CacheGroup};
 use crate::units::CpuList;
 
 pub use self::cell_key::CellKey;
-pub use self::observe::{ObserveParams, ObserveTarget};
-pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec, ResponseSource};
+pub use self::check::Check;
+pub use self::param::{Key, KindTable, ParamError, ParamTable, Params, PlainParams, ValueType};
+pub use self::plan::short;
+pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec};
 pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};
 
 /// What a spec is checked against: facts about the machine and the caller.
@@ -462,6 +463,7 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
         warnings: Vec::new(),
     };
     let raw: RawSpec = toml::from_str(text).map_err(|e| serde_error(&ck, &e))?;
+    let raw_probes = self::param::raw_probes(&ck, &raw.probe)?;
     let top = 0..0;
 
     let name = match &raw.name {
@@ -507,8 +509,8 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
 
     let configurations = configurations(&mut ck, &raw.configuration)?;
     let scenarios = scenarios(&mut ck, &raw.scenario, &configurations)?;
-    let mut probes = probes(&ck, &raw.probe)?;
-    probe_scopes(&ck, &raw.probe, &mut probes, &scenarios)?;
+    let mut probes = probes(&ck, &raw_probes)?;
+    probe_scopes(&ck, &raw_probes, &mut probes, &scenarios)?;
 
     let matrix = Matrix::of(
         u64::from(repetitions),
@@ -518,7 +520,7 @@ pub fn parse(text: &str, file: &str, ctx: &SpecContext) -> Result<Spec, SpecErro
         &probes,
     );
     check_cells(&ck, &raw, &matrix)?;
-    check_window_rows(&ck, &raw.probe, &probes, &configurations, duration_ns)?;
+    check_window_rows(&ck, &raw_probes, &probes, &configurations, duration_ns)?;
 
     let baseline = match &raw.baseline {
         Some(v) => {

@@ -85,8 +85,8 @@ impl Spec {
     }
 
     /// Why `cell` is N/A whatever the machine, so a bench skips it and its
-    /// table says why: a `netcycle` probe whose cycle cannot carry its
-    /// frames on a 100 Mbit/s wire (`N/A (wire): 40 CNs need at least …`).
+    /// table says why: a probe whose frames cannot fit on its wire in its
+    /// period ([`ProbeSpec::wire_na`], `N/A (wire): …`).
     /// It stays a cell of the spec, so the table has its row.
     pub fn cell_na(&self, cell: &CellPlan) -> Option<String> {
         self.probes[cell.probe].wire_na()
@@ -411,7 +411,7 @@ pub(super) fn count(n: usize, word: &str) -> String {
 }
 
 /// A duration as a user would type it, with `0s` for zero.
-pub(super) fn short(ns: u64) -> String {
+pub fn short(ns: u64) -> String {
     if ns == 0 {
         "0s".into()
     } else {

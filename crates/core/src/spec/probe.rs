@@ -3,34 +3,36 @@
 //!
 //! This is the one model both front doors produce — the spec checker from a
 //! `[[probe]]` table, the command line from `jitterlab run X`'s flags — and
-//! the only one the runner reads. A kind's own parameters live in its
-//! variant, so a value that means nothing to a kind (a scan for a chase, a
-//! source for a wake-up probe) cannot be written down. A kind that takes
-//! nothing of its own is `ProbeParams::Plain(kind)`, so a new kind of that
-//! sort needs nothing here; on which CPUs a kind measures is its
-//! descriptor's ([`crate::probe::ProbeDescriptor::every_probe_cpu`]).
+//! the only one the runner reads. A kind's own parameters are its own type
+//! (declared in its folder, with its key table: [`super::param`]), held
+//! as a trait object, so a value that means nothing to a kind (a scan for
+//! a chase, a source for a wake-up probe) cannot be written down, and no
+//! code outside the kind's folder names them.
 //!
 //! The serialized form (stored in a bench's `spec_json`) is the flat object
 //! jitterlab has always written: `kind` beside the common keys, `scan_ns`
-//! and `working_set_bytes` on every probe (0 but for cyclic), and the keys
-//! of the other kinds only when set, and so are a bench probe's
-//! `scenarios` and `duration_ns` ([`ProbeScope`]), so a spec without them
-//! stores the bytes it always did. [`ProbeSpecWire`] is that shape; the
-//! conversions to and from it are the only place it is known.
+//! and `working_set_bytes` on every probe (0 but for the probes that scan),
+//! each kind's own keys only when set, and a bench probe's `scenarios` and
+//! `duration_ns` ([`ProbeScope`]) only when set, so a spec without them
+//! stores the bytes it always did. Each kind writes ([`Params::wire`]) and
+//! reads ([`super::param::ParamTable::read`]) its own keys; the writer
+//! here keeps the order.
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
 
-use super::observe::ObserveParams;
+use serde::de::Error as _;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::param::{take, Ordered, Params};
 use crate::defaults;
-use crate::netcycle::NetcycleParams;
 use crate::result::ProbeKind;
-use crate::roundtrip::RoundtripParams;
 
 /// One probe and its parameters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "ProbeSpecWire", try_from = "ProbeSpecWire")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbeSpec {
     /// Name, unique in the spec.
     pub name: String,
@@ -85,138 +87,65 @@ impl ProbeScope {
     }
 }
 
-/// The parameters of one kind of probe.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProbeParams {
-    /// Control-task emulation.
-    Cyclic {
-        /// Compute time of the scan per cycle, ns; shorter than the period
-        /// ([`scan_fits`]).
-        scan_ns: u64,
-        /// Memory the scan walks per cycle, bytes.
-        working_set_bytes: u64,
-    },
-    /// The pointer chase.
-    Chase {
-        /// Buffer to chase, bytes; `None`: half the cache level the probe
-        /// CPU shares with the neighbour CPUs.
-        buffer_bytes: Option<u64>,
-        /// Timed chases per sample; `None`: not given,
-        /// [`defaults::ITERATIONS`].
-        iterations: Option<u64>,
-        /// Samples after which the chase ends; `None`: in a bench cell as
-        /// many as fit in the duration, in `jitterlab run chase` without
-        /// `--duration` [`defaults::SAMPLES`]. A bench cell's duration caps
-        /// it either way.
-        samples: Option<u64>,
-        /// Dependent loads in one timed chase (`--chase-length`; a spec
-        /// cannot set it).
-        chase_length: u64,
-    },
-    /// An event made on another CPU answered by the real-time thread.
-    Response {
-        /// What makes the event; `None`: not given, the eventfd.
-        source: Option<ResponseSource>,
-        /// CPU the events are made on; `None`: the first neighbour CPU
-        /// (for `jitterlab run`, the first other online CPU), else the
-        /// probe's own.
-        event_cpu: Option<usize>,
-    },
-    /// The kernel's timerlat tracer through rtla.
-    Timerlat {
-        /// rtla's user-space threads (`--user-threads`; a spec cannot set
-        /// it).
-        user_threads: bool,
-        /// Measure on every probe CPU of the configuration (`jitterlab run
-        /// timerlat --cpus`), not only its first (a bench cell).
-        every_probe_cpu: bool,
-    },
-    /// [Red Hat controls]'s screw-to-screw round trip over OPC UA PubSub.
-    Roundtrip(Box<RoundtripParams>),
-    /// [Baumgartner POWERLINK]'s POWERLINK managing node and its controlled nodes.
-    Netcycle(Box<NetcycleParams>),
-    /// A running task observed through the kernel's tracepoints.
-    Observe(Box<ObserveParams>),
-    /// A kind that takes only the parameters every probe shares (its
-    /// period, threshold, window, outliers and limits, in [`ProbeSpec`]):
-    /// `wakeup` (timer wake-up latency, one thread per probe CPU),
-    /// `ctxswitch` (two real-time threads on one CPU handing a token back
-    /// and forth), and any new kind without parameters of its own.
-    Plain(ProbeKind),
-}
-
-/// What makes a response probe's events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ResponseSource {
-    /// An eventfd write; the response is a write to a second eventfd.
-    Eventfd,
-    /// A UDP datagram through a veth pair between two namespaces; the
-    /// response is a datagram back.
-    Udp,
-}
-
-impl ResponseSource {
-    /// Every source, in the order the command line lists them.
-    pub const ALL: [ResponseSource; 2] = [ResponseSource::Eventfd, ResponseSource::Udp];
-
-    /// The name on the command line, in spec files and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            ResponseSource::Eventfd => "eventfd",
-            ResponseSource::Udp => "udp",
-        }
-    }
-
-    /// The source of a [`name`](ResponseSource::name); `None` for any other
-    /// text.
-    pub fn parse(name: &str) -> Option<ResponseSource> {
-        ResponseSource::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
+/// The parameters of one kind of probe: its kind's [`Params`], boxed.
+/// The type is the kind's own (declared in its folder with its key
+/// table); [`ProbeParams::get`] gives it back.
+pub struct ProbeParams(Box<dyn Params>);
 
 impl ProbeParams {
+    /// Wraps one kind's parameters.
+    pub fn new<P: Params>(params: P) -> ProbeParams {
+        ProbeParams(Box::new(params))
+    }
+
     /// The kind of probe these parameters belong to.
     pub fn kind(&self) -> ProbeKind {
-        match self {
-            ProbeParams::Cyclic { .. } => ProbeKind::Cyclic,
-            ProbeParams::Chase { .. } => ProbeKind::Chase,
-            ProbeParams::Response { .. } => ProbeKind::Response,
-            ProbeParams::Timerlat { .. } => ProbeKind::Timerlat,
-            ProbeParams::Roundtrip(_) => ProbeKind::Roundtrip,
-            ProbeParams::Netcycle(_) => ProbeKind::Netcycle,
-            ProbeParams::Observe(_) => ProbeKind::Observe,
-            ProbeParams::Plain(kind) => *kind,
-        }
+        self.0.kind()
     }
 
     /// A kind's parameters with every default: what a `[[probe]]` table
     /// naming only its kind gets.
     pub fn defaults(kind: ProbeKind) -> ProbeParams {
-        match kind {
-            ProbeKind::Cyclic => ProbeParams::Cyclic {
-                scan_ns: defaults::SCAN_NS,
-                working_set_bytes: defaults::WORKING_SET_BYTES,
-            },
-            ProbeKind::Chase => ProbeParams::Chase {
-                buffer_bytes: None,
-                iterations: None,
-                samples: None,
-                chase_length: defaults::CHASE_LENGTH,
-            },
-            ProbeKind::Response => ProbeParams::Response {
-                source: None,
-                event_cpu: None,
-            },
-            ProbeKind::Timerlat => ProbeParams::Timerlat {
-                user_threads: false,
-                every_probe_cpu: false,
-            },
-            ProbeKind::Roundtrip => ProbeParams::Roundtrip(Box::default()),
-            ProbeKind::Netcycle => ProbeParams::Netcycle(Box::default()),
-            ProbeKind::Observe => ProbeParams::Observe(Box::default()),
-            kind => ProbeParams::Plain(kind),
-        }
+        (kind.descriptor().params.defaults)(kind)
+    }
+
+    /// The parameters as their kind's type, when they are of type `P`.
+    pub fn get<P: Params>(&self) -> Option<&P> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// The parameters as their kind's type, to change, when they are of
+    /// type `P`.
+    pub fn get_mut<P: Params>(&mut self) -> Option<&mut P> {
+        self.0.as_any_mut().downcast_mut()
+    }
+}
+
+impl std::ops::Deref for ProbeParams {
+    type Target = dyn Params;
+
+    fn deref(&self) -> &(dyn Params + 'static) {
+        &*self.0
+    }
+}
+
+impl Clone for ProbeParams {
+    fn clone(&self) -> ProbeParams {
+        ProbeParams(self.0.clone_box())
+    }
+}
+
+impl PartialEq for ProbeParams {
+    fn eq(&self, other: &ProbeParams) -> bool {
+        self.0.eq_dyn(&*other.0)
+    }
+}
+
+impl Eq for ProbeParams {}
+
+impl fmt::Debug for ProbeParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 
@@ -226,302 +155,166 @@ impl ProbeSpec {
         self.params.kind()
     }
 
-    /// The "% over" threshold, ns, with its default: the round trip's
-    /// budget for a `roundtrip` probe, [`defaults::THRESHOLD_NS`] for the
-    /// others.
+    /// The "% over" threshold, ns, with its default: the kind's own (the
+    /// round trip's budget), else [`defaults::THRESHOLD_NS`].
     pub fn threshold(&self) -> u64 {
-        self.threshold_ns.unwrap_or_else(|| match &self.params {
-            ProbeParams::Roundtrip(r) => r.budget(self.period_ns).total_ns(),
-            _ => defaults::THRESHOLD_NS,
+        self.threshold_ns.unwrap_or_else(|| {
+            self.params
+                .default_threshold(self.period_ns)
+                .unwrap_or(defaults::THRESHOLD_NS)
         })
     }
 
-    /// The limit on the main latency, ns: `max_latency`, or for a
-    /// `roundtrip` probe its budget (any sample over it fails the run).
+    /// The limit on the main latency, ns: `max_latency`, or the kind's own
+    /// (a round trip's budget: any sample over it fails the run).
     pub fn latency_limit(&self) -> Option<u64> {
-        match &self.params {
-            ProbeParams::Roundtrip(r) => Some(
-                self.max_latency_ns
-                    .unwrap_or_else(|| r.budget(self.period_ns).total_ns()),
-            ),
-            _ => self.max_latency_ns,
-        }
+        self.params
+            .latency_limit(self.period_ns, self.max_latency_ns)
     }
 
     /// `(working set, scan)` of a probe that runs the calibrated scan (the
     /// cyclic probe, the round trip's controller); `None` for the others.
     pub fn scan(&self) -> Option<(u64, u64)> {
-        match &self.params {
-            ProbeParams::Cyclic {
-                scan_ns,
-                working_set_bytes,
-            } => Some((*working_set_bytes, *scan_ns)),
-            ProbeParams::Roundtrip(r) => Some((r.working_set_bytes, r.scan_ns)),
-            _ => None,
-        }
+        self.params.scan()
     }
 
-    /// The round trip's own parameters, for a `roundtrip` probe.
-    pub fn roundtrip(&self) -> Option<&RoundtripParams> {
-        match &self.params {
-            ProbeParams::Roundtrip(r) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// The POWERLINK master's own parameters, for a `netcycle` probe.
-    pub fn netcycle(&self) -> Option<&NetcycleParams> {
-        match &self.params {
-            ProbeParams::Netcycle(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    /// `N/A (wire): …` when this is a `netcycle` probe whose cycle's frames
-    /// cannot fit on a 100 Mbit/s wire in its period: the one text a run's
-    /// refusal, a bench's skipped cell and the reports give.
+    /// `N/A (wire): …` when the probe's frames cannot fit on its wire in
+    /// its period: the one text a run's refusal, a bench's skipped cell
+    /// and the reports give.
     pub fn wire_na(&self) -> Option<String> {
-        let why = self.netcycle()?.wire_unfit(self.period_ns)?;
+        let why = self.params.wire_unfit(self.period_ns)?;
         Some(format!("N/A (wire): {why}"))
     }
 
-    /// An observe probe's own parameters.
-    pub fn observe(&self) -> Option<&ObserveParams> {
-        match &self.params {
-            ProbeParams::Observe(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// A chase's sample count, when it ends by one.
+    /// The sample count the probe ends by, when it ends by one (a chase's).
     pub fn samples(&self) -> Option<u64> {
-        match self.params {
-            ProbeParams::Chase { samples, .. } => samples,
-            _ => None,
-        }
+        self.params.samples()
     }
 
     /// The CPUs the probe measures on in a configuration with `probe_cpus`:
-    /// a kind whose descriptor says so (the wake-up probe) runs one thread
-    /// per probe CPU (so does timerlat when asked to), every other probe
-    /// one real-time thread on the first.
+    /// a kind whose parameters say so (the wake-up probe; timerlat when
+    /// asked to) runs one thread per probe CPU, every other probe one
+    /// real-time thread on the first.
     pub fn cpus(&self, probe_cpus: &[usize]) -> Vec<usize> {
-        let every = match self.params {
-            ProbeParams::Timerlat {
-                every_probe_cpu, ..
-            } => every_probe_cpu,
-            _ => self.kind().descriptor().every_probe_cpu,
-        };
-        match every {
+        match self.params.every_probe_cpu() {
             true => probe_cpus.to_vec(),
             false => probe_cpus[..probe_cpus.len().min(1)].to_vec(),
         }
     }
 }
 
-/// True when a cyclic probe's scan fits in its period (it must be shorter):
-/// the one rule both the spec checker and `run cyclic` apply, each naming
-/// its own key or flag.
+/// True when a probe's scan fits in its period (it must be shorter): the
+/// one rule both the spec checker and `run cyclic` apply, each naming its
+/// own key or flag.
 pub fn scan_fits(scan_ns: u64, period_ns: u64) -> bool {
     scan_ns < period_ns
 }
 
-/// The serialized shape of a [`ProbeSpec`]: one flat object, as stored in
-/// a bench's `spec_json` since the first bench (keys in this order).
-#[derive(Serialize, Deserialize)]
-struct ProbeSpecWire {
-    name: String,
-    kind: ProbeKind,
-    period_ns: u64,
-    #[serde(default)]
-    scan_ns: u64,
-    #[serde(default)]
-    working_set_bytes: u64,
-    threshold_ns: Option<u64>,
-    window_ns: u64,
-    outliers: usize,
-    max_latency_ns: Option<u64>,
-    max_jitter_ns: Option<u64>,
-    max_exec_ns: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    buffer_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    iterations: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    samples: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    source: Option<ResponseSource>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    event_cpu: Option<usize>,
-    /// Written only when it is not [`defaults::CHASE_LENGTH`] (a spec
-    /// cannot set it, so no stored spec has it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    chase_length: Option<u64>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    user_threads: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    every_probe_cpu: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    roundtrip: Option<Box<RoundtripParams>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    netcycle: Option<Box<NetcycleParams>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    observe: Option<Box<ObserveParams>>,
-    /// [`ProbeScope::scenarios`], written only when limited.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    scenarios: Vec<String>,
-    /// [`ProbeScope::duration_ns`], written only when the probe has its
-    /// own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    duration_ns: Option<u64>,
-}
+// ---------------------------------------------------------------------------
+// The stored JSON: one flat object, as stored in a bench's `spec_json`
+// since the first bench. The shared keys in this order: `name`, `kind`,
+// `period_ns`, `scan_ns`, `working_set_bytes`, `threshold_ns`, `window_ns`,
+// `outliers`, the three limits; then the kind's own entries; then the
+// scope's, each only when set.
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-impl From<ProbeSpec> for ProbeSpecWire {
-    fn from(p: ProbeSpec) -> ProbeSpecWire {
-        let mut w = ProbeSpecWire {
-            name: p.name,
-            kind: p.params.kind(),
-            period_ns: p.period_ns,
-            scan_ns: 0,
-            working_set_bytes: 0,
-            threshold_ns: p.threshold_ns,
-            window_ns: p.window_ns,
-            outliers: p.outliers,
-            max_latency_ns: p.max_latency_ns,
-            max_jitter_ns: p.max_jitter_ns,
-            max_exec_ns: p.max_exec_ns,
-            buffer_bytes: None,
-            iterations: None,
-            samples: None,
-            source: None,
-            event_cpu: None,
-            chase_length: None,
-            user_threads: false,
-            every_probe_cpu: false,
-            roundtrip: None,
-            netcycle: None,
-            observe: None,
-            scenarios: p.scope.scenarios,
-            duration_ns: p.scope.duration_ns,
+impl Serialize for ProbeSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut own = self.params.wire();
+        let mut scan = |key: &str| match own.iter().position(|(k, _)| *k == key) {
+            Some(i) => own.remove(i).1,
+            None => Ordered::U64(0),
         };
-        match p.params {
-            ProbeParams::Cyclic {
-                scan_ns,
-                working_set_bytes,
-            } => {
-                w.scan_ns = scan_ns;
-                w.working_set_bytes = working_set_bytes;
-            }
-            ProbeParams::Chase {
-                buffer_bytes,
-                iterations,
-                samples,
-                chase_length,
-            } => {
-                w.buffer_bytes = buffer_bytes;
-                w.iterations = iterations;
-                w.samples = samples;
-                w.chase_length = (chase_length != defaults::CHASE_LENGTH).then_some(chase_length);
-            }
-            ProbeParams::Response { source, event_cpu } => {
-                w.source = source;
-                w.event_cpu = event_cpu;
-            }
-            ProbeParams::Timerlat {
-                user_threads,
-                every_probe_cpu,
-            } => {
-                w.user_threads = user_threads;
-                w.every_probe_cpu = every_probe_cpu;
-            }
-            ProbeParams::Roundtrip(r) => w.roundtrip = Some(r),
-            ProbeParams::Netcycle(n) => w.netcycle = Some(n),
-            ProbeParams::Observe(o) => w.observe = Some(o),
-            ProbeParams::Plain(_) => {}
+        let scan_ns = scan("scan_ns");
+        let working_set_bytes = scan("working_set_bytes");
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("name", &self.name)?;
+        m.serialize_entry("kind", &self.kind())?;
+        m.serialize_entry("period_ns", &self.period_ns)?;
+        m.serialize_entry("scan_ns", &scan_ns)?;
+        m.serialize_entry("working_set_bytes", &working_set_bytes)?;
+        m.serialize_entry("threshold_ns", &self.threshold_ns)?;
+        m.serialize_entry("window_ns", &self.window_ns)?;
+        m.serialize_entry("outliers", &self.outliers)?;
+        m.serialize_entry("max_latency_ns", &self.max_latency_ns)?;
+        m.serialize_entry("max_jitter_ns", &self.max_jitter_ns)?;
+        m.serialize_entry("max_exec_ns", &self.max_exec_ns)?;
+        for (k, v) in &own {
+            m.serialize_entry(k, v)?;
         }
-        w
+        if !self.scope.scenarios.is_empty() {
+            m.serialize_entry("scenarios", &self.scope.scenarios)?;
+        }
+        if let Some(d) = self.scope.duration_ns {
+            m.serialize_entry("duration_ns", &d)?;
+        }
+        m.end()
     }
 }
 
-impl TryFrom<ProbeSpecWire> for ProbeSpec {
-    type Error = String;
+impl<'de> Deserialize<'de> for ProbeSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProbeSpec, D::Error> {
+        let m = serde_json::Map::deserialize(d)?;
+        from_wire(m).map_err(D::Error::custom)
+    }
+}
 
-    fn try_from(w: ProbeSpecWire) -> Result<ProbeSpec, String> {
-        let kind = w.kind;
-        // A key of another kind means the object is not one jitterlab wrote.
-        let foreign = [
-            ("scan_ns", w.scan_ns != 0, ProbeKind::Cyclic),
-            (
-                "working_set_bytes",
-                w.working_set_bytes != 0,
-                ProbeKind::Cyclic,
-            ),
-            ("buffer_bytes", w.buffer_bytes.is_some(), ProbeKind::Chase),
-            ("iterations", w.iterations.is_some(), ProbeKind::Chase),
-            ("samples", w.samples.is_some(), ProbeKind::Chase),
-            ("chase_length", w.chase_length.is_some(), ProbeKind::Chase),
-            ("source", w.source.is_some(), ProbeKind::Response),
-            ("event_cpu", w.event_cpu.is_some(), ProbeKind::Response),
-            ("user_threads", w.user_threads, ProbeKind::Timerlat),
-            ("every_probe_cpu", w.every_probe_cpu, ProbeKind::Timerlat),
-            ("roundtrip", w.roundtrip.is_some(), ProbeKind::Roundtrip),
-            ("netcycle", w.netcycle.is_some(), ProbeKind::Netcycle),
-            ("observe", w.observe.is_some(), ProbeKind::Observe),
-        ];
-        if let Some((key, ..)) = foreign.iter().find(|(_, set, k)| *set && *k != kind) {
+/// True when a stored value says something (not absent, null, 0 or false).
+fn set(v: Option<&Value>) -> bool {
+    !matches!(v, None | Some(Value::Null) | Some(Value::Bool(false)))
+        && v.and_then(Value::as_u64) != Some(0)
+}
+
+/// A required key of the stored object.
+fn required<T: serde::de::DeserializeOwned>(
+    m: &mut serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<T, String> {
+    match m.remove(key) {
+        Some(v) => serde_json::from_value(v).map_err(|e| format!("{key}: {e}")),
+        None => Err(format!("missing field `{key}`")),
+    }
+}
+
+fn from_wire(mut m: serde_json::Map<String, Value>) -> Result<ProbeSpec, String> {
+    let name: String = required(&mut m, "name")?;
+    let kind: ProbeKind = required(&mut m, "kind")?;
+    // A key of another kind means the object is not one jitterlab wrote.
+    for &other in ProbeKind::ALL {
+        if other == kind {
+            continue;
+        }
+        if let Some(key) = other
+            .descriptor()
+            .params
+            .wire_keys
+            .iter()
+            .find(|k| set(m.get(**k)))
+        {
             return Err(format!("{key} does not apply to a {} probe", kind.name()));
         }
-        let params = match kind {
-            ProbeKind::Cyclic => ProbeParams::Cyclic {
-                scan_ns: w.scan_ns,
-                working_set_bytes: w.working_set_bytes,
-            },
-            ProbeKind::Chase => ProbeParams::Chase {
-                buffer_bytes: w.buffer_bytes,
-                iterations: w.iterations,
-                samples: w.samples,
-                chase_length: w.chase_length.unwrap_or(defaults::CHASE_LENGTH),
-            },
-            ProbeKind::Response => ProbeParams::Response {
-                source: w.source,
-                event_cpu: w.event_cpu,
-            },
-            ProbeKind::Timerlat => ProbeParams::Timerlat {
-                user_threads: w.user_threads,
-                every_probe_cpu: w.every_probe_cpu,
-            },
-            ProbeKind::Roundtrip => ProbeParams::Roundtrip(
-                w.roundtrip
-                    .ok_or("a roundtrip probe needs its roundtrip object")?,
-            ),
-            ProbeKind::Netcycle => ProbeParams::Netcycle(
-                w.netcycle
-                    .ok_or("a netcycle probe needs its netcycle object")?,
-            ),
-            ProbeKind::Observe => ProbeParams::Observe(
-                w.observe
-                    .ok_or("an observe probe needs its observe object")?,
-            ),
-            kind => ProbeParams::Plain(kind),
-        };
-        Ok(ProbeSpec {
-            name: w.name,
-            period_ns: w.period_ns,
-            threshold_ns: w.threshold_ns,
-            window_ns: w.window_ns,
-            outliers: w.outliers,
-            max_latency_ns: w.max_latency_ns,
-            max_jitter_ns: w.max_jitter_ns,
-            max_exec_ns: w.max_exec_ns,
-            params,
-            scope: ProbeScope {
-                scenarios: w.scenarios,
-                duration_ns: w.duration_ns,
-            },
-        })
     }
+    let period_ns = required(&mut m, "period_ns")?;
+    let threshold_ns = take(&mut m, "threshold_ns")?;
+    let window_ns = required(&mut m, "window_ns")?;
+    let outliers = required(&mut m, "outliers")?;
+    let max_latency_ns = take(&mut m, "max_latency_ns")?;
+    let max_jitter_ns = take(&mut m, "max_jitter_ns")?;
+    let max_exec_ns = take(&mut m, "max_exec_ns")?;
+    let scope = ProbeScope {
+        scenarios: take(&mut m, "scenarios")?,
+        duration_ns: take(&mut m, "duration_ns")?,
+    };
+    let params = (kind.descriptor().params.read)(kind, &mut m)?;
+    Ok(ProbeSpec {
+        name,
+        period_ns,
+        threshold_ns,
+        window_ns,
+        outliers,
+        max_latency_ns,
+        max_jitter_ns,
+        max_exec_ns,
+        params,
+        scope,
+    })
 }

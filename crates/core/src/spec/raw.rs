@@ -10,6 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::check::Checker;
+use super::param::{integer, text, texts, RawTable};
 use super::SpecError;
 use crate::resctrl::Resource;
 
@@ -30,7 +31,7 @@ pub(super) struct RawSpec {
     #[serde(default)]
     pub(super) scenario: Vec<Spanned<RawScenario>>,
     #[serde(default)]
-    pub(super) probe: Vec<Spanned<RawProbe>>,
+    pub(super) probe: Vec<Spanned<RawTable>>,
 }
 
 #[derive(Deserialize)]
@@ -139,47 +140,45 @@ pub(super) struct RawNeighbour {
     pub(super) cpus: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A `[[probe]]` table as written, split by [`super::param::raw_probes`]
+/// (which checked every key and the type of every value): the keys of
+/// every probe's model, typed, and the kind's own, kept as written for its
+/// check to read by its key table.
 pub(super) struct RawProbe {
     pub(super) kind: Option<Spanned<String>>,
     pub(super) name: Option<Spanned<String>>,
     pub(super) period: Option<Spanned<String>>,
-    pub(super) scan: Option<Spanned<String>>,
-    pub(super) working_set: Option<Spanned<String>>,
     pub(super) threshold: Option<Spanned<String>>,
     pub(super) window: Option<Spanned<String>>,
     pub(super) outliers: Option<Spanned<i64>>,
     pub(super) max_latency: Option<Spanned<String>>,
     pub(super) max_jitter: Option<Spanned<String>>,
     pub(super) max_exec: Option<Spanned<String>>,
-    pub(super) buffer: Option<Spanned<String>>,
-    pub(super) iterations: Option<Spanned<i64>>,
-    pub(super) samples: Option<Spanned<i64>>,
-    pub(super) source: Option<Spanned<String>>,
-    pub(super) event_cpu: Option<Spanned<String>>,
-    pub(super) io_period: Option<Spanned<String>>,
-    pub(super) network_budget: Option<Spanned<String>>,
-    pub(super) opcua: Option<Spanned<String>>,
-    pub(super) budget: Option<Spanned<String>>,
-    pub(super) transport: Option<Spanned<String>>,
-    pub(super) io_cpu: Option<Spanned<String>>,
-    pub(super) cns: Option<Spanned<i64>>,
-    pub(super) chaining: Option<Spanned<bool>>,
-    pub(super) wait: Option<Spanned<String>>,
-    pub(super) response_timeout: Option<Spanned<String>>,
-    pub(super) out_bytes: Option<Spanned<i64>>,
-    pub(super) in_bytes: Option<Spanned<i64>>,
-    pub(super) cn_cpu: Option<Spanned<String>>,
-    pub(super) max_late_cycles: Option<Spanned<i64>>,
-    pub(super) max_missed_pres: Option<Spanned<i64>>,
-    pub(super) pid: Option<Spanned<i64>>,
-    pub(super) tid: Option<Spanned<i64>>,
-    pub(super) comm: Option<Spanned<String>>,
-    pub(super) command: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(super) explain: Option<Spanned<bool>>,
     pub(super) scenarios: Option<Spanned<Vec<Spanned<String>>>>,
     pub(super) duration: Option<Spanned<String>>,
+    /// The kind's own keys.
+    pub(super) own: RawTable,
+}
+
+impl RawProbe {
+    /// Splits a table whose keys and value types are checked.
+    pub(super) fn of(mut t: RawTable) -> RawProbe {
+        let mut s = |k: &str| t.remove(k).map(|v| text(&v));
+        RawProbe {
+            kind: s("kind"),
+            name: s("name"),
+            period: s("period"),
+            threshold: s("threshold"),
+            window: s("window"),
+            max_latency: s("max_latency"),
+            max_jitter: s("max_jitter"),
+            max_exec: s("max_exec"),
+            duration: s("duration"),
+            outliers: t.remove("outliers").map(|v| integer(&v)),
+            scenarios: t.remove("scenarios").map(|v| texts(&v)),
+            own: t,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -4,10 +4,9 @@
 //!
 //! ```toml
 //! [[probe]]
-//! kind = "netcycle"
-//! name = "load-1ms-10cn"
+//! kind = "cyclic"
+//! name = "load-1ms"
 //! period = "1ms"
-//! cns = 10
 //! scenarios = ["idle"]   # only these of the spec's scenarios; default: every one
 //! duration = "10s"       # this probe's measured time per cell; default: the spec's
 //! ```

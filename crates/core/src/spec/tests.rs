@@ -212,10 +212,10 @@ fn minimal_spec_gets_every_default() {
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: None,
-                params: ProbeParams::Cyclic {
+                params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 100_000,
                     working_set_bytes: 256 << 10,
-                },
+                }),
                 scope: ProbeScope::default(),
             }],
             warnings: vec![],
@@ -355,7 +355,7 @@ max_exec = "1ms"
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                params: ProbeParams::Plain(ProbeKind::Wakeup),
+                params: ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
                 scope: ProbeScope::default(),
             },
             ProbeSpec {
@@ -367,10 +367,10 @@ max_exec = "1ms"
                 max_latency_ns: None,
                 max_jitter_ns: None,
                 max_exec_ns: Some(1_000_000),
-                params: ProbeParams::Cyclic {
+                params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
-                },
+                }),
                 scope: ProbeScope::default(),
             },
         ]
@@ -487,20 +487,20 @@ fn run_only_parameters_round_trip() {
         max_latency_ns: None,
         max_jitter_ns: None,
         max_exec_ns: None,
-        params: ProbeParams::Chase {
+        params: ProbeParams::new(crate::chase::ChaseParams {
             buffer_bytes: None,
             iterations: Some(100),
             samples: None,
             chase_length: 512,
-        },
+        }),
         scope: ProbeScope::default(),
     };
     let timerlat = ProbeSpec {
         name: "timerlat".into(),
-        params: ProbeParams::Timerlat {
+        params: ProbeParams::new(crate::timerlat::TimerlatParams {
             user_threads: true,
             every_probe_cpu: true,
-        },
+        }),
         ..chase.clone()
     };
     for p in [&chase, &timerlat] {
@@ -1397,21 +1397,21 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     let p = &spec.probes;
     assert_eq!(
         p[0].params,
-        ProbeParams::Chase {
+        ProbeParams::new(crate::chase::ChaseParams {
             buffer_bytes: Some(1 << 20),
             iterations: Some(50),
             samples: Some(200),
             chase_length: 1024,
-        }
+        })
     );
     assert_eq!(p[1].samples(), None);
     assert_eq!(
         (&p[1].params, p[1].period_ns),
         (
-            &ProbeParams::Response {
-                source: Some(ResponseSource::Udp),
+            &ProbeParams::new(crate::response::ResponseParams {
+                source: Some(crate::response::ResponseSource::Udp),
                 event_cpu: Some(0),
-            },
+            }),
             2_000_000
         )
     );
@@ -1450,147 +1450,5 @@ fn event_probe_keys_are_parsed_and_refused_elsewhere() {
     assert_eq!(
         err("duration = \"1s\"\n[[probe]]\nkind = \"chase\"\nsamples = 0\n"),
         "bench.toml:4: probe[0].samples: 0 is less than 1"
-    );
-}
-
-#[test]
-fn a_roundtrip_probe_takes_seed_001s_keys_and_defaults() {
-    use crate::roundtrip::{RoundtripParams, Transport};
-    let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\n");
-    let p = &s.probes[0];
-    assert_eq!(p.period_ns, 5_000_000);
-    assert_eq!(p.roundtrip(), Some(&RoundtripParams::default()));
-    // The threshold and the limit are the budget: 6.7 ms.
-    assert_eq!(p.threshold(), 6_700_000);
-    assert_eq!(p.latency_limit(), Some(6_700_000));
-    assert_eq!(p.scan(), Some((256 << 10, 500_000)));
-    let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\nperiod = \"2ms\"\nscan = \"200us\"\nio_period = \"250us\"\nnetwork_budget = \"50us\"\nopcua = \"300us\"\nbudget = \"4ms\"\ntransport = \"eth\"\nio_cpu = \"0\"\n");
-    let p = &s.probes[0];
-    let r = p.roundtrip().unwrap();
-    assert_eq!(
-        (
-            r.io_period_ns,
-            r.scan_ns,
-            r.network_ns,
-            r.opcua_ns,
-            r.budget_ns
-        ),
-        (250_000, 200_000, 50_000, Some(300_000), Some(4_000_000))
-    );
-    assert_eq!((r.transport, r.io_cpu), (Transport::Eth, Some(0)));
-    assert_eq!(
-        r.budget(p.period_ns).computed_ns(),
-        300_000 * 2 + 50_000 * 2 + 2_000_000 + 200_000
-    );
-    assert_eq!(p.latency_limit(), Some(4_000_000));
-    // The stored form reads back the same probe.
-    let json = serde_json::to_string(p).unwrap();
-    assert_eq!(
-        &serde_json::from_str::<crate::spec::ProbeSpec>(&json).unwrap(),
-        p
-    );
-}
-
-#[test]
-fn a_roundtrip_probes_bad_keys_are_named() {
-    let probe = |body: &str| format!("duration = \"10s\"\n[[probe]]\nkind = \"roundtrip\"\n{body}");
-    assert_eq!(
-        err(&probe("transport = \"tcp\"\n")),
-        "bench.toml:4: probe[0].transport: unknown transport \"tcp\"; use udp or eth"
-    );
-    assert_eq!(
-        err(&probe("scan = \"5ms\"\n")),
-        "bench.toml:4: probe[0].scan: scan 5ms must be shorter than the controller period 5ms"
-    );
-    assert_eq!(
-        err(&probe("io_cpu = \"0-1\"\n")),
-        "bench.toml:4: probe[0].io_cpu: give exactly one CPU, e.g. io_cpu = \"1\""
-    );
-    assert_eq!(
-        err(&probe("max_latency = \"1ms\"\n")),
-        "bench.toml:4: probe[0].max_latency: max_latency applies only to kind = \"cyclic\" or kind = \"wakeup\" or kind = \"ctxswitch\" or kind = \"response\" or kind = \"timerlat\" or kind = \"netcycle\" or kind = \"observe\"; remove it from this roundtrip probe"
-    );
-    assert_eq!(
-        err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\nbudget = \"1ms\"\n"),
-        "bench.toml:4: probe[0].budget: budget applies only to kind = \"roundtrip\"; remove it from this cyclic probe"
-    );
-}
-
-#[test]
-fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
-    use crate::netcycle::{NetcycleParams, NodeRole, Wait};
-    let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n");
-    let p = &s.probes[0];
-    assert_eq!(p.period_ns, 500_000);
-    assert_eq!(p.netcycle(), Some(&NetcycleParams::default()));
-    let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"1ms\"\ncns = 40\nchaining = true\nwait = \"busy-poll\"\nresponse_timeout = \"250us\"\nout_bytes = 2\nin_bytes = 8\ncn_cpu = \"0\"\nmax_late_cycles = 3\nmax_missed_pres = 7\nmax_latency = \"200us\"\nmax_jitter = \"50us\"\n");
-    let p = &s.probes[0];
-    assert_eq!(p.period_ns, 1_000_000);
-    assert_eq!(
-        p.netcycle(),
-        Some(&NetcycleParams {
-            cns: 40,
-            node_ids: Vec::new(),
-            chaining: true,
-            wait: Wait::BusyPoll,
-            response_timeout_ns: 250_000,
-            cn_wait: Wait::BusyPoll,
-            out_bytes: 2,
-            in_bytes: 8,
-            max_late_cycles: 3,
-            max_missed_pres: 7,
-            cn_cpu: Some(0),
-            role: NodeRole::Both,
-            interface: None,
-            pcap: None,
-            identity: None,
-            cdc: None,
-        })
-    );
-    assert_eq!(
-        (p.max_latency_ns, p.max_jitter_ns),
-        (Some(200_000), Some(50_000))
-    );
-    // 40 CNs at 250 µs cannot fit even chained: the spec keeps the cell
-    // (a bench marks it N/A (wire)), the probe says why.
-    let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"250us\"\ncns = 40\nchaining = true\n");
-    let p = &s.probes[0];
-    assert!(p
-        .netcycle()
-        .unwrap()
-        .wire_unfit(p.period_ns)
-        .unwrap()
-        .starts_with("40 CNs need at least 289.3 µs"));
-    // The stored form reads back the same probe.
-    let json = serde_json::to_string(p).unwrap();
-    assert_eq!(
-        &serde_json::from_str::<crate::spec::ProbeSpec>(&json).unwrap(),
-        p
-    );
-}
-
-#[test]
-fn a_netcycle_probes_bad_keys_are_named() {
-    let probe = |body: &str| format!("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n{body}");
-    for (body, message) in [
-        ("cns = 0\n", "bench.toml:4: probe[0].cns: 0 is out of range 1..=239"),
-        ("cns = 240\n", "bench.toml:4: probe[0].cns: 240 is out of range 1..=239"),
-        ("in_bytes = 1491\n", "bench.toml:4: probe[0].in_bytes: 1491 is out of range 0..=1490"),
-        ("out_bytes = -1\n", "bench.toml:4: probe[0].out_bytes: -1 is out of range 0..=1490"),
-        ("wait = \"spin\"\n", "bench.toml:4: probe[0].wait: unknown wait \"spin\"; use blocking or busy-poll"),
-        ("response_timeout = \"500us\"\n", "bench.toml:4: probe[0].response_timeout: response_timeout 500us must be shorter than the cycle time (period) 500us"),
-        ("response_timeout = \"0s\"\n", "bench.toml:4: probe[0].response_timeout: response_timeout must be longer than 0"),
-        ("cn_cpu = \"0-1\"\n", "bench.toml:4: probe[0].cn_cpu: give exactly one CPU, e.g. cn_cpu = \"1\""),
-        ("cn_cpu = \"7\"\n", "bench.toml:4: probe[0].cn_cpu: CPU 7 is not online (online CPUs: 0-1)"),
-        ("chaining = true\ncns = 200\nout_bytes = 10\n", "bench.toml:6: probe[0].out_bytes: with chaining one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer out_bytes or cns"),
-        ("max_late_cycles = -1\n", "bench.toml:4: probe[0].max_late_cycles: -1 is out of range 0..=9223372036854775807"),
-        ("chaining = \"yes\"\n", "bench.toml:4: probe[0].chaining: invalid type: string \"yes\", expected a boolean"),
-        ("max_exec = \"1ms\"\n", "bench.toml:4: probe[0].max_exec: max_exec applies only to kind = \"cyclic\" or kind = \"observe\"; remove it from this netcycle probe"),
-    ] {
-        assert_eq!(err(&probe(body)), message, "{body}");
-    }
-    assert_eq!(
-        err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\ncns = 3\n"),
-        "bench.toml:4: probe[0].cns: cns applies only to kind = \"netcycle\"; remove it from this cyclic probe"
     );
 }

@@ -282,32 +282,3 @@ fn the_stored_spec_round_trips_its_scopes_and_leaves_them_out_when_unset() {
     assert_eq!(back, s);
     assert_eq!(names(&back), names(&s));
 }
-
-#[test]
-fn a_netcycle_cell_that_cannot_fit_the_wire_stays_and_takes_no_time() {
-    let text = "name = \"wire\"\nduration = \"10s\"\nwarmup = \"0\"\n\
-                [[probe]]\nkind = \"netcycle\"\nname = \"fits\"\nperiod = \"1ms\"\ncns = 40\n\
-                [[probe]]\nkind = \"netcycle\"\nname = \"tight\"\nperiod = \"250us\"\ncns = 40\n";
-    let s = ok(text);
-    let cells = s.cells();
-    assert_eq!(cells.len(), 2);
-    assert_eq!(s.cell_na(&cells[0]), None);
-    let na = s.cell_na(&cells[1]).expect("40 CNs cannot fit 250 µs");
-    assert!(
-        na.starts_with("N/A (wire): 40 CNs need at least ")
-            && na.ends_with(", more than the 250 µs cycle"),
-        "{na}"
-    );
-    assert_eq!(s.planned_ns(1_000_000_000, 0), 11_000_000_000);
-    let plan = s.plan_text(1_000_000_000, 0);
-    let lines: Vec<&str> = plan.lines().collect();
-    assert_eq!(lines[3], "  total: 11s");
-    assert_eq!(
-        lines[4],
-        "  1/2  default/idle/host/fits   rep 1  (warm-up 0s + 10s)"
-    );
-    assert_eq!(
-        lines[5],
-        format!("  2/2  default/idle/host/tight  rep 1  ({na}; skipped)")
-    );
-}

@@ -1,11 +1,12 @@
 use std::collections::BTreeMap;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
 use crate::cell::{CellContext, CellKey, StoredCell};
 use crate::result::Params;
-use crate::roundtrip::Budget;
+use crate::result::ProbeKind;
+use crate::roundtrip::{Budget, BudgetVerdict};
 use crate::stats::MetricStats;
 
 /// A summary of `values` (signed or not).

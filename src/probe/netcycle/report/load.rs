@@ -100,7 +100,7 @@ impl<'g, 'a> LoadCell<'g, 'a> {
             .probes
             .iter()
             .find(|p| p.name == g.probe)
-            .and_then(|p| Some((p.period_ns, p.netcycle()?)));
+            .and_then(|p| Some((p.period_ns, p.params.get::<NetcycleParams>()?)));
         let cell = match spec {
             Some((cycle_ns, n)) => LoadCell {
                 group: g,

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use jitterlab_core::netcycle::NetcycleParams;
+
 use jitterlab_core::cell::{CellContext, CellStatus, StoredCell, StoredRun};
 use jitterlab_core::load::StackLoad;
 use jitterlab_core::netcycle::{Held, NetcycleDetail, NodeRole, Wait};
@@ -155,7 +157,7 @@ fn held(load_permille: u64) -> Nc {
 }
 
 fn result(p: &jitterlab_core::spec::ProbeSpec, f: &Nc) -> RunResult {
-    let n = p.netcycle().unwrap();
+    let n = p.params.get::<NetcycleParams>().unwrap();
     let cycles = 10_000_000_000 / p.period_ns;
     let polls = cycles * u64::from(n.cns);
     let mut metrics = BTreeMap::new();

@@ -6,14 +6,13 @@
 //! `T0` is the probe's `period_ns`: 0 when it is not given, and the model
 //! infers it from the task's first periods
 //! ([`crate::observe::cycles`]).
-
-use std::ops::Range;
+//!
+//! Here are its types, its key table and its check; [`super::params`]
+//! declares them to the shared checker.
 
 use serde::{Deserialize, Serialize};
 
-use super::check::{Check, Checker};
-use super::probe::ProbeParams;
-use super::raw::RawProbe;
+use crate::spec::{Check, Key, KindTable, ProbeParams, ValueType};
 
 /// What an `observe` probe watches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,78 +69,90 @@ impl Default for ObserveParams {
     }
 }
 
+/// The `observe` probe's own keys.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "pid",
+        ty: ValueType::Id,
+        default: "none",
+        help: "a process: the one of its threads that behaves periodically",
+    },
+    Key {
+        name: "tid",
+        ty: ValueType::Id,
+        default: "none",
+        help: "one thread, by its id",
+    },
+    Key {
+        name: "comm",
+        ty: ValueType::Text,
+        default: "none",
+        help: "the thread with this name (1 to 15 characters)",
+    },
+    Key {
+        name: "command",
+        ty: ValueType::TextList,
+        default: "none",
+        help: "a command started with the run and watched",
+    },
+    Key {
+        name: "explain",
+        ty: ValueType::Bool,
+        default: "false",
+        help: "store and print what delayed each late cycle",
+    },
+];
+
 /// An `observe` probe's table checked: exactly one of `pid`, `tid`, `comm`
 /// or `command` says what it watches; `explain` whether it explains.
-pub(super) fn observe_params(
-    ck: &Checker,
-    r: &RawProbe,
-    k: &dyn Fn(&str) -> String,
-    table: Range<usize>,
-) -> Check<ProbeParams> {
-    let id = |v: &toml::Spanned<i64>, key: &str| -> Check<u32> {
-        u32::try_from(*v.get_ref())
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| {
-                ck.err(
-                    v.span(),
-                    &k(key),
-                    format!("{key} must be a process or thread id (1 or more)"),
-                )
-            })
-    };
-    let mut targets: Vec<(ObserveTarget, Range<usize>, &str)> = Vec::new();
-    if let Some(v) = &r.pid {
-        targets.push((ObserveTarget::Pid(id(v, "pid")?), v.span(), "pid"));
+pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
+    let id = |key: &str| -> Check<Option<u32>> { Ok(t.num(key)?.map(|n| n as u32)) };
+    let mut targets: Vec<(ObserveTarget, &str)> = Vec::new();
+    if let Some(p) = id("pid")? {
+        targets.push((ObserveTarget::Pid(p), "pid"));
     }
-    if let Some(v) = &r.tid {
-        targets.push((ObserveTarget::Tid(id(v, "tid")?), v.span(), "tid"));
+    if let Some(p) = id("tid")? {
+        targets.push((ObserveTarget::Tid(p), "tid"));
     }
-    if let Some(v) = &r.comm {
-        let name = v.get_ref().clone();
+    if let Some(name) = t.text("comm")? {
         if name.is_empty() || name.len() > 15 {
-            return Err(ck.err(
-                v.span(),
-                &k("comm"),
+            return Err(t.err(
+                "comm",
                 "a thread name has 1 to 15 characters, as the kernel keeps it (ps -L -o comm)",
             ));
         }
-        targets.push((ObserveTarget::Comm(name), v.span(), "comm"));
+        targets.push((ObserveTarget::Comm(name), "comm"));
     }
-    if let Some(v) = &r.command {
-        let argv: Vec<String> = v.get_ref().iter().map(|a| a.get_ref().clone()).collect();
+    if let Some(argv) = t.texts("command")? {
         if argv.first().is_none_or(|p| p.is_empty()) {
-            return Err(ck.err(
-                v.span(),
-                &k("command"),
+            return Err(t.err(
+                "command",
                 "command is empty; give the program and its arguments, e.g. [\"cyclictest\", \"-m\"]",
             ));
         }
-        targets.push((ObserveTarget::Command(argv), v.span(), "command"));
+        targets.push((ObserveTarget::Command(argv), "command"));
     }
     if targets.len() > 1 {
-        let (_, span, second) = &targets[1];
-        return Err(ck.err(
-            span.clone(),
-            &k(second),
+        let second = targets[1].1;
+        return Err(t.err(
+            second,
             format!(
                 "an observe probe watches one target: keep one of {} and {second}",
-                targets[0].2
+                targets[0].1
             ),
         ));
     }
-    let Some((target, ..)) = targets.pop() else {
-        return Err(ck.err(
-            table,
-            &k("kind"),
+    let Some((target, _)) = targets.pop() else {
+        return Err(t.err(
+            "kind",
             "an observe probe needs what to watch: give pid, tid, comm or command",
         ));
     };
-    Ok(ProbeParams::Observe(Box::new(ObserveParams {
+    Ok(ProbeParams::new(ObserveParams {
         target,
-        explain: r.explain.as_ref().is_some_and(|v| *v.get_ref()),
+        explain: t.flag("explain")?.unwrap_or(false),
         replay: None,
-    })))
+    }))
 }
 
 #[cfg(test)]
@@ -166,7 +177,7 @@ mod tests {
         let p = &s.probes[0];
         assert_eq!(p.period_ns, 2_000_000);
         assert_eq!(
-            p.observe(),
+            p.params.get::<ObserveParams>(),
             Some(&ObserveParams {
                 target: ObserveTarget::Comm("plc".into()),
                 explain: true,

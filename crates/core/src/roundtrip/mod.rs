@@ -36,9 +36,14 @@
 //!
 //! The design rules and documents cited here are in `docs/design.md`.
 
+pub mod params;
+mod spec;
+pub mod verdict;
+
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
+use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords};
 use crate::units::format_ns;
 
 // ---------------------------------------------------------------------------
@@ -962,6 +967,44 @@ impl SequenceCounts {
         self.pending = None;
     }
 }
+
+// ---------------------------------------------------------------------------
+// The kind's descriptor.
+
+/// `roundtrip`: [Red Hat controls]'s screw-to-screw time over OPC UA PubSub. Two
+/// threads push into its recorder's table: the I/O simulator's completed
+/// round trips (T1→T4 and, where both ends share a clock, T1→T2 and
+/// T3→T4rx) and the controller task's cycles (T2→T3 when the cycle
+/// published a new input's output; wake-up latency, periodic jitter and
+/// execution time every cycle). Only the screw-to-screw time is checked
+/// against a threshold: the budget, unless one is given.
+pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
+    name: "roundtrip",
+    summary: "screw-to-screw round trip over OPC UA PubSub, against its worst-case budget",
+    metrics: &[
+        ns("screw-to-screw", false, true),
+        ns("controller", false, false),
+        ns("t1-t2", false, false),
+        ns("t3-t4rx", false, false),
+        ns("latency", false, false),
+        ns("jitter", true, false),
+        ns("exec", false, false),
+    ],
+    main_latency: Some("screw-to-screw"),
+    periodic: false,
+    calibrated: true,
+    every_probe_cpu: false,
+    listed: true,
+    words: ReportWords {
+        period: Some("period"),
+        samples: "samples",
+        sample: "sample",
+        outliers: &["screw-to-screw", "controller", "latency", "jitter"],
+    },
+    params: &params::PARAMS,
+    container: InContainer::OwnSide,
+    verdicts: Some(&verdict::VERDICTS),
+};
 
 #[cfg(test)]
 mod tests;

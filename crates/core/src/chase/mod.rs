@@ -28,6 +28,10 @@
 //!
 //! The design rules and documents cited here are in `docs/design.md`.
 
+pub mod params;
+
+pub use self::params::ChaseParams;
+
 use std::fmt;
 use std::str::FromStr;
 

@@ -17,10 +17,15 @@
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
+pub mod params;
+mod spec;
+pub mod verdict;
+
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::powerlink::track::NmtOutage;
+use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords};
 
 /// How the managing node waits for a PRes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -423,6 +428,46 @@ pub struct NetcycleDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap: Option<serde_json::Value>,
 }
+
+// ---------------------------------------------------------------------------
+// The kind's descriptor.
+
+/// `netcycle`: [Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
+/// nodes. Its samples: per cycle, the SoC's release latency (`latency`),
+/// SoC-to-SoC as sent (`period`) and its jitter, release → SoC handed to
+/// the wire (`send`), SoC → last PRes received (`completion`), the MN's
+/// work from wake-up to SoA sent (`exec`); per SoC the CNs received, the
+/// period and jitter as received (`rx-period`, `rx-jitter`).
+pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
+    name: "netcycle",
+    summary: "a POWERLINK managing node polling N controlled nodes: SoC jitter, held cycles, stack load",
+    metrics: &[
+        ns("latency", false, true),
+        ns("period", false, false),
+        ns("jitter", true, true),
+        ns("send", false, false),
+        ns("completion", false, false),
+        ns("rx-period", false, false),
+        ns("rx-jitter", true, false),
+        ns("exec", false, false),
+    ],
+    main_latency: Some("latency"),
+    periodic: false,
+    calibrated: false,
+    every_probe_cpu: false,
+    listed: true,
+    words: ReportWords {
+        period: Some("cycle"),
+        samples: "cycles",
+        sample: "sample",
+        outliers: &["latency", "jitter", "completion", "rx-jitter"],
+    },
+    params: &params::PARAMS,
+    container: InContainer::NotApplicable(
+        "netcycle is N/A in a container: its managing node and controlled nodes drive raw POWERLINK frames through network namespaces of their own; run it on the host",
+    ),
+    verdicts: Some(&verdict::VERDICTS),
+};
 
 #[cfg(test)]
 mod tests {

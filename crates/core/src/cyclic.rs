@@ -1,0 +1,96 @@
+//! The `cyclic` probe's parameters: the scan each cycle computes and the
+//! memory it walks, declared once with their keys. The probe itself (its
+//! release schedule and metrics) is [`crate::cycle`]'s and the binary's.
+
+use crate::defaults;
+use crate::spec::param::{take, Ordered};
+use crate::spec::{scan_fits, short, Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
+
+/// What only the `cyclic` probe takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CyclicParams {
+    /// Compute time of the scan per cycle, ns; shorter than the period
+    /// ([`scan_fits`]).
+    pub scan_ns: u64,
+    /// Memory the scan walks per cycle, bytes.
+    pub working_set_bytes: u64,
+}
+
+impl Default for CyclicParams {
+    fn default() -> CyclicParams {
+        CyclicParams {
+            scan_ns: defaults::SCAN_NS,
+            working_set_bytes: defaults::WORKING_SET_BYTES,
+        }
+    }
+}
+
+/// The `cyclic` probe's own keys.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "scan",
+        ty: ValueType::Duration,
+        default: "100us",
+        help: "compute time of the scan per cycle, shorter than the period",
+    },
+    Key {
+        name: "working_set",
+        ty: ValueType::Memory,
+        default: "256KiB",
+        help: "memory the scan walks per cycle",
+    },
+];
+
+/// How the `cyclic` probe's parameters are declared.
+pub const PARAMS: ParamTable = ParamTable {
+    keys: KEYS,
+    shared: &["period", "max_latency", "max_jitter", "max_exec"],
+    default_period_ns: defaults::PERIOD_NS,
+    wire_keys: &["scan_ns", "working_set_bytes"],
+    defaults: |_| ProbeParams::new(CyclicParams::default()),
+    check: |t, _| {
+        let d = CyclicParams::default();
+        Ok(ProbeParams::new(CyclicParams {
+            scan_ns: t.num("scan")?.unwrap_or(d.scan_ns),
+            working_set_bytes: t.num("working_set")?.unwrap_or(d.working_set_bytes),
+        }))
+    },
+    read: |_, m| {
+        Ok(ProbeParams::new(CyclicParams {
+            scan_ns: take(m, "scan_ns")?,
+            working_set_bytes: take(m, "working_set_bytes")?,
+        }))
+    },
+};
+
+impl Params for CyclicParams {
+    fn kind(&self) -> crate::probe::ProbeKind {
+        crate::probe::ProbeKind::Cyclic
+    }
+
+    fn wire(&self) -> Vec<(&'static str, Ordered)> {
+        vec![
+            ("scan_ns", Ordered::U64(self.scan_ns)),
+            ("working_set_bytes", Ordered::U64(self.working_set_bytes)),
+        ]
+    }
+
+    fn validate(&self, period_ns: u64) -> Result<(), ParamError> {
+        match scan_fits(self.scan_ns, period_ns) {
+            true => Ok(()),
+            false => Err(ParamError {
+                key: "scan",
+                near: &["period"],
+                message: format!(
+                    "scan {} must be shorter than the period {}",
+                    short(self.scan_ns),
+                    short(period_ns)
+                ),
+            }),
+        }
+    }
+
+    fn scan(&self) -> Option<(u64, u64)> {
+        Some((self.working_set_bytes, self.scan_ns))
+    }
+}

@@ -1,0 +1,268 @@
+//! The `netcycle` probe's keys of a `[[probe]]` table, checked: [Baumgartner POWERLINK]'s
+//! network size, payloads, PollResponse Chaining, how the managing node
+//! waits and how long, the CN emulator's CPU and the held allowances.
+//! Its key table and its check; the shared checker (`crate::spec`)
+//! reads them through the kind's [`super::params::PARAMS`].
+//!
+//! ```toml
+//! [[probe]]
+//! kind = "netcycle"
+//! period = "500us"            # the POWERLINK cycle time (default 500 µs)
+//! cns = 10                    # controlled nodes, node ids 1..=cns (default 3)
+//! chaining = false            # PollResponse Chaining: one PResMN
+//! wait = "blocking"           # or "busy-poll" (its load reads 100 %)
+//! response_timeout = "100us"  # how long the MN waits for one PRes
+//! out_bytes = 1               # output bytes per CN ([Baumgartner POWERLINK] Table 1)
+//! in_bytes = 6                # input bytes per CN ([Baumgartner POWERLINK] Table 1)
+//! cn_cpu = "1"                # the CN emulator's CPU
+//! max_late_cycles = 0         # late cycles a held cycle time may have
+//! max_missed_pres = 0         # missed PRes a held cycle time may have
+//! ```
+//!
+//! A cycle whose frames cannot fit on a 100 Mbit/s wire is not refused
+//! here: a bench marks that cell `N/A (wire)` and goes on.
+//!
+//! The documents cited here are listed in `docs/design.md`.
+
+use super::{NetcycleParams, Wait};
+use crate::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
+use crate::spec::{short, Check, Key, KindTable, ProbeParams, ValueType};
+
+/// The `netcycle` probe's own keys.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "cns",
+        ty: ValueType::Int(1, MAX_CN_NODE as i64),
+        default: "3",
+        help: "controlled nodes, node ids 1..=cns",
+    },
+    Key {
+        name: "chaining",
+        ty: ValueType::Bool,
+        default: "false",
+        help: "PollResponse Chaining: one PResMN carries every CN's outputs",
+    },
+    Key {
+        name: "wait",
+        ty: ValueType::Choice {
+            what: "wait",
+            names: &["blocking", "busy-poll"],
+        },
+        default: "blocking",
+        help: "how the managing node waits for each PRes",
+    },
+    Key {
+        name: "response_timeout",
+        ty: ValueType::PositiveDuration,
+        default: "100us",
+        help: "how long the managing node waits for one PRes, shorter than the period",
+    },
+    Key {
+        name: "out_bytes",
+        ty: ValueType::Int(0, MAX_PDO_PAYLOAD as i64),
+        default: "1",
+        help: "output bytes per CN",
+    },
+    Key {
+        name: "in_bytes",
+        ty: ValueType::Int(0, MAX_PDO_PAYLOAD as i64),
+        default: "6",
+        help: "input bytes per CN",
+    },
+    Key {
+        name: "cn_cpu",
+        ty: ValueType::Cpu("1"),
+        default: "the first neighbour CPU",
+        help: "the CN emulator's CPU",
+    },
+    Key {
+        name: "max_late_cycles",
+        ty: ValueType::Int(0, i64::MAX),
+        default: "0",
+        help: "late cycles a held cycle time may have",
+    },
+    Key {
+        name: "max_missed_pres",
+        ty: ValueType::Int(0, i64::MAX),
+        default: "0",
+        help: "missed PRes a held cycle time may have",
+    },
+];
+
+/// The POWERLINK master's parameters from its table, whose cycle time is
+/// `period_ns`. The rule between keys is [`NetcycleParams`]'s `validate`;
+/// a response timeout given must be shorter than the cycle time.
+pub(super) fn check(t: &KindTable, period_ns: u64) -> Check<ProbeParams> {
+    let d = NetcycleParams::default();
+    let int = |key: &str, default: u64| -> Check<u64> { Ok(t.num(key)?.unwrap_or(default)) };
+    let cns = int("cns", u64::from(d.cns))? as u8;
+    let out_bytes = int("out_bytes", u64::from(d.out_bytes))? as u16;
+    let in_bytes = int("in_bytes", u64::from(d.in_bytes))? as u16;
+    let chaining = t.flag("chaining")?.unwrap_or(false);
+    let wait = t.choice("wait")?.and_then(Wait::parse).unwrap_or(d.wait);
+    let response_timeout_ns = match t.num("response_timeout")? {
+        Some(ns) if ns >= period_ns => {
+            return Err(t.err(
+                "response_timeout",
+                format!(
+                    "response_timeout {} must be shorter than the cycle time (period) {}",
+                    short(ns),
+                    short(period_ns)
+                ),
+            ))
+        }
+        Some(ns) => ns,
+        None => d.response_timeout_ns,
+    };
+    Ok(ProbeParams::new(NetcycleParams {
+        cns,
+        chaining,
+        wait,
+        response_timeout_ns,
+        out_bytes,
+        in_bytes,
+        max_late_cycles: int("max_late_cycles", 0)?,
+        max_missed_pres: int("max_missed_pres", 0)?,
+        cn_cpu: t.cpu("cn_cpu")?,
+        ..d
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{parse, Spec, SpecContext};
+    use crate::units::CpuList;
+
+    fn parse_on(text: &str) -> Result<Spec, String> {
+        let online = CpuList::parse("0-1").unwrap();
+        let ctx = SpecContext {
+            online: &online,
+            builtins: &["idle"],
+        };
+        parse(text, "bench.toml", &ctx).map_err(|e| e.to_string())
+    }
+
+    fn ok(text: &str) -> Spec {
+        parse_on(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match parse_on(text) {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_netcycle_probe_takes_seed_004s_keys_and_defaults() {
+        use crate::netcycle::{NetcycleParams, NodeRole, Wait};
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n");
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 500_000);
+        assert_eq!(
+            p.params.get::<NetcycleParams>(),
+            Some(&NetcycleParams::default())
+        );
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"1ms\"\ncns = 40\nchaining = true\nwait = \"busy-poll\"\nresponse_timeout = \"250us\"\nout_bytes = 2\nin_bytes = 8\ncn_cpu = \"0\"\nmax_late_cycles = 3\nmax_missed_pres = 7\nmax_latency = \"200us\"\nmax_jitter = \"50us\"\n");
+        let p = &s.probes[0];
+        assert_eq!(p.period_ns, 1_000_000);
+        assert_eq!(
+            p.params.get::<NetcycleParams>(),
+            Some(&NetcycleParams {
+                cns: 40,
+                node_ids: Vec::new(),
+                chaining: true,
+                wait: Wait::BusyPoll,
+                response_timeout_ns: 250_000,
+                cn_wait: Wait::BusyPoll,
+                out_bytes: 2,
+                in_bytes: 8,
+                max_late_cycles: 3,
+                max_missed_pres: 7,
+                cn_cpu: Some(0),
+                role: NodeRole::Both,
+                interface: None,
+                pcap: None,
+                identity: None,
+                cdc: None,
+            })
+        );
+        assert_eq!(
+            (p.max_latency_ns, p.max_jitter_ns),
+            (Some(200_000), Some(50_000))
+        );
+        // 40 CNs at 250 µs cannot fit even chained: the spec keeps the cell
+        // (a bench marks it N/A (wire)), the probe says why.
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"250us\"\ncns = 40\nchaining = true\n");
+        let p = &s.probes[0];
+        assert!(p
+            .params
+            .get::<NetcycleParams>()
+            .unwrap()
+            .wire_unfit(p.period_ns)
+            .unwrap()
+            .starts_with("40 CNs need at least 289.3 µs"));
+        // The stored form reads back the same probe.
+        let json = serde_json::to_string(p).unwrap();
+        assert_eq!(
+            &serde_json::from_str::<crate::spec::ProbeSpec>(&json).unwrap(),
+            p
+        );
+    }
+
+    #[test]
+    fn a_netcycle_probes_bad_keys_are_named() {
+        let probe =
+            |body: &str| format!("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\n{body}");
+        for (body, message) in [
+            ("cns = 0\n", "bench.toml:4: probe[0].cns: 0 is out of range 1..=239"),
+            ("cns = 240\n", "bench.toml:4: probe[0].cns: 240 is out of range 1..=239"),
+            ("in_bytes = 1491\n", "bench.toml:4: probe[0].in_bytes: 1491 is out of range 0..=1490"),
+            ("out_bytes = -1\n", "bench.toml:4: probe[0].out_bytes: -1 is out of range 0..=1490"),
+            ("wait = \"spin\"\n", "bench.toml:4: probe[0].wait: unknown wait \"spin\"; use blocking or busy-poll"),
+            ("response_timeout = \"500us\"\n", "bench.toml:4: probe[0].response_timeout: response_timeout 500us must be shorter than the cycle time (period) 500us"),
+            ("response_timeout = \"0s\"\n", "bench.toml:4: probe[0].response_timeout: response_timeout must be longer than 0"),
+            ("cn_cpu = \"0-1\"\n", "bench.toml:4: probe[0].cn_cpu: give exactly one CPU, e.g. cn_cpu = \"1\""),
+            ("cn_cpu = \"7\"\n", "bench.toml:4: probe[0].cn_cpu: CPU 7 is not online (online CPUs: 0-1)"),
+            ("chaining = true\ncns = 200\nout_bytes = 10\n", "bench.toml:6: probe[0].out_bytes: with chaining one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer out_bytes or cns"),
+            ("max_late_cycles = -1\n", "bench.toml:4: probe[0].max_late_cycles: -1 is out of range 0..=9223372036854775807"),
+            ("chaining = \"yes\"\n", "bench.toml:4: probe[0].chaining: invalid type: string \"yes\", expected a boolean"),
+            ("max_exec = \"1ms\"\n", "bench.toml:4: probe[0].max_exec: max_exec applies only to kind = \"cyclic\" or kind = \"observe\"; remove it from this netcycle probe"),
+        ] {
+            assert_eq!(err(&probe(body)), message, "{body}");
+        }
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\ncns = 3\n"),
+            "bench.toml:4: probe[0].cns: cns applies only to kind = \"netcycle\"; remove it from this cyclic probe"
+        );
+    }
+
+    #[test]
+    fn a_netcycle_cell_that_cannot_fit_the_wire_stays_and_takes_no_time() {
+        let text = "name = \"wire\"\nduration = \"10s\"\nwarmup = \"0\"\n\
+                    [[probe]]\nkind = \"netcycle\"\nname = \"fits\"\nperiod = \"1ms\"\ncns = 40\n\
+                    [[probe]]\nkind = \"netcycle\"\nname = \"tight\"\nperiod = \"250us\"\ncns = 40\n";
+        let s = ok(text);
+        let cells = s.cells();
+        assert_eq!(cells.len(), 2);
+        assert_eq!(s.cell_na(&cells[0]), None);
+        let na = s.cell_na(&cells[1]).expect("40 CNs cannot fit 250 µs");
+        assert!(
+            na.starts_with("N/A (wire): 40 CNs need at least ")
+                && na.ends_with(", more than the 250 µs cycle"),
+            "{na}"
+        );
+        assert_eq!(s.planned_ns(1_000_000_000, 0), 11_000_000_000);
+        let plan = s.plan_text(1_000_000_000, 0);
+        let lines: Vec<&str> = plan.lines().collect();
+        assert_eq!(lines[3], "  total: 11s");
+        assert_eq!(
+            lines[4],
+            "  1/2  default/idle/host/fits   rep 1  (warm-up 0s + 10s)"
+        );
+        assert_eq!(
+            lines[5],
+            format!("  2/2  default/idle/host/tight  rep 1  ({na}; skipped)")
+        );
+    }
+}
