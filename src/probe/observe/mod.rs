@@ -477,9 +477,12 @@ impl Probe for ObserveProbe {
                 self.target
             ));
         }
+        let task_cpus = (!tally.detail.task_cpus.is_empty())
+            .then(|| tally.detail.task_cpus.iter().map(|&c| c as usize).collect());
         Ok(Report {
             detail: Some(serde_json::to_value(&tally.detail)?),
             warnings,
+            task_cpus,
             ..Report::default()
         })
     }
