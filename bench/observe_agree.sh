@@ -15,8 +15,10 @@
 # its own clock read after waking; the observer's latency ends at the switch
 # in (or, where the kernel traces no switch out of idle, at the last event
 # before it).
-# Part 2 (cost), per round: cyclictest alone, then observed, each SECS s;
-# the observed/alone ratio of cyclictest's p99 and max.
+# Part 2 (cost), per round: cyclictest alone, then observed, then observed
+# with --explain (every scheduler, timer, IRQ and softirq event of every
+# CPU recorded, unfiltered), each SECS s; the observed/alone ratio of
+# cyclictest's p99 and max, and the trace events each observer read.
 set -eu
 JL=${1:-target/release/jitterlab}
 SECS=${SECS:-20}
@@ -62,17 +64,25 @@ done
 
 echo
 echo "## cost: cyclictest's p99/max alone and observed, interleaved (us)"
-echo "| round | alone p50 p99 max | observed p50 p99 max | p99 ratio | max ratio |"
-echo "|---|---|---|---|---|"
+echo "| round | alone p50 p99 max | observed p50 p99 max | p99 ratio | max ratio | events | --explain p50 p99 max | p99 ratio | max ratio | events |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+# The events an observer read: its "trace: N events read" line.
+events() { sed -n 's/.*trace: \([0-9]*\) events read.*/\1/p' "$1"; }
+ratios() { echo "$1 $2" | awk '{ printf "%.2f | %.2f", ($2 ? $5 / $2 : 0), ($3 ? $6 / $3 : 0) }'; }
+observed() { # observed() NAME [OPTIONS]: cyclictest observed for SECS s
+  name=$1; shift
+  cyclictest -q -m -p95 -i1000 -t1 -a "$CPU" -h 20000 -D $((SECS + 1))s > "$OUT/$name-$r.hist" &
+  ct=$!
+  sleep 1
+  "$JL" run observe --pid "$ct" --duration "${SECS}s" --no-db "$@" > "$OUT/$name-$r.txt" 2>&1 || true
+  wait "$ct"
+}
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
   cyclictest -q -m -p95 -i1000 -t1 -a "$CPU" -h 20000 -D "${SECS}s" > "$OUT/alone-$r.hist"
-  cyclictest -q -m -p95 -i1000 -t1 -a "$CPU" -h 20000 -D $((SECS + 1))s > "$OUT/obsd-$r.hist" &
-  ct=$!
-  sleep 1
-  "$JL" run observe --pid "$ct" --duration "${SECS}s" --no-db > /dev/null 2>&1 || true
-  wait "$ct"
-  a=$(hist_pcts "$OUT/alone-$r.hist"); o=$(hist_pcts "$OUT/obsd-$r.hist")
-  echo "| $r | $a | $o | $(echo "$a $o" | awk '{ printf "%.2f", ($2 ? $5 / $2 : 0) }') | $(echo "$a $o" | awk '{ printf "%.2f", ($3 ? $6 / $3 : 0) }') |"
+  observed obsd
+  observed expl --explain
+  a=$(hist_pcts "$OUT/alone-$r.hist"); o=$(hist_pcts "$OUT/obsd-$r.hist"); x=$(hist_pcts "$OUT/expl-$r.hist")
+  echo "| $r | $a | $o | $(ratios "$a" "$o") | $(events "$OUT/obsd-$r.txt") | $x | $(ratios "$a" "$x") | $(events "$OUT/expl-$r.txt") |"
   r=$((r + 1))
 done

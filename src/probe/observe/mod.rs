@@ -26,6 +26,12 @@
 //! worst nor explained; the `detail` counts it, and the cycles started
 //! without a traced switch in.
 //!
+//! **What is recorded.** Without `--explain`, only the events the cycles
+//! of the candidate threads need, filtered in the kernel
+//! ([`jitterlab_core::observe::filter`]; narrowed to the chosen thread
+//! once it is chosen): every event recorded is written on the task's CPU,
+//! in its wake-up path. With `--explain`, every event of every CPU.
+//!
 //! **Which thread.** With one candidate thread, that one. With several (a
 //! process's threads, a name several threads share), the cycles of all
 //! are held for the first second of trace, and the thread whose
@@ -33,7 +39,9 @@
 //! ([`jitterlab_core::observe::cycles::most_periodic`], 3 periods at
 //! least) — among those seen running at a real-time priority, when any
 //! is — is chosen and said (the result's `detail`); its held cycles are
-//! recorded, the others' dropped.
+//! recorded, the others' dropped. For a `--pid` or a started command, the
+//! process's threads are listed again every [`SCAN_NS`] until then: a
+//! thread it starts after the attach is a candidate too.
 //!
 //! **Explanations** (`--explain`): every cycle over `--threshold` and each
 //! window's worst get what ran on their CPU between release and start

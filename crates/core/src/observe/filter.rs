@@ -23,7 +23,10 @@
 //!   context, so it cannot be filtered by pid; a kernel whose filters do
 //!   not know `.function` (older than 6.1) records every expiry.
 //!
-//! IRQ and softirq events are not recorded then. The filters are the
+//! IRQ and softirq events are not recorded then, nor the idle task's
+//! timers: a start out of idle the kernel traces no switch for (see
+//! [`super::cycles`]) is then taken at the last of the wake-up and the
+//! expiry, a lower bound looser than with `--explain`. The filters are the
 //! kernel's event filter syntax (tracefs `events/*/*/filter`), written
 //! into the tracer's private instance only.
 
