@@ -18,7 +18,8 @@
 # Part 2 (cost), per round: cyclictest alone, then observed, then observed
 # with --explain (every scheduler, timer, IRQ and softirq event of every
 # CPU recorded, unfiltered), each SECS s; the observed/alone ratio of
-# cyclictest's p99 and max, and the trace events each observer read.
+# cyclictest's p99 and max, and the trace events each observer read; a
+# last row pools the rounds' histograms.
 set -eu
 JL=${1:-target/release/jitterlab}
 SECS=${SECS:-20}
@@ -37,6 +38,16 @@ hist_pcts() {
                if (p50 == "" && c >= t * 0.50) p50 = i;
                if (p99 == "" && c >= t * 0.99) p99 = i }
              printf "%s %s %d", p50, p99, max }' "$1"
+}
+# p50 p99 max (us) of the histogram files given, pooled (their counts
+# added, the largest maximum).
+hist_pool() {
+  awk '/^[0-9]/ { n[$1+0] += $2; t += $2 } /# Max Latencies/ { if ($4 + 0 > max) max = $4 + 0 }
+       END { c = 0; p50 = ""; p99 = "";
+             for (i = 0; i <= 20000; i++) { c += n[i];
+               if (p50 == "" && c >= t * 0.50) p50 = i;
+               if (p99 == "" && c >= t * 0.99) p99 = i }
+             printf "%s %s %d", p50, p99, max }' "$@"
 }
 # p50 p99 max (us) of metric $2 in a jitterlab run --json file.
 jl_pcts() {
@@ -86,3 +97,5 @@ while [ "$r" -le "$ROUNDS" ]; do
   echo "| $r | $a | $o | $(ratios "$a" "$o") | $(events "$OUT/obsd-$r.txt") | $x | $(ratios "$a" "$x") | $(events "$OUT/expl-$r.txt") |"
   r=$((r + 1))
 done
+a=$(hist_pool "$OUT"/alone-*.hist); o=$(hist_pool "$OUT"/obsd-*.hist); x=$(hist_pool "$OUT"/expl-*.hist)
+echo "| pooled | $a | $o | $(ratios "$a" "$o") | | $x | $(ratios "$a" "$x") | |"
