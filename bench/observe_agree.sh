@@ -87,15 +87,24 @@ observed() { # observed() NAME [OPTIONS]: cyclictest observed for SECS s
   sleep 1
   "$JL" run observe --pid "$ct" --duration "${SECS}s" --no-db "$@" > "$OUT/$name-$r.txt" 2>&1 || true
   wait "$ct"
+  # An observer that did not run (another jitterlab holds the machine
+  # lock): the round was not observed, and is left out of the pool.
+  if [ -z "$(events "$OUT/$name-$r.txt")" ]; then
+    mv "$OUT/$name-$r.hist" "$OUT/$name-$r.unobserved"
+    : > "$OUT/$name-$r.hist"
+  fi
 }
+# What a row says of an observer: its events, or why it did not run.
+said() { e=$(events "$1"); echo "${e:-not observed: $(head -n 1 "$1" | cut -c1-60)}"; }
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
   cyclictest -q -m -p95 -i1000 -t1 -a "$CPU" -h 20000 -D "${SECS}s" > "$OUT/alone-$r.hist"
   observed obsd
   observed expl --explain
   a=$(hist_pcts "$OUT/alone-$r.hist"); o=$(hist_pcts "$OUT/obsd-$r.hist"); x=$(hist_pcts "$OUT/expl-$r.hist")
-  echo "| $r | $a | $o | $(ratios "$a" "$o") | $(events "$OUT/obsd-$r.txt") | $x | $(ratios "$a" "$x") | $(events "$OUT/expl-$r.txt") |"
+  echo "| $r | $a | $o | $(ratios "$a" "$o") | $(said "$OUT/obsd-$r.txt") | $x | $(ratios "$a" "$x") | $(said "$OUT/expl-$r.txt") |"
   r=$((r + 1))
 done
+# The pool: every round alone, the rounds observed.
 a=$(hist_pool "$OUT"/alone-*.hist); o=$(hist_pool "$OUT"/obsd-*.hist); x=$(hist_pool "$OUT"/expl-*.hist)
 echo "| pooled | $a | $o | $(ratios "$a" "$o") | | $x | $(ratios "$a" "$x") | |"
