@@ -11,7 +11,8 @@
 # softirq_entry/exit) on TRACE_CPUS, reading every 10 ms, and prints one
 # line:
 #   trace_cost: S s: N events (R/s), L lost; reader CPU C s (P % of a CPU),
-#   X ns per event; cpuN READ read LOST lost LATE late, …
+#   X ns per event; cpuN READ read LOST lost LATE late (the kernel's count:
+#   K read, E left, O lost), …
 # The reader's CPU time is its thread's schedstat run time over the reading
 # (not the stop, which waits for the kernel to close the events). The cost
 # inside the traced tasks (the kernel writing each record) is not in it: it

@@ -271,6 +271,11 @@ pub struct Report {
     pub schedule: Option<ScheduleCounts>,
     /// What `--break-trace` caught.
     pub break_event: Option<BreakEvent>,
+    /// The CPUs the measured task ran on, first the one its first cycle
+    /// ran on, where the probe measures a task other than its own thread
+    /// (`observe`): the result's `cpus` and the thread's `cpu` name them
+    /// instead of the measuring thread's CPU.
+    pub task_cpus: Option<Vec<usize>>,
 }
 
 /// One measuring thread's probe: built by the registry (with the journal

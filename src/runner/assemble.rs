@@ -174,9 +174,14 @@ pub fn threads(
         }
     }
     let detail = reports.iter().find_map(|r| r.detail.clone());
+    let mut params = plan.params.clone();
+    if let Some(cpus) = reports.iter().find_map(|r| r.task_cpus.as_ref()) {
+        params.cpus = cpus.clone();
+        params.cpus.sort_unstable();
+    }
     let result = assemble(
         plan.kind,
-        plan.params.clone(),
+        params,
         context,
         Figures {
             threads,
@@ -206,7 +211,11 @@ fn thread_result(f: &ThreadFigures, report: &Report) -> ThreadResult {
     });
     ThreadResult {
         thread: f.index,
-        cpu: f.cpu,
+        cpu: report
+            .task_cpus
+            .as_ref()
+            .and_then(|c| c.first().copied())
+            .unwrap_or(f.cpu),
         tid: f.tid,
         cycles: schedule.cycles,
         releases: schedule.releases,

@@ -243,6 +243,28 @@ impl Instance {
         Ok(events)
     }
 
+    /// Sets `point`'s filter in the instance (the kernel's event filter
+    /// syntax), or clears it (`None`): only the events it keeps are
+    /// recorded from then on. Removed with the instance.
+    pub fn filter(&self, point: TracePoint, filter: Option<&str>) -> Result<()> {
+        let dir = self
+            .path
+            .join("events")
+            .join(point.system())
+            .join(point.name());
+        write(&dir, "filter", filter.unwrap_or("0"))
+    }
+
+    /// The kernel's counters of CPU `i`'s buffer (`per_cpu/cpuN/stats`).
+    pub fn kernel_stats(&self, i: usize) -> Result<page::BufferStats> {
+        let path = self
+            .path
+            .join(format!("per_cpu/cpu{}/stats", self.cpus[i].cpu));
+        let text = fs::read_to_string(&path)
+            .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+        page::BufferStats::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+    }
+
     /// Turns tracing off (what is traced already stays readable).
     pub fn pause(&self) -> Result<()> {
         write(&self.path, "tracing_on", "0")

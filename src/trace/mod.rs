@@ -70,6 +70,7 @@ use std::path::Path;
 use anyhow::{anyhow, Result};
 use jitterlab_core::observe::decode::{Decoders, Records};
 use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::observe::page::BufferStats;
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::perf::{self, PerfEventAttr, PerfRing};
@@ -131,6 +132,10 @@ pub struct CpuTraceStats {
     /// Records dropped because they came after their time was handed out
     /// (counted in the stream as lost too).
     pub late: u64,
+    /// The kernel's own counters of the CPU's buffer, read at the stop
+    /// after the last read (the tracefs backend only): every event it
+    /// accepted is read ([`BufferStats::read`]) or counted lost.
+    pub kernel: Option<BufferStats>,
 }
 
 /// What a tracer delivered, per CPU, and its last events.
@@ -190,6 +195,10 @@ pub struct Tracer {
     source: Source,
     decoders: Decoders,
     merger: Merger,
+    /// The tracepoints traced.
+    points: Vec<TracePoint>,
+    /// The filters set ([`Tracer::filter`]).
+    filters: Vec<(TracePoint, String)>,
 }
 
 impl Tracer {
@@ -225,6 +234,8 @@ impl Tracer {
                 merger: Merger::new(instance.cpus.len()),
                 source: Source::Tracefs(instance),
                 decoders,
+                points,
+                filters: Vec::new(),
             });
         }
         let paranoid = perf_paranoid(root)?;
@@ -250,7 +261,49 @@ impl Tracer {
                 buf: Vec::with_capacity(RING_PAGES * perf::page_size()),
             }),
             decoders,
+            points,
+            filters: Vec::new(),
         })
+    }
+
+    /// Keeps, of each traced tracepoint, only the events its filter in
+    /// `filters` keeps (the kernel's event filter syntax), and every event
+    /// of the others, from now on; a filter already set is not written
+    /// again. Through tracefs only: the filters are the instance's, gone
+    /// with it; the perf events backend records everything (the model
+    /// needs no filter, it only costs less). A filter the kernel refuses
+    /// (one it is too old for) is left unset, every event of that
+    /// tracepoint recorded: one line each says so.
+    pub fn filter(&mut self, filters: &[(TracePoint, String)]) -> Vec<String> {
+        let Source::Tracefs(instance) = &self.source else {
+            return Vec::new();
+        };
+        let mut notes = Vec::new();
+        for &point in &self.points {
+            let want = filters.iter().find(|(p, _)| *p == point).map(|(_, f)| f);
+            let have = self.filters.iter().position(|(p, _)| *p == point);
+            if want == have.map(|i| &self.filters[i].1) {
+                continue;
+            }
+            if let Some(i) = have {
+                self.filters.swap_remove(i);
+            }
+            let Some(f) = want else {
+                if let Err(e) = instance.filter(point, None) {
+                    notes.push(format!("{e:#}"));
+                }
+                continue;
+            };
+            match instance.filter(point, Some(f)) {
+                Ok(()) => self.filters.push((point, f.clone())),
+                Err(e) => {
+                    notes.push(format!("{e:#}; every {point} event is recorded"));
+                    // What a refused write left: nothing, or the old one.
+                    let _ = instance.filter(point, None);
+                }
+            }
+        }
+        notes
     }
 
     /// Appends the events read since the last call, merged across CPUs in
@@ -342,20 +395,30 @@ impl Tracer {
         }
         let mut rest = Vec::new();
         self.merger.drain_all(&mut rest);
-        let counts: Vec<(u32, u64, u64)> = match &self.source {
-            Source::Perf(p) => p.cpus.iter().map(|c| (c.cpu, c.records, c.lost)).collect(),
-            Source::Tracefs(t) => t.cpus.iter().map(|c| (c.cpu, c.records, c.lost)).collect(),
+        let counts: Vec<(u32, u64, u64, Option<BufferStats>)> = match &self.source {
+            Source::Perf(p) => p
+                .cpus
+                .iter()
+                .map(|c| (c.cpu, c.records, c.lost, None))
+                .collect(),
+            Source::Tracefs(t) => t
+                .cpus
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.cpu, c.records, c.lost, t.kernel_stats(i).ok()))
+                .collect(),
         };
         let stats = TraceStats {
             rest,
             cpus: counts
                 .into_iter()
                 .enumerate()
-                .map(|(i, (cpu, records, lost))| CpuTraceStats {
+                .map(|(i, (cpu, records, lost, kernel))| CpuTraceStats {
                     cpu,
                     records,
                     lost,
                     late: self.merger.late(i),
+                    kernel,
                 })
                 .collect(),
         };

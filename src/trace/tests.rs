@@ -13,6 +13,8 @@ use super::*;
 use crate::system::journal::testing::on_real_root;
 use crate::system::settings::testing::{bad_text, tree};
 use crate::testutil::{copy_fixture, fixture};
+use jitterlab_core::observe::cycles::{Observer, ObserverConfig};
+use jitterlab_core::observe::filter;
 
 /// A fake root with this kernel's tracefs (`tests/fixtures/tracefs`), 8
 /// online CPUs and perf events (`perf_event_paranoid` 2).
@@ -335,6 +337,14 @@ fn sleeping_thread_seen(backend: Backend) {
         events.len() as u64,
         "every record read is one event"
     );
+    // Every event the kernel wrote into the instance was read.
+    let kernel = stats.cpus[0]
+        .kernel
+        .map(|k| (k.read, k.entries, k.overrun, k.commit_overrun, k.dropped));
+    match backend {
+        Backend::Perf => assert_eq!(kernel, None),
+        Backend::Tracefs => assert_eq!(kernel, Some((stats.records(), 0, 0, 0, 0))),
+    }
     let tid = slept.tid;
     let deadlines: BTreeSet<u64> = slept.deadlines.iter().copied().collect();
     // Each sleep arms a timer (an hrtimer on the thread's kernel stack) to
@@ -420,6 +430,97 @@ fn sleeping_thread_seen(backend: Backend) {
         "switched in, traced: {switched_in} of {} sleeps",
         armed.len() - 1
     );
+}
+
+/// With the filters `run observe` sets without `--explain`, the kernel
+/// records of CPU 1 only the sleeper's switches (and switches to idle),
+/// its wake-ups and timers, and the expiries of sleep timers; the
+/// observer still makes its cycles of them.
+#[test]
+#[serial]
+fn filtered_the_instance_records_only_the_observed_thread_s_events() {
+    if sys::effective_uid() != 0 {
+        eprintln!("skipped: tracing every task of a CPU needs root");
+        return;
+    }
+    std::env::remove_var(crate::system::journal::JOURNAL_ENV);
+    let (events, stats, (tid, notes, since)) = on_real_root(|| {
+        let root = Path::new("/");
+        let mut journal = Journal::on_demand(root)?;
+        let selection = filter::selection(&[], false);
+        let mut tracer = Tracer::start_with(
+            Backend::Tracefs,
+            root,
+            &[1],
+            &selection.points,
+            &mut journal,
+        )?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut events = Vec::new();
+        let run = std::thread::scope(|s| {
+            // The sleeper of [`sleeper`], saying its tid first.
+            let slept = s.spawn(move || {
+                sys::pin_to_cpu(1).unwrap();
+                sys::set_scheduler(sys::Policy::Fifo, 50).unwrap();
+                let tid = sys::gettid() as u32;
+                tx.send(tid).unwrap();
+                // Time to set the filters before the first sleep.
+                std::thread::sleep(Duration::from_millis(50));
+                let mut next = sys::monotonic_ns() + 1_000_000;
+                for _ in 0..300 {
+                    while let Err(sys::EINTR) = sys::sleep_until_ns(next) {}
+                    next += 1_000_000;
+                }
+                tid
+            });
+            let tid = rx.recv().unwrap();
+            let notes = tracer.filter(&filter::selection(&[tid], false).filters);
+            let since = sys::monotonic_ns();
+            while !slept.is_finished() {
+                std::thread::sleep(Duration::from_millis(10));
+                tracer.read(&mut events)?;
+            }
+            anyhow::Ok((slept.join().unwrap(), notes, since))
+        });
+        let run = run?;
+        let stats = tracer.stop(&mut journal)?;
+        journal.finish()?;
+        events.extend(stats.rest.iter().cloned());
+        Ok((events, stats, run))
+    })
+    .expect("the machine lock");
+    assert_eq!(notes, Vec::<String>::new());
+    let k = stats.cpus[0].kernel.unwrap();
+    assert_eq!((k.read, k.entries), (stats.records(), 0));
+    let mut kinds = std::collections::HashSet::new();
+    // Before the filters were set, everything was recorded.
+    for e in events.iter().filter(|e| e.time_ns > since) {
+        match &e.kind {
+            EventKind::Switch {
+                prev_pid, next_pid, ..
+            } => assert!(
+                *prev_pid == tid || *next_pid == tid || *next_pid == 0,
+                "{e:?}"
+            ),
+            EventKind::Wakeup { pid, .. } => assert_eq!(*pid, tid, "{e:?}"),
+            EventKind::HrtimerStart { pid, .. } => assert_eq!(*pid, tid, "{e:?}"),
+            EventKind::HrtimerExpire { .. } => {}
+            other => panic!("not recorded without explanations: {other:?}"),
+        }
+        kinds.insert(std::mem::discriminant(&e.kind));
+    }
+    assert_eq!(kinds.len(), 4, "switches, wake-ups, arming and expiries");
+    let mut observer = Observer::new(&ObserverConfig::new(vec![tid], Some(1_000_000)));
+    let mut cycles = 0;
+    for e in &events {
+        observer.push(e);
+        while observer.pop().is_some() {
+            cycles += 1;
+        }
+    }
+    // The sleeper's own thread is watched once it has started (the 50 ms
+    // before its sleeps are no cycle): most of its 300 sleeps.
+    assert!(cycles >= 250, "{cycles} cycles of 300 sleeps");
 }
 
 #[test]
@@ -598,8 +699,16 @@ fn trace_cost() {
         .cpus
         .iter()
         .map(|c| {
+            let kernel = c.kernel.map_or(String::new(), |k| {
+                format!(
+                    " (the kernel's count: {} read, {} left, {} lost)",
+                    k.read,
+                    k.entries,
+                    k.overrun + k.commit_overrun + k.dropped
+                )
+            });
             format!(
-                "cpu{} {} read {} lost {} late",
+                "cpu{} {} read {} lost {} late{kernel}",
                 c.cpu, c.records, c.lost, c.late
             )
         })

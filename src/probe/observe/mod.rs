@@ -26,6 +26,12 @@
 //! worst nor explained; the `detail` counts it, and the cycles started
 //! without a traced switch in.
 //!
+//! **What is recorded.** Without `--explain`, only the events the cycles
+//! of the candidate threads need, filtered in the kernel
+//! ([`jitterlab_core::observe::filter`]; narrowed to the chosen thread
+//! once it is chosen): every event recorded is written on the task's CPU,
+//! in its wake-up path. With `--explain`, every event of every CPU.
+//!
 //! **Which thread.** With one candidate thread, that one. With several (a
 //! process's threads, a name several threads share), the cycles of all
 //! are held for the first second of trace, and the thread whose
@@ -33,7 +39,9 @@
 //! ([`jitterlab_core::observe::cycles::most_periodic`], 3 periods at
 //! least) — among those seen running at a real-time priority, when any
 //! is — is chosen and said (the result's `detail`); its held cycles are
-//! recorded, the others' dropped.
+//! recorded, the others' dropped. For a `--pid` or a started command, the
+//! process's threads are listed again every [`SCAN_NS`] until then: a
+//! thread it starts after the attach is a candidate too.
 //!
 //! **Explanations** (`--explain`): every cycle over `--threshold` and each
 //! window's worst get what ran on their CPU between release and start
@@ -86,6 +94,10 @@ const CHOOSE_PERIODS: usize = 3;
 /// The most cycles held while no candidate has shown enough periods.
 const MAX_HELD: usize = 100_000;
 
+/// How often a process's threads are listed again while no thread is
+/// chosen, ns: a thread it starts later becomes a candidate.
+const SCAN_NS: u64 = 100_000_000;
+
 /// How long the observer sleeps when there is nothing to read.
 const IDLE: Duration = Duration::from_millis(5);
 
@@ -110,6 +122,12 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         replay: params.replay.is_some(),
         command: None,
         workdir: None,
+        root: cell.root.to_path_buf(),
+        process: match params.target {
+            ObserveTarget::Pid(pid) => Some(pid),
+            _ => None,
+        },
+        notes: Vec::new(),
     };
     if let Some(file) = &params.replay {
         let path = PathBuf::from(file);
@@ -122,7 +140,10 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let online: Vec<usize> = crate::system::host::online_cpus(cell.root)?
         .iter()
         .collect();
-    probe.source = Some(live_source(cell.root, &online, journal)?);
+    let mut source = live_source(cell.root, &online, params.explain, journal)?;
+    let tids: Vec<u32> = probe.candidates.iter().map(|c| c.tid).collect();
+    probe.notes = source.watch(&tids);
+    probe.source = Some(source);
     if let ObserveTarget::Command(argv) = &params.target {
         let (dir, own) = match cell.workdir {
             Some(d) => (d.to_path_buf(), None),
@@ -135,9 +156,14 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         let running = neighbour::start(&command_spec(argv), journal, &dir, None)?;
         let pid = running.pgid() as u32;
         probe.command = Some(running);
+        probe.process = Some(pid);
         // Its threads, once it has started them.
         std::thread::sleep(Duration::from_millis(100));
         probe.candidates = target::of_command(cell.root, pid);
+        let tids: Vec<u32> = probe.candidates.iter().map(|c| c.tid).collect();
+        if let Some(source) = probe.source.as_mut() {
+            probe.notes = source.watch(&tids);
+        }
     }
     Ok(Probes::threads(vec![Box::new(probe)]))
 }
@@ -188,6 +214,13 @@ pub struct ObserveProbe {
     replay: bool,
     command: Option<neighbour::Running>,
     workdir: Option<WorkDir>,
+    /// Where `/proc` is.
+    root: PathBuf,
+    /// The process whose threads are the candidates (`--pid`, a started
+    /// command): its threads started later are watched too.
+    process: Option<u32>,
+    /// What the source could not do (filters the kernel refused).
+    notes: Vec<String>,
 }
 
 /// What the measuring loop keeps besides the recorder.
@@ -289,12 +322,14 @@ impl Probe for ObserveProbe {
             .source
             .take()
             .context("the observe probe measured twice; this is a bug in jitterlab")?;
-        let tids: Vec<u32> = self.candidates.iter().map(|c| c.tid).collect();
+        let mut tids: Vec<u32> = self.candidates.iter().map(|c| c.tid).collect();
         let mut config = ObserverConfig::new(tids.clone(), self.period_ns);
         // Long enough for a held second of cycles to be explained.
         config.history_ns = 2 * HISTORY_NS + self.period_ns.unwrap_or(0) * 32;
         let mut observer = Observer::new(&config);
-        let mut chosen: Option<u32> = (tids.len() == 1).then(|| tids[0]);
+        // A process's only thread may start the periodic one later.
+        let mut chosen: Option<u32> = (tids.len() == 1 && self.process.is_none()).then(|| tids[0]);
+        let mut next_scan = jitterlab_sys::monotonic_ns() + SCAN_NS;
         let mut held: Vec<ObservedCycle> = Vec::new();
         let mut tally = Tally {
             detail: ObserveDetail {
@@ -315,6 +350,22 @@ impl Probe for ObserveProbe {
         let mut realtime: Vec<u32> = Vec::new();
         let done = |n: u64| self.count.is_some_and(|c| n >= c);
         'outer: while !start.stop.load(Relaxed) && !done(recorded) {
+            if let Some(pid) = self.process.filter(|_| chosen.is_none() && !self.replay) {
+                let now = jitterlab_sys::monotonic_ns();
+                if now >= next_scan {
+                    next_scan = now + SCAN_NS;
+                    let new = target::started_since(&self.root, pid, &tids);
+                    if !new.is_empty() {
+                        for c in new {
+                            observer.watch(c.tid);
+                            tids.push(c.tid);
+                            self.candidates.push(c);
+                        }
+                        let notes = source.watch(&tids);
+                        self.notes.extend(notes);
+                    }
+                }
+            }
             batch.clear();
             source.read(&mut batch)?;
             if batch.is_empty() {
@@ -367,6 +418,9 @@ impl Probe for ObserveProbe {
                     };
                     chosen = choose(&held, least, &realtime);
                     if let Some(tid) = chosen {
+                        // The others' events are needed no more.
+                        let notes = source.watch(&[tid]);
+                        self.notes.extend(notes);
                         for c in held.drain(..).filter(|c| c.tid == tid) {
                             self.record(&c, &observer, &mut tally, recorder);
                             recorded += 1;
@@ -416,11 +470,12 @@ impl Probe for ObserveProbe {
             }
         }
         d.realtime_candidates = realtime.len();
+        d.candidates = tids.len();
         d.not_measured = observer.not_measured();
         d.lost_events = observer.lost_events().max(source.lost());
         // Back for the teardown, which stops it.
         self.source = Some(source);
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = self.notes.drain(..).collect();
         if d.not_measured > 0 {
             warnings.push(format!(
                 "{} cycles not measured: the kernel dropped {} trace events",
@@ -433,9 +488,12 @@ impl Probe for ObserveProbe {
                 self.target
             ));
         }
+        let task_cpus = (!tally.detail.task_cpus.is_empty())
+            .then(|| tally.detail.task_cpus.iter().map(|&c| c as usize).collect());
         Ok(Report {
             detail: Some(serde_json::to_value(&tally.detail)?),
             warnings,
+            task_cpus,
             ..Report::default()
         })
     }

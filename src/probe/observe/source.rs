@@ -14,6 +14,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::observe::filter;
 
 use crate::error::bad;
 use crate::system::journal::Journal;
@@ -30,6 +31,12 @@ pub trait EventSource: Send {
     fn exhausted(&self) -> bool {
         false
     }
+    /// The threads observed are `tids` from now on (more of them once a
+    /// process starts a thread): a live trace records their events only,
+    /// where it can filter; lines saying what it could not do.
+    fn watch(&mut self, _tids: &[u32]) -> Vec<String> {
+        Vec::new()
+    }
     /// Stops the source and undoes what it set up; the lines to print.
     fn close(self: Box<Self>, _journal: &mut Journal) -> Vec<String> {
         Vec::new()
@@ -38,25 +45,36 @@ pub trait EventSource: Send {
 
 /// The live trace of `cpus`, set up (and journaled) through `journal`:
 /// the scheduler, timer, IRQ and softirq tracepoints through the binary's
-/// tracer (`crate::trace`), every CPU's events merged in time order.
+/// tracer (`crate::trace`), every CPU's events merged in time order. With
+/// `explain`, every event of those tracepoints; without, only those the
+/// cycles of the threads [`EventSource::watch`] names need
+/// ([`jitterlab_core::observe::filter`]).
 pub fn live_source(
     root: &Path,
     cpus: &[usize],
+    explain: bool,
     journal: &mut Journal,
 ) -> Result<Box<dyn EventSource>> {
     let cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
-    let tracer = Tracer::start(root, &cpus, &[], journal)?;
-    Ok(Box::new(LiveSource { tracer }))
+    let points = filter::selection(&[], explain).points;
+    let tracer = Tracer::start(root, &cpus, &points, journal)?;
+    Ok(Box::new(LiveSource { tracer, explain }))
 }
 
 /// The live trace: the tracer, stopped when the probe is torn down.
 struct LiveSource {
     tracer: Tracer,
+    explain: bool,
 }
 
 impl EventSource for LiveSource {
     fn read(&mut self, out: &mut Vec<Event>) -> Result<()> {
         self.tracer.read(out)
+    }
+
+    fn watch(&mut self, tids: &[u32]) -> Vec<String> {
+        self.tracer
+            .filter(&filter::selection(tids, self.explain).filters)
     }
 
     /// The kernel's drops come in the stream as `Lost` events, which the

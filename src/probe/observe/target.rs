@@ -103,6 +103,15 @@ pub fn of_command(root: &Path, pid: u32) -> Vec<Candidate> {
     threads_of(root, pid)
 }
 
+/// The threads of process `pid` under `root` that are not in `known`:
+/// those it started since they were listed.
+pub fn started_since(root: &Path, pid: u32, known: &[u32]) -> Vec<Candidate> {
+    threads_of(root, pid)
+        .into_iter()
+        .filter(|c| !known.contains(&c.tid))
+        .collect()
+}
+
 /// `target`'s threads in a recording (`--replay FILE`), from the names its
 /// switch events give them.
 pub fn in_replay(events: &[Event], target: &ObserveTarget, file: &Path) -> Result<Vec<Candidate>> {
@@ -198,6 +207,8 @@ mod tests {
             [c(101, "plc-task"), c(200, "plc-task")]
         );
         assert_eq!(of_command(r, 100).len(), 2);
+        assert_eq!(started_since(r, 100, &[100]), [c(101, "plc-task")]);
+        assert_eq!(started_since(r, 100, &[101, 100]), []);
     }
 
     #[test]

@@ -298,12 +298,42 @@ struct Track {
     anchor: Option<u64>,
 }
 
+impl Track {
+    /// A thread not seen yet.
+    fn new(tid: u32, period_ns: Option<u64>, infer: usize) -> Track {
+        Track {
+            tid,
+            phase: Phase::Unknown,
+            armed: None,
+            sleep_timer: None,
+            handled: None,
+            wake: None,
+            mark: None,
+            start: 0,
+            how: StartSource::Traced,
+            cpu: 0,
+            preempted: 0,
+            lost: false,
+            last_cpu: None,
+            prev_start: None,
+            prev_cpu: None,
+            index: 0,
+            t0: period_ns.map(|p| (p, PeriodSource::Given)),
+            periods: Vec::with_capacity(infer),
+            held: Vec::with_capacity(infer + 1),
+            anchor: None,
+        }
+    }
+}
+
 /// Turns events into the cycles of the target threads (see the module
 /// doc).
 #[derive(Debug)]
 pub struct Observer {
     tracks: Vec<Track>,
     infer: usize,
+    /// `T0` when given.
+    period_ns: Option<u64>,
     history_ns: u64,
     history_cap: usize,
     cpus: Vec<CpuHistory>,
@@ -324,30 +354,10 @@ impl Observer {
             tracks: config
                 .tids
                 .iter()
-                .map(|&tid| Track {
-                    tid,
-                    phase: Phase::Unknown,
-                    armed: None,
-                    sleep_timer: None,
-                    handled: None,
-                    wake: None,
-                    mark: None,
-                    start: 0,
-                    how: StartSource::Traced,
-                    cpu: 0,
-                    preempted: 0,
-                    lost: false,
-                    last_cpu: None,
-                    prev_start: None,
-                    prev_cpu: None,
-                    index: 0,
-                    t0: config.period_ns.map(|p| (p, PeriodSource::Given)),
-                    periods: Vec::with_capacity(infer),
-                    held: Vec::with_capacity(infer + 1),
-                    anchor: None,
-                })
+                .map(|&tid| Track::new(tid, config.period_ns, infer))
                 .collect(),
             infer,
+            period_ns: config.period_ns,
             history_ns: config.history_ns,
             history_cap: config.history_cap,
             cpus: Vec::new(),
@@ -514,6 +524,17 @@ impl Observer {
         self.switched_in(i, at, cpu);
         self.tracks[i].how = how;
         self.running[cpu as usize].0 = Some(self.tracks[i].tid);
+    }
+
+    /// Observes `tid` too from the next event on (a thread the process
+    /// started after the observation began); its first cycle is the first
+    /// it starts after the observer saw it go to sleep. A thread observed
+    /// already is left as it is.
+    pub fn watch(&mut self, tid: u32) {
+        if tid != 0 && self.track(tid).is_none() {
+            self.tracks
+                .push(Track::new(tid, self.period_ns, self.infer));
+        }
     }
 
     /// The next finished cycle, oldest first.

@@ -15,6 +15,7 @@ pub mod decode;
 pub mod detail;
 pub mod event;
 pub mod explain;
+pub mod filter;
 pub mod format;
 pub mod page;
 pub mod params;

@@ -132,6 +132,46 @@ pub fn check_header_event(text: &str) -> Result<(), BadPage> {
     Ok(())
 }
 
+/// A CPU buffer's own counters, as its `per_cpu/cpuN/stats` gives them:
+/// what the tracer's count of records is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BufferStats {
+    /// Events in the buffer, not read yet (`entries`).
+    pub entries: u64,
+    /// Events overwritten before they were read (`overrun`).
+    pub overrun: u64,
+    /// Events lost while the buffer was being written (`commit overrun`).
+    pub commit_overrun: u64,
+    /// Events dropped because the buffer was full (`dropped events`).
+    pub dropped: u64,
+    /// Events read out of it (`read events`).
+    pub read: u64,
+}
+
+impl BufferStats {
+    /// Parses a `stats` file; a counter it lacks is refused by name.
+    pub fn parse(text: &str) -> Result<BufferStats, BadPage> {
+        let get = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| BadPage(format!("the buffer's stats have no counter {name:?}")))
+        };
+        Ok(BufferStats {
+            entries: get("entries")?,
+            overrun: get("overrun")?,
+            commit_overrun: get("commit overrun")?,
+            dropped: get("dropped events")?,
+            read: get("read events")?,
+        })
+    }
+
+    /// Every event the kernel accepted: read, still there, or lost.
+    pub fn written(&self) -> u64 {
+        self.read + self.entries + self.overrun + self.commit_overrun + self.dropped
+    }
+}
+
 /// What a page holds, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Item<'a> {
@@ -265,6 +305,29 @@ mod tests {
 
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
     const HEADER_EVENT: &str = "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+
+    #[test]
+    fn a_buffer_s_stats_give_its_counters() {
+        let text = "entries: 11\noverrun: 2\ncommit overrun: 3\nbytes: 540\noldest event ts: 41705.660441\nnow ts: 41705.662336\ndropped events: 4\nread events: 49321\n";
+        let s = BufferStats::parse(text).unwrap();
+        assert_eq!(
+            s,
+            BufferStats {
+                entries: 11,
+                overrun: 2,
+                commit_overrun: 3,
+                dropped: 4,
+                read: 49321,
+            }
+        );
+        assert_eq!(s.written(), 49341);
+        assert_eq!(
+            BufferStats::parse("entries: 1\noverrun: 0\n")
+                .unwrap_err()
+                .to_string(),
+            "the buffer's stats have no counter \"commit overrun\""
+        );
+    }
 
     fn layout() -> PageLayout {
         PageLayout::parse(HEADER_PAGE).unwrap()

@@ -886,3 +886,43 @@ fn a_thread_switched_in_out_of_idle_untraced_is_named_from_the_first_event_after
         "cycle 0 late by 3.000ms: hog (pid 50, prio 4) 2.998ms, unexplained 1.500us"
     );
 }
+
+#[test]
+fn a_thread_watched_later_is_measured_from_its_first_sleep_after_on() {
+    let mut t = attached();
+    t.cycle(1, 10 * MS, 2_000, 5_000);
+    let later = t.0.len();
+    t.cycle(1, 11 * MS, 3_000, 8_000)
+        .cycle(1, 12 * MS, 2_500, 6_000)
+        .cycle(1, 13 * MS, 2_000, 4_000);
+    // Watching another thread of the process first (its main thread).
+    let mut o = Observer::new(&ObserverConfig::new(vec![7], Some(MS)));
+    for e in &t.0[..later] {
+        o.push(e);
+    }
+    assert!(o.pop().is_none());
+    o.watch(PLC);
+    o.watch(PLC);
+    o.watch(0);
+    let mut cycles = Vec::new();
+    for e in &t.0[later..] {
+        o.push(e);
+        while let Some(c) = o.pop() {
+            cycles.push(c);
+        }
+    }
+    // The 11 ms cycle was running when it was first seen: not taken half.
+    let figures: Vec<_> = cycles
+        .iter()
+        .map(|c| (c.tid, c.index, c.release_ns, c.latency_ns, c.period_ns))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (PLC, 0, 12 * MS, 6_000, None),
+            (PLC, 1, 13 * MS, 4_000, Some(998_000)),
+        ]
+    );
+    assert_eq!(o.t0(PLC), Some((MS, PeriodSource::Given)));
+    assert_eq!(o.t0(0), None);
+}
