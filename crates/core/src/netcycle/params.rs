@@ -5,7 +5,7 @@
 //! the stored `netcycle` object).
 
 use super::NetcycleParams;
-use crate::defaults;
+use super::defaults;
 use crate::powerlink::MAX_PDO_PAYLOAD;
 use crate::probe::ProbeKind;
 use crate::spec::param::Ordered;

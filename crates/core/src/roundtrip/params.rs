@@ -5,7 +5,7 @@
 //! the stored `roundtrip` object).
 
 use super::RoundtripParams;
-use crate::defaults;
+use super::defaults;
 use crate::probe::ProbeKind;
 use crate::spec::param::Ordered;
 use crate::spec::{scan_fits, short, ParamError, ParamTable, Params, ProbeParams};
