@@ -30,10 +30,6 @@ const KINDS: &[(&str, &[&str])] = &[
         "roundtrip",
         &["src/probe/roundtrip/", "crates/core/src/roundtrip/"],
     ),
-    (
-        "observe",
-        &["src/probe/observe/", "crates/core/src/observe/"],
-    ),
 ];
 
 /// Folders that are not production code a kind adds (see the module doc).
@@ -66,6 +62,12 @@ const REGISTRATION: &[(&str, &[&str])] = &[
     ),
     // Core's module.
     ("crates/core/src/lib.rs", &["pub mod {kind};"]),
+    // `jitterlab analyze`, the netcycle probe's capture reader: the
+    // command line's flags call it in the kind's folder.
+    (
+        "src/cli/analyze.rs",
+        &["use crate::probe::{kind}::analyze::{self, AnalyzeFormat, AnalyzeRequest};"],
+    ),
 ];
 
 /// Files outside the kinds' folders that still name a kind: (kind, file).
