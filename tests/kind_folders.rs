@@ -173,7 +173,8 @@ fn offenders(root: &Path) -> BTreeSet<(String, String)> {
             let words = [kind.to_string(), capital(kind), kind.to_uppercase()];
             let allowed = allowed(&rel, kind);
             let names = code.iter().any(|l| {
-                words.iter().any(|w| l.contains(w.as_str())) && !allowed.iter().any(|a| a == l.trim())
+                words.iter().any(|w| l.contains(w.as_str()))
+                    && !allowed.iter().any(|a| a == l.trim())
             });
             if names {
                 found.insert((kind.to_string(), rel.clone()));

@@ -568,7 +568,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: sleep::flags::command,
         one_cell: sleep::flags::one_cell,
-        report: ReportParts::NONE,
+        report: sleep::report::PARTS,
     },
 ];
 

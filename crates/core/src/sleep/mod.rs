@@ -42,21 +42,25 @@ pub struct SleepParams {
     pub spin: bool,
 }
 
-/// The `sleep` probe's own keys.
-pub const KEYS: &[Key] = &[
-    Key {
-        name: "slack",
-        ty: ValueType::Duration,
-        default: "0s",
-        help: "time added to each sleep's interval, shorter than the period",
-    },
-    Key {
-        name: "spin",
-        ty: ValueType::Bool,
-        default: "false",
-        help: "busy-wait each interval instead of sleeping",
-    },
-];
+/// `slack`: the time added to each sleep's interval.
+pub const SLACK: Key = Key {
+    name: "slack",
+    ty: ValueType::Duration,
+    default: "0s",
+    help: "time added to each sleep's interval, shorter than the period",
+};
+
+/// `spin`: busy-wait instead of sleeping.
+pub const SPIN: Key = Key {
+    name: "spin",
+    ty: ValueType::Bool,
+    default: "false",
+    help: "busy-wait each interval instead of sleeping",
+};
+
+/// The `sleep` probe's own keys: the spec's, and through them
+/// `jitterlab run sleep`'s flags (their help and default).
+pub const KEYS: &[Key] = &[SLACK, SPIN];
 
 /// How the `sleep` probe's parameters are declared.
 pub const PARAMS: ParamTable = ParamTable {
