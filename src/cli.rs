@@ -30,8 +30,10 @@
 //! The documents cited here are listed in `docs/design.md`.
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use anyhow::Result;
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use jitterlab_core::powerlink::MAX_CN_NODE;
 use jitterlab_core::preset::PresetChoice;
@@ -392,8 +394,10 @@ pub struct ReportArgs {
     pub max_regression: Option<String>,
 }
 
-/// Tables of `jitterlab report --table`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// Tables of `jitterlab report --table`: the shared ones, then every
+/// registered kind's own ([`crate::probe::parts::kind_tables`]), so a kind
+/// adds its tables to the flag from its folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableArg {
     /// [Intel CODESYS] Table 10: per configuration, vs the baseline.
     Configurations,
@@ -404,12 +408,51 @@ pub enum TableArg {
     /// [Red Hat caterpillar]: chase cycles and sample jitter per chase cell, vs the
     /// baseline.
     Chase,
-    /// [Red Hat controls]: screw to screw against the worst-case budget, T2→T3,
-    /// jitter and execution time per roundtrip cell.
-    Roundtrip,
-    /// [Baumgartner POWERLINK] Tables 2–3: the POWERLINK managing node's CPU load per
-    /// cycle time × controlled nodes, N/A where not held, vs the seed.
-    Load,
+    /// A kind's own table, by its name (`KindTable::name`).
+    Kind(&'static str),
+}
+
+impl ValueEnum for TableArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: LazyLock<Vec<TableArg>> = LazyLock::new(|| {
+            [
+                TableArg::Configurations,
+                TableArg::Conditions,
+                TableArg::Latency,
+                TableArg::Chase,
+            ]
+            .into_iter()
+            .chain(crate::probe::parts::kind_tables().map(|t| TableArg::Kind(t.name)))
+            .collect()
+        });
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            TableArg::Configurations => (
+                "configurations",
+                "[Intel CODESYS] Table 10: per configuration, vs the baseline",
+            ),
+            TableArg::Conditions => (
+                "conditions",
+                "[Baumgartner POWERLINK] Tables 4–5: per scenario, min/max cycle and deviation",
+            ),
+            TableArg::Latency => (
+                "latency",
+                "[Xu EPICS]: min, median, max latency and % over threshold per cell",
+            ),
+            TableArg::Chase => (
+                "chase",
+                "[Red Hat caterpillar]: chase cycles and sample jitter per chase cell, vs the baseline",
+            ),
+            TableArg::Kind(name) => {
+                let t = crate::probe::parts::kind_tables().find(|t| t.name == *name)?;
+                (t.name, t.help)
+            }
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
 }
 
 /// Formats of `jitterlab report`.

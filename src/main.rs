@@ -155,7 +155,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
                 cpus: a.cpus.clone(),
             },
         ),
-        Command::Analyze(a) => report::analyze::run(&a.request()),
+        Command::Analyze(a) => a.run(),
         Command::SynthCapture(a) => {
             net::pcap::synth::synth(&a.request()).map(|_| ExitCode::SUCCESS)
         }

@@ -1,7 +1,8 @@
 //! The test-only probe `sleep` (`--features test-probe`), end to end: the
-//! proof that a probe added in four production files — its module, its
-//! descriptor, its subcommand, its registration — runs through `jitterlab
-//! run`, a bench cell, the store and every report format like any other.
+//! proof that a probe added in its two folders (`src/probe/sleep/`,
+//! `crates/core/src/sleep/`) and its registration lines runs through
+//! `jitterlab run`, a bench cell, the store and every report format like
+//! any other.
 //!
 //! One test, so the database holds the run as run 1 and the bench as run 2.
 

@@ -1,17 +1,19 @@
 //! `jitterlab analyze FILE`: its flags, and the hidden `__synth-capture`
 //! that writes a synthetic POWERLINK capture for the benchmark and tests.
 //! Clap's types stop here: the reading and the report are
-//! `report::analyze`'s, the writing `net::pcap::synth`'s.
+//! the `netcycle` probe's (`probe::netcycle::analyze`, the capture
+//! reader of its own protocol), the writing `net::pcap::synth`'s.
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use crate::net::pcap::synth::SynthRequest;
 use crate::probe::flags::parse::cycle_time;
-use crate::report::analyze::{AnalyzeFormat, AnalyzeRequest};
+use crate::probe::netcycle::analyze::{self, AnalyzeFormat, AnalyzeRequest};
 
 /// `jitterlab analyze`.
 #[derive(Debug, Args)]
@@ -53,6 +55,11 @@ impl AnalyzeArgs {
                 AnalyzeFormatArg::Json => AnalyzeFormat::Json,
             },
         }
+    }
+
+    /// Reads the capture and prints its figures.
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        analyze::run(&self.request())
     }
 }
 

@@ -275,7 +275,7 @@ fn checks(cli: &Cli) -> anyhow::Result<ExitCode> {
                 cpus: a.cpus.clone(),
             },
         ),
-        Command::Analyze(a) => crate::report::analyze::run(&a.request()),
+        Command::Analyze(a) => a.run(),
         Command::Cell(a) => a.request().map(|_| ExitCode::SUCCESS),
         Command::Restore
         | Command::SynthCapture(_)

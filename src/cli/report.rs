@@ -45,8 +45,7 @@ impl From<TableArg> for tables::Table {
             TableArg::Conditions => tables::Table::Conditions,
             TableArg::Latency => tables::Table::Latency,
             TableArg::Chase => tables::Table::Chase,
-            TableArg::Roundtrip => tables::Table::Kind("roundtrip"),
-            TableArg::Load => tables::Table::Kind("load"),
+            TableArg::Kind(name) => tables::Table::Kind(name),
         }
     }
 }

@@ -63,28 +63,61 @@
 //!
 //! # How to add a probe
 //!
-//! A probe is four production files, and nothing else switches on its
-//! kind: the spec checker, the runner, the store, `jitterlab run` and
-//! every report read its descriptor or its registration. The worked
-//! example is `sleep` (`src/probe/sleep/`), a probe compiled only for
-//! tests (`cargo test --features test-probe`; `make test` does): each
-//! sample sleeps one period and measures how late the thread woke. `git
-//! show` of the commit that added it lists these four files (its
-//! subcommand then in `src/cli.rs`), its test, the two `Cargo.toml`s (the
-//! feature) and the `Makefile`.
+//! A probe is two folders — `src/probe/NAME/` (its run, its flags, its
+//! summary and tables) and `crates/core/src/NAME/` (its descriptor, its
+//! parameters and its pure logic) — and its registration lines; nothing
+//! else names its kind: the spec checker, the runner, the store, `jitterlab
+//! run` and every report read its descriptor or its registration
+//! (`tests/kind_folders.rs` holds `netcycle` and `roundtrip` to this). The
+//! worked example is `sleep`, a probe compiled only for tests (`cargo test
+//! --features test-probe`; `make test` does): each sample sleeps one
+//! period plus its `slack` (or busy-waits it, `spin`) and measures how
+//! late the thread woke. Its files: `src/probe/sleep/{mod,flags,report}.rs`
+//! (87, 79 and 34 lines), `crates/core/src/sleep/mod.rs` (122 lines, with
+//! `tests.rs`), and the registration lines below; its end-to-end tests are
+//! `tests/sleep_probe.rs` and `tests/sleep_params.rs` (a test of a
+//! test-only probe is a `[[test]]` with `required-features` in
+//! `Cargo.toml`).
 //!
-//! 1. **Its module**, `src/probe/NAME/mod.rs` (`sleep/mod.rs`, 66 lines):
+//! 1. **Its core folder**, `crates/core/src/NAME/mod.rs`:
+//!    - its `ProbeDescriptor` const (`sleep::SLEEP`) — the name specs, the
+//!      command line, JSON and the database use; its metric table (name,
+//!      unit, signed, thresholded: the slots of its samples, window rows,
+//!      CSV columns and stored metrics); its main latency (what
+//!      `max_latency` limits and the latency table shows); whether it is
+//!      periodic, calibrated, on every probe CPU, named in messages
+//!      (`listed`); the words its summary prints; its parameters
+//!      (`params`); whether it can run in a container (`container`: its
+//!      own threads can, `InContainer::Supported`, and [`container`] runs
+//!      them there, handing the cell's spec over as JSON (`jitterlab
+//!      __cell` inside), which needs nothing of the kind; `OwnSide` when
+//!      its own build puts a part of it in a container, as the round
+//!      trip's controller (`roundtrip::container`); `NotApplicable(why)`
+//!      for a probe tied to the host, as timerlat).
+//!    - its parameters, declared once (`jitterlab_core::spec::param`): one
+//!      `Key` per spec key (name, value type, default, help: `sleep::SLACK`,
+//!      `sleep::SPIN`), the table `KEYS`, its type implementing
+//!      `jitterlab_core::spec::Params` (`SleepParams`: its stored entries
+//!      in `wire`, written only when not the default so older stored runs
+//!      read back the same; its cross-key rule in `validate`, which the
+//!      spec checker and the command line both call), and its
+//!      `ParamTable` (`PARAMS`: the keys, the shared keys it takes, its
+//!      default period, how a checked `[[probe]]` table and the stored JSON
+//!      are read). The spec checker, the unknown-key and "applies only to"
+//!      messages and the stored JSON read them from the descriptor. A kind
+//!      with no key of its own gives `PlainParams::table(…)` instead.
+//! 2. **Its module**, `src/probe/NAME/mod.rs`:
 //!    - `pub fn build(cell: &Cell<'_>, journal: &mut Journal) ->
 //!      Result<Probes>`: its probe(s) for one cell of the typed spec, from
 //!      `cell.plan` (the CPUs, one per measuring thread; the period; the
 //!      duration or `--cycles` count in `plan.params`), the probe's own
-//!      parameters (`cell.spec.probes[cell.cell.probe].params`), how it
-//!      ends (`cell.stop`). Whatever it changes on the machine it journals
-//!      first (`journal.record`). [`Probes::threads`] with one
+//!      parameters (`cell.spec.probes[cell.cell.probe].params.get::<T>()`),
+//!      how it ends (`cell.stop`). Whatever it changes on the machine it
+//!      journals first (`journal.record`). [`Probes::threads`] with one
 //!      [`Probe`] per thread for a probe of ours; [`Probes::External`]
 //!      with an [`ExternalProbe`] for a tool that measures by itself.
 //!      `sleep::build` makes one `SleepProbe` with the plan's period and
-//!      count.
+//!      count and its `SleepParams`.
 //!    - the [`Probe`] impl: [`Probe::prepare`] (optional) allocates and
 //!      touches its buffers on the pinned real-time thread;
 //!      [`Probe::measure`] loops until its own count is reached or
@@ -94,55 +127,37 @@
 //!      returns a [`Report`] (what it has to say beyond its metrics, as the
 //!      result's `detail`, and its warnings); [`Probe::teardown`]
 //!      (optional) undoes what `build` changed, forgetting its journal
-//!      entries. `SleepProbe` measures only.
-//! 2. **Its descriptor**, `crates/core/src/probe.rs`: the `ProbeKind`
-//!    variant, its place in `ProbeKind::ALL`, its arm in
-//!    `ProbeKind::descriptor`, and its `ProbeDescriptor` const — the name
-//!    specs, the command line, JSON and the database use; its metric table
-//!    (name, unit, signed, thresholded: the slots of its samples, window
-//!    rows, CSV columns and stored metrics); its main latency (what
-//!    `max_latency` limits and the latency table shows); whether it is
-//!    periodic, calibrated, on every probe CPU, named in messages; the
-//!    words its summary prints; its parameters (`params`: a
-//!    `jitterlab_core::spec::ParamTable`, `PlainParams::table(…)` for a
-//!    kind with no key of its own); whether it can run in a container (`container`: its own
-//!    threads can, `InContainer::Supported`, and [`container`] runs them
-//!    there, handing the cell's spec over as JSON (`jitterlab __cell`
-//!    inside), which needs nothing of the kind;
-//!    `OwnSide` when its own build puts a part of it in a container, as the
-//!    round trip's controller (`roundtrip::container`); `NotApplicable(why)`
-//!    for a probe tied to the host, as timerlat).
-//!    `SLEEP`: one metric, `oversleep` (ns, thresholded), its main
-//!    latency; no keys of its own; not named in messages (a test probe).
+//!      entries. `SleepProbe` measures only, and puts its interval, slack
+//!      and spin in the detail.
 //! 3. **Its subcommand**, `src/probe/NAME/flags.rs` (`pub mod flags;` in
 //!    its module): its flags, a `clap::Args` struct flattening
 //!    `CommonArgs`, whose doc comment (one paragraph) is the help `run
-//!    --help` lists; `command()`, the toolkit's `subcommand::<Args>(kind)`;
-//!    and `one_cell()`, the toolkit's `matched` then the check of the flags
+//!    --help` lists, each own flag taking its help and default from its
+//!    core `Key` (`help = SLACK.help, default_value = SLACK.default`);
+//!    `command()`, the toolkit's `subcommand::<Args>(kind)`; and
+//!    `one_cell()`, the toolkit's `matched` then the check of the flags
 //!    against the machine that builds the one-cell spec, with the shared
 //!    checks and builders of the flags' toolkit [`flags`] (`probe_cpu`,
-//!    `check_common`, `refuse_periodic_flags`, `common_cell`). A kind
-//!    without parameters of its own is `ProbeParams::new(PlainParams(kind))`.
-//!    `SleepRunArgs` (hidden, `#[command(hide = true)]`) and `check`:
-//!    `--cpu` and the common flags, `--max-latency` refused as the spec
-//!    refuses `max_latency`.
-//! 4. **Its registration**, here: the `pub mod NAME;` line and its
+//!    `check_common`, `refuse_periodic_flags`, `common_cell`), and the
+//!    parameters' `validate` (its message after the flag: `--slack must be
+//!    shorter than …`).
+//! 4. **Its summary and tables**, `src/probe/NAME/report.rs` (`pub mod
+//!    report;`): one [`ReportParts`] ([`parts`]) — the block under a run's
+//!    summary, rebuilt from a stored result (`sleep`: one line, `sleeps:
+//!    1ms + 200us of slack each, busy-waited`, from its detail), its own
+//!    tables (each a `KindTable`, whose name and help `report --table`
+//!    lists), its side of the condition table, a limit its plots draw.
+//! 5. **Its registration lines**: here, the `pub mod NAME;` line and its
 //!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, when the
 //!    machine may lack what it needs the check that makes a bench skip its
 //!    cells (`timerlat::unavailable`), its subcommand's `command` and
 //!    `one_cell` (`run` lists the registry's subcommands in its order),
-//!    and what the reports print of it beyond its metrics (`report`:
-//!    [`ReportParts::NONE`] for none). `sleep` needs no check and prints
-//!    nothing more.
-//!
-//! A probe with parameters of its own declares them once, in its core
-//! module (`crates/core/src/cyclic.rs`, `…/netcycle/params.rs`): its type
-//! implementing `jitterlab_core::spec::Params` (its `validate`, its stored
-//! entries, the per-kind facts), its key table and its check; the spec
-//! checker, the unknown-key message and the stored JSON read them from its
-//! descriptor's `params`. Its summary block and its own tables go in its
-//! folder's `report.rs`, which its registration's `report` names
-//! ([`parts`]). Nothing else changes for it.
+//!    and its `report` (`sleep::report::PARTS`; [`ReportParts::NONE`] for
+//!    nothing beyond its metrics); in core, `pub mod NAME;` in
+//!    `crates/core/src/lib.rs`, and in `crates/core/src/probe.rs` the
+//!    `ProbeKind` variant, its place in `ProbeKind::ALL` and its arm in
+//!    `ProbeKind::descriptor` (`ProbeKind::Sleep => &crate::sleep::SLEEP`).
+//!    `sleep`'s carry `#[cfg(feature = "test-probe")]`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -573,7 +588,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: sleep::flags::command,
         one_cell: sleep::flags::one_cell,
-        report: ReportParts::NONE,
+        report: sleep::report::PARTS,
     },
 ];
 

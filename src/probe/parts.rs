@@ -83,6 +83,8 @@ pub struct PlotLimit {
 pub struct KindTable {
     /// Its name: `--table NAME`, the CSV `table` column, JSON's `name`.
     pub name: &'static str,
+    /// What it shows, as `report --help` lists it under `--table`.
+    pub help: &'static str,
     /// Whether a run gets it without `--table`.
     pub applies: fn(&StoredRun) -> bool,
     /// Its sheets; none when the run has nothing for it.

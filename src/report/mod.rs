@@ -53,13 +53,10 @@
 //! * [`header`] — the header every report of a run starts with (the
 //!   machine, jitterlab, the spec and its hash, the preset's source
 //!   document, start and duration), and the slot of the verdict under it.
-//! * [`analyze`] — `jitterlab analyze FILE`: reads a POWERLINK capture
-//!   through the core analysis and prints its figures (text or JSON).
 //!
 //! The design rules cited here are in `docs/design.md`.
 
 pub mod against;
-pub mod analyze;
 pub mod chase;
 pub mod check;
 pub mod csv;

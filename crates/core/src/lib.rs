@@ -51,6 +51,8 @@ pub mod roundtrip;
 pub mod rt_throttle;
 pub mod rtla;
 pub mod sample;
+#[cfg(feature = "test-probe")]
+pub mod sleep;
 pub mod spec;
 pub mod stats;
 pub mod timerlat;

@@ -94,7 +94,7 @@ impl ProbeKind {
             ProbeKind::Netcycle => &crate::netcycle::NETCYCLE,
             ProbeKind::Observe => &crate::observe::OBSERVE,
             #[cfg(feature = "test-probe")]
-            ProbeKind::Sleep => &SLEEP,
+            ProbeKind::Sleep => &crate::sleep::SLEEP,
         }
     }
 
@@ -275,10 +275,6 @@ const PLAIN_PERIODIC: ParamTable = PlainParams::table(&["period", "max_latency",
 /// shares.
 const PLAIN_LATENCY: ParamTable = PlainParams::table(&["max_latency"]);
 
-/// The parameters of a probe that takes no key but the common ones.
-#[cfg(feature = "test-probe")]
-const PLAIN_NONE: ParamTable = PlainParams::table(&[]);
-
 /// A nanosecond metric.
 pub(crate) const fn ns(name: &'static str, signed: bool, thresholded: bool) -> MetricDef {
     MetricDef {
@@ -447,30 +443,6 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     },
     params: &crate::timerlat::PARAMS,
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
-    verdicts: None,
-};
-
-/// `sleep`: a probe compiled only for tests (`--features test-probe`):
-/// each sample sleeps one period and measures how late the thread woke.
-/// It takes no spec key of its own and no message names it.
-#[cfg(feature = "test-probe")]
-pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
-    name: "sleep",
-    summary: "test probe: how late a thread wakes from a sleep of one period",
-    metrics: &[ns("oversleep", false, true)],
-    main_latency: Some("oversleep"),
-    periodic: false,
-    calibrated: false,
-    every_probe_cpu: false,
-    listed: false,
-    words: ReportWords {
-        period: Some("interval"),
-        samples: "sleeps",
-        sample: "sample",
-        outliers: &["oversleep"],
-    },
-    params: &PLAIN_NONE,
-    container: InContainer::Supported,
     verdicts: None,
 };
 

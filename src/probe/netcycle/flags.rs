@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use jitterlab_core::defaults;
+use jitterlab_core::netcycle::defaults;
 use jitterlab_core::netcycle::{NetcycleParams, NodeRole, Wait};
 use jitterlab_core::powerlink::od::Identity;
 use jitterlab_core::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};

@@ -91,6 +91,7 @@ use crate::system::journal::{Journal, Undo};
 use crate::system::load::LoadMeter;
 use jitterlab_core::load::StackLoad;
 
+pub mod analyze;
 pub mod capture;
 pub mod cn;
 pub mod flags;

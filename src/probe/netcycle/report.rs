@@ -31,6 +31,7 @@ pub(crate) const PARTS: ReportParts = ReportParts {
     summary: Some(netcycle_block),
     tables: &[KindTable {
         name: "load",
+        help: "[Baumgartner POWERLINK] Tables 2–3: the POWERLINK managing node's CPU load per cycle time × controlled nodes, N/A where not held, vs the seed",
         applies: load::any_sweep,
         build: load::load,
         none: |run| {

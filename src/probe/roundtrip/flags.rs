@@ -12,6 +12,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
+use jitterlab_core::roundtrip::defaults as rt_defaults;
 use jitterlab_core::roundtrip::{Direction, Role, RoundtripParams, Transport};
 use jitterlab_core::spec::{scan_fits, ProbeParams};
 use jitterlab_core::units::{format_duration_exact, CpuList};
@@ -55,12 +56,12 @@ pub struct RoundtripRunArgs {
     pub transport: Transport,
 
     /// The controller task's period (the budget's "Controller rate").
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::CONTROLLER_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::CONTROLLER_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub controller_period: u64,
 
     /// The controller's scan per cycle (the budget's "Controller scan
     /// time"; 0 for none; shorter than the controller period).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::ROUNDTRIP_SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::ROUNDTRIP_SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
     pub scan: u64,
 
     /// Memory the scan walks per cycle (0 for none).
@@ -69,11 +70,11 @@ pub struct RoundtripRunArgs {
 
     /// The I/O simulator's publish and apply period (the budget's "OPC UA"
     /// term, counted twice).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::IO_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::IO_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
     pub io_period: u64,
 
     /// The budget's network term, each way (counted twice).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::NETWORK_BUDGET_NS), value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::NETWORK_BUDGET_NS), value_parser = duration, allow_hyphen_values = true)]
     pub network_budget: u64,
 
     /// The budget's OPC UA term, each way [default: --io-period].

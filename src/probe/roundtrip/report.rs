@@ -48,6 +48,7 @@ pub(crate) const PARTS: ReportParts = ReportParts {
     }),
     tables: &[KindTable {
         name: "roundtrip",
+        help: "[Red Hat controls]: screw to screw against the worst-case budget, T2→T3, jitter and execution time per roundtrip cell",
         applies: table::any_roundtrip,
         build: table::roundtrip,
         none: |run| {

@@ -1,7 +1,9 @@
-//! `jitterlab run sleep` (the `test-probe` feature, hidden): `--cpu` and
-//! the flags every probe shares, checked and turned into the one-cell spec
-//! of a sleep probe every period of the default 1 ms. Built on the flags'
-//! toolkit ([`crate::probe::flags`]).
+//! `jitterlab run sleep` (the `test-probe` feature, hidden): `--cpu`, its
+//! two parameters (`--slack`, `--spin`: the help and default of its keys,
+//! `jitterlab_core::sleep::KEYS`) and the flags every probe shares,
+//! checked — its parameters by the same `validate` a spec's are — and
+//! turned into the one-cell spec of a sleep probe every period of the
+//! default 1 ms. Built on the flags' toolkit ([`crate::probe::flags`]).
 
 use std::path::Path;
 
@@ -9,9 +11,11 @@ use anyhow::Result;
 use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{PlainParams, ProbeParams};
+use jitterlab_core::sleep::{SleepParams, SLACK, SPIN};
+use jitterlab_core::spec::{Params, ProbeParams};
 
 use crate::error::bad;
+use crate::probe::flags::parse::duration;
 use crate::probe::flags::{
     check_common, common_cell, matched, probe_cpu, refuse_periodic_flags, subcommand, CommonArgs,
     OneCell,
@@ -25,6 +29,12 @@ pub struct SleepRunArgs {
     /// CPU to sleep on [default: the last online CPU].
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
+
+    #[arg(long, value_name = "TIME", help = SLACK.help, default_value = SLACK.default, value_parser = duration)]
+    pub slack: u64,
+
+    #[arg(long, help = SPIN.help)]
+    pub spin: bool,
 
     /// Options every probe shares (--break-trace, --histogram and the
     /// --max-* limits do not apply).
@@ -51,9 +61,16 @@ pub fn check(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
     }
     let online = crate::system::host::online_cpus(root)?;
     let cpu = probe_cpu(&online, a.cpu, "--cpu")?;
+    let params = SleepParams {
+        slack_ns: a.slack,
+        spin: a.spin,
+    };
+    params
+        .validate(defaults::PERIOD_NS)
+        .map_err(|e| bad(format!("--{} {}", e.key.replace('_', "-"), e.message)))?;
     check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
     common_cell(
-        ProbeParams::new(PlainParams(ProbeKind::Sleep)),
+        ProbeParams::new(params),
         defaults::PERIOD_NS,
         vec![cpu],
         &online,

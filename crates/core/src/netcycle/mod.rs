@@ -17,13 +17,13 @@
 //!
 //! The documents cited here are listed in `docs/design.md`.
 
+pub mod defaults;
 pub mod params;
 mod spec;
 pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 
-use crate::defaults;
 use crate::powerlink::track::NmtOutage;
 use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords};
 

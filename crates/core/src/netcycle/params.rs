@@ -4,8 +4,8 @@
 //! (the frames' fit on the wire, the rule between payload and chaining,
 //! the stored `netcycle` object).
 
+use super::defaults;
 use super::NetcycleParams;
-use crate::defaults;
 use crate::powerlink::MAX_PDO_PAYLOAD;
 use crate::probe::ProbeKind;
 use crate::spec::param::Ordered;

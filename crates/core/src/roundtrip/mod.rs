@@ -36,13 +36,14 @@
 //!
 //! The design rules and documents cited here are in `docs/design.md`.
 
+pub mod defaults;
 pub mod params;
 mod spec;
 pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 
-use crate::defaults;
+use crate::defaults::WORKING_SET_BYTES;
 use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords};
 use crate::units::format_ns;
 
@@ -244,7 +245,7 @@ impl Default for RoundtripParams {
             role: Role::Both,
             io_period_ns: defaults::IO_PERIOD_NS,
             scan_ns: defaults::ROUNDTRIP_SCAN_NS,
-            working_set_bytes: defaults::WORKING_SET_BYTES,
+            working_set_bytes: WORKING_SET_BYTES,
             network_ns: defaults::NETWORK_BUDGET_NS,
             opcua_ns: None,
             budget_ns: None,

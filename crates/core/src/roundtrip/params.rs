@@ -4,8 +4,8 @@
 //! (the budget as its threshold and latency limit, its controller's scan,
 //! the stored `roundtrip` object).
 
+use super::defaults;
 use super::RoundtripParams;
-use crate::defaults;
 use crate::probe::ProbeKind;
 use crate::spec::param::Ordered;
 use crate::spec::{scan_fits, short, ParamError, ParamTable, Params, ProbeParams};

@@ -804,7 +804,10 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
         let only = |span: Option<Range<usize>>, key: &str| -> Check<()> {
             match span {
                 Some(span) if !descriptor.accepts_spec_key(key) => {
-                    let names: Vec<String> = ProbeKind::listed()
+                    // Every kind that takes it: an unlisted kind (the
+                    // test-only probe) takes only keys of its own.
+                    let names: Vec<String> = ProbeKind::ALL
+                        .iter()
                         .filter(|k| k.descriptor().accepts_spec_key(key))
                         .map(|k| format!("kind = \"{}\"", k.name()))
                         .collect();
