@@ -26,7 +26,7 @@
 
 use super::{NetcycleParams, Wait};
 use crate::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
-use crate::spec::{short, Check, Key, KindTable, ProbeParams, ValueType};
+use crate::spec::{Check, Key, KindTable, ProbeParams, ValueType};
 
 /// The `netcycle` probe's own keys.
 pub const KEYS: &[Key] = &[
@@ -90,9 +90,9 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The POWERLINK master's parameters from its table, whose cycle time is
-/// `period_ns`. The rule between keys is [`NetcycleParams`]'s `validate`;
-/// a response timeout given must be shorter than the cycle time.
-pub(super) fn check(t: &KindTable, period_ns: u64) -> Check<ProbeParams> {
+/// `period_ns`. The rules between keys (chaining and payload, response
+/// timeout and cycle time) are [`NetcycleParams`]' `validate`.
+pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
     let d = NetcycleParams::default();
     let int = |key: &str, default: u64| -> Check<u64> { Ok(t.num(key)?.unwrap_or(default)) };
     let cns = int("cns", u64::from(d.cns))? as u8;
@@ -100,20 +100,9 @@ pub(super) fn check(t: &KindTable, period_ns: u64) -> Check<ProbeParams> {
     let in_bytes = int("in_bytes", u64::from(d.in_bytes))? as u16;
     let chaining = t.flag("chaining")?.unwrap_or(false);
     let wait = t.choice("wait")?.and_then(Wait::parse).unwrap_or(d.wait);
-    let response_timeout_ns = match t.num("response_timeout")? {
-        Some(ns) if ns >= period_ns => {
-            return Err(t.err(
-                "response_timeout",
-                format!(
-                    "response_timeout {} must be shorter than the cycle time (period) {}",
-                    short(ns),
-                    short(period_ns)
-                ),
-            ))
-        }
-        Some(ns) => ns,
-        None => d.response_timeout_ns,
-    };
+    let response_timeout_ns = t
+        .num("response_timeout")?
+        .unwrap_or(d.response_timeout_ns);
     Ok(ProbeParams::new(NetcycleParams {
         cns,
         chaining,
