@@ -227,6 +227,57 @@ mod tests {
     }
 
     #[test]
+    fn a_response_timeout_is_refused_by_a_spec_only_when_written_and_by_flags_always() {
+        use crate::netcycle::NetcycleParams;
+        use crate::spec::{ParamError, Params};
+        // The default 100 µs with a 100 µs cycle: a bench runs it.
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"100us\"\n");
+        assert_eq!(
+            s.probes[0].params.get::<NetcycleParams>(),
+            Some(&NetcycleParams::default())
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"100us\"\nresponse_timeout = \"100us\"\n"),
+            "bench.toml:5: probe[0].response_timeout: response_timeout 100us must be shorter than the cycle time (period) 100us"
+        );
+        // The same rule, in the command line's words.
+        let e = NetcycleParams::default().validate(100_000).unwrap_err();
+        assert_eq!(
+            (e.key, e.when_written, e.flag_text()),
+            (
+                "response_timeout",
+                true,
+                "--response-timeout 100us must be shorter than the --cycle 100us"
+            )
+        );
+        assert_eq!(NetcycleParams::default().validate(100_001), Ok(()));
+        // Chaining's payload is refused whatever is written, before the
+        // timeout.
+        let e = NetcycleParams {
+            cns: 200,
+            out_bytes: 10,
+            chaining: true,
+            ..NetcycleParams::default()
+        }
+        .validate(100_000)
+        .unwrap_err();
+        assert_eq!(
+            e,
+            ParamError {
+                key: "out_bytes",
+                near: &["cns"],
+                message: "with chaining one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer out_bytes or cns".into(),
+                flag_message: Some("--chaining: one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer --out-bytes or --cns".into()),
+                when_written: false,
+            }
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nchaining = true\ncns = 200\n\nout_bytes = 8\n"),
+            "bench.toml:7: probe[0].out_bytes: with chaining one PResMN carries every CN's outputs: 200 CNs × 8 bytes = 1600 bytes, more than its 1490; give fewer out_bytes or cns"
+        );
+    }
+
+    #[test]
     fn a_netcycle_cell_that_cannot_fit_the_wire_stays_and_takes_no_time() {
         let text = "name = \"wire\"\nduration = \"10s\"\nwarmup = \"0\"\n\
                     [[probe]]\nkind = \"netcycle\"\nname = \"fits\"\nperiod = \"1ms\"\ncns = 40\n\
