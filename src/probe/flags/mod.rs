@@ -80,8 +80,7 @@ use jitterlab_core::limits;
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{
     sched_fields, ConfigSettings, Configuration, Deployment, ParamError, Policy, ProbeParams,
-    ProbeScope,
-    ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 

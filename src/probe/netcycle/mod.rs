@@ -78,10 +78,10 @@ use jitterlab_core::recorder::{slots, Sample, SampleSink};
 use jitterlab_core::spec::{CellPlan, Params, ProbeSpec, Spec};
 use jitterlab_core::units::{format_ns, CpuList};
 
+use super::flags::param_rule;
 use super::helper_thread::{
     check_cpu, check_priority, own_thread_warnings, setup_helper_thread, HELPER_STACK,
 };
-use super::flags::param_rule;
 use super::plan::{fifo_priority, RunPlan};
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;

@@ -100,9 +100,7 @@ pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
     let in_bytes = int("in_bytes", u64::from(d.in_bytes))? as u16;
     let chaining = t.flag("chaining")?.unwrap_or(false);
     let wait = t.choice("wait")?.and_then(Wait::parse).unwrap_or(d.wait);
-    let response_timeout_ns = t
-        .num("response_timeout")?
-        .unwrap_or(d.response_timeout_ns);
+    let response_timeout_ns = t.num("response_timeout")?.unwrap_or(d.response_timeout_ns);
     Ok(ProbeParams::new(NetcycleParams {
         cns,
         chaining,

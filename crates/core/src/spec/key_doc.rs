@@ -128,9 +128,12 @@ mod tests {
         assert!(r.contains(
             "| `max_late_cycles` | integer, 0 or more | 0 | late cycles a held cycle time may have |\n"
         ), "{r}");
-        assert!(r.contains(
-            "| `transport` | `\"udp\"` or `\"eth\"` | udp | what carries the messages |\n"
-        ), "{r}");
+        assert!(
+            r.contains(
+                "| `transport` | `\"udp\"` or `\"eth\"` | udp | what carries the messages |\n"
+            ),
+            "{r}"
+        );
         assert!(r.contains("## kind = \"wakeup\"\n\n"), "{r}");
         assert!(!r.contains("kind = \"sleep\""), "{r}");
         // A kind whose period has no default says none.
