@@ -139,8 +139,10 @@
 //! module (`crates/core/src/cyclic.rs`, `…/netcycle/params.rs`): its type
 //! implementing `jitterlab_core::spec::Params` (its `validate`, its stored
 //! entries, the per-kind facts), its key table and its check; the spec
-//! checker, the unknown-key message and the stored JSON read them from its
-//! descriptor's `params`. Its summary block and its own tables go in its
+//! checker, the unknown-key message, the stored JSON and
+//! `docs/spec-keys.md` (regenerated with `jitterlab __generate-docs DIR`)
+//! read them from its descriptor's `params`; its flags' check calls the
+//! same `validate` and refuses with [`flags::param_rule`]. Its summary block and its own tables go in its
 //! folder's `report.rs`, which its registration's `report` names
 //! ([`parts`]). Nothing else changes for it.
 
