@@ -7,7 +7,10 @@
 //!   `clap_mangen`: dated with the build's day so a reproducible build
 //!   gives the same pages;
 //! - `DIR/completions/jitterlab.bash`, `_jitterlab` (zsh) and
-//!   `jitterlab.fish`, with `clap_complete`.
+//!   `jitterlab.fish`, with `clap_complete`;
+//! - `DIR/spec-keys.md`, the reference of a `[[probe]]` table's keys,
+//!   written from the kinds' key tables (`jitterlab_core::spec::key_doc`;
+//!   the repository keeps it as `docs/spec-keys.md`).
 //!
 //! The generator is a hidden subcommand of the binary rather than a build
 //! script or an `xtask` crate: the command definition lives in the binary
@@ -22,6 +25,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 use clap_complete::Shell;
+use jitterlab_core::spec::key_doc;
 
 use super::Cli;
 use crate::version;
@@ -92,8 +96,9 @@ fn visible(cmd: &clap::Command) -> clap::Command {
     out
 }
 
-/// Writes every man page under `dir/man` and every completion script under
-/// `dir/completions` (creating them); returns the files written, in order.
+/// Writes every man page under `dir/man`, every completion script under
+/// `dir/completions` (creating them) and the spec keys' reference; returns
+/// the files written, in order.
 pub fn generate(dir: &Path) -> Result<Vec<PathBuf>> {
     let man_dir = dir.join("man");
     let comp_dir = dir.join("completions");
@@ -111,6 +116,10 @@ pub fn generate(dir: &Path) -> Result<Vec<PathBuf>> {
         fs::write(&path, script).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
+    let path = dir.join(key_doc::FILE_NAME);
+    fs::write(&path, key_doc::key_reference())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    written.push(path);
     Ok(written)
 }
 

@@ -5,6 +5,7 @@
 use crate::defaults;
 use crate::spec::param::{take, Ordered};
 use crate::spec::{scan_fits, short, Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
+use crate::units::format_duration_exact;
 
 /// What only the `cyclic` probe takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +87,12 @@ impl Params for CyclicParams {
                     short(self.scan_ns),
                     short(period_ns)
                 ),
+                flag_message: Some(format!(
+                    "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
+                    format_duration_exact(self.scan_ns),
+                    format_duration_exact(period_ns)
+                )),
+                when_written: false,
             }),
         }
     }

@@ -39,10 +39,12 @@
 //! the database, the length of the run and its window rows, and last what
 //! the probe itself refuses (its own argument checks, the UDP source's
 //! environment, rtla's limits and the timerlat tracer's availability). The
-//! rules shared with the spec checker — the scan shorter than the period,
-//! which of priority and nice a policy takes — are the spec model's own
-//! functions (`scan_fits`, [`sched_fields`]), each front door naming its
-//! own keys or flags. Then the `*_cell` builders, pure functions of the
+//! rules shared with the spec checker — a kind's rules between its
+//! parameters (the scan shorter than the period, chaining's payload, the
+//! response timeout shorter than the cycle), which of priority and nice a
+//! policy takes — are the spec model's own functions (the kind's
+//! `Params::validate`, refused through [`param_rule`]; [`sched_fields`]),
+//! each front door naming its own keys or flags. Then the `*_cell` builders, pure functions of the
 //! flags and the online CPUs, make the spec.
 //!
 //! How a run's flags map onto the spec:
@@ -77,8 +79,8 @@ use jitterlab_core::defaults;
 use jitterlab_core::limits;
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{
-    sched_fields, ConfigSettings, Configuration, Deployment, Policy, ProbeParams, ProbeScope,
-    ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    sched_fields, ConfigSettings, Configuration, Deployment, ParamError, Policy, ProbeParams,
+    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
@@ -128,6 +130,12 @@ pub fn cell_and_plan(run: &OneCell) -> (jitterlab_core::spec::CellPlan, plan::Ru
 
 // ---------------------------------------------------------------------------
 // The checks every probe's flags share.
+
+/// A kind's broken rule between its parameters (its `Params::validate`),
+/// refused as bad input in the command line's words.
+pub fn param_rule(e: ParamError) -> anyhow::Error {
+    bad(e.flag_text())
+}
 
 /// The one CPU a probe runs on: `cpu` if given and online (else a refusal
 /// naming `flag`), or the last online CPU.

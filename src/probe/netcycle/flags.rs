@@ -11,9 +11,9 @@ use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use jitterlab_core::netcycle::defaults;
+use jitterlab_core::netcycle::params::PARAMS;
 use jitterlab_core::netcycle::{NetcycleParams, NodeRole, Wait};
 use jitterlab_core::powerlink::od::Identity;
-use jitterlab_core::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::ProbeParams;
 use jitterlab_core::units::{format_duration_exact, CpuList};
@@ -38,7 +38,7 @@ pub struct NetcycleRunArgs {
     pub cycle: u64,
 
     /// Controlled nodes polled, node ids 1..=N (1-239).
-    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_CNS, value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_CN_NODE)))]
+    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_CNS, value_parser = clap::value_parser!(u8).range(PARAMS.int_range("cns")))]
     pub cns: u8,
 
     /// The controlled nodes' ids instead of 1..=N: a real network's, e.g.
@@ -72,11 +72,11 @@ pub struct NetcycleRunArgs {
     pub response_timeout: u64,
 
     /// Output bytes per CN (PReq payload, or its share of the PResMN).
-    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_OUT_BYTES, value_parser = clap::value_parser!(u16).range(0..=MAX_PDO_PAYLOAD as i64))]
+    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_OUT_BYTES, value_parser = clap::value_parser!(u16).range(PARAMS.int_range("out_bytes")))]
     pub out_bytes: u16,
 
     /// Input bytes per CN (PRes payload).
-    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_IN_BYTES, value_parser = clap::value_parser!(u16).range(0..=MAX_PDO_PAYLOAD as i64))]
+    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_IN_BYTES, value_parser = clap::value_parser!(u16).range(PARAMS.int_range("in_bytes")))]
     pub in_bytes: u16,
 
     /// CPU of the managing node's real-time thread [default: the last
@@ -276,14 +276,6 @@ pub fn check(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<OneCell> {
                 )));
             }
         }
-    }
-    let cns = a.node_ids.as_ref().map_or(usize::from(a.cns), Vec::len);
-    let outputs = cns * usize::from(a.out_bytes);
-    if a.chaining && outputs > MAX_PDO_PAYLOAD {
-        return Err(bad(format!(
-            "--chaining: one PResMN carries every CN's outputs: {} CNs × {} bytes = {outputs} bytes, more than its {MAX_PDO_PAYLOAD}; give fewer --out-bytes or --cns",
-            cns, a.out_bytes
-        )));
     }
     check_common(db, c, a.cycle, 1)?;
     let run = netcycle_cell(a, &online)?;

@@ -75,9 +75,10 @@ use jitterlab_core::powerlink::soc_schedule;
 use jitterlab_core::powerlink::wire_time::{self, wire_bytes};
 use jitterlab_core::powerlink::PDO_HEADER_LEN;
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
-use jitterlab_core::spec::{CellPlan, ProbeSpec, Spec};
-use jitterlab_core::units::{format_duration_exact, format_ns, CpuList};
+use jitterlab_core::spec::{CellPlan, Params, ProbeSpec, Spec};
+use jitterlab_core::units::{format_ns, CpuList};
 
+use super::flags::param_rule;
 use super::helper_thread::{
     check_cpu, check_priority, own_thread_warnings, setup_helper_thread, HELPER_STACK,
 };
@@ -204,21 +205,16 @@ fn chain_step_ns(p: &NetcycleParams) -> u64 {
         * jitterlab_core::powerlink::wire_time::BYTE_NS_100M
 }
 
-/// Refuses (as bad input) CPUs that are not online, a bad priority, a
-/// response timeout not shorter than the cycle and a cycle whose frames
-/// cannot fit on the wire; warns when the MN and the CNs share a CPU.
+/// Refuses (as bad input) CPUs that are not online, a bad priority, what
+/// breaks the parameters' rules ([`NetcycleParams`]' `validate`: chained
+/// outputs over one frame, a response timeout not shorter than the cycle)
+/// and a cycle whose frames cannot fit on the wire; warns when the MN and the CNs share a CPU.
 pub fn validate(args: &NetcycleArgs, online: &CpuList) -> Result<Vec<String>> {
     let p = &args.params;
     check_cpu(args.cpu, online, "--cpu")?;
     check_cpu(args.cn_cpu, online, "--cn-cpu")?;
     check_priority(args.priority)?;
-    if p.response_timeout_ns >= args.period_ns {
-        return Err(bad(format!(
-            "--response-timeout {} must be shorter than the --cycle {}",
-            format_duration_exact(p.response_timeout_ns),
-            format_duration_exact(args.period_ns)
-        )));
-    }
+    p.validate(args.period_ns).map_err(param_rule)?;
     if p.cdc.is_none() && p.role != NodeRole::Cn {
         for (flag, bytes, object) in [
             ("--in-bytes", p.in_bytes, "input 0x6000"),

@@ -10,14 +10,14 @@ use clap::Args;
 use jitterlab_core::cyclic::CyclicParams;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{scan_fits, PlainParams, ProbeParams};
-use jitterlab_core::units::{format_duration_exact, CpuList};
+use jitterlab_core::spec::{Params, PlainParams, ProbeParams};
+use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
 use crate::probe::flags::parse::{cpu_list, default_size, default_time, duration, memory, period};
 use crate::probe::flags::{
     check_common, check_machine_memory, common_cell, cpu_or_last, matched, measured_cpus,
-    probe_cpu, subcommand, CommonArgs, OneCell,
+    param_rule, probe_cpu, subcommand, CommonArgs, OneCell,
 };
 use crate::system::host;
 
@@ -93,13 +93,7 @@ pub fn cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<OneCell> {
     if a.period == 0 {
         return Err(bad("--period must be positive; give e.g. --period 1ms"));
     }
-    if !scan_fits(a.scan, a.period) {
-        return Err(bad(format!(
-            "--scan {} is not shorter than --period {}; shorten the scan or lengthen the period",
-            format_duration_exact(a.scan),
-            format_duration_exact(a.period)
-        )));
-    }
+    cyclic_params(a).validate(a.period).map_err(param_rule)?;
     check_machine_memory(root, "--working-set ", a.working_set)?;
     check_common(db, &a.common, a.period, 1)?;
     cyclic_cell(a, &online)
@@ -117,12 +111,17 @@ pub fn wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<OneCell> {
     wakeup_cell(a, &online)
 }
 
-/// `jitterlab run cyclic`.
-pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
-    let params = ProbeParams::new(CyclicParams {
+/// `jitterlab run cyclic`'s parameters.
+fn cyclic_params(a: &CyclicArgs) -> CyclicParams {
+    CyclicParams {
         scan_ns: a.scan,
         working_set_bytes: a.working_set,
-    });
+    }
+}
+
+/// `jitterlab run cyclic`.
+pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
+    let params = ProbeParams::new(cyclic_params(a));
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(params, a.period, vec![cpu], online, &a.common)
 }

@@ -14,15 +14,15 @@ use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::roundtrip::defaults as rt_defaults;
 use jitterlab_core::roundtrip::{Direction, Role, RoundtripParams, Transport};
-use jitterlab_core::spec::{scan_fits, ProbeParams};
-use jitterlab_core::units::{format_duration_exact, CpuList};
+use jitterlab_core::spec::{Params, ProbeParams};
+use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
 use crate::output::errln;
 use crate::probe::flags::parse::{default_size, default_time, duration, memory, period};
 use crate::probe::flags::{
     cell_and_plan, check_common, check_machine_memory, common_cell, cpu_or_last, matched,
-    probe_cpu, refuse_periodic_flags, subcommand, CommonArgs, OneCell,
+    param_rule, probe_cpu, refuse_periodic_flags, subcommand, CommonArgs, OneCell,
 };
 use crate::probe::roundtrip;
 use crate::system::host;
@@ -299,13 +299,12 @@ pub fn check(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<OneCell> {
             "--controller-period must be positive; give e.g. --controller-period 5ms",
         ));
     }
-    if !scan_fits(a.scan, a.controller_period) {
-        return Err(bad(format!(
-            "--scan {} is not shorter than --controller-period {}; shorten the scan or lengthen the period",
-            format_duration_exact(a.scan),
-            format_duration_exact(a.controller_period)
-        )));
+    RoundtripParams {
+        scan_ns: a.scan,
+        ..RoundtripParams::default()
     }
+    .validate(a.controller_period)
+    .map_err(param_rule)?;
     if a.io_period == 0 {
         return Err(bad(
             "--io-period must be positive; give e.g. --io-period 500us",

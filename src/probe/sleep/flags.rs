@@ -17,8 +17,8 @@ use jitterlab_core::spec::{Params, ProbeParams};
 use crate::error::bad;
 use crate::probe::flags::parse::duration;
 use crate::probe::flags::{
-    check_common, common_cell, matched, probe_cpu, refuse_periodic_flags, subcommand, CommonArgs,
-    OneCell,
+    check_common, common_cell, matched, param_rule, probe_cpu, refuse_periodic_flags, subcommand,
+    CommonArgs, OneCell,
 };
 
 /// A probe compiled only for tests: how late a thread wakes from a
@@ -65,9 +65,7 @@ pub fn check(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
         slack_ns: a.slack,
         spin: a.spin,
     };
-    params
-        .validate(defaults::PERIOD_NS)
-        .map_err(|e| bad(format!("--{} {}", e.key.replace('_', "-"), e.message)))?;
+    params.validate(defaults::PERIOD_NS).map_err(param_rule)?;
     check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
     common_cell(
         ProbeParams::new(params),

@@ -121,6 +121,7 @@ impl Params for ChaseParams {
                 near: &[],
                 message: "a chase needs at least two cache lines; give e.g. buffer = \"1MiB\""
                     .into(),
+                ..ParamError::default()
             }),
             _ => Ok(()),
         }

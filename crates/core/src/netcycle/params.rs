@@ -1,15 +1,16 @@
 //! The `netcycle` probe's parameters as every probe's are declared
 //! ([`crate::spec::param`]): its [`ParamTable`] (keys in [`super::spec`])
 //! and [`NetcycleParams`]' answers to what the shared code asks of a probe
-//! (the frames' fit on the wire, the rule between payload and chaining,
-//! the stored `netcycle` object).
+//! (the frames' fit on the wire, the rules between payload and chaining
+//! and between response timeout and cycle, the stored `netcycle` object).
 
 use super::defaults;
 use super::NetcycleParams;
 use crate::powerlink::MAX_PDO_PAYLOAD;
 use crate::probe::ProbeKind;
 use crate::spec::param::Ordered;
-use crate::spec::{ParamError, ParamTable, Params, ProbeParams};
+use crate::spec::{short, ParamError, ParamTable, Params, ProbeParams};
+use crate::units::format_duration_exact;
 
 /// How the `netcycle` probe's parameters are declared.
 pub const PARAMS: ParamTable = ParamTable {
@@ -37,20 +38,45 @@ impl Params for NetcycleParams {
     }
 
     /// With chaining one PResMN carries every CN's outputs, so they must
-    /// fit in one frame's payload.
-    fn validate(&self, _period_ns: u64) -> Result<(), ParamError> {
+    /// fit in one frame's payload; the managing node waits for a PRes less
+    /// than a cycle (a spec refuses only a `response_timeout` it writes:
+    /// the default with a shorter period has always run in a bench).
+    fn validate(&self, period_ns: u64) -> Result<(), ParamError> {
         let outputs = usize::from(self.cns) * usize::from(self.out_bytes);
-        match self.chaining && outputs > MAX_PDO_PAYLOAD {
-            false => Ok(()),
-            true => Err(ParamError {
+        if self.chaining && outputs > MAX_PDO_PAYLOAD {
+            let (cns, bytes) = (self.cns, self.out_bytes);
+            let carries = format!(
+                "one PResMN carries every CN's outputs: {cns} CNs × {bytes} bytes = {outputs} bytes, more than its {MAX_PDO_PAYLOAD}"
+            );
+            return Err(ParamError {
                 key: "out_bytes",
                 near: &["cns"],
-                message: format!(
-                    "with chaining one PResMN carries every CN's outputs: {} CNs × {} bytes = {outputs} bytes, more than its {MAX_PDO_PAYLOAD}; give fewer out_bytes or cns",
-                    self.cns, self.out_bytes
-                ),
-            }),
+                message: format!("with chaining {carries}; give fewer out_bytes or cns"),
+                flag_message: Some(format!(
+                    "--chaining: {carries}; give fewer --out-bytes or --cns"
+                )),
+                when_written: false,
+            });
         }
+        if self.response_timeout_ns >= period_ns {
+            let timeout = self.response_timeout_ns;
+            return Err(ParamError {
+                key: "response_timeout",
+                near: &[],
+                message: format!(
+                    "response_timeout {} must be shorter than the cycle time (period) {}",
+                    short(timeout),
+                    short(period_ns)
+                ),
+                flag_message: Some(format!(
+                    "--response-timeout {} must be shorter than the --cycle {}",
+                    format_duration_exact(timeout),
+                    format_duration_exact(period_ns)
+                )),
+                when_written: true,
+            });
+        }
+        Ok(())
     }
 
     fn wire_unfit(&self, period_ns: u64) -> Option<String> {

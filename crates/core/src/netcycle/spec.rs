@@ -26,7 +26,7 @@
 
 use super::{NetcycleParams, Wait};
 use crate::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
-use crate::spec::{short, Check, Key, KindTable, ProbeParams, ValueType};
+use crate::spec::{Check, Key, KindTable, ProbeParams, ValueType};
 
 /// The `netcycle` probe's own keys.
 pub const KEYS: &[Key] = &[
@@ -90,9 +90,9 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The POWERLINK master's parameters from its table, whose cycle time is
-/// `period_ns`. The rule between keys is [`NetcycleParams`]'s `validate`;
-/// a response timeout given must be shorter than the cycle time.
-pub(super) fn check(t: &KindTable, period_ns: u64) -> Check<ProbeParams> {
+/// `period_ns`. The rules between keys (chaining and payload, response
+/// timeout and cycle time) are [`NetcycleParams`]' `validate`.
+pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
     let d = NetcycleParams::default();
     let int = |key: &str, default: u64| -> Check<u64> { Ok(t.num(key)?.unwrap_or(default)) };
     let cns = int("cns", u64::from(d.cns))? as u8;
@@ -100,20 +100,7 @@ pub(super) fn check(t: &KindTable, period_ns: u64) -> Check<ProbeParams> {
     let in_bytes = int("in_bytes", u64::from(d.in_bytes))? as u16;
     let chaining = t.flag("chaining")?.unwrap_or(false);
     let wait = t.choice("wait")?.and_then(Wait::parse).unwrap_or(d.wait);
-    let response_timeout_ns = match t.num("response_timeout")? {
-        Some(ns) if ns >= period_ns => {
-            return Err(t.err(
-                "response_timeout",
-                format!(
-                    "response_timeout {} must be shorter than the cycle time (period) {}",
-                    short(ns),
-                    short(period_ns)
-                ),
-            ))
-        }
-        Some(ns) => ns,
-        None => d.response_timeout_ns,
-    };
+    let response_timeout_ns = t.num("response_timeout")?.unwrap_or(d.response_timeout_ns);
     Ok(ProbeParams::new(NetcycleParams {
         cns,
         chaining,
@@ -234,6 +221,57 @@ mod tests {
         assert_eq!(
             err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\ncns = 3\n"),
             "bench.toml:4: probe[0].cns: cns applies only to kind = \"netcycle\"; remove it from this cyclic probe"
+        );
+    }
+
+    #[test]
+    fn a_response_timeout_is_refused_by_a_spec_only_when_written_and_by_flags_always() {
+        use crate::netcycle::NetcycleParams;
+        use crate::spec::{ParamError, Params};
+        // The default 100 µs with a 100 µs cycle: a bench runs it.
+        let s = ok("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"100us\"\n");
+        assert_eq!(
+            s.probes[0].params.get::<NetcycleParams>(),
+            Some(&NetcycleParams::default())
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nperiod = \"100us\"\nresponse_timeout = \"100us\"\n"),
+            "bench.toml:5: probe[0].response_timeout: response_timeout 100us must be shorter than the cycle time (period) 100us"
+        );
+        // The same rule, in the command line's words.
+        let e = NetcycleParams::default().validate(100_000).unwrap_err();
+        assert_eq!(
+            (e.key, e.when_written, e.flag_text()),
+            (
+                "response_timeout",
+                true,
+                "--response-timeout 100us must be shorter than the --cycle 100us"
+            )
+        );
+        assert_eq!(NetcycleParams::default().validate(100_001), Ok(()));
+        // Chaining's payload is refused whatever is written, before the
+        // timeout.
+        let e = NetcycleParams {
+            cns: 200,
+            out_bytes: 10,
+            chaining: true,
+            ..NetcycleParams::default()
+        }
+        .validate(100_000)
+        .unwrap_err();
+        assert_eq!(
+            e,
+            ParamError {
+                key: "out_bytes",
+                near: &["cns"],
+                message: "with chaining one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer out_bytes or cns".into(),
+                flag_message: Some("--chaining: one PResMN carries every CN's outputs: 200 CNs × 10 bytes = 2000 bytes, more than its 1490; give fewer --out-bytes or --cns".into()),
+                when_written: false,
+            }
+        );
+        assert_eq!(
+            err("duration = \"10s\"\n[[probe]]\nkind = \"netcycle\"\nchaining = true\ncns = 200\n\nout_bytes = 8\n"),
+            "bench.toml:7: probe[0].out_bytes: with chaining one PResMN carries every CN's outputs: 200 CNs × 8 bytes = 1600 bytes, more than its 1490; give fewer out_bytes or cns"
         );
     }
 

@@ -9,6 +9,7 @@ use super::RoundtripParams;
 use crate::probe::ProbeKind;
 use crate::spec::param::Ordered;
 use crate::spec::{scan_fits, short, ParamError, ParamTable, Params, ProbeParams};
+use crate::units::format_duration_exact;
 
 /// How the `roundtrip` probe's parameters are declared.
 pub const PARAMS: ParamTable = ParamTable {
@@ -47,6 +48,12 @@ impl Params for RoundtripParams {
                     short(self.scan_ns),
                     short(period_ns)
                 ),
+                flag_message: Some(format!(
+                    "--scan {} is not shorter than --controller-period {}; shorten the scan or lengthen the period",
+                    format_duration_exact(self.scan_ns),
+                    format_duration_exact(period_ns)
+                )),
+                when_written: false,
             }),
         }
     }

@@ -105,15 +105,20 @@ impl Params for SleepParams {
     fn validate(&self, period_ns: u64) -> Result<(), ParamError> {
         match self.slack_ns < period_ns {
             true => Ok(()),
-            false => Err(ParamError {
-                key: "slack",
-                near: &[],
-                message: format!(
+            false => {
+                let rule = format!(
                     "must be shorter than the sleep's period ({}), not {}",
                     format_duration_exact(period_ns),
                     format_duration_exact(self.slack_ns)
-                ),
-            }),
+                );
+                Err(ParamError {
+                    key: "slack",
+                    near: &[],
+                    flag_message: Some(format!("--slack {rule}")),
+                    message: rule,
+                    ..ParamError::default()
+                })
+            }
         }
     }
 }

@@ -861,7 +861,10 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             span: t.span(),
         };
         let params = (descriptor.params.check)(&table, period_ns)?;
-        params.validate(period_ns).map_err(|e| table.rule(e))?;
+        match params.validate(period_ns) {
+            Err(e) if !e.when_written || table.has(e.key) => return Err(table.rule(e)),
+            _ => {}
+        }
         let threshold_ns = match &r.threshold {
             Some(v) => Some(ck.positive_duration(v, &k("threshold"), "threshold")?),
             None => None,

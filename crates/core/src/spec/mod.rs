@@ -198,6 +198,7 @@
 mod cache;
 mod cell_key;
 mod check;
+pub mod key_doc;
 pub mod param;
 mod plan;
 mod probe;

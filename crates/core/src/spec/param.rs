@@ -16,7 +16,7 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -97,16 +97,33 @@ pub struct Key {
 
 /// A broken rule between a kind's parameters: the key it is about, the
 /// keys whose line to point at when that key is not written (in order),
-/// and what is wrong, in the spec's words. The command line maps `key` to
-/// its flag.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// and what is wrong, in each front door's words: the spec's (keys) and
+/// the command line's (flags). The rule itself is written once, in the
+/// kind's [`Params::validate`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParamError {
     /// The key the message is about.
     pub key: &'static str,
     /// Keys whose line an error points at when `key` is not written.
     pub near: &'static [&'static str],
-    /// What is wrong and what would be right.
+    /// What is wrong and what would be right, in the spec's words.
     pub message: String,
+    /// The same in the command line's words (its flags, its times);
+    /// `None`: the command line says `message`.
+    pub flag_message: Option<String>,
+    /// True when a spec is refused by the rule only if its table writes
+    /// `key`: a default that breaks it is left to the probe, as a bench
+    /// has always run it. The command line gives every flag a value, so
+    /// it applies the rule always.
+    pub when_written: bool,
+}
+
+impl ParamError {
+    /// What the command line says: [`Self::flag_message`], else
+    /// [`Self::message`].
+    pub fn flag_text(&self) -> &str {
+        self.flag_message.as_deref().unwrap_or(&self.message)
+    }
 }
 
 /// One kind's parameters: the trait object a [`ProbeParams`] holds. The
@@ -242,6 +259,15 @@ impl ParamTable {
     /// One of its own keys, by name.
     pub fn key(&self, name: &str) -> Option<&'static Key> {
         self.keys.iter().find(|k| k.name == name)
+    }
+
+    /// The bounds of one of its integer keys, which the command line's
+    /// flag of it takes too (`--cns`: 1..=239).
+    pub fn int_range(&self, name: &str) -> RangeInclusive<i64> {
+        match self.key(name).map(|k| k.ty) {
+            Some(ValueType::Int(lo, hi)) => lo..=hi,
+            ty => panic!("{name} is not an integer key of its kind's table: {ty:?}"),
+        }
     }
 }
 
@@ -899,6 +925,10 @@ mod tests {
                 key: "scan",
                 near: &["period"],
                 message: "scan 2ms must be shorter than the period 1ms".into(),
+                flag_message: Some(
+                    "--scan 2ms is not shorter than --period 1ms; shorten the scan or lengthen the period".into()
+                ),
+                when_written: false,
             })
         );
         assert_eq!(p.validate(3_000_000), Ok(()));
