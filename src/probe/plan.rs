@@ -59,8 +59,6 @@ pub struct RunOptions {
     pub break_trace: Option<u64>,
     /// `--progress`: the live view even when stdout is not a terminal.
     pub progress: bool,
-    /// `--no-db`: do not store the run.
-    pub no_db: bool,
     /// `--engine`: a `container` cell's engine; `None`: podman, else
     /// docker, whichever works.
     pub engine: Option<Engine>,
@@ -89,7 +87,6 @@ impl Default for RunOptions {
             histogram_buckets: defaults::HISTOGRAM_BUCKETS,
             break_trace: None,
             progress: false,
-            no_db: false,
             engine: None,
             stream: false,
             calibrated: None,

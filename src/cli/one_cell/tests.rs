@@ -207,7 +207,6 @@ fn run_cyclic_flags_land_in_the_spec_and_the_run_options() {
             histogram_buckets: 500,
             break_trace: Some(900_000),
             progress: true,
-            no_db: true,
             ..RunOptions::default()
         }
     );

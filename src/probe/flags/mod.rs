@@ -85,6 +85,7 @@ use jitterlab_core::units::{format_duration_exact, CpuList};
 use super::plan::{self, RunOptions, Stop};
 use crate::error::bad;
 use crate::out_files;
+use crate::store::Db;
 use crate::system::container::Engine;
 
 pub mod args;
@@ -223,7 +224,7 @@ fn sched(c: &CommonArgs) -> Result<(Option<i32>, Option<i32>)> {
 /// The checks of the options every probe shares, for a run of `threads`
 /// threads of `period`: scheduling, zero counts and times, output paths,
 /// the database (unless `--no-db`), the run's length and its window rows.
-pub fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
+pub fn check_common(db: &Db, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
     sched(c)?;
     check_deployment(c)?;
     if c.duration == Some(0) {
@@ -249,10 +250,7 @@ pub fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> R
         ("--csv", c.csv.as_deref()),
         ("--histogram", c.histogram.as_deref()),
     ])?;
-    if !c.no_db {
-        out_files::check_database(db)?;
-        crate::store::check_for_writing(db)?;
-    }
+    db.check_for_writing()?;
     // How long the run lasts: its duration, or its cycles of one period.
     let lasts = match (c.duration, c.cycles) {
         (Some(d), _) => Some(d),
@@ -381,7 +379,6 @@ pub fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
         histogram_buckets: c.histogram_buckets,
         break_trace: c.break_trace,
         progress: c.progress,
-        no_db: c.no_db,
         engine: c.engine.map(Engine::from),
         stream: c.stream,
         calibrated: calibrations(c)?,
