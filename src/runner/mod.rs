@@ -172,7 +172,7 @@ fn execute(
         )?;
     }
     if let Some(f) = failure {
-        return Err(not_stored(&f, opts.json.as_deref()));
+        return Err(not_stored(&f, opts.outputs.json.as_deref()));
     }
     // Every verdict that did not pass (jitterlab_core::verdict) is exit 1;
     // a monitor ends 0 (service managers rely on it), its alerts logged.
@@ -287,7 +287,7 @@ fn measure_built(
     if opts.stream {
         writer.stream = Some(Box::new(std::io::stdout()));
     }
-    if let Some(p) = &opts.csv {
+    if let Some(p) = &opts.outputs.csv {
         writer.csv = Some(report::csv::WindowCsv::new(
             out_files::create_streamed("--csv", p)?,
             plan.kind.metrics(),
@@ -452,10 +452,10 @@ pub fn write_json_text(p: &Path, text: &str) -> Result<()> {
 /// Writes `--json` and `--histogram` (from the threads' recorders) from
 /// the finished result.
 fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
-    if let Some(p) = &opts.json {
+    if let Some(p) = &opts.outputs.json {
         write_json_text(p, &result_json(result)?)?;
     }
-    if let Some(p) = &opts.junit {
+    if let Some(p) = &opts.outputs.junit {
         report::junit::write(
             p,
             &report::junit::Head {
@@ -467,7 +467,7 @@ fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) ->
             &report::verdict::of_result(result),
         )?;
     }
-    if let Some(p) = &opts.histogram {
+    if let Some(p) = &opts.outputs.histogram {
         let mut f = out_files::create("--histogram", p)?;
         // Each recorder's 1 µs histogram of its main latency (the
         // periodic probes', which alone take --histogram: the wake-up

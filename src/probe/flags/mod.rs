@@ -84,7 +84,7 @@ use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::plan::{self, RunOptions, Stop};
 use crate::error::bad;
-use crate::out_files;
+use crate::out_files::RunOutputs;
 use crate::store::Db;
 use crate::system::container::Engine;
 
@@ -244,12 +244,7 @@ pub fn check_common(db: &Db, c: &CommonArgs, period: u64, threads: usize) -> Res
     if c.histogram_buckets == 0 {
         return Err(bad("--histogram-buckets must be at least 1"));
     }
-    out_files::check_outputs(&[
-        ("--json", c.json.as_deref()),
-        ("--junit", c.junit.as_deref()),
-        ("--csv", c.csv.as_deref()),
-        ("--histogram", c.histogram.as_deref()),
-    ])?;
+    outputs(c).check()?;
     db.check_for_writing()?;
     // How long the run lasts: its duration, or its cycles of one period.
     let lasts = match (c.duration, c.cycles) {
@@ -372,10 +367,7 @@ pub fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
     Ok(RunOptions {
         stop,
         strict: c.strict,
-        json: c.json.clone(),
-        junit: c.junit.clone(),
-        csv: c.csv.clone(),
-        histogram: c.histogram.clone(),
+        outputs: outputs(c),
         histogram_buckets: c.histogram_buckets,
         break_trace: c.break_trace,
         progress: c.progress,
@@ -384,6 +376,16 @@ pub fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
         calibrated: calibrations(c)?,
         monitor: None,
     })
+}
+
+/// The files the common flags ask a run to write.
+fn outputs(c: &CommonArgs) -> RunOutputs {
+    RunOutputs {
+        json: c.json.clone(),
+        junit: c.junit.clone(),
+        csv: c.csv.clone(),
+        histogram: c.histogram.clone(),
+    }
 }
 
 /// How a run of the common flags ends: at its duration, or after

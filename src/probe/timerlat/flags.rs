@@ -137,7 +137,10 @@ pub fn timerlat_cell(a: &TimerlatRunArgs, online: &CpuList) -> Result<OneCell> {
     Ok(OneCell {
         spec: spec(config, probe, a.duration),
         options: RunOptions {
-            json: a.json.clone(),
+            outputs: out_files::RunOutputs {
+                json: a.json.clone(),
+                ..Default::default()
+            },
             ..RunOptions::default()
         },
     })
