@@ -222,8 +222,9 @@ fn sched(c: &CommonArgs) -> Result<(Option<i32>, Option<i32>)> {
 }
 
 /// The checks of the options every probe shares, for a run of `threads`
-/// threads of `period`: scheduling, zero counts and times, output paths,
-/// the database (unless `--no-db`), the run's length and its window rows.
+/// threads of `period`: scheduling, zero counts and times, output paths
+/// (two naming one file refused), the database `db` the run is stored in
+/// (none with `--no-db`), the run's length and its window rows.
 pub fn check_common(db: &Db, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
     sched(c)?;
     check_deployment(c)?;
