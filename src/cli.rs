@@ -46,6 +46,7 @@ use crate::probe::REGISTRY;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
+use crate::store::Db;
 use crate::system::container::Engine;
 
 pub mod analyze;
@@ -495,10 +496,16 @@ impl RunCommand {
         &self.matches
     }
 
+    /// Where the run is stored: the database at `path` (`--db`), or none
+    /// with `--no-db` (a flag of every kind's).
+    pub fn db(&self, path: &Path) -> Db {
+        Db::new(path, self.matches.get_flag("no_db"))
+    }
+
     /// Checks the subcommand's flags against the machine under `root` and
     /// turns them into the one-cell spec the runner measures (`db`: the
     /// results database it will be stored in).
-    pub fn one_cell(&self, root: &Path, db: &Path) -> Result<OneCell> {
+    pub fn one_cell(&self, root: &Path, db: &Db) -> Result<OneCell> {
         (crate::probe::registration(self.kind).one_cell)(&self.matches, root, db)
     }
 }

@@ -121,17 +121,20 @@ fn quiet_on_closed_stdout() {
 fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Run(run) => {
+            let db = run.probe.db(&cli.db);
             let cli::one_cell::OneCell { spec, options } =
-                cli::one_cell::one_cell(&cli.sysroot, &cli.db, &run.probe)?;
+                cli::one_cell::one_cell(&cli.sysroot, &db, &run.probe)?;
             let _served = metrics::serve(run.metrics.addr, &cli.sysroot, "run")?;
-            runner::run(&cli.sysroot, &cli.db, &spec, &options)
+            runner::run(&cli.sysroot, &db, &spec, &options)
         }
         Command::Monitor(a) => {
+            // A monitor is always stored: its series is its database's.
+            let db = store::Db::At(cli.db.clone());
             let (cli::one_cell::OneCell { spec, mut options }, monitor) =
-                a.one_cell(&cli.sysroot, &cli.db)?;
+                a.one_cell(&cli.sysroot, &db)?;
             options.monitor = Some(monitor);
             let _served = metrics::serve(a.metrics, &cli.sysroot, "monitor")?;
-            runner::run(&cli.sysroot, &cli.db, &spec, &options)
+            runner::run(&cli.sysroot, &db, &spec, &options)
         }
         Command::Bench(a) => {
             // A dry run measures nothing, and serves nothing.
@@ -162,7 +165,7 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::SynthMonitor(a) => store::monitor::synth::synth_main(&cli.db, &a.request()),
         Command::Cell(a) => {
             let inner = a.request()?;
-            runner::run(&cli.sysroot, &cli.db, &inner.spec, &inner.options())
+            runner::run(&cli.sysroot, &inner.db(), &inner.spec, &inner.options())
         }
         Command::NetSink(a) => net::flood::sink_main(&a.request()),
         Command::NetFlood(a) => net::flood::flood_main(&a.request()),

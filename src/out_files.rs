@@ -163,6 +163,66 @@ pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
     Ok(())
 }
 
+/// The files a run writes beside its database — `--json`, `--junit`,
+/// `--csv`, `--histogram` — taken from its flags once, carried by its
+/// options to the runner, and checked together by [`RunOutputs::check`]
+/// before anything runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOutputs {
+    /// `--json`: the whole result.
+    pub json: Option<PathBuf>,
+    /// `--junit`: the verdicts as JUnit XML.
+    pub junit: Option<PathBuf>,
+    /// `--csv`: the window rows, streamed.
+    pub csv: Option<PathBuf>,
+    /// `--histogram`: cyclictest's wake-up latency histogram.
+    pub histogram: Option<PathBuf>,
+}
+
+impl RunOutputs {
+    /// Each output with its flag, `None` for one not asked for.
+    pub fn named(&self) -> [(&'static str, Option<&Path>); 4] {
+        [
+            ("--json", self.json.as_deref()),
+            ("--junit", self.junit.as_deref()),
+            ("--csv", self.csv.as_deref()),
+            ("--histogram", self.histogram.as_deref()),
+        ]
+    }
+
+    /// [`check_outputs`] of every output, then refuses two outputs that
+    /// name the same file (each would replace the other's; `/dev/null`
+    /// may take several).
+    pub fn check(&self) -> Result<()> {
+        let named = self.named();
+        check_outputs(&named)?;
+        let files: Vec<(&str, &Path)> = named
+            .iter()
+            .filter_map(|(flag, p)| Some((*flag, (*p)?)))
+            .filter(|(_, p)| !is_stdout(p) && *p != Path::new("/dev/null"))
+            .collect();
+        for (i, (first, a)) in files.iter().enumerate() {
+            for (second, b) in &files[i + 1..] {
+                if same_file(a, b) {
+                    return Err(bad(format!(
+                        "{first} {} and {second} {} name the same file; give each output its own path",
+                        a.display(),
+                        b.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True when `a` and `b` name one file: the same name in the same
+/// directory (both directories exist: [`check_output`] looked).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let dir = |p: &Path| std::fs::canonicalize(directory_of(p)).ok();
+    a.file_name() == b.file_name() && dir(a).is_some() && dir(a) == dir(b)
+}
+
 /// Looks at `path` with `lstat(2)` and says what it is, or refuses it
 /// naming `flag`, the path and what to do.
 fn target(flag: &str, path: &Path) -> Result<Target> {
@@ -637,6 +697,48 @@ mod tests {
         assert_eq!(
             refusal(check_output("--json", tty)),
             "--json /dev/tty is a device, not a file; give a file path (or - for standard output, /dev/null to discard)"
+        );
+    }
+
+    #[test]
+    fn two_outputs_naming_one_file_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.json");
+        let again = dir.path().join(".").join("out.json");
+        let o = RunOutputs {
+            json: Some(out.clone()),
+            csv: Some(again.clone()),
+            ..RunOutputs::default()
+        };
+        assert_eq!(
+            refusal(o.check()),
+            format!(
+                "--json {} and --csv {} name the same file; give each output its own path",
+                out.display(),
+                again.display()
+            )
+        );
+        // Each its own file, or discarded twice: accepted, nothing left.
+        let o = RunOutputs {
+            json: Some(out),
+            csv: Some(dir.path().join("rows.csv")),
+            junit: Some("/dev/null".into()),
+            histogram: Some("/dev/null".into()),
+        };
+        o.check().unwrap();
+        assert!(names(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn two_outputs_on_standard_output_are_refused_first() {
+        let o = RunOutputs {
+            json: Some(STDOUT.into()),
+            junit: Some(STDOUT.into()),
+            ..RunOutputs::default()
+        };
+        assert_eq!(
+            refusal(o.check()),
+            "--json - and --junit - both ask for standard output; give a file path to all but one of them"
         );
     }
 

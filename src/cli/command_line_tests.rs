@@ -252,10 +252,11 @@ fn outcome(argv: &[OsString]) -> Option<u8> {
 fn checks(cli: &Cli) -> anyhow::Result<ExitCode> {
     let (root, db): (&Path, &Path) = (&cli.sysroot, &cli.db);
     match &cli.command {
-        Command::Run(run) => {
-            super::one_cell::one_cell(root, db, &run.probe).map(|_| ExitCode::SUCCESS)
-        }
-        Command::Monitor(a) => a.one_cell(root, db).map(|_| ExitCode::SUCCESS),
+        Command::Run(run) => super::one_cell::one_cell(root, &run.probe.db(db), &run.probe)
+            .map(|_| ExitCode::SUCCESS),
+        Command::Monitor(a) => a
+            .one_cell(root, &crate::store::Db::At(db.into()))
+            .map(|_| ExitCode::SUCCESS),
         Command::Bench(a) => {
             let mut r = a.request();
             r.dry_run = true;

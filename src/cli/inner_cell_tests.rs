@@ -100,7 +100,7 @@ fn hand_over(spec: &Spec, stop: Stop) -> (CellPlan, RunPlan, InnerCell, CellPlan
         ),
     );
     let options = back.options();
-    assert!(options.no_db && options.stream);
+    assert!(back.db() == crate::store::Db::Off && options.stream);
     assert_eq!(options.stop, stop);
     (cell, plan, back, inner_cell, inner_plan)
 }
@@ -228,10 +228,11 @@ fn the_cell_handed_over_is_its_probe_on_its_cpus_idle_on_the_host() {
     );
     assert_eq!((inner.stop, inner.strict), (Stop::Cycles(500), true));
     assert!(inner.argv().unwrap()[1].ends_with(r#""stop":{"cycles":500},"strict":true}"#));
-    let options = read_back(&inner.argv().unwrap()).options();
+    let back = read_back(&inner.argv().unwrap());
+    let options = back.options();
     assert_eq!(
-        (options.stop, options.strict, options.no_db, options.stream),
-        (Stop::Cycles(500), true, true, true)
+        (options.stop, options.strict, back.db(), options.stream),
+        (Stop::Cycles(500), true, crate::store::Db::Off, true)
     );
     // A cell that never ends on its own ends at its duration inside.
     let inner = InnerCell::of(&s, &cell, &plan, Stop::Never, None).unwrap();

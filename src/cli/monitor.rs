@@ -33,6 +33,7 @@ use crate::probe::periodic::flags::{self as wakeup_flags, WakeupArgs};
 use crate::runner::monitor::MonitorOptions;
 use crate::runner::Stop;
 use crate::store::monitor::Retention;
+use crate::store::Db;
 
 /// `jitterlab monitor`.
 #[derive(Debug, Args)]
@@ -166,7 +167,7 @@ impl MonitorArgs {
     /// does) and turns them into the one-cell spec, with the monitor's
     /// options; a retention that keeps a coarser resolution for less time
     /// than a finer one is refused.
-    pub fn one_cell(&self, root: &Path, db: &Path) -> Result<(OneCell, MonitorOptions)> {
+    pub fn one_cell(&self, root: &Path, db: &Db) -> Result<(OneCell, MonitorOptions)> {
         let retention = Retention {
             windows_s: self.keep_windows,
             five_min_s: self.keep_five_min,

@@ -140,3 +140,27 @@ fn run_takes_the_registry_s_subcommands_in_its_order_and_no_other() {
     assert_eq!(probe.kind(), ProbeKind::Cyclic);
     assert_eq!(probe.matches().get_one::<u64>("period"), Some(&1_000_000));
 }
+
+#[test]
+fn every_kind_decides_its_database_from_db_and_no_db() {
+    for r in REGISTRY {
+        let name = r.kind.name();
+        let parse = |args: &[&str]| RunCommand {
+            kind: r.kind,
+            matches: (r.command)()
+                .ignore_errors(true)
+                .try_get_matches_from(std::iter::once(name).chain(args.iter().copied()))
+                .unwrap(),
+        };
+        assert_eq!(
+            parse(&[]).db(Path::new("runs/x.db")),
+            Db::At("runs/x.db".into()),
+            "run {name}"
+        );
+        assert_eq!(
+            parse(&["--no-db"]).db(Path::new("runs/x.db")),
+            Db::Off,
+            "run {name} --no-db"
+        );
+    }
+}

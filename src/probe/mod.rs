@@ -497,10 +497,9 @@ pub struct Registration {
     /// registry's, in its order.
     pub command: fn() -> clap::Command,
     /// Checks what clap matched for [`Registration::command`] against the
-    /// machine under the sysroot (the first path) and makes the run's
-    /// one-cell spec (the second path: the results database it will be
-    /// stored in).
-    pub one_cell: fn(&clap::ArgMatches, &Path, &Path) -> Result<flags::OneCell>,
+    /// machine under the sysroot and makes the run's one-cell spec (the
+    /// `Db`: where it will be stored, checked unless nothing is).
+    pub one_cell: fn(&clap::ArgMatches, &Path, &crate::store::Db) -> Result<flags::OneCell>,
     /// What the reports print of it beyond its metrics: its summary's
     /// lines and block, its tables, its side of the condition table
     /// ([`parts`]); [`ReportParts::NONE`] for none.

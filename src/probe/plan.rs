@@ -9,12 +9,11 @@
 //! `--break-trace`, the live view — travels beside the spec in
 //! [`RunOptions`]; a bench cell measures with [`RunOptions::default`].
 
-use std::path::PathBuf;
-
 use jitterlab_core::defaults;
 use jitterlab_core::result::{Calibration, Params, ProbeKind};
 use jitterlab_core::spec::{CellPlan, Spec};
 
+use crate::out_files::RunOutputs;
 use crate::system::container::Engine;
 use crate::system::rt::SchedRequest;
 
@@ -44,14 +43,8 @@ pub struct RunOptions {
     pub stop: Stop,
     /// `--strict`: fail when a real-time default cannot be applied.
     pub strict: bool,
-    /// `--json`: the whole result.
-    pub json: Option<PathBuf>,
-    /// `--junit`: the verdicts as JUnit XML.
-    pub junit: Option<PathBuf>,
-    /// `--csv`: the window rows, streamed.
-    pub csv: Option<PathBuf>,
-    /// `--histogram`: cyclictest's wake-up latency histogram.
-    pub histogram: Option<PathBuf>,
+    /// `--json`, `--junit`, `--csv`, `--histogram`: the files it writes.
+    pub outputs: RunOutputs,
     /// `--histogram-buckets`: the 1 µs buckets of the main latency's
     /// histogram (stored, and written by `--histogram`).
     pub histogram_buckets: usize,
@@ -59,8 +52,6 @@ pub struct RunOptions {
     pub break_trace: Option<u64>,
     /// `--progress`: the live view even when stdout is not a terminal.
     pub progress: bool,
-    /// `--no-db`: do not store the run.
-    pub no_db: bool,
     /// `--engine`: a `container` cell's engine; `None`: podman, else
     /// docker, whichever works.
     pub engine: Option<Engine>,
@@ -82,14 +73,10 @@ impl Default for RunOptions {
         RunOptions {
             stop: Stop::Duration,
             strict: false,
-            json: None,
-            junit: None,
-            csv: None,
-            histogram: None,
+            outputs: RunOutputs::default(),
             histogram_buckets: defaults::HISTOGRAM_BUCKETS,
             break_trace: None,
             progress: false,
-            no_db: false,
             engine: None,
             stream: false,
             calibrated: None,

@@ -389,7 +389,7 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         .filter(|p| !crate::out_files::is_stdout(p));
     if a.follow {
         let store = crate::store::open_existing(db)?;
-        let ids = run_ids(&store, db, a)?;
+        let ids = run_ids(&store, a)?;
         // A run that does not exist is bad input before the watch starts.
         if store.progress(ids[0])?.is_none() {
             return Err(bad(format!(
@@ -399,9 +399,11 @@ pub fn report(db: &Path, a: &ReportRequest) -> Result<ExitCode> {
         }
         return super::follow::follow(&store, ids[0], output, || render_runs(&store, &ids, a));
     }
-    let text = render(db, a)?;
+    let store = crate::store::open_existing(db)?;
+    let ids = run_ids(&store, a)?;
+    let text = render_runs(&store, &ids, a)?;
     if let Some(p) = &a.junit {
-        write_junit(db, a, p)?;
+        write_junit(&store, ids[0], p)?;
     }
     match output {
         Some(p) => crate::out_files::write_replacing(p, &text)?,
@@ -430,11 +432,9 @@ fn check_junit(p: &Path, a: &ReportRequest) -> Result<()> {
 
 /// `report RUN --junit FILE`: the stored run's verdicts, recomputed from
 /// its figures, as JUnit XML.
-fn write_junit(db: &Path, a: &ReportRequest, p: &Path) -> Result<()> {
-    let store = crate::store::open_existing(db)?;
-    let ids = run_ids(&store, db, a)?;
+fn write_junit(store: &Store, id: i64, p: &Path) -> Result<()> {
     let run = store
-        .load_run(ids[0])
+        .load_run(id)
         .map_err(|e| anyhow::Error::new(BadInput(format!("{e:#}"))))?;
     super::junit::write(
         p,
@@ -466,7 +466,7 @@ fn against(db: &Path, a: &ReportRequest, base: &str) -> Result<ExitCode> {
         crate::out_files::check_output("-o", p)?;
     }
     let store = crate::store::open_existing(db)?;
-    let run = run_ids(&store, db, a)?[0];
+    let run = run_ids(&store, a)?[0];
     let base = resolve_runs(&store, &[base.to_string()])?[0];
     let (text, code) = super::against::against(&store, run, base, pct, a.format)?;
     match a
@@ -480,15 +480,8 @@ fn against(db: &Path, a: &ReportRequest, base: &str) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// The report `a` asks for, as text.
-pub fn render(db: &Path, a: &ReportRequest) -> Result<String> {
-    let store = crate::store::open_existing(db)?;
-    let ids = run_ids(&store, db, a)?;
-    render_runs(&store, &ids, a)
-}
-
 /// The ids of the runs `a` names; the latest run when it names none.
-fn run_ids(store: &Store, db: &Path, a: &ReportRequest) -> Result<Vec<i64>> {
+fn run_ids(store: &Store, a: &ReportRequest) -> Result<Vec<i64>> {
     if !a.runs.is_empty() {
         return resolve_runs(store, &a.runs);
     }
@@ -496,7 +489,7 @@ fn run_ids(store: &Store, db: &Path, a: &ReportRequest) -> Result<Vec<i64>> {
         Some(id) => Ok(vec![id]),
         None => Err(anyhow::Error::new(BadInput(format!(
             "no runs stored in {}; run a probe first (jitterlab run cyclic)",
-            db.display()
+            store.path().display()
         )))),
     }
 }
@@ -994,5 +987,38 @@ mod tests {
         };
         assert!(!f.keeps(&unknown), "a start that is not a time is left out");
         assert!(RunFilter::default().keeps(&unknown));
+    }
+
+    #[test]
+    fn a_report_of_an_empty_database_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("empty.db");
+        drop(Store::open(&db).unwrap());
+        let e = report(
+            &db,
+            &ReportRequest {
+                runs: vec![],
+                format: tables::Format::Text,
+                baseline: None,
+                tables: vec![],
+                explain: false,
+                histogram: None,
+                output: None,
+                junit: None,
+                follow: false,
+                monitor: None,
+                against: None,
+                max_regression: None,
+            },
+        )
+        .unwrap_err();
+        assert!(e.is::<BadInput>());
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "no runs stored in {}; run a probe first (jitterlab run cyclic)",
+                db.display()
+            )
+        );
     }
 }

@@ -355,7 +355,8 @@ struct ThreadEnd {
     measured: Option<ThreadMeasured>,
 }
 
-/// Measures probes on threads of ours (see the module doc).
+/// Measures probes on threads of ours (see the module doc): one function
+/// per step.
 fn measure_threads(
     mut input: MeasureInput<'_>,
     threads: &mut Threads,
@@ -364,7 +365,6 @@ fn measure_threads(
     tick: &mut dyn FnMut(),
 ) -> Result<Measured> {
     let plan = input.plan;
-    let periodic = plan.kind.periodic();
     let n = threads.probes.len();
     if n == 0 || n > plan.cpus.len() {
         bail!(
@@ -379,6 +379,53 @@ fn measure_threads(
         t0: AtomicU64::new(0),
         barrier: Barrier::new(n + 1),
     });
+    let mut started = start_threads(plan, threads, writer, &shared)?;
+    let setups = collect_setup(&started.setup, n)?;
+    let report = strict(&mut input, setups).and_then(|report| {
+        ready(writer, report.realtime)?;
+        Ok(report)
+    });
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            abort(&shared, started.handles, &mut threads.probes);
+            return Err(e);
+        }
+    };
+    let t0 = release(plan, &shared, writer);
+    let interrupted = drain(&input, &shared, t0, &mut started, writer, tick);
+    let measured = join(started.handles, threads, n);
+    writer.drain(&mut started.consumers);
+    let measured = measured?;
+    // Kept in the writer too: the caller turns it into exit status 2.
+    if let Some(e) = writer.error.clone() {
+        input.warnings.push(e);
+    }
+    let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
+    assemble_threads(input, report, measured, elapsed_ns, interrupted)
+}
+
+/// The probe threads of step 1, started and setting up.
+struct Started {
+    handles: Vec<JoinHandle<ThreadEnd>>,
+    /// Each thread's window rows, in thread order.
+    consumers: Vec<rtrb::Consumer<WindowRow>>,
+    /// Each thread's live statistics, with its CPU.
+    lives: Vec<(usize, Arc<LiveStats>)>,
+    /// What each thread reports once it is set up.
+    setup: mpsc::Receiver<Setup>,
+}
+
+/// Step 1, the real-time set-up: starts one thread per probe on its CPU of
+/// the plan, with its recorder's configuration, its rows' queue and its
+/// live statistics.
+fn start_threads(
+    plan: &RunPlan,
+    threads: &mut Threads,
+    writer: &mut RowWriter,
+    shared: &Arc<Shared>,
+) -> Result<Started> {
+    let n = threads.probes.len();
     let (setup_tx, setup_rx) = mpsc::channel();
     let mut handles = Vec::new();
     let mut consumers = Vec::new();
@@ -413,7 +460,7 @@ fn measure_threads(
             live,
             export: exports.next().flatten(),
             fine,
-            shared: Arc::clone(&shared),
+            shared: Arc::clone(shared),
             setup: setup_tx.clone(),
         };
         let handle = std::thread::Builder::new()
@@ -423,12 +470,22 @@ fn measure_threads(
             .context("starting a probe thread")?;
         handles.push(handle);
     }
-    drop(setup_tx);
+    Ok(Started {
+        handles,
+        consumers,
+        lives,
+        setup: setup_rx,
+    })
+}
 
+/// Step 2, the strict check: merges what held on every thread into the
+/// real-time report, and refuses a probe that could not prepare or, under
+/// `--strict`, a default that did not hold; says the warnings so far.
+fn strict(input: &mut MeasureInput<'_>, setups: Vec<Setup>) -> Result<RealtimeReport> {
     let mut per_thread: Vec<(usize, Vec<DefaultStatus>)> = Vec::new();
     let mut prepared = Vec::new();
     let mut failed = None;
-    for s in collect_setup(&setup_rx, n)? {
+    for s in setups {
         per_thread.push((s.cpu, s.statuses));
         match s.prepared {
             Ok(p) => prepared.push(p),
@@ -438,7 +495,6 @@ fn measure_threads(
         }
     }
     if let Some(e) = failed {
-        abort(&shared, handles, &mut threads.probes);
         return Err(e);
     }
     for p in &mut prepared {
@@ -448,24 +504,21 @@ fn measure_threads(
     let mut defaults = std::mem::take(&mut input.defaults);
     defaults.extend(rt::merge_thread_statuses(&per_thread));
     let report = realtime_report(defaults, &input.host, &mut input.warnings);
-    let realtime = report.realtime;
     for note in prepared.iter().filter_map(|p| p.calibration_note.as_ref()) {
         input.warnings.push(format!("scan calibration: {note}"));
     }
-    if let Err(e) = strict_check(plan, &report) {
-        abort(&shared, handles, &mut threads.probes);
-        return Err(e);
-    }
+    strict_check(input.plan, &report)?;
     say_warnings(input.live, &input.warnings);
-    if let Err(e) = ready(writer, realtime) {
-        abort(&shared, handles, &mut threads.probes);
-        return Err(e);
-    }
+    Ok(report)
+}
 
+/// Step 3, the start barrier: sets the common first release `t0` and
+/// releases every thread; returns `t0`.
+fn release(plan: &RunPlan, shared: &Shared, writer: &mut RowWriter) -> u64 {
     // A periodic probe's threads start at one common t0, far enough ahead
     // for all of them to be asleep in their first clock_nanosleep; any
     // other probe starts when it is released.
-    let lead = match periodic {
+    let lead = match plan.kind.periodic() {
         true => 20_000_000u64.max(plan.period),
         false => 0,
     };
@@ -473,13 +526,29 @@ fn measure_threads(
     shared.t0.store(t0, Relaxed);
     writer.t0 = Some(t0);
     shared.barrier.wait();
+    t0
+}
+
+/// Steps 4 and 5, drain windows and stop: every 100 ms drains the rows,
+/// redraws the live view and stops the threads on a signal or at the
+/// deadline, until every thread has ended; returns whether a signal ended
+/// the measurement.
+fn drain(
+    input: &MeasureInput<'_>,
+    shared: &Shared,
+    t0: u64,
+    started: &mut Started,
+    writer: &mut RowWriter,
+    tick: &mut dyn FnMut(),
+) -> bool {
+    let plan = input.plan;
     // A periodic probe counts its own releases; any other is stopped at
     // the duration.
-    let deadline = match periodic {
+    let deadline = match plan.kind.periodic() {
         true => None,
         false => plan.params.duration_ns.map(|d| t0 + d),
     };
-    let mut display = Display::new(&input, lives);
+    let mut display = Display::new(input, std::mem::take(&mut started.lives));
     let mut interrupted = false;
     loop {
         std::thread::sleep(Duration::from_millis(100));
@@ -490,15 +559,25 @@ fn measure_threads(
         if deadline.is_some_and(|d| sys::monotonic_ns() >= d) {
             shared.stop.store(true, Relaxed);
         }
-        writer.drain(&mut consumers);
+        writer.drain(&mut started.consumers);
         display.tick();
         tick();
-        if handles.iter().all(|h| h.is_finished()) {
+        if started.handles.iter().all(|h| h.is_finished()) {
             break;
         }
     }
     display.finish();
+    interrupted
+}
 
+/// Step 6, assemble (its first half): joins the threads, handing every
+/// probe back for the teardown; refuses a thread that panicked or ended
+/// without measuring.
+fn join(
+    handles: Vec<JoinHandle<ThreadEnd>>,
+    threads: &mut Threads,
+    n: usize,
+) -> Result<Vec<ThreadMeasured>> {
     let mut measured = Vec::new();
     let mut failure = None;
     for h in handles {
@@ -517,15 +596,21 @@ fn measure_threads(
             }
         }
     }
-    writer.drain(&mut consumers);
-    if let Some(f) = failure {
-        bail!("{f}");
+    match failure {
+        Some(f) => Err(anyhow!("{f}")),
+        None => Ok(measured),
     }
-    // Kept in the writer too: the caller turns it into exit status 2.
-    if let Some(e) = writer.error.clone() {
-        input.warnings.push(e);
-    }
-    let elapsed_ns = sys::monotonic_ns().saturating_sub(t0);
+}
+
+/// Step 6, assemble (its second half): the threads' recorders and reports
+/// become the versioned result.
+fn assemble_threads(
+    mut input: MeasureInput<'_>,
+    report: RealtimeReport,
+    measured: Vec<ThreadMeasured>,
+    elapsed_ns: u64,
+    interrupted: bool,
+) -> Result<Measured> {
     let mut reports = Vec::new();
     let mut figures = Vec::new();
     for m in measured {
@@ -554,9 +639,8 @@ fn measure_threads(
         realtime: report,
         warnings: input.warnings,
     };
-    Ok(assemble::threads(plan, context, figures, reports))
+    Ok(assemble::threads(input.plan, context, figures, reports))
 }
-
 /// "the probe thread …" of a one-thread measurement, "a probe thread …" of
 /// one with several.
 fn thread_failure(threads: usize, what: &str) -> String {

@@ -58,7 +58,7 @@ use crate::out_files;
 use crate::output::{errln, out};
 use crate::probe::{self, Cell, Probes, Recorder};
 use crate::report;
-use crate::store::{RunIds, RunKind, RunStart, Store};
+use crate::store::{Db, RunIds, RunKind, RunStart, Store};
 use crate::system::host;
 use crate::system::journal::Journal;
 use crate::system::rt;
@@ -78,13 +78,13 @@ pub use plan::{plan, RunOptions, RunPlan, Stop};
 
 /// Runs `jitterlab run`'s one-cell spec, checked by the command line, and
 /// reports it. Returns the exit code.
-pub fn run(root: &Path, db: &Path, spec: &Spec, opts: &RunOptions) -> Result<ExitCode> {
+pub fn run(root: &Path, db: &Db, spec: &Spec, opts: &RunOptions) -> Result<ExitCode> {
     let cells = spec.cells();
     let [cell] = cells.as_slice() else {
         anyhow::bail!("a run measures one cell, and this spec has {}", cells.len());
     };
     // One monitor per series and database, refused before anything starts.
-    if let (Some(m), false) = (&opts.monitor, opts.no_db) {
+    if let (Some(m), Some(db)) = (&opts.monitor, db.path()) {
         if let Some((other, pid)) = Store::open(db)?.live_monitor(&m.series, None)? {
             return Err(bad(crate::store::monitor::two_monitors(
                 &m.series, db, other, pid,
@@ -101,7 +101,7 @@ pub use crate::probe::flags::check_machine_memory;
 /// Runs the one cell of a run and reports it. Returns the exit code.
 fn execute(
     root: &Path,
-    db: &Path,
+    db: &Db,
     spec: &Spec,
     cell: &CellPlan,
     opts: &RunOptions,
@@ -145,7 +145,7 @@ fn execute(
         }
     }
     if let (Some(s), Some(ids)) = (writer.store.as_mut(), ids) {
-        if let Some(f) = store_result(s, ids, result, &measured.histograms, db) {
+        if let Some(f) = store_result(s, ids, result, &measured.histograms) {
             failure.get_or_insert(f);
         }
     }
@@ -172,7 +172,7 @@ fn execute(
         )?;
     }
     if let Some(f) = failure {
-        return Err(not_stored(&f, opts.json.as_deref()));
+        return Err(not_stored(&f, opts.outputs.json.as_deref()));
     }
     // Every verdict that did not pass (jitterlab_core::verdict) is exit 1;
     // a monitor ends 0 (service managers rely on it), its alerts logged.
@@ -214,7 +214,7 @@ struct RunMeasured {
 /// on every path; on failure the run is marked abandoned.
 fn measure_run(
     root: &Path,
-    db: &Path,
+    db: &Db,
     spec: &Spec,
     cell: &CellPlan,
     opts: &RunOptions,
@@ -246,17 +246,14 @@ fn measure_run(
 /// [`measure_run`] once the probes are built.
 fn measure_built(
     root: &Path,
-    db: &Path,
+    db: &Db,
     spec: &Spec,
     cell: &CellPlan,
     opts: &RunOptions,
     plan: &RunPlan,
     probes: &mut Probes,
 ) -> Result<RunMeasured> {
-    let store = match opts.no_db {
-        true => None,
-        false => Some(Store::open(db)?),
-    };
+    let store = db.open()?;
     let host = host::snapshot(root);
     let started_at = rfc3339_now();
 
@@ -290,7 +287,7 @@ fn measure_built(
     if opts.stream {
         writer.stream = Some(Box::new(std::io::stdout()));
     }
-    if let Some(p) = &opts.csv {
+    if let Some(p) = &opts.outputs.csv {
         writer.csv = Some(report::csv::WindowCsv::new(
             out_files::create_streamed("--csv", p)?,
             plan.kind.metrics(),
@@ -384,11 +381,14 @@ pub fn store_result(
     ids: RunIds,
     result: &RunResult,
     histograms: &[crate::store::StoredHistogram],
-    db: &Path,
 ) -> Option<String> {
     match s.finish_run(ids, result, histograms) {
         Ok(()) => {
-            errln!("jitterlab: stored as run {} in {}", ids.run, db.display());
+            errln!(
+                "jitterlab: stored as run {} in {}",
+                ids.run,
+                s.path().display()
+            );
             None
         }
         Err(e) => {
@@ -452,10 +452,10 @@ pub fn write_json_text(p: &Path, text: &str) -> Result<()> {
 /// Writes `--json` and `--histogram` (from the threads' recorders) from
 /// the finished result.
 fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) -> Result<()> {
-    if let Some(p) = &opts.json {
+    if let Some(p) = &opts.outputs.json {
         write_json_text(p, &result_json(result)?)?;
     }
-    if let Some(p) = &opts.junit {
+    if let Some(p) = &opts.outputs.junit {
         report::junit::write(
             p,
             &report::junit::Head {
@@ -467,7 +467,7 @@ fn write_files(opts: &RunOptions, result: &RunResult, recorders: &[Recorder]) ->
             &report::verdict::of_result(result),
         )?;
     }
-    if let Some(p) = &opts.histogram {
+    if let Some(p) = &opts.outputs.histogram {
         let mut f = out_files::create("--histogram", p)?;
         // Each recorder's 1 µs histogram of its main latency (the
         // periodic probes', which alone take --histogram: the wake-up

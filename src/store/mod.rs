@@ -38,6 +38,7 @@
 //!
 //! The design rules cited here are in `docs/design.md`.
 
+mod db;
 pub(crate) mod fine;
 mod header;
 mod ident;
@@ -61,6 +62,7 @@ use jitterlab_core::stats::MetricSummary;
 use jitterlab_core::window::WindowRow;
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use db::Db;
 pub use header::{preset_source, spec_sha256};
 pub use ident::{check_run_ref, short_id, RunFilter};
 pub use open::check_for_writing;

@@ -43,6 +43,11 @@ impl Store {
         Ok(store)
     }
 
+    /// The database's path, as the user named it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Opens the existing database at `path` to read it only (see the
     /// module doc).
     pub fn open_read(path: &Path) -> Result<Store> {

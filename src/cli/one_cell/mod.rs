@@ -11,13 +11,14 @@ use anyhow::Result;
 use super::RunCommand;
 use crate::error::bad;
 use crate::output::errln;
+use crate::store::Db;
 
 pub use crate::probe::flags::OneCell;
 
 /// Checks `jitterlab run X`'s flags against the machine (see the module
 /// doc of `crate::probe::flags`) and turns them into the one-cell spec the
 /// runner measures: the kind's check, as its registration names it.
-pub fn one_cell(root: &Path, db: &Path, run: &RunCommand) -> Result<OneCell> {
+pub fn one_cell(root: &Path, db: &Db, run: &RunCommand) -> Result<OneCell> {
     let one = run.one_cell(root, db)?;
     let cell = one.spec.cells().remove(0);
     if cell.in_container() {

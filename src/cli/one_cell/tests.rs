@@ -15,6 +15,7 @@ use jitterlab_core::units::CpuList;
 
 use super::OneCell;
 use crate::cli::{Cli, Command};
+use crate::out_files::RunOutputs;
 use crate::probe::chase::flags::chase_cell;
 use crate::probe::ctxswitch::flags::ctxswitch_cell;
 use crate::probe::flags::matched;
@@ -201,13 +202,14 @@ fn run_cyclic_flags_land_in_the_spec_and_the_run_options() {
         RunOptions {
             stop: Stop::Cycles(500),
             strict: true,
-            json: Some("r.json".into()),
-            csv: None,
-            histogram: Some("h.txt".into()),
+            outputs: RunOutputs {
+                json: Some("r.json".into()),
+                histogram: Some("h.txt".into()),
+                ..RunOutputs::default()
+            },
             histogram_buckets: 500,
             break_trace: Some(900_000),
             progress: true,
-            no_db: true,
             ..RunOptions::default()
         }
     );

@@ -23,6 +23,7 @@ use crate::probe::flags::{
     others, probe, probe_cpu, refuse_periodic_flags, spec, subcommand, CommonArgs, OneCell,
 };
 use crate::probe::Stop;
+use crate::store::Db;
 use crate::system::host;
 
 /// Cache sensitivity: a pointer chase over a buffer sized to the cache
@@ -86,13 +87,13 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run chase`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run chase`'s flags against the machine under `root`
 /// and makes its one-cell spec (`db`: the results database it is stored in).
-pub fn check(root: &Path, db: &Path, a: &ChaseRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &ChaseRunArgs) -> Result<OneCell> {
     let c = &a.common;
     refuse_periodic_flags(ProbeKind::Chase, c)?;
     if c.max_latency.is_some() {

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::not_applicable;
 use crate::error::bad;
 use crate::probe::plan::{RunOptions, RunPlan, Stop};
+use crate::store::Db;
 
 /// The internal command that runs a handed-over cell.
 pub const COMMAND: &str = "__cell";
@@ -147,13 +148,18 @@ impl InnerCell {
         }
     }
 
-    /// What the run inside asks for beside the spec: `--no-db --stream`,
-    /// the stop, `--strict` and the calibrations.
+    /// Where the run inside stores its result: nowhere (`--no-db`), its
+    /// host side stores it.
+    pub fn db(&self) -> Db {
+        Db::Off
+    }
+
+    /// What the run inside asks for beside the spec: `--stream`, the
+    /// stop, `--strict` and the calibrations.
     pub fn options(&self) -> RunOptions {
         RunOptions {
             stop: self.stop,
             strict: self.strict,
-            no_db: true,
             stream: true,
             calibrated: self.calibrated.clone(),
             ..RunOptions::default()

@@ -16,6 +16,7 @@ use crate::probe::flags::{
     cell_and_plan, check_common, common_cell, cpu_or_last, matched, probe_cpu,
     refuse_periodic_flags, subcommand, CommonArgs, OneCell,
 };
+use crate::store::Db;
 use crate::system::host;
 
 /// Context-switch latency: two SCHED_FIFO threads on one CPU handing a
@@ -44,14 +45,14 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run ctxswitch`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run ctxswitch`'s flags against the machine under
 /// `root` and makes its one-cell spec (`db`: the results database it is
 /// stored in).
-pub fn check(root: &Path, db: &Path, a: &CtxswitchRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &CtxswitchRunArgs) -> Result<OneCell> {
     refuse_periodic_flags(ProbeKind::Ctxswitch, &a.common)?;
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;

@@ -86,7 +86,8 @@ use jitterlab_core::units::{format_duration_exact, CpuList};
 
 use super::plan::{self, RunOptions, Stop};
 use crate::error::bad;
-use crate::out_files;
+use crate::out_files::RunOutputs;
+use crate::store::Db;
 use crate::system::container::Engine;
 
 pub mod args;
@@ -229,9 +230,10 @@ fn sched(c: &CommonArgs) -> Result<(Option<i32>, Option<i32>)> {
 }
 
 /// The checks of the options every probe shares, for a run of `threads`
-/// threads of `period`: scheduling, zero counts and times, output paths,
-/// the database (unless `--no-db`), the run's length and its window rows.
-pub fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
+/// threads of `period`: scheduling, zero counts and times, output paths
+/// (two naming one file refused), the database `db` the run is stored in
+/// (none with `--no-db`), the run's length and its window rows.
+pub fn check_common(db: &Db, c: &CommonArgs, period: u64, threads: usize) -> Result<()> {
     sched(c)?;
     check_deployment(c)?;
     if c.duration == Some(0) {
@@ -251,16 +253,8 @@ pub fn check_common(db: &Path, c: &CommonArgs, period: u64, threads: usize) -> R
     if c.histogram_buckets == 0 {
         return Err(bad("--histogram-buckets must be at least 1"));
     }
-    out_files::check_outputs(&[
-        ("--json", c.json.as_deref()),
-        ("--junit", c.junit.as_deref()),
-        ("--csv", c.csv.as_deref()),
-        ("--histogram", c.histogram.as_deref()),
-    ])?;
-    if !c.no_db {
-        out_files::check_database(db)?;
-        crate::store::check_for_writing(db)?;
-    }
+    outputs(c).check()?;
+    db.check_for_writing()?;
     // How long the run lasts: its duration, or its cycles of one period.
     let lasts = match (c.duration, c.cycles) {
         (Some(d), _) => Some(d),
@@ -382,19 +376,25 @@ pub fn options(c: &CommonArgs, stop: Stop) -> Result<RunOptions> {
     Ok(RunOptions {
         stop,
         strict: c.strict,
-        json: c.json.clone(),
-        junit: c.junit.clone(),
-        csv: c.csv.clone(),
-        histogram: c.histogram.clone(),
+        outputs: outputs(c),
         histogram_buckets: c.histogram_buckets,
         break_trace: c.break_trace,
         progress: c.progress,
-        no_db: c.no_db,
         engine: c.engine.map(Engine::from),
         stream: c.stream,
         calibrated: calibrations(c)?,
         monitor: None,
     })
+}
+
+/// The files the common flags ask a run to write.
+fn outputs(c: &CommonArgs) -> RunOutputs {
+    RunOutputs {
+        json: c.json.clone(),
+        junit: c.junit.clone(),
+        csv: c.csv.clone(),
+        histogram: c.histogram.clone(),
+    }
 }
 
 /// How a run of the common flags ends: at its duration, or after

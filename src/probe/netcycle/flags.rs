@@ -27,6 +27,7 @@ use crate::probe::flags::{
     CommonArgs, OneCell,
 };
 use crate::probe::netcycle;
+use crate::store::Db;
 use crate::system::host;
 
 /// A POWERLINK managing node polling N emulated controlled nodes (
@@ -202,13 +203,13 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run netcycle`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run netcycle`'s flags against the machine and makes
 /// its one-cell spec.
-pub fn check(root: &Path, db: &Path, a: &NetcycleRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &NetcycleRunArgs) -> Result<OneCell> {
     let c = &a.common;
     for (given, flag) in [
         (c.break_trace.is_some(), "--break-trace"),

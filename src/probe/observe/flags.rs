@@ -26,6 +26,7 @@ use crate::probe::flags::parse::duration;
 use crate::probe::flags::{
     check_common, common_cell, matched, probe_cpu, subcommand, CommonArgs, DeploymentArg, OneCell,
 };
+use crate::store::Db;
 use crate::system::host;
 
 /// A running task's cycles from the kernel's scheduler and timer
@@ -114,13 +115,13 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run observe`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run observe`'s flags against the machine and makes
 /// its one-cell spec.
-pub fn check(root: &Path, db: &Path, a: &ObserveRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
     let c = &a.common;
     if let (DeploymentArg::Container, InContainer::NotApplicable(why)) =
         (c.deployment, ProbeKind::Observe.descriptor().container)
@@ -188,7 +189,7 @@ mod tests {
         let m = command()
             .try_get_matches_from(argv.iter().chain(args))
             .unwrap();
-        one_cell(&m, root, &root.join("j.db"))
+        one_cell(&m, root, &Db::Off)
     }
 
     fn probe(one: &OneCell) -> &ProbeSpec {

@@ -19,6 +19,7 @@ use crate::probe::flags::{
     check_common, check_machine_memory, common_cell, cpu_or_last, matched, measured_cpus,
     param_rule, probe_cpu, subcommand, CommonArgs, OneCell,
 };
+use crate::store::Db;
 use crate::system::host;
 
 /// Control-task emulation: a periodic task with a cache-sensitive scan
@@ -71,7 +72,7 @@ pub fn cyclic_command() -> clap::Command {
 }
 
 /// `jitterlab run cyclic`, as clap matched it: see [`cyclic`].
-pub fn cyclic_one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn cyclic_one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     cyclic(root, db, &matched(m)?)
 }
 
@@ -81,13 +82,13 @@ pub fn wakeup_command() -> clap::Command {
 }
 
 /// `jitterlab run wakeup`, as clap matched it: see [`wakeup`].
-pub fn wakeup_one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn wakeup_one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     wakeup(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run cyclic`'s flags against the machine under `root`
 /// and makes its one-cell spec (`db`: the results database it is stored in).
-pub fn cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<OneCell> {
+pub fn cyclic(root: &Path, db: &Db, a: &CyclicArgs) -> Result<OneCell> {
     let online = host::online_cpus(root)?;
     probe_cpu(&online, a.cpu, "--cpu")?;
     if a.period == 0 {
@@ -101,7 +102,7 @@ pub fn cyclic(root: &Path, db: &Path, a: &CyclicArgs) -> Result<OneCell> {
 
 /// Checks `jitterlab run wakeup`'s flags against the machine under `root`
 /// and makes its one-cell spec.
-pub fn wakeup(root: &Path, db: &Path, a: &WakeupArgs) -> Result<OneCell> {
+pub fn wakeup(root: &Path, db: &Db, a: &WakeupArgs) -> Result<OneCell> {
     let online = host::online_cpus(root)?;
     let cpus = measured_cpus(&online, a.cpus.as_ref())?;
     if a.interval == 0 {

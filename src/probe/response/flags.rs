@@ -23,6 +23,7 @@ use crate::probe::flags::{
     cell_and_plan, check_common, common_cell, cpu_or_last, matched, probe_cpu,
     refuse_periodic_flags, subcommand, CommonArgs, DeploymentArg, OneCell,
 };
+use crate::store::Db;
 use crate::system::host;
 
 /// Response latency: an event made on another CPU (eventfd write or UDP
@@ -70,14 +71,14 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run response`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run response`'s flags against the machine under
 /// `root` and makes its one-cell spec (`db`: the results database it is
 /// stored in).
-pub fn check(root: &Path, db: &Path, a: &ResponseRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &ResponseRunArgs) -> Result<OneCell> {
     refuse_periodic_flags(ProbeKind::Response, &a.common)?;
     if a.common.deployment == DeploymentArg::Container {
         let run = response_cell(a, &host::online_cpus(root)?)?;

@@ -25,6 +25,7 @@ use crate::probe::flags::{
     param_rule, probe_cpu, refuse_periodic_flags, subcommand, CommonArgs, OneCell,
 };
 use crate::probe::roundtrip;
+use crate::store::Db;
 use crate::system::host;
 
 /// Screw-to-screw round trip over OPC UA PubSub ([Red Hat controls]): an I/O
@@ -273,13 +274,13 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run roundtrip`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run roundtrip`'s flags against the machine and makes
 /// its one-cell spec.
-pub fn check(root: &Path, db: &Path, a: &RoundtripRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &RoundtripRunArgs) -> Result<OneCell> {
     let c = &a.common;
     refuse_periodic_flags(ProbeKind::Roundtrip, c)?;
     if c.max_latency.is_some() {

@@ -79,7 +79,7 @@ pub mod io;
 pub(crate) mod report;
 pub mod wire;
 
-use controller::ControllerLoop;
+use controller::{ControllerCounts, ControllerLoop};
 use io::{IoCounts, IoLoop};
 use wire::{wire, Link, Wire};
 
@@ -469,265 +469,36 @@ impl Probe for RoundtripProbe {
     fn measure(&mut self, start: &Start<'_>, recorder: &mut Recorder) -> Result<Report> {
         let ends = self.ends.as_mut().context("the roundtrip probe is gone")?;
         let a = &self.args;
-        let p = &a.params;
-        let mut warnings = match ends.container {
-            Some(_) => own_thread_warnings("I/O simulator", a.io_cpu, a.priority),
-            None => own_thread_warnings("controller", a.cpu, a.priority),
+        let mut ran = Ran {
+            warnings: match ends.container {
+                Some(_) => own_thread_warnings("I/O simulator", a.io_cpu, a.priority),
+                None => own_thread_warnings("controller", a.cpu, a.priority),
+            },
+            ..Ran::default()
         };
-        let mut books = Books {
-            verdict: BudgetVerdict::new(self.budget.clone()),
-            handled: [None; HANDLED],
-            next: 0,
-            completions: 0,
-            t0: start.t0,
-            last_at: start.t0,
-        };
-        let budget_ns = self.budget.total_ns();
-        let give_up_ns = budget_ns.saturating_mul(4).max(100_000_000);
-        let end = a.duration_ns.map(|d| start.t0 + d);
-        let releases = a.duration_ns.map(|d| d.div_ceil(a.period_ns));
-        let changes = ChangeSchedule::new(self.seed, p.io_period_ns, a.period_ns + p.io_period_ns);
-        let io_loop = |link: Link| IoLoop {
-            link,
-            input: self.input.clone(),
-            output: self.output.clone(),
-            period_ns: p.io_period_ns,
-            changes: changes.clone(),
-            give_up_ns,
-        };
-        let mut stamps = Vec::new();
-        let mut io_counts = None;
-        let mut ctl_counts = None;
-        let mut schedule = None;
-        let mut container_controller = None;
-        let mut container_detail = None;
-        let shared_clock = p.role == Role::Both;
+        let mut round = Round::new(
+            a,
+            &self.budget,
+            (&self.input, &self.output),
+            self.seed,
+            start,
+        );
         match (ends.io.take(), ends.controller.take()) {
             (Some(io_link), Some(pl_link)) => {
-                stamps.push(stamp_line("I/O simulator", &io_link));
-                stamps.push(stamp_line("controller", &pl_link));
-                let mut io = io_loop(io_link);
-                let mut ctl = ControllerLoop {
-                    link: pl_link,
-                    input: self.input.clone(),
-                    output: self.output.clone(),
-                    period_ns: a.period_ns,
-                    scan: self.scan.take(),
-                };
-                let (mut tx, mut rx) = rtrb::RingBuffer::<Completed>::new(COMPLETIONS);
-                let io_stop = AtomicBool::new(false);
-                let (io_cpu, prio) = (a.io_cpu, a.priority);
-                let (counts, io_warnings) = std::thread::scope(|s| -> Result<_> {
-                    let io_thread = std::thread::Builder::new()
-                        .name("jl-io-sim".into())
-                        .stack_size(HELPER_STACK)
-                        .spawn_scoped(s, || {
-                            let w = setup_helper_thread("I/O simulator", io_cpu, prio);
-                            let c = io.run(start.t0, end, &io_stop, &mut |c| tx.push(c).is_ok());
-                            (c, w)
-                        })
-                        .context("starting the I/O simulator's thread")?;
-                    let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
-                        while let Ok(done) = rx.pop() {
-                            books.completion(recorder, done, shared_clock);
-                        }
-                        books.cycle(recorder, sample, h);
-                        true
-                    });
-                    io_stop.store(true, Relaxed);
-                    let (ioc, w) = io_thread
-                        .join()
-                        .map_err(|_| anyhow!("the I/O simulator's thread panicked"))?;
-                    while let Ok(done) = rx.pop() {
-                        books.completion(recorder, done, shared_clock);
-                    }
-                    Ok(((ioc, c, sched), w))
-                })?;
-                warnings.extend(io_warnings);
-                io_counts = Some(counts.0);
-                ctl_counts = Some(counts.1);
-                schedule = Some(counts.2);
-                ends.io = Some(io.link);
-                ends.controller = Some(ctl.link);
+                let links = (io_link, pl_link);
+                round.both_ends(ends, links, self.scan.take(), recorder, &mut ran)?;
             }
             (Some(io_link), None) if ends.container.is_some() => {
-                stamps.push(stamp_line("I/O simulator", &io_link));
-                let ce = ends.container.as_mut().expect("checked");
-                let mut io = io_loop(io_link);
-                // The controller first: its container starts, sets its task
-                // up and sends its first cycle; the round trips start then.
-                let outcome = (|| -> Result<(IoCounts, RunResult, ScheduleCounts)> {
-                    ce.start(start.stop)?;
-                    let mut sched = ScheduleCounts::default();
-                    let mut first = false;
-                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-                    while !first && !start.stop.load(Relaxed) {
-                        ce.samples.poll(&mut |r| {
-                            first = true;
-                            books.record(recorder, &r, &mut sched);
-                        });
-                        if std::time::Instant::now() > deadline {
-                            bail!("the controller in its container sent no cycle within 60 s");
-                        }
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                    // Let the freshly started task settle for a few of its
-                    // periods before the first change.
-                    let settle = jitterlab_sys::monotonic_ns() + 4 * a.period_ns;
-                    while jitterlab_sys::monotonic_ns() < settle && !start.stop.load(Relaxed) {
-                        ce.samples
-                            .poll(&mut |r| books.record(recorder, &r, &mut sched));
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                    let t0 = jitterlab_sys::monotonic_ns();
-                    let end = a.duration_ns.map(|d| t0 + d);
-                    let mut events = ContainerEvents {
-                        books: &mut books,
-                        recorder,
-                        samples: &mut ce.samples,
-                        sched: &mut sched,
-                    };
-                    let c = io.run(t0, end, start.stop, &mut events);
-                    let result = ce.finish(&mut |r| books.record(recorder, &r, &mut sched))?;
-                    Ok((c, result, sched))
-                })();
-                ends.io = Some(io.link);
-                let (c, inner, sched) = outcome?;
-                io_counts = Some(c);
-                schedule = Some(sched);
-                if let Some(d) = &inner.detail {
-                    container_controller = d.get("controller").cloned();
-                    for s in d
-                        .get("stamps")
-                        .and_then(|s| s.as_array())
-                        .into_iter()
-                        .flatten()
-                    {
-                        if let Some(s) = s.as_str() {
-                            stamps.push(format!("{s} (in the container)"));
-                        }
-                    }
-                }
-                let mut cd = ce.detail();
-                cd["realtime"] = serde_json::to_value(&inner.realtime)?;
-                cd["calibration"] = serde_json::to_value(
-                    inner.threads.first().and_then(|t| t.calibration.clone()),
-                )?;
-                cd["io_cpu"] = a.io_cpu.into();
-                container_detail = Some(cd);
-                warnings.extend(inner.warnings.iter().map(|w| format!("container: {w}")));
+                round.with_container(ends, io_link, recorder, &mut ran)?;
             }
-            (Some(io_link), None) => {
-                stamps.push(stamp_line("I/O simulator", &io_link));
-                let mut io = io_loop(io_link);
-                let c = io.run(start.t0, end, start.stop, &mut |c| {
-                    books.completion(recorder, c, false);
-                    true
-                });
-                io_counts = Some(c);
-                ends.io = Some(io.link);
-            }
+            (Some(io_link), None) => round.io_alone(ends, io_link, recorder, &mut ran),
             (None, Some(pl_link)) => {
-                stamps.push(stamp_line("controller", &pl_link));
-                let mut handoff = match &p.samples_to {
-                    Some(path) => Some(handoff::Sender::open(Path::new(path))?),
-                    None => None,
-                };
-                let mut ctl = ControllerLoop {
-                    link: pl_link,
-                    input: self.input.clone(),
-                    output: self.output.clone(),
-                    period_ns: a.period_ns,
-                    scan: self.scan.take(),
-                };
-                let (c, sched) = ctl.run(start.t0, releases, start.stop, &mut |sample, h| {
-                    if let Some(s) = handoff.as_mut() {
-                        s.send(&handoff::CycleRecord::of(sample, h));
-                    }
-                    books.cycle(recorder, sample, h);
-                    true
-                });
-                if let Some(s) = &handoff {
-                    if s.dropped > 0 {
-                        warnings.push(format!(
-                            "{} controller cycles found the host's samples pipe full and were not handed over",
-                            s.dropped
-                        ));
-                    }
-                }
-                ctl_counts = Some(c);
-                schedule = Some(sched);
-                ends.controller = Some(ctl.link);
+                round.controller_alone(ends, pl_link, self.scan.take(), recorder, &mut ran)?;
             }
             (None, None) => unreachable!("build makes at least one end"),
         }
-        let v = &books.verdict;
-        if v.over > 0 {
-            warnings.push(format!(
-                "{} of {} screw-to-screw samples went beyond the budget of {} (worst first listed at {} after the start)",
-                v.over,
-                v.samples,
-                format_ns(v.budget_ns as i64),
-                format_ns(v.over_samples[0].since_start_ns as i64)
-            ));
-        }
-        if let Some(c) = &io_counts {
-            if c.lost > 0 {
-                warnings.push(format!(
-                    "{} input changes never came back within {} and were given up",
-                    c.lost,
-                    format_ns(give_up_ns as i64)
-                ));
-            }
-        }
-        if !shared_clock && p.samples_to.is_none() {
-            warnings.push(
-                "one role per machine: no shared clock, so only T1→T4 (io) or T2→T3 (controller) is measured"
-                    .into(),
-            );
-        }
-        let url = |w: &Wire| match w.address {
-            Address::Udp {
-                ip: IpAddr::V4(ip),
-                port,
-            } => format!("opc.udp://{ip}:{port}"),
-            Address::Udp { ip, port } => format!("opc.udp://[{ip}]:{port}"),
-            Address::Eth { mac, vlan } => {
-                let m: Vec<String> = mac.iter().map(|b| format!("{b:02X}")).collect();
-                match vlan {
-                    Some(v) => format!("opc.eth://{}:{}.{}", m.join("-"), v.id, v.pcp),
-                    None => format!("opc.eth://{}", m.join("-")),
-                }
-            }
-        };
-        let detail = Detail {
-            role: p.role.name(),
-            transport: p.transport.name(),
-            input_url: url(&self.input),
-            output_url: url(&self.output),
-            clock: if shared_clock { "shared" } else { "separate" },
-            budget_terms: self.budget.names_line(),
-            budget_formula: self.budget.formula(),
-            budget: books.verdict,
-            seed: self.seed,
-            io: io_counts
-                .map(serde_json::to_value)
-                .transpose()?
-                .map(with_loss),
-            controller: match ctl_counts {
-                Some(c) => Some(serde_json::to_value(c)?),
-                None => container_controller,
-            }
-            .map(with_loss),
-            stamps,
-            container: container_detail,
-        };
-        Ok(Report {
-            detail: Some(serde_json::to_value(&detail)?),
-            warnings,
-            schedule,
-            ..Report::default()
-        })
+        round.findings(&mut ran);
+        self.report(round.books, ran)
     }
 
     fn teardown(&mut self, root: &Path, journal: &mut Journal) -> Vec<String> {
@@ -748,6 +519,369 @@ impl Probe for RoundtripProbe {
         }
         lines.extend(journal.done_all(self.journaled.drain(..)));
         lines
+    }
+}
+
+/// What one measurement of the round trip shares, whichever ends run
+/// here: the probe's arguments and wires, the books every sample goes
+/// into, and the run's bounds.
+struct Round<'a> {
+    args: &'a RoundtripArgs,
+    input: &'a Wire,
+    output: &'a Wire,
+    /// The common first release.
+    t0: u64,
+    /// Raised to end the measurement.
+    stop: &'a AtomicBool,
+    books: Books,
+    /// How long an input change may take to come back before it is given
+    /// up: four budgets, at least 100 ms.
+    give_up_ns: u64,
+    /// The end of a run of a duration (CLOCK_MONOTONIC).
+    end: Option<u64>,
+    /// The controller's releases in a run of a duration.
+    releases: Option<u64>,
+    changes: ChangeSchedule,
+    /// Both ends read one clock (`--role both`).
+    shared_clock: bool,
+}
+
+/// What the ends that ran here measured, for the report.
+#[derive(Default)]
+struct Ran {
+    warnings: Vec<String>,
+    stamps: Vec<String>,
+    io: Option<IoCounts>,
+    controller: Option<ControllerCounts>,
+    schedule: Option<ScheduleCounts>,
+    /// The controller's counts as its container reported them.
+    container_controller: Option<serde_json::Value>,
+    /// The controller's container (deployment `container`).
+    container: Option<serde_json::Value>,
+}
+
+impl<'a> Round<'a> {
+    /// The books and bounds of a measurement released at `start`.
+    fn new(
+        args: &'a RoundtripArgs,
+        budget: &Budget,
+        (input, output): (&'a Wire, &'a Wire),
+        seed: u64,
+        start: &Start<'a>,
+    ) -> Round<'a> {
+        let p = &args.params;
+        Round {
+            args,
+            input,
+            output,
+            t0: start.t0,
+            stop: start.stop,
+            books: Books {
+                verdict: BudgetVerdict::new(budget.clone()),
+                handled: [None; HANDLED],
+                next: 0,
+                completions: 0,
+                t0: start.t0,
+                last_at: start.t0,
+            },
+            give_up_ns: budget.total_ns().saturating_mul(4).max(100_000_000),
+            end: args.duration_ns.map(|d| start.t0 + d),
+            releases: args.duration_ns.map(|d| d.div_ceil(args.period_ns)),
+            changes: ChangeSchedule::new(seed, p.io_period_ns, args.period_ns + p.io_period_ns),
+            shared_clock: p.role == Role::Both,
+        }
+    }
+
+    /// The I/O simulator's loop on `link`.
+    fn io_loop(&self, link: Link) -> IoLoop {
+        IoLoop {
+            link,
+            input: self.input.clone(),
+            output: self.output.clone(),
+            period_ns: self.args.params.io_period_ns,
+            changes: self.changes.clone(),
+            give_up_ns: self.give_up_ns,
+        }
+    }
+
+    /// The controller's loop on `link`, scanning with `scan`.
+    fn controller_loop(&self, link: Link, scan: Option<Scan>) -> ControllerLoop {
+        ControllerLoop {
+            link,
+            input: self.input.clone(),
+            output: self.output.clone(),
+            period_ns: self.args.period_ns,
+            scan,
+        }
+    }
+
+    /// Both ends here: the I/O simulator on its helper thread hands each
+    /// completed round trip to the controller on this thread, which
+    /// records it after its cycle.
+    fn both_ends(
+        &mut self,
+        ends: &mut Ends,
+        (io_link, pl_link): (Link, Link),
+        scan: Option<Scan>,
+        recorder: &mut Recorder,
+        ran: &mut Ran,
+    ) -> Result<()> {
+        ran.stamps.push(stamp_line("I/O simulator", &io_link));
+        ran.stamps.push(stamp_line("controller", &pl_link));
+        let mut io = self.io_loop(io_link);
+        let mut ctl = self.controller_loop(pl_link, scan);
+        let (mut tx, mut rx) = rtrb::RingBuffer::<Completed>::new(COMPLETIONS);
+        let io_stop = AtomicBool::new(false);
+        let (io_cpu, prio) = (self.args.io_cpu, self.args.priority);
+        let (t0, end, releases, stop) = (self.t0, self.end, self.releases, self.stop);
+        let shared_clock = self.shared_clock;
+        let books = &mut self.books;
+        let (counts, io_warnings) = std::thread::scope(|s| -> Result<_> {
+            let io_thread = std::thread::Builder::new()
+                .name("jl-io-sim".into())
+                .stack_size(HELPER_STACK)
+                .spawn_scoped(s, || {
+                    let w = setup_helper_thread("I/O simulator", io_cpu, prio);
+                    let c = io.run(t0, end, &io_stop, &mut |c| tx.push(c).is_ok());
+                    (c, w)
+                })
+                .context("starting the I/O simulator's thread")?;
+            let (c, sched) = ctl.run(t0, releases, stop, &mut |sample, h| {
+                while let Ok(done) = rx.pop() {
+                    books.completion(recorder, done, shared_clock);
+                }
+                books.cycle(recorder, sample, h);
+                true
+            });
+            io_stop.store(true, Relaxed);
+            let (ioc, w) = io_thread
+                .join()
+                .map_err(|_| anyhow!("the I/O simulator's thread panicked"))?;
+            while let Ok(done) = rx.pop() {
+                books.completion(recorder, done, shared_clock);
+            }
+            Ok(((ioc, c, sched), w))
+        })?;
+        ran.warnings.extend(io_warnings);
+        ran.io = Some(counts.0);
+        ran.controller = Some(counts.1);
+        ran.schedule = Some(counts.2);
+        ends.io = Some(io.link);
+        ends.controller = Some(ctl.link);
+        Ok(())
+    }
+
+    /// The I/O simulator here and the controller in its container: the
+    /// container starts, sets its task up and sends its first cycle; the
+    /// round trips start once the task has settled.
+    fn with_container(
+        &mut self,
+        ends: &mut Ends,
+        io_link: Link,
+        recorder: &mut Recorder,
+        ran: &mut Ran,
+    ) -> Result<()> {
+        ran.stamps.push(stamp_line("I/O simulator", &io_link));
+        let ce = ends.container.as_mut().expect("checked");
+        let mut io = self.io_loop(io_link);
+        let a = self.args;
+        let stop = self.stop;
+        let books = &mut self.books;
+        // The controller first: its container starts, sets its task
+        // up and sends its first cycle; the round trips start then.
+        let outcome = (|| -> Result<(IoCounts, RunResult, ScheduleCounts)> {
+            ce.start(stop)?;
+            let mut sched = ScheduleCounts::default();
+            let mut first = false;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !first && !stop.load(Relaxed) {
+                ce.samples.poll(&mut |r| {
+                    first = true;
+                    books.record(recorder, &r, &mut sched);
+                });
+                if std::time::Instant::now() > deadline {
+                    bail!("the controller in its container sent no cycle within 60 s");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // Let the freshly started task settle for a few of its
+            // periods before the first change.
+            let settle = jitterlab_sys::monotonic_ns() + 4 * a.period_ns;
+            while jitterlab_sys::monotonic_ns() < settle && !stop.load(Relaxed) {
+                ce.samples
+                    .poll(&mut |r| books.record(recorder, &r, &mut sched));
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let t0 = jitterlab_sys::monotonic_ns();
+            let end = a.duration_ns.map(|d| t0 + d);
+            let mut events = ContainerEvents {
+                books,
+                recorder,
+                samples: &mut ce.samples,
+                sched: &mut sched,
+            };
+            let c = io.run(t0, end, stop, &mut events);
+            let result = ce.finish(&mut |r| books.record(recorder, &r, &mut sched))?;
+            Ok((c, result, sched))
+        })();
+        ends.io = Some(io.link);
+        let (c, inner, sched) = outcome?;
+        ran.io = Some(c);
+        ran.schedule = Some(sched);
+        if let Some(d) = &inner.detail {
+            ran.container_controller = d.get("controller").cloned();
+            for s in d
+                .get("stamps")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+            {
+                if let Some(s) = s.as_str() {
+                    ran.stamps.push(format!("{s} (in the container)"));
+                }
+            }
+        }
+        let mut cd = ce.detail();
+        cd["realtime"] = serde_json::to_value(&inner.realtime)?;
+        cd["calibration"] =
+            serde_json::to_value(inner.threads.first().and_then(|t| t.calibration.clone()))?;
+        cd["io_cpu"] = a.io_cpu.into();
+        ran.container = Some(cd);
+        ran.warnings
+            .extend(inner.warnings.iter().map(|w| format!("container: {w}")));
+        Ok(())
+    }
+
+    /// The I/O simulator alone (`--role io`): T1→T4 of each round trip.
+    fn io_alone(&mut self, ends: &mut Ends, io_link: Link, recorder: &mut Recorder, ran: &mut Ran) {
+        ran.stamps.push(stamp_line("I/O simulator", &io_link));
+        let mut io = self.io_loop(io_link);
+        let books = &mut self.books;
+        let c = io.run(self.t0, self.end, self.stop, &mut |c| {
+            books.completion(recorder, c, false);
+            true
+        });
+        ran.io = Some(c);
+        ends.io = Some(io.link);
+    }
+
+    /// The controller alone (`--role controller`): T2→T3 and the task's
+    /// cycle, each cycle handed to the host's samples pipe when asked.
+    fn controller_alone(
+        &mut self,
+        ends: &mut Ends,
+        pl_link: Link,
+        scan: Option<Scan>,
+        recorder: &mut Recorder,
+        ran: &mut Ran,
+    ) -> Result<()> {
+        ran.stamps.push(stamp_line("controller", &pl_link));
+        let mut handoff = match &self.args.params.samples_to {
+            Some(path) => Some(handoff::Sender::open(Path::new(path))?),
+            None => None,
+        };
+        let mut ctl = self.controller_loop(pl_link, scan);
+        let books = &mut self.books;
+        let (c, sched) = ctl.run(self.t0, self.releases, self.stop, &mut |sample, h| {
+            if let Some(s) = handoff.as_mut() {
+                s.send(&handoff::CycleRecord::of(sample, h));
+            }
+            books.cycle(recorder, sample, h);
+            true
+        });
+        if let Some(s) = &handoff {
+            if s.dropped > 0 {
+                ran.warnings.push(format!(
+                    "{} controller cycles found the host's samples pipe full and were not handed over",
+                    s.dropped
+                ));
+            }
+        }
+        ran.controller = Some(c);
+        ran.schedule = Some(sched);
+        ends.controller = Some(ctl.link);
+        Ok(())
+    }
+
+    /// The warnings of what was measured: samples over the budget, changes
+    /// given up, and what one role per machine cannot measure.
+    fn findings(&self, ran: &mut Ran) {
+        let v = &self.books.verdict;
+        if v.over > 0 {
+            ran.warnings.push(format!(
+                "{} of {} screw-to-screw samples went beyond the budget of {} (worst first listed at {} after the start)",
+                v.over,
+                v.samples,
+                format_ns(v.budget_ns as i64),
+                format_ns(v.over_samples[0].since_start_ns as i64)
+            ));
+        }
+        if let Some(c) = &ran.io {
+            if c.lost > 0 {
+                ran.warnings.push(format!(
+                    "{} input changes never came back within {} and were given up",
+                    c.lost,
+                    format_ns(self.give_up_ns as i64)
+                ));
+            }
+        }
+        if !self.shared_clock && self.args.params.samples_to.is_none() {
+            ran.warnings.push(
+                "one role per machine: no shared clock, so only T1→T4 (io) or T2→T3 (controller) is measured"
+                    .into(),
+            );
+        }
+    }
+}
+
+impl RoundtripProbe {
+    /// The report of a measurement: its detail (the wires, the clock, the
+    /// budget's verdict, each end's counts) and its warnings.
+    fn report(&self, books: Books, ran: Ran) -> Result<Report> {
+        let p = &self.args.params;
+        let url = |w: &Wire| match w.address {
+            Address::Udp {
+                ip: IpAddr::V4(ip),
+                port,
+            } => format!("opc.udp://{ip}:{port}"),
+            Address::Udp { ip, port } => format!("opc.udp://[{ip}]:{port}"),
+            Address::Eth { mac, vlan } => {
+                let m: Vec<String> = mac.iter().map(|b| format!("{b:02X}")).collect();
+                match vlan {
+                    Some(v) => format!("opc.eth://{}:{}.{}", m.join("-"), v.id, v.pcp),
+                    None => format!("opc.eth://{}", m.join("-")),
+                }
+            }
+        };
+        let detail = Detail {
+            role: p.role.name(),
+            transport: p.transport.name(),
+            input_url: url(&self.input),
+            output_url: url(&self.output),
+            clock: if p.role == Role::Both {
+                "shared"
+            } else {
+                "separate"
+            },
+            budget_terms: self.budget.names_line(),
+            budget_formula: self.budget.formula(),
+            budget: books.verdict,
+            seed: self.seed,
+            io: ran.io.map(serde_json::to_value).transpose()?.map(with_loss),
+            controller: match ran.controller {
+                Some(c) => Some(serde_json::to_value(c)?),
+                None => ran.container_controller,
+            }
+            .map(with_loss),
+            stamps: ran.stamps,
+            container: ran.container,
+        };
+        Ok(Report {
+            detail: Some(serde_json::to_value(&detail)?),
+            warnings: ran.warnings,
+            schedule: ran.schedule,
+            ..Report::default()
+        })
     }
 }
 

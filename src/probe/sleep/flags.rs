@@ -20,6 +20,7 @@ use crate::probe::flags::{
     check_common, common_cell, matched, param_rule, probe_cpu, refuse_periodic_flags, subcommand,
     CommonArgs, OneCell,
 };
+use crate::store::Db;
 
 /// A probe compiled only for tests: how late a thread wakes from a
 /// sleep of one period (1 ms), one sample per sleep.
@@ -48,13 +49,13 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run sleep`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// `jitterlab run sleep`: one sleep probe on one CPU, every period of the
 /// default 1 ms, with the common flags.
-pub fn check(root: &Path, db: &Path, a: &SleepRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &SleepRunArgs) -> Result<OneCell> {
     refuse_periodic_flags(ProbeKind::Sleep, &a.common)?;
     if a.common.max_latency.is_some() {
         return Err(bad("--max-latency does not apply to run sleep"));

@@ -24,6 +24,7 @@ use crate::probe::flags::{
     cell_and_plan, matched, measured_cpus, others, spec, subcommand, DeploymentArg, OneCell,
 };
 use crate::probe::plan::RunOptions;
+use crate::store::Db;
 use crate::system::host;
 
 /// Interrupt and thread latency from the kernel's timerlat tracer,
@@ -78,14 +79,14 @@ pub fn command() -> clap::Command {
 }
 
 /// `jitterlab run timerlat`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Path) -> Result<OneCell> {
+pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &matched(m)?)
 }
 
 /// Checks `jitterlab run timerlat`'s flags against the machine under
 /// `root` and makes its one-cell spec (`db`: the results database it is
 /// stored in).
-pub fn check(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<OneCell> {
+pub fn check(root: &Path, db: &Db, a: &TimerlatRunArgs) -> Result<OneCell> {
     if let (DeploymentArg::Container, InContainer::NotApplicable(why)) =
         (a.deployment, ProbeKind::Timerlat.descriptor().container)
     {
@@ -97,10 +98,7 @@ pub fn check(root: &Path, db: &Path, a: &TimerlatRunArgs) -> Result<OneCell> {
     let (cell, _) = cell_and_plan(&run);
     TimerlatRequest::new(&run.spec, &cell, PathBuf::new()).validate()?;
     out_files::check_outputs(&[("--json", a.json.as_deref())])?;
-    if !a.no_db {
-        out_files::check_database(db)?;
-        crate::store::check_for_writing(db)?;
-    }
+    db.check_for_writing()?;
     super::availability(root)
         .map_err(|why| bad(format!("cannot measure interrupt latency here: {why}")))?;
     Ok(run)
@@ -139,8 +137,10 @@ pub fn timerlat_cell(a: &TimerlatRunArgs, online: &CpuList) -> Result<OneCell> {
     Ok(OneCell {
         spec: spec(config, probe, a.duration),
         options: RunOptions {
-            json: a.json.clone(),
-            no_db: a.no_db,
+            outputs: out_files::RunOutputs {
+                json: a.json.clone(),
+                ..Default::default()
+            },
             ..RunOptions::default()
         },
     })
