@@ -458,6 +458,21 @@ impl Probes {
 /// changes on the machine.
 pub type Build = fn(&Cell<'_>, &mut Journal) -> Result<Probes>;
 
+/// Where a kind's measuring threads run and how they are scheduled; the
+/// lifecycle reads it from the kind's [`Registration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On the configuration's probe CPUs, one thread each, scheduled as
+    /// the configuration asks (design rule 3): the threads are the task.
+    ProbeCpus,
+    /// One observer thread off the probe CPUs (a housekeeping CPU, else a
+    /// neighbour CPU; it shares a probe CPU only where no other is
+    /// online), at SCHED_OTHER: the configuration places the task it
+    /// watches, never the observer
+    /// (`jitterlab_core::observe::placement`).
+    Observer,
+}
+
 /// How the runner measures one probe kind.
 pub struct Registration {
     /// The kind.
@@ -483,6 +498,8 @@ pub struct Registration {
     /// lines and block, its tables, its side of the condition table
     /// ([`parts`]); [`ReportParts::NONE`] for none.
     pub report: ReportParts,
+    /// Where its measuring threads run ([`Placement`]).
+    pub placement: Placement,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -496,6 +513,7 @@ pub const REGISTRY: &[Registration] = &[
         command: periodic::flags::cyclic_command,
         one_cell: periodic::flags::cyclic_one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Wakeup,
@@ -504,6 +522,7 @@ pub const REGISTRY: &[Registration] = &[
         command: periodic::flags::wakeup_command,
         one_cell: periodic::flags::wakeup_one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Chase,
@@ -512,6 +531,7 @@ pub const REGISTRY: &[Registration] = &[
         command: chase::flags::command,
         one_cell: chase::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Ctxswitch,
@@ -520,6 +540,7 @@ pub const REGISTRY: &[Registration] = &[
         command: ctxswitch::flags::command,
         one_cell: ctxswitch::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Response,
@@ -528,6 +549,7 @@ pub const REGISTRY: &[Registration] = &[
         command: response::flags::command,
         one_cell: response::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Timerlat,
@@ -536,6 +558,7 @@ pub const REGISTRY: &[Registration] = &[
         command: timerlat::flags::command,
         one_cell: timerlat::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Roundtrip,
@@ -544,6 +567,7 @@ pub const REGISTRY: &[Registration] = &[
         command: roundtrip::flags::command,
         one_cell: roundtrip::flags::one_cell,
         report: roundtrip::report::PARTS,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Netcycle,
@@ -552,6 +576,7 @@ pub const REGISTRY: &[Registration] = &[
         command: netcycle::flags::command,
         one_cell: netcycle::flags::one_cell,
         report: netcycle::report::PARTS,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Observe,
@@ -560,6 +585,7 @@ pub const REGISTRY: &[Registration] = &[
         command: observe::flags::command,
         one_cell: observe::flags::one_cell,
         report: observe::report::PARTS,
+        placement: Placement::Observer,
     },
     #[cfg(feature = "test-probe")]
     Registration {
@@ -569,6 +595,7 @@ pub const REGISTRY: &[Registration] = &[
         command: sleep::flags::command,
         one_cell: sleep::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
 ];
 

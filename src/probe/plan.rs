@@ -129,6 +129,9 @@ pub struct RunPlan {
     pub period: u64,
     /// Probe CPUs, one thread each.
     pub cpus: Vec<usize>,
+    /// The cell's neighbour CPUs (an observer keeps off them where it can:
+    /// `Placement::Observer`).
+    pub neighbour_cpus: Vec<usize>,
     /// `(working set, scan)` for the cyclic probe.
     pub scan: Option<(u64, u64)>,
     /// Scheduling request.
@@ -181,6 +184,7 @@ pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
             strict: opts.strict,
         },
         cpus,
+        neighbour_cpus: spec.neighbour_cpus(cell),
         outliers: probe.outliers,
         limits: Limits {
             latency: probe.latency_limit(),

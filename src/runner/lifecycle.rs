@@ -59,13 +59,16 @@ use jitterlab_core::recorder::{LiveStats, RecorderConfig};
 use jitterlab_core::result::{
     Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, UsageDelta,
 };
-use jitterlab_core::units::format_ns;
+use jitterlab_core::observe::placement::observer_cpu;
+use jitterlab_core::spec::Policy;
+use jitterlab_core::units::{format_ns, CpuList};
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::live::{Goal, LiveView};
 use crate::probe::{
-    ExternalProbe, ExternalRun, Prepared, Probe, Probes, Recorder, Report, Start, Threads,
+    ExternalProbe, ExternalRun, Placement, Prepared, Probe, Probes, Recorder, Report, Start,
+    Threads,
 };
 use crate::report;
 use crate::store::Store;
@@ -384,8 +387,14 @@ fn measure_threads(
     let mut consumers = Vec::new();
     let mut lives = Vec::new();
     let mut exports = crate::metrics::probe_threads(plan.kind, &plan.cpus[..n]).into_iter();
+    // Where each thread runs, as the kind's registration says: on its
+    // probe CPU as the plan asks, or (an observer) off the probe CPUs.
+    let observer = match crate::probe::registration(plan.kind).placement {
+        Placement::ProbeCpus => None,
+        Placement::Observer => Some(observer_place(plan, &input.host)?),
+    };
     for (i, probe) in threads.probes.drain(..).enumerate() {
-        let cpu = plan.cpus[i];
+        let (cpu, sched) = observer.unwrap_or((plan.cpus[i], plan.sched));
         let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
         consumers.push(rx);
         let live = Arc::new(LiveStats::new());
@@ -398,7 +407,7 @@ fn measure_threads(
         let start = ThreadStart {
             index: i as u32,
             cpu,
-            sched: plan.sched,
+            sched,
             recorder: RecorderConfig {
                 thread: i as u32,
                 cpu: cpu as u32,
@@ -555,6 +564,23 @@ fn measure_threads(
         warnings: input.warnings,
     };
     Ok(assemble::threads(plan, context, figures, reports))
+}
+
+/// The CPU and scheduling of an observer thread
+/// ([`Placement::Observer`]): off the plan's probe CPUs
+/// ([`observer_cpu`]), SCHED_OTHER at nice 0.
+fn observer_place(plan: &RunPlan, host: &HostSnapshot) -> Result<(usize, SchedRequest)> {
+    let online: Vec<usize> = CpuList::parse(&host.cpus_online)
+        .map(|l| l.iter().collect())
+        .unwrap_or_default();
+    let (cpu, _) = observer_cpu(&online, &plan.cpus, &plan.neighbour_cpus)
+        .context("no CPU is online for the observer thread")?;
+    let sched = SchedRequest {
+        policy: Policy::Other,
+        priority: 0,
+        nice: 0,
+    };
+    Ok((cpu, sched))
 }
 
 /// "the probe thread …" of a one-thread measurement, "a probe thread …" of

@@ -212,6 +212,64 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     minus_one(rc).map(drop)
 }
 
+/// Sets the scheduling policy and priority of thread `tid`, another
+/// process's thread (`sched_setscheduler(tid, …)`): a command jitterlab
+/// started, placed as its configuration asks.
+pub fn set_thread_scheduler(tid: i32, policy: Policy, priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; `tid` is a plain integer.
+    let rc = unsafe { libc::sched_setscheduler(tid, policy.raw(), &param) };
+    minus_one(rc).map(drop)
+}
+
+/// The scheduling policy (raw, without flags) and priority of thread
+/// `tid` as the kernel sees them (`sched_getscheduler`, `sched_getparam`).
+pub fn thread_scheduler(tid: i32) -> io::Result<(i32, i32)> {
+    // SAFETY: `tid` is a plain integer; no pointers are passed.
+    let policy = unsafe { libc::sched_getscheduler(tid) };
+    if policy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid, writable sched_param.
+    let rc = unsafe { libc::sched_getparam(tid, &mut param) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((policy & !libc::SCHED_RESET_ON_FORK, param.sched_priority))
+}
+
+/// Restricts thread `tid` to the CPUs in `cpus` (`sched_setaffinity(tid, …)`).
+pub fn set_thread_affinity(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `cpu` was checked against CPU_SETSIZE, so CPU_SET stays in bounds.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; `tid` is a plain integer.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    minus_one(rc).map(drop)
+}
+
+/// The CPUs thread `tid` may run on (`sched_getaffinity(tid, …)`).
+pub fn thread_affinity(tid: i32) -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    let rc = unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    minus_one(rc)?;
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, so CPU_ISSET stays in bounds.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect())
+}
+
 /// The CPU the calling thread runs on right now (`sched_getcpu(3)`).
 pub fn current_cpu() -> io::Result<usize> {
     // SAFETY: no arguments; returns -1 with errno on failure.

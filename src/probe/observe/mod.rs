@@ -46,6 +46,7 @@
 //! directory) and is stopped in the teardown.
 
 pub mod flags;
+pub mod place;
 pub(crate) mod report;
 pub mod source;
 pub mod target;
@@ -110,6 +111,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         replay: params.replay.is_some(),
         command: None,
         workdir: None,
+        placement: None,
+        context: Vec::new(),
     };
     if let Some(file) = &params.replay {
         let path = PathBuf::from(file);
@@ -119,6 +122,9 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         return Ok(Probes::threads(vec![Box::new(probe)]));
     }
     probe.candidates = target::in_proc(cell.root, &params.target)?;
+    let config = &cell.spec.configurations[cell.cell.configuration];
+    let started = matches!(params.target, ObserveTarget::Command(_));
+    probe.placement = Some(place::asked(config, started));
     let online: Vec<usize> = crate::system::host::online_cpus(cell.root)?
         .iter()
         .collect();
@@ -132,11 +138,18 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
             }
         };
         probe.workdir = own;
-        let running = neighbour::start(&command_spec(argv), journal, &dir, None)?;
+        // Pinned to the probe CPUs before it runs, placed once it runs.
+        let mut spec = command_spec(argv);
+        spec.cpus = config.probe_cpus.clone();
+        let running = neighbour::start(&spec, journal, &dir, None)?;
         let pid = running.pgid() as u32;
         probe.command = Some(running);
         // Its threads, once it has started them.
         std::thread::sleep(Duration::from_millis(100));
+        let failed = place::command(cell.root, pid, config);
+        if let Some(p) = probe.placement.as_mut() {
+            p.failed = failed;
+        }
         probe.candidates = target::of_command(cell.root, pid);
     }
     Ok(Probes::threads(vec![Box::new(probe)]))
@@ -188,6 +201,10 @@ pub struct ObserveProbe {
     replay: bool,
     command: Option<neighbour::Running>,
     workdir: Option<WorkDir>,
+    /// Where the observer and the task run (`None` in a replay).
+    placement: Option<jitterlab_core::observe::placement::Placement>,
+    /// Its lines, for the teardown's (a bench cell's context).
+    context: Vec<String>,
 }
 
 /// What the measuring loop keeps besides the recorder.
@@ -308,6 +325,9 @@ impl Probe for ObserveProbe {
             shift: 0,
             t0: start.t0,
         };
+        if let Some(p) = self.placement.as_mut() {
+            place::observer(p);
+        }
         let mut first: Option<u64> = None;
         let mut batch: Vec<Event> = Vec::with_capacity(8192);
         let mut recorded = 0u64;
@@ -415,6 +435,13 @@ impl Probe for ObserveProbe {
                 d.infer_periods = observer.periods(tid);
             }
         }
+        if let Some(mut p) = self.placement.clone() {
+            if let Some(tid) = chosen {
+                place::task(&mut p, tid);
+            }
+            self.context = p.lines(&d.task_cpus);
+            d.placement = Some(p);
+        }
         d.realtime_candidates = realtime.len();
         d.not_measured = observer.not_measured();
         d.lost_events = observer.lost_events().max(source.lost());
@@ -441,7 +468,7 @@ impl Probe for ObserveProbe {
     }
 
     fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
-        let mut lines = Vec::new();
+        let mut lines = std::mem::take(&mut self.context);
         if let Some(source) = self.source.take() {
             lines.extend(source.close(journal));
         }

@@ -18,6 +18,7 @@ pub mod explain;
 pub mod format;
 pub mod page;
 pub mod params;
+pub mod placement;
 pub mod spec;
 
 pub use self::spec::{ObserveParams, ObserveTarget};
