@@ -132,7 +132,9 @@
 //!    cells (`timerlat::unavailable`), its subcommand's `command` and
 //!    `one_cell` (`run` lists the registry's subcommands in its order),
 //!    and what the reports print of it beyond its metrics (`report`:
-//!    [`ReportParts::NONE`] for none). `sleep` needs no check and prints
+//!    [`ReportParts::NONE`] for none), and where its measuring threads
+//!    run (`placement`: [`Placement::ProbeCpus`], or an observer's
+//!    [`Placement::Observer`]). `sleep` needs no check and prints
 //!    nothing more.
 //!
 //! A probe with parameters of its own declares them once, in its core

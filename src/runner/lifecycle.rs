@@ -7,7 +7,9 @@
 //! for probes measured on threads of ours ([`Probes::Threads`]):
 //!
 //! 1. **real-time set-up** — starts one thread per probe, each pinned to
-//!    its CPU of the plan and scheduled as the plan asks (design rule 3);
+//!    its CPU of the plan and scheduled as the plan asks (design rule 3),
+//!    or, for a kind whose registration places an observer
+//!    ([`Placement::Observer`]), off the probe CPUs at SCHED_OTHER;
 //!    on it the probe prepares ([`Probe::prepare`]: buffers, the scan's
 //!    calibration) and the thread's recorder is allocated (with its live
 //!    metrics' snapshot publisher under `--metrics`); each thread
@@ -54,12 +56,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use jitterlab_core::observe::placement::observer_cpu;
 use jitterlab_core::probe::{MetricDef, MetricUnit};
 use jitterlab_core::recorder::{LiveStats, RecorderConfig};
 use jitterlab_core::result::{
     Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, UsageDelta,
 };
-use jitterlab_core::observe::placement::observer_cpu;
 use jitterlab_core::spec::Policy;
 use jitterlab_core::units::{format_ns, CpuList};
 use jitterlab_core::window::WindowRow;

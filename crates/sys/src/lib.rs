@@ -262,7 +262,8 @@ pub fn thread_affinity(tid: i32) -> io::Result<Vec<usize>> {
     // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let rc =
+        unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     minus_one(rc)?;
     Ok((0..libc::CPU_SETSIZE as usize)
         // SAFETY: `cpu` is below CPU_SETSIZE, so CPU_ISSET stays in bounds.

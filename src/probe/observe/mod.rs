@@ -57,8 +57,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use jitterlab_core::observe::cycles::{
-    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, StartSource, HISTORY_NS,
-    INFER_PERIODS,
+    most_periodic, near_period, ObservedCycle, Observer, ObserverConfig, ReleaseSource,
+    StartSource, HISTORY_NS, INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::observe::event::{Event, EventKind};
@@ -385,7 +385,7 @@ impl Probe for ObserveProbe {
                     } else {
                         CHOOSE_PERIODS
                     };
-                    chosen = choose(&held, least, &realtime);
+                    chosen = choose(&held, least, &realtime, self.period_ns);
                     if let Some(tid) = chosen {
                         for c in held.drain(..).filter(|c| c.tid == tid) {
                             self.record(&c, &observer, &mut tally, recorder);
@@ -409,8 +409,8 @@ impl Probe for ObserveProbe {
         }
         if chosen.is_none() {
             // The trace ended before a second had passed.
-            chosen =
-                choose(&held, CHOOSE_PERIODS, &realtime).or_else(|| choose(&held, 1, &realtime));
+            chosen = choose(&held, CHOOSE_PERIODS, &realtime, self.period_ns)
+                .or_else(|| choose(&held, 1, &realtime, self.period_ns));
             if let Some(tid) = chosen {
                 for c in held.drain(..).filter(|c| c.tid == tid) {
                     if done(recorded) {
@@ -491,18 +491,32 @@ impl Probe for ObserveProbe {
 /// time-sharing threads that may tick as regularly (cyclictest's main
 /// thread sleeps 10 ms at a time beside its 1 ms measuring thread): when
 /// any candidate seen running at a real-time priority (`realtime`) has the
-/// periods, only those are ranked.
-fn choose(held: &[ObservedCycle], min_periods: usize, realtime: &[u32]) -> Option<u32> {
+/// periods, only those are ranked. With the period `t0` given, only the
+/// threads running at it are ranked first
+/// ([`jitterlab_core::observe::cycles::near_period`]): a started command
+/// placed at a real-time policy has all its threads at it.
+fn choose(
+    held: &[ObservedCycle],
+    min_periods: usize,
+    realtime: &[u32],
+    t0: Option<u64>,
+) -> Option<u32> {
+    let near = t0.map(|t0| near_period(&periods_of(held, |_| true), t0));
+    if let Some(near) = near.filter(|n| !n.is_empty()) {
+        let chosen = choose_among(held, min_periods, |tid| {
+            near.contains(&tid) && realtime.contains(&tid)
+        })
+        .or_else(|| choose_among(held, min_periods, |tid| near.contains(&tid)));
+        if chosen.is_some() {
+            return chosen;
+        }
+    }
     choose_among(held, min_periods, |tid| realtime.contains(&tid))
         .or_else(|| choose_among(held, min_periods, |_| true))
 }
 
-/// [`most_periodic`] of the threads of `held` that `keep` keeps.
-fn choose_among(
-    held: &[ObservedCycle],
-    min_periods: usize,
-    keep: impl Fn(u32) -> bool,
-) -> Option<u32> {
+/// The periods of the threads of `held` that `keep` keeps, by thread.
+fn periods_of(held: &[ObservedCycle], keep: impl Fn(u32) -> bool) -> Vec<(u32, Vec<u64>)> {
     let mut periods: Vec<(u32, Vec<u64>)> = Vec::new();
     for c in held.iter().filter(|c| keep(c.tid)) {
         let Some(p) = c.period_ns else { continue };
@@ -511,5 +525,14 @@ fn choose_among(
             None => periods.push((c.tid, vec![p])),
         }
     }
-    most_periodic(&periods, min_periods)
+    periods
+}
+
+/// [`most_periodic`] of the threads of `held` that `keep` keeps.
+fn choose_among(
+    held: &[ObservedCycle],
+    min_periods: usize,
+    keep: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    most_periodic(&periods_of(held, keep), min_periods)
 }

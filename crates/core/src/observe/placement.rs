@@ -87,7 +87,9 @@ impl Placement {
         let observer = match (self.observer_cpu, self.observer_shares) {
             (Some(c), false) => format!("CPU {c}, off the probe CPUs {probe}"),
             (Some(c), true) => {
-                format!("CPU {c}, shared with the task (no CPU but the probe CPUs {probe} is online)")
+                format!(
+                    "CPU {c}, shared with the task (no CPU but the probe CPUs {probe} is online)"
+                )
             }
             (None, _) => "CPU not read".into(),
         };
