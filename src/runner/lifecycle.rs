@@ -569,13 +569,13 @@ fn measure_threads(
 }
 
 /// The CPU and scheduling of an observer thread
-/// ([`Placement::Observer`]): off the plan's probe CPUs
+/// ([`Placement::Observer`]): off every probe CPU of the configuration
 /// ([`observer_cpu`]), SCHED_OTHER at nice 0.
 fn observer_place(plan: &RunPlan, host: &HostSnapshot) -> Result<(usize, SchedRequest)> {
     let online: Vec<usize> = CpuList::parse(&host.cpus_online)
         .map(|l| l.iter().collect())
         .unwrap_or_default();
-    let (cpu, _) = observer_cpu(&online, &plan.cpus, &plan.neighbour_cpus)
+    let (cpu, _) = observer_cpu(&online, &plan.config_cpus, &plan.neighbour_cpus)
         .context("no CPU is online for the observer thread")?;
     let sched = SchedRequest {
         policy: Policy::Other,
