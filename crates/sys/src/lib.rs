@@ -822,6 +822,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn another_thread_s_affinity_and_policy_are_set_and_read_back_by_its_tid() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tx.send(gettid()).unwrap();
+            let _ = done_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        let cpu = current_cpu().unwrap();
+        set_thread_affinity(tid, &[cpu]).unwrap();
+        assert_eq!(thread_affinity(tid).unwrap(), [cpu]);
+        // A new thread is time-sharing; SCHED_OTHER takes priority 0.
+        set_thread_scheduler(tid, Policy::Other, 0).unwrap();
+        assert_eq!(thread_scheduler(tid).unwrap(), (libc::SCHED_OTHER, 0));
+        // No thread has a negative id: EINVAL.
+        assert_eq!(
+            thread_scheduler(-1).unwrap_err().raw_os_error(),
+            Some(libc::EINVAL)
+        );
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+    }
+
+    #[test]
     fn monotonic_clock_advances_and_sleep_reaches_deadline() {
         let a = monotonic_ns();
         let deadline = a + 2_000_000;
