@@ -12,11 +12,14 @@
 //! pushed into the recorder, so the run gets the same windows, store,
 //! reports, limits and exit status as `run cyclic`.
 //!
-//! The measuring thread here is the *observer*: it runs on `--cpu`
-//! (default: the first online CPU, where housekeeping goes), SCHED_OTHER
-//! unless `--priority` is given, and the run holds no
-//! `/dev/cpu_dma_latency` request, so observing changes neither the
-//! task's CPU nor its wake-up path. It reads a batch of events, feeds them
+//! The measuring thread here is the *observer*: the lifecycle runs it off
+//! the configuration's probe CPUs at SCHED_OTHER (its registration's
+//! `Placement::Observer`; `run observe`'s `--cpu`, default the first
+//! online CPU), and `run observe` holds no `/dev/cpu_dma_latency`
+//! request, so observing changes neither the task's CPU nor its wake-up
+//! path. The configuration places the task instead: a started command is
+//! pinned to the probe CPUs and given a real-time policy the
+//! configuration sets, an attached one is left as it is ([`place`]). It reads a batch of events, feeds them
 //! to the model in order, and records every cycle the model finishes; with
 //! nothing to read it sleeps 5 ms.
 //!
