@@ -155,7 +155,9 @@
 //!    cells (`timerlat::unavailable`), its subcommand's `command` and
 //!    `one_cell` (`run` lists the registry's subcommands in its order),
 //!    and its `report` (`sleep::report::PARTS`; [`ReportParts::NONE`] for
-//!    nothing beyond its metrics); in core, `pub mod NAME;` in
+//!    nothing beyond its metrics), and where its measuring threads run
+//!    (`placement`: [`Placement::ProbeCpus`], or an observer's
+//!    [`Placement::Observer`]); in core, `pub mod NAME;` in
 //!    `crates/core/src/lib.rs`, and in `crates/core/src/probe.rs` the
 //!    `ProbeKind` variant, its place in `ProbeKind::ALL` and its arm in
 //!    `ProbeKind::descriptor` (`ProbeKind::Sleep => &crate::sleep::SLEEP`).
@@ -480,6 +482,21 @@ impl Probes {
 /// changes on the machine.
 pub type Build = fn(&Cell<'_>, &mut Journal) -> Result<Probes>;
 
+/// Where a kind's measuring threads run and how they are scheduled; the
+/// lifecycle reads it from the kind's [`Registration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On the configuration's probe CPUs, one thread each, scheduled as
+    /// the configuration asks (design rule 3): the threads are the task.
+    ProbeCpus,
+    /// One observer thread off the probe CPUs (a housekeeping CPU, else a
+    /// neighbour CPU; it shares a probe CPU only where no other is
+    /// online), at SCHED_OTHER: the configuration places the task it
+    /// watches, never the observer
+    /// (`jitterlab_core::observe::placement`).
+    Observer,
+}
+
 /// How the runner measures one probe kind.
 pub struct Registration {
     /// The kind.
@@ -504,6 +521,8 @@ pub struct Registration {
     /// lines and block, its tables, its side of the condition table
     /// ([`parts`]); [`ReportParts::NONE`] for none.
     pub report: ReportParts,
+    /// Where its measuring threads run ([`Placement`]).
+    pub placement: Placement,
 }
 
 /// Every kind's registration: the one place the runner — `jitterlab run`
@@ -517,6 +536,7 @@ pub const REGISTRY: &[Registration] = &[
         command: periodic::flags::cyclic_command,
         one_cell: periodic::flags::cyclic_one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Wakeup,
@@ -525,6 +545,7 @@ pub const REGISTRY: &[Registration] = &[
         command: periodic::flags::wakeup_command,
         one_cell: periodic::flags::wakeup_one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Chase,
@@ -533,6 +554,7 @@ pub const REGISTRY: &[Registration] = &[
         command: chase::flags::command,
         one_cell: chase::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Ctxswitch,
@@ -541,6 +563,7 @@ pub const REGISTRY: &[Registration] = &[
         command: ctxswitch::flags::command,
         one_cell: ctxswitch::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Response,
@@ -549,6 +572,7 @@ pub const REGISTRY: &[Registration] = &[
         command: response::flags::command,
         one_cell: response::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Timerlat,
@@ -557,6 +581,7 @@ pub const REGISTRY: &[Registration] = &[
         command: timerlat::flags::command,
         one_cell: timerlat::flags::one_cell,
         report: ReportParts::NONE,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Roundtrip,
@@ -565,6 +590,7 @@ pub const REGISTRY: &[Registration] = &[
         command: roundtrip::flags::command,
         one_cell: roundtrip::flags::one_cell,
         report: roundtrip::report::PARTS,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Netcycle,
@@ -573,6 +599,7 @@ pub const REGISTRY: &[Registration] = &[
         command: netcycle::flags::command,
         one_cell: netcycle::flags::one_cell,
         report: netcycle::report::PARTS,
+        placement: Placement::ProbeCpus,
     },
     Registration {
         kind: ProbeKind::Observe,
@@ -581,6 +608,7 @@ pub const REGISTRY: &[Registration] = &[
         command: observe::flags::command,
         one_cell: observe::flags::one_cell,
         report: observe::report::PARTS,
+        placement: Placement::Observer,
     },
     #[cfg(feature = "test-probe")]
     Registration {
@@ -590,6 +618,7 @@ pub const REGISTRY: &[Registration] = &[
         command: sleep::flags::command,
         one_cell: sleep::flags::one_cell,
         report: sleep::report::PARTS,
+        placement: Placement::ProbeCpus,
     },
 ];
 

@@ -116,6 +116,12 @@ pub struct RunPlan {
     pub period: u64,
     /// Probe CPUs, one thread each.
     pub cpus: Vec<usize>,
+    /// Every probe CPU of the configuration (a kind that measures on the
+    /// first only still has its observer keep off all of them:
+    /// `Placement::Observer`).
+    pub config_cpus: Vec<usize>,
+    /// The cell's neighbour CPUs (an observer keeps off them where it can).
+    pub neighbour_cpus: Vec<usize>,
     /// `(working set, scan)` for the cyclic probe.
     pub scan: Option<(u64, u64)>,
     /// Scheduling request.
@@ -168,6 +174,8 @@ pub fn plan(spec: &Spec, cell: &CellPlan, opts: &RunOptions) -> RunPlan {
             strict: opts.strict,
         },
         cpus,
+        config_cpus: config.probe_cpus.clone(),
+        neighbour_cpus: spec.neighbour_cpus(cell),
         outliers: probe.outliers,
         limits: Limits {
             latency: probe.latency_limit(),

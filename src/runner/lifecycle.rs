@@ -7,7 +7,9 @@
 //! for probes measured on threads of ours ([`Probes::Threads`]):
 //!
 //! 1. **real-time set-up** — starts one thread per probe, each pinned to
-//!    its CPU of the plan and scheduled as the plan asks (design rule 3);
+//!    its CPU of the plan and scheduled as the plan asks (design rule 3),
+//!    or, for a kind whose registration places an observer
+//!    ([`Placement::Observer`]), off the probe CPUs at SCHED_OTHER;
 //!    on it the probe prepares ([`Probe::prepare`]: buffers, the scan's
 //!    calibration) and the thread's recorder is allocated (with its live
 //!    metrics' snapshot publisher under `--metrics`); each thread
@@ -54,18 +56,21 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use jitterlab_core::observe::placement::observer_cpu;
 use jitterlab_core::probe::{MetricDef, MetricUnit};
 use jitterlab_core::recorder::{LiveStats, RecorderConfig};
 use jitterlab_core::result::{
     Calibration, DefaultStatus, EndReason, HostSnapshot, RealtimeReport, UsageDelta,
 };
-use jitterlab_core::units::format_ns;
+use jitterlab_core::spec::Policy;
+use jitterlab_core::units::{format_ns, CpuList};
 use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::live::{Goal, LiveView};
 use crate::probe::{
-    ExternalProbe, ExternalRun, Prepared, Probe, Probes, Recorder, Report, Start, Threads,
+    ExternalProbe, ExternalRun, Placement, Prepared, Probe, Probes, Recorder, Report, Start,
+    Threads,
 };
 use crate::report;
 use crate::store::Store;
@@ -379,7 +384,7 @@ fn measure_threads(
         t0: AtomicU64::new(0),
         barrier: Barrier::new(n + 1),
     });
-    let mut started = start_threads(plan, threads, writer, &shared)?;
+    let mut started = start_threads(plan, &input.host, threads, writer, &shared)?;
     let setups = collect_setup(&started.setup, n)?;
     let report = strict(&mut input, setups).and_then(|report| {
         ready(writer, report.realtime)?;
@@ -421,6 +426,7 @@ struct Started {
 /// live statistics.
 fn start_threads(
     plan: &RunPlan,
+    host: &HostSnapshot,
     threads: &mut Threads,
     writer: &mut RowWriter,
     shared: &Arc<Shared>,
@@ -431,8 +437,14 @@ fn start_threads(
     let mut consumers = Vec::new();
     let mut lives = Vec::new();
     let mut exports = crate::metrics::probe_threads(plan.kind, &plan.cpus[..n]).into_iter();
+    // Where each thread runs, as the kind's registration says: on its
+    // probe CPU as the plan asks, or (an observer) off the probe CPUs.
+    let observer = match crate::probe::registration(plan.kind).placement {
+        Placement::ProbeCpus => None,
+        Placement::Observer => Some(observer_place(plan, host)?),
+    };
     for (i, probe) in threads.probes.drain(..).enumerate() {
-        let cpu = plan.cpus[i];
+        let (cpu, sched) = observer.unwrap_or((plan.cpus[i], plan.sched));
         let (tx, rx) = rtrb::RingBuffer::new(ROW_QUEUE);
         consumers.push(rx);
         let live = Arc::new(LiveStats::new());
@@ -445,7 +457,7 @@ fn start_threads(
         let start = ThreadStart {
             index: i as u32,
             cpu,
-            sched: plan.sched,
+            sched,
             recorder: RecorderConfig {
                 thread: i as u32,
                 cpu: cpu as u32,
@@ -641,6 +653,24 @@ fn assemble_threads(
     };
     Ok(assemble::threads(input.plan, context, figures, reports))
 }
+
+/// The CPU and scheduling of an observer thread
+/// ([`Placement::Observer`]): off every probe CPU of the configuration
+/// ([`observer_cpu`]), SCHED_OTHER at nice 0.
+fn observer_place(plan: &RunPlan, host: &HostSnapshot) -> Result<(usize, SchedRequest)> {
+    let online: Vec<usize> = CpuList::parse(&host.cpus_online)
+        .map(|l| l.iter().collect())
+        .unwrap_or_default();
+    let (cpu, _) = observer_cpu(&online, &plan.config_cpus, &plan.neighbour_cpus)
+        .context("no CPU is online for the observer thread")?;
+    let sched = SchedRequest {
+        policy: Policy::Other,
+        priority: 0,
+        nice: 0,
+    };
+    Ok((cpu, sched))
+}
+
 /// "the probe thread …" of a one-thread measurement, "a probe thread …" of
 /// one with several.
 fn thread_failure(threads: usize, what: &str) -> String {

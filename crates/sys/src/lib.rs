@@ -212,6 +212,65 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     minus_one(rc).map(drop)
 }
 
+/// Sets the scheduling policy and priority of thread `tid`, another
+/// process's thread (`sched_setscheduler(tid, …)`): a command jitterlab
+/// started, placed as its configuration asks.
+pub fn set_thread_scheduler(tid: i32, policy: Policy, priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; `tid` is a plain integer.
+    let rc = unsafe { libc::sched_setscheduler(tid, policy.raw(), &param) };
+    minus_one(rc).map(drop)
+}
+
+/// The scheduling policy (raw, without flags) and priority of thread
+/// `tid` as the kernel sees them (`sched_getscheduler`, `sched_getparam`).
+pub fn thread_scheduler(tid: i32) -> io::Result<(i32, i32)> {
+    // SAFETY: `tid` is a plain integer; no pointers are passed.
+    let policy = unsafe { libc::sched_getscheduler(tid) };
+    if policy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid, writable sched_param.
+    let rc = unsafe { libc::sched_getparam(tid, &mut param) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((policy & !libc::SCHED_RESET_ON_FORK, param.sched_priority))
+}
+
+/// Restricts thread `tid` to the CPUs in `cpus` (`sched_setaffinity(tid, …)`).
+pub fn set_thread_affinity(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `cpu` was checked against CPU_SETSIZE, so CPU_SET stays in bounds.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; `tid` is a plain integer.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    minus_one(rc).map(drop)
+}
+
+/// The CPUs thread `tid` may run on (`sched_getaffinity(tid, …)`).
+pub fn thread_affinity(tid: i32) -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zeroes is valid.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    let rc =
+        unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    minus_one(rc)?;
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, so CPU_ISSET stays in bounds.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect())
+}
+
 /// The CPU the calling thread runs on right now (`sched_getcpu(3)`).
 pub fn current_cpu() -> io::Result<usize> {
     // SAFETY: no arguments; returns -1 with errno on failure.
@@ -761,6 +820,30 @@ pub fn clock_ticks_per_second() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_thread_s_affinity_and_policy_are_set_and_read_back_by_its_tid() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tx.send(gettid()).unwrap();
+            let _ = done_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        let cpu = current_cpu().unwrap();
+        set_thread_affinity(tid, &[cpu]).unwrap();
+        assert_eq!(thread_affinity(tid).unwrap(), [cpu]);
+        // A new thread is time-sharing; SCHED_OTHER takes priority 0.
+        set_thread_scheduler(tid, Policy::Other, 0).unwrap();
+        assert_eq!(thread_scheduler(tid).unwrap(), (libc::SCHED_OTHER, 0));
+        // No thread has a negative id: EINVAL.
+        assert_eq!(
+            thread_scheduler(-1).unwrap_err().raw_os_error(),
+            Some(libc::EINVAL)
+        );
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+    }
 
     #[test]
     fn monotonic_clock_advances_and_sleep_reaches_deadline() {

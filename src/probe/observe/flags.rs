@@ -6,9 +6,11 @@
 //! One target (`--pid`, `--tid`, `--comm`, or `-- COMMAND ARGS…`), an
 //! optional `--period` (else inferred from the task), `--explain`, and the
 //! observer's own CPU (`--cpu`, default the first online CPU). The
-//! observer is not real-time unless `--priority` is given (SCHED_OTHER,
-//! no `/dev/cpu_dma_latency` request): it must not perturb the task it
-//! watches. Refused with exit 2 and nothing changed: no target, two
+//! observer runs at SCHED_OTHER with no `/dev/cpu_dma_latency` request: it
+//! must not perturb the task it watches. The one configuration places the
+//! task as a bench's does (`super::place`): its probe CPUs are every CPU
+//! but `--cpu` (where the lifecycle puts the observer), and a started
+//! command gets `--priority` when given; an attached task is not changed. Refused with exit 2 and nothing changed: no target, two
 //! targets, a target that names no running thread, a zero period, a
 //! container deployment, `--break-trace`.
 
@@ -24,7 +26,8 @@ use jitterlab_core::spec::{Policy, ProbeParams};
 use crate::error::bad;
 use crate::probe::flags::parse::duration;
 use crate::probe::flags::{
-    check_common, common_cell, matched, probe_cpu, subcommand, CommonArgs, DeploymentArg, OneCell,
+    check_common, common_cell, matched, others, probe_cpu, subcommand, CommonArgs, DeploymentArg,
+    OneCell,
 };
 use crate::store::Db;
 use crate::system::host;
@@ -147,6 +150,12 @@ pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
     let online = host::online_cpus(root)?;
     let first = online.iter().next();
     let cpu = probe_cpu(&online, a.cpu.or(first), "--cpu")?;
+    // The configuration places the task (a started command): every other
+    // CPU; the observer runs off them, on --cpu (alone, it shares it).
+    let task_cpus = match others(&online, &[cpu]) {
+        v if v.is_empty() => vec![cpu],
+        v => v,
+    };
     let params = ObserveParams {
         target,
         explain: a.explain,
@@ -155,7 +164,7 @@ pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
     super::check(root, &params)?;
     let period = a.period.unwrap_or(0);
     check_common(db, c, period, 1)?;
-    let mut run = common_cell(ProbeParams::new(params), period, vec![cpu], &online, c)?;
+    let mut run = common_cell(ProbeParams::new(params), period, task_cpus, &online, c)?;
     let config = &mut run.spec.configurations[0];
     if c.priority.is_none() {
         config.policy = Policy::Other;
@@ -200,10 +209,12 @@ mod tests {
     fn the_observer_is_not_real_time_and_holds_no_dma_latency_by_default() {
         let root = machine();
         let one = run(root.path(), &["--tid", "200"]).unwrap();
+        // The configuration places the task: every CPU but the
+        // observer's (--cpu, default the first online CPU).
         let c = &one.spec.configurations[0];
         assert_eq!(
             (c.policy, c.priority, c.dma_latency, c.probe_cpus.clone()),
-            (Policy::Other, None, false, vec![0])
+            (Policy::Other, None, false, vec![1])
         );
         // No --period: 0, inferred from the task.
         assert_eq!(probe(&one).period_ns, 0);
@@ -233,7 +244,7 @@ mod tests {
         let c = &one.spec.configurations[0];
         assert_eq!(
             (c.policy, c.priority, c.dma_latency, c.probe_cpus.clone()),
-            (Policy::Fifo, Some(10), false, vec![1])
+            (Policy::Fifo, Some(10), false, vec![0])
         );
         assert_eq!(probe(&one).period_ns, 2_000_000);
         assert!(probe(&one).params.get::<ObserveParams>().unwrap().explain);

@@ -12,11 +12,14 @@
 //! pushed into the recorder, so the run gets the same windows, store,
 //! reports, limits and exit status as `run cyclic`.
 //!
-//! The measuring thread here is the *observer*: it runs on `--cpu`
-//! (default: the first online CPU, where housekeeping goes), SCHED_OTHER
-//! unless `--priority` is given, and the run holds no
-//! `/dev/cpu_dma_latency` request, so observing changes neither the
-//! task's CPU nor its wake-up path. It reads a batch of events, feeds them
+//! The measuring thread here is the *observer*: the lifecycle runs it off
+//! the configuration's probe CPUs at SCHED_OTHER (its registration's
+//! `Placement::Observer`; `run observe`'s `--cpu`, default the first
+//! online CPU), and `run observe` holds no `/dev/cpu_dma_latency`
+//! request, so observing changes neither the task's CPU nor its wake-up
+//! path. The configuration places the task instead: a started command is
+//! pinned to the probe CPUs and given a real-time policy the
+//! configuration sets, an attached one is left as it is ([`place`]). It reads a batch of events, feeds them
 //! to the model in order, and records every cycle the model finishes; with
 //! nothing to read it sleeps 5 ms.
 //!
@@ -54,6 +57,7 @@
 //! directory) and is stopped in the teardown.
 
 pub mod flags;
+pub mod place;
 pub(crate) mod report;
 pub mod source;
 pub mod target;
@@ -64,8 +68,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use jitterlab_core::observe::cycles::{
-    most_periodic, ObservedCycle, Observer, ObserverConfig, ReleaseSource, StartSource, HISTORY_NS,
-    INFER_PERIODS,
+    most_periodic, near_period, ObservedCycle, Observer, ObserverConfig, ReleaseSource,
+    StartSource, HISTORY_NS, INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::observe::event::{Event, EventKind};
@@ -128,6 +132,8 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
             _ => None,
         },
         notes: Vec::new(),
+        placement: None,
+        context: Vec::new(),
     };
     if let Some(file) = &params.replay {
         let path = PathBuf::from(file);
@@ -137,6 +143,9 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         return Ok(Probes::threads(vec![Box::new(probe)]));
     }
     probe.candidates = target::in_proc(cell.root, &params.target)?;
+    let config = &cell.spec.configurations[cell.cell.configuration];
+    let started = matches!(params.target, ObserveTarget::Command(_));
+    probe.placement = Some(place::asked(config, started));
     let online: Vec<usize> = crate::system::host::online_cpus(cell.root)?
         .iter()
         .collect();
@@ -153,12 +162,19 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
             }
         };
         probe.workdir = own;
-        let running = neighbour::start(&command_spec(argv), journal, &dir, None)?;
+        // Pinned to the probe CPUs before it runs, placed once it runs.
+        let mut spec = command_spec(argv);
+        spec.cpus = config.probe_cpus.clone();
+        let running = neighbour::start(&spec, journal, &dir, None)?;
         let pid = running.pgid() as u32;
         probe.command = Some(running);
         probe.process = Some(pid);
         // Its threads, once it has started them.
         std::thread::sleep(Duration::from_millis(100));
+        let failed = place::command(cell.root, pid, config);
+        if let Some(p) = probe.placement.as_mut() {
+            p.failed = failed;
+        }
         probe.candidates = target::of_command(cell.root, pid);
         let tids: Vec<u32> = probe.candidates.iter().map(|c| c.tid).collect();
         if let Some(source) = probe.source.as_mut() {
@@ -221,6 +237,10 @@ pub struct ObserveProbe {
     process: Option<u32>,
     /// What the source could not do (filters the kernel refused).
     notes: Vec<String>,
+    /// Where the observer and the task run (`None` in a replay).
+    placement: Option<jitterlab_core::observe::placement::Placement>,
+    /// Its lines, for the teardown's (a bench cell's context).
+    context: Vec<String>,
 }
 
 /// What the measuring loop keeps besides the recorder.
@@ -343,6 +363,9 @@ impl Probe for ObserveProbe {
             shift: 0,
             t0: start.t0,
         };
+        if let Some(p) = self.placement.as_mut() {
+            place::observer(p);
+        }
         let mut first: Option<u64> = None;
         let mut batch: Vec<Event> = Vec::with_capacity(8192);
         let mut recorded = 0u64;
@@ -416,7 +439,7 @@ impl Probe for ObserveProbe {
                     } else {
                         CHOOSE_PERIODS
                     };
-                    chosen = choose(&held, least, &realtime);
+                    chosen = choose(&held, least, &realtime, self.period_ns);
                     if let Some(tid) = chosen {
                         // The others' events are needed no more.
                         let notes = source.watch(&[tid]);
@@ -443,8 +466,8 @@ impl Probe for ObserveProbe {
         }
         if chosen.is_none() {
             // The trace ended before a second had passed.
-            chosen =
-                choose(&held, CHOOSE_PERIODS, &realtime).or_else(|| choose(&held, 1, &realtime));
+            chosen = choose(&held, CHOOSE_PERIODS, &realtime, self.period_ns)
+                .or_else(|| choose(&held, 1, &realtime, self.period_ns));
             if let Some(tid) = chosen {
                 for c in held.drain(..).filter(|c| c.tid == tid) {
                     if done(recorded) {
@@ -468,6 +491,13 @@ impl Probe for ObserveProbe {
                 d.t0_source = Some(s);
                 d.infer_periods = observer.periods(tid);
             }
+        }
+        if let Some(mut p) = self.placement.clone() {
+            if let Some(tid) = chosen {
+                place::task(&mut p, tid);
+            }
+            self.context = p.lines(&d.task_cpus);
+            d.placement = Some(p);
         }
         d.realtime_candidates = realtime.len();
         d.candidates = tids.len();
@@ -499,7 +529,7 @@ impl Probe for ObserveProbe {
     }
 
     fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
-        let mut lines = Vec::new();
+        let mut lines = std::mem::take(&mut self.context);
         if let Some(source) = self.source.take() {
             lines.extend(source.close(journal));
         }
@@ -522,18 +552,32 @@ impl Probe for ObserveProbe {
 /// time-sharing threads that may tick as regularly (cyclictest's main
 /// thread sleeps 10 ms at a time beside its 1 ms measuring thread): when
 /// any candidate seen running at a real-time priority (`realtime`) has the
-/// periods, only those are ranked.
-fn choose(held: &[ObservedCycle], min_periods: usize, realtime: &[u32]) -> Option<u32> {
+/// periods, only those are ranked. With the period `t0` given, only the
+/// threads running at it are ranked first
+/// ([`jitterlab_core::observe::cycles::near_period`]): a started command
+/// placed at a real-time policy has all its threads at it.
+fn choose(
+    held: &[ObservedCycle],
+    min_periods: usize,
+    realtime: &[u32],
+    t0: Option<u64>,
+) -> Option<u32> {
+    let near = t0.map(|t0| near_period(&periods_of(held, |_| true), t0));
+    if let Some(near) = near.filter(|n| !n.is_empty()) {
+        let chosen = choose_among(held, min_periods, |tid| {
+            near.contains(&tid) && realtime.contains(&tid)
+        })
+        .or_else(|| choose_among(held, min_periods, |tid| near.contains(&tid)));
+        if chosen.is_some() {
+            return chosen;
+        }
+    }
     choose_among(held, min_periods, |tid| realtime.contains(&tid))
         .or_else(|| choose_among(held, min_periods, |_| true))
 }
 
-/// [`most_periodic`] of the threads of `held` that `keep` keeps.
-fn choose_among(
-    held: &[ObservedCycle],
-    min_periods: usize,
-    keep: impl Fn(u32) -> bool,
-) -> Option<u32> {
+/// The periods of the threads of `held` that `keep` keeps, by thread.
+fn periods_of(held: &[ObservedCycle], keep: impl Fn(u32) -> bool) -> Vec<(u32, Vec<u64>)> {
     let mut periods: Vec<(u32, Vec<u64>)> = Vec::new();
     for c in held.iter().filter(|c| keep(c.tid)) {
         let Some(p) = c.period_ns else { continue };
@@ -542,5 +586,14 @@ fn choose_among(
             None => periods.push((c.tid, vec![p])),
         }
     }
-    most_periodic(&periods, min_periods)
+    periods
+}
+
+/// [`most_periodic`] of the threads of `held` that `keep` keeps.
+fn choose_among(
+    held: &[ObservedCycle],
+    min_periods: usize,
+    keep: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    most_periodic(&periods_of(held, keep), min_periods)
 }

@@ -552,3 +552,38 @@ fn rows_measured_elsewhere_are_written_as_they_come_with_the_report_they_bring()
     assert_eq!(r.warnings, ["before", "inside"]);
     assert_eq!(r.elapsed_ns, 2_000_000_000);
 }
+
+#[test]
+fn an_observer_keeps_off_every_probe_cpu_of_its_configuration_at_sched_other() {
+    let online = CpuList::parse("0-3").unwrap();
+    let spec = parse(
+        "duration = \"1s\"\n[[configuration]]\nname = \"c\"\nprobe_cpus = \"1-2\"\nneighbour_cpus = \"0\"\n\
+         policy = \"fifo\"\npriority = 95\n[[probe]]\nkind = \"observe\"\ntid = 7\n",
+        "t.toml",
+        &SpecContext {
+            online: &online,
+            builtins: &["idle"],
+        },
+    )
+    .unwrap();
+    let plan = super::super::plan(&spec, &spec.cells()[0], &Default::default());
+    // The observe probe measures on the first probe CPU only …
+    assert_eq!(plan.cpus, [1]);
+    let other = SchedRequest {
+        policy: Policy::Other,
+        priority: 0,
+        nice: 0,
+    };
+    let host = |online: &str| HostSnapshot {
+        cpus_online: online.into(),
+        ..HostSnapshot::default()
+    };
+    // … and its observer keeps off CPUs 1 and 2, and off the neighbours'
+    // CPU 0 where it can: CPU 3, at SCHED_OTHER whatever the
+    // configuration's policy (the task's).
+    assert_eq!(observer_place(&plan, &host("0-3")).unwrap(), (3, other));
+    // Only the neighbours' CPU is left.
+    assert_eq!(observer_place(&plan, &host("0-2")).unwrap(), (0, other));
+    // Nothing but the probe CPUs: it shares the first.
+    assert_eq!(observer_place(&plan, &host("1-2")).unwrap(), (1, other));
+}

@@ -809,3 +809,37 @@ pub fn most_periodic(periods: &[(u32, Vec<u64>)], min_periods: usize) -> Option<
     }
     best.map(|(tid, ..)| tid)
 }
+
+/// Of several threads' start-to-start periods, the threads whose median
+/// period (the lower middle value) is within a factor of two of the given
+/// `t0`: with a period given, the task is the thread that runs at it (a
+/// started cyclictest's main thread sleeps 10 ms at a time beside its
+/// 1 ms measuring thread, both placed at one policy). In `periods` order.
+pub fn near_period(periods: &[(u32, Vec<u64>)], t0: u64) -> Vec<u32> {
+    periods
+        .iter()
+        .filter(|(_, p)| {
+            let mut s = p.clone();
+            s.sort_unstable();
+            s.get((s.len().max(1) - 1) / 2)
+                .is_some_and(|&m| m >= t0 / 2 && m <= t0.saturating_mul(2))
+        })
+        .map(|(tid, _)| *tid)
+        .collect()
+}
+
+#[cfg(test)]
+mod near_period_tests {
+    use super::near_period;
+
+    #[test]
+    fn with_a_period_given_the_threads_running_at_it_are_kept() {
+        let ms = 1_000_000;
+        let main = (10, vec![10 * ms, 10 * ms, 10 * ms]);
+        let task = (11, vec![ms, 1_100_000, 900_000, 5 * ms]);
+        let none = (12, vec![]);
+        let edge = (13, vec![ms / 2, 2 * ms, 2 * ms]);
+        assert_eq!(near_period(&[main.clone(), task, none, edge], ms), [11, 13]);
+        assert_eq!(near_period(&[main], ms), Vec::<u32>::new());
+    }
+}

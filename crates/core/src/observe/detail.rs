@@ -76,6 +76,10 @@ pub struct ObserveDetail {
     /// Explanations left out past the most a result keeps.
     #[serde(default)]
     pub explanations_dropped: u64,
+    /// Where the observer and the task ran; `None` in a replay, and in
+    /// results stored before it was kept.
+    #[serde(default)]
+    pub placement: Option<super::placement::Placement>,
 }
 
 impl ObserveDetail {

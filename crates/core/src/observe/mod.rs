@@ -19,6 +19,7 @@ pub mod filter;
 pub mod format;
 pub mod page;
 pub mod params;
+pub mod placement;
 pub mod spec;
 
 pub use self::spec::{ObserveParams, ObserveTarget};
