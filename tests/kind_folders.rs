@@ -51,11 +51,12 @@ const REGISTRATION: &[(&str, &[&str])] = &[
             "report: {kind}::report::PARTS,",
         ],
     ),
-    // Core's registry: the variant, its place in `ALL`, its descriptor.
+    // Core's registry: the variant (alone in its file, below every kind),
+    // its place in `ALL`, its descriptor.
+    ("crates/core/src/probe/kind.rs", &["{Kind},"]),
     (
-        "crates/core/src/probe.rs",
+        "crates/core/src/probe/mod.rs",
         &[
-            "{Kind},",
             "ProbeKind::{Kind},",
             "ProbeKind::{Kind} => &crate::{kind}::{KIND},",
         ],
@@ -225,9 +226,8 @@ fn a_registration_line_is_allowed_only_in_its_own_file() {
         ["pub mod netcycle;"]
     );
     assert_eq!(
-        allowed("crates/core/src/probe.rs", "roundtrip"),
+        allowed("crates/core/src/probe/mod.rs", "roundtrip"),
         [
-            "Roundtrip,",
             "ProbeKind::Roundtrip,",
             "ProbeKind::Roundtrip => &crate::roundtrip::ROUNDTRIP,"
         ]

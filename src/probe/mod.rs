@@ -158,9 +158,10 @@
 //!    nothing beyond its metrics), and where its measuring threads run
 //!    (`placement`: [`Placement::ProbeCpus`], or an observer's
 //!    [`Placement::Observer`]); in core, `pub mod NAME;` in
-//!    `crates/core/src/lib.rs`, and in `crates/core/src/probe.rs` the
-//!    `ProbeKind` variant, its place in `ProbeKind::ALL` and its arm in
-//!    `ProbeKind::descriptor` (`ProbeKind::Sleep => &crate::sleep::SLEEP`).
+//!    `crates/core/src/lib.rs`, the `ProbeKind` variant in
+//!    `crates/core/src/probe/kind.rs`, and in `crates/core/src/probe/mod.rs`
+//!    its place in `ProbeKind::ALL` and its arm in `ProbeKind::descriptor`
+//!    (`ProbeKind::Sleep => &crate::sleep::SLEEP`).
 //!    `sleep`'s carry `#[cfg(feature = "test-probe")]`.
 
 use std::collections::BTreeMap;

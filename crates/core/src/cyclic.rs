@@ -65,8 +65,8 @@ pub const PARAMS: ParamTable = ParamTable {
 };
 
 impl Params for CyclicParams {
-    fn kind(&self) -> crate::probe::ProbeKind {
-        crate::probe::ProbeKind::Cyclic
+    fn kind(&self) -> crate::probe::kind::ProbeKind {
+        crate::probe::kind::ProbeKind::Cyclic
     }
 
     fn wire(&self) -> Vec<(&'static str, Ordered)> {

@@ -32,7 +32,7 @@
 //! 100 000 000), which for ns is 1 µs … 100 ms. The exporter converts ns to
 //! seconds when it writes them.
 
-use crate::probe::MAX_METRICS;
+use crate::probe::descriptor::MAX_METRICS;
 use crate::window::{WindowAggregator, WindowStat};
 
 /// Upper bounds (inclusive, as Prometheus's `le`) of the buckets, in the

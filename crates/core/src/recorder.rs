@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 pub use crate::cycle::CycleSample;
-pub use crate::probe::{MetricDef, MetricUnit, MAX_METRICS};
+pub use crate::probe::descriptor::{MetricDef, MetricUnit, MAX_METRICS};
 pub use crate::sample::{slots, CycleSink, Sample, SampleSink};
 
 use crate::cycle::METRICS;
@@ -438,7 +438,8 @@ impl CycleSink for Recorder {
 mod tests {
     use super::*;
     use crate::cycle::{Metric, Schedule};
-    use crate::probe::{PERIODIC_METRICS, RESPONSE};
+    use crate::probe::descriptor::PERIODIC_METRICS;
+    use crate::probe::RESPONSE;
 
     fn config(main_latency: Option<&'static str>, histogram_us: usize) -> RecorderConfig {
         RecorderConfig {

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::cell::{CellStatus, StoredRun};
-use crate::probe::MetricUnit;
+use crate::probe::descriptor::MetricUnit;
 use crate::result::ProbeKind;
 use crate::stats::MetricSummary;
 

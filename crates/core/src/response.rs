@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
 use crate::spec::{Key, ParamTable, Params, ProbeParams, ValueType};
 

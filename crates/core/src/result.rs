@@ -17,7 +17,7 @@ use crate::outlier::Outlier;
 use crate::stats::MetricSummary;
 
 /// Which probe produced a result (defined with the probe descriptors).
-pub use crate::probe::ProbeKind;
+pub use crate::probe::kind::ProbeKind;
 
 /// Version of the JSON result schema. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

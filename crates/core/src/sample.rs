@@ -10,7 +10,7 @@
 //! system call: probes push from their real-time loop.
 
 use crate::cycle::CycleSample;
-use crate::probe::MAX_METRICS;
+use crate::probe::descriptor::MAX_METRICS;
 
 /// One sample measured by a probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

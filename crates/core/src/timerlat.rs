@@ -4,7 +4,7 @@
 //! line sets them.
 
 use crate::defaults;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
 use crate::spec::{ParamTable, Params, ProbeParams};
 

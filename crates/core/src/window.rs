@@ -20,7 +20,7 @@
 //! The design rules cited here are in `docs/design.md`.
 
 use crate::cycle::{CycleSample, METRICS};
-use crate::probe::{MetricDef, MAX_METRICS};
+use crate::probe::descriptor::{MetricDef, MAX_METRICS};
 use crate::sample::CycleSink;
 
 /// The running min, max, sum and count of one metric in the current window,
@@ -345,7 +345,7 @@ mod tests {
     use super::*;
     use crate::cycle::Metric;
     use crate::cycle::Schedule;
-    use crate::probe::PERIODIC_METRICS;
+    use crate::probe::descriptor::PERIODIC_METRICS;
 
     #[test]
     fn rows_cover_fixed_windows_and_gaps_show() {

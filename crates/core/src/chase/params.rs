@@ -4,7 +4,7 @@
 
 use crate::defaults;
 use crate::limits;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
 use crate::spec::{Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
 

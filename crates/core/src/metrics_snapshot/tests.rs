@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use super::*;
 use crate::cycle::CycleSample;
-use crate::probe::{PERIODIC_METRICS, RESPONSE};
+use crate::probe::descriptor::PERIODIC_METRICS;
+use crate::probe::RESPONSE;
 use crate::recorder::{LiveStats, Recorder, RecorderConfig};
 use crate::sample::{slots, CycleSink, Sample, SampleSink};
 use crate::window::WindowRow;

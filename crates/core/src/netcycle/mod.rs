@@ -25,7 +25,7 @@ pub mod verdict;
 use serde::{Deserialize, Serialize};
 
 use crate::powerlink::track::NmtOutage;
-use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords};
+use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
 
 /// How the managing node waits for a PRes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 use super::defaults;
 use super::NetcycleParams;
 use crate::powerlink::MAX_PDO_PAYLOAD;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::Ordered;
 use crate::spec::{short, ParamError, ParamTable, Params, ProbeParams};
 use crate::units::format_duration_exact;

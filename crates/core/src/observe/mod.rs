@@ -24,7 +24,7 @@ pub mod spec;
 
 pub use self::spec::{ObserveParams, ObserveTarget};
 
-use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords, PERIODIC_OUTLIERS};
+use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords, PERIODIC_OUTLIERS};
 
 // ---------------------------------------------------------------------------
 // The kind's descriptor.

@@ -3,7 +3,7 @@
 //! and the stored `observe` object.
 
 use super::spec::ObserveParams;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::Ordered;
 use crate::spec::{ParamTable, Params, ProbeParams};
 

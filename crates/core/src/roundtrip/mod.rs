@@ -44,7 +44,7 @@ pub mod verdict;
 use serde::{Deserialize, Serialize};
 
 use crate::defaults::WORKING_SET_BYTES;
-use crate::probe::{ns, InContainer, ProbeDescriptor, ReportWords};
+use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
 use crate::units::format_ns;
 
 // ---------------------------------------------------------------------------

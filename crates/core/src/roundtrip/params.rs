@@ -6,7 +6,7 @@
 
 use super::defaults;
 use super::RoundtripParams;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::Ordered;
 use crate::spec::{scan_fits, short, ParamError, ParamTable, Params, ProbeParams};
 use crate::units::format_duration_exact;

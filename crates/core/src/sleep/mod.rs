@@ -7,7 +7,8 @@
 //! same [`Params::validate`].
 
 use crate::defaults;
-use crate::probe::{ns, InContainer, ProbeDescriptor, ProbeKind, ReportWords};
+use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
+use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
 use crate::spec::{Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
 use crate::units::format_duration_exact;

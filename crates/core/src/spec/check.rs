@@ -17,7 +17,8 @@ use super::{
 };
 use crate::defaults;
 use crate::limits::{self, Count};
-use crate::probe::{MetricUnit, ProbeKind};
+use crate::probe::descriptor::MetricUnit;
+use crate::probe::kind::ProbeKind;
 use crate::units::{parse_duration, parse_size, CpuList};
 
 // ---------------------------------------------------------------------------

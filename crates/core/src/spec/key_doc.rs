@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::param::{ValueType, COMMON_KEYS, SCOPE_KEYS};
 use super::plan::short;
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 
 /// The name `__generate-docs` writes the reference under.
 pub const FILE_NAME: &str = "spec-keys.md";

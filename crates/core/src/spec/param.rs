@@ -26,7 +26,7 @@ use super::check::{Check, Checker};
 use super::probe::ProbeParams;
 use super::raw::RawProbe;
 use crate::limits::{self, Count};
-use crate::probe::ProbeKind;
+use crate::probe::kind::ProbeKind;
 
 /// What a key's value is, and so how it is written in TOML and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
