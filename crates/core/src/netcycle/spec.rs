@@ -117,27 +117,15 @@ pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::{parse, Spec, SpecContext};
-    use crate::units::CpuList;
-
-    fn parse_on(text: &str) -> Result<Spec, String> {
-        let online = CpuList::parse("0-1").unwrap();
-        let ctx = SpecContext {
-            online: &online,
-            builtins: &["idle"],
-        };
-        parse(text, "bench.toml", &ctx).map_err(|e| e.to_string())
-    }
+    use crate::spec::testing::IDLE;
+    use crate::spec::Spec;
 
     fn ok(text: &str) -> Spec {
-        parse_on(text).unwrap_or_else(|e| panic!("{e}"))
+        crate::spec::testing::ok(text, IDLE)
     }
 
     fn err(text: &str) -> String {
-        match parse_on(text) {
-            Ok(s) => panic!("accepted: {s:?}"),
-            Err(e) => e,
-        }
+        crate::spec::testing::err(text, IDLE)
     }
 
     #[test]

@@ -1,14 +1,9 @@
 use super::*;
-use crate::spec::{parse, Spec, SpecContext};
-use crate::units::CpuList;
+use crate::spec::testing::IDLE;
+use crate::spec::Spec;
 
 fn parse_on(text: &str) -> Result<Spec, String> {
-    let online = CpuList::parse("0-1").unwrap();
-    let ctx = SpecContext {
-        online: &online,
-        builtins: &["idle"],
-    };
-    parse(text, "bench.toml", &ctx).map_err(|e| e.to_string())
+    crate::spec::testing::parse_on(text, "0-1", IDLE).map_err(|e| e.to_string())
 }
 
 fn probe(body: &str) -> String {

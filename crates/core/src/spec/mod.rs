@@ -206,6 +206,8 @@ mod raw;
 mod sched;
 mod scope;
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests_scenarios;
 
 use std::fmt;

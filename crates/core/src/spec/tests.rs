@@ -19,23 +19,15 @@ const BUILTINS: &[&str] = &[
 ];
 
 fn parse_on(text: &str, online: &str) -> Result<Spec, SpecError> {
-    let online = CpuList::parse(online).unwrap();
-    let ctx = SpecContext {
-        online: &online,
-        builtins: BUILTINS,
-    };
-    parse(text, "bench.toml", &ctx)
+    super::testing::parse_on(text, online, BUILTINS)
 }
 
 fn ok(text: &str) -> Spec {
-    parse_on(text, "0-1").unwrap_or_else(|e| panic!("{e}"))
+    super::testing::ok(text, BUILTINS)
 }
 
 fn err(text: &str) -> String {
-    match parse_on(text, "0-1") {
-        Ok(s) => panic!("accepted: {s:?}"),
-        Err(e) => e.to_string(),
-    }
+    super::testing::err(text, BUILTINS)
 }
 
 const PROBE: &str = "[[probe]]\nkind = \"cyclic\"\n";

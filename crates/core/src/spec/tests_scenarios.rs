@@ -7,24 +7,12 @@ use super::*;
 
 const BUILTINS: &[&str] = &["idle", "cpu", "disk", "network"];
 
-fn parse_on(text: &str, online: &str) -> Result<Spec, SpecError> {
-    let online = CpuList::parse(online).unwrap();
-    let ctx = SpecContext {
-        online: &online,
-        builtins: BUILTINS,
-    };
-    parse(text, "bench.toml", &ctx)
-}
-
 fn ok(text: &str) -> Spec {
-    parse_on(text, "0-1").unwrap_or_else(|e| panic!("{e}"))
+    super::testing::ok(text, BUILTINS)
 }
 
 fn err(text: &str) -> String {
-    match parse_on(text, "0-1") {
-        Ok(s) => panic!("accepted: {s:?}"),
-        Err(e) => e.to_string(),
-    }
+    super::testing::err(text, BUILTINS)
 }
 
 /// Two scenarios; a `sweep` probe with `keys`, then a cyclic probe that
