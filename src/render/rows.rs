@@ -75,6 +75,26 @@ pub(crate) struct Fig {
     pub get: fn(&RunResult, &Metrics) -> Option<i64>,
 }
 
+impl Fig {
+    /// A nanosecond figure of a kind's own table, printed under `head`
+    /// wherever it stands (its table's figures are not compared).
+    pub(crate) const fn ns(
+        stem: &'static str,
+        id: &'static str,
+        head: &'static str,
+        get: fn(&RunResult, &Metrics) -> Option<i64>,
+    ) -> Fig {
+        Fig {
+            stem,
+            id,
+            head,
+            long: head,
+            unit: Unit::Ns,
+            get,
+        }
+    }
+}
+
 fn max_jitter(_: &RunResult, m: &Metrics) -> Option<i64> {
     metric(m, "jitter")?.max
 }

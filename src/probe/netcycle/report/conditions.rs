@@ -33,23 +33,6 @@ fn rx_deviation(r: &RunResult, m: &Metrics) -> Option<i64> {
     Some((p.max? - t0).max(t0 - p.min?))
 }
 
-/// A figure of this table with its own header.
-const fn fig(
-    stem: &'static str,
-    id: &'static str,
-    head: &'static str,
-    get: fn(&RunResult, &Metrics) -> Option<i64>,
-) -> Fig {
-    Fig {
-        stem,
-        id,
-        head,
-        long: head,
-        unit: Unit::Ns,
-        get,
-    }
-}
-
 /// The managing node's side of a `netcycle` row: the figures every probe
 /// has, labelled as the SoCs it sent.
 const MN_FIGS: [Fig; 3] = [
@@ -69,9 +52,9 @@ const MN_FIGS: [Fig; 3] = [
 
 /// The controlled nodes' side of a `netcycle` row: the SoCs they received.
 const CN_FIGS: [Fig; 3] = [
-    fig("rx_min_period", "rx_min_period_ns", "CN min cycle", rx_min),
-    fig("rx_max_period", "rx_max_period_ns", "CN max cycle", rx_max),
-    fig(
+    Fig::ns("rx_min_period", "rx_min_period_ns", "CN min cycle", rx_min),
+    Fig::ns("rx_max_period", "rx_max_period_ns", "CN max cycle", rx_max),
+    Fig::ns(
         "rx_deviation",
         "rx_deviation_ns",
         "CN deviation",

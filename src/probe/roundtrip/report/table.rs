@@ -44,7 +44,7 @@ use serde_json::{json, Value};
 use crate::render::number::us1;
 use crate::render::rows::{
     configuration_names, distinct, groups, key_cols, metric, reps_col, row_notes, scenario_names,
-    skipped_notes, unavailable_rows, Fig, Group, Metrics, Unit, SCHEDULE_FIGS, SCHEDULE_NOTE,
+    skipped_notes, unavailable_rows, Fig, Group, Metrics, SCHEDULE_FIGS, SCHEDULE_NOTE,
 };
 use crate::render::sheet::{Cell, Col, Sheet};
 
@@ -78,42 +78,24 @@ fn exec_stddev(_: &RunResult, m: &Metrics) -> Option<i64> {
     metric(m, "exec")?.stddev
 }
 
-/// A figure of this table (its `long` name is what a comparison would
-/// print; this table's figures are not compared).
-const fn fig(
-    stem: &'static str,
-    id: &'static str,
-    head: &'static str,
-    get: fn(&RunResult, &Metrics) -> Option<i64>,
-) -> Fig {
-    Fig {
-        stem,
-        id,
-        head,
-        long: head,
-        unit: Unit::Ns,
-        get,
-    }
-}
-
 /// T1→T4 min, median, p99, max.
 const T1_T4: [Fig; 4] = [
-    fig("t1_t4_min", "t1_t4_min_ns", "T1→T4 min", min_t1_t4),
-    fig("t1_t4_p50", "t1_t4_p50_ns", "median", p50_t1_t4),
-    fig("t1_t4_p99", "t1_t4_p99_ns", "p99", p99_t1_t4),
-    fig("t1_t4_max", "t1_t4_max_ns", "max", max_t1_t4),
+    Fig::ns("t1_t4_min", "t1_t4_min_ns", "T1→T4 min", min_t1_t4),
+    Fig::ns("t1_t4_p50", "t1_t4_p50_ns", "median", p50_t1_t4),
+    Fig::ns("t1_t4_p99", "t1_t4_p99_ns", "p99", p99_t1_t4),
+    Fig::ns("t1_t4_max", "t1_t4_max_ns", "max", max_t1_t4),
 ];
 /// T2→T3 median and max, the controller task's jitter and execution time.
 const CONTROLLER: [Fig; 4] = [
-    fig("t2_t3_p50", "t2_t3_p50_ns", "T2→T3 median", p50_t2_t3),
-    fig("t2_t3_max", "t2_t3_max_ns", "T2→T3 max", max_t2_t3),
-    fig(
+    Fig::ns("t2_t3_p50", "t2_t3_p50_ns", "T2→T3 median", p50_t2_t3),
+    Fig::ns("t2_t3_max", "t2_t3_max_ns", "T2→T3 max", max_t2_t3),
+    Fig::ns(
         "max_abs_jitter",
         "max_abs_jitter_ns",
         "max |jitter|",
         max_abs_jitter,
     ),
-    fig("exec_stddev", "exec_stddev_ns", "exec stddev", exec_stddev),
+    Fig::ns("exec_stddev", "exec_stddev_ns", "exec stddev", exec_stddev),
 ];
 
 /// The note under the table that says what its columns are.
