@@ -134,7 +134,15 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
                 a.one_cell(&cli.sysroot, &db)?;
             options.monitor = Some(monitor);
             let _served = metrics::serve(a.metrics, &cli.sysroot, "monitor")?;
-            runner::run(&cli.sysroot, &db, &spec, &options)
+            let code = runner::run(&cli.sysroot, &db, &spec, &options)?;
+            // A monitored --pid/--tid task that ended ends the monitor.
+            match probe::observe::monitored::ended() {
+                Some(why) => {
+                    output::errln!("jitterlab: monitor: {why}");
+                    Ok(ExitCode::from(probe::observe::monitored::TASK_ENDED_STATUS))
+                }
+                None => Ok(code),
+            }
         }
         Command::Bench(a) => {
             // A dry run measures nothing, and serves nothing.

@@ -29,6 +29,7 @@ use crate::probe::flags::parse::{
     cpu_list, default_time, histogram_buckets, outliers, period, policy_parser, window,
 };
 use crate::probe::flags::{CommonArgs, DeploymentArg};
+use crate::probe::observe::flags::{self as observe_flags, ObserveRunArgs};
 use crate::probe::periodic::flags::{self as wakeup_flags, WakeupArgs};
 use crate::runner::monitor::MonitorOptions;
 use crate::runner::Stop;
@@ -121,6 +122,35 @@ pub struct MonitorArgs {
     /// Show the live status even when stdout is not a terminal.
     #[arg(long)]
     pub progress: bool,
+
+    /// Monitor this process's periodic thread (the most regular in the
+    /// first second) instead of the wake-up probe: `run observe`'s
+    /// measurement, from the kernel's tracepoints; the task is not
+    /// changed. The monitor ends (exit status 3) when the task does.
+    #[arg(long, value_name = "PID", env = "JITTERLAB_PID")]
+    pub pid: Option<u32>,
+
+    /// Monitor this thread instead of the wake-up probe; the monitor ends
+    /// (exit status 3) when the thread does.
+    #[arg(long, value_name = "TID", env = "JITTERLAB_TID")]
+    pub tid: Option<u32>,
+
+    /// Monitor the thread with this name (as `ps -eL -o comm` shows it)
+    /// instead of the wake-up probe; when it ends, the monitor waits for a
+    /// thread of that name and goes on with it (a restarted task).
+    #[arg(long, value_name = "NAME", env = "JITTERLAB_COMM")]
+    pub comm: Option<String>,
+
+    /// The monitored task's period T0 [default: inferred from its first
+    /// periods].
+    #[arg(long, value_name = "TIME", value_parser = super::duration, allow_hyphen_values = true, env = "JITTERLAB_PERIOD")]
+    pub period: Option<u64>,
+
+    /// With a monitored task: trace every CPU's scheduler, IRQ and softirq
+    /// events so that each alert says what delayed the window's worst
+    /// cycle (its three largest parts).
+    #[arg(long, env = "JITTERLAB_EXPLAIN")]
+    pub explain: bool,
 }
 
 fn metrics_addr(s: &str) -> Result<SocketAddr, String> {
@@ -168,6 +198,7 @@ impl MonitorArgs {
     /// options; a retention that keeps a coarser resolution for less time
     /// than a finer one is refused.
     pub fn one_cell(&self, root: &Path, db: &Db) -> Result<(OneCell, MonitorOptions)> {
+        let task = self.task()?;
         let retention = Retention {
             windows_s: self.keep_windows,
             five_min_s: self.keep_five_min,
@@ -188,6 +219,14 @@ impl MonitorArgs {
             return Err(bad(
                 "--series must be a non-empty name without control characters, e.g. --series rack3",
             ));
+        }
+        if let Some(task) = task {
+            let options = MonitorOptions {
+                series: self.series.clone(),
+                retention,
+                max_latency_ns: self.max_latency,
+            };
+            return Ok((self.observed(root, db, task)?, options));
         }
         let wakeup = WakeupArgs {
             interval: self.interval,
@@ -228,5 +267,107 @@ impl MonitorArgs {
             max_latency_ns: self.max_latency,
         };
         Ok((one, options))
+    }
+}
+
+/// The task a monitor watches instead of the wake-up probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Task {
+    Pid(u32),
+    Tid(u32),
+    Comm(String),
+}
+
+impl MonitorArgs {
+    /// The monitored task of `--pid`, `--tid` or `--comm`, if one is
+    /// given; refused (exit 2): two of them, the wake-up probe's `--cpus`
+    /// beside one, a task's `--period` or `--explain` without one.
+    fn task(&self) -> Result<Option<Task>> {
+        let mut given: Vec<(&str, Task)> = Vec::new();
+        if let Some(p) = self.pid {
+            given.push(("--pid", Task::Pid(p)));
+        }
+        if let Some(t) = self.tid {
+            given.push(("--tid", Task::Tid(t)));
+        }
+        if let Some(c) = &self.comm {
+            given.push(("--comm", Task::Comm(c.clone())));
+        }
+        let Some((flag, _)) = given.first() else {
+            if self.period.is_some() || self.explain {
+                return Err(bad(format!(
+                    "{} applies to a monitored task: give --pid PID, --tid TID or --comm NAME (the wake-up probe's own period is --interval)",
+                    if self.period.is_some() { "--period" } else { "--explain" }
+                )));
+            }
+            return Ok(None);
+        };
+        if given.len() > 1 {
+            return Err(bad(format!(
+                "monitor watches one task: keep one of {} and {}",
+                given[0].0, given[1].0
+            )));
+        }
+        if self.cpus.is_some() {
+            return Err(bad(format!(
+                "{flag} monitors the task on the CPUs it runs on; remove --cpus (JITTERLAB_CPUS), which places the wake-up probe's threads"
+            )));
+        }
+        Ok(given.pop().map(|(_, t)| t))
+    }
+
+    /// The one-cell spec of `jitterlab monitor` of a real task: `run
+    /// observe`'s, checked by its flags (the same messages), measured
+    /// without end.
+    fn observed(&self, root: &Path, db: &Db, task: Task) -> Result<OneCell> {
+        let args = ObserveRunArgs {
+            pid: match task {
+                Task::Pid(p) => Some(p),
+                _ => None,
+            },
+            tid: match task {
+                Task::Tid(t) => Some(t),
+                _ => None,
+            },
+            comm: match &task {
+                Task::Comm(c) => Some(c.clone()),
+                _ => None,
+            },
+            period: self.period,
+            explain: self.explain,
+            cpu: None,
+            replay: None,
+            common: CommonArgs {
+                duration: None,
+                cycles: None,
+                policy: Policy::Other,
+                priority: None,
+                nice: None,
+                strict: self.strict,
+                window: self.window,
+                threshold: self.threshold,
+                outliers: self.outliers,
+                json: None,
+                junit: None,
+                csv: None,
+                histogram: None,
+                histogram_buckets: self.histogram_buckets,
+                max_latency: None,
+                max_jitter: None,
+                max_exec: None,
+                break_trace: None,
+                progress: self.progress,
+                no_dma_latency: true,
+                no_db: false,
+                deployment: DeploymentArg::Host,
+                engine: None,
+                stream: false,
+                calibration: None,
+            },
+            command: Vec::new(),
+        };
+        let mut one = observe_flags::check(root, db, &args)?;
+        one.options.stop = Stop::Never;
+        Ok(one)
     }
 }

@@ -51,6 +51,7 @@ use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::output::errln;
+use crate::probe::observe::monitored::{self, WindowNote};
 use crate::store::monitor::{Pruner, Resumed, Segment};
 use crate::store::Store;
 use crate::system::counters::{self, Counters};
@@ -315,6 +316,10 @@ impl Watch {
         }
         let now = counters::read(&self.root);
         let before = self.counters.replace(now.clone());
+        // A monitored task's rows are its observer's: the task's CPUs and
+        // worst cycles come beside them.
+        let last = rows.iter().map(|r| r.window).max().unwrap_or(0);
+        let notes = monitored::take_until(last);
         for row in rows {
             let Some(st) = row.stat("latency").filter(|s| s.count > 0) else {
                 continue;
@@ -323,13 +328,18 @@ impl Watch {
                 continue;
             }
             self.alerts += 1;
-            crate::metrics::alert(row.cpu as usize);
+            let note = notes.iter().find(|n| n.window == row.window);
+            let cpu = note.and_then(|n| n.cpus.first()).map_or(row.cpu, |&c| c);
+            crate::metrics::alert(cpu as usize);
             let at = wall_t0 + st.max_at_ns as i64;
             let explanation = match &before {
-                Some(b) => explain(b, &now, row.cpu as usize),
+                Some(b) => explain(b, &now, cpu as usize),
                 None => "no counters yet (the first window of this start)".into(),
             };
-            let message = format!(
+            let message = match note {
+                Some(n) => task_alert(n, st.max, limit, format_utc(at, true), &explanation)
+                    + &format!(" (cycle {} of run {}, window {})", st.max_cycle, self.segment.run, row.window),
+                None => format!(
                 "wake-up latency {} over --max-latency {} on CPU {} at {} (cycle {} of run {}, window {}); in that window the CPU had {}",
                 format_ns(st.max),
                 format_ns(limit as i64),
@@ -339,10 +349,11 @@ impl Watch {
                 self.segment.run,
                 row.window,
                 explanation
-            );
+                ),
+            };
             let fields = [
                 ("JITTERLAB_SERIES", self.options.series.clone()),
-                ("JITTERLAB_CPU", row.cpu.to_string()),
+                ("JITTERLAB_CPU", cpu.to_string()),
                 ("JITTERLAB_LATENCY_NS", st.max.to_string()),
                 ("JITTERLAB_LIMIT_NS", limit.to_string()),
                 ("JITTERLAB_RUN", self.segment.run.to_string()),
@@ -354,6 +365,30 @@ impl Watch {
             }
         }
     }
+}
+
+/// The alert line of a monitored task's window `n` whose worst latency
+/// `max` is over `limit`: the CPUs its cycles ran on (the counters'
+/// `explanation` is the first one's), and with `--explain` what delayed
+/// its worst cycle, in short.
+fn task_alert(n: &WindowNote, max: i64, limit: u64, at: String, explanation: &str) -> String {
+    let cpus = match n.cpus.as_slice() {
+        [one] => format!("CPU {one}"),
+        many => {
+            let list: jitterlab_core::units::CpuList = many.iter().map(|&c| c as usize).collect();
+            format!("CPUs {list}")
+        }
+    };
+    let mut o = format!(
+        "task latency {} over --max-latency {} on {cpus} at {at}; in that window the task's CPU had {explanation}",
+        format_ns(max),
+        format_ns(limit as i64),
+    );
+    if let Some((_, why)) = &n.worst {
+        o.push_str("; worst ");
+        o.push_str(why);
+    }
+    o
 }
 
 /// What the counters of `cpu` say between two readings, in words.

@@ -23,6 +23,13 @@
 //! instance is removed). The stop: `tracing_on` ← 0, what is left read,
 //! the instance removed.
 //!
+//! **Private instances.** `jitterlab monitor` of a real task traces for
+//! months: its instance is not journaled
+//! ([`super::Tracer::start_private`]), so the monitor holds no machine
+//! lock. It is removed on every stop the process sees; one a `kill -9`
+//! or a crash left (`jitterlab-<pid>` of a dead pid) is removed by the
+//! next tracer start of any jitterlab.
+//!
 //! **Reading.** Each `read` of `trace_pipe_raw` (`O_NONBLOCK`) returns one
 //! page, or `EAGAIN` when the CPU's buffer is empty; the page format is
 //! checked against `events/header_page` and `events/header_event` at the
@@ -68,7 +75,9 @@ pub struct RawCpu {
 pub struct Instance {
     /// The instance's directory.
     pub path: PathBuf,
-    journal_id: u64,
+    /// Its journal entry; `None`: a private instance
+    /// ([`super::Tracer::start_private`]).
+    journal_id: Option<u64>,
     tracefs: Tracefs,
     layout: PageLayout,
     /// One reader per traced CPU, in CPU order.
@@ -106,12 +115,15 @@ fn header(dir: &Path, name: &str) -> Result<String> {
 impl Instance {
     /// Finds (or mounts) tracefs, reads the tracepoints' formats and the
     /// page format, makes the instance and starts tracing `points` on
-    /// `cpus`. Returns the decoders too.
+    /// `cpus`. Returns the decoders too. The instance's `mkdir` is
+    /// journaled when `journaled`; instances of dead jitterlabs that no
+    /// journal names are removed first ([`sweep`]).
     pub fn start(
         root: &Path,
         cpus: &[u32],
         points: &[TracePoint],
         journal: &mut Journal,
+        journaled: bool,
     ) -> Result<(Instance, Decoders)> {
         let mut tracefs = Tracefs::open(root, journal)?;
         let prepared = prepare(&tracefs, points);
@@ -126,12 +138,17 @@ impl Instance {
             .dir
             .join("instances")
             .join(format!("jitterlab-{}", std::process::id()));
-        let journal_id = match journal.record(Undo::TracefsInstance { path: path.clone() }) {
-            Ok(id) => id,
-            Err(e) => {
-                tracefs.release(journal)?;
-                return Err(e);
+        sweep(root, &tracefs.dir.join("instances"));
+        let journal_id = if journaled {
+            match journal.record(Undo::TracefsInstance { path: path.clone() }) {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    tracefs.release(journal)?;
+                    return Err(e);
+                }
             }
+        } else {
+            None
         };
         let mut instance = Instance {
             path,
@@ -142,7 +159,9 @@ impl Instance {
             page: vec![0; perf::page_size()],
         };
         if let Err(e) = fs::create_dir(&instance.path) {
-            journal.done(journal_id)?;
+            if let Some(id) = journal_id {
+                journal.done(id)?;
+            }
             instance.tracefs.release(journal)?;
             return Err(anyhow!(
                 "cannot make the tracefs instance {}: {e}",
@@ -278,9 +297,36 @@ impl Instance {
         if !handled {
             return Err(anyhow!(line));
         }
-        journal.done(self.journal_id)?;
+        if let Some(id) = self.journal_id {
+            journal.done(id)?;
+        }
         self.tracefs.release(journal)?;
         Ok(())
+    }
+}
+
+/// Removes the instances `jitterlab-<pid>` in `instances` whose jitterlab
+/// is dead (no `/proc/<pid>` under `root`): a private instance a crash
+/// left. A journaled one a dead jitterlab left is its journal's (a run
+/// refuses to start until `jitterlab restore` replays it), so none is
+/// here by then. What cannot be removed stays, quietly: it is not this
+/// run's.
+fn sweep(root: &Path, instances: &Path) {
+    let Ok(dir) = fs::read_dir(instances) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("jitterlab-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !root.join(format!("proc/{pid}")).exists() {
+            let _ = remove_instance(&entry.path());
+        }
     }
 }
 

@@ -214,6 +214,21 @@ impl Tracer {
         Tracer::start_with(Backend::from_env()?, root, cpus, events, journal)
     }
 
+    /// [`Tracer::start`] for a trace that lasts months (`jitterlab monitor`
+    /// of a real task): the private instance is not journaled, so tracing
+    /// takes no machine lock (mounting tracefs, where it is not mounted,
+    /// still does). The instance is removed on every stop the process
+    /// sees; one left by a crash is removed by the next tracer start
+    /// ([`instance`]).
+    pub fn start_private(
+        root: &Path,
+        cpus: &[u32],
+        events: &[TracePoint],
+        journal: &mut Journal,
+    ) -> Result<Tracer> {
+        Tracer::start_mode(Backend::from_env()?, root, cpus, events, journal, false)
+    }
+
     /// [`Tracer::start`] through `backend`.
     pub fn start_with(
         backend: Backend,
@@ -222,6 +237,18 @@ impl Tracer {
         events: &[TracePoint],
         journal: &mut Journal,
     ) -> Result<Tracer> {
+        Tracer::start_mode(backend, root, cpus, events, journal, true)
+    }
+
+    /// [`Tracer::start_with`], the instance journaled or not.
+    fn start_mode(
+        backend: Backend,
+        root: &Path,
+        cpus: &[u32],
+        events: &[TracePoint],
+        journal: &mut Journal,
+        journaled: bool,
+    ) -> Result<Tracer> {
         let points: Vec<TracePoint> = if events.is_empty() {
             TracePoint::ALL.to_vec()
         } else {
@@ -229,7 +256,7 @@ impl Tracer {
         };
         let cpus = traced_cpus(root, cpus)?;
         if backend == Backend::Tracefs {
-            let (instance, decoders) = Instance::start(root, &cpus, &points, journal)?;
+            let (instance, decoders) = Instance::start(root, &cpus, &points, journal, journaled)?;
             return Ok(Tracer {
                 merger: Merger::new(instance.cpus.len()),
                 source: Source::Tracefs(instance),

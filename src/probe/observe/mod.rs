@@ -57,6 +57,7 @@
 //! directory) and is stopped in the teardown.
 
 pub mod flags;
+pub mod monitored;
 pub mod place;
 pub(crate) mod report;
 pub mod source;
@@ -67,6 +68,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use jitterlab_core::observe::brief::top_parts;
 use jitterlab_core::observe::cycles::{
     most_periodic, near_period, ObservedCycle, Observer, ObserverConfig, ReleaseSource,
     StartSource, HISTORY_NS, INFER_PERIODS,
@@ -102,6 +104,9 @@ const MAX_HELD: usize = 100_000;
 /// chosen, ns: a thread it starts later becomes a candidate.
 const SCAN_NS: u64 = 100_000_000;
 
+/// How often a monitor checks that its task still runs, ns.
+const CHECK_NS: u64 = 1_000_000_000;
+
 /// How long the observer sleeps when there is nothing to read.
 const IDLE: Duration = Duration::from_millis(5);
 
@@ -134,6 +139,9 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         notes: Vec::new(),
         placement: None,
         context: Vec::new(),
+        monitor: cell.stop == crate::runner::Stop::Never,
+        asked: params.target.clone(),
+        reattached: 0,
     };
     if let Some(file) = &params.replay {
         let path = PathBuf::from(file);
@@ -149,7 +157,13 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let online: Vec<usize> = crate::system::host::online_cpus(cell.root)?
         .iter()
         .collect();
-    let mut source = live_source(cell.root, &online, params.explain, journal)?;
+    // A monitor's trace lasts months: its private instance is not
+    // journaled, so it holds no machine lock (see `monitored`).
+    let mut source = if probe.monitor {
+        source::private_source(cell.root, &online, params.explain, journal)?
+    } else {
+        live_source(cell.root, &online, params.explain, journal)?
+    };
     let tids: Vec<u32> = probe.candidates.iter().map(|c| c.tid).collect();
     probe.notes = source.watch(&tids);
     probe.source = Some(source);
@@ -241,6 +255,13 @@ pub struct ObserveProbe {
     placement: Option<jitterlab_core::observe::placement::Placement>,
     /// Its lines, for the teardown's (a bench cell's context).
     context: Vec<String>,
+    /// Measured under `jitterlab monitor` (never ends by itself): the
+    /// task's end is watched, and each window noted ([`monitored`]).
+    monitor: bool,
+    /// The target as asked, to find its thread again (`--comm`).
+    asked: ObserveTarget,
+    /// Times a monitor re-attached to a new thread of its `--comm`.
+    reattached: u64,
 }
 
 /// What the measuring loop keeps besides the recorder.
@@ -309,10 +330,13 @@ impl ObserveProbe {
         }
         d.t0_ns = Some(c.t0_ns);
         d.t0_source = Some(c.t0_source);
+        let window = at.saturating_sub(tally.t0) / self.window_ns.max(1);
+        if self.monitor {
+            monitored::note_cycle(window, c.cpu);
+        }
         if !self.explain {
             return;
         }
-        let window = at.saturating_sub(tally.t0) / self.window_ns.max(1);
         if tally.window != Some(window) {
             tally.close_window();
             tally.window = Some(window);
@@ -327,6 +351,9 @@ impl ObserveProbe {
             return;
         }
         let x = observer.explain(c);
+        if worst && self.monitor {
+            monitored::note_worst(window, c.latency_ns, top_parts(&x, 3));
+        }
         if worst {
             tally.worst = Some((c.latency_ns, x.clone(), over));
         }
@@ -371,8 +398,47 @@ impl Probe for ObserveProbe {
         let mut recorded = 0u64;
         // The candidates seen switched in at a real-time priority.
         let mut realtime: Vec<u32> = Vec::new();
-        let done = |n: u64| self.count.is_some_and(|c| n >= c);
+        let count = self.count;
+        let done = |n: u64| count.is_some_and(|c| n >= c);
+        let mut next_check = jitterlab_sys::monotonic_ns() + CHECK_NS;
+        // A monitor whose `--comm` task is gone, waiting for its new thread.
+        let mut waiting = false;
         'outer: while !start.stop.load(Relaxed) && !done(recorded) {
+            if self.monitor && !self.replay {
+                let now = jitterlab_sys::monotonic_ns();
+                if now >= next_check {
+                    next_check = now + CHECK_NS;
+                    let gone = match chosen {
+                        Some(tid) => !target::alive(&self.root, tid),
+                        None => !tids.iter().any(|&t| target::alive(&self.root, t)),
+                    };
+                    if gone || waiting {
+                        match self.task_gone(chosen, &mut waiting) {
+                            Gone::Ended => break 'outer,
+                            Gone::Waiting => {}
+                            Gone::Found(found) => {
+                                tids = found.iter().map(|c| c.tid).collect();
+                                self.candidates = found;
+                                // A new model: the old thread's state goes.
+                                config.tids = tids.clone();
+                                observer = Observer::new(&config);
+                                chosen = (tids.len() == 1).then(|| tids[0]);
+                                held.clear();
+                                first = None;
+                                let notes = source.watch(&tids);
+                                self.notes.extend(notes);
+                            }
+                        }
+                    }
+                }
+            }
+            if waiting {
+                // Nothing to measure: the trace is read and dropped.
+                batch.clear();
+                source.read(&mut batch)?;
+                std::thread::sleep(IDLE);
+                continue;
+            }
             if let Some(pid) = self.process.filter(|_| chosen.is_none() && !self.replay) {
                 let now = jitterlab_sys::monotonic_ns();
                 if now >= next_scan {
@@ -506,6 +572,15 @@ impl Probe for ObserveProbe {
         // Back for the teardown, which stops it.
         self.source = Some(source);
         let mut warnings: Vec<String> = self.notes.drain(..).collect();
+        if self.reattached > 0 {
+            warnings.push(format!(
+                "the task of {} restarted: re-attached {} time(s) to its new thread; the cycles are those of each thread in turn",
+                self.target, self.reattached
+            ));
+        }
+        if let Some(why) = monitored::ended() {
+            warnings.push(why);
+        }
         if d.not_measured > 0 {
             warnings.push(format!(
                 "{} cycles not measured: the kernel dropped {} trace events",
@@ -543,6 +618,69 @@ impl Probe for ObserveProbe {
             }
         }
         lines
+    }
+}
+
+/// What a monitor does once its task's thread is gone.
+enum Gone {
+    /// The monitor ends (`--pid`, `--tid`): said in [`monitored::end`].
+    Ended,
+    /// No thread of its `--comm` runs yet: checked again.
+    Waiting,
+    /// The threads of its `--comm` that run now: re-attached to them.
+    Found(Vec<Candidate>),
+}
+
+impl ObserveProbe {
+    /// The monitored thread `chosen` (else every candidate) is gone, or
+    /// the monitor is `waiting` for its `--comm` to run again: ends the
+    /// monitor of a `--pid`/`--tid`, or finds the new thread of the name.
+    fn task_gone(&mut self, chosen: Option<u32>, waiting: &mut bool) -> Gone {
+        let which = match chosen {
+            Some(tid) => {
+                let comm = self
+                    .candidates
+                    .iter()
+                    .find(|c| c.tid == tid)
+                    .map(|c| format!(" ({})", c.comm))
+                    .unwrap_or_default();
+                format!("tid {tid}{comm}")
+            }
+            None => "every thread of it".into(),
+        };
+        let ObserveTarget::Comm(name) = &self.asked else {
+            monitored::end(format!(
+                "the monitored task ended: {which} of {} is gone; the monitor stops (exit status {}); monitor --comm NAME follows a task that restarts",
+                self.target,
+                monitored::TASK_ENDED_STATUS
+            ));
+            return Gone::Ended;
+        };
+        let found: Vec<Candidate> = target::in_proc(&self.root, &self.asked)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| Some(c.tid) != chosen)
+            .collect();
+        if found.is_empty() {
+            if !*waiting {
+                *waiting = true;
+                crate::output::errln!(
+                    "jitterlab: monitor: {which} of {} is gone; waiting for a thread named {name} to run again",
+                    self.target
+                );
+            }
+            return Gone::Waiting;
+        }
+        *waiting = false;
+        self.reattached += 1;
+        let tids: Vec<String> = found.iter().map(|c| c.tid.to_string()).collect();
+        crate::output::errln!(
+            "jitterlab: monitor: {which} of {} is gone; re-attached to the thread(s) named {name} now running: tid {} (re-attach {})",
+            self.target,
+            tids.join(", "),
+            self.reattached
+        );
+        Gone::Found(found)
     }
 }
 

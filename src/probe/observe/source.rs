@@ -61,6 +61,21 @@ pub fn live_source(
     Ok(Box::new(LiveSource { tracer, explain }))
 }
 
+/// [`live_source`] whose private tracefs instance is not journaled
+/// ([`Tracer::start_private`]): `jitterlab monitor` of a real task, which
+/// then holds no machine lock for the months it runs.
+pub fn private_source(
+    root: &Path,
+    cpus: &[usize],
+    explain: bool,
+    journal: &mut Journal,
+) -> Result<Box<dyn EventSource>> {
+    let cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
+    let points = filter::selection(&[], explain).points;
+    let tracer = Tracer::start_private(root, &cpus, &points, journal)?;
+    Ok(Box::new(LiveSource { tracer, explain }))
+}
+
 /// The live trace: the tracer, stopped when the probe is torn down.
 struct LiveSource {
     tracer: Tracer,

@@ -98,6 +98,20 @@ pub fn in_proc(root: &Path, target: &ObserveTarget) -> Result<Vec<Candidate>> {
     Ok(found)
 }
 
+/// Whether thread `tid` under `root` still runs: its `/proc` entry is
+/// there and it is not a zombie (exited, not yet reaped).
+pub fn alive(root: &Path, tid: u32) -> bool {
+    let dir = root.join(format!("proc/{tid}"));
+    match std::fs::read_to_string(dir.join("stat")) {
+        // The state follows the name, which may hold any character.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| !matches!(state, 'Z' | 'X' | 'x')),
+        Err(_) => dir.join("comm").is_file(),
+    }
+}
+
 /// The threads of a started command, `pid`, under `root`.
 pub fn of_command(root: &Path, pid: u32) -> Vec<Candidate> {
     threads_of(root, pid)
@@ -209,6 +223,19 @@ mod tests {
         assert_eq!(of_command(r, 100).len(), 2);
         assert_eq!(started_since(r, 100, &[100]), [c(101, "plc-task")]);
         assert_eq!(started_since(r, 100, &[101, 100]), []);
+    }
+
+    #[test]
+    fn a_thread_gone_or_a_zombie_is_not_alive() {
+        let root = fake_proc();
+        let r = root.path();
+        assert!(alive(r, 200));
+        assert!(!alive(r, 300));
+        let stat = |s: &str| std::fs::write(r.join("proc/200/stat"), s).unwrap();
+        stat("200 (plc) task) S 1 200 200 0 -1");
+        assert!(alive(r, 200));
+        stat("200 (plc) task) Z 1 200 200 0 -1");
+        assert!(!alive(r, 200));
     }
 
     #[test]

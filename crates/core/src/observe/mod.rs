@@ -10,6 +10,7 @@
 //! kernel's hrtimer expiries use; everything here is pure arithmetic over
 //! that stream, so recorded sequences test it exactly.
 
+pub mod brief;
 pub mod cycles;
 pub mod decode;
 pub mod detail;
