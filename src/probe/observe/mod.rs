@@ -648,10 +648,14 @@ impl ObserveProbe {
             }
             None => "every thread of it".into(),
         };
+        // `tid 42 (plc) of pid 40`; a `--tid` is named once.
+        let of = match &self.asked {
+            ObserveTarget::Tid(_) => String::new(),
+            _ => format!(" of {}", self.target),
+        };
         let ObserveTarget::Comm(name) = &self.asked else {
             monitored::end(format!(
-                "the monitored task ended: {which} of {} is gone; the monitor stops (exit status {}); monitor --comm NAME follows a task that restarts",
-                self.target,
+                "the monitored task ended: {which}{of} is gone; the monitor stops (exit status {}); monitor --comm NAME follows a task that restarts",
                 monitored::TASK_ENDED_STATUS
             ));
             return Gone::Ended;
@@ -665,8 +669,7 @@ impl ObserveProbe {
             if !*waiting {
                 *waiting = true;
                 crate::output::errln!(
-                    "jitterlab: monitor: {which} of {} is gone; waiting for a thread named {name} to run again",
-                    self.target
+                    "jitterlab: monitor: {which}{of} is gone; waiting for a thread named {name} to run again"
                 );
             }
             return Gone::Waiting;
@@ -675,8 +678,7 @@ impl ObserveProbe {
         self.reattached += 1;
         let tids: Vec<String> = found.iter().map(|c| c.tid.to_string()).collect();
         crate::output::errln!(
-            "jitterlab: monitor: {which} of {} is gone; re-attached to the thread(s) named {name} now running: tid {} (re-attach {})",
-            self.target,
+            "jitterlab: monitor: {which}{of} is gone; re-attached to the thread(s) named {name} now running: tid {} (re-attach {})",
             tids.join(", "),
             self.reattached
         );
