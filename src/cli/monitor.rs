@@ -151,6 +151,12 @@ pub struct MonitorArgs {
     /// cycle (its three largest parts).
     #[arg(long, env = "JITTERLAB_EXPLAIN")]
     pub explain: bool,
+
+    /// With --comm: find the thread among the processes of this running
+    /// container (podman or docker) only; after a restart, in the
+    /// container running under that name then.
+    #[arg(long, value_name = "NAME", env = "JITTERLAB_CONTAINER")]
+    pub container: Option<String>,
 }
 
 fn metrics_addr(s: &str) -> Result<SocketAddr, String> {
@@ -294,6 +300,11 @@ impl MonitorArgs {
             given.push(("--comm", Task::Comm(c.clone())));
         }
         let Some((flag, _)) = given.first() else {
+            if let Some(name) = &self.container {
+                return Err(bad(format!(
+                    "--container {name} takes --comm NAME: the thread to monitor in it"
+                )));
+            }
             if self.period.is_some() || self.explain {
                 return Err(bad(format!(
                     "{} applies to a monitored task: give --pid PID, --tid TID or --comm NAME (the wake-up probe's own period is --interval)",
@@ -337,6 +348,7 @@ impl MonitorArgs {
             explain: self.explain,
             cpu: None,
             replay: None,
+            container: self.container.clone(),
             common: CommonArgs {
                 duration: None,
                 cycles: None,

@@ -71,6 +71,11 @@ pub struct ObserveRunArgs {
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
 
+    /// Find the --comm thread among the processes of this running
+    /// container (podman or docker) only; it is observed from the host.
+    #[arg(long, value_name = "NAME")]
+    pub container: Option<String>,
+
     /// Read the events from a recording (JSON lines) instead of the live
     /// trace.
     #[arg(long, hide = true, value_name = "FILE")]
@@ -142,6 +147,13 @@ pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
             "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists",
         ));
     }
+    if let Some(name) = &a.container {
+        if !matches!(target, ObserveTarget::Comm(_)) || a.replay.is_some() {
+            return Err(bad(format!(
+                "--container {name} takes --comm NAME: the ids inside a container are not the host's, and a recording has no container"
+            )));
+        }
+    }
     if a.period == Some(0) {
         return Err(bad(
             "--period must be positive; give e.g. --period 1ms, or leave it out to infer it",
@@ -160,6 +172,7 @@ pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
         target,
         explain: a.explain,
         replay: a.replay.as_ref().map(|p| p.display().to_string()),
+        container: a.container.clone(),
     };
     super::check(root, &params)?;
     let period = a.period.unwrap_or(0);
@@ -224,6 +237,7 @@ mod tests {
                 target: ObserveTarget::Tid(200),
                 explain: false,
                 replay: None,
+                container: None,
             })
         );
         let one = run(

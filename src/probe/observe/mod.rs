@@ -56,6 +56,7 @@
 //! journaled, killed if jitterlab dies, output to files in a work
 //! directory) and is stopped in the teardown.
 
+pub mod container;
 pub mod flags;
 pub mod monitored;
 pub mod place;
@@ -141,6 +142,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         context: Vec::new(),
         monitor: cell.stop == crate::runner::Stop::Never,
         asked: params.target.clone(),
+        container: params.container.clone(),
         reattached: 0,
     };
     if let Some(file) = &params.replay {
@@ -150,7 +152,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         probe.source = Some(Box::new(src));
         return Ok(Probes::threads(vec![Box::new(probe)]));
     }
-    probe.candidates = target::in_proc(cell.root, &params.target)?;
+    probe.candidates = candidates(cell.root, &params.target, params.container.as_deref())?;
     let config = &cell.spec.configurations[cell.cell.configuration];
     let started = matches!(params.target, ObserveTarget::Command(_));
     probe.placement = Some(place::asked(config, started));
@@ -198,6 +200,19 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     Ok(Probes::threads(vec![Box::new(probe)]))
 }
 
+/// `target`'s threads in the running system under `root`; with
+/// `container`, among that container's processes only (a `--comm`).
+fn candidates(
+    root: &Path,
+    target: &ObserveTarget,
+    container: Option<&str>,
+) -> Result<Vec<Candidate>> {
+    match (container, target) {
+        (Some(name), ObserveTarget::Comm(comm)) => container::candidates(root, name, comm),
+        _ => target::in_proc(root, target),
+    }
+}
+
 /// The started command, as a neighbour runs it.
 fn command_spec(argv: &[String]) -> NeighbourSpec {
     NeighbourSpec {
@@ -225,7 +240,7 @@ pub fn check(root: &Path, params: &ObserveParams) -> Result<()> {
         }
         (None, ObserveTarget::Command(argv)) => neighbour::check_tools(&[command_spec(argv)])?,
         (None, t) => {
-            target::in_proc(root, t)?;
+            candidates(root, t, params.container.as_deref())?;
         }
     }
     Ok(())
@@ -260,6 +275,8 @@ pub struct ObserveProbe {
     monitor: bool,
     /// The target as asked, to find its thread again (`--comm`).
     asked: ObserveTarget,
+    /// The container its thread is looked for in (`--container`).
+    container: Option<String>,
     /// Times a monitor re-attached to a new thread of its `--comm`.
     reattached: u64,
 }
@@ -660,7 +677,7 @@ impl ObserveProbe {
             ));
             return Gone::Ended;
         };
-        let found: Vec<Candidate> = target::in_proc(&self.root, &self.asked)
+        let found: Vec<Candidate> = candidates(&self.root, &self.asked, self.container.as_deref())
             .unwrap_or_default()
             .into_iter()
             .filter(|c| Some(c.tid) != chosen)

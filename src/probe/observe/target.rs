@@ -44,7 +44,7 @@ fn comm_of(path: &Path) -> Option<String> {
 }
 
 /// The threads of process `pid` under `root`.
-fn threads_of(root: &Path, pid: u32) -> Vec<Candidate> {
+pub fn threads_of(root: &Path, pid: u32) -> Vec<Candidate> {
     let task = root.join(format!("proc/{pid}/task"));
     ids(&task)
         .into_iter()

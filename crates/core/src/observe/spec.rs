@@ -55,6 +55,10 @@ pub struct ObserveParams {
     /// instead of the live trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,
+    /// The container the target's thread runs in (`--container`): the
+    /// name is looked up among its processes only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 impl Default for ObserveParams {
@@ -65,6 +69,7 @@ impl Default for ObserveParams {
             target: ObserveTarget::Tid(0),
             explain: false,
             replay: None,
+            container: None,
         }
     }
 }
@@ -152,6 +157,7 @@ pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
         target,
         explain: t.flag("explain")?.unwrap_or(false),
         replay: None,
+        container: None,
     }))
 }
 
@@ -182,6 +188,7 @@ mod tests {
                 target: ObserveTarget::Comm("plc".into()),
                 explain: true,
                 replay: None,
+                container: None,
             })
         );
         // No period: inferred (0); a command; stored and read back.
