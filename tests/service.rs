@@ -34,18 +34,24 @@ const INSTALLED_BIN: &str = "/usr/bin/jitterlab";
 /// The variables `jitterlab monitor` reads, with the default each stands
 /// for (`None`: not given unless set); the test checks the names against
 /// the command line's source (`cli_variables()`).
-const MONITOR_VARIABLES: [(&str, Option<&str>); 6] = [
+const MONITOR_VARIABLES: [(&str, Option<&str>); 12] = [
     ("JITTERLAB_DB", None), // global; the unit sets it (unit_environment)
     ("JITTERLAB_CPUS", None),
     ("JITTERLAB_INTERVAL", Some("1ms")),
     ("JITTERLAB_SERIES", Some("default")),
     ("JITTERLAB_METRICS", None), // the unit sets it (unit_environment)
     ("JITTERLAB_MAX_LATENCY", None),
+    ("JITTERLAB_COMM", None),
+    ("JITTERLAB_PID", None),
+    ("JITTERLAB_TID", None),
+    ("JITTERLAB_PERIOD", None),
+    ("JITTERLAB_CONTAINER", None),
+    ("JITTERLAB_EXPLAIN", None),
 ];
 
 /// The flags of `jitterlab monitor` the settings file may mention; the
 /// test checks each against `jitterlab monitor --help`.
-const MONITOR_FLAGS: [&str; 16] = [
+const MONITOR_FLAGS: [&str; 22] = [
     "--db",
     "--cpus",
     "--interval",
@@ -62,6 +68,12 @@ const MONITOR_FLAGS: [&str; 16] = [
     "--strict",
     "--no-dma-latency",
     "--progress",
+    "--comm",
+    "--pid",
+    "--tid",
+    "--period",
+    "--container",
+    "--explain",
 ];
 
 fn read(rel: &str) -> String {
@@ -256,6 +268,7 @@ fn unit_has_exactly_the_directives_that_matter() {
         ("Service", "TimeoutStopSec", "30s"),
         ("Service", "Restart", "always"),
         ("Service", "RestartSec", "10s"),
+        ("Service", "RestartPreventExitStatus", "3"),
         ("Install", "WantedBy", "multi-user.target"),
     ]
     .iter()

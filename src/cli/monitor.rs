@@ -9,6 +9,11 @@
 //! not fail the run (a monitor has no end to fail at) but logs each window
 //! over it to the system log at priority warning.
 //!
+//! With `--pid`, `--tid` or `--comm` (and `--period`, `--explain`,
+//! `--container`) it monitors the user's own task instead: `run
+//! observe`'s one-cell spec, checked by its flags (the same messages),
+//! under the same monitor options ([`MonitorArgs::observed`]).
+//!
 //! Every flag a service sets can come from the environment
 //! (`JITTERLAB_CPUS`, `JITTERLAB_METRICS` …), which is how the systemd
 //! unit reads `/etc/default/jitterlab`; a variable set but empty counts as

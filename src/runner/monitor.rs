@@ -20,6 +20,12 @@
 //!   through in the window (steal time, interrupts, softirqs: the kernel's
 //!   counters read at each window's end), and counted in the live metrics.
 //!
+//! **A monitored task** (`monitor --comm/--pid/--tid`: the observe probe
+//! under this writer): its window rows are its observer thread's, so an
+//! alert takes the task's CPUs and, with `--explain`, its worst cycle's
+//! short explanation from the probe's notes of that window
+//! ([`crate::probe::observe::monitored`]).
+//!
 //! **Wall time.** Window rows are numbered from the run's first release on
 //! the monotonic clock; rollups are aligned to the wall clock. Each drain
 //! reads both clocks and converts with their current offset, so a clock
@@ -478,6 +484,31 @@ mod tests {
             metrics: ProbeKind::Wakeup.metrics(),
             stats,
         }
+    }
+
+    #[test]
+    fn a_task_s_alert_names_its_cpus_and_its_worst_cycle_s_causes() {
+        let note = WindowNote {
+            window: 7,
+            cpus: vec![2, 3],
+            worst: Some((
+                812_000,
+                "cycle 1234 late by 812.000us: ksoftirqd/2 (pid 21, prio 120) 640.000us".into(),
+            )),
+        };
+        assert_eq!(
+            task_alert(&note, 812_000, 500_000, "2026-11-27T10:00:00.000Z".into(), "steal 0ns; no interrupts"),
+            "task latency 812.000us over --max-latency 500.000us on CPUs 2-3 at 2026-11-27T10:00:00.000Z; in that window the task's CPU had steal 0ns; no interrupts; worst cycle 1234 late by 812.000us: ksoftirqd/2 (pid 21, prio 120) 640.000us"
+        );
+        let plain = WindowNote {
+            cpus: vec![1],
+            worst: None,
+            ..note
+        };
+        assert_eq!(
+            task_alert(&plain, 600_000, 500_000, "T".into(), "no counters"),
+            "task latency 600.000us over --max-latency 500.000us on CPU 1 at T; in that window the task's CPU had no counters"
+        );
     }
 
     #[test]

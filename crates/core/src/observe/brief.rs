@@ -41,7 +41,7 @@ pub fn top_parts(x: &Explanation, n: usize) -> String {
         ));
     }
     // Stable: equal parts keep the full line's order.
-    parts.sort_by(|a, b| b.0.cmp(&a.0));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     let left = parts.len().saturating_sub(n);
     let shown: Vec<String> = parts.into_iter().take(n).map(|(_, s)| s).collect();
     let mut o = format!(
