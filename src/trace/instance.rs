@@ -351,3 +351,26 @@ fn prepare(tracefs: &Tracefs, points: &[TracePoint]) -> Result<(Decoders, PageLa
     }
     Ok((decoders, layout))
 }
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_instances_of_dead_jitterlabs_are_swept() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        std::fs::create_dir_all(r.join("proc/4242")).unwrap();
+        let instances = r.join("sys/kernel/tracing/instances");
+        for name in ["jitterlab-4242", "jitterlab-4243", "trace-cmd", "jitterlab-x"] {
+            std::fs::create_dir_all(instances.join(name)).unwrap();
+        }
+        sweep(r, &instances);
+        let mut left: Vec<String> = std::fs::read_dir(&instances)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["jitterlab-4242", "jitterlab-x", "trace-cmd"]);
+    }
+}
