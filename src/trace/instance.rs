@@ -362,7 +362,12 @@ mod sweep_tests {
         let r = root.path();
         std::fs::create_dir_all(r.join("proc/4242")).unwrap();
         let instances = r.join("sys/kernel/tracing/instances");
-        for name in ["jitterlab-4242", "jitterlab-4243", "trace-cmd", "jitterlab-x"] {
+        for name in [
+            "jitterlab-4242",
+            "jitterlab-4243",
+            "trace-cmd",
+            "jitterlab-x",
+        ] {
             std::fs::create_dir_all(instances.join(name)).unwrap();
         }
         sweep(r, &instances);
