@@ -260,9 +260,29 @@ fn live_a_monitored_comm_is_measured_per_window_and_followed_when_it_restarts() 
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let first = Helper::start("jl-mon-comm");
-    let m = Monitor::start(d, &["--comm", "jl-mon-comm"]);
+    // Every window over 1 us alerts, with its worst cycle explained.
+    let m = Monitor::start(
+        d,
+        &["--comm", "jl-mon-comm", "--max-latency", "1us", "--explain"],
+    );
     wait_windows(d, 3, 30, &m);
     let monitor_pid = m.child.id();
+    // It changed nothing the journal would hold: no journal, no lock.
+    assert!(!d.join("journal.json").exists(), "{}", m.text());
+    // Where there is no journald, the alerts are on stderr: the task's
+    // CPU (a helper that is not pinned runs on any) and the worst cycle.
+    if m.text().contains("jitterlab: monitor: alerts go to stderr") {
+        let said = m.text();
+        let alert = said
+            .lines()
+            .find(|l| l.starts_with("jitterlab: warning: task latency "))
+            .unwrap_or_else(|| panic!("no alert\n{said}"));
+        assert!(
+            alert.contains(" over --max-latency 1.000us on CPU"),
+            "{alert}"
+        );
+        assert!(alert.contains("; worst cycle "), "{alert}");
+    }
 
     // Beside it, a run proceeds: the monitor holds no machine lock (one
     // another jitterlab holds is waited out).
