@@ -136,10 +136,10 @@ fn command(cli: &Cli) -> anyhow::Result<ExitCode> {
             let _served = metrics::serve(a.metrics, &cli.sysroot, "monitor")?;
             let code = runner::run(&cli.sysroot, &db, &spec, &options)?;
             // A monitored --pid/--tid task that ended ends the monitor.
-            match probe::observe::monitored::ended() {
+            match probe::watch::ended() {
                 Some(why) => {
                     output::errln!("jitterlab: monitor: {why}");
-                    Ok(ExitCode::from(probe::observe::monitored::TASK_ENDED_STATUS))
+                    Ok(ExitCode::from(probe::watch::TASK_ENDED_STATUS))
                 }
                 None => Ok(code),
             }

@@ -205,6 +205,7 @@ pub mod scan;
 pub mod sleep;
 pub mod timerlat;
 pub mod token;
+pub mod watch;
 
 /// One cell of the typed spec, planned: everything a probe is built from.
 pub struct Cell<'a> {

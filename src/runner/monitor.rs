@@ -24,7 +24,7 @@
 //! under this writer): its window rows are its observer thread's, so an
 //! alert takes the task's CPUs and, with `--explain`, its worst cycle's
 //! short explanation from the probe's notes of that window
-//! ([`crate::probe::observe::monitored`]).
+//! ([`crate::probe::watch`]).
 //!
 //! **Wall time.** Window rows are numbered from the run's first release on
 //! the monotonic clock; rollups are aligned to the wall clock. Each drain
@@ -57,7 +57,7 @@ use jitterlab_core::window::WindowRow;
 use jitterlab_sys as sys;
 
 use crate::output::errln;
-use crate::probe::observe::monitored::{self, WindowNote};
+use crate::probe::watch::{self, WindowNote};
 use crate::store::monitor::{Pruner, Resumed, Segment};
 use crate::store::Store;
 use crate::system::counters::{self, Counters};
@@ -325,7 +325,7 @@ impl Watch {
         // A monitored task's rows are its observer's: the task's CPUs and
         // worst cycles come beside them.
         let last = rows.iter().map(|r| r.window).max().unwrap_or(0);
-        let notes = monitored::take_until(last);
+        let notes = watch::take_until(last);
         for row in rows {
             let Some(st) = row.stat("latency").filter(|s| s.count > 0) else {
                 continue;

@@ -58,7 +58,6 @@
 
 pub mod container;
 pub mod flags;
-pub mod monitored;
 pub mod place;
 pub(crate) mod report;
 pub mod source;
@@ -82,7 +81,7 @@ use jitterlab_core::recorder::{slots, Sample, SampleSink};
 
 use crate::error::bad;
 use crate::neighbour::{self, NeighbourSpec};
-use crate::probe::{Cell, Probe, Probes, Recorder, Report, Start};
+use crate::probe::{watch, Cell, Probe, Probes, Recorder, Report, Start};
 use crate::system::journal::Journal;
 use crate::system::workdir::{self, WorkDir};
 pub use source::{live_source, EventSource, ReplaySource};
@@ -160,7 +159,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         .iter()
         .collect();
     // A monitor's trace lasts months: its private instance is not
-    // journaled, so it holds no machine lock (see `monitored`).
+    // journaled, so it holds no machine lock (see `crate::probe::watch`).
     let mut source = if probe.monitor {
         source::private_source(cell.root, &online, params.explain, journal)?
     } else {
@@ -271,7 +270,7 @@ pub struct ObserveProbe {
     /// Its lines, for the teardown's (a bench cell's context).
     context: Vec<String>,
     /// Measured under `jitterlab monitor` (never ends by itself): the
-    /// task's end is watched, and each window noted ([`monitored`]).
+    /// task's end is watched, and each window noted ([`watch`]).
     monitor: bool,
     /// The target as asked, to find its thread again (`--comm`).
     asked: ObserveTarget,
@@ -349,7 +348,7 @@ impl ObserveProbe {
         d.t0_source = Some(c.t0_source);
         let window = at.saturating_sub(tally.t0) / self.window_ns.max(1);
         if self.monitor {
-            monitored::note_cycle(window, c.cpu);
+            watch::note_cycle(window, c.cpu);
         }
         if !self.explain {
             return;
@@ -369,7 +368,7 @@ impl ObserveProbe {
         }
         let x = observer.explain(c);
         if worst && self.monitor {
-            monitored::note_worst(window, c.latency_ns, top_parts(&x, 3));
+            watch::note_worst(window, c.latency_ns, top_parts(&x, 3));
         }
         if worst {
             tally.worst = Some((c.latency_ns, x.clone(), over));
@@ -595,7 +594,7 @@ impl Probe for ObserveProbe {
                 self.target, self.reattached
             ));
         }
-        if let Some(why) = monitored::ended() {
+        if let Some(why) = watch::ended() {
             warnings.push(why);
         }
         if d.not_measured > 0 {
@@ -640,7 +639,7 @@ impl Probe for ObserveProbe {
 
 /// What a monitor does once its task's thread is gone.
 enum Gone {
-    /// The monitor ends (`--pid`, `--tid`): said in [`monitored::end`].
+    /// The monitor ends (`--pid`, `--tid`): said in [`watch::end`].
     Ended,
     /// No thread of its `--comm` runs yet: checked again.
     Waiting,
@@ -671,9 +670,9 @@ impl ObserveProbe {
             _ => format!(" of {}", self.target),
         };
         let ObserveTarget::Comm(name) = &self.asked else {
-            monitored::end(format!(
+            watch::end(format!(
                 "the monitored task ended: {which}{of} is gone; the monitor stops (exit status {}); monitor --comm NAME follows a task that restarts",
-                monitored::TASK_ENDED_STATUS
+                watch::TASK_ENDED_STATUS
             ));
             return Gone::Ended;
         };

@@ -1,19 +1,20 @@
-//! What `jitterlab monitor` of a real task learns from the observe probe
-//! beyond its window rows, handed from the observer thread to the
-//! monitor's writer.
+//! What a probe tells `jitterlab monitor`'s writer beyond its window rows,
+//! handed from the probe's thread to the writer; no kind is named here, a
+//! probe that has something to say calls it.
 //!
-//! A window row of the observe probe is the observer thread's, so its CPU
-//! is the observer's; an alert must name the CPUs the task's cycles ran
-//! on, and with `--explain` carry the window's worst cycle's explanation
-//! (its three largest parts, `jitterlab_core::observe::brief`). The probe
+//! The observe probe is the one that does: a window row of it is the
+//! observer thread's, so its CPU is the observer's; an alert must name the
+//! CPUs the task's cycles ran on, and with `--explain` carry the window's
+//! worst cycle's explanation (its three largest parts,
+//! `jitterlab_core::observe::brief`). The probe
 //! notes both per window here ([`note_cycle`], [`note_worst`]) before it
 //! records a cycle of a later window, so a row the writer drains has its
 //! note complete; the writer takes the notes up to its rows' last window
 //! ([`take_until`]). At most [`MAX_WINDOWS`] windows are kept (a writer
 //! that never takes them — no `--max-latency` — costs a bounded few KiB).
 //!
-//! It also carries how the task ended: a `--pid`/`--tid` target that
-//! exits ends the monitor ([`end`], read by the command for its exit
+//! It also carries how the measured task ended: a `--pid`/`--tid` target
+//! that exits ends the monitor ([`end`], read by the command for its exit
 //! status, [`TASK_ENDED_STATUS`]).
 
 use std::collections::VecDeque;
@@ -84,6 +85,9 @@ impl Notes {
     }
 }
 
+// One monitor per process (`jitterlab monitor` measures one cell), so its
+// notes are the process's: the probe thread and the writer share no other
+// object they could be handed through without every probe carrying it.
 static NOTES: Mutex<Option<Notes>> = Mutex::new(None);
 
 fn with<T>(f: impl FnOnce(&mut Notes) -> T) -> T {
