@@ -72,18 +72,10 @@ const REGISTRATION: &[(&str, &[&str])] = &[
 ];
 
 /// Files outside the kinds' folders that still name a kind: (kind, file).
-///
-/// `src/net/hosts.rs` holds every pair of network namespaces jitterlab
-/// makes (`ROUNDTRIP_PAIR`, `NETCYCLE_PAIR`: their names, their /30 and
-/// their messages), because `jitterlab restore` deletes only namespaces
-/// whose suffix is one of them and sits below the probes. Moving each pair
-/// into its kind's folder needs the restore to learn the suffixes from the
-/// registry (and `tests/net.rs`, `tests/rps.rs` to stop borrowing the
-/// round trip's pair).
-const KNOWN: &[(&str, &str)] = &[
-    ("netcycle", "src/net/hosts.rs"),
-    ("roundtrip", "src/net/hosts.rs"),
-];
+/// None: each kind's pair of network namespaces is its core folder's
+/// (`PAIR`, named by its descriptor), and `jitterlab restore` learns the
+/// namespaces it may delete from the descriptors.
+const KNOWN: &[(&str, &str)] = &[];
 
 fn production_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in fs::read_dir(dir).unwrap() {

@@ -35,6 +35,7 @@ pub mod limits;
 pub mod load;
 pub mod metrics_snapshot;
 pub mod netcycle;
+pub mod netns;
 pub mod noise;
 pub mod observe;
 pub mod outlier;

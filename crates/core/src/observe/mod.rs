@@ -65,6 +65,7 @@ pub const OBSERVE: ProbeDescriptor = ProbeDescriptor {
         "observe is N/A in a container: it reads the host kernel's tracepoints, which a container neither has nor may have; observe the container's task from the host with --pid, --tid or --comm",
     ),
     verdicts: None,
+    netns: None,
 };
 
 #[cfg(test)]

@@ -145,6 +145,7 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
     params: &crate::cyclic::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `wakeup`: timer wake-up latency, one thread per CPU.
@@ -166,6 +167,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
     params: &PLAIN_PERIODIC,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `chase`: a cache-sensitive pointer chase, in CPU cycles.
@@ -187,6 +189,7 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
     params: &crate::chase::params::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `ctxswitch`: two real-time threads handing a token back and forth.
@@ -209,6 +212,7 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
     params: &PLAIN_LATENCY,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `response`: an event made on another CPU answered by the real-time
@@ -235,6 +239,7 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
     params: &crate::response::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: Some(&crate::response::PAIR),
 };
 
 /// Why `timerlat` cannot measure in a container.
@@ -263,6 +268,7 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     params: &crate::timerlat::PARAMS,
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
     verdicts: None,
+    netns: None,
 };
 
 #[cfg(test)]
