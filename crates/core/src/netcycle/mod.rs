@@ -20,6 +20,7 @@
 pub mod defaults;
 pub mod params;
 mod spec;
+pub mod stamp;
 pub mod verdict;
 
 use std::net::Ipv4Addr;
