@@ -38,31 +38,11 @@ const NOT_PRODUCTION: &[&str] = &["crates/core/src/preset/"];
 /// The registration lines, per file, with `{kind}`, `{Kind}` and `{KIND}`
 /// standing for the kind's name (trimmed lines, compared whole).
 const REGISTRATION: &[(&str, &[&str])] = &[
-    // The binary's registry: the module, and the kind's `Registration`.
-    (
-        "src/probe/mod.rs",
-        &[
-            "pub mod {kind};",
-            "kind: ProbeKind::{Kind},",
-            "build: {kind}::build,",
-            "unavailable: Some({kind}::unavailable),",
-            "command: {kind}::flags::command,",
-            "one_cell: {kind}::flags::one_cell,",
-            "report: {kind}::report::PARTS,",
-        ],
-    ),
-    // Core's registry: the variant (alone in its file, below every kind),
-    // its place in `ALL`, its descriptor.
-    ("crates/core/src/probe/kind.rs", &["{Kind},"]),
-    (
-        "crates/core/src/probe/mod.rs",
-        &[
-            "ProbeKind::{Kind},",
-            "ProbeKind::{Kind} => &crate::{kind}::{KIND},",
-        ],
-    ),
-    // Core's module.
-    ("crates/core/src/lib.rs", &["pub mod {kind};"]),
+    // The binary's list of kinds: the module, and its `REGISTRATION`.
+    ("src/probe/mod.rs", &["{kind},"]),
+    // Core's list of kinds: the module, the `ProbeKind` variant, its place
+    // in `ALL`, its descriptor.
+    ("crates/core/src/lib.rs", &["{Kind} => {kind}::{KIND},"]),
     // `jitterlab analyze`, the netcycle probe's capture reader: the
     // command line's flags call it in the kind's folder.
     (
@@ -215,14 +195,110 @@ fn the_reading_of_a_file_leaves_out_comments_and_test_items() {
 fn a_registration_line_is_allowed_only_in_its_own_file() {
     assert_eq!(
         allowed("crates/core/src/lib.rs", "netcycle"),
-        ["pub mod netcycle;"]
+        ["Netcycle => netcycle::NETCYCLE,"]
     );
+    assert_eq!(allowed("src/probe/mod.rs", "roundtrip"), ["roundtrip,"]);
+    assert!(allowed("src/runner/mod.rs", "netcycle").is_empty());
+}
+
+/// True when a code line names the test-only `sleep` kind: the identifier
+/// `sleep`, `Sleep` or `SLEEP` outside string literals (`sleep` is also an
+/// English word, which the messages use), other than std's
+/// `thread::sleep`. `in_string` carries a string literal that goes on
+/// past the end of the line into the next.
+fn names_sleep(line: &str, in_string: &mut bool) -> bool {
+    let line = line.replace("'\\\"'", "' '").replace("'\"'", "' '");
+    let mut code = String::new();
+    let mut escaped = false;
+    for c in line.chars() {
+        if *in_string {
+            match (escaped, c) {
+                (false, '\\') => escaped = true,
+                (false, '"') => *in_string = false,
+                _ => escaped = false,
+            }
+            code.push(' ');
+        } else {
+            if c == '"' {
+                *in_string = true;
+            }
+            code.push(c);
+        }
+    }
+    let code = code.replace("thread::sleep", "thread::");
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == "sleep" || w == "Sleep" || w == "SLEEP")
+}
+
+/// Every production code line outside the `sleep` kind's two folders that
+/// names it: (file, trimmed line).
+fn sleep_lines(root: &Path) -> Vec<(String, String)> {
+    let folders = ["src/probe/sleep/", "crates/core/src/sleep/"];
+    let mut files = Vec::new();
+    production_files(&root.join("src"), &mut files);
+    production_files(&root.join("crates/core/src"), &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if folders.iter().any(|d| rel.starts_with(d)) {
+            continue;
+        }
+        let text = fs::read_to_string(f).unwrap();
+        let mut in_string = false;
+        for l in code(&text) {
+            if names_sleep(l, &mut in_string) {
+                out.push((rel.clone(), l.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// A kind is one folder per crate and one line per crate: the test-only
+/// `sleep` probe, with its parameters and its summary line, is named
+/// outside `src/probe/sleep/` and `crates/core/src/sleep/` by exactly its
+/// line in each crate's list of kinds (and the feature gate above each).
+#[test]
+fn the_sleep_probe_is_named_outside_its_folders_by_one_line_per_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     assert_eq!(
-        allowed("crates/core/src/probe/mod.rs", "roundtrip"),
+        sleep_lines(root),
         [
-            "ProbeKind::Roundtrip,",
-            "ProbeKind::Roundtrip => &crate::roundtrip::ROUNDTRIP,"
+            (
+                "crates/core/src/lib.rs".to_string(),
+                "Sleep => sleep::SLEEP,".to_string()
+            ),
+            ("src/probe/mod.rs".to_string(), "sleep,".to_string()),
         ]
     );
-    assert!(allowed("src/runner/mod.rs", "netcycle").is_empty());
+}
+
+#[test]
+fn sleep_is_read_as_the_kind_only_where_code_names_it() {
+    for yes in [
+        "sleep,",
+        "Sleep => sleep::SLEEP,",
+        "ProbeKind::Sleep => 1,",
+        "use crate::sleep::SleepParams;",
+        "x(\"a\", sleep::build)",
+        "if c == '\"' { sleep::X }",
+    ] {
+        assert!(names_sleep(yes, &mut false), "{yes}");
+    }
+    for no in [
+        "std::thread::sleep(Duration::from_millis(5));",
+        "\"Sleep until a frame comes\",",
+        "\"then sleep (a \\\"CN\\\" answering\",",
+        "sys::sleep_until_ns(t)",
+        "let asleep = 1;",
+    ] {
+        assert!(!names_sleep(no, &mut false), "{no}");
+    }
+    // A string that goes on into the next line.
+    let mut in_string = false;
+    assert!(!names_sleep("f(\"a message that", &mut in_string));
+    assert!(in_string);
+    assert!(names_sleep("goes on to sleep\", sleep)", &mut in_string));
+    assert!(!in_string);
 }

@@ -911,5 +911,16 @@ impl NetcycleProbe {
     }
 }
 
+/// How the runner measures the `netcycle` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Netcycle,
+    build,
+    unavailable: Some(unavailable),
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::ProbeCpus,
+};
+
 #[cfg(test)]
 mod tests;

@@ -597,3 +597,14 @@ fn choose_among(
 ) -> Option<u32> {
     most_periodic(&periods_of(held, keep), min_periods)
 }
+
+/// How the runner measures the `observe` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Observe,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::Observer,
+};

@@ -886,5 +886,16 @@ impl RoundtripProbe {
     }
 }
 
+/// How the runner measures the `roundtrip` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Roundtrip,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::ProbeCpus,
+};
+
 #[cfg(test)]
 mod tests;

@@ -38,41 +38,35 @@ pub use kind::ProbeKind;
 use crate::spec::{ParamTable, PlainParams};
 use descriptor::cycles;
 
-impl ProbeKind {
-    /// Every probe kind, in the order the CLI lists them.
-    pub const ALL: &'static [ProbeKind] = &[
-        ProbeKind::Cyclic,
-        ProbeKind::Wakeup,
-        ProbeKind::Chase,
-        ProbeKind::Ctxswitch,
-        ProbeKind::Response,
-        ProbeKind::Timerlat,
-        ProbeKind::Roundtrip,
-        ProbeKind::Netcycle,
-        ProbeKind::Observe,
-        #[cfg(feature = "test-probe")]
-        ProbeKind::Sleep,
-    ];
+/// `ProbeKind::ALL` and `ProbeKind::descriptor` of every kind
+/// [`for_each_kind`] lists.
+macro_rules! kind_registry {
+    (
+        in probe { $( $(#[doc = $pdoc:literal])* $p:ident => $pdesc:ident, )* }
+        $( $(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $k:ident => $m:ident :: $desc:ident, )*
+    ) => {
+        impl ProbeKind {
+            /// Every probe kind, in the order the CLI lists them.
+            pub const ALL: &'static [ProbeKind] = &[
+                $( ProbeKind::$p, )*
+                $( $(#[cfg($cfg)])? ProbeKind::$k, )*
+            ];
 
-    /// The kind's descriptor. With the variant and [`ProbeKind::ALL`],
-    /// this arm is a kind's registration in core: everything else about
-    /// it (its parameters, its checks, its verdicts) its descriptor says.
-    pub fn descriptor(self) -> &'static ProbeDescriptor {
-        match self {
-            ProbeKind::Cyclic => &CYCLIC,
-            ProbeKind::Wakeup => &WAKEUP,
-            ProbeKind::Chase => &CHASE,
-            ProbeKind::Ctxswitch => &CTXSWITCH,
-            ProbeKind::Response => &RESPONSE,
-            ProbeKind::Timerlat => &TIMERLAT,
-            ProbeKind::Roundtrip => &crate::roundtrip::ROUNDTRIP,
-            ProbeKind::Netcycle => &crate::netcycle::NETCYCLE,
-            ProbeKind::Observe => &crate::observe::OBSERVE,
-            #[cfg(feature = "test-probe")]
-            ProbeKind::Sleep => &crate::sleep::SLEEP,
+            /// The kind's descriptor: everything else about it (its
+            /// parameters, its checks, its verdicts) its descriptor says.
+            pub fn descriptor(self) -> &'static ProbeDescriptor {
+                match self {
+                    $( ProbeKind::$p => &$pdesc, )*
+                    $( $(#[cfg($cfg)])? ProbeKind::$k => &crate::$m::$desc, )*
+                }
+            }
         }
-    }
+    };
+}
 
+for_each_kind!(kind_registry);
+
+impl ProbeKind {
     /// The kind named `name` ([`ProbeKind::name`]), if there is one.
     pub fn parse(name: &str) -> Option<ProbeKind> {
         ProbeKind::ALL.iter().copied().find(|k| k.name() == name)
