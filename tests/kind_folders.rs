@@ -8,7 +8,10 @@
 //! "Names the kind" is read from the code: a line whose identifiers or
 //! text hold the kind's name (`netcycle`, `Netcycle`, `NETCYCLE`), with
 //! comments and the items compiled only for tests (`#[cfg(test)]`) left
-//! out. A registration line is one of the exact lines [`REGISTRATION`]
+//! out. A kind whose name is an English word (`observe`, `sleep`) is
+//! named by a word of an identifier outside string literals instead
+//! ([`Names::Word`]: `ObserveParams`, `observe::X`, but not `observer_cpu`,
+//! `observed_ns` or a message's "sleep"). A registration line is one of the exact lines [`REGISTRATION`]
 //! allows in its file; the same text anywhere else is an offender.
 //!
 //! Left out of "production": unit-test files (`tests.rs`, `*_tests.rs`,
@@ -20,15 +23,38 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The kinds held to one folder, and their folders (path prefixes).
-const KINDS: &[(&str, &[&str])] = &[
+/// How a line names a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Names {
+    /// Anywhere in its code or text (a name no English word holds).
+    Text,
+    /// As a word of an identifier outside string literals ([`words`]),
+    /// std's `thread::sleep` aside.
+    Word,
+}
+
+/// The kinds held to one folder, how a line names each, and their folders
+/// (path prefixes).
+const KINDS: &[(&str, Names, &[&str])] = &[
     (
         "netcycle",
+        Names::Text,
         &["src/probe/netcycle/", "crates/core/src/netcycle/"],
     ),
     (
         "roundtrip",
+        Names::Text,
         &["src/probe/roundtrip/", "crates/core/src/roundtrip/"],
+    ),
+    (
+        "observe",
+        Names::Word,
+        &["src/probe/observe/", "crates/core/src/observe/"],
+    ),
+    (
+        "sleep",
+        Names::Word,
+        &["src/probe/sleep/", "crates/core/src/sleep/"],
     ),
 ];
 
@@ -150,18 +176,16 @@ fn offenders(root: &Path) -> BTreeSet<(String, String)> {
         }
         let text = fs::read_to_string(f).unwrap();
         let code = code(&text);
-        for (kind, folders) in KINDS {
+        for &(kind, how, folders) in KINDS {
             if folders.iter().any(|d| rel.starts_with(d)) {
                 continue;
             }
-            let words = [kind.to_string(), capital(kind), kind.to_uppercase()];
             let allowed = allowed(&rel, kind);
-            let names = code.iter().any(|l| {
-                words.iter().any(|w| l.contains(w.as_str()))
-                    && !allowed.iter().any(|a| a == l.trim())
-            });
-            if names {
-                found.insert((kind.to_string(), rel.clone()));
+            let mut in_string = false;
+            for l in &code {
+                if names(l, kind, how, &mut in_string) && !allowed.iter().any(|a| a == l.trim()) {
+                    found.insert((kind.to_string(), rel.clone()));
+                }
             }
         }
     }
@@ -201,12 +225,12 @@ fn a_registration_line_is_allowed_only_in_its_own_file() {
     assert!(allowed("src/runner/mod.rs", "netcycle").is_empty());
 }
 
-/// True when a code line names the test-only `sleep` kind: the identifier
-/// `sleep`, `Sleep` or `SLEEP` outside string literals (`sleep` is also an
-/// English word, which the messages use), other than std's
-/// `thread::sleep`. `in_string` carries a string literal that goes on
-/// past the end of the line into the next.
-fn names_sleep(line: &str, in_string: &mut bool) -> bool {
+/// The words of a code line's identifiers outside string literals: each
+/// identifier, and a camel-case one's words too (`ObserveParams`:
+/// `Observe`, `Params`; `sleep_until` is one word), std's `thread::sleep`
+/// left out. `in_string` carries a string literal that
+/// goes on past the end of the line into the next.
+fn words(line: &str, in_string: &mut bool) -> Vec<String> {
     let line = line.replace("'\\\"'", "' '").replace("'\"'", "' '");
     let mut code = String::new();
     let mut escaped = false;
@@ -226,8 +250,40 @@ fn names_sleep(line: &str, in_string: &mut bool) -> bool {
         }
     }
     let code = code.replace("thread::sleep", "thread::");
-    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w == "sleep" || w == "Sleep" || w == "SLEEP")
+    let mut out = Vec::new();
+    for ident in code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if ident.is_empty() {
+            continue;
+        }
+        out.push(ident.to_string());
+        if ident.contains('_') {
+            continue;
+        }
+        let mut parts = Vec::new();
+        let mut word = String::new();
+        let mut prev_lower = false;
+        for c in ident.chars() {
+            if c.is_ascii_uppercase() && prev_lower {
+                parts.push(std::mem::take(&mut word));
+            }
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+            word.push(c);
+        }
+        if !parts.is_empty() {
+            parts.push(word);
+            out.extend(parts);
+        }
+    }
+    out
+}
+
+/// True when a code line names `kind`, read as `how` says.
+fn names(line: &str, kind: &str, how: Names, in_string: &mut bool) -> bool {
+    let forms = [kind.to_string(), capital(kind), kind.to_uppercase()];
+    match how {
+        Names::Text => forms.iter().any(|w| line.contains(w.as_str())),
+        Names::Word => words(line, in_string).iter().any(|w| forms.contains(w)),
+    }
 }
 
 /// Every production code line outside the `sleep` kind's two folders that
@@ -247,7 +303,7 @@ fn sleep_lines(root: &Path) -> Vec<(String, String)> {
         let text = fs::read_to_string(f).unwrap();
         let mut in_string = false;
         for l in code(&text) {
-            if names_sleep(l, &mut in_string) {
+            if names(l, "sleep", Names::Word, &mut in_string) {
                 out.push((rel.clone(), l.trim().to_string()));
             }
         }
@@ -275,7 +331,7 @@ fn the_sleep_probe_is_named_outside_its_folders_by_one_line_per_crate() {
 }
 
 #[test]
-fn sleep_is_read_as_the_kind_only_where_code_names_it() {
+fn a_word_kind_is_read_only_where_code_names_it() {
     for yes in [
         "sleep,",
         "Sleep => sleep::SLEEP,",
@@ -284,7 +340,7 @@ fn sleep_is_read_as_the_kind_only_where_code_names_it() {
         "x(\"a\", sleep::build)",
         "if c == '\"' { sleep::X }",
     ] {
-        assert!(names_sleep(yes, &mut false), "{yes}");
+        assert!(names(yes, "sleep", Names::Word, &mut false), "{yes}");
     }
     for no in [
         "std::thread::sleep(Duration::from_millis(5));",
@@ -293,12 +349,58 @@ fn sleep_is_read_as_the_kind_only_where_code_names_it() {
         "sys::sleep_until_ns(t)",
         "let asleep = 1;",
     ] {
-        assert!(!names_sleep(no, &mut false), "{no}");
+        assert!(!names(no, "sleep", Names::Word, &mut false), "{no}");
     }
     // A string that goes on into the next line.
     let mut in_string = false;
-    assert!(!names_sleep("f(\"a message that", &mut in_string));
+    assert!(!names(
+        "f(\"a message that",
+        "sleep",
+        Names::Word,
+        &mut in_string
+    ));
     assert!(in_string);
-    assert!(names_sleep("goes on to sleep\", sleep)", &mut in_string));
+    assert!(names(
+        "goes on to sleep\", sleep)",
+        "sleep",
+        Names::Word,
+        &mut in_string
+    ));
     assert!(!in_string);
+}
+
+#[test]
+fn a_word_kind_is_a_word_of_an_identifier() {
+    assert_eq!(
+        words(
+            "use a::observe::ObserveParams; let x = OBSERVE_X;",
+            &mut false
+        ),
+        [
+            "use",
+            "a",
+            "observe",
+            "ObserveParams",
+            "Observe",
+            "Params",
+            "let",
+            "x",
+            "OBSERVE_X"
+        ]
+    );
+    for yes in ["observe,", "ObserveParams::default()", "crate::observe::x"] {
+        assert!(names(yes, "observe", Names::Word, &mut false), "{yes}");
+    }
+    for no in [
+        "use jitterlab_core::observer::observer_cpu;",
+        "fn observe_throttling() {}",
+        "l.observed_ns",
+        "\"observe\"",
+    ] {
+        assert!(!names(no, "observe", Names::Word, &mut false), "{no}");
+    }
+    // A text kind is named anywhere, an identifier's part or a string.
+    for yes in ["NetcycleParams", "\"netcycle\"", "x.netcycles"] {
+        assert!(names(yes, "netcycle", Names::Text, &mut false), "{yes}");
+    }
 }

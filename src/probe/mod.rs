@@ -492,7 +492,7 @@ pub enum Placement {
     /// neighbour CPU; it shares a probe CPU only where no other is
     /// online), at SCHED_OTHER: the configuration places the task it
     /// watches, never the observer
-    /// (`jitterlab_core::observe::placement`).
+    /// (`jitterlab_core::observer`).
     Observer,
 }
 

@@ -72,7 +72,7 @@ use jitterlab_core::observe::cycles::{
     StartSource, HISTORY_NS, INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 use jitterlab_core::observe::explain::Explanation;
 use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};

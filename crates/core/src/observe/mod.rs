@@ -11,18 +11,18 @@
 //! that stream, so recorded sequences test it exactly.
 
 pub mod cycles;
-pub mod decode;
 pub mod detail;
-pub mod event;
 pub mod explain;
 pub mod filter;
-pub mod format;
-pub mod page;
 pub mod params;
 pub mod placement;
 pub mod spec;
 
 pub use self::spec::{ObserveParams, ObserveTarget};
+
+/// The tracer's page, format, record and event code, at its former path
+/// for one step: it is [`crate::trace`]'s.
+pub use crate::trace::{decode, event, format, page};
 
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords, PERIODIC_OUTLIERS};
 

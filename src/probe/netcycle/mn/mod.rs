@@ -390,7 +390,7 @@ impl Mn {
         if let Some((t, cycle0, t0)) = self.track.as_mut() {
             let cycle = self.cycles.saturating_sub(*cycle0 + 1);
             let at = sys::monotonic_ns().saturating_sub(*t0);
-            t.observe(node, state, cycle, at, from_pres);
+            t.note(node, state, cycle, at, from_pres);
         }
     }
 
