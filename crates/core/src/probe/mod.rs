@@ -434,6 +434,33 @@ mod tests {
     }
 
     #[test]
+    fn the_list_of_kinds_keeps_their_order_and_serde_names() {
+        let mut names = vec![
+            "cyclic",
+            "wakeup",
+            "chase",
+            "ctxswitch",
+            "response",
+            "timerlat",
+            "roundtrip",
+            "netcycle",
+            "observe",
+        ];
+        if cfg!(feature = "test-probe") {
+            names.push("sleep");
+        }
+        let all: Vec<&str> = ProbeKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(all, names);
+        for &k in ProbeKind::ALL {
+            let json = format!("\"{}\"", k.name());
+            assert_eq!(serde_json::to_string(&k).unwrap(), json);
+            assert_eq!(serde_json::from_str::<ProbeKind>(&json).unwrap(), k);
+        }
+        assert_eq!(ProbeKind::ALL[0], ProbeKind::Cyclic);
+        assert_eq!(ProbeKind::ALL[8], ProbeKind::Observe);
+    }
+
+    #[test]
     fn units_are_named_as_serde_names_them() {
         for u in [MetricUnit::Ns, MetricUnit::Cycles] {
             assert_eq!(
