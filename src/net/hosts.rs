@@ -34,25 +34,25 @@
 //! own `/sys`.
 //!
 //! **Other pairs.** A probe kind that sends real traffic makes a pair of
-//! its own: the `response` probe's UDP source, the round trip's I/O
-//! simulator and controller, the POWERLINK managing node and controlled
-//! nodes. A [`PairKind`] (`jitterlab_core::netns`) names a pair's
-//! namespaces, veth ends and /30, and [`NetnsPair`] makes any kind the same
-//! way — journaled first, deleted on teardown and on drop — with the
-//! flood's pair ([`FLOOD_PAIR`]) built by the same steps. A kind declares
+//! its own: the `response` probe's UDP source, the `roundtrip` probe's I/O
+//! simulator and controller, the `netcycle` probe's POWERLINK managing
+//! node and controlled nodes. A [`PairKind`] (`jitterlab_core::netns`)
+//! names a pair's namespaces, veth ends and /30, and [`NetnsPair`] makes
+//! any kind the same way — journaled first, deleted on teardown and on
+//! drop — with the flood's pair ([`FLOOD_PAIR`]) built by the same steps. A kind declares
 //! its pair in its own core folder and names it in its descriptor
 //! (`ProbeDescriptor::netns`); only the flood's pair, which is the bench's
 //! network scenario and no kind's, is declared here. [`undo`] learns every
 //! name it may delete from the flood's pair and the registry's descriptors
-//! ([`pairs`]), so this file names no kind. Why the registry and not the
+//! ([`pairs`]), so no code here names a kind. Why the registry and not the
 //! journal: `jitterlab_core::netns`.
 //!
 //! | pair | namespaces | veth ends | addresses |
 //! |---|---|---|---|
 //! | [`FLOOD_PAIR`] | `jl<pid>tx`, `jl<pid>rx` | `jl<pid>a`, `jl<pid>b` | 198.18.0.1/30, 198.18.0.2/30 |
-//! | `response` | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
-//! | the round trip's | `jl<pid>io`, `jl<pid>pl` | `jl<pid>i`, `jl<pid>p` | 198.18.0.9/30, 198.18.0.10/30 |
-//! | the POWERLINK cycle's | `jl<pid>mn`, `jl<pid>cn` | `jl<pid>m`, `jl<pid>c` | 198.18.0.13/30, 198.18.0.14/30 |
+//! | `jitterlab_core::response::PAIR` | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
+//! | `jitterlab_core::roundtrip::PAIR` | `jl<pid>io`, `jl<pid>pl` | `jl<pid>i`, `jl<pid>p` | 198.18.0.9/30, 198.18.0.10/30 |
+//! | `jitterlab_core::netcycle::PAIR` | `jl<pid>mn`, `jl<pid>cn` | `jl<pid>m`, `jl<pid>c` | 198.18.0.13/30, 198.18.0.14/30 |
 //!
 //! The round trip's PubSub traffic goes to the multicast group 224.0.0.22
 //! (or raw Ethernet to 01-00-5E-00-00-01) across its pair. No multicast
