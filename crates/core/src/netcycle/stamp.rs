@@ -7,14 +7,14 @@
 //! instant. Read as one monotonic then one realtime read, anything that
 //! comes between them (an interrupt and the softirqs run at its exit, the
 //! hypervisor taking the vCPU away) makes the realtime read late, and the
-//! stamp carried over comes out early by that whole delay: tens of
-//! microseconds on a loaded 2-vCPU VM, more than a release's wake-up and
-//! send together, so the SoC came out "sent" before its release and `send`
-//! negative ([`tests`] holds such a sequence). So the realtime read is
-//! taken between two monotonic reads and matched with their midpoint (the
-//! error is at most half the window, whatever came between), and the
-//! instant is held to what causality allows: the driver stamped the frame
-//! after the MN started the send and before the send returned
+//! stamp carried over comes out early by that whole delay, which on a
+//! loaded VM can outlast a release's wake-up and send together: the SoC
+//! came out "sent" before its release and `send` negative (the unit tests
+//! replay such a sequence). So the realtime read is taken between two
+//! monotonic reads and matched with their midpoint (the error is at most
+//! half the window, whatever came between), and the instant is held to
+//! what causality allows: the driver stamped the frame after the MN
+//! started the send and before the send returned
 //! ([`SendWindow::mono_of`]).
 
 /// The clock reads around one SoC send, all ns: CLOCK_MONOTONIC just
