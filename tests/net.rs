@@ -3,7 +3,7 @@
 //! exec` with the argument vectors `NetFlood` builds, and the kernel's
 //! per-CPU `NET_RX` counters to show that RPS put the receive work where it
 //! was asked. And the PubSub transports of the round trip between the I/O
-//! simulator's and the controller's namespaces (`ROUNDTRIP_PAIR`): UDP
+//! simulator's and the controller's namespaces (`jitterlab_core::roundtrip::PAIR`): UDP
 //! multicast and unicast, raw Ethernet with and without a VLAN tag and with
 //! the reference implementation's 802.3 length framing, and the stamps
 //! each one has.
@@ -230,7 +230,8 @@ impl RoundTrip {
             eprintln!("skipping: `ip` is not installed (package iproute2)");
             return None;
         }
-        let pair = hosts::NetnsPair::setup(hosts::ROUNDTRIP_PAIR, &mut |_| Ok(())).unwrap();
+        let pair =
+            hosts::NetnsPair::setup(jitterlab_core::roundtrip::PAIR, &mut |_| Ok(())).unwrap();
         Some(RoundTrip {
             pair,
             pid: std::process::id(),

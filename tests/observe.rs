@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 use serde_json::Value;
 
 #[path = "common/harness.rs"]

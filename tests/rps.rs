@@ -36,7 +36,8 @@ mod net {
 
 use std::process::Command;
 
-use hosts::{NetnsPair, ROUNDTRIP_PAIR};
+use hosts::NetnsPair;
+use jitterlab_core::roundtrip::PAIR as ROUNDTRIP_PAIR;
 use rps::steer_rps_in_with;
 use serial_test::serial;
 

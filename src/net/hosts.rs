@@ -33,21 +33,26 @@
 //! exec`, which enters the namespace and gives the process the namespace's
 //! own `/sys`.
 //!
-//! **Other pairs.** The `response` probe needs a pair of its own: its UDP
-//! source sends from an "event" namespace to the probe's "response"
-//! namespace, possibly while a flood runs in the pair above. A
-//! [`PairKind`] names a pair's namespaces, veth ends and /30, and
-//! [`NetnsPair`] makes any kind the same way — journaled first, deleted on
-//! teardown and on drop — with the flood's pair ([`FLOOD_PAIR`]) built by
-//! the same steps. Every kind jitterlab makes is listed here, so [`undo`]
-//! knows every name it may delete:
+//! **Other pairs.** A probe kind that sends real traffic makes a pair of
+//! its own: the `response` probe's UDP source, the `roundtrip` probe's I/O
+//! simulator and controller, the `netcycle` probe's POWERLINK managing
+//! node and controlled nodes. A [`PairKind`] (`jitterlab_core::netns`)
+//! names a pair's namespaces, veth ends and /30, and [`NetnsPair`] makes
+//! any kind the same way — journaled first, deleted on teardown and on
+//! drop — with the flood's pair ([`FLOOD_PAIR`]) built by the same steps. A kind declares
+//! its pair in its own core folder and names it in its descriptor
+//! (`ProbeDescriptor::netns`); only the flood's pair, which is the bench's
+//! network scenario and no kind's, is declared here. [`undo`] learns every
+//! name it may delete from the flood's pair and the registry's descriptors
+//! ([`pairs`]), so no code here names a kind. Why the registry and not the
+//! journal: `jitterlab_core::netns`.
 //!
-//! | kind | namespaces | veth ends | addresses |
+//! | pair | namespaces | veth ends | addresses |
 //! |---|---|---|---|
 //! | [`FLOOD_PAIR`] | `jl<pid>tx`, `jl<pid>rx` | `jl<pid>a`, `jl<pid>b` | 198.18.0.1/30, 198.18.0.2/30 |
-//! | [`RESPONSE_PAIR`] | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
-//! | [`ROUNDTRIP_PAIR`] | `jl<pid>io`, `jl<pid>pl` | `jl<pid>i`, `jl<pid>p` | 198.18.0.9/30, 198.18.0.10/30 |
-//! | [`NETCYCLE_PAIR`] | `jl<pid>mn`, `jl<pid>cn` | `jl<pid>m`, `jl<pid>c` | 198.18.0.13/30, 198.18.0.14/30 |
+//! | `jitterlab_core::response::PAIR` | `jl<pid>ev`, `jl<pid>rs` | `jl<pid>e`, `jl<pid>r` | 198.18.0.5/30, 198.18.0.6/30 |
+//! | `jitterlab_core::roundtrip::PAIR` | `jl<pid>io`, `jl<pid>pl` | `jl<pid>i`, `jl<pid>p` | 198.18.0.9/30, 198.18.0.10/30 |
+//! | `jitterlab_core::netcycle::PAIR` | `jl<pid>mn`, `jl<pid>cn` | `jl<pid>m`, `jl<pid>c` | 198.18.0.13/30, 198.18.0.14/30 |
 //!
 //! The round trip's PubSub traffic goes to the multicast group 224.0.0.22
 //! (or raw Ethernet to 01-00-5E-00-00-01) across its pair. No multicast
@@ -66,6 +71,9 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
+
+pub use jitterlab_core::netns::{in_benchmark_range, PairKind};
+use jitterlab_core::probe::ProbeKind;
 
 use crate::error::bad;
 
@@ -86,42 +94,6 @@ const UP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// The refusal when not root.
 const NEEDS_ROOT: &str = "the network scenario needs root (CAP_NET_ADMIN) to create network namespaces; run as root or drop the scenario";
 
-/// One kind of namespace pair: how its namespaces and veth ends are named
-/// (`jl<pid>` + a suffix) and addressed, and who needs it (for refusals).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PairKind {
-    /// Suffix of the first ("sending") namespace.
-    pub ns_a: &'static str,
-    /// Suffix of the second ("receiving", the probe's) namespace.
-    pub ns_b: &'static str,
-    /// Suffix of the veth end in the first namespace.
-    pub veth_a: &'static str,
-    /// Suffix of the veth end in the second namespace.
-    pub veth_b: &'static str,
-    /// Address of the first end.
-    pub ip_a: Ipv4Addr,
-    /// Address of the second end.
-    pub ip_b: Ipv4Addr,
-    /// Prefix length of both addresses.
-    pub prefix_len: u8,
-    /// What needs the pair, as refusals name it ("the network scenario").
-    pub who: &'static str,
-    /// The refusal when not root.
-    pub needs_root: &'static str,
-}
-
-impl PairKind {
-    /// The first end's address with its prefix length (`198.18.0.1/30`).
-    fn cidr_a(&self) -> String {
-        format!("{}/{}", self.ip_a, self.prefix_len)
-    }
-
-    /// The second end's address with its prefix length.
-    fn cidr_b(&self) -> String {
-        format!("{}/{}", self.ip_b, self.prefix_len)
-    }
-}
-
 /// The flood's pair: `jl<pid>tx` → `jl<pid>rx`.
 pub const FLOOD_PAIR: PairKind = PairKind {
     ns_a: "tx",
@@ -135,57 +107,12 @@ pub const FLOOD_PAIR: PairKind = PairKind {
     needs_root: NEEDS_ROOT,
 };
 
-/// The `response` probe's pair: events from `jl<pid>ev` to the probe in
-/// `jl<pid>rs`, on the /30 after the flood's.
-pub const RESPONSE_PAIR: PairKind = PairKind {
-    ns_a: "ev",
-    ns_b: "rs",
-    veth_a: "e",
-    veth_b: "r",
-    ip_a: Ipv4Addr::new(198, 18, 0, 5),
-    ip_b: Ipv4Addr::new(198, 18, 0, 6),
-    prefix_len: 30,
-    who: "the response probe's udp source",
-    needs_root: "the response probe's udp source needs root (CAP_NET_ADMIN) to create network namespaces; run as root or use --source eventfd",
-};
-
-/// The `roundtrip` probe's pair: the I/O simulator in `jl<pid>io` and the
-/// controller ("PLC") in `jl<pid>pl`, on the /30 after the response probe's.
-pub const ROUNDTRIP_PAIR: PairKind = PairKind {
-    ns_a: "io",
-    ns_b: "pl",
-    veth_a: "i",
-    veth_b: "p",
-    ip_a: Ipv4Addr::new(198, 18, 0, 9),
-    ip_b: Ipv4Addr::new(198, 18, 0, 10),
-    prefix_len: 30,
-    who: "the roundtrip probe",
-    needs_root: "the roundtrip probe needs root (CAP_NET_ADMIN) to create the network namespaces of its I/O simulator and controller; run as root, or run one role per machine with --role io|controller --interface IF",
-};
-
-/// The `netcycle` probe's pair: the POWERLINK managing node in
-/// `jl<pid>mn` and the emulated controlled nodes in `jl<pid>cn`, on the /30
-/// after the round trip's (POWERLINK itself needs no address: raw frames).
-pub const NETCYCLE_PAIR: PairKind = PairKind {
-    ns_a: "mn",
-    ns_b: "cn",
-    veth_a: "m",
-    veth_b: "c",
-    ip_a: Ipv4Addr::new(198, 18, 0, 13),
-    ip_b: Ipv4Addr::new(198, 18, 0, 14),
-    prefix_len: 30,
-    who: "the netcycle probe",
-    needs_root: "the netcycle probe needs root (CAP_NET_ADMIN) to create the network namespaces of its managing node and controlled nodes; run as root, or run one role per machine with --role mn|cn --interface IF",
-};
-
-/// Every kind of pair jitterlab makes.
-const KINDS: [PairKind; 4] = [FLOOD_PAIR, RESPONSE_PAIR, ROUNDTRIP_PAIR, NETCYCLE_PAIR];
-
-/// True for addresses in the benchmarking range 198.18.0.0/15 (RFC 2544),
-/// the only one jitterlab's namespaces use.
-pub fn in_benchmark_range(addr: Ipv4Addr) -> bool {
-    let o = addr.octets();
-    o[0] == 198 && o[1] & 0xfe == 18
+/// Every kind of pair jitterlab makes: the flood's, and the pair of every
+/// kind whose descriptor names one (in [`ProbeKind::ALL`] order).
+pub fn pairs() -> Vec<&'static PairKind> {
+    std::iter::once(&FLOOD_PAIR)
+        .chain(ProbeKind::ALL.iter().filter_map(|k| k.descriptor().netns))
+        .collect()
 }
 
 /// One change [`NetFlood::setup`] makes to the machine, journaled before it
@@ -513,8 +440,8 @@ fn pair_with(
 
 /// Deletes a namespace a journal recorded, if it still exists (`jitterlab
 /// restore` after a crash); returns whether it deleted it. Refuses any name
-/// jitterlab would not have made (`jl<pid>` and the suffix of one of the
-/// [`PairKind`]s' namespaces: `tx`, `rx`, `ev`, `rs`, `io`, `pl`).
+/// jitterlab would not have made (`jl<pid>` and the suffix of a namespace
+/// of one of the [`pairs`]: `tx`, `rx`, `ev`, `rs`, `io`, `pl`, `mn`, `cn`).
 pub fn undo(change: &NetChange) -> Result<bool> {
     let NetChange::Netns(name) = change;
     if !is_ours(name) {
@@ -537,16 +464,10 @@ pub fn namespaces(ip: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// True for the names [`Names::of`] makes for namespaces of any kind.
+/// True for the names [`Names::of`] makes for namespaces of any kind
+/// [`pairs`] lists.
 fn is_ours(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("jl") else {
-        return false;
-    };
-    KINDS
-        .iter()
-        .flat_map(|k| [k.ns_a, k.ns_b])
-        .filter_map(|suffix| rest.strip_suffix(suffix))
-        .any(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+    jitterlab_core::netns::is_ours(name, pairs())
 }
 
 /// Deletes `names` (in the order given), trying every one; the names
@@ -630,6 +551,9 @@ fn ip_output(ip: &str, args: &[&str]) -> Result<String> {
 mod tests {
     use super::*;
     use crate::error::BadInput;
+    use jitterlab_core::netcycle::PAIR as NETCYCLE_PAIR;
+    use jitterlab_core::response::PAIR as RESPONSE_PAIR;
+    use jitterlab_core::roundtrip::PAIR as ROUNDTRIP_PAIR;
 
     #[test]
     fn names_carry_the_pid_and_fit_the_kernel_limit() {
@@ -674,7 +598,7 @@ mod tests {
         // Different /30 networks, both in the benchmarking range.
         let net = |ip: Ipv4Addr| u32::from(ip) & !0b11;
         assert_ne!(net(FLOOD_PAIR.ip_a), net(RESPONSE_PAIR.ip_a));
-        for k in KINDS {
+        for k in pairs() {
             assert_eq!(net(k.ip_a), net(k.ip_b));
             assert!(in_benchmark_range(k.ip_a) && in_benchmark_range(k.ip_b));
         }
@@ -699,18 +623,19 @@ mod tests {
             [ROUNDTRIP_PAIR.cidr_a(), ROUNDTRIP_PAIR.cidr_b()],
             ["198.18.0.9/30", "198.18.0.10/30"]
         );
-        // Three kinds, three /30 networks, and no suffix shared by two of them.
+        // Every pair its own /30 network, and no suffix shared by two of them.
         let net = |ip: Ipv4Addr| u32::from(ip) & !0b11;
-        let mut nets: Vec<u32> = KINDS.iter().map(|k| net(k.ip_a)).collect();
+        let mut nets: Vec<u32> = pairs().iter().map(|k| net(k.ip_a)).collect();
+        nets.sort();
         nets.dedup();
-        assert_eq!(nets.len(), KINDS.len());
-        let mut suffixes: Vec<&str> = KINDS
+        assert_eq!(nets.len(), pairs().len());
+        let mut suffixes: Vec<&str> = pairs()
             .iter()
             .flat_map(|k| [k.ns_a, k.ns_b, k.veth_a, k.veth_b])
             .collect();
         suffixes.sort();
         suffixes.dedup();
-        assert_eq!(suffixes.len(), 4 * KINDS.len());
+        assert_eq!(suffixes.len(), 4 * pairs().len());
         let e = pair_with("ip", 1000, 42, ROUNDTRIP_PAIR, &mut |_| Ok(())).unwrap_err();
         assert!(e.downcast_ref::<BadInput>().is_some());
         assert_eq!(
@@ -738,16 +663,6 @@ mod tests {
         assert!(is_ours("jl77mn") && is_ours("jl77cn") && !is_ours("jl77m"));
         let e = pair_with("ip", 1000, 42, NETCYCLE_PAIR, &mut |_| Ok(())).unwrap_err();
         assert!(e.to_string().starts_with("the netcycle probe needs root"));
-    }
-
-    #[test]
-    fn benchmark_range_is_198_18_slash_15() {
-        for yes in ["198.18.0.0", "198.18.0.6", "198.19.255.255"] {
-            assert!(in_benchmark_range(yes.parse().unwrap()), "{yes}");
-        }
-        for no in ["198.17.255.255", "198.20.0.0", "127.0.0.1", "10.0.0.1"] {
-            assert!(!in_benchmark_range(no.parse().unwrap()), "{no}");
-        }
     }
 
     #[test]
@@ -856,6 +771,14 @@ mod tests {
     }
 
     #[test]
+    fn the_pairs_are_the_flood_s_and_those_the_descriptors_name() {
+        assert_eq!(
+            pairs(),
+            [&FLOOD_PAIR, &RESPONSE_PAIR, &ROUNDTRIP_PAIR, &NETCYCLE_PAIR]
+        );
+    }
+
+    #[test]
     fn undo_refuses_names_jitterlab_never_makes() {
         for name in ["default", "jltx", "jl12", "jl12ab", "xjl12tx", "jl1a2rx"] {
             assert!(!is_ours(name), "{name}");
@@ -870,6 +793,8 @@ mod tests {
         assert!(is_ours("jl12rs"));
         assert!(is_ours("jl12io"));
         assert!(is_ours("jl12pl"));
+        assert!(is_ours("jl12mn"));
+        assert!(is_ours("jl12cn"));
         for name in [
             "jl12er", "jlev", "jl12e", "jl1x2rs", "jl12i", "jl12p", "jlio",
         ] {

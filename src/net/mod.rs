@@ -20,8 +20,8 @@
 //! work landed.
 //!
 //! The `roundtrip` probe ([Red Hat controls]) sends OPC UA PubSub messages between an
-//! I/O simulator and a controller in a pair of its own ([`hosts`]'
-//! `ROUNDTRIP_PAIR`), over UDP multicast or raw Ethernet, through the
+//! I/O simulator and a controller in a pair of its own (made by [`hosts`],
+//! declared in its core folder), over UDP multicast or raw Ethernet, through the
 //! sockets of [`pubsub`], which carry the kernel's receive and transmit
 //! stamps. Over raw Ethernet it, and the `netcycle` probe's POWERLINK
 //! frames, address the peer by its MAC address, read by [`mac`].

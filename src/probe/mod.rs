@@ -64,20 +64,20 @@
 //! # How to add a probe
 //!
 //! A probe is two folders — `src/probe/NAME/` (its run, its flags, its
-//! summary and tables) and `crates/core/src/NAME/` (its descriptor, its
-//! parameters and its pure logic) — and its registration lines; nothing
-//! else names its kind: the spec checker, the runner, the store, `jitterlab
-//! run` and every report read its descriptor or its registration
-//! (`tests/kind_folders.rs` holds `netcycle` and `roundtrip` to this). The
-//! worked example is `sleep`, a probe compiled only for tests (`cargo test
-//! --features test-probe`; `make test` does): each sample sleeps one
-//! period plus its `slack` (or busy-waits it, `spin`) and measures how
-//! late the thread woke. Its files: `src/probe/sleep/{mod,flags,report}.rs`
-//! (87, 79 and 34 lines), `crates/core/src/sleep/mod.rs` (122 lines, with
-//! `tests.rs`), and the registration lines below; its end-to-end tests are
-//! `tests/sleep_probe.rs` and `tests/sleep_params.rs` (a test of a
-//! test-only probe is a `[[test]]` with `required-features` in
-//! `Cargo.toml`).
+//! summary and tables, its registration) and `crates/core/src/NAME/` (its
+//! descriptor, its parameters and its pure logic) — and one line in each
+//! crate's list of kinds; nothing else names its kind: the spec checker,
+//! the runner, the store, `restore`, `jitterlab run` and every report read
+//! its descriptor or its registration (`tests/kind_folders.rs` holds
+//! `netcycle`, `roundtrip` and `sleep` to this). The worked example is
+//! `sleep`, a probe compiled only for tests (`cargo test --features
+//! test-probe`; `make test` does): each sample sleeps one period plus its
+//! `slack` (or busy-waits it, `spin`) and measures how late the thread
+//! woke. Its files: `src/probe/sleep/{mod,flags,report}.rs` (98, 78 and 34
+//! lines), `crates/core/src/sleep/mod.rs` (129 lines, with `tests.rs`),
+//! and its two lines below; its end-to-end tests are `tests/sleep_probe.rs`
+//! and `tests/sleep_params.rs` (a test of a test-only probe is a
+//! `[[test]]` with `required-features` in `Cargo.toml`).
 //!
 //! 1. **Its core folder**, `crates/core/src/NAME/mod.rs`:
 //!    - its `ProbeDescriptor` const (`sleep::SLEEP`) — the name specs, the
@@ -149,20 +149,28 @@
 //!    1ms + 200us of slack each, busy-waited`, from its detail), its own
 //!    tables (each a `KindTable`, whose name and help `report --table`
 //!    lists), its side of the condition table, a limit its plots draw.
-//! 5. **Its registration lines**: here, the `pub mod NAME;` line and its
-//!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, when the
+//! 5. **Its registration**, `pub const REGISTRATION: Registration` in its
+//!    module: the [`Registration`] — the kind, its `build`, when the
 //!    machine may lack what it needs the check that makes a bench skip its
 //!    cells (`timerlat::unavailable`), its subcommand's `command` and
 //!    `one_cell` (`run` lists the registry's subcommands in its order),
-//!    and its `report` (`sleep::report::PARTS`; [`ReportParts::NONE`] for
-//!    nothing beyond its metrics), and where its measuring threads run
+//!    its `report` (`report::PARTS`; [`ReportParts::NONE`] for nothing
+//!    beyond its metrics), and where its measuring threads run
 //!    (`placement`: [`Placement::ProbeCpus`], or an observer's
-//!    [`Placement::Observer`]); in core, `pub mod NAME;` in
-//!    `crates/core/src/lib.rs`, the `ProbeKind` variant in
-//!    `crates/core/src/probe/kind.rs`, and in `crates/core/src/probe/mod.rs`
-//!    its place in `ProbeKind::ALL` and its arm in `ProbeKind::descriptor`
-//!    (`ProbeKind::Sleep => &crate::sleep::SLEEP`).
-//!    `sleep`'s carry `#[cfg(feature = "test-probe")]`.
+//!    [`Placement::Observer`]). A pair of network namespaces it makes for
+//!    itself is a `jitterlab_core::netns::PairKind` const in its core
+//!    folder, named by its descriptor's `netns` (`restore` deletes only
+//!    the namespaces the descriptors name).
+//! 6. **Its two lines**: here, `NAME,` in the `kinds!` list, which declares
+//!    `pub mod NAME;` and puts `NAME::REGISTRATION` in [`REGISTRY`]; in
+//!    core, `Variant => NAME::DESCRIPTOR,` with the variant's doc comment
+//!    above it in the `for_each_kind!` list of `crates/core/src/lib.rs`,
+//!    which declares `pub mod NAME;`, the `ProbeKind` variant
+//!    (`crates/core/src/probe/kind.rs`), its place in `ProbeKind::ALL`
+//!    and its arm in `ProbeKind::descriptor` (`crates/core/src/probe`).
+//!    The list's order is `ProbeKind::ALL`'s, and both lists take the new
+//!    kind last. `sleep`'s are `sleep,` and `Sleep => sleep::SLEEP,`,
+//!    each under `#[cfg(feature = "test-probe")]`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -186,24 +194,14 @@ use crate::system::journal::Journal;
 pub use parts::ReportParts;
 pub use plan::{RunPlan, Stop};
 
-pub mod chase;
 pub mod container;
-pub mod ctxswitch;
 #[cfg(test)]
 pub mod fake;
 pub mod flags;
 pub mod helper_thread;
-pub mod netcycle;
-pub mod observe;
 pub mod parts;
-pub mod periodic;
 pub mod plan;
-pub mod response;
-pub mod roundtrip;
 pub mod scan;
-#[cfg(feature = "test-probe")]
-pub mod sleep;
-pub mod timerlat;
 pub mod token;
 pub mod watch;
 
@@ -495,7 +493,7 @@ pub enum Placement {
     /// neighbour CPU; it shares a probe CPU only where no other is
     /// online), at SCHED_OTHER: the configuration places the task it
     /// watches, never the observer
-    /// (`jitterlab_core::observe::placement`).
+    /// (`jitterlab_core::observer`).
     Observer,
 }
 
@@ -527,102 +525,42 @@ pub struct Registration {
     pub placement: Placement,
 }
 
-/// Every kind's registration: the one place the runner — `jitterlab run`
-/// and every bench cell — finds a kind's code, through [`build`] and
-/// [`unavailable`]; nothing else in it switches on the kind.
-pub const REGISTRY: &[Registration] = &[
-    Registration {
-        kind: ProbeKind::Cyclic,
-        build: periodic::build,
-        unavailable: None,
-        command: periodic::flags::cyclic_command,
-        one_cell: periodic::flags::cyclic_one_cell,
-        report: ReportParts::NONE,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Wakeup,
-        build: periodic::build,
-        unavailable: None,
-        command: periodic::flags::wakeup_command,
-        one_cell: periodic::flags::wakeup_one_cell,
-        report: ReportParts::NONE,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Chase,
-        build: chase::build,
-        unavailable: None,
-        command: chase::flags::command,
-        one_cell: chase::flags::one_cell,
-        report: ReportParts::NONE,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Ctxswitch,
-        build: ctxswitch::build,
-        unavailable: None,
-        command: ctxswitch::flags::command,
-        one_cell: ctxswitch::flags::one_cell,
-        report: ReportParts::NONE,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Response,
-        build: response::build,
-        unavailable: None,
-        command: response::flags::command,
-        one_cell: response::flags::one_cell,
-        report: ReportParts::NONE,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Timerlat,
-        build: timerlat::build,
-        unavailable: Some(|root, _| timerlat::unavailable(root)),
-        command: timerlat::flags::command,
-        one_cell: timerlat::flags::one_cell,
-        report: ReportParts::NONE,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Roundtrip,
-        build: roundtrip::build,
-        unavailable: None,
-        command: roundtrip::flags::command,
-        one_cell: roundtrip::flags::one_cell,
-        report: roundtrip::report::PARTS,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Netcycle,
-        build: netcycle::build,
-        unavailable: Some(netcycle::unavailable),
-        command: netcycle::flags::command,
-        one_cell: netcycle::flags::one_cell,
-        report: netcycle::report::PARTS,
-        placement: Placement::ProbeCpus,
-    },
-    Registration {
-        kind: ProbeKind::Observe,
-        build: observe::build,
-        unavailable: None,
-        command: observe::flags::command,
-        one_cell: observe::flags::one_cell,
-        report: observe::report::PARTS,
-        placement: Placement::Observer,
-    },
+/// Declares every kind's module and lists its [`Registration`] (the
+/// const `REGISTRATION` in its folder; a module holding two kinds, as
+/// [`periodic`], is listed with their consts) in [`REGISTRY`], one line per
+/// kind, in `ProbeKind::ALL` order. A `#[cfg(...)]` on a line applies to
+/// both.
+macro_rules! kinds {
+    (
+        $shared:ident { $($reg:ident),* $(,)? }
+        $( $(#[cfg($cfg:meta)])? $m:ident, )*
+    ) => {
+        pub mod $shared;
+        $( $(#[cfg($cfg)])? pub mod $m; )*
+
+        /// Every kind's registration: the one place the runner — `jitterlab
+        /// run` and every bench cell — finds a kind's code, through
+        /// [`build`] and [`unavailable`]; nothing else in it switches on the
+        /// kind.
+        pub const REGISTRY: &[Registration] = &[
+            $( $shared::$reg, )*
+            $( $(#[cfg($cfg)])? $m::REGISTRATION, )*
+        ];
+    };
+}
+
+kinds! {
+    periodic { CYCLIC, WAKEUP }
+    chase,
+    ctxswitch,
+    response,
+    timerlat,
+    roundtrip,
+    netcycle,
+    observe,
     #[cfg(feature = "test-probe")]
-    Registration {
-        kind: ProbeKind::Sleep,
-        build: sleep::build,
-        unavailable: None,
-        command: sleep::flags::command,
-        one_cell: sleep::flags::one_cell,
-        report: sleep::report::PARTS,
-        placement: Placement::ProbeCpus,
-    },
-];
+    sleep,
+}
 
 /// The registration of `kind`.
 pub fn registration(kind: ProbeKind) -> &'static Registration {

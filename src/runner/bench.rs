@@ -841,7 +841,7 @@ impl Bench<'_> {
         let store = self.store.as_mut().expect("open store");
         let (status, measured) = match outcome {
             Ok(CellEnd::Measured(m)) => {
-                let throttling = observe_throttling(self.root, &m.result, config.policy);
+                let throttling = throttling_around(self.root, &m.result, config.policy);
                 for l in throttling.lines() {
                     self.progress.say(&format!("jitterlab: {l}"));
                 }
@@ -1025,12 +1025,12 @@ impl Bench<'_> {
 /// Real-time throttling around a measured cell
 /// ([`crate::system::rt_throttle`]), with the TSC frequency for a chase's
 /// cycles.
-fn observe_throttling(
+fn throttling_around(
     root: &Path,
     result: &RunResult,
     policy: Policy,
 ) -> jitterlab_core::rt_throttle::Throttling {
-    use crate::system::rt_throttle::{kernel_log, observe};
+    use crate::system::rt_throttle::{around_cell, kernel_log};
     // Only a real-time probe that never sleeps (the chase) is held off for
     // whole hold-offs; a probe that sleeps each cycle is not.
     let realtime = matches!(policy, Policy::Fifo | Policy::RoundRobin)
@@ -1046,7 +1046,7 @@ fn observe_throttling(
     } else {
         String::new()
     };
-    observe(root, result, realtime, &log, tsc_hz)
+    around_cell(root, result, realtime, &log, tsc_hz)
 }
 
 /// One cell's measurement, as the bench asks for it.

@@ -56,7 +56,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use jitterlab_core::observe::placement::observer_cpu;
+use jitterlab_core::observer::observer_cpu;
 use jitterlab_core::probe::{MetricDef, MetricUnit};
 use jitterlab_core::recorder::{LiveStats, RecorderConfig};
 use jitterlab_core::result::{

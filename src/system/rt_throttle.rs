@@ -53,7 +53,7 @@ fn has_fair_server(release: &str) -> bool {
 /// SCHED_FIFO or SCHED_RR without sleeping between samples (see
 /// [`Throttling::realtime_probe`]), and the TSC frequency for cycle
 /// metrics.
-pub fn observe(
+pub fn around_cell(
     root: &Path,
     result: &RunResult,
     realtime_probe: bool,
@@ -186,7 +186,7 @@ mod tests {
             "rt_rq[0]:\n  .rt_throttled : 0\n  .rt_time : 0.5\n  .rt_runtime : 950.000000\n\nrt_rq[1]:\n  .rt_throttled : 1\n  .rt_time : 950.000000\n  .rt_runtime : 950.000000\n",
         );
         let log = "[    0.0] Linux version 6.1\n[ 1024.824060] sched: RT throttling activated\n";
-        let t = observe(root, &chase_result(), true, log, Some(2_400_000_000));
+        let t = around_cell(root, &chase_result(), true, log, Some(2_400_000_000));
         assert_eq!(
             t,
             Throttling {
@@ -240,20 +240,20 @@ mod tests {
             "RT throttling hit window 1 (1.000s to 2.000s: 1 stall of up to 52.380ms), window 3 (3.000s to 4.000s: 1 stall of up to 51.900ms)"
         );
         // A probe that sleeps (not real-time, or not busy) marks no window.
-        let t = observe(root, &chase_result(), false, log, Some(2_400_000_000));
+        let t = around_cell(root, &chase_result(), false, log, Some(2_400_000_000));
         assert_eq!((t.stalls.len(), t.windows_hit.len()), (2, 0));
         assert_eq!(t.windows_line(1_000_000_000), None);
-        let t = observe(root, &chase_result(), true, log, Some(2_400_000_000));
+        let t = around_cell(root, &chase_result(), true, log, Some(2_400_000_000));
         assert_eq!(
             t.lines()[1],
             "RT throttling evidence: kernel log: [ 1024.824060] sched: RT throttling activated; rt_throttled on CPU 1"
         );
         // Cycles without a TSC frequency are not matched; no limit, no stalls.
-        assert!(observe(root, &chase_result(), true, "", None)
+        assert!(around_cell(root, &chase_result(), true, "", None)
             .stalls
             .is_empty());
         write(root, "proc/sys/kernel/sched_rt_runtime_us", "-1\n");
-        let t = observe(root, &chase_result(), true, "", Some(2_400_000_000));
+        let t = around_cell(root, &chase_result(), true, "", Some(2_400_000_000));
         assert_eq!((t.stalls.len(), t.explains_stalls()), (0, false));
     }
 

@@ -33,7 +33,7 @@
 //! **Reading.** Each `read` of `trace_pipe_raw` (`O_NONBLOCK`) returns one
 //! page, or `EAGAIN` when the CPU's buffer is empty; the page format is
 //! checked against `events/header_page` and `events/header_event` at the
-//! start and parsed by [`jitterlab_core::observe::page`]. A page whose
+//! start and parsed by [`jitterlab_core::trace::page`]. A page whose
 //! `commit` says events were missed before it yields an
 //! [`EventKind::Lost`].
 
@@ -43,9 +43,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
-use jitterlab_core::observe::decode::{Decoders, TracePoint};
-use jitterlab_core::observe::event::{Event, EventKind};
-use jitterlab_core::observe::page::{self, Item, PageLayout};
+use jitterlab_core::trace::decode::{Decoders, TracePoint};
+use jitterlab_core::trace::event::{Event, EventKind};
+use jitterlab_core::trace::page::{self, Item, PageLayout};
 use jitterlab_sys::perf;
 
 use crate::error::bad;

@@ -18,7 +18,7 @@
 //! and the stream gets an [`EventKind::Lost`] for it at the cut, so the
 //! model sees the gap as lost events, never as a long cycle.
 
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 
 /// How far behind the newest times a cut stays: longer than a record is
 /// ever being written (a few microseconds, with interrupts off).

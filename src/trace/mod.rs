@@ -50,7 +50,7 @@
 //! where it is not: [`tracefs`]), reads the ids and formats, opens the
 //! events disabled, maps one ring of [`RING_PAGES`] pages per CPU, then
 //! enables them all. [`Tracer::read`] copies what each ring holds,
-//! decodes it ([`jitterlab_core::observe::decode`]) and hands out, merged
+//! decodes it ([`jitterlab_core::trace::decode`]) and hands out, merged
 //! in time order, what no later read can precede ([`merge`]).
 //! [`Tracer::stop`] disables the events, hands out the rest, closes every
 //! descriptor and says per CPU how many records were read and lost.
@@ -68,14 +68,14 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use jitterlab_core::observe::decode::{Decoders, Records};
-use jitterlab_core::observe::event::{Event, EventKind};
-use jitterlab_core::observe::page::BufferStats;
+use jitterlab_core::trace::decode::{Decoders, Records};
+use jitterlab_core::trace::event::{Event, EventKind};
+use jitterlab_core::trace::page::BufferStats;
 use jitterlab_core::units::CpuList;
 use jitterlab_sys as sys;
 use jitterlab_sys::perf::{self, PerfEventAttr, PerfRing};
 
-pub use jitterlab_core::observe::decode::TracePoint;
+pub use jitterlab_core::trace::decode::TracePoint;
 
 use crate::error::bad;
 use crate::system::journal::Journal;

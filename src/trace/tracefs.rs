@@ -20,8 +20,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use jitterlab_core::observe::decode::{Decoder, Decoders, TracePoint};
-use jitterlab_core::observe::format::Format;
+use jitterlab_core::trace::decode::{Decoder, Decoders, TracePoint};
+use jitterlab_core::trace::format::Format;
 use jitterlab_sys as sys;
 
 use crate::error::bad;

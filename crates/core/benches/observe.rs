@@ -13,7 +13,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use jitterlab_core::observe::cycles::{Observer, ObserverConfig};
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 
 const PLC: u32 = 100;
 const MS: u64 = 1_000_000;

@@ -22,6 +22,60 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+/// Every probe kind, one line each, in [`probe::ProbeKind::ALL`] order:
+/// its `ProbeKind` variant (with its doc) and its descriptor const. A kind
+/// described in the registry itself is listed `in probe`; a kind with a
+/// folder of its own is listed `Variant => module::DESCRIPTOR`, which also
+/// declares its module here. Each place that needs the list hands its own
+/// macro to this one (`for_each_kind!(kind_modules)`): the modules below,
+/// the enum (`probe::kind`), `ProbeKind::ALL` and `ProbeKind::descriptor`
+/// (`probe`). A `#[cfg(...)]` on a line applies to all of them.
+macro_rules! for_each_kind {
+    ($then:ident) => {
+        $then! {
+            in probe {
+                /// Control-task emulation: periodic wake-up plus a scan workload.
+                Cyclic => CYCLIC,
+                /// Timer wake-up latency, one thread per CPU (cyclictest's job).
+                Wakeup => WAKEUP,
+                /// Cache-sensitive pointer chase, in CPU cycles ([Red Hat caterpillar]).
+                Chase => CHASE,
+                /// Two real-time threads on one CPU handing a token back and forth.
+                Ctxswitch => CTXSWITCH,
+                /// An event made on another CPU answered by the real-time thread.
+                Response => RESPONSE,
+                /// The kernel's timerlat tracer driven through `rtla timerlat`.
+                Timerlat => TIMERLAT,
+            }
+            /// [Red Hat controls]'s screw-to-screw round trip over OPC UA PubSub between an
+            /// I/O simulator and a controller.
+            Roundtrip => roundtrip::ROUNDTRIP,
+            /// [Baumgartner POWERLINK]'s cyclic real-time Ethernet master: a POWERLINK managing
+            /// node polling N controlled nodes.
+            Netcycle => netcycle::NETCYCLE,
+            /// A running task jitterlab did not start, observed through the
+            /// kernel's scheduler and timer tracepoints.
+            Observe => observe::OBSERVE,
+            /// A probe compiled only for tests: how late a thread wakes from a
+            /// sleep of one period.
+            #[cfg(feature = "test-probe")]
+            Sleep => sleep::SLEEP,
+        }
+    };
+}
+
+/// Declares the module of every kind [`for_each_kind`] lists with one.
+macro_rules! kind_modules {
+    (
+        in probe { $( $(#[doc = $pdoc:literal])* $p:ident => $pdesc:ident, )* }
+        $( $(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $k:ident => $m:ident :: $desc:ident, )*
+    ) => {
+        $( $(#[cfg($cfg)])? pub mod $m; )*
+    };
+}
+
+for_each_kind!(kind_modules);
+
 pub mod cell;
 pub mod chase;
 pub mod cycle;
@@ -34,9 +88,9 @@ pub mod hist;
 pub mod limits;
 pub mod load;
 pub mod metrics_snapshot;
-pub mod netcycle;
+pub mod netns;
 pub mod noise;
-pub mod observe;
+pub mod observer;
 pub mod outlier;
 pub mod plot;
 pub mod powerlink;
@@ -47,15 +101,13 @@ pub mod regression;
 pub mod resctrl;
 pub mod response;
 pub mod result;
-pub mod roundtrip;
 pub mod rt_throttle;
 pub mod rtla;
 pub mod sample;
-#[cfg(feature = "test-probe")]
-pub mod sleep;
 pub mod spec;
 pub mod stats;
 pub mod timerlat;
+pub mod trace;
 pub mod uadp;
 pub mod units;
 pub mod verdict;

@@ -1,12 +1,29 @@
 //! The `response` probe's parameters: what makes its events and on which
 //! CPU, declared once with their keys. The probe itself is the binary's.
 
+use std::net::Ipv4Addr;
+
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
+use crate::netns::PairKind;
 use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
 use crate::spec::{Key, ParamTable, Params, ProbeParams, ValueType};
+
+/// The `response` probe's pair for its UDP source: events from
+/// `jl<pid>ev` to the probe in `jl<pid>rs`, on the /30 after the flood's.
+pub const PAIR: PairKind = PairKind {
+    ns_a: "ev",
+    ns_b: "rs",
+    veth_a: "e",
+    veth_b: "r",
+    ip_a: Ipv4Addr::new(198, 18, 0, 5),
+    ip_b: Ipv4Addr::new(198, 18, 0, 6),
+    prefix_len: 30,
+    who: "the response probe's udp source",
+    needs_root: "the response probe's udp source needs root (CAP_NET_ADMIN) to create network namespaces; run as root or use --source eventfd",
+};
 
 /// What makes a response probe's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

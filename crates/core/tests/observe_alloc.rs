@@ -9,7 +9,7 @@
 use std::alloc::System;
 
 use jitterlab_core::observe::cycles::{Observer, ObserverConfig};
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 mod common;

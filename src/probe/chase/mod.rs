@@ -687,6 +687,17 @@ impl Probe for ChaseProbe {
     }
 }
 
+/// How the runner measures the `chase` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Chase,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: super::ReportParts::NONE,
+    placement: super::Placement::ProbeCpus,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

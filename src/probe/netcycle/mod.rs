@@ -5,7 +5,7 @@
 //!
 //! **Both roles here** (`--role both`, the default): the MN runs in
 //! namespace `jl<pid>mn`, the emulated CNs in `jl<pid>cn`, joined by a
-//! veth pair (`net::hosts::NETCYCLE_PAIR`, journaled first, deleted on
+//! veth pair (`jitterlab_core::netcycle::PAIR`, made by `net::hosts`, journaled first, deleted on
 //! teardown and on drop). The MN is the measuring thread (the runner
 //! pinned it to the probe CPU and made it SCHED_FIFO, [`mn`]); the CN
 //! emulator ([`cn`]) is a helper thread on `--cn-cpu` (default: the first
@@ -85,12 +85,13 @@ use super::helper_thread::{
 use super::plan::{fifo_priority, RunPlan};
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;
-use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, NETCYCLE_PAIR};
+use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair};
 use crate::net::mac::mac_of;
 use crate::net::rps::steer_rps_in;
 use crate::system::journal::{Journal, Undo};
 use crate::system::load::LoadMeter;
 use jitterlab_core::load::StackLoad;
+use jitterlab_core::netcycle::PAIR;
 
 pub mod analyze;
 pub mod capture;
@@ -252,7 +253,7 @@ pub fn validate(args: &NetcycleArgs, online: &CpuList) -> Result<Vec<String>> {
 /// or one that does not exist (looked up under the sysroot `root`).
 pub fn check_environment(root: &Path, args: &NetcycleArgs) -> Result<()> {
     match (args.params.role, &args.params.interface) {
-        (NodeRole::Both, _) => check_kind_environment(&NETCYCLE_PAIR),
+        (NodeRole::Both, _) => check_kind_environment(&PAIR),
         (_, Some(ifname)) => {
             if root.join("sys/class/net").join(ifname).exists() {
                 Ok(())
@@ -302,7 +303,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let made = (|| -> Result<Ends> {
         match (p.role, &p.interface) {
             (NodeRole::Both, _) => {
-                let pair = NetnsPair::setup(NETCYCLE_PAIR, &mut |change: &NetChange| {
+                let pair = NetnsPair::setup(PAIR, &mut |change: &NetChange| {
                     let NetChange::Netns(name) = change;
                     journaled.push(journal.record(Undo::Netns { name: name.clone() })?);
                     Ok(())
@@ -909,6 +910,17 @@ impl NetcycleProbe {
         })
     }
 }
+
+/// How the runner measures the `netcycle` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Netcycle,
+    build,
+    unavailable: Some(unavailable),
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::ProbeCpus,
+};
 
 #[cfg(test)]
 mod tests;

@@ -107,7 +107,7 @@ fn pair_or_skip(what: &str) -> Option<(NetnsPair, Link, Link)> {
         eprintln!("skipping {what}: namespaces and packet sockets need root");
         return None;
     }
-    let pair = NetnsPair::setup(NETCYCLE_PAIR, &mut |_| Ok(())).unwrap();
+    let pair = NetnsPair::setup(jitterlab_core::netcycle::PAIR, &mut |_| Ok(())).unwrap();
     let (mn_ns, cn_ns) = (pair.netns_a(), pair.netns_b());
     let mn_mac = mac_of(Some(mn_ns), pair.veth_a()).unwrap();
     let cn_mac = mac_of(Some(cn_ns), pair.veth_b()).unwrap();

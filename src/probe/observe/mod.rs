@@ -74,7 +74,7 @@ use jitterlab_core::observe::cycles::{
     StartSource, HISTORY_NS, INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 use jitterlab_core::observe::explain::Explanation;
 use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
@@ -753,3 +753,14 @@ fn choose_among(
 ) -> Option<u32> {
     most_periodic(&periods_of(held, keep), min_periods)
 }
+
+/// How the runner measures the `observe` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Observe,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::Observer,
+};

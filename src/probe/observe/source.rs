@@ -4,7 +4,7 @@
 //! * the live trace ([`live_source`]): the kernel's tracepoints through the
 //!   binary's tracer, on every online CPU (the task may migrate);
 //! * a recording ([`ReplaySource`], `--replay FILE`): one JSON object per
-//!   line, each an `observe::event::Event` as serde writes it — what the
+//!   line, each an `trace::event::Event` as serde writes it — what the
 //!   tests drive the whole probe with, and how a trace taken elsewhere is
 //!   analysed again. The file is read whole when the probe is built and
 //!   checked there (every line an event, in time order), so a bad file is
@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 use jitterlab_core::observe::filter;
 
 use crate::error::bad;

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use jitterlab_core::observe::event::{Event, EventKind};
+use jitterlab_core::trace::event::{Event, EventKind};
 use jitterlab_core::observe::ObserveTarget;
 
 use crate::error::bad;

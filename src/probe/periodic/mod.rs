@@ -265,3 +265,25 @@ impl Probe for PeriodicProbe {
         })
     }
 }
+
+/// How the runner measures the `cyclic` probe (`super::REGISTRY`).
+pub const CYCLIC: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Cyclic,
+    build,
+    unavailable: None,
+    command: flags::cyclic_command,
+    one_cell: flags::cyclic_one_cell,
+    report: super::ReportParts::NONE,
+    placement: super::Placement::ProbeCpus,
+};
+
+/// How the runner measures the `wakeup` probe (`super::REGISTRY`).
+pub const WAKEUP: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Wakeup,
+    build,
+    unavailable: None,
+    command: flags::wakeup_command,
+    one_cell: flags::wakeup_one_cell,
+    report: super::ReportParts::NONE,
+    placement: super::Placement::ProbeCpus,
+};

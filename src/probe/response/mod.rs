@@ -31,7 +31,7 @@
 //!   sent from namespace `jl<pid>ev` (198.18.0.5) through a veth pair to the
 //!   probe thread's socket in `jl<pid>rs` (198.18.0.6, port [`PORT`]); the
 //!   response is the same datagram sent back. `net::hosts` makes the pair
-//!   ([`RESPONSE_PAIR`]: its own names and its own /30, so a flood pair can
+//!   (`jitterlab_core::response::PAIR`: its own names and its own /30, so a flood pair can
 //!   run beside it), journaled through `before` first, deleted by
 //!   [`Response::teardown`] and on drop. Each socket is created by a short
 //!   helper thread that enters the namespace (`setns`) and ends; a socket
@@ -100,9 +100,7 @@ use super::plan::{fifo_priority, RunPlan};
 use super::token::{read_token, token_now, write_token, FAILED_TOKEN, STOP_TOKEN};
 use super::{Cell, Probe, Probes, Recorder, Report, Start};
 use crate::error::bad;
-use crate::net::hosts::{
-    check_kind_environment, in_benchmark_range, NetChange, NetnsPair, RESPONSE_PAIR,
-};
+use crate::net::hosts::{check_kind_environment, in_benchmark_range, NetChange, NetnsPair};
 use crate::system::journal::{Journal, Undo};
 use jitterlab_core::response::ResponseParams;
 use jitterlab_core::spec::{CellPlan, Spec};
@@ -207,7 +205,7 @@ pub fn validate(args: &ResponseArgs, online: &CpuList) -> Result<Vec<String>> {
 pub fn check_environment(args: &ResponseArgs) -> Result<()> {
     match args.source {
         ResponseSource::Eventfd => Ok(()),
-        ResponseSource::Udp => check_kind_environment(&RESPONSE_PAIR),
+        ResponseSource::Udp => check_kind_environment(&jitterlab_core::response::PAIR),
     }
 }
 
@@ -274,7 +272,7 @@ pub fn prepare(
             response: EventFd::new().context("creating the response eventfd")?,
         },
         ResponseSource::Udp => {
-            let pair = Box::new(NetnsPair::setup(RESPONSE_PAIR, before)?);
+            let pair = Box::new(NetnsPair::setup(jitterlab_core::response::PAIR, before)?);
             // On error `pair` is dropped, which deletes the namespaces.
             let (event, probe) = udp_sockets(&pair)?;
             Channel::Udp { event, probe, pair }
@@ -812,6 +810,17 @@ impl Probe for ResponseProbe {
         lines
     }
 }
+
+/// How the runner measures the `response` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Response,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: super::ReportParts::NONE,
+    placement: super::Placement::ProbeCpus,
+};
 
 #[cfg(test)]
 mod tests {

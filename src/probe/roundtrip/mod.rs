@@ -4,7 +4,7 @@
 //!
 //! **Both ends here** (`--role both`, the default): the I/O simulator runs
 //! in namespace `jl<pid>io` and the controller in `jl<pid>pl`, joined by a
-//! veth pair (`net::hosts::ROUNDTRIP_PAIR`, journaled first, deleted on
+//! veth pair (`jitterlab_core::roundtrip::PAIR`, made by `net::hosts`, journaled first, deleted on
 //! teardown and on drop). The controller's task is the measuring thread
 //! (the runner pinned it to the probe CPU and made it SCHED_FIFO); the I/O
 //! simulator is a helper thread on `--io-cpu` at the same priority. Their
@@ -67,9 +67,10 @@ use super::plan::{fifo_priority, RunPlan};
 use super::scan::Scan;
 use super::{Cell, Prepared, Probe, Probes, Recorder, Report, ScheduleCounts, Start};
 use crate::error::bad;
-use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair, ROUNDTRIP_PAIR};
+use crate::net::hosts::{check_kind_environment, NetChange, NetnsPair};
 use crate::net::mac::mac_of;
 use crate::system::journal::{Journal, Undo};
+use jitterlab_core::roundtrip::PAIR;
 
 pub mod container;
 pub mod controller;
@@ -167,7 +168,7 @@ pub fn validate(args: &RoundtripArgs, online: &CpuList) -> Result<Vec<String>> {
 /// does not exist (looked up under the sysroot `root`).
 pub fn check_environment(root: &Path, args: &RoundtripArgs) -> Result<()> {
     match (&args.params.role, &args.params.interface) {
-        (Role::Both, _) => check_kind_environment(&ROUNDTRIP_PAIR),
+        (Role::Both, _) => check_kind_environment(&PAIR),
         (_, Some(ifname)) => {
             if root.join("sys/class/net").join(ifname).exists() {
                 Ok(())
@@ -191,7 +192,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let made = (|| -> Result<Ends> {
         match (&args.params.role, &args.params.interface) {
             (Role::Both, _) => {
-                let pair = NetnsPair::setup(ROUNDTRIP_PAIR, &mut |change: &NetChange| {
+                let pair = NetnsPair::setup(PAIR, &mut |change: &NetChange| {
                     let NetChange::Netns(name) = change;
                     journaled.push(journal.record(Undo::Netns { name: name.clone() })?);
                     Ok(())
@@ -884,6 +885,17 @@ impl RoundtripProbe {
         })
     }
 }
+
+/// How the runner measures the `roundtrip` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Roundtrip,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::ProbeCpus,
+};
 
 #[cfg(test)]
 mod tests;

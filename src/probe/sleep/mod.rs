@@ -85,3 +85,14 @@ impl Probe for SleepProbe {
         })
     }
 }
+
+/// How the runner measures the `sleep` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Sleep,
+    build,
+    unavailable: None,
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: report::PARTS,
+    placement: super::Placement::ProbeCpus,
+};

@@ -895,6 +895,17 @@ fn combined_stats(
         .collect()
 }
 
+/// How the runner measures the `timerlat` probe: its line in the registry (`super::REGISTRY`).
+pub const REGISTRATION: super::Registration = super::Registration {
+    kind: jitterlab_core::probe::ProbeKind::Timerlat,
+    build,
+    unavailable: Some(|root, _| unavailable(root)),
+    command: flags::command,
+    one_cell: flags::one_cell,
+    report: super::ReportParts::NONE,
+    placement: super::Placement::ProbeCpus,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

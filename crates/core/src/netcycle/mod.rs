@@ -20,10 +20,14 @@
 pub mod defaults;
 pub mod params;
 mod spec;
+pub mod stamp;
 pub mod verdict;
+
+use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::netns::PairKind;
 use crate::powerlink::track::NmtOutage;
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
 
@@ -432,6 +436,22 @@ pub struct NetcycleDetail {
 // ---------------------------------------------------------------------------
 // The kind's descriptor.
 
+/// The `netcycle` probe's pair of network namespaces: the POWERLINK
+/// managing node in `jl<pid>mn` and the emulated controlled nodes in
+/// `jl<pid>cn`, on the /30 after the round trip's (POWERLINK itself needs
+/// no address: raw frames).
+pub const PAIR: PairKind = PairKind {
+    ns_a: "mn",
+    ns_b: "cn",
+    veth_a: "m",
+    veth_b: "c",
+    ip_a: Ipv4Addr::new(198, 18, 0, 13),
+    ip_b: Ipv4Addr::new(198, 18, 0, 14),
+    prefix_len: 30,
+    who: "the netcycle probe",
+    needs_root: "the netcycle probe needs root (CAP_NET_ADMIN) to create the network namespaces of its managing node and controlled nodes; run as root, or run one role per machine with --role mn|cn --interface IF",
+};
+
 /// `netcycle`: [Baumgartner POWERLINK]'s POWERLINK managing node polling N controlled
 /// nodes. Its samples: per cycle, the SoC's release latency (`latency`),
 /// SoC-to-SoC as sent (`period`) and its jitter, release → SoC handed to
@@ -467,6 +487,7 @@ pub const NETCYCLE: ProbeDescriptor = ProbeDescriptor {
         "netcycle is N/A in a container: its managing node and controlled nodes drive raw POWERLINK frames through network namespaces of their own; run it on the host",
     ),
     verdicts: Some(&verdict::VERDICTS),
+    netns: Some(&PAIR),
 };
 
 #[cfg(test)]

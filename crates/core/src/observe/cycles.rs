@@ -83,7 +83,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind};
+use crate::trace::event::{Event, EventKind};
 use super::explain::{CpuHistory, Explanation, IrqNames};
 
 /// Periods the observer infers `T0` from when none is given.

@@ -48,7 +48,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{softirq_name, EventKind};
+use crate::trace::event::{softirq_name, EventKind};
 use crate::units::format_ns;
 
 /// A kernel task name as the tracepoint records it: at most 15 bytes and

@@ -30,7 +30,7 @@
 //! kernel's event filter syntax (tracefs `events/*/*/filter`), written
 //! into the tracer's private instance only.
 
-use super::decode::TracePoint;
+use crate::trace::decode::TracePoint;
 
 /// The longest filter written: the kernel refuses one of a page or more.
 pub const MAX_FILTER: usize = 4000;

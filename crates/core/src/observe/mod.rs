@@ -12,18 +12,18 @@
 
 pub mod brief;
 pub mod cycles;
-pub mod decode;
 pub mod detail;
-pub mod event;
 pub mod explain;
 pub mod filter;
-pub mod format;
-pub mod page;
 pub mod params;
 pub mod placement;
 pub mod spec;
 
 pub use self::spec::{ObserveParams, ObserveTarget};
+
+/// The tracer's page, format, record and event code, at its former path
+/// for one step: it is [`crate::trace`]'s.
+pub use crate::trace::{decode, event, format, page};
 
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords, PERIODIC_OUTLIERS};
 
@@ -66,6 +66,7 @@ pub const OBSERVE: ProbeDescriptor = ProbeDescriptor {
         "observe is N/A in a container: it reads the host kernel's tracepoints, which a container neither has nor may have; observe the container's task from the host with --pid, --tid or --comm",
     ),
     verdicts: None,
+    netns: None,
 };
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! to a command jitterlab started (pinned to the probe CPUs, given a
 //! real-time policy the configuration sets) and never to a task it
 //! attached to (`pid`, `tid`, `comm`), which runs as its owner set it. The
-//! observer runs off the probe CPUs ([`observer_cpu`]: a housekeeping CPU,
+//! observer runs off the probe CPUs ([`crate::observer::observer_cpu`]: a housekeeping CPU,
 //! else a neighbour CPU, else — one CPU online — it shares a probe CPU), at
 //! SCHED_OTHER, with no `/dev/cpu_dma_latency` request of its own, so it
 //! never competes with the task it watches. [`Placement`] keeps what held,
@@ -17,24 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::CpuList;
 
-/// The observer's CPU: the first online CPU that is neither a probe nor a
-/// neighbour CPU (housekeeping), else the first that is not a probe CPU,
-/// else the first probe CPU (a machine with no other CPU: it shares).
-/// The flag is true when it shares a probe CPU. `None`: no CPU online.
-pub fn observer_cpu(
-    online: &[usize],
-    probe: &[usize],
-    neighbours: &[usize],
-) -> Option<(usize, bool)> {
-    let off = |c: &&usize| !probe.contains(c);
-    online
-        .iter()
-        .filter(off)
-        .find(|c| !neighbours.contains(c))
-        .or_else(|| online.iter().find(off))
-        .map(|&c| (c, false))
-        .or_else(|| probe.first().or(online.first()).map(|&c| (c, true)))
-}
+/// The observer's CPU rule, at its former path for one step: it is
+/// [`crate::observer`]'s.
+pub use crate::observer::observer_cpu;
 
 /// A policy and priority as the kernel reports them
 /// (`sched_getscheduler`'s raw policy), as the context prints them:
@@ -131,19 +116,6 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_observer_goes_to_housekeeping_then_a_neighbour_cpu_and_shares_only_when_alone() {
-        // Housekeeping: neither probe nor neighbour.
-        assert_eq!(observer_cpu(&[0, 1, 2, 3], &[2], &[0, 1]), Some((3, false)));
-        // None: the first neighbour CPU that is no probe CPU.
-        assert_eq!(observer_cpu(&[0, 1], &[1], &[0]), Some((0, false)));
-        assert_eq!(observer_cpu(&[0, 1, 2], &[0], &[0, 1, 2]), Some((1, false)));
-        // Every CPU a probe CPU: it shares the first.
-        assert_eq!(observer_cpu(&[0], &[0], &[]), Some((0, true)));
-        assert_eq!(observer_cpu(&[0, 1], &[1, 0], &[]), Some((1, true)));
-        assert_eq!(observer_cpu(&[], &[], &[]), None);
-    }
 
     #[test]
     fn the_kernel_s_policies_read_as_the_context_prints_them() {

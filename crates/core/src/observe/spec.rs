@@ -51,7 +51,7 @@ pub struct ObserveParams {
     /// window's worst.
     #[serde(default)]
     pub explain: bool,
-    /// A recorded event file (JSON lines of `observe::event::Event`) read
+    /// A recorded event file (JSON lines of `trace::event::Event`) read
     /// instead of the live trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,

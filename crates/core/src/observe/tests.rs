@@ -5,7 +5,7 @@ use super::cycles::{
     is_preemption, ObservedCycle, Observer, ObserverConfig, PeriodSource, ReleaseSource,
     StartSource,
 };
-use super::event::{Event, EventKind};
+use crate::trace::event::{Event, EventKind};
 
 /// The observed task.
 const PLC: u32 = 100;

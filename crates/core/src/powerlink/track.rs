@@ -3,7 +3,7 @@
 //! for how long, and in which state it went.
 //!
 //! A measurement starts with every CN operational (the bring-up got them
-//! there). [`NmtTrack::observe`] takes each state a frame reports; the
+//! there). [`NmtTrack::note`] takes each state a frame reports; the
 //! first non-operational one opens an [`NmtOutage`] (time since the
 //! measurement's start, cycle number, the state), the next operational one
 //! a PRes reports closes it with the cycles it cost, and
@@ -87,7 +87,7 @@ impl NmtTrack {
     /// `node` reported `state` in measured cycle `cycle`, `at_ns` after the
     /// measurement's start; `from_pres` when a PRes said it (only a PRes
     /// closes an outage). A node not tracked is ignored.
-    pub fn observe(&mut self, node: u8, state: NmtState, cycle: u64, at_ns: u64, from_pres: bool) {
+    pub fn note(&mut self, node: u8, state: NmtState, cycle: u64, at_ns: u64, from_pres: bool) {
         let Some(k) = self.slot(node) else { return };
         let operational = state == NmtState::CS_OPERATIONAL;
         match (self.open[k], operational) {
@@ -146,13 +146,13 @@ mod tests {
     #[test]
     fn a_cn_that_leaves_and_comes_back_is_told_with_when_which_state_and_cost() {
         let mut t = NmtTrack::new(&[1, 32, 110], 8);
-        t.observe(32, OP, 0, 0, true);
-        t.observe(32, PRE1, 120, 1_200_000_000, true);
+        t.note(32, OP, 0, 0, true);
+        t.note(32, PRE1, 120, 1_200_000_000, true);
         // Still out: the state it went to stays the first one seen.
-        t.observe(32, NmtState::CS_PRE_OPERATIONAL_2, 125, 1_250_000_000, true);
+        t.note(32, NmtState::CS_PRE_OPERATIONAL_2, 125, 1_250_000_000, true);
         // A StatusResponse that says operational does not close it.
-        t.observe(32, OP, 150, 1_500_000_000, false);
-        t.observe(32, OP, 177, 1_770_000_000, true);
+        t.note(32, OP, 150, 1_500_000_000, false);
+        t.note(32, OP, 177, 1_770_000_000, true);
         let out = t.finish(1000);
         assert_eq!(
             out,
@@ -175,8 +175,8 @@ mod tests {
     #[test]
     fn an_outage_still_open_costs_the_cycles_to_the_end() {
         let mut t = NmtTrack::new(&[1, 2], 8);
-        t.observe(2, NmtState::CS_STOPPED, 40, 400, false);
-        t.observe(1, PRE1, 90, 900, true);
+        t.note(2, NmtState::CS_STOPPED, 40, 400, false);
+        t.note(1, PRE1, 90, 900, true);
         let out = t.finish(100);
         assert_eq!(out.len(), 2);
         assert_eq!((out[0].node, out[0].cycles, out[0].back), (2, 60, false));
@@ -189,18 +189,18 @@ mod tests {
     fn operational_cns_and_foreign_nodes_leave_no_trace() {
         let mut t = NmtTrack::new(&[1], 8);
         for c in 0..50 {
-            t.observe(1, OP, c, c * 1000, true);
+            t.note(1, OP, c, c * 1000, true);
         }
-        t.observe(7, PRE1, 3, 3000, true);
+        t.note(7, PRE1, 3, 3000, true);
         assert_eq!(t.finish(50), []);
     }
 
     #[test]
     fn a_full_list_counts_the_rest_without_growing() {
         let mut t = NmtTrack::new(&[1], 1);
-        t.observe(1, PRE1, 1, 10, true);
-        t.observe(1, OP, 2, 20, true);
-        t.observe(1, PRE1, 3, 30, true);
+        t.note(1, PRE1, 1, 10, true);
+        t.note(1, OP, 2, 20, true);
+        t.note(1, PRE1, 3, 30, true);
         assert_eq!(t.untold(), 1);
         let out = t.finish(10);
         assert_eq!(out.len(), 1);

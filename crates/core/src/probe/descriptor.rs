@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::netns::PairKind;
 use crate::spec::ParamTable;
 use crate::verdict::KindVerdicts;
 
@@ -116,6 +117,10 @@ pub struct ProbeDescriptor {
     pub container: InContainer,
     /// What it judges beyond its limits and main metric; `None`: nothing.
     pub verdicts: Option<&'static KindVerdicts>,
+    /// The pair of network namespaces it makes for itself, declared in its
+    /// own folder; `None`: none. `jitterlab restore` deletes only the
+    /// namespaces a kind's pair names ([`crate::netns::is_ours`]).
+    pub netns: Option<&'static PairKind>,
 }
 
 impl ProbeDescriptor {

@@ -38,41 +38,35 @@ pub use kind::ProbeKind;
 use crate::spec::{ParamTable, PlainParams};
 use descriptor::cycles;
 
-impl ProbeKind {
-    /// Every probe kind, in the order the CLI lists them.
-    pub const ALL: &'static [ProbeKind] = &[
-        ProbeKind::Cyclic,
-        ProbeKind::Wakeup,
-        ProbeKind::Chase,
-        ProbeKind::Ctxswitch,
-        ProbeKind::Response,
-        ProbeKind::Timerlat,
-        ProbeKind::Roundtrip,
-        ProbeKind::Netcycle,
-        ProbeKind::Observe,
-        #[cfg(feature = "test-probe")]
-        ProbeKind::Sleep,
-    ];
+/// `ProbeKind::ALL` and `ProbeKind::descriptor` of every kind
+/// [`for_each_kind`] lists.
+macro_rules! kind_registry {
+    (
+        in probe { $( $(#[doc = $pdoc:literal])* $p:ident => $pdesc:ident, )* }
+        $( $(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $k:ident => $m:ident :: $desc:ident, )*
+    ) => {
+        impl ProbeKind {
+            /// Every probe kind, in the order the CLI lists them.
+            pub const ALL: &'static [ProbeKind] = &[
+                $( ProbeKind::$p, )*
+                $( $(#[cfg($cfg)])? ProbeKind::$k, )*
+            ];
 
-    /// The kind's descriptor. With the variant and [`ProbeKind::ALL`],
-    /// this arm is a kind's registration in core: everything else about
-    /// it (its parameters, its checks, its verdicts) its descriptor says.
-    pub fn descriptor(self) -> &'static ProbeDescriptor {
-        match self {
-            ProbeKind::Cyclic => &CYCLIC,
-            ProbeKind::Wakeup => &WAKEUP,
-            ProbeKind::Chase => &CHASE,
-            ProbeKind::Ctxswitch => &CTXSWITCH,
-            ProbeKind::Response => &RESPONSE,
-            ProbeKind::Timerlat => &TIMERLAT,
-            ProbeKind::Roundtrip => &crate::roundtrip::ROUNDTRIP,
-            ProbeKind::Netcycle => &crate::netcycle::NETCYCLE,
-            ProbeKind::Observe => &crate::observe::OBSERVE,
-            #[cfg(feature = "test-probe")]
-            ProbeKind::Sleep => &crate::sleep::SLEEP,
+            /// The kind's descriptor: everything else about it (its
+            /// parameters, its checks, its verdicts) its descriptor says.
+            pub fn descriptor(self) -> &'static ProbeDescriptor {
+                match self {
+                    $( ProbeKind::$p => &$pdesc, )*
+                    $( $(#[cfg($cfg)])? ProbeKind::$k => &crate::$m::$desc, )*
+                }
+            }
         }
-    }
+    };
+}
 
+for_each_kind!(kind_registry);
+
+impl ProbeKind {
     /// The kind named `name` ([`ProbeKind::name`]), if there is one.
     pub fn parse(name: &str) -> Option<ProbeKind> {
         ProbeKind::ALL.iter().copied().find(|k| k.name() == name)
@@ -145,6 +139,7 @@ pub const CYCLIC: ProbeDescriptor = ProbeDescriptor {
     params: &crate::cyclic::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `wakeup`: timer wake-up latency, one thread per CPU.
@@ -166,6 +161,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
     params: &PLAIN_PERIODIC,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `chase`: a cache-sensitive pointer chase, in CPU cycles.
@@ -187,6 +183,7 @@ pub const CHASE: ProbeDescriptor = ProbeDescriptor {
     params: &crate::chase::params::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `ctxswitch`: two real-time threads handing a token back and forth.
@@ -209,6 +206,7 @@ pub const CTXSWITCH: ProbeDescriptor = ProbeDescriptor {
     params: &PLAIN_LATENCY,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// `response`: an event made on another CPU answered by the real-time
@@ -235,6 +233,7 @@ pub const RESPONSE: ProbeDescriptor = ProbeDescriptor {
     params: &crate::response::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: Some(&crate::response::PAIR),
 };
 
 /// Why `timerlat` cannot measure in a container.
@@ -263,6 +262,7 @@ pub const TIMERLAT: ProbeDescriptor = ProbeDescriptor {
     params: &crate::timerlat::PARAMS,
     container: InContainer::NotApplicable(TIMERLAT_NOT_IN_CONTAINER),
     verdicts: None,
+    netns: None,
 };
 
 #[cfg(test)]
@@ -431,6 +431,33 @@ mod tests {
                 (_, c) => assert_eq!(c, InContainer::Supported, "{}", k.name()),
             }
         }
+    }
+
+    #[test]
+    fn the_list_of_kinds_keeps_their_order_and_serde_names() {
+        let mut names = vec![
+            "cyclic",
+            "wakeup",
+            "chase",
+            "ctxswitch",
+            "response",
+            "timerlat",
+            "roundtrip",
+            "netcycle",
+            "observe",
+        ];
+        if cfg!(feature = "test-probe") {
+            names.push("sleep");
+        }
+        let all: Vec<&str> = ProbeKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(all, names);
+        for &k in ProbeKind::ALL {
+            let json = format!("\"{}\"", k.name());
+            assert_eq!(serde_json::to_string(&k).unwrap(), json);
+            assert_eq!(serde_json::from_str::<ProbeKind>(&json).unwrap(), k);
+        }
+        assert_eq!(ProbeKind::ALL[0], ProbeKind::Cyclic);
+        assert_eq!(ProbeKind::ALL[8], ProbeKind::Observe);
     }
 
     #[test]

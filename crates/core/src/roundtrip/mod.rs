@@ -41,9 +41,12 @@ pub mod params;
 mod spec;
 pub mod verdict;
 
+use std::net::Ipv4Addr;
+
 use serde::{Deserialize, Serialize};
 
 use crate::defaults::WORKING_SET_BYTES;
+use crate::netns::PairKind;
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
 use crate::units::format_ns;
 
@@ -972,6 +975,21 @@ impl SequenceCounts {
 // ---------------------------------------------------------------------------
 // The kind's descriptor.
 
+/// The `roundtrip` probe's pair of network namespaces: the I/O simulator
+/// in `jl<pid>io` and the controller ("PLC") in `jl<pid>pl`, on the /30
+/// after the response probe's.
+pub const PAIR: PairKind = PairKind {
+    ns_a: "io",
+    ns_b: "pl",
+    veth_a: "i",
+    veth_b: "p",
+    ip_a: Ipv4Addr::new(198, 18, 0, 9),
+    ip_b: Ipv4Addr::new(198, 18, 0, 10),
+    prefix_len: 30,
+    who: "the roundtrip probe",
+    needs_root: "the roundtrip probe needs root (CAP_NET_ADMIN) to create the network namespaces of its I/O simulator and controller; run as root, or run one role per machine with --role io|controller --interface IF",
+};
+
 /// `roundtrip`: [Red Hat controls]'s screw-to-screw time over OPC UA PubSub. Two
 /// threads push into its recorder's table: the I/O simulator's completed
 /// round trips (T1→T4 and, where both ends share a clock, T1→T2 and
@@ -1005,6 +1023,7 @@ pub const ROUNDTRIP: ProbeDescriptor = ProbeDescriptor {
     params: &params::PARAMS,
     container: InContainer::OwnSide,
     verdicts: Some(&verdict::VERDICTS),
+    netns: Some(&PAIR),
 };
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub const SLEEP: ProbeDescriptor = ProbeDescriptor {
     params: &PARAMS,
     container: InContainer::Supported,
     verdicts: None,
+    netns: None,
 };
 
 /// What only the `sleep` probe takes.

@@ -9,7 +9,8 @@
 //!    RelativeTime the release's time since the first release in µs (so
 //!    the CN side knows which release a SoC opened); its send instant is
 //!    the driver's transmit stamp where there is one, else the clock read
-//!    right after the send;
+//!    right after the send, carried over to CLOCK_MONOTONIC within the
+//!    clock reads around the send (`jitterlab_core::netcycle::stamp`);
 //! 3. per CN, a **PReq** to the CN's MAC (learnt from its IdentResponse)
 //!    carrying `out_bytes` outputs whose first byte is the cycle's tag (the
 //!    cycle number's low byte, for a reader of a capture), then a wait for
@@ -75,6 +76,7 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Context, Result};
 use jitterlab_core::cycle::CycleSample;
+use jitterlab_core::netcycle::stamp::SendWindow;
 use jitterlab_core::netcycle::{CnCounts, Wait};
 use jitterlab_core::powerlink::errsig::ErrSig;
 use jitterlab_core::powerlink::mn_async::{Scheduler, Wants};
@@ -388,7 +390,7 @@ impl Mn {
         if let Some((t, cycle0, t0)) = self.track.as_mut() {
             let cycle = self.cycles.saturating_sub(*cycle0 + 1);
             let at = sys::monotonic_ns().saturating_sub(*t0);
-            t.observe(node, state, cycle, at, from_pres);
+            t.note(node, state, cycle, at, from_pres);
         }
     }
 
@@ -561,17 +563,25 @@ impl Mn {
         });
         let n = encode(&soc, MAC_SOC, self.link.mac(), &mut self.tx)
             .expect("a SoC fits any frame buffer");
+        let mono_before = sys::monotonic_ns();
         let soc_sent = self.link.send_soc(&self.tx[..n]).is_ok();
+        let mono_after = sys::monotonic_ns();
+        let real_after = realtime_ns();
+        let window = SendWindow {
+            mono_before,
+            mono_after,
+            real_after,
+            mono_last: sys::monotonic_ns(),
+        };
         if !soc_sent {
             self.counts.soc_send_errors += 1;
         }
-        let (mono_after, real_after) = (sys::monotonic_ns(), realtime_ns());
         let stamp = self.link.soc_stamp();
         if stamp.soft_ns.is_none() {
             self.counts.soc_unstamped += 1;
         }
         let soc_real = stamp.soft_ns.unwrap_or(real_after);
-        let soc_mono = (mono_after as i64 + (soc_real as i64 - real_after as i64)) as u64;
+        let soc_mono = window.mono_of(soc_real);
         if soc_sent {
             if let Some(ring) = self.capture.as_mut() {
                 ring.push(soc_real, &self.tx[..n]);

@@ -23,7 +23,7 @@
 //!
 //! An event's time is the page's time stamp plus the running sum of the
 //! deltas. A data event's bytes are one tracepoint's raw record
-//! (`common_type` first), what [`crate::observe::decode::Decoders`]
+//! (`common_type` first), what [`crate::trace::decode::Decoders`]
 //! decodes.
 
 use std::fmt;
@@ -534,9 +534,9 @@ mod tests {
     /// `trace_clock` mono, on this machine's kernel (6.18).
     #[test]
     fn a_real_page_decodes_into_its_tracepoints() {
-        use crate::observe::decode::{Decoder, Decoders, TracePoint};
-        use crate::observe::event::EventKind;
-        use crate::observe::format::Format;
+        use crate::trace::decode::{Decoder, Decoders, TracePoint};
+        use crate::trace::event::EventKind;
+        use crate::trace::format::Format;
         let layout = PageLayout::parse(include_str!(
             "../../../../tests/fixtures/tracefs/events/header_page"
         ))
