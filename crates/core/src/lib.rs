@@ -28,6 +28,7 @@ pub mod cycle;
 pub mod cyclic;
 pub mod defaults;
 pub mod ether;
+pub mod explain;
 pub mod fine_snapshot;
 pub mod header;
 pub mod hist;

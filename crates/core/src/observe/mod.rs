@@ -14,7 +14,6 @@ pub mod cycles;
 pub mod decode;
 pub mod detail;
 pub mod event;
-pub mod explain;
 pub mod filter;
 pub mod format;
 pub mod page;
