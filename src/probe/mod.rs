@@ -536,7 +536,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: periodic::flags::cyclic_command,
         one_cell: periodic::flags::cyclic_one_cell,
-        report: ReportParts::NONE,
+        report: periodic::report::PARTS,
         placement: Placement::ProbeCpus,
     },
     Registration {
@@ -545,7 +545,7 @@ pub const REGISTRY: &[Registration] = &[
         unavailable: None,
         command: periodic::flags::wakeup_command,
         one_cell: periodic::flags::wakeup_one_cell,
-        report: ReportParts::NONE,
+        report: periodic::report::PARTS,
         placement: Placement::ProbeCpus,
     },
     Registration {

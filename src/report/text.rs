@@ -367,7 +367,7 @@ fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
                 secs(x.since_start_ns)
             );
             // What delayed it, when the probe explained it.
-            if let Some(line) = note.and_then(|note| note(r, d.name, x.cycle)) {
+            if let Some(line) = note.and_then(|note| note(r, d.name, t.cpu, x.cycle)) {
                 let _ = writeln!(o, "{:>16}{}", "", shown(&line));
             }
         }

@@ -60,4 +60,5 @@ pub mod timerlat;
 pub mod uadp;
 pub mod units;
 pub mod verdict;
+pub mod wakeup;
 pub mod window;

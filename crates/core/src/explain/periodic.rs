@@ -22,7 +22,8 @@
 //! passed its start (every event before it is in), while its CPU's history
 //! still reaches back to its release ([`HISTORY_NS`]). Of each thread's
 //! cycles it keeps, as `observe` does, every one over the threshold and
-//! each window's worst, up to [`MAX_EXPLANATIONS`] (the rest counted). A
+//! each window's worst, up to [`MAX_EXPLANATIONS`] (past it the longest;
+//! the rest counted). A
 //! cycle on whose CPU the kernel dropped events between its release and
 //! its start is not explained, and counted: a gap in the trace is never
 //! taken for idle time.
@@ -33,6 +34,17 @@ use serde::{Deserialize, Serialize};
 
 use super::{CpuHistory, Explanation, IrqNames};
 use crate::observe::event::{Event, EventKind};
+use crate::spec::{Key, ValueType};
+
+/// The `explain` key of the periodic probes' `[[probe]]` tables. It is
+/// not among their `wire_keys` (two kinds write it); the stored JSON has
+/// it only when it is true.
+pub const EXPLAIN_KEY: Key = Key {
+    name: "explain",
+    ty: ValueType::Bool,
+    default: "false",
+    help: "trace the probe CPUs and say what ran between the release and the start of each cycle over the threshold and of each window's worst",
+};
 
 /// How far back each CPU's history reaches, ns: far longer than a wanted
 /// cycle waits for the reader (a read every few milliseconds).
@@ -41,7 +53,8 @@ pub const HISTORY_NS: u64 = 2_000_000_000;
 /// The most records each CPU's history keeps.
 pub const HISTORY_CAP: usize = 1 << 17;
 
-/// The most explanations a result keeps; the others are counted.
+/// The most explanations a result keeps (the longest); the others are
+/// counted.
 pub const MAX_EXPLANATIONS: usize = 1000;
 
 /// A cycle a probe thread wants explained.
@@ -154,27 +167,27 @@ impl ExplainDetail {
             .find(|x| x.cpu == cpu && x.cycle == cycle)
     }
 
-    /// The summary's line about the explanations.
-    pub fn lines(&self) -> Vec<String> {
-        let mut o = format!(
-            "explained: {} cycles (over the threshold and each window's worst) from {} trace events",
-            self.explanations.len(),
-            self.events
-        );
-        if self.explanations_dropped > 0 {
-            o.push_str(&format!(", {} more not kept", self.explanations_dropped));
-        }
-        let mut lines = vec![o];
+    /// What the run's warnings say about cycles left unexplained: lost
+    /// trace events, a full queue; nothing when every cycle was explained.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut lines = Vec::new();
         if self.not_explained > 0 || self.lost_events > 0 {
             lines.push(format!(
-                "not explained: {} cycles ({} trace events lost)",
+                "--explain: {} cycles not explained ({} trace events lost)",
                 self.not_explained, self.lost_events
             ));
         }
         if self.not_handed_over > 0 {
             lines.push(format!(
-                "not explained: {} cycles the probe could not hand to the tracer's reader in time",
+                "--explain: {} cycles not explained: the probe could not hand them to the trace reader in time",
                 self.not_handed_over
+            ));
+        }
+        if self.explanations_dropped > 0 {
+            lines.push(format!(
+                "--explain: {} explanations not kept: a result keeps the {} longest",
+                self.explanations_dropped,
+                self.explanations.len()
             ));
         }
         lines
@@ -209,6 +222,8 @@ pub struct Explainer {
     newest: Option<u64>,
     tallies: Vec<Tally>,
     detail: ExplainDetail,
+    /// The most explanations kept.
+    max: usize,
 }
 
 impl Explainer {
@@ -235,7 +250,15 @@ impl Explainer {
             newest: None,
             tallies: Vec::new(),
             detail: ExplainDetail::default(),
+            max: MAX_EXPLANATIONS,
         }
+    }
+
+    /// Keeps at most `max` explanations (the longest), not
+    /// [`MAX_EXPLANATIONS`].
+    pub fn keep_at_most(mut self, max: usize) -> Explainer {
+        self.max = max;
+        self
     }
 
     /// Takes in one event of the merged trace (in time order).
@@ -332,11 +355,21 @@ impl Explainer {
         }
     }
 
+    /// Keeps `x`; past [`MAX_EXPLANATIONS`], in place of the shortest kept
+    /// when it is longer (so the largest latencies, which the reports list,
+    /// keep theirs), and counts the one left out.
     fn keep(&mut self, x: Explanation) {
-        if self.detail.explanations.len() < MAX_EXPLANATIONS {
-            self.detail.explanations.push(x);
-        } else {
-            self.detail.explanations_dropped += 1;
+        let kept = &mut self.detail.explanations;
+        if kept.len() < self.max {
+            kept.push(x);
+            return;
+        }
+        self.detail.explanations_dropped += 1;
+        let late = |x: &Explanation| x.to_ns.saturating_sub(x.from_ns);
+        if let Some((i, least)) = kept.iter().enumerate().min_by_key(|(_, k)| late(k)) {
+            if late(&x) > late(least) {
+                kept[i] = x;
+            }
         }
     }
 }

@@ -119,9 +119,6 @@ impl ProbeKind {
     }
 }
 
-/// The parameters of the wake-up probe: only what every probe shares.
-const PLAIN_PERIODIC: ParamTable = PlainParams::table(&["period", "max_latency", "max_jitter"]);
-
 /// The parameters of the context-switch probe: only what every probe
 /// shares.
 const PLAIN_LATENCY: ParamTable = PlainParams::table(&["max_latency"]);
@@ -163,7 +160,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
         sample: "cycle",
         outliers: PERIODIC_OUTLIERS,
     },
-    params: &PLAIN_PERIODIC,
+    params: &crate::wakeup::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
 };

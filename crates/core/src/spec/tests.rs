@@ -207,6 +207,7 @@ fn minimal_spec_gets_every_default() {
                 params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 100_000,
                     working_set_bytes: 256 << 10,
+                    explain: false,
                 }),
                 scope: ProbeScope::default(),
             }],
@@ -347,7 +348,7 @@ max_exec = "1ms"
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                params: ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
+                params: ProbeParams::new(crate::wakeup::WakeupParams::default()),
                 scope: ProbeScope::default(),
             },
             ProbeSpec {
@@ -362,6 +363,7 @@ max_exec = "1ms"
                 params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
+                    explain: false,
                 }),
                 scope: ProbeScope::default(),
             },

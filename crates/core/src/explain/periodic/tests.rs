@@ -189,12 +189,10 @@ fn a_cycle_whose_cpu_lost_events_is_not_explained_and_counted() {
     assert_eq!(d.explanations.len(), 1);
     assert_eq!(d.explanations[0].cycle, 8);
     assert_eq!((d.not_explained, d.lost_events), (1, 12));
+    assert_eq!(d.events, 8);
     assert_eq!(
-        d.lines(),
-        [
-            "explained: 1 cycles (over the threshold and each window's worst) from 8 trace events",
-            "not explained: 1 cycles (12 trace events lost)",
-        ]
+        d.warnings(),
+        ["--explain: 1 cycles not explained (12 trace events lost)"]
     );
     // A stored detail without the newer fields reads as empty.
     let old: ExplainDetail = serde_json::from_str("{}").unwrap();
@@ -212,4 +210,25 @@ fn what_is_still_wanted_at_the_end_is_explained_with_the_trace_there_is() {
     let d = x.finish();
     assert_eq!(d.explanations.len(), 1, "the window's worst, at the end");
     assert_eq!(d.explanations[0].threads[0].ns, 399_000);
+    assert_eq!(d.warnings(), Vec::<String>::new());
+}
+
+#[test]
+fn past_the_most_kept_the_longest_latencies_keep_their_explanation() {
+    let mut x = Explainer::new(&[1]).keep_at_most(2);
+    x.push(&switch(R - 1_000, 1, IDLE, ME));
+    for (cycle, latency) in [(0, 300_000), (1, 100_000), (2, 200_000), (3, 50_000)] {
+        let release = R + cycle * 1_000_000;
+        x.want(wanted(cycle, release, release + latency, cycle, true));
+    }
+    x.push(&switch(R + 10_000_000, 1, ME, IDLE));
+    x.explain_ready();
+    let d = x.finish();
+    let kept: Vec<u64> = d.explanations.iter().map(|e| e.cycle).collect();
+    assert_eq!(kept, [0, 2]);
+    assert_eq!(d.explanations_dropped, 2);
+    assert_eq!(
+        d.warnings(),
+        ["--explain: 2 explanations not kept: a result keeps the 2 longest"]
+    );
 }
