@@ -403,9 +403,10 @@ mod tests {
                 "observe"
             ]
         );
-        for key in ["pid", "tid", "comm", "command", "explain"] {
+        for key in ["pid", "tid", "comm", "command"] {
             assert_eq!(takes(key), ["observe"], "{key}");
         }
+        assert_eq!(takes("explain"), ["cyclic", "wakeup", "observe"]);
         assert_eq!(takes("window").len(), ProbeKind::ALL.len());
         assert_eq!(takes("bogus"), Vec::<&str>::new());
     }
