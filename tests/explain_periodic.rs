@@ -127,15 +127,24 @@ fn live_the_worst_cycle_of_run_cyclic_names_the_thread_that_delayed_it() {
         .iter()
         .max_by_key(|o| o["value"].as_i64().unwrap())
         .unwrap();
-    let (cycle, latency) = (worst["cycle"].as_u64().unwrap(), worst["value"].as_u64().unwrap());
-    assert!(latency > 1_000_000, "the worst latency {latency} ns\n{stdout}");
+    let (cycle, latency) = (
+        worst["cycle"].as_u64().unwrap(),
+        worst["value"].as_u64().unwrap(),
+    );
+    assert!(
+        latency > 1_000_000,
+        "the worst latency {latency} ns\n{stdout}"
+    );
     let x = r["detail"]["explanations"]
         .as_array()
         .unwrap()
         .iter()
         .find(|x| x["cycle"] == cycle && x["cpu"] == 1)
         .unwrap_or_else(|| panic!("cycle {cycle} is not explained\n{stdout}"));
-    assert_eq!(x["to_ns"].as_u64().unwrap() - x["from_ns"].as_u64().unwrap(), latency);
+    assert_eq!(
+        x["to_ns"].as_u64().unwrap() - x["from_ns"].as_u64().unwrap(),
+        latency
+    );
     // SCHED_FIFO 90 is the kernel's prio 9.
     let t = x["threads"]
         .as_array()
