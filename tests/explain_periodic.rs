@@ -2,7 +2,7 @@
 //!
 //! Live (root only, skipped aloud otherwise): `run cyclic --explain` on
 //! CPU 1 at SCHED_FIFO 50 while a thread named `jl-hog` at SCHED_FIFO 90
-//! on the same CPU busy-loops 15 ms every 500 ms: the stored explanation of
+//! on the same CPU busy-loops 50 ms every 500 ms: the stored explanation of
 //! the run's worst cycle names `jl-hog`, with its priority, for at least
 //! half of that cycle's latency, and the text summary prints it under the
 //! outlier. Bad input: `--explain` with `--deployment container` is
@@ -35,14 +35,15 @@ fn has(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Busy 15 ms by the wall clock, asleep 500 ms (a read timing out on a
-/// FIFO: no process forked), until killed. 15 ms is longer than the
-/// stalls a virtual machine's host gives its CPUs (up to 5 ms seen here),
-/// so the worst cycle is one the hog delayed.
+/// Busy 50 ms by the wall clock, asleep 500 ms (a read timing out on a
+/// FIFO: no process forked), until killed. 50 ms is longer than the
+/// other stalls of a busy 2-CPU virtual machine (up to 25 ms seen here:
+/// the host's, or the fair server running a time-sharing thread ahead of
+/// the probe), so the worst cycle is one the hog delayed.
 const HOG: &str = r#"exec 9<>"$1"
 while :; do
   s=${EPOCHREALTIME/./}
-  while (( ${EPOCHREALTIME/./} - s < 15000 )); do :; done
+  while (( ${EPOCHREALTIME/./} - s < 50000 )); do :; done
   read -t 0.5 -u 9
 done"#;
 
