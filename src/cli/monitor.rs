@@ -242,6 +242,7 @@ impl MonitorArgs {
         let wakeup = WakeupArgs {
             interval: self.interval,
             cpus: self.cpus.clone(),
+            explain: false,
             common: CommonArgs {
                 duration: None,
                 cycles: None,

@@ -20,9 +20,9 @@ use jitterlab_core::result::{ProbeKind, RunResult};
 use crate::render::rows::{Fig, Group};
 use crate::render::sheet::{Cell, Sheet};
 
-/// The line under one outlier: given the result, the metric's name and
-/// the outlier's cycle.
-pub type OutlierNote = fn(&RunResult, &str, u64) -> Option<String>;
+/// The line under one outlier: given the result, the metric's name, the
+/// CPU of the thread it is an outlier of and the outlier's cycle.
+pub type OutlierNote = fn(&RunResult, &str, usize, u64) -> Option<String>;
 
 /// What the reports print of one kind beyond its metrics.
 #[derive(Clone, Copy)]
@@ -30,9 +30,9 @@ pub struct ReportParts {
     /// Lines under the thread lines of a run's summary (`observe`: the
     /// thread observed and its T0).
     pub summary_head: Option<fn(&RunResult) -> Vec<String>>,
-    /// The line printed under one outlier of a metric (`observe`: what
-    /// delayed that cycle), given the metric's name and the outlier's
-    /// cycle.
+    /// The line printed under one outlier of a metric (`observe`, and
+    /// `cyclic` and `wakeup` with `explain`: what delayed that cycle),
+    /// given the metric's name, its thread's CPU and the outlier's cycle.
     pub outlier_note: Option<OutlierNote>,
     /// The block printed under a run's summary (text and Markdown) and
     /// rebuilt from a stored result.

@@ -367,7 +367,7 @@ fn outliers(o: &mut String, r: &RunResult, t: &ThreadResult) {
                 secs(x.since_start_ns)
             );
             // What delayed it, when the probe explained it.
-            if let Some(line) = note.and_then(|note| note(r, d.name, x.cycle)) {
+            if let Some(line) = note.and_then(|note| note(r, d.name, t.cpu, x.cycle)) {
                 let _ = writeln!(o, "{:>16}{}", "", shown(&line));
             }
         }
@@ -792,5 +792,43 @@ break-trace: latency 7.000us on CPU 1 at cycle 1, tracing stopped: trace in /sys
         assert_eq!(us(0), "0.000");
         assert_eq!(us(100_000_000_007), "100000000.007");
         assert_eq!(secs(2_501_999_999), "2.501");
+    }
+
+    #[test]
+    fn a_periodic_run_with_explain_prints_what_delayed_its_outlier_under_it() {
+        use jitterlab_core::explain::periodic::ExplainDetail;
+        use jitterlab_core::explain::{Explanation, ThreadPart};
+        let x = |cpu: u32, cycle: u64| Explanation {
+            tid: 4242,
+            cycle,
+            cpu,
+            from_ns: 1_000_000,
+            to_ns: 2_234_567,
+            threads: vec![ThreadPart {
+                pid: 77,
+                comm: "jl-hog".into(),
+                prio: 9,
+                ns: 1_234_000,
+            }],
+            unexplained_ns: 567,
+            ..Explanation::default()
+        };
+        let mut r = small_cyclic();
+        // Cycle 2500 on CPU 1 is explained; cycle 7 only on another CPU.
+        let detail = ExplainDetail {
+            explanations: vec![x(1, 2_500), x(2, 7)],
+            ..ExplainDetail::default()
+        };
+        r.detail = Some(serde_json::to_value(&detail).unwrap());
+        let got = summary(&r);
+        assert!(
+            got.contains(
+                "largest latency, CPU 1:\n    1234.567us  cycle      2500  at     2.501s\n                cycle 2500 late by 1.234ms: jl-hog (pid 77, prio 9) 1.234ms, unexplained 567ns\n      88.000us  cycle      3999  at     3.999s\n      12.000us  cycle         7  at     0.007s\n"
+            ),
+            "{got}"
+        );
+        assert_eq!(got.matches("late by").count(), 1, "{got}");
+        // Without a detail, nothing more.
+        assert!(!summary(&small_cyclic()).contains("late by"));
     }
 }

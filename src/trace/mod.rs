@@ -391,6 +391,28 @@ impl Tracer {
         Ok(true)
     }
 
+    /// Pauses tracing and appends every event not handed out yet, in time
+    /// order: what a reader that must see the end takes before the
+    /// [`Tracer::stop`] (which then finds nothing more).
+    pub fn drain(&mut self, out: &mut Vec<Event>) -> Result<()> {
+        match &self.source {
+            Source::Perf(p) => {
+                for r in &p.cpus {
+                    for fd in &r.fds {
+                        perf::disable(fd.as_fd())
+                            .map_err(|e| anyhow!("cannot disable tracing on CPU {}: {e}", r.cpu))?;
+                    }
+                }
+            }
+            Source::Tracefs(t) => t.pause()?,
+        }
+        for i in 0..self.streams() {
+            self.read_cpu(i)?;
+        }
+        self.merger.drain_all(out);
+        Ok(())
+    }
+
     /// Reads what is left, disables and closes; records read/lost per CPU.
     /// The events read last, after the last [`Tracer::read`], are in
     /// [`TraceStats::rest`].

@@ -1,5 +1,6 @@
 //! The `cyclic` probe's parameters: the scan each cycle computes and the
-//! memory it walks, declared once with their keys. The probe itself (its
+//! memory it walks, and whether it explains its late cycles, declared once
+//! with their keys. The probe itself (its
 //! release schedule and metrics) is [`crate::cycle`]'s and the binary's.
 
 use crate::defaults;
@@ -15,6 +16,9 @@ pub struct CyclicParams {
     pub scan_ns: u64,
     /// Memory the scan walks per cycle, bytes.
     pub working_set_bytes: u64,
+    /// Trace the probe CPU and explain the late cycles
+    /// ([`crate::explain::periodic`]).
+    pub explain: bool,
 }
 
 impl Default for CyclicParams {
@@ -22,6 +26,7 @@ impl Default for CyclicParams {
         CyclicParams {
             scan_ns: defaults::SCAN_NS,
             working_set_bytes: defaults::WORKING_SET_BYTES,
+            explain: false,
         }
     }
 }
@@ -40,6 +45,7 @@ pub const KEYS: &[Key] = &[
         default: "256KiB",
         help: "memory the scan walks per cycle",
     },
+    crate::explain::periodic::EXPLAIN_KEY,
 ];
 
 /// How the `cyclic` probe's parameters are declared.
@@ -54,12 +60,14 @@ pub const PARAMS: ParamTable = ParamTable {
         Ok(ProbeParams::new(CyclicParams {
             scan_ns: t.num("scan")?.unwrap_or(d.scan_ns),
             working_set_bytes: t.num("working_set")?.unwrap_or(d.working_set_bytes),
+            explain: t.flag("explain")?.unwrap_or(false),
         }))
     },
     read: |_, m| {
         Ok(ProbeParams::new(CyclicParams {
             scan_ns: take(m, "scan_ns")?,
             working_set_bytes: take(m, "working_set_bytes")?,
+            explain: take(m, "explain")?,
         }))
     },
 };
@@ -70,10 +78,15 @@ impl Params for CyclicParams {
     }
 
     fn wire(&self) -> Vec<(&'static str, Ordered)> {
-        vec![
+        let mut w = vec![
             ("scan_ns", Ordered::U64(self.scan_ns)),
             ("working_set_bytes", Ordered::U64(self.working_set_bytes)),
-        ]
+        ];
+        // Written only when asked: a run without it stores what it did.
+        if self.explain {
+            w.push(("explain", Ordered::Bool(true)));
+        }
+        w
     }
 
     fn validate(&self, period_ns: u64) -> Result<(), ParamError> {

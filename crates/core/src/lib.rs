@@ -13,7 +13,8 @@
 //! experiment, a spec file's or a `jitterlab run`'s ([`spec`]), and the wire
 //! formats: OPC UA PubSub's UADP messages ([`uadp`]), POWERLINK frames
 //! ([`powerlink`]) and Ethernet framing
-//! ([`ether`]); and the reductions behind the report's plots ([`plot`]).
+//! ([`ether`]); the reductions behind the report's plots ([`plot`]); and
+//! what delayed a late cycle, from a traced CPU's events ([`explain`]).
 //! Keeping it free of I/O is what lets the tests drive the real
 //! probe loop with an injected clock and check every figure by hand. The
 //! one thing it takes from `jitterlab-sys` is the scheduling policy type,
@@ -82,6 +83,7 @@ pub mod cycle;
 pub mod cyclic;
 pub mod defaults;
 pub mod ether;
+pub mod explain;
 pub mod fine_snapshot;
 pub mod header;
 pub mod hist;
@@ -111,4 +113,5 @@ pub mod trace;
 pub mod uadp;
 pub mod units;
 pub mod verdict;
+pub mod wakeup;
 pub mod window;

@@ -122,6 +122,7 @@ fn run_cyclic_is_one_cell_with_every_default() {
             probe_with(ProbeParams::new(CyclicParams {
                 scan_ns: 100_000,
                 working_set_bytes: 256 << 10,
+                explain: false,
             }))
         )
     );
@@ -193,6 +194,7 @@ fn run_cyclic_flags_land_in_the_spec_and_the_run_options() {
                 ..probe_with(ProbeParams::new(CyclicParams {
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
+                    explain: false,
                 }))
             }
         )

@@ -48,7 +48,7 @@
 //!
 //! **Explanations** (`--explain`): every cycle over `--threshold` and each
 //! window's worst get what ran on their CPU between release and start
-//! ([`jitterlab_core::observe::explain`]), kept in the result's `detail`
+//! ([`jitterlab_core::explain`]), kept in the result's `detail`
 //! ([`ObserveDetail`], at most [`MAX_EXPLANATIONS`], the rest counted) and
 //! printed beside the outliers.
 //!
@@ -68,6 +68,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use jitterlab_core::explain::Explanation;
 use jitterlab_core::observe::brief::top_parts;
 use jitterlab_core::observe::cycles::{
     most_periodic, near_period, ObservedCycle, Observer, ObserverConfig, ReleaseSource,
@@ -75,7 +76,6 @@ use jitterlab_core::observe::cycles::{
 };
 use jitterlab_core::observe::detail::ObserveDetail;
 use jitterlab_core::trace::event::{Event, EventKind};
-use jitterlab_core::observe::explain::Explanation;
 use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
 

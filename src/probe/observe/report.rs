@@ -27,7 +27,7 @@ fn head(r: &RunResult) -> Vec<String> {
 }
 
 /// What delayed the cycle of a `latency` outlier, when it was explained.
-fn outlier_note(r: &RunResult, metric: &str, cycle: u64) -> Option<String> {
+fn outlier_note(r: &RunResult, metric: &str, _cpu: usize, cycle: u64) -> Option<String> {
     if metric != "latency" {
         return None;
     }

@@ -10,14 +10,15 @@ use clap::Args;
 use jitterlab_core::cyclic::CyclicParams;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{Params, PlainParams, ProbeParams};
+use jitterlab_core::spec::{Params, ProbeParams};
 use jitterlab_core::units::CpuList;
+use jitterlab_core::wakeup::WakeupParams;
 
 use crate::error::bad;
 use crate::probe::flags::parse::{cpu_list, default_size, default_time, duration, memory, period};
 use crate::probe::flags::{
     check_common, check_machine_memory, common_cell, cpu_or_last, matched, measured_cpus,
-    param_rule, probe_cpu, subcommand, CommonArgs, OneCell,
+    param_rule, probe_cpu, subcommand, CommonArgs, DeploymentArg, OneCell,
 };
 use crate::store::Db;
 use crate::system::host;
@@ -44,6 +45,14 @@ pub struct CyclicArgs {
     #[arg(long, value_name = "SIZE", default_value = default_size(defaults::WORKING_SET_BYTES), value_parser = memory)]
     pub working_set: u64,
 
+    /// Say what delayed each cycle over --threshold and each window's
+    /// worst: the threads, IRQs and softirqs that ran on its CPU between
+    /// its release and its start, and the time no event explains. This
+    /// traces every scheduler, IRQ and softirq event of the probe CPUs,
+    /// read by a thread off them.
+    #[arg(long)]
+    pub explain: bool,
+
     /// Options every probe shares.
     #[command(flatten)]
     pub common: CommonArgs,
@@ -60,6 +69,14 @@ pub struct WakeupArgs {
     /// online CPU but CPU 0 when there is more than one].
     #[arg(long, value_name = "LIST", value_parser = cpu_list)]
     pub cpus: Option<CpuList>,
+
+    /// Say what delayed each cycle over --threshold and each window's
+    /// worst: the threads, IRQs and softirqs that ran on its CPU between
+    /// its release and its start, and the time no event explains. This
+    /// traces every scheduler, IRQ and softirq event of the probe CPUs,
+    /// read by a thread off them.
+    #[arg(long)]
+    pub explain: bool,
 
     /// Options every probe shares.
     #[command(flatten)]
@@ -95,6 +112,7 @@ pub fn cyclic(root: &Path, db: &Db, a: &CyclicArgs) -> Result<OneCell> {
         return Err(bad("--period must be positive; give e.g. --period 1ms"));
     }
     cyclic_params(a).validate(a.period).map_err(param_rule)?;
+    check_explain(a.explain, &a.common)?;
     check_machine_memory(root, "--working-set ", a.working_set)?;
     check_common(db, &a.common, a.period, 1)?;
     cyclic_cell(a, &online)
@@ -108,6 +126,7 @@ pub fn wakeup(root: &Path, db: &Db, a: &WakeupArgs) -> Result<OneCell> {
     if a.interval == 0 {
         return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
     }
+    check_explain(a.explain, &a.common)?;
     check_common(db, &a.common, a.interval, cpus.len())?;
     wakeup_cell(a, &online)
 }
@@ -117,7 +136,19 @@ fn cyclic_params(a: &CyclicArgs) -> CyclicParams {
     CyclicParams {
         scan_ns: a.scan,
         working_set_bytes: a.working_set,
+        explain: a.explain,
     }
+}
+
+/// `--explain` traces the host kernel: refused with `--deployment
+/// container`, whose probe runs where tracefs is not.
+fn check_explain(explain: bool, c: &CommonArgs) -> Result<()> {
+    if explain && c.deployment == DeploymentArg::Container {
+        return Err(bad(
+            "--explain traces the host kernel's scheduler, which a container cannot reach; drop --explain, or use --deployment host",
+        ));
+    }
+    Ok(())
 }
 
 /// `jitterlab run cyclic`.
@@ -131,7 +162,7 @@ pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
 pub fn wakeup_cell(a: &WakeupArgs, online: &CpuList) -> Result<OneCell> {
     let cpus = measured_cpus(online, a.cpus.as_ref())?;
     common_cell(
-        ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
+        ProbeParams::new(WakeupParams { explain: a.explain }),
         a.interval,
         cpus,
         online,

@@ -20,9 +20,17 @@
 //!
 //! Inside the loop the only system calls are the clock reads and the sleep
 //! (and, once, the trace-marker write of `--break-trace`).
+//!
+//! With `--explain` ([`explain`]) the build also starts the tracer on the
+//! probe CPUs and its reader off them; the loop hands the cycles to
+//! explain to the reader through a wait-free queue, and the last thread to
+//! end carries their explanations in its report.
 
+pub mod explain;
 pub mod flags;
+pub(crate) mod report;
 
+use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Result;
@@ -95,14 +103,37 @@ pub struct PeriodicProbe {
     calibrated: Option<Calibration>,
     /// The scan workload, made in [`Probe::prepare`].
     work: Option<Scan>,
+    /// `--explain`: this thread's side of it.
+    explain: Option<explain::ThreadSide>,
+    /// `--explain`: what the teardown stops and removes (the first
+    /// thread's probe holds it).
+    explain_teardown: Option<explain::Teardown>,
 }
 
 /// The periodic probes of a cell: one per probe CPU of its plan, each
 /// with its `--break-trace` rule (the trace files opened now) and the
 /// bench's calibration for its thread, if any.
-pub fn build(cell: &Cell<'_>, _journal: &mut Journal) -> Result<Probes> {
+pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
     let plan = cell.plan;
     let mut warnings = Vec::new();
+    let (mut sides, mut explain_teardown) =
+        match explain::asked(&cell.spec.probes[cell.cell.probe].params) {
+            true => {
+                let online: Vec<usize> = crate::system::host::online_cpus(cell.root)?
+                    .iter()
+                    .collect();
+                let (sides, teardown) = explain::start(
+                    cell.root,
+                    &plan.cpus,
+                    &online,
+                    plan.params.window_ns,
+                    plan.params.threshold_ns,
+                    journal,
+                )?;
+                (sides.into_iter().map(Some).collect(), Some(teardown))
+            }
+            false => (Vec::new(), None),
+        };
     // --break-trace: find the trace buffer once, open it per thread.
     let tracefs = plan
         .params
@@ -136,6 +167,8 @@ pub fn build(cell: &Cell<'_>, _journal: &mut Journal) -> Result<Probes> {
                     .map(|l| break_rule(l, tracefs.as_ref())),
                 calibrated: cell.calibrated.and_then(|cs| cs.get(i).cloned()),
                 work: None,
+                explain: sides.get_mut(i).and_then(Option::take),
+                explain_teardown: explain_teardown.take(),
             }) as Box<dyn Probe>
         })
         .collect();
@@ -207,9 +240,16 @@ impl Probe for PeriodicProbe {
         let mut clock = RealClock;
         let mut break_event = None;
         let break_rule = &mut self.break_rule;
+        let explain = &mut self.explain;
+        if let Some(x) = explain.as_mut() {
+            x.start(start.t0);
+        }
         {
             let on_cycle = |s: &cycle::CycleSample| {
                 rec.push(s);
+                if let Some(x) = explain.as_mut() {
+                    x.cycle(s.cycle, s.release, s.start);
+                }
                 if let Some(b) = break_rule.as_mut() {
                     if s.latency > b.latency_ns as i64 {
                         let stopped = b
@@ -258,11 +298,33 @@ impl Probe for PeriodicProbe {
                 },
             }
         });
+        let mut warnings = Vec::new();
+        let detail = match self.explain.as_mut().map(explain::ThreadSide::end) {
+            Some(Ok(Some((detail, mut lines)))) => {
+                warnings.append(&mut lines);
+                Some(detail)
+            }
+            Some(Ok(None)) => None,
+            Some(Err(e)) => {
+                warnings.push(format!("--explain: {e:#}; no cycle was explained"));
+                None
+            }
+            None => None,
+        };
         Ok(Report {
             schedule: Some(ScheduleCounts::of(&schedule)),
             break_event,
+            detail,
+            warnings,
             ..Report::default()
         })
+    }
+
+    fn teardown(&mut self, _root: &Path, journal: &mut Journal) -> Vec<String> {
+        match self.explain_teardown.take() {
+            Some(t) => t.close(journal),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -273,7 +335,7 @@ pub const CYCLIC: super::Registration = super::Registration {
     unavailable: None,
     command: flags::cyclic_command,
     one_cell: flags::cyclic_one_cell,
-    report: super::ReportParts::NONE,
+    report: report::PARTS,
     placement: super::Placement::ProbeCpus,
 };
 
@@ -284,6 +346,6 @@ pub const WAKEUP: super::Registration = super::Registration {
     unavailable: None,
     command: flags::wakeup_command,
     one_cell: flags::wakeup_one_cell,
-    report: super::ReportParts::NONE,
+    report: report::PARTS,
     placement: super::Placement::ProbeCpus,
 };

@@ -5,7 +5,7 @@
 //! the time no event explains), where the report prints every part
 //! ([`Explanation::line`]).
 
-use super::explain::Explanation;
+use crate::explain::Explanation;
 use crate::units::format_ns;
 
 /// `cycle 1234 late by 812.000us: ksoftirqd/1 (pid 21, prio 120)
@@ -65,7 +65,7 @@ pub fn top_parts(x: &Explanation, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::explain::{IrqPart, SoftirqPart, ThreadPart};
+    use crate::explain::{IrqPart, SoftirqPart, ThreadPart};
 
     fn explanation() -> Explanation {
         Explanation {

@@ -76,15 +76,15 @@
 //! has no period (its previous start is not known for sure).
 //!
 //! The observer keeps per CPU the history an explanation needs
-//! ([`super::explain`]); [`Observer::explain`] says what delayed a cycle
+//! ([`crate::explain`]); [`Observer::explain`] says what delayed a cycle
 //! while its history still covers it: right after the observer yielded it.
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::explain::{CpuHistory, Explanation, IrqNames};
 use crate::trace::event::{Event, EventKind};
-use super::explain::{CpuHistory, Explanation, IrqNames};
 
 /// Periods the observer infers `T0` from when none is given.
 pub const INFER_PERIODS: usize = 16;
@@ -543,7 +543,7 @@ impl Observer {
     }
 
     /// What delayed `c`: what ran on its CPU between its release and its
-    /// start (see [`super::explain`]); ask right after it was yielded,
+    /// start (see [`crate::explain`]); ask right after it was yielded,
     /// while the history covers it.
     pub fn explain(&self, c: &ObservedCycle) -> Explanation {
         let mut x = match self.cpus.get(c.cpu as usize) {

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cycles::PeriodSource;
-use super::explain::Explanation;
+use crate::explain::Explanation;
 use crate::units::{format_duration_exact, CpuList};
 
 /// The `detail` of an `observe` result.

@@ -13,7 +13,6 @@
 pub mod brief;
 pub mod cycles;
 pub mod detail;
-pub mod explain;
 pub mod filter;
 pub mod params;
 pub mod placement;
@@ -21,9 +20,6 @@ pub mod spec;
 
 pub use self::spec::{ObserveParams, ObserveTarget};
 
-/// The tracer's page, format, record and event code, at its former path
-/// for one step: it is [`crate::trace`]'s.
-pub use crate::trace::{decode, event, format, page};
 
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords, PERIODIC_OUTLIERS};
 

@@ -17,10 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::CpuList;
 
-/// The observer's CPU rule, at its former path for one step: it is
-/// [`crate::observer`]'s.
-pub use crate::observer::observer_cpu;
-
 /// A policy and priority as the kernel reports them
 /// (`sched_getscheduler`'s raw policy), as the context prints them:
 /// `SCHED_OTHER`, `SCHED_FIFO 95`.

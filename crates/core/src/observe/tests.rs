@@ -314,7 +314,7 @@ fn an_irq_and_a_softirq_are_taken_out_of_the_thread_they_interrupted() {
     assert_eq!(x.total_ns(), c.latency_ns);
     // What JSON stores, and reads back.
     let json = serde_json::to_string(&x).unwrap();
-    let back: super::explain::Explanation = serde_json::from_str(&json).unwrap();
+    let back: crate::explain::Explanation = serde_json::from_str(&json).unwrap();
     assert_eq!(back, x);
 }
 

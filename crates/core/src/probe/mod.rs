@@ -113,9 +113,6 @@ impl ProbeKind {
     }
 }
 
-/// The parameters of the wake-up probe: only what every probe shares.
-const PLAIN_PERIODIC: ParamTable = PlainParams::table(&["period", "max_latency", "max_jitter"]);
-
 /// The parameters of the context-switch probe: only what every probe
 /// shares.
 const PLAIN_LATENCY: ParamTable = PlainParams::table(&["max_latency"]);
@@ -158,7 +155,7 @@ pub const WAKEUP: ProbeDescriptor = ProbeDescriptor {
         sample: "cycle",
         outliers: PERIODIC_OUTLIERS,
     },
-    params: &PLAIN_PERIODIC,
+    params: &crate::wakeup::PARAMS,
     container: InContainer::Supported,
     verdicts: None,
     netns: None,
@@ -406,9 +403,10 @@ mod tests {
                 "observe"
             ]
         );
-        for key in ["pid", "tid", "comm", "command", "explain"] {
+        for key in ["pid", "tid", "comm", "command"] {
             assert_eq!(takes(key), ["observe"], "{key}");
         }
+        assert_eq!(takes("explain"), ["cyclic", "wakeup", "observe"]);
         assert_eq!(takes("window").len(), ProbeKind::ALL.len());
         assert_eq!(takes("bogus"), Vec::<&str>::new());
     }

@@ -207,6 +207,7 @@ fn minimal_spec_gets_every_default() {
                 params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 100_000,
                     working_set_bytes: 256 << 10,
+                    explain: false,
                 }),
                 scope: ProbeScope::default(),
             }],
@@ -347,7 +348,7 @@ max_exec = "1ms"
                 max_latency_ns: Some(200_000),
                 max_jitter_ns: Some(150_000),
                 max_exec_ns: None,
-                params: ProbeParams::new(PlainParams(ProbeKind::Wakeup)),
+                params: ProbeParams::new(crate::wakeup::WakeupParams::default()),
                 scope: ProbeScope::default(),
             },
             ProbeSpec {
@@ -362,6 +363,7 @@ max_exec = "1ms"
                 params: ProbeParams::new(crate::cyclic::CyclicParams {
                     scan_ns: 500_000,
                     working_set_bytes: 1 << 20,
+                    explain: false,
                 }),
                 scope: ProbeScope::default(),
             },
@@ -557,7 +559,7 @@ fn unknown_key_names_its_path() {
     };
     assert_eq!(
         err("duration = \"10s\"\n[[probe]]\nkind = \"cyclic\"\n[[probe]]\nkind = \"wakeup\"\nscam = \"1us\"\n"),
-        format!("bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`, `pid`, `tid`, `comm`, `command`, `explain`, {sleep}`scenarios`, `duration`")
+        format!("bench.toml:6: probe[1].scam: unknown key `scam`, expected one of `kind`, `name`, `period`, `scan`, `working_set`, `explain`, `threshold`, `window`, `outliers`, `max_latency`, `max_jitter`, `max_exec`, `buffer`, `iterations`, `samples`, `source`, `event_cpu`, `io_period`, `network_budget`, `opcua`, `budget`, `transport`, `io_cpu`, `cns`, `chaining`, `wait`, `response_timeout`, `out_bytes`, `in_bytes`, `cn_cpu`, `max_late_cycles`, `max_missed_pres`, `pid`, `tid`, `comm`, `command`, {sleep}`scenarios`, `duration`")
     );
 }
 

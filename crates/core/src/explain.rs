@@ -2,6 +2,13 @@
 //! its release and its start, from a bounded per-CPU history of the
 //! scheduler, IRQ and softirq events.
 //!
+//! One model for every probe that knows its cycles' releases and starts
+//! on the trace's clock (`CLOCK_MONOTONIC`): `observe` derives them from
+//! the trace itself ([`crate::observe::cycles`]); the periodic probes
+//! (`cyclic`, `wakeup`) measure them and hand them over ([`periodic`]).
+//! It sits beside the tracer's events, below both kinds, so neither names
+//! the other.
+//!
 //! Each CPU keeps its recent events ([`CpuHistory`]): who was switched in,
 //! IRQ handlers entered and left, softirqs entered and left. Events older
 //! than the history's reach (`history_ns` behind the CPU's newest event, or
@@ -39,7 +46,7 @@
 //! going idle (an expiry, a wake-up, a softirq, an IRQ's exit, the idle
 //! task re-arming its tick, up to an IRQ entered or a thread's own timer),
 //! as the observation model takes an untraced start
-//! ([`super::cycles`]); or at its switch out when nothing was traced
+//! ([`crate::observe::cycles`]); or at its switch out when nothing was traced
 //! between. Its time before that point is counted unexplained: a lower
 //! bound of what it ran.
 
@@ -50,6 +57,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::trace::event::{softirq_name, EventKind};
 use crate::units::format_ns;
+
+pub mod periodic;
 
 /// A kernel task name as the tracepoint records it: at most 15 bytes and
 /// a NUL, kept inline so a history record allocates nothing.
@@ -350,7 +359,8 @@ pub struct SoftirqPart {
 /// cycle's latency, exactly ([`Explanation::total_ns`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Explanation {
-    /// The observed thread.
+    /// The thread delayed (`observe`: the observed thread; a periodic
+    /// probe: its own measuring thread).
     pub tid: u32,
     /// Its cycle's number (from 0, per thread).
     pub cycle: u64,
