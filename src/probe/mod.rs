@@ -510,14 +510,15 @@ pub struct Registration {
     /// skipped cell gets (the command line refuses a run itself, naming
     /// the flag or the fix); `None` when it always can.
     pub unavailable: Option<fn(&Path, &ProbeSpec) -> Option<String>>,
-    /// `jitterlab run KIND`: its subcommand, named `kind.name()`, with its
-    /// help and flags (`src/probe/KIND/flags.rs`); `run` lists the
-    /// registry's, in its order.
-    pub command: fn() -> clap::Command,
-    /// Checks what clap matched for [`Registration::command`] against the
-    /// machine under the sysroot and makes the run's one-cell spec (the
-    /// `Db`: where it will be stored, checked unless nothing is).
-    pub one_cell: fn(&clap::ArgMatches, &Path, &crate::store::Db) -> Result<flags::OneCell>,
+    /// `jitterlab run KIND`'s flags, as data (`src/probe/KIND/flags.rs`):
+    /// its help and its flags, its own parameters' derived from its core
+    /// key table; the command line makes the subcommand `kind.name()` of
+    /// them, and `run` lists the registry's, in its order.
+    pub flags: fn() -> flags::KindFlags,
+    /// Checks the values the command line gave [`Registration::flags`]
+    /// against the machine under the sysroot and makes the run's one-cell
+    /// spec (the `Db`: where it will be stored, checked unless nothing is).
+    pub one_cell: fn(&flags::FlagValues, &Path, &crate::store::Db) -> Result<flags::OneCell>,
     /// What the reports print of it beyond its metrics: its summary's
     /// lines and block, its tables, its side of the condition table
     /// ([`parts`]); [`ReportParts::NONE`] for none.
@@ -534,7 +535,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Cyclic,
         build: periodic::build,
         unavailable: None,
-        command: periodic::flags::cyclic_command,
+        flags: periodic::flags::cyclic_flags,
         one_cell: periodic::flags::cyclic_one_cell,
         report: ReportParts::NONE,
         placement: Placement::ProbeCpus,
@@ -543,7 +544,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Wakeup,
         build: periodic::build,
         unavailable: None,
-        command: periodic::flags::wakeup_command,
+        flags: periodic::flags::wakeup_flags,
         one_cell: periodic::flags::wakeup_one_cell,
         report: ReportParts::NONE,
         placement: Placement::ProbeCpus,
@@ -552,7 +553,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Chase,
         build: chase::build,
         unavailable: None,
-        command: chase::flags::command,
+        flags: chase::flags::flags,
         one_cell: chase::flags::one_cell,
         report: ReportParts::NONE,
         placement: Placement::ProbeCpus,
@@ -561,7 +562,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Ctxswitch,
         build: ctxswitch::build,
         unavailable: None,
-        command: ctxswitch::flags::command,
+        flags: ctxswitch::flags::flags,
         one_cell: ctxswitch::flags::one_cell,
         report: ReportParts::NONE,
         placement: Placement::ProbeCpus,
@@ -570,7 +571,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Response,
         build: response::build,
         unavailable: None,
-        command: response::flags::command,
+        flags: response::flags::flags,
         one_cell: response::flags::one_cell,
         report: ReportParts::NONE,
         placement: Placement::ProbeCpus,
@@ -579,7 +580,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Timerlat,
         build: timerlat::build,
         unavailable: Some(|root, _| timerlat::unavailable(root)),
-        command: timerlat::flags::command,
+        flags: timerlat::flags::flags,
         one_cell: timerlat::flags::one_cell,
         report: ReportParts::NONE,
         placement: Placement::ProbeCpus,
@@ -588,7 +589,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Roundtrip,
         build: roundtrip::build,
         unavailable: None,
-        command: roundtrip::flags::command,
+        flags: roundtrip::flags::flags,
         one_cell: roundtrip::flags::one_cell,
         report: roundtrip::report::PARTS,
         placement: Placement::ProbeCpus,
@@ -597,7 +598,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Netcycle,
         build: netcycle::build,
         unavailable: Some(netcycle::unavailable),
-        command: netcycle::flags::command,
+        flags: netcycle::flags::flags,
         one_cell: netcycle::flags::one_cell,
         report: netcycle::report::PARTS,
         placement: Placement::ProbeCpus,
@@ -606,7 +607,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Observe,
         build: observe::build,
         unavailable: None,
-        command: observe::flags::command,
+        flags: observe::flags::flags,
         one_cell: observe::flags::one_cell,
         report: observe::report::PARTS,
         placement: Placement::Observer,
@@ -616,7 +617,7 @@ pub const REGISTRY: &[Registration] = &[
         kind: ProbeKind::Sleep,
         build: sleep::build,
         unavailable: None,
-        command: sleep::flags::command,
+        flags: sleep::flags::flags,
         one_cell: sleep::flags::one_cell,
         report: sleep::report::PARTS,
         placement: Placement::ProbeCpus,
@@ -699,18 +700,11 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_has_its_run_subcommand_named_by_it_and_only_sleep_is_hidden() {
+    fn every_kind_has_its_run_help_and_only_sleep_is_hidden() {
         for r in REGISTRY {
-            let cmd = (r.command)();
-            assert_eq!(cmd.get_name(), r.kind.name());
-            assert_eq!(
-                cmd.is_hide_set(),
-                r.kind.name() == "sleep",
-                "{}",
-                r.kind.name()
-            );
-            let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
-            assert!(!about.is_empty(), "{} has no help", r.kind.name());
+            let f = (r.flags)();
+            assert_eq!(f.hidden, r.kind.name() == "sleep", "{}", r.kind.name());
+            assert!(!f.about.is_empty(), "{} has no help", r.kind.name());
         }
     }
 

@@ -10,7 +10,7 @@ use crate::defaults;
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
 use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
-use crate::spec::{Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
+use crate::spec::{Key, KeyFlag, ParamError, ParamTable, Params, ProbeParams, ValueType};
 use crate::units::format_duration_exact;
 
 /// Each sample sleeps one period and measures how late the thread woke.
@@ -49,6 +49,7 @@ pub const SLACK: Key = Key {
     ty: ValueType::Duration,
     default: "0s",
     help: "time added to each sleep's interval, shorter than the period",
+    flag: KeyFlag::DERIVED,
 };
 
 /// `spin`: busy-wait instead of sleeping.
@@ -57,6 +58,7 @@ pub const SPIN: Key = Key {
     ty: ValueType::Bool,
     default: "false",
     help: "busy-wait each interval instead of sleeping",
+    flag: KeyFlag::DERIVED,
 };
 
 /// The `sleep` probe's own keys: the spec's, and through them

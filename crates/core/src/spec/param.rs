@@ -91,8 +91,47 @@ pub struct Key {
     pub ty: ValueType,
     /// Its default, as docs print it (`"100us"`, `none`).
     pub default: &'static str,
-    /// One line saying what it sets.
+    /// One line saying what it sets: the key reference prints it, and its
+    /// flag's help is it, capitalized, with its default when that is not a
+    /// value (`[default: the first neighbour CPU]`).
     pub help: &'static str,
+    /// What its `jitterlab run KIND` flag needs beyond the key.
+    pub flag: KeyFlag,
+}
+
+/// How a [`Key`]'s command-line flag differs from what the key gives it:
+/// the flag is `--` and the key's name with `-` for `_`, its value name
+/// follows the key's value type (`TIME`, `SIZE`, `N`, `CPU`), its help is
+/// the key's. [`KeyFlag::DERIVED`] changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyFlag {
+    /// The flag's name when not the key's (without `--`).
+    pub name: Option<&'static str>,
+    /// The value name `--help` shows when not the value type's.
+    pub value_name: Option<&'static str>,
+    /// More help, which only `--help` and the man page show.
+    pub long_help: Option<&'static str>,
+    /// The help of each name of a choice, in its order (none when empty).
+    pub value_helps: &'static [&'static str],
+    /// True for a key a spec has but `jitterlab run` has no flag of.
+    pub spec_only: bool,
+}
+
+impl KeyFlag {
+    /// The flag the key gives, as it gives it.
+    pub const DERIVED: KeyFlag = KeyFlag {
+        name: None,
+        value_name: None,
+        long_help: None,
+        value_helps: &[],
+        spec_only: false,
+    };
+
+    /// No flag: the key is a spec's only.
+    pub const SPEC_ONLY: KeyFlag = KeyFlag {
+        spec_only: true,
+        ..KeyFlag::DERIVED
+    };
 }
 
 /// A broken rule between a kind's parameters: the key it is about, the
