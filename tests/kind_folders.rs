@@ -46,7 +46,7 @@ const REGISTRATION: &[(&str, &[&str])] = &[
             "kind: ProbeKind::{Kind},",
             "build: {kind}::build,",
             "unavailable: Some({kind}::unavailable),",
-            "command: {kind}::flags::command,",
+            "flags: {kind}::flags::flags,",
             "one_cell: {kind}::flags::one_cell,",
             "report: {kind}::report::PARTS,",
         ],

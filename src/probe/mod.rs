@@ -73,7 +73,7 @@
 //! --features test-probe`; `make test` does): each sample sleeps one
 //! period plus its `slack` (or busy-waits it, `spin`) and measures how
 //! late the thread woke. Its files: `src/probe/sleep/{mod,flags,report}.rs`
-//! (87, 79 and 34 lines), `crates/core/src/sleep/mod.rs` (122 lines, with
+//! (87, 92 and 34 lines), `crates/core/src/sleep/mod.rs` (130 lines, with
 //! `tests.rs`), and the registration lines below; its end-to-end tests are
 //! `tests/sleep_probe.rs` and `tests/sleep_params.rs` (a test of a
 //! test-only probe is a `[[test]]` with `required-features` in
@@ -95,8 +95,9 @@
 //!      trip's controller (`roundtrip::container`); `NotApplicable(why)`
 //!      for a probe tied to the host, as timerlat).
 //!    - its parameters, declared once (`jitterlab_core::spec::param`): one
-//!      `Key` per spec key (name, value type, default, help: `sleep::SLACK`,
-//!      `sleep::SPIN`), the table `KEYS`, its type implementing
+//!      `Key` per spec key (name, value type, default, help, and what its
+//!      `run` flag needs beyond them, `KeyFlag::DERIVED` for nothing:
+//!      `sleep::SLACK`, `sleep::SPIN`), the table `KEYS`, its type implementing
 //!      `jitterlab_core::spec::Params` (`SleepParams`: its stored entries
 //!      in `wire`, written only when not the default so older stored runs
 //!      read back the same; its cross-key rule in `validate`, which the
@@ -132,17 +133,22 @@
 //!      entries. `SleepProbe` measures only, and puts its interval, slack
 //!      and spin in the detail.
 //! 3. **Its subcommand**, `src/probe/NAME/flags.rs` (`pub mod flags;` in
-//!    its module): its flags, a `clap::Args` struct flattening
-//!    `CommonArgs`, whose doc comment (one paragraph) is the help `run
-//!    --help` lists, each own flag taking its help and default from its
-//!    core `Key` (`help = SLACK.help, default_value = SLACK.default`);
-//!    `command()`, the toolkit's `subcommand::<Args>(kind)`; and
-//!    `one_cell()`, the toolkit's `matched` then the check of the flags
-//!    against the machine that builds the one-cell spec, with the shared
-//!    checks and builders of the flags' toolkit [`flags`] (`probe_cpu`,
-//!    `check_common`, `refuse_periodic_flags`, `common_cell`), and the
-//!    parameters' `validate`, refused with [`flags::param_rule`] (its
-//!    message after the flag: `--slack must be shorter than …`).
+//!    its module), flags as data, no parser (only `src/cli*` imports
+//!    clap): `flags()`, its [`flags::KindFlags`] — `about` (one paragraph:
+//!    the help `run --help` lists), its flags: the ones that are no
+//!    parameter of it ([`flags::Flag::new`]: `--cpu`), its parameters'
+//!    derived from its core key table ([`flags::key_flags`]`(&PARAMS)`:
+//!    `--slack` and `--spin`, named, typed, helped and defaulted by their
+//!    `Key`s; [`flags::flag_of`] for one key), then
+//!    [`flags::common_flags`]; its plain args struct read from the values
+//!    the command line gave ([`flags::FromFlags`], with
+//!    [`flags::CommonArgs::read`]); and `one_cell()`, which reads it and
+//!    checks the flags against the machine to build the one-cell spec,
+//!    with the shared checks and builders of the flags' toolkit [`flags`]
+//!    (`probe_cpu`, `check_common`, `refuse_periodic_flags`,
+//!    `common_cell`), and the parameters' `validate`, refused with
+//!    [`flags::param_rule`] (its message after the flag: `--slack must be
+//!    shorter than …`).
 //! 4. **Its summary and tables**, `src/probe/NAME/report.rs` (`pub mod
 //!    report;`): one [`ReportParts`] ([`parts`]) — the block under a run's
 //!    summary, rebuilt from a stored result (`sleep`: one line, `sleeps:
@@ -152,7 +158,7 @@
 //! 5. **Its registration lines**: here, the `pub mod NAME;` line and its
 //!    [`Registration`] in [`REGISTRY`] — the kind, its `build`, when the
 //!    machine may lack what it needs the check that makes a bench skip its
-//!    cells (`timerlat::unavailable`), its subcommand's `command` and
+//!    cells (`timerlat::unavailable`), its subcommand's `flags` and
 //!    `one_cell` (`run` lists the registry's subcommands in its order),
 //!    and its `report` (`sleep::report::PARTS`; [`ReportParts::NONE`] for
 //!    nothing beyond its metrics), and where its measuring threads run

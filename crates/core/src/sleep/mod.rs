@@ -2,9 +2,9 @@
 //! the worked example of a kind with parameters of its own: its descriptor
 //! ([`SLEEP`]) and its two parameters ([`SleepParams`]), declared once in
 //! [`KEYS`] and [`PARAMS`]. The spec checker, the stored JSON and the key
-//! listings read that table; `jitterlab run sleep`'s flags
-//! (`src/probe/sleep/flags.rs`) make the same [`SleepParams`] and call the
-//! same [`Params::validate`].
+//! listings read that table, and `jitterlab run sleep`'s `--slack` and
+//! `--spin` are derived from it (`src/probe/sleep/flags.rs`), which make
+//! the same [`SleepParams`] and call the same [`Params::validate`].
 
 use crate::defaults;
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
@@ -62,7 +62,7 @@ pub const SPIN: Key = Key {
 };
 
 /// The `sleep` probe's own keys: the spec's, and through them
-/// `jitterlab run sleep`'s flags (their help and default).
+/// `jitterlab run sleep`'s flags (their name, value, help and default).
 pub const KEYS: &[Key] = &[SLACK, SPIN];
 
 /// How the `sleep` probe's parameters are declared.
