@@ -715,6 +715,36 @@ mod tests {
     }
 
     #[test]
+    fn every_key_of_a_kind_is_a_flag_of_its_run_named_and_helped_by_the_key() {
+        for r in REGISTRY {
+            let flags = (r.flags)().flags;
+            for key in r.kind.descriptor().params.keys {
+                let derived = flags::decl::key_flag(key).expect("no key is spec-only today");
+                let flag = flags
+                    .iter()
+                    .find(|f| f.id == key.name)
+                    .unwrap_or_else(|| panic!("run {} has no flag of {}", r.kind.name(), key.name));
+                assert_eq!(
+                    (&flag.long, &flag.help, &flag.default),
+                    (&derived.long, &derived.help, &derived.default),
+                    "run {} --{}",
+                    r.kind.name(),
+                    flag.long
+                );
+            }
+            let mut ids: Vec<&str> = flags.iter().map(|f| f.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(
+                ids.len(),
+                flags.len(),
+                "run {} repeats a flag",
+                r.kind.name()
+            );
+        }
+    }
+
+    #[test]
     fn only_timerlat_can_be_missing_and_it_says_why() {
         let root = tempfile::tempdir().unwrap();
         for &k in ProbeKind::ALL {
