@@ -21,10 +21,10 @@ fn defaults_of_cyclic() {
         panic!("not cyclic")
     };
     assert_eq!(probe.kind(), ProbeKind::Cyclic);
-    let a: CyclicArgs = FromFlags::from_flags(probe.values());
+    let a: CyclicArgs = FromFlags::from_flags(probe.values()).unwrap();
     assert_eq!(a.period, 1_000_000);
-    assert_eq!(a.scan, 100_000);
-    assert_eq!(a.working_set, 256 * 1024);
+    assert_eq!(a.params.scan_ns, 100_000);
+    assert_eq!(a.params.working_set_bytes, 256 * 1024);
     assert_eq!(a.cpu, None);
     assert_eq!(a.common.policy, Policy::Fifo);
     assert_eq!(a.common.priority, None);
@@ -75,10 +75,10 @@ fn policy_and_source_parse_to_the_one_type() {
         panic!("not response")
     };
     assert_eq!(probe.kind(), ProbeKind::Response);
-    let a: ResponseRunArgs = FromFlags::from_flags(probe.values());
+    let a: ResponseRunArgs = FromFlags::from_flags(probe.values()).unwrap();
     assert_eq!(
-        (a.common.policy, a.source),
-        (Policy::RoundRobin, ResponseSource::Udp)
+        (a.common.policy, a.params.source),
+        (Policy::RoundRobin, Some(ResponseSource::Udp))
     );
 }
 

@@ -73,7 +73,7 @@
 //! --features test-probe`; `make test` does): each sample sleeps one
 //! period plus its `slack` (or busy-waits it, `spin`) and measures how
 //! late the thread woke. Its files: `src/probe/sleep/{mod,flags,report}.rs`
-//! (87, 92 and 34 lines), `crates/core/src/sleep/mod.rs` (130 lines, with
+//! (87, 89 and 34 lines), `crates/core/src/sleep/mod.rs` (130 lines, with
 //! `tests.rs`), and the registration lines below; its end-to-end tests are
 //! `tests/sleep_probe.rs` and `tests/sleep_params.rs` (a test of a
 //! test-only probe is a `[[test]]` with `required-features` in
@@ -142,7 +142,9 @@
 //!    `Key`s; [`flags::flag_of`] for one key), then
 //!    [`flags::common_flags`]; its plain args struct read from the values
 //!    the command line gave ([`flags::FromFlags`], with
-//!    [`flags::CommonArgs::read`]); and `one_cell()`, which reads it and
+//!    [`flags::CommonArgs::read`]), its parameters read by its key table's
+//!    own `check`, as a spec's are ([`flags::key_params`]:
+//!    `SleepParams`); and `one_cell()`, which reads it and
 //!    checks the flags against the machine to build the one-cell spec,
 //!    with the shared checks and builders of the flags' toolkit [`flags`]
 //!    (`probe_cpu`, `check_common`, `refuse_periodic_flags`,

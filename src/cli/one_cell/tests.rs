@@ -42,12 +42,12 @@ fn run(args: &[&str]) -> OneCell {
     let online = online();
     let m = run.probe.values();
     match run.probe.kind() {
-        ProbeKind::Cyclic => cyclic_cell(&FromFlags::from_flags(m), &online),
-        ProbeKind::Wakeup => wakeup_cell(&FromFlags::from_flags(m), &online),
-        ProbeKind::Chase => chase_cell(&FromFlags::from_flags(m), &online),
-        ProbeKind::Ctxswitch => ctxswitch_cell(&FromFlags::from_flags(m), &online),
-        ProbeKind::Response => response_cell(&FromFlags::from_flags(m), &online),
-        ProbeKind::Timerlat => timerlat_cell(&FromFlags::from_flags(m), &online),
+        ProbeKind::Cyclic => cyclic_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Wakeup => wakeup_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Chase => chase_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Ctxswitch => ctxswitch_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Response => response_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Timerlat => timerlat_cell(&FromFlags::from_flags(m).unwrap(), &online),
         other => panic!("no one-cell builder for {} here", other.name()),
     }
     .unwrap()

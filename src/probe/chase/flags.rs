@@ -19,8 +19,8 @@ use jitterlab_core::units::CpuList;
 use crate::error::bad;
 use crate::probe::flags::{
     check_common, check_machine_memory, common_flags, configuration, cpu_or_last, deployed,
-    flag_of, options, others, probe, probe_cpu, refuse_periodic_flags, spec, CommonArgs, Flag,
-    FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
+    flag_of, key_params, options, others, probe, probe_cpu, refuse_periodic_flags, spec,
+    CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::probe::Stop;
 use crate::store::Db;
@@ -33,14 +33,9 @@ pub struct ChaseRunArgs {
     pub cpu: Option<usize>,
     /// `--roles`, as written.
     pub roles: Option<String>,
-    /// `--buffer`, bytes.
-    pub buffer: Option<u64>,
-    /// `--iterations`.
-    pub iterations: u64,
-    /// `--samples`.
-    pub samples: Option<u64>,
-    /// `--chase-length`.
-    pub chase_length: u64,
+    /// Its parameters (`--buffer`, `--iterations`, `--samples`, and
+    /// `--chase-length`, which is no key of a spec).
+    pub params: ChaseParams,
     /// Options every probe shares (--cycles, --break-trace, --histogram and
     /// the --max-* limits do not apply to a chase).
     pub common: CommonArgs,
@@ -89,22 +84,22 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for ChaseRunArgs {
-    fn from_flags(v: &FlagValues) -> ChaseRunArgs {
-        ChaseRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<ChaseRunArgs> {
+        Ok(ChaseRunArgs {
             cpu: v.opt_usize("cpu"),
             roles: v.opt_text("roles"),
-            buffer: v.opt_u64("buffer"),
-            iterations: v.u64("iterations"),
-            samples: v.opt_u64("samples"),
-            chase_length: v.u64("chase_length"),
+            params: ChaseParams {
+                chase_length: v.u64("chase_length"),
+                ..key_params(ProbeKind::Chase, v, 0)?
+            },
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run chase`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &ChaseRunArgs::from_flags(v))
+    check(root, db, &ChaseRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run chase`'s flags against the machine under `root`
@@ -134,10 +129,10 @@ pub fn check(root: &Path, db: &Db, a: &ChaseRunArgs) -> Result<OneCell> {
             }
         }
     }
-    if a.samples == Some(0) {
+    if a.params.samples == Some(0) {
         return Err(bad("--samples must be at least 1"));
     }
-    if let Some(bytes) = a.buffer {
+    if let Some(bytes) = a.params.buffer_bytes {
         check_machine_memory(root, "--buffer ", bytes)?;
     }
     check_common(db, c, 0, 1)?;
@@ -159,12 +154,7 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
     let c = &a.common;
     let roles = roles(a)?;
     let cpu = cpu_or_last(online, roles.map(|r| r.test).or(a.cpu))?;
-    let params = ProbeParams::new(ChaseParams {
-        buffer_bytes: a.buffer,
-        iterations: Some(a.iterations),
-        samples: a.samples,
-        chase_length: a.chase_length,
-    });
+    let params = ProbeParams::new(a.params.clone());
     let neighbours = match roles.and_then(|r| r.neighbour) {
         Some(n) => vec![n],
         None => others(online, &[cpu]),

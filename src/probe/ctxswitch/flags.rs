@@ -59,18 +59,18 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for CtxswitchRunArgs {
-    fn from_flags(v: &FlagValues) -> CtxswitchRunArgs {
-        CtxswitchRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<CtxswitchRunArgs> {
+        Ok(CtxswitchRunArgs {
             cpu: v.opt_usize("cpu"),
             interval: v.u64("interval"),
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run ctxswitch`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &CtxswitchRunArgs::from_flags(v))
+    check(root, db, &CtxswitchRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run ctxswitch`'s flags against the machine under

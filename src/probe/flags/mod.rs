@@ -28,7 +28,8 @@
 //! - [`FlagValues`] is what a command line gave, a plain typed map by id
 //!   (`u64`, `i64`, `usize`, `bool`, `String`, `CpuList`, `PathBuf`), which
 //!   a kind reads into its plain args struct ([`FromFlags`];
-//!   [`CommonArgs::read`] for the shared ones).
+//!   [`CommonArgs::read`] for the shared ones), its parameters through its
+//!   key table's own check, as a spec's ([`key_params`]).
 //!
 //! `src/cli/flags.rs` turns a [`KindFlags`] into clap's subcommand, each
 //! value kind with the parser `jitterlab run` has always used
@@ -101,8 +102,9 @@ use jitterlab_core::defaults;
 use jitterlab_core::limits;
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{
-    sched_fields, ConfigSettings, Configuration, Deployment, ParamError, Policy, ProbeParams,
-    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    sched_fields, ConfigSettings, Configuration, Deployment, Given, GivenValues, KindTable,
+    ParamError, Params, Policy, ProbeParams, ProbeScope, ProbeSpec, Scenario, SchedError, Spec,
+    NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
@@ -132,8 +134,33 @@ pub struct OneCell {
 /// A kind's plain args struct, read from the values a command line gave
 /// its declared flags.
 pub trait FromFlags: Sized {
-    /// The args of `v`.
-    fn from_flags(v: &FlagValues) -> Self;
+    /// The args of `v` (its parameters refused as a spec's would be).
+    fn from_flags(v: &FlagValues) -> Result<Self>;
+}
+
+/// `kind`'s parameters from the values of its key flags, read by its key
+/// table's own check (`KindTable::given`), as a spec's keys are: the one
+/// place a kind's parameters are read from its keys. A key flag not given
+/// (and without a default) takes the check's default.
+pub fn key_params<P: Params + Clone>(kind: ProbeKind, v: &FlagValues, period_ns: u64) -> Result<P> {
+    let mut given = GivenValues::new();
+    for key in kind.descriptor().params.keys {
+        let value = match v.get(key.name) {
+            Some(Value::U64(n)) => Given::Num(*n),
+            Some(Value::I64(n)) => Given::Num(*n as u64),
+            Some(Value::Usize(c)) => Given::Cpu(*c),
+            Some(Value::Bool(b)) => Given::Bool(*b),
+            Some(Value::Text(t)) => Given::Text(t.clone()),
+            Some(Value::Texts(t)) => Given::Texts(t.clone()),
+            Some(Value::Cpus(_) | Value::Path(_)) | None => continue,
+        };
+        given.insert(key.name, value);
+    }
+    let params = KindTable::given(kind, &given, period_ns).map_err(bad)?;
+    Ok(params
+        .get::<P>()
+        .cloned()
+        .expect("a kind's check makes its own parameters"))
 }
 
 /// The spec's one cell and its plan, for the probe's own checks.

@@ -185,9 +185,9 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for NetcycleRunArgs {
-    fn from_flags(v: &FlagValues) -> NetcycleRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<NetcycleRunArgs> {
         let wait = |id: &str| Wait::parse(&v.text(id)).expect("one of the waits");
-        NetcycleRunArgs {
+        Ok(NetcycleRunArgs {
             cycle: v.u64("cycle"),
             cns: v.i64("cns") as u8,
             node_ids: v
@@ -211,13 +211,13 @@ impl FromFlags for NetcycleRunArgs {
             max_late_cycles: v.i64("max_late_cycles") as u64,
             max_missed_pres: v.i64("max_missed_pres") as u64,
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run netcycle`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &NetcycleRunArgs::from_flags(v))
+    check(root, db, &NetcycleRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run netcycle`'s flags against the machine and makes

@@ -93,9 +93,9 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for ObserveRunArgs {
-    fn from_flags(v: &FlagValues) -> ObserveRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<ObserveRunArgs> {
         let id = |name: &str| v.opt_i64(name).map(|n| n as u32);
-        ObserveRunArgs {
+        Ok(ObserveRunArgs {
             pid: id("pid"),
             tid: id("tid"),
             comm: v.opt_text("comm"),
@@ -105,7 +105,7 @@ impl FromFlags for ObserveRunArgs {
             replay: v.opt_path("replay"),
             common: CommonArgs::read(v),
             command: v.texts("command"),
-        }
+        })
     }
 }
 
@@ -138,7 +138,7 @@ fn target(a: &ObserveRunArgs) -> Result<ObserveTarget> {
 
 /// `jitterlab run observe`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &ObserveRunArgs::from_flags(v))
+    check(root, db, &ObserveRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run observe`'s flags against the machine and makes

@@ -15,8 +15,8 @@ use jitterlab_core::units::CpuList;
 use crate::error::bad;
 use crate::probe::flags::{
     check_common, check_machine_memory, common_cell, common_flags, cpu_or_last, key_flags,
-    measured_cpus, param_rule, probe_cpu, time_text, CommonArgs, Flag, FlagValues, FromFlags,
-    KindFlags, OneCell, ValueKind,
+    key_params, measured_cpus, param_rule, probe_cpu, time_text, CommonArgs, Flag, FlagValues,
+    FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
@@ -28,10 +28,8 @@ pub struct CyclicArgs {
     pub period: u64,
     /// `--cpu`.
     pub cpu: Option<usize>,
-    /// `--scan`, ns.
-    pub scan: u64,
-    /// `--working-set`, bytes.
-    pub working_set: u64,
+    /// Its parameters (`--scan`, `--working-set`).
+    pub params: CyclicParams,
     /// Options every probe shares.
     pub common: CommonArgs,
 }
@@ -108,35 +106,34 @@ pub fn wakeup_flags() -> KindFlags {
 }
 
 impl FromFlags for CyclicArgs {
-    fn from_flags(v: &FlagValues) -> CyclicArgs {
-        CyclicArgs {
+    fn from_flags(v: &FlagValues) -> Result<CyclicArgs> {
+        Ok(CyclicArgs {
             period: v.u64("period"),
             cpu: v.opt_usize("cpu"),
-            scan: v.u64("scan"),
-            working_set: v.u64("working_set"),
+            params: key_params(ProbeKind::Cyclic, v, v.u64("period"))?,
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 impl FromFlags for WakeupArgs {
-    fn from_flags(v: &FlagValues) -> WakeupArgs {
-        WakeupArgs {
+    fn from_flags(v: &FlagValues) -> Result<WakeupArgs> {
+        Ok(WakeupArgs {
             interval: v.u64("interval"),
             cpus: v.opt_cpus("cpus"),
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run cyclic`, as the command line gave it: see [`cyclic`].
 pub fn cyclic_one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    cyclic(root, db, &CyclicArgs::from_flags(v))
+    cyclic(root, db, &CyclicArgs::from_flags(v)?)
 }
 
 /// `jitterlab run wakeup`, as the command line gave it: see [`wakeup`].
 pub fn wakeup_one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    wakeup(root, db, &WakeupArgs::from_flags(v))
+    wakeup(root, db, &WakeupArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run cyclic`'s flags against the machine under `root`
@@ -147,8 +144,8 @@ pub fn cyclic(root: &Path, db: &Db, a: &CyclicArgs) -> Result<OneCell> {
     if a.period == 0 {
         return Err(bad("--period must be positive; give e.g. --period 1ms"));
     }
-    cyclic_params(a).validate(a.period).map_err(param_rule)?;
-    check_machine_memory(root, "--working-set ", a.working_set)?;
+    a.params.validate(a.period).map_err(param_rule)?;
+    check_machine_memory(root, "--working-set ", a.params.working_set_bytes)?;
     check_common(db, &a.common, a.period, 1)?;
     cyclic_cell(a, &online)
 }
@@ -165,17 +162,9 @@ pub fn wakeup(root: &Path, db: &Db, a: &WakeupArgs) -> Result<OneCell> {
     wakeup_cell(a, &online)
 }
 
-/// `jitterlab run cyclic`'s parameters.
-fn cyclic_params(a: &CyclicArgs) -> CyclicParams {
-    CyclicParams {
-        scan_ns: a.scan,
-        working_set_bytes: a.working_set,
-    }
-}
-
 /// `jitterlab run cyclic`.
 pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
-    let params = ProbeParams::new(cyclic_params(a));
+    let params = ProbeParams::new(a.params.clone());
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(params, a.period, vec![cpu], online, &a.common)
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use jitterlab_core::defaults;
-use jitterlab_core::response::{ResponseParams, ResponseSource, PARAMS};
+use jitterlab_core::response::{ResponseParams, PARAMS};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::ProbeParams;
 use jitterlab_core::units::CpuList;
@@ -17,9 +17,9 @@ use jitterlab_core::units::CpuList;
 use crate::error::bad;
 use crate::output::errln;
 use crate::probe::flags::{
-    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, flag_of, probe_cpu,
-    refuse_periodic_flags, time_text, CommonArgs, DeploymentArg, Flag, FlagValues, FromFlags,
-    KindFlags, OneCell, ValueKind,
+    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, flag_of, key_params,
+    probe_cpu, refuse_periodic_flags, time_text, CommonArgs, DeploymentArg, Flag, FlagValues,
+    FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
@@ -29,10 +29,8 @@ use crate::system::host;
 pub struct ResponseRunArgs {
     /// `--cpu`.
     pub cpu: Option<usize>,
-    /// `--event-cpu`.
-    pub event_cpu: Option<usize>,
-    /// `--source`.
-    pub source: ResponseSource,
+    /// Its parameters (`--event-cpu`, `--source`).
+    pub params: ResponseParams,
     /// `--interval`, ns.
     pub interval: u64,
     /// Options every probe shares (--cycles counts events; --max-latency
@@ -70,20 +68,19 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for ResponseRunArgs {
-    fn from_flags(v: &FlagValues) -> ResponseRunArgs {
-        ResponseRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<ResponseRunArgs> {
+        Ok(ResponseRunArgs {
             cpu: v.opt_usize("cpu"),
-            event_cpu: v.opt_usize("event_cpu"),
-            source: ResponseSource::parse(&v.text("source")).expect("one of --source's names"),
+            params: key_params(ProbeKind::Response, v, v.u64("interval"))?,
             interval: v.u64("interval"),
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run response`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &ResponseRunArgs::from_flags(v))
+    check(root, db, &ResponseRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run response`'s flags against the machine under
@@ -114,9 +111,6 @@ pub fn check(root: &Path, db: &Db, a: &ResponseRunArgs) -> Result<OneCell> {
 /// first other online CPU (the configuration's first neighbour).
 pub fn response_cell(a: &ResponseRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::new(ResponseParams {
-        source: Some(a.source),
-        event_cpu: a.event_cpu,
-    });
+    let params = ProbeParams::new(a.params.clone());
     common_cell(params, a.interval, vec![cpu], online, &a.common)
 }

@@ -275,9 +275,9 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for RoundtripRunArgs {
-    fn from_flags(v: &FlagValues) -> RoundtripRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<RoundtripRunArgs> {
         let id = |name: &str| v.opt_i64(name).map(|n| n as u16);
-        RoundtripRunArgs {
+        Ok(RoundtripRunArgs {
             cpu: v.opt_usize("cpu"),
             io_cpu: v.opt_usize("io_cpu"),
             role: Role::ALL
@@ -313,7 +313,7 @@ impl FromFlags for RoundtripRunArgs {
                 .map(|m| field_map(&m).expect("checked by the command line")),
             samples_to: v.opt_text("samples_to"),
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
@@ -361,7 +361,7 @@ fn direction(
 
 /// `jitterlab run roundtrip`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &RoundtripRunArgs::from_flags(v))
+    check(root, db, &RoundtripRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run roundtrip`'s flags against the machine and makes

@@ -1,7 +1,7 @@
 //! `jitterlab run sleep` (the `test-probe` feature, hidden): `--cpu`, its
 //! two parameters (`--slack`, `--spin`: the flags of its keys,
-//! `jitterlab_core::sleep::KEYS`, derived by `key_flags`) and the flags
-//! every probe shares,
+//! `jitterlab_core::sleep::KEYS`, derived by `key_flags`, and read by the
+//! keys' own check, `key_params`) and the flags every probe shares,
 //! checked — its parameters by the same `validate` a spec's are — and
 //! turned into the one-cell spec of a sleep probe every period of the
 //! default 1 ms. Built on the flags' toolkit ([`crate::probe::flags`]).
@@ -16,7 +16,7 @@ use jitterlab_core::spec::{Params, ProbeParams};
 
 use crate::error::bad;
 use crate::probe::flags::{
-    check_common, common_cell, common_flags, key_flags, param_rule, probe_cpu,
+    check_common, common_cell, common_flags, key_flags, key_params, param_rule, probe_cpu,
     refuse_periodic_flags, CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
@@ -53,21 +53,18 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for SleepRunArgs {
-    fn from_flags(v: &FlagValues) -> SleepRunArgs {
-        SleepRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<SleepRunArgs> {
+        Ok(SleepRunArgs {
             cpu: v.opt_usize("cpu"),
-            params: SleepParams {
-                slack_ns: v.u64("slack"),
-                spin: v.switch("spin"),
-            },
+            params: key_params(ProbeKind::Sleep, v, defaults::PERIOD_NS)?,
             common: CommonArgs::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run sleep`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &SleepRunArgs::from_flags(v))
+    check(root, db, &SleepRunArgs::from_flags(v)?)
 }
 
 /// `jitterlab run sleep`: one sleep probe on one CPU, every period of the

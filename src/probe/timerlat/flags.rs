@@ -117,8 +117,8 @@ pub fn flags() -> KindFlags {
 }
 
 impl FromFlags for TimerlatRunArgs {
-    fn from_flags(v: &FlagValues) -> TimerlatRunArgs {
-        TimerlatRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<TimerlatRunArgs> {
+        Ok(TimerlatRunArgs {
             cpus: v.opt_cpus("cpus"),
             period: v.u64("period"),
             duration: v.u64("duration"),
@@ -128,13 +128,13 @@ impl FromFlags for TimerlatRunArgs {
             json: v.opt_path("json"),
             no_db: v.switch("no_db"),
             deployment: DeploymentArg::read(v),
-        }
+        })
     }
 }
 
 /// `jitterlab run timerlat`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &TimerlatRunArgs::from_flags(v))
+    check(root, db, &TimerlatRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run timerlat`'s flags against the machine under

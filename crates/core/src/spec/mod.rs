@@ -225,7 +225,8 @@ use crate::units::CpuList;
 pub use self::cell_key::CellKey;
 pub use self::check::Check;
 pub use self::param::{
-    Key, KeyFlag, KindTable, ParamError, ParamTable, Params, PlainParams, ValueType,
+    Given, GivenValues, Key, KeyFlag, KindTable, ParamError, ParamTable, Params, PlainParams,
+    ValueType,
 };
 pub use self::plan::short;
 pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec};
