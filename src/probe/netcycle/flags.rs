@@ -20,8 +20,8 @@ use crate::error::bad;
 use crate::out_files;
 use crate::output::errln;
 use crate::probe::flags::{
-    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, flag_of, probe_cpu,
-    time_text, CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
+    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, flag_of, key_params,
+    probe_cpu, time_text, CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::probe::netcycle;
 use crate::store::Db;
@@ -186,30 +186,31 @@ pub fn flags() -> KindFlags {
 
 impl FromFlags for NetcycleRunArgs {
     fn from_flags(v: &FlagValues) -> Result<NetcycleRunArgs> {
-        let wait = |id: &str| Wait::parse(&v.text(id)).expect("one of the waits");
+        // Its keys' values, read by its key table's own check.
+        let p: NetcycleParams = key_params(ProbeKind::Netcycle, v, v.u64("cycle"))?;
         Ok(NetcycleRunArgs {
             cycle: v.u64("cycle"),
-            cns: v.i64("cns") as u8,
+            cns: p.cns,
             node_ids: v
                 .opt_text("node_ids")
                 .map(|l| NetcycleParams::parse_node_ids(&l).expect("checked by the command line")),
             cdc: v.opt_path("cdc"),
-            chaining: v.switch("chaining"),
-            wait: wait("wait"),
-            cn_wait: wait("cn_wait"),
-            response_timeout: v.u64("response_timeout"),
-            out_bytes: v.i64("out_bytes") as u16,
-            in_bytes: v.i64("in_bytes") as u16,
+            chaining: p.chaining,
+            wait: p.wait,
+            cn_wait: Wait::parse(&v.text("cn_wait")).expect("one of the waits"),
+            response_timeout: p.response_timeout_ns,
+            out_bytes: p.out_bytes,
+            in_bytes: p.in_bytes,
             cpu: v.opt_usize("cpu"),
-            cn_cpu: v.opt_usize("cn_cpu"),
+            cn_cpu: p.cn_cpu,
             role: NodeRole::parse(&v.text("role")).expect("one of the roles"),
             interface: v.opt_text("interface"),
             pcap: v.opt_path("pcap"),
             identity: v
                 .opt_text("identity")
                 .map(|l| Identity::parse(&l).expect("checked by the command line")),
-            max_late_cycles: v.i64("max_late_cycles") as u64,
-            max_missed_pres: v.i64("max_missed_pres") as u64,
+            max_late_cycles: p.max_late_cycles,
+            max_missed_pres: p.max_missed_pres,
             common: CommonArgs::read(v),
         })
     }

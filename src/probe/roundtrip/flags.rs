@@ -20,8 +20,8 @@ use crate::error::bad;
 use crate::output::errln;
 use crate::probe::flags::{
     cell_and_plan, check_common, check_machine_memory, common_cell, common_flags, cpu_or_last,
-    flag_of, param_rule, probe_cpu, refuse_periodic_flags, time_text, CommonArgs, Flag, FlagValues,
-    FromFlags, KindFlags, OneCell, ValueKind,
+    flag_of, key_params, param_rule, probe_cpu, refuse_periodic_flags, time_text, CommonArgs, Flag,
+    FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::probe::roundtrip;
 use crate::store::Db;
@@ -277,22 +277,24 @@ pub fn flags() -> KindFlags {
 impl FromFlags for RoundtripRunArgs {
     fn from_flags(v: &FlagValues) -> Result<RoundtripRunArgs> {
         let id = |name: &str| v.opt_i64(name).map(|n| n as u16);
+        // Its keys' values, read by its key table's own check.
+        let p: RoundtripParams = key_params(ProbeKind::Roundtrip, v, v.u64("controller_period"))?;
         Ok(RoundtripRunArgs {
             cpu: v.opt_usize("cpu"),
-            io_cpu: v.opt_usize("io_cpu"),
+            io_cpu: p.io_cpu,
             role: Role::ALL
                 .into_iter()
                 .find(|r| r.name() == v.text("role"))
                 .expect("one of --role's names"),
             interface: v.opt_text("interface"),
-            transport: Transport::parse(&v.text("transport")).expect("one of the transports"),
+            transport: p.transport,
             controller_period: v.u64("controller_period"),
-            scan: v.u64("scan"),
-            working_set: v.u64("working_set"),
-            io_period: v.u64("io_period"),
-            network_budget: v.u64("network_budget"),
-            opcua: v.opt_u64("opcua"),
-            budget: v.opt_u64("budget"),
+            scan: p.scan_ns,
+            working_set: p.working_set_bytes,
+            io_period: p.io_period_ns,
+            network_budget: p.network_ns,
+            opcua: p.opcua_ns,
+            budget: p.budget_ns,
             seed: v.opt_u64("seed"),
             input_url: v.opt_text("input_url"),
             output_url: v.opt_text("output_url"),
