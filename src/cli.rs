@@ -3,7 +3,7 @@
 //! Every time value on the command line goes through the one unit grammar of
 //! `jitterlab_core::units` (`ns`, `us`, `ms`, `s`, `m`, `h`, `d`), every size
 //! through its size grammar, every CPU list through the kernel's list format
-//! (the parsers are the flags' toolkit's, `crate::probe::flags::parse`).
+//! (the parsers are [`parse`]'s).
 //! Parsing here checks the grammar and the bounds of `jitterlab_core::limits`
 //! — the same constants, with the same words, as a spec's keys: every time
 //! at most 7d, periods and intervals at least 10us, windows at least 1ms,
@@ -16,11 +16,12 @@
 //! memory?) are checked by [`one_cell`], which turns `jitterlab run X`'s
 //! flags into the one-cell spec the runner measures, before any thread
 //! starts: `run`'s subcommands, their flags and their checks are each
-//! kind's (`src/probe/KIND/flags.rs`), found through the registry
-//! ([`RunCommand`]). Clap reports its own errors with exit status 2, as jitterlab
+//! kind's (`src/probe/KIND/flags.rs`, declared as data), found through the
+//! registry ([`RunCommand`]) and made clap's arguments in [`flags`]. Clap reports its own errors with exit status 2, as jitterlab
 //! does for every bad input.
 //!
-//! Clap's types stop here, in `main` and in the kinds' flags: every other command gets a plain
+//! Clap's types stop here (`src/cli*`) and in `main`: a kind's `run` gets
+//! the plain values of its flags (`FlagValues`), every other command gets a plain
 //! request of the module that acts on it ([`BenchRequest`],
 //! [`ApplyRequest`], [`ReportRequest`](crate::report::stored::ReportRequest),
 //! [`SpecSource`], the network
@@ -40,26 +41,28 @@ use jitterlab_core::preset::PresetChoice;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::units::CpuList;
 
-use crate::probe::flags::parse::{cpu_list, cycle_time, duration, repetitions};
-use crate::probe::flags::EngineArg;
+use crate::probe::flags::{EngineArg, FlagValues, ValueKind, ENGINE};
 use crate::probe::REGISTRY;
 use crate::runner::apply::ApplyRequest;
 use crate::runner::bench::BenchRequest;
 use crate::runner::spec_source::SpecSource;
 use crate::store::Db;
 use crate::system::container::Engine;
+use parse::{cpu_list, cycle_time, duration, repetitions};
 
 pub mod analyze;
 #[cfg(test)]
 mod command_line_tests;
 pub mod docs;
 pub mod docs_gen;
+pub mod flags;
 #[cfg(test)]
 mod inner_cell_tests;
 pub mod internal;
 pub mod metrics;
 pub mod monitor;
 pub mod one_cell;
+pub mod parse;
 mod report;
 pub mod stored;
 
@@ -289,7 +292,7 @@ pub struct BenchArgs {
 
     /// The container engine of the spec's container cells [default:
     /// podman, else docker, whichever answers `ENGINE version`].
-    #[arg(long, value_enum)]
+    #[arg(long, value_name = "ENGINE", value_parser = engine())]
     pub engine: Option<EngineArg>,
 
     /// The rows of a preset's load table: POWERLINK cycle times
@@ -480,7 +483,7 @@ pub enum ReportFormat {
 #[derive(Debug, Clone)]
 pub struct RunCommand {
     kind: ProbeKind,
-    matches: clap::ArgMatches,
+    values: FlagValues,
 }
 
 impl RunCommand {
@@ -490,23 +493,23 @@ impl RunCommand {
         self.kind
     }
 
-    /// What clap matched for the probe's flags.
+    /// The values the command line gave the probe's flags.
     #[cfg(test)]
-    pub fn matches(&self) -> &clap::ArgMatches {
-        &self.matches
+    pub fn values(&self) -> &FlagValues {
+        &self.values
     }
 
     /// Where the run is stored: the database at `path` (`--db`), or none
     /// with `--no-db` (a flag of every kind's).
     pub fn db(&self, path: &Path) -> Db {
-        Db::new(path, self.matches.get_flag("no_db"))
+        Db::new(path, self.values.switch("no_db"))
     }
 
     /// Checks the subcommand's flags against the machine under `root` and
     /// turns them into the one-cell spec the runner measures (`db`: the
     /// results database it will be stored in).
     pub fn one_cell(&self, root: &Path, db: &Db) -> Result<OneCell> {
-        (crate::probe::registration(self.kind).one_cell)(&self.matches, root, db)
+        (crate::probe::registration(self.kind).one_cell)(&self.values, root, db)
     }
 }
 
@@ -519,10 +522,9 @@ impl clap::FromArgMatches for RunCommand {
                 "A subcommand is required but one was not provided.",
             ));
         };
-        let kind = REGISTRY
+        let r = REGISTRY
             .iter()
-            .map(|r| r.kind)
-            .find(|k| k.name() == name)
+            .find(|r| r.kind.name() == name)
             .ok_or_else(|| {
                 clap::Error::raw(
                     ErrorKind::InvalidSubcommand,
@@ -530,8 +532,8 @@ impl clap::FromArgMatches for RunCommand {
                 )
             })?;
         Ok(RunCommand {
-            kind,
-            matches: sub.clone(),
+            kind: r.kind,
+            values: flags::values(&(r.flags)().flags, sub),
         })
     }
 
@@ -543,9 +545,9 @@ impl clap::FromArgMatches for RunCommand {
 
 impl Subcommand for RunCommand {
     fn augment_subcommands(cmd: clap::Command) -> clap::Command {
-        REGISTRY
-            .iter()
-            .fold(cmd, |cmd, r| cmd.subcommand((r.command)()))
+        REGISTRY.iter().fold(cmd, |cmd, r| {
+            cmd.subcommand(flags::command(r.kind, &(r.flags)()))
+        })
     }
 
     fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
@@ -555,6 +557,15 @@ impl Subcommand for RunCommand {
     fn has_subcommand(name: &str) -> bool {
         REGISTRY.iter().any(|r| r.kind.name() == name)
     }
+}
+
+/// `bench --engine`: the names and help of `run --engine`.
+fn engine() -> impl clap::builder::TypedValueParser<Value = EngineArg> {
+    use clap::builder::TypedValueParser;
+    let ValueKind::Choice { names, helps } = ENGINE else {
+        unreachable!("--engine is a choice")
+    };
+    flags::choice(names, helps).map(|name| EngineArg::parse(&name).expect("one of the names"))
 }
 
 // ---------------------------------------------------------------------------

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use super::parse::cycle_time;
 use crate::net::pcap::synth::SynthRequest;
-use crate::probe::flags::parse::cycle_time;
 use crate::probe::netcycle::analyze::{self, AnalyzeFormat, AnalyzeRequest};
 
 /// `jitterlab analyze`.

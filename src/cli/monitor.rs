@@ -4,7 +4,8 @@
 //!
 //! The monitor is `run wakeup` that never ends on its own: the same probe,
 //! the same checks, the same messages for the flags the two share (they
-//! go through [`wakeup_flags::wakeup`]). What is its own: the series it adds
+//! go through `run wakeup`'s check, `periodic::flags::wakeup`, and the
+//! flags they share are `run wakeup`'s declarations, [`Declared`]). What is its own: the series it adds
 //! to, the retention of that series, and `--max-latency`, which here does
 //! not fail the run (a monitor has no end to fail at) but logs each window
 //! over it to the system log at priority warning.
@@ -26,16 +27,14 @@ use anyhow::Result;
 use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::spec::Policy;
-use jitterlab_core::units::{format_duration_exact, parse_duration, CpuList};
+use jitterlab_core::units::{format_duration_exact, parse_duration};
 
 use super::one_cell::OneCell;
+use super::parse::{histogram_buckets, outliers};
 use crate::error::bad;
-use crate::probe::flags::parse::{
-    cpu_list, default_time, histogram_buckets, outliers, period, policy_parser, window,
-};
-use crate::probe::flags::{CommonArgs, DeploymentArg};
+use crate::probe::flags::{CommonArgs, DeploymentArg, Flag, FlagValues};
 use crate::probe::observe::flags::{self as observe_flags, ObserveRunArgs};
-use crate::probe::periodic::flags::{self as wakeup_flags, WakeupArgs};
+use crate::probe::periodic::{self, flags::WakeupArgs};
 use crate::runner::monitor::MonitorOptions;
 use crate::runner::Stop;
 use crate::store::monitor::Retention;
@@ -44,14 +43,9 @@ use crate::store::Db;
 /// `jitterlab monitor`.
 #[derive(Debug, Args)]
 pub struct MonitorArgs {
-    /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
-    /// online CPU but CPU 0 when there is more than one].
-    #[arg(long, value_name = "LIST", value_parser = cpu_list, env = "JITTERLAB_CPUS")]
-    pub cpus: Option<CpuList>,
-
-    /// Wake-up interval of every thread (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true, env = "JITTERLAB_INTERVAL")]
-    pub interval: u64,
+    /// `--cpus`, `--interval`: `run wakeup`'s.
+    #[command(flatten)]
+    pub place: Declared<PLACE>,
 
     /// The series to add to: a monitor started again under the same name
     /// resumes it (marked in the report), never overwrites it.
@@ -87,26 +81,9 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "TIME|forever", default_value = "forever", value_parser = retention_or_forever)]
     pub keep_hourly: Forever,
 
-    /// Scheduling policy.
-    #[arg(long, default_value = Policy::Fifo.name(), value_parser = policy_parser())]
-    pub policy: Policy,
-
-    /// Real-time priority for fifo/rr (1-99) [default: 95]; not with other.
-    #[arg(
-        long,
-        value_name = "PRIO",
-        allow_negative_numbers = true,
-        env = "JITTERLAB_PRIORITY"
-    )]
-    pub priority: Option<i32>,
-
-    /// Width of the window rows (min, max, mean, count); at least 1ms.
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::WINDOW_NS), value_parser = window, allow_hyphen_values = true)]
-    pub window: u64,
-
-    /// Threshold for the share of samples over it.
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = super::duration, allow_hyphen_values = true)]
-    pub threshold: u64,
+    /// `--policy`, `--priority`, `--window`, `--threshold`: every run's.
+    #[command(flatten)]
+    pub sched: Declared<SCHED>,
 
     /// Number of 1 us buckets of the latency histograms (at most 100000).
     #[arg(long, value_name = "N", default_value_t = defaults::HISTOGRAM_BUCKETS, value_parser = histogram_buckets, allow_hyphen_values = true)]
@@ -116,17 +93,9 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "N", default_value_t = defaults::OUTLIERS, value_parser = outliers, allow_hyphen_values = true)]
     pub outliers: usize,
 
-    /// Fail (exit 2) when a real-time default cannot be applied.
-    #[arg(long)]
-    pub strict: bool,
-
-    /// Do not hold /dev/cpu_dma_latency at 0.
-    #[arg(long)]
-    pub no_dma_latency: bool,
-
-    /// Show the live status even when stdout is not a terminal.
-    #[arg(long)]
-    pub progress: bool,
+    /// `--strict`, `--no-dma-latency`, `--progress`: every run's.
+    #[command(flatten)]
+    pub switches: Declared<SWITCHES>,
 
     /// Monitor this process's periodic thread (the most regular in the
     /// first second) instead of the wake-up probe: `run observe`'s
@@ -162,6 +131,67 @@ pub struct MonitorArgs {
     /// container running under that name then.
     #[arg(long, value_name = "NAME", env = "JITTERLAB_CONTAINER")]
     pub container: Option<String>,
+}
+
+/// [`Declared`]'s group of `--cpus` and `--interval`.
+pub const PLACE: u8 = 0;
+/// [`Declared`]'s group of the scheduling and window flags.
+pub const SCHED: u8 = 1;
+/// [`Declared`]'s group of the run's switches.
+pub const SWITCHES: u8 = 2;
+
+/// The flags of `run wakeup` the monitor takes, by id, in help's order;
+/// the ones a service sets read from the environment too.
+fn wakeup_flags(group: u8) -> Vec<Flag> {
+    let ids: &[&str] = match group {
+        PLACE => &["cpus", "interval"],
+        SCHED => &["policy", "priority", "window", "threshold"],
+        _ => &["strict", "no_dma_latency", "progress"],
+    };
+    let all = periodic::flags::wakeup_flags().flags;
+    ids.iter()
+        .map(|id| {
+            let f = all
+                .iter()
+                .find(|f| f.id == *id)
+                .unwrap_or_else(|| panic!("run wakeup has no --{id}"))
+                .clone();
+            match *id {
+                "cpus" => f.env("JITTERLAB_CPUS"),
+                "interval" => f.env("JITTERLAB_INTERVAL"),
+                "priority" => f.env("JITTERLAB_PRIORITY"),
+                _ => f,
+            }
+        })
+        .collect()
+}
+
+/// One group of `run wakeup`'s declared flags, with the values the command
+/// line gave them (several groups keep the monitor's help in its order).
+#[derive(Debug, Clone)]
+pub struct Declared<const GROUP: u8>(pub FlagValues);
+
+impl<const GROUP: u8> clap::FromArgMatches for Declared<GROUP> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Declared(super::flags::values(&wakeup_flags(GROUP), m)))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl<const GROUP: u8> Args for Declared<GROUP> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        wakeup_flags(GROUP)
+            .iter()
+            .fold(cmd, |cmd, f| cmd.arg(super::flags::arg(f)))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 fn metrics_addr(s: &str) -> Result<SocketAddr, String> {
@@ -239,19 +269,20 @@ impl MonitorArgs {
             };
             return Ok((self.observed(root, db, task)?, options));
         }
+        let (place, sched, switches) = (&self.place.0, &self.sched.0, &self.switches.0);
         let wakeup = WakeupArgs {
-            interval: self.interval,
-            cpus: self.cpus.clone(),
-            explain: false,
+            interval: place.u64("interval"),
+            cpus: place.opt_cpus("cpus"),
+            params: jitterlab_core::wakeup::WakeupParams::default(),
             common: CommonArgs {
                 duration: None,
                 cycles: None,
-                policy: self.policy,
-                priority: self.priority,
+                policy: Policy::parse(&sched.text("policy")).expect("one of --policy's names"),
+                priority: sched.opt_i64("priority").map(|p| p as i32),
                 nice: None,
-                strict: self.strict,
-                window: self.window,
-                threshold: self.threshold,
+                strict: switches.switch("strict"),
+                window: sched.u64("window"),
+                threshold: sched.u64("threshold"),
                 outliers: self.outliers,
                 json: None,
                 junit: None,
@@ -262,8 +293,8 @@ impl MonitorArgs {
                 max_jitter: None,
                 max_exec: None,
                 break_trace: None,
-                progress: self.progress,
-                no_dma_latency: self.no_dma_latency,
+                progress: switches.switch("progress"),
+                no_dma_latency: switches.switch("no_dma_latency"),
                 no_db: false,
                 deployment: DeploymentArg::Host,
                 engine: None,
@@ -271,7 +302,7 @@ impl MonitorArgs {
                 calibration: None,
             },
         };
-        let mut one = wakeup_flags::wakeup(root, db, &wakeup)?;
+        let mut one = periodic::flags::wakeup(root, db, &wakeup)?;
         one.options.stop = Stop::Never;
         let options = MonitorOptions {
             series: self.series.clone(),
@@ -325,7 +356,7 @@ impl MonitorArgs {
                 given[0].0, given[1].0
             )));
         }
-        if self.cpus.is_some() {
+        if self.place.0.opt_cpus("cpus").is_some() {
             return Err(bad(format!(
                 "{flag} monitors the task on the CPUs it runs on; remove --cpus (JITTERLAB_CPUS), which places the wake-up probe's threads"
             )));
@@ -361,9 +392,9 @@ impl MonitorArgs {
                 policy: Policy::Other,
                 priority: None,
                 nice: None,
-                strict: self.strict,
-                window: self.window,
-                threshold: self.threshold,
+                strict: self.switches.0.switch("strict"),
+                window: self.sched.0.u64("window"),
+                threshold: self.sched.0.u64("threshold"),
                 outliers: self.outliers,
                 json: None,
                 junit: None,
@@ -374,7 +405,7 @@ impl MonitorArgs {
                 max_jitter: None,
                 max_exec: None,
                 break_trace: None,
-                progress: self.progress,
+                progress: self.switches.0.switch("progress"),
                 no_dma_latency: true,
                 no_db: false,
                 deployment: DeploymentArg::Host,

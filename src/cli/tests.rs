@@ -1,7 +1,7 @@
 //! The command line's own tests: its definition, defaults and parsers.
 
 use super::*;
-use crate::probe::flags::matched;
+use crate::probe::flags::FromFlags;
 use crate::probe::periodic::flags::CyclicArgs;
 use crate::probe::response::flags::ResponseRunArgs;
 use crate::report::tables;
@@ -21,10 +21,10 @@ fn defaults_of_cyclic() {
         panic!("not cyclic")
     };
     assert_eq!(probe.kind(), ProbeKind::Cyclic);
-    let a: CyclicArgs = matched(probe.matches()).unwrap();
+    let a: CyclicArgs = FromFlags::from_flags(probe.values()).unwrap();
     assert_eq!(a.period, 1_000_000);
-    assert_eq!(a.scan, 100_000);
-    assert_eq!(a.working_set, 256 * 1024);
+    assert_eq!(a.params.scan_ns, 100_000);
+    assert_eq!(a.params.working_set_bytes, 256 * 1024);
     assert_eq!(a.cpu, None);
     assert_eq!(a.common.policy, Policy::Fifo);
     assert_eq!(a.common.priority, None);
@@ -75,10 +75,10 @@ fn policy_and_source_parse_to_the_one_type() {
         panic!("not response")
     };
     assert_eq!(probe.kind(), ProbeKind::Response);
-    let a: ResponseRunArgs = matched(probe.matches()).unwrap();
+    let a: ResponseRunArgs = FromFlags::from_flags(probe.values()).unwrap();
     assert_eq!(
-        (a.common.policy, a.source),
-        (Policy::RoundRobin, ResponseSource::Udp)
+        (a.common.policy, a.params.source),
+        (Policy::RoundRobin, Some(ResponseSource::Udp))
     );
 }
 
@@ -138,19 +138,23 @@ fn run_takes_the_registry_s_subcommands_in_its_order_and_no_other() {
     let cyclic = run.try_get_matches_from(["run", "cyclic"]).unwrap();
     let probe = RunCommand::from_arg_matches(&cyclic).unwrap();
     assert_eq!(probe.kind(), ProbeKind::Cyclic);
-    assert_eq!(probe.matches().get_one::<u64>("period"), Some(&1_000_000));
+    assert_eq!(probe.values().opt_u64("period"), Some(1_000_000));
 }
 
 #[test]
 fn every_kind_decides_its_database_from_db_and_no_db() {
     for r in REGISTRY {
         let name = r.kind.name();
+        let flags = (r.flags)();
         let parse = |args: &[&str]| RunCommand {
             kind: r.kind,
-            matches: (r.command)()
-                .ignore_errors(true)
-                .try_get_matches_from(std::iter::once(name).chain(args.iter().copied()))
-                .unwrap(),
+            values: super::flags::values(
+                &flags.flags,
+                &super::flags::command(r.kind, &flags)
+                    .ignore_errors(true)
+                    .try_get_matches_from(std::iter::once(name).chain(args.iter().copied()))
+                    .unwrap(),
+            ),
         };
         assert_eq!(
             parse(&[]).db(Path::new("runs/x.db")),

@@ -95,8 +95,9 @@
 //!      trip's controller (`roundtrip::container`); `NotApplicable(why)`
 //!      for a probe tied to the host, as timerlat).
 //!    - its parameters, declared once (`jitterlab_core::spec::param`): one
-//!      `Key` per spec key (name, value type, default, help: `sleep::SLACK`,
-//!      `sleep::SPIN`), the table `KEYS`, its type implementing
+//!      `Key` per spec key (name, value type, default, help, and what its
+//!      `run` flag needs beyond them, `KeyFlag::DERIVED` for nothing:
+//!      `sleep::SLACK`, `sleep::SPIN`), the table `KEYS`, its type implementing
 //!      `jitterlab_core::spec::Params` (`SleepParams`: its stored entries
 //!      in `wire`, written only when not the default so older stored runs
 //!      read back the same; its cross-key rule in `validate`, which the
@@ -132,17 +133,24 @@
 //!      entries. `SleepProbe` measures only, and puts its interval, slack
 //!      and spin in the detail.
 //! 3. **Its subcommand**, `src/probe/NAME/flags.rs` (`pub mod flags;` in
-//!    its module): its flags, a `clap::Args` struct flattening
-//!    `CommonArgs`, whose doc comment (one paragraph) is the help `run
-//!    --help` lists, each own flag taking its help and default from its
-//!    core `Key` (`help = SLACK.help, default_value = SLACK.default`);
-//!    `command()`, the toolkit's `subcommand::<Args>(kind)`; and
-//!    `one_cell()`, the toolkit's `matched` then the check of the flags
-//!    against the machine that builds the one-cell spec, with the shared
-//!    checks and builders of the flags' toolkit [`flags`] (`probe_cpu`,
-//!    `check_common`, `refuse_periodic_flags`, `common_cell`), and the
-//!    parameters' `validate`, refused with [`flags::param_rule`] (its
-//!    message after the flag: `--slack must be shorter than …`).
+//!    its module), flags as data, no parser (only `src/cli*` imports
+//!    clap): `flags()`, its [`flags::KindFlags`] — `about` (one paragraph:
+//!    the help `run --help` lists), its flags: the ones that are no
+//!    parameter of it ([`flags::Flag::new`]: `--cpu`), its parameters'
+//!    derived from its core key table ([`flags::key_flags`]`(&PARAMS)`:
+//!    `--slack` and `--spin`, named, typed, helped and defaulted by their
+//!    `Key`s; [`flags::flag_of`] for one key), then
+//!    [`flags::common_flags`]; its plain args struct read from the values
+//!    the command line gave ([`flags::FromFlags`], with
+//!    [`flags::CommonArgs::read`]), its parameters read by its key table's
+//!    own `check`, as a spec's are ([`flags::key_params`]:
+//!    `SleepParams`); and `one_cell()`, which reads it and
+//!    checks the flags against the machine to build the one-cell spec,
+//!    with the shared checks and builders of the flags' toolkit [`flags`]
+//!    (`probe_cpu`, `check_common`, `refuse_periodic_flags`,
+//!    `common_cell`), and the parameters' `validate`, refused with
+//!    [`flags::param_rule`] (its message after the flag: `--slack must be
+//!    shorter than …`).
 //! 4. **Its summary and tables**, `src/probe/NAME/report.rs` (`pub mod
 //!    report;`): one [`ReportParts`] ([`parts`]) — the block under a run's
 //!    summary, rebuilt from a stored result (`sleep`: one line, `sleeps:
@@ -152,7 +160,7 @@
 //! 5. **Its registration**, `pub const REGISTRATION: Registration` in its
 //!    module: the [`Registration`] — the kind, its `build`, when the
 //!    machine may lack what it needs the check that makes a bench skip its
-//!    cells (`timerlat::unavailable`), its subcommand's `command` and
+//!    cells (`timerlat::unavailable`), its subcommand's `flags` and
 //!    `one_cell` (`run` lists the registry's subcommands in its order),
 //!    its `report` (`report::PARTS`; [`ReportParts::NONE`] for nothing
 //!    beyond its metrics), and where its measuring threads run
@@ -509,14 +517,15 @@ pub struct Registration {
     /// skipped cell gets (the command line refuses a run itself, naming
     /// the flag or the fix); `None` when it always can.
     pub unavailable: Option<fn(&Path, &ProbeSpec) -> Option<String>>,
-    /// `jitterlab run KIND`: its subcommand, named `kind.name()`, with its
-    /// help and flags (`src/probe/KIND/flags.rs`); `run` lists the
-    /// registry's, in its order.
-    pub command: fn() -> clap::Command,
-    /// Checks what clap matched for [`Registration::command`] against the
-    /// machine under the sysroot and makes the run's one-cell spec (the
-    /// `Db`: where it will be stored, checked unless nothing is).
-    pub one_cell: fn(&clap::ArgMatches, &Path, &crate::store::Db) -> Result<flags::OneCell>,
+    /// `jitterlab run KIND`'s flags, as data (`src/probe/KIND/flags.rs`):
+    /// its help and its flags, its own parameters' derived from its core
+    /// key table; the command line makes the subcommand `kind.name()` of
+    /// them, and `run` lists the registry's, in its order.
+    pub flags: fn() -> flags::KindFlags,
+    /// Checks the values the command line gave [`Registration::flags`]
+    /// against the machine under the sysroot and makes the run's one-cell
+    /// spec (the `Db`: where it will be stored, checked unless nothing is).
+    pub one_cell: fn(&flags::FlagValues, &Path, &crate::store::Db) -> Result<flags::OneCell>,
     /// What the reports print of it beyond its metrics: its summary's
     /// lines and block, its tables, its side of the condition table
     /// ([`parts`]); [`ReportParts::NONE`] for none.
@@ -638,18 +647,41 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_has_its_run_subcommand_named_by_it_and_only_sleep_is_hidden() {
+    fn every_kind_has_its_run_help_and_only_sleep_is_hidden() {
         for r in REGISTRY {
-            let cmd = (r.command)();
-            assert_eq!(cmd.get_name(), r.kind.name());
+            let f = (r.flags)();
+            assert_eq!(f.hidden, r.kind.name() == "sleep", "{}", r.kind.name());
+            assert!(!f.about.is_empty(), "{} has no help", r.kind.name());
+        }
+    }
+
+    #[test]
+    fn every_key_of_a_kind_is_a_flag_of_its_run_named_and_helped_by_the_key() {
+        for r in REGISTRY {
+            let flags = (r.flags)().flags;
+            for key in r.kind.descriptor().params.keys {
+                let derived = flags::decl::key_flag(key).expect("no key is spec-only today");
+                let flag = flags
+                    .iter()
+                    .find(|f| f.id == key.name)
+                    .unwrap_or_else(|| panic!("run {} has no flag of {}", r.kind.name(), key.name));
+                assert_eq!(
+                    (&flag.long, &flag.help, &flag.default),
+                    (&derived.long, &derived.help, &derived.default),
+                    "run {} --{}",
+                    r.kind.name(),
+                    flag.long
+                );
+            }
+            let mut ids: Vec<&str> = flags.iter().map(|f| f.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
             assert_eq!(
-                cmd.is_hide_set(),
-                r.kind.name() == "sleep",
-                "{}",
+                ids.len(),
+                flags.len(),
+                "run {} repeats a flag",
                 r.kind.name()
             );
-            let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
-            assert!(!about.is_empty(), "{} has no help", r.kind.name());
         }
     }
 

@@ -5,7 +5,9 @@
 
 use crate::defaults;
 use crate::spec::param::{take, Ordered};
-use crate::spec::{scan_fits, short, Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
+use crate::spec::{
+    scan_fits, short, Key, KeyFlag, ParamError, ParamTable, Params, ProbeParams, ValueType,
+};
 use crate::units::format_duration_exact;
 
 /// What only the `cyclic` probe takes.
@@ -37,13 +39,15 @@ pub const KEYS: &[Key] = &[
         name: "scan",
         ty: ValueType::Duration,
         default: "100us",
-        help: "compute time of the scan per cycle, shorter than the period",
+        help: "compute time of the scan per cycle, calibrated once on the idle probe CPU before the run and then fixed (0 for none); shorter than the period",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "working_set",
         ty: ValueType::Memory,
         default: "256KiB",
-        help: "memory the scan walks per cycle",
+        help: "memory the scan walks per cycle in a random order, one cache line at a time (0 for none; at most 4GiB and half the machine's memory)",
+        flag: KeyFlag::DERIVED,
     },
     crate::explain::periodic::EXPLAIN_KEY,
 ];

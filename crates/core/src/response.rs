@@ -9,7 +9,7 @@ use crate::defaults;
 use crate::netns::PairKind;
 use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
-use crate::spec::{Key, ParamTable, Params, ProbeParams, ValueType};
+use crate::spec::{Key, KeyFlag, ParamTable, Params, ProbeParams, ValueType};
 
 /// The `response` probe's pair for its UDP source: events from
 /// `jl<pid>ev` to the probe in `jl<pid>rs`, on the /30 after the flood's.
@@ -78,13 +78,22 @@ pub const KEYS: &[Key] = &[
             names: ResponseSource::NAMES,
         },
         default: "eventfd",
-        help: "what makes the events",
+        help: "what makes the event",
+        flag: KeyFlag {
+            value_name: Some("SOURCE"),
+            value_helps: &[
+                "An eventfd write from the event thread",
+                "A UDP datagram through a veth pair between two namespaces",
+            ],
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "event_cpu",
         ty: ValueType::Cpu("0"),
         default: "the first neighbour CPU",
-        help: "the CPU the events are made on",
+        help: "CPU the events are made on",
+        flag: KeyFlag::DERIVED,
     },
 ];
 

@@ -18,7 +18,7 @@ use crate::cli::{Cli, Command};
 use crate::out_files::RunOutputs;
 use crate::probe::chase::flags::chase_cell;
 use crate::probe::ctxswitch::flags::ctxswitch_cell;
-use crate::probe::flags::matched;
+use crate::probe::flags::FromFlags;
 use crate::probe::periodic::flags::{cyclic_cell, wakeup_cell};
 use crate::probe::response::flags::response_cell;
 use crate::probe::timerlat::flags::timerlat_cell;
@@ -40,14 +40,14 @@ fn run(args: &[&str]) -> OneCell {
         panic!("not a run")
     };
     let online = online();
-    let m = run.probe.matches();
+    let m = run.probe.values();
     match run.probe.kind() {
-        ProbeKind::Cyclic => cyclic_cell(&matched(m).unwrap(), &online),
-        ProbeKind::Wakeup => wakeup_cell(&matched(m).unwrap(), &online),
-        ProbeKind::Chase => chase_cell(&matched(m).unwrap(), &online),
-        ProbeKind::Ctxswitch => ctxswitch_cell(&matched(m).unwrap(), &online),
-        ProbeKind::Response => response_cell(&matched(m).unwrap(), &online),
-        ProbeKind::Timerlat => timerlat_cell(&matched(m).unwrap(), &online),
+        ProbeKind::Cyclic => cyclic_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Wakeup => wakeup_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Chase => chase_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Ctxswitch => ctxswitch_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Response => response_cell(&FromFlags::from_flags(m).unwrap(), &online),
+        ProbeKind::Timerlat => timerlat_cell(&FromFlags::from_flags(m).unwrap(), &online),
         other => panic!("no one-cell builder for {} here", other.name()),
     }
     .unwrap()

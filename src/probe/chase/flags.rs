@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::Args;
+use jitterlab_core::chase::params::PARAMS;
 use jitterlab_core::chase::{ChaseParams, Roles};
 use jitterlab_core::defaults;
 use jitterlab_core::limits;
@@ -17,78 +17,89 @@ use jitterlab_core::spec::ProbeParams;
 use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
-use crate::probe::flags::parse::{at_most, memory};
 use crate::probe::flags::{
-    check_common, check_machine_memory, configuration, cpu_or_last, deployed, matched, options,
-    others, probe, probe_cpu, refuse_periodic_flags, spec, subcommand, CommonArgs, OneCell,
+    check_common, check_machine_memory, common_flags, configuration, cpu_or_last, deployed,
+    flag_of, key_params, options, others, probe, probe_cpu, refuse_periodic_flags, spec,
+    CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::probe::Stop;
 use crate::store::Db;
 use crate::system::host;
 
-/// Cache sensitivity: a pointer chase over a buffer sized to the cache
-/// the neighbours share, timed in CPU cycles, with caterpillar's
-/// per-sample columns ([Red Hat caterpillar]).
-#[derive(Debug, Args)]
+/// `jitterlab run chase`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChaseRunArgs {
-    /// CPU to chase on [default: the last online CPU; with --roles, the
-    /// test role].
-    #[arg(long, value_name = "CPU", conflicts_with = "roles")]
+    /// `--cpu`.
     pub cpu: Option<usize>,
-
-    /// Cores as [Red Hat caterpillar]'s script places them: test=CPU,neighbour=CPU,irq=CPU.
-    /// The neighbour CPU chooses the shared cache that sizes the buffer; the
-    /// irq CPU receives every movable IRQ for the run (put back after).
-    #[arg(long, value_name = "ROLES")]
+    /// `--roles`, as written.
     pub roles: Option<String>,
-
-    /// Buffer to chase [default: half of the cache level the probe CPU
-    /// shares with the neighbours].
-    #[arg(long, value_name = "SIZE", value_parser = memory)]
-    pub buffer: Option<u64>,
-
-    /// Timed chases per sample; a sample's jitter is their max - min.
-    #[arg(long, value_name = "N", default_value_t = defaults::ITERATIONS, value_parser = iterations, allow_hyphen_values = true)]
-    pub iterations: u64,
-
-    /// Samples to take [default: 200, or as many as --duration allows].
-    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = samples, allow_hyphen_values = true)]
-    pub samples: Option<u64>,
-
-    /// Dependent loads in one timed chase (continuing around the buffer's
-    /// cycle from one chase to the next).
-    #[arg(long, value_name = "N", default_value_t = defaults::CHASE_LENGTH, value_parser = chase_length, allow_hyphen_values = true)]
-    pub chase_length: u64,
-
+    /// Its parameters (`--buffer`, `--iterations`, `--samples`, and
+    /// `--chase-length`, which is no key of a spec).
+    pub params: ChaseParams,
     /// Options every probe shares (--cycles, --break-trace, --histogram and
     /// the --max-* limits do not apply to a chase).
-    #[command(flatten)]
     pub common: CommonArgs,
 }
 
-/// `--samples`: a count, at most [`limits::SAMPLES`].
-fn samples(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::SAMPLES)
+/// `jitterlab run chase`'s flags: `--cpu`, `--roles`, its keys'
+/// (`--buffer`, `--iterations`, `--samples`), `--chase-length` and the
+/// common ones.
+pub fn flags() -> KindFlags {
+    let mut flags = vec![
+        Flag::new(
+            "cpu",
+            ValueKind::Cpu,
+            "CPU to chase on [default: the last online CPU; with --roles, the test role]",
+        )
+        .conflicts(&["roles"]),
+        Flag::new(
+            "roles",
+            ValueKind::Text,
+            "Cores as [Red Hat caterpillar]'s script places them: \
+             test=CPU,neighbour=CPU,irq=CPU. The neighbour CPU chooses the shared cache that \
+             sizes the buffer; the irq CPU receives every movable IRQ for the run (put back \
+             after)",
+        )
+        .value_name("ROLES"),
+        flag_of(&PARAMS, "buffer"),
+        flag_of(&PARAMS, "iterations"),
+        flag_of(&PARAMS, "samples").conflicts(&["duration"]),
+        Flag::new(
+            "chase_length",
+            ValueKind::Count(&limits::CHASE_LENGTH),
+            "Dependent loads in one timed chase (continuing around the buffer's cycle from one \
+             chase to the next)",
+        )
+        .default(defaults::CHASE_LENGTH.to_string()),
+    ];
+    flags.extend(common_flags());
+    KindFlags {
+        about: "Cache sensitivity: a pointer chase over a buffer sized to the cache the \
+                neighbours share, timed in CPU cycles, with caterpillar's per-sample columns \
+                ([Red Hat caterpillar])",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
 }
 
-/// `--iterations`: a count, at most [`limits::ITERATIONS`].
-fn iterations(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::ITERATIONS)
+impl FromFlags for ChaseRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<ChaseRunArgs> {
+        Ok(ChaseRunArgs {
+            cpu: v.opt_usize("cpu"),
+            roles: v.opt_text("roles"),
+            params: ChaseParams {
+                chase_length: v.u64("chase_length"),
+                ..key_params(ProbeKind::Chase, v, 0)?
+            },
+            common: CommonArgs::read(v),
+        })
+    }
 }
 
-/// `--chase-length`: a count, at most [`limits::CHASE_LENGTH`].
-fn chase_length(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::CHASE_LENGTH)
-}
-
-/// `jitterlab run chase`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<ChaseRunArgs>(ProbeKind::Chase)
-}
-
-/// `jitterlab run chase`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+/// `jitterlab run chase`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &ChaseRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run chase`'s flags against the machine under `root`
@@ -118,10 +129,10 @@ pub fn check(root: &Path, db: &Db, a: &ChaseRunArgs) -> Result<OneCell> {
             }
         }
     }
-    if a.samples == Some(0) {
+    if a.params.samples == Some(0) {
         return Err(bad("--samples must be at least 1"));
     }
-    if let Some(bytes) = a.buffer {
+    if let Some(bytes) = a.params.buffer_bytes {
         check_machine_memory(root, "--buffer ", bytes)?;
     }
     check_common(db, c, 0, 1)?;
@@ -143,12 +154,7 @@ pub fn chase_cell(a: &ChaseRunArgs, online: &CpuList) -> Result<OneCell> {
     let c = &a.common;
     let roles = roles(a)?;
     let cpu = cpu_or_last(online, roles.map(|r| r.test).or(a.cpu))?;
-    let params = ProbeParams::new(ChaseParams {
-        buffer_bytes: a.buffer,
-        iterations: Some(a.iterations),
-        samples: a.samples,
-        chase_length: a.chase_length,
-    });
+    let params = ProbeParams::new(a.params.clone());
     let neighbours = match roles.and_then(|r| r.neighbour) {
         Some(n) => vec![n],
         None => others(online, &[cpu]),

@@ -692,7 +692,7 @@ pub const REGISTRATION: super::Registration = super::Registration {
     kind: jitterlab_core::probe::ProbeKind::Chase,
     build,
     unavailable: None,
-    command: flags::command,
+    flags: flags::flags,
     one_cell: flags::one_cell,
     report: super::ReportParts::NONE,
     placement: super::Placement::ProbeCpus,

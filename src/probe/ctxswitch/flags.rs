@@ -5,48 +5,72 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{PlainParams, ProbeParams};
 use jitterlab_core::units::CpuList;
 
-use crate::probe::flags::parse::{default_time, period};
 use crate::probe::flags::{
-    cell_and_plan, check_common, common_cell, cpu_or_last, matched, probe_cpu,
-    refuse_periodic_flags, subcommand, CommonArgs, OneCell,
+    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, probe_cpu,
+    refuse_periodic_flags, time_text, CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell,
+    ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
 
-/// Context-switch latency: two SCHED_FIFO threads on one CPU handing a
-/// token back and forth (eventfd); one sample per hand-over.
-#[derive(Debug, Args)]
+/// `jitterlab run ctxswitch`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CtxswitchRunArgs {
-    /// CPU both threads share [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`.
     pub cpu: Option<usize>,
-
-    /// One round trip (two hand-overs) per interval (at least 10us); 0
-    /// hands the token back to back, as `perf bench sched pipe` does (the
-    /// CPU is then busy with real-time work for the whole run).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--interval`, ns.
     pub interval: u64,
-
-    /// Options every probe shares (--cycles counts hand-overs; --max-latency
-    /// limits the hand-over latency).
-    #[command(flatten)]
+    /// Options every probe shares (--cycles counts hand-overs;
+    /// --max-latency limits the hand-over latency).
     pub common: CommonArgs,
 }
 
-/// `jitterlab run ctxswitch`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<CtxswitchRunArgs>(ProbeKind::Ctxswitch)
+/// `jitterlab run ctxswitch`'s flags: `--cpu`, `--interval` and the common
+/// ones.
+pub fn flags() -> KindFlags {
+    let mut flags = vec![
+        Flag::new(
+            "cpu",
+            ValueKind::Cpu,
+            "CPU both threads share [default: the last online CPU]",
+        ),
+        Flag::new(
+            "interval",
+            ValueKind::Period,
+            "One round trip (two hand-overs) per interval (at least 10us); 0 hands the token \
+             back to back, as `perf bench sched pipe` does (the CPU is then busy with real-time \
+             work for the whole run)",
+        )
+        .default(time_text(defaults::PERIOD_NS)),
+    ];
+    flags.extend(common_flags());
+    KindFlags {
+        about: "Context-switch latency: two SCHED_FIFO threads on one CPU handing a token back \
+                and forth (eventfd); one sample per hand-over",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
 }
 
-/// `jitterlab run ctxswitch`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+impl FromFlags for CtxswitchRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<CtxswitchRunArgs> {
+        Ok(CtxswitchRunArgs {
+            cpu: v.opt_usize("cpu"),
+            interval: v.u64("interval"),
+            common: CommonArgs::read(v),
+        })
+    }
+}
+
+/// `jitterlab run ctxswitch`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &CtxswitchRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run ctxswitch`'s flags against the machine under

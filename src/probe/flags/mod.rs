@@ -6,19 +6,42 @@
 //! bench cell. Each kind's own flags, their checks and its `*_cell`
 //! builder live in its folder (`src/probe/KIND/flags.rs`; `cyclic` and
 //! `wakeup` in `periodic/flags.rs`), built on this; its [`Registration`]
-//! names its subcommand and its check, and `jitterlab run` takes its
+//! names its flags and its check, and `jitterlab run` takes its
 //! subcommands from the registry. This module imports no kind and nothing
 //! of the command line (`src/cli*`), so the kinds' flags sit between the
 //! two without a circle: `cli` → `probe::KIND::flags` → `probe::flags`.
 //!
+//! The flags are data ([`decl`]), and nothing below `src/cli*` knows the
+//! command-line parser:
+//!
+//! - a [`Flag`] declares one flag: its id and `--name`, value name, help
+//!   (and long help), default, [`ValueKind`] (a time, period, window,
+//!   size, count within its limits, integer range, CPU, CPU list, choice
+//!   of names, text, file or switch), heading, whether it is hidden, its
+//!   environment variable, the flags it conflicts with;
+//! - [`KindFlags`] is a kind's subcommand: its help (`about`, the one
+//!   paragraph `jitterlab run --help` lists; `long_about`) and its flags,
+//!   its own then [`common_flags`];
+//! - [`key_flags`] derives the flags of a kind's own parameters from its
+//!   core key table (`Key`: name, value type, default, help, and what its
+//!   flag needs beyond them, `KeyFlag`), so a parameter is declared once;
+//! - [`FlagValues`] is what a command line gave, a plain typed map by id
+//!   (`u64`, `i64`, `usize`, `bool`, `String`, `CpuList`, `PathBuf`), which
+//!   a kind reads into its plain args struct ([`FromFlags`];
+//!   [`CommonArgs::read`] for the shared ones), its parameters through its
+//!   key table's own check, as a spec's ([`key_params`]).
+//!
+//! `src/cli/flags.rs` turns a [`KindFlags`] into clap's subcommand, each
+//! value kind with the parser `jitterlab run` has always used
+//! (`src/cli/parse.rs`: the one unit grammar, size grammar, CPU list
+//! format and limits, so every bad value's message is unchanged), and what
+//! clap matched into [`FlagValues`].
+//!
 //! What moved here, and from where:
 //!
 //! - from `cli.rs`: [`CommonArgs`], [`DeploymentArg`] and [`EngineArg`]
-//!   ([`args`]); the value parsers and defaults (`default_time`,
-//!   `default_size`, `policy_parser`, `duration`, `period`, `cycle_time`,
-//!   `window`, `memory`, `at_most` and the shared counts, `cpu_list`:
-//!   [`parse`]); the kinds' own parsers (`source_parser`, `samples`,
-//!   `iterations`, `chase_length`) went to their kinds' folders;
+//!   ([`args`]); the kinds' own parsers (`source_parser`, `samples`,
+//!   `iterations`, `chase_length`) became value kinds of their flags;
 //! - from `cli/one_cell.rs`: [`OneCell`], [`cell_and_plan`], the checks
 //!   every probe's flags share ([`probe_cpu`], [`measured_cpus`],
 //!   [`refuse_periodic_flags`], [`check_common`] with the scheduling and
@@ -79,8 +102,9 @@ use jitterlab_core::defaults;
 use jitterlab_core::limits;
 use jitterlab_core::result::{Calibration, ProbeKind};
 use jitterlab_core::spec::{
-    sched_fields, ConfigSettings, Configuration, Deployment, ParamError, Policy, ProbeParams,
-    ProbeScope, ProbeSpec, Scenario, SchedError, Spec, NICES, PRIORITIES,
+    sched_fields, ConfigSettings, Configuration, Deployment, Given, GivenValues, KindTable,
+    ParamError, Params, Policy, ProbeParams, ProbeScope, ProbeSpec, Scenario, SchedError, Spec,
+    NICES, PRIORITIES,
 };
 use jitterlab_core::units::{format_duration_exact, CpuList};
 
@@ -91,9 +115,12 @@ use crate::store::Db;
 use crate::system::container::Engine;
 
 pub mod args;
-pub mod parse;
+pub mod decl;
 
-pub use args::{CommonArgs, DeploymentArg, EngineArg};
+pub use args::{
+    common_flags, no_db_flag, CommonArgs, DeploymentArg, EngineArg, DEPLOYMENT, ENGINE,
+};
+pub use decl::{flag_of, key_flags, time_text, Flag, FlagValues, KindFlags, Value, ValueKind};
 
 /// A run, as the runner takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,22 +131,36 @@ pub struct OneCell {
     pub options: RunOptions,
 }
 
-/// The subcommand `jitterlab run KIND` of the flags `A`: named by the
-/// kind, its help the doc comment of `A` (one paragraph: the summary
-/// `jitterlab run --help` lists), its flags those of `A`.
-pub fn subcommand<A: clap::Args>(kind: ProbeKind) -> clap::Command {
-    A::augment_args(clap::Command::new(kind.name()))
+/// A kind's plain args struct, read from the values a command line gave
+/// its declared flags.
+pub trait FromFlags: Sized {
+    /// The args of `v` (its parameters refused as a spec's would be).
+    fn from_flags(v: &FlagValues) -> Result<Self>;
 }
 
-/// The flags `A` of a subcommand from what clap matched with
-/// [`subcommand`]`::<A>`: a value `A` needs that the matches lack is bad
-/// input naming it (matches of another command, with flags `A` does not
-/// define, make clap's derive panic: a mistake in the registry).
-pub fn matched<A: clap::FromArgMatches>(matches: &clap::ArgMatches) -> Result<A> {
-    A::from_arg_matches(matches).map_err(|e| {
-        let text = e.to_string();
-        bad(text.trim_start_matches("error: ").trim_end().to_owned())
-    })
+/// `kind`'s parameters from the values of its key flags, read by its key
+/// table's own check (`KindTable::given`), as a spec's keys are: the one
+/// place a kind's parameters are read from its keys. A key flag not given
+/// (and without a default) takes the check's default.
+pub fn key_params<P: Params + Clone>(kind: ProbeKind, v: &FlagValues, period_ns: u64) -> Result<P> {
+    let mut given = GivenValues::new();
+    for key in kind.descriptor().params.keys {
+        let value = match v.get(key.name) {
+            Some(Value::U64(n)) => Given::Num(*n),
+            Some(Value::I64(n)) => Given::Num(*n as u64),
+            Some(Value::Usize(c)) => Given::Cpu(*c),
+            Some(Value::Bool(b)) => Given::Bool(*b),
+            Some(Value::Text(t)) => Given::Text(t.clone()),
+            Some(Value::Texts(t)) => Given::Texts(t.clone()),
+            Some(Value::Cpus(_) | Value::Path(_)) | None => continue,
+        };
+        given.insert(key.name, value);
+    }
+    let params = KindTable::given(kind, &given, period_ns).map_err(bad)?;
+    Ok(params
+        .get::<P>()
+        .cloned()
+        .expect("a kind's check makes its own parameters"))
 }
 
 /// The spec's one cell and its plan, for the probe's own checks.
@@ -477,62 +518,6 @@ pub fn check_machine_memory(root: &Path, what: &str, bytes: u64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Time a token takes.
-    #[derive(Debug, clap::Args)]
-    struct TokenArgs {
-        /// How long.
-        #[arg(long, value_name = "TIME", value_parser = parse::duration)]
-        wait: Option<u64>,
-    }
-
-    /// Counts things, maybe.
-    #[derive(Debug, clap::Args)]
-    struct MaybeCountArgs {
-        /// How many.
-        #[arg(long)]
-        count: Option<u64>,
-    }
-
-    /// Counts things.
-    #[derive(Debug, clap::Args)]
-    struct CountArgs {
-        /// How many.
-        #[arg(long)]
-        count: u64,
-    }
-
-    #[test]
-    fn a_subcommand_is_named_by_its_kind_and_helped_by_its_doc_comment() {
-        let cmd = subcommand::<TokenArgs>(ProbeKind::Ctxswitch);
-        assert_eq!(cmd.get_name(), "ctxswitch");
-        assert_eq!(
-            cmd.get_about().map(|a| a.to_string()).as_deref(),
-            Some("Time a token takes")
-        );
-        assert_eq!(cmd.get_long_about(), None);
-        let m = cmd
-            .try_get_matches_from(["ctxswitch", "--wait", "2ms"])
-            .unwrap();
-        let a: TokenArgs = matched(&m).unwrap();
-        assert_eq!(a.wait, Some(2_000_000));
-    }
-
-    #[test]
-    fn flags_that_cannot_be_made_of_the_matches_are_bad_input() {
-        let m = subcommand::<MaybeCountArgs>(ProbeKind::Ctxswitch)
-            .try_get_matches_from(["ctxswitch"])
-            .unwrap();
-        let e = matched::<CountArgs>(&m).unwrap_err();
-        assert!(
-            e.downcast_ref::<crate::error::BadInput>().is_some(),
-            "{e:#}"
-        );
-        assert_eq!(
-            e.to_string(),
-            "the following required argument was not provided: count"
-        );
-    }
 
     #[test]
     fn the_probe_cpu_is_the_one_given_if_online_else_the_last_online() {

@@ -8,8 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::Args;
 use jitterlab_core::netcycle::defaults;
 use jitterlab_core::netcycle::params::PARAMS;
 use jitterlab_core::netcycle::{NetcycleParams, NodeRole, Wait};
@@ -21,190 +19,206 @@ use jitterlab_core::units::{format_duration_exact, CpuList};
 use crate::error::bad;
 use crate::out_files;
 use crate::output::errln;
-use crate::probe::flags::parse::{default_time, duration, period};
 use crate::probe::flags::{
-    cell_and_plan, check_common, common_cell, cpu_or_last, matched, probe_cpu, subcommand,
-    CommonArgs, OneCell,
+    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, flag_of, key_params,
+    probe_cpu, time_text, CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::probe::netcycle;
 use crate::store::Db;
 use crate::system::host;
 
-/// A POWERLINK managing node polling N emulated controlled nodes (
-/// [Baumgartner POWERLINK]): SoC jitter, cycle completion, missed PRes, held or not.
-#[derive(Debug, Args)]
+/// `jitterlab run netcycle`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetcycleRunArgs {
-    /// The POWERLINK cycle time.
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::NETCYCLE_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--cycle`, ns.
     pub cycle: u64,
-
-    /// Controlled nodes polled, node ids 1..=N (1-239).
-    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_CNS, value_parser = clap::value_parser!(u8).range(PARAMS.int_range("cns")))]
+    /// `--cns`.
     pub cns: u8,
-
-    /// The controlled nodes' ids instead of 1..=N: a real network's, e.g.
-    /// `1,32,110`, or ranges, `1-3,10` (each 1-239)
-    #[arg(long, value_name = "LIST", conflicts_with = "cns", value_parser = node_ids)]
+    /// `--node-ids`, ascending.
     pub node_ids: Option<NodeIdList>,
-
-    /// Configure the CNs from this concise DCF (openCONFIGURATOR's
-    /// `mnobd.cdc`, as the reference MN loads it): it names the nodes, and
-    /// its cycle (0x1006) must be the --cycle measured
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["cns", "node_ids"])]
+    /// `--cdc`.
     pub cdc: Option<PathBuf>,
-
-    /// PollResponse Chaining: one PResMN with every CN's outputs, and
-    /// time-triggered PRes, instead of a PReq per CN.
-    #[arg(long)]
+    /// `--chaining`.
     pub chaining: bool,
-
-    /// How the managing node waits for each PRes.
-    #[arg(long, default_value = Wait::Blocking.name(), value_parser = wait_parser())]
+    /// `--wait`.
     pub wait: Wait,
-
-    /// How the CN emulator waits for each frame (on its own CPU, never the
-    /// managing node's).
-    #[arg(long, default_value = Wait::BusyPoll.name(), value_parser = cn_wait_parser())]
+    /// `--cn-wait`.
     pub cn_wait: Wait,
-
-    /// How long the managing node waits for one PRes before it counts it
-    /// missed ("held" depends on it; every summary prints it).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PRES_TIMEOUT_NS), value_parser = duration, allow_hyphen_values = true)]
+    /// `--response-timeout`, ns.
     pub response_timeout: u64,
-
-    /// Output bytes per CN (PReq payload, or its share of the PResMN).
-    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_OUT_BYTES, value_parser = clap::value_parser!(u16).range(PARAMS.int_range("out_bytes")))]
+    /// `--out-bytes`.
     pub out_bytes: u16,
-
-    /// Input bytes per CN (PRes payload).
-    #[arg(long, value_name = "N", default_value_t = defaults::NETCYCLE_IN_BYTES, value_parser = clap::value_parser!(u16).range(PARAMS.int_range("in_bytes")))]
+    /// `--in-bytes`.
     pub in_bytes: u16,
-
-    /// CPU of the managing node's real-time thread [default: the last
-    /// online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`: the managing node's.
     pub cpu: Option<usize>,
-
-    /// CPU of the CN emulator's real-time thread [default: the first other
-    /// online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cn-cpu`.
     pub cn_cpu: Option<usize>,
-
-    /// Which nodes run here.
-    #[arg(long, default_value = NodeRole::Both.name(), value_parser = role_parser())]
+    /// `--role`.
     pub role: NodeRole,
-
-    /// The network interface of a one-role run on a real POWERLINK segment
-    /// (--role mn or cn); without it both roles run here, in two network
-    /// namespaces joined by a veth pair.
-    #[arg(long, value_name = "IF")]
+    /// `--interface`.
     pub interface: Option<String>,
-
-    /// Write what the CN side received and sent to FILE (nanosecond pcap, the
-    /// kernel's receive stamps) — with `--role mn`, what the managing node
-    /// sent (stamped after the send, the SoC with its transmit stamp) and
-    /// received —, for Wireshark or `jitterlab analyze`; replaced when the
-    /// run ends (not `-`: a capture is binary).
-    #[arg(long, value_name = "FILE")]
-    pub pcap: Option<std::path::PathBuf>,
-
-    /// The identity the emulated CNs report in 0x1000, 0x1018 and their
-    /// IdentResponse (--role cn or both): any of
-    /// `vendor=…,product=…,revision=…,serial=…,device-type=…`, decimal or
-    /// 0x hex [default: device-type 0x000F0191 (CiA 401 digital I/O),
-    /// vendor 0, product 0, revision 0x00010000, serial the node id]
-    #[arg(long, value_name = "LIST", value_parser = identity)]
+    /// `--pcap`.
+    pub pcap: Option<PathBuf>,
+    /// `--identity`.
     pub identity: Option<Identity>,
-
-    /// Late cycles a run may have and still hold its cycle time.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// `--max-late-cycles`.
     pub max_late_cycles: u64,
-
-    /// Missed PRes a run may have and still hold its cycle time.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// `--max-missed-pres`.
     pub max_missed_pres: u64,
-
     /// Options every probe shares (--max-latency and --max-jitter limit the
     /// SoC's release latency and jitter; --max-exec, --histogram and
     /// --break-trace do not apply).
-    #[command(flatten)]
     pub common: CommonArgs,
 }
 
-/// The ids `--node-ids` gives, ascending. A name of its own, so that clap
-/// takes the list as one value (a `Vec` field would be many values of `u8`).
+/// The ids `--node-ids` gives, ascending.
 pub type NodeIdList = Vec<u8>;
 
-/// `--node-ids`: the list, ascending, or what to fix.
-fn node_ids(list: &str) -> std::result::Result<NodeIdList, String> {
-    NetcycleParams::parse_node_ids(list)
+/// `--cn-wait`'s names and their help.
+const CN_WAIT: ValueKind = ValueKind::Choice {
+    names: &["blocking", "busy-poll"],
+    helps: &[
+        "Sleep until a frame comes; each end's receive work is steered to its own CPU, so each \
+         PReq and PRes sends an interrupt to the other CPU (a VM exit on a VM: about 3x the \
+         managing node's load, see BENCHMARKS.md)",
+        "Spin on the receive ring for 100 µs after each frame, then sleep (a CN answering \
+         within µs, like hardware; the default); no receive steering, and the managing node \
+         spins for the CNs' response time before it sleeps: no interrupt per PRes",
+    ],
+};
+
+/// `--role`'s names and their help.
+const ROLE: ValueKind = ValueKind::Choice {
+    names: &["both", "mn", "cn"],
+    helps: &[
+        "The managing node and the emulated CNs here, in two namespaces joined by a veth pair",
+        "The managing node only, polling real CNs on --interface",
+        "The emulated CNs only, answering a real managing node on --interface",
+    ],
+};
+
+/// `jitterlab run netcycle`'s flags: `--cycle`, its keys', the nodes'
+/// link and configuration options, the CPUs, the role, and the common
+/// ones.
+pub fn flags() -> KindFlags {
+    use ValueKind::{Checked, Cpu, Path, Period, Text};
+    let mut flags = vec![
+        Flag::new("cycle", Period, "The POWERLINK cycle time")
+            .default(time_text(defaults::NETCYCLE_PERIOD_NS)),
+        flag_of(&PARAMS, "cns"),
+        Flag::new(
+            "node_ids",
+            Checked(|s| NetcycleParams::parse_node_ids(s).map(drop)),
+            "The controlled nodes' ids instead of 1..=N: a real network's, e.g. `1,32,110`, or \
+             ranges, `1-3,10` (each 1-239)",
+        )
+        .value_name("LIST")
+        .conflicts(&["cns"]),
+        Flag::new(
+            "cdc",
+            Path,
+            "Configure the CNs from this concise DCF (openCONFIGURATOR's `mnobd.cdc`, as the \
+             reference MN loads it): it names the nodes, and its cycle (0x1006) must be the \
+             --cycle measured",
+        )
+        .conflicts(&["cns", "node_ids"]),
+        flag_of(&PARAMS, "chaining"),
+        flag_of(&PARAMS, "wait"),
+        Flag::new(
+            "cn_wait",
+            CN_WAIT,
+            "How the CN emulator waits for each frame (on its own CPU, never the managing \
+             node's)",
+        )
+        .value_name("CN_WAIT")
+        .default(Wait::BusyPoll.name()),
+        flag_of(&PARAMS, "response_timeout"),
+        flag_of(&PARAMS, "out_bytes"),
+        flag_of(&PARAMS, "in_bytes"),
+        Flag::new(
+            "cpu",
+            Cpu,
+            "CPU of the managing node's real-time thread [default: the last online CPU]",
+        ),
+        flag_of(&PARAMS, "cn_cpu"),
+        Flag::new("role", ROLE, "Which nodes run here")
+            .value_name("ROLE")
+            .default(NodeRole::Both.name()),
+        Flag::new(
+            "interface",
+            Text,
+            "The network interface of a one-role run on a real POWERLINK segment (--role mn or \
+             cn); without it both roles run here, in two network namespaces joined by a veth \
+             pair",
+        )
+        .value_name("IF"),
+        Flag::new(
+            "pcap",
+            Path,
+            "Write what the CN side received and sent to FILE (nanosecond pcap, the kernel's \
+             receive stamps) — with `--role mn`, what the managing node sent (stamped after the \
+             send, the SoC with its transmit stamp) and received —, for Wireshark or \
+             `jitterlab analyze`; replaced when the run ends (not `-`: a capture is binary)",
+        ),
+        Flag::new(
+            "identity",
+            Checked(|s| Identity::parse(s).map(drop)),
+            "The identity the emulated CNs report in 0x1000, 0x1018 and their IdentResponse \
+             (--role cn or both): any of \
+             `vendor=…,product=…,revision=…,serial=…,device-type=…`, decimal or 0x hex \
+             [default: device-type 0x000F0191 (CiA 401 digital I/O), vendor 0, product 0, \
+             revision 0x00010000, serial the node id]",
+        )
+        .value_name("LIST"),
+        flag_of(&PARAMS, "max_late_cycles"),
+        flag_of(&PARAMS, "max_missed_pres"),
+    ];
+    flags.extend(common_flags());
+    KindFlags {
+        about: "A POWERLINK managing node polling N emulated controlled nodes ( [Baumgartner \
+                POWERLINK]): SoC jitter, cycle completion, missed PRes, held or not",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
 }
 
-/// `--identity`: the fields given over the defaults, or what to fix.
-fn identity(list: &str) -> std::result::Result<Identity, String> {
-    Identity::parse(list)
+impl FromFlags for NetcycleRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<NetcycleRunArgs> {
+        // Its keys' values, read by its key table's own check.
+        let p: NetcycleParams = key_params(ProbeKind::Netcycle, v, v.u64("cycle"))?;
+        Ok(NetcycleRunArgs {
+            cycle: v.u64("cycle"),
+            cns: p.cns,
+            node_ids: v
+                .opt_text("node_ids")
+                .map(|l| NetcycleParams::parse_node_ids(&l).expect("checked by the command line")),
+            cdc: v.opt_path("cdc"),
+            chaining: p.chaining,
+            wait: p.wait,
+            cn_wait: Wait::parse(&v.text("cn_wait")).expect("one of the waits"),
+            response_timeout: p.response_timeout_ns,
+            out_bytes: p.out_bytes,
+            in_bytes: p.in_bytes,
+            cpu: v.opt_usize("cpu"),
+            cn_cpu: p.cn_cpu,
+            role: NodeRole::parse(&v.text("role")).expect("one of the roles"),
+            interface: v.opt_text("interface"),
+            pcap: v.opt_path("pcap"),
+            identity: v
+                .opt_text("identity")
+                .map(|l| Identity::parse(&l).expect("checked by the command line")),
+            max_late_cycles: p.max_late_cycles,
+            max_missed_pres: p.max_missed_pres,
+            common: CommonArgs::read(v),
+        })
+    }
 }
 
-/// `--wait`, each name with its help.
-fn wait_parser() -> impl TypedValueParser<Value = Wait> {
-    let help = |w: Wait| match w {
-        Wait::Blocking => {
-            "Sleep in the kernel until the PRes or the timeout; frames come from a receive ring, \
-             no system call to take one (the stack's load is its work; the default: measured on \
-             a VM, a PRes came later than a sleep and a wake-up cost, see BENCHMARKS.md)"
-        }
-        Wait::BusyPoll => {
-            "Spin on the receive ring until the PRes or the timeout (lower latency, and cheaper \
-             than sleeping against CNs that answer within a few µs; the load reads 100 % of the \
-             polling phase)"
-        }
-    };
-    let all = [Wait::Blocking, Wait::BusyPoll];
-    PossibleValuesParser::new(all.map(|w| PossibleValue::new(w.name()).help(help(w))))
-        .map(|name| Wait::parse(&name).expect("one of the possible values"))
-}
-
-/// `--cn-wait`, each name with its help.
-fn cn_wait_parser() -> impl TypedValueParser<Value = Wait> {
-    let help = |w: Wait| match w {
-        Wait::Blocking => {
-            "Sleep until a frame comes; each end's receive work is steered to its own CPU, so \
-             each PReq and PRes sends an interrupt to the other CPU (a VM exit on a VM: about 3x \
-             the managing node's load, see BENCHMARKS.md)"
-        }
-        Wait::BusyPoll => {
-            "Spin on the receive ring for 100 µs after each frame, then sleep (a CN answering \
-             within µs, like hardware; the default); no receive steering, and the managing node \
-             spins for the CNs' response time before it sleeps: no interrupt per PRes"
-        }
-    };
-    let all = [Wait::Blocking, Wait::BusyPoll];
-    PossibleValuesParser::new(all.map(|w| PossibleValue::new(w.name()).help(help(w))))
-        .map(|name| Wait::parse(&name).expect("one of the possible values"))
-}
-
-/// `--role`, each name with its help.
-fn role_parser() -> impl TypedValueParser<Value = NodeRole> {
-    let help = |r: NodeRole| match r {
-        NodeRole::Both => {
-            "The managing node and the emulated CNs here, in two namespaces joined by a veth pair"
-        }
-        NodeRole::Mn => "The managing node only, polling real CNs on --interface",
-        NodeRole::Cn => "The emulated CNs only, answering a real managing node on --interface",
-    };
-    let all = [NodeRole::Both, NodeRole::Mn, NodeRole::Cn];
-    PossibleValuesParser::new(all.map(|r| PossibleValue::new(r.name()).help(help(r))))
-        .map(|name| NodeRole::parse(&name).expect("one of the possible values"))
-}
-
-/// `jitterlab run netcycle`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<NetcycleRunArgs>(ProbeKind::Netcycle)
-}
-
-/// `jitterlab run netcycle`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+/// `jitterlab run netcycle`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &NetcycleRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run netcycle`'s flags against the machine and makes

@@ -17,77 +17,106 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::Args;
+use jitterlab_core::observe::params::PARAMS;
 use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{Policy, ProbeParams};
 
 use crate::error::bad;
-use crate::probe::flags::parse::duration;
 use crate::probe::flags::{
-    check_common, common_cell, matched, others, probe_cpu, subcommand, CommonArgs, DeploymentArg,
-    OneCell,
+    check_common, common_cell, common_flags, flag_of, others, probe_cpu, CommonArgs, DeploymentArg,
+    Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
 
-/// A running task's cycles from the kernel's scheduler and timer
-/// tracepoints (latency split into timer IRQ and thread latency,
-/// period, jitter, execution time, overruns), and what delayed its late
-/// cycles; the task is not changed.
-#[derive(Debug, Args)]
+/// `jitterlab run observe`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObserveRunArgs {
-    /// Observe this process: the one of its threads that behaves
-    /// periodically (the most regular periods in the first second).
-    #[arg(long, value_name = "PID")]
+    /// `--pid`.
     pub pid: Option<u32>,
-
-    /// Observe this thread.
-    #[arg(long, value_name = "TID")]
+    /// `--tid`.
     pub tid: Option<u32>,
-
-    /// Observe the thread with this name (as `ps -eL -o comm` shows it);
-    /// of several, the one that behaves periodically.
-    #[arg(long, value_name = "NAME")]
+    /// `--comm`.
     pub comm: Option<String>,
-
-    /// The task's period T0 [default: inferred, the median of its first 16
-    /// periods].
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    /// `--period`, ns.
     pub period: Option<u64>,
-
-    /// Say what delayed each cycle over --threshold and each window's
-    /// worst: the threads, IRQs and softirqs that ran on its CPU between
-    /// its release and its start, and the time no event explains. This
-    /// records every scheduler, timer, IRQ and softirq event of every CPU,
-    /// which costs the task more than the default: only its own switches,
-    /// wake-ups and timers.
-    #[arg(long)]
+    /// `--explain`.
     pub explain: bool,
-
-    /// CPU the observer thread runs on (not the task's) [default: the
-    /// first online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`: the observer's.
     pub cpu: Option<usize>,
-
-    /// Find the --comm thread among the processes of this running
-    /// container (podman or docker) only; it is observed from the host.
-    #[arg(long, value_name = "NAME")]
+    /// `--container`: the container `--comm` is looked for in.
     pub container: Option<String>,
-
-    /// Read the events from a recording (JSON lines) instead of the live
-    /// trace.
-    #[arg(long, hide = true, value_name = "FILE")]
+    /// `--replay` (hidden).
     pub replay: Option<PathBuf>,
-
     /// Options every probe shares (--break-trace does not apply).
-    #[command(flatten)]
     pub common: CommonArgs,
-
-    /// Start this command and observe it, stopped with the run.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// `-- COMMAND ARGS…`.
     pub command: Vec<String>,
+}
+
+/// `jitterlab run observe`'s flags: its keys' target flags, `--period`,
+/// `--explain`, the observer's `--cpu`, the hidden `--replay`, the common
+/// ones, and last the command to start.
+pub fn flags() -> KindFlags {
+    let mut flags = vec![
+        flag_of(&PARAMS, "pid"),
+        flag_of(&PARAMS, "tid"),
+        flag_of(&PARAMS, "comm"),
+        Flag::new(
+            "period",
+            ValueKind::Time,
+            "The task's period T0 [default: inferred, the median of its first 16 periods]",
+        ),
+        flag_of(&PARAMS, "explain"),
+        Flag::new(
+            "cpu",
+            ValueKind::Cpu,
+            "CPU the observer thread runs on (not the task's) [default: the first online CPU]",
+        ),
+        Flag::new(
+            "container",
+            ValueKind::Text,
+            "Find the --comm thread among the processes of this running container (podman or \
+             docker) only; it is observed from the host",
+        )
+        .value_name("NAME"),
+        Flag::new(
+            "replay",
+            ValueKind::Path,
+            "Read the events from a recording (JSON lines) instead of the live trace",
+        )
+        .hidden(),
+    ];
+    flags.extend(common_flags());
+    flags.push(flag_of(&PARAMS, "command"));
+    KindFlags {
+        about: "A running task's cycles from the kernel's scheduler and timer tracepoints \
+                (latency split into timer IRQ and thread latency, period, jitter, execution \
+                time, overruns), and what delayed its late cycles; the task is not changed",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
+}
+
+impl FromFlags for ObserveRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<ObserveRunArgs> {
+        let id = |name: &str| v.opt_i64(name).map(|n| n as u32);
+        Ok(ObserveRunArgs {
+            pid: id("pid"),
+            tid: id("tid"),
+            comm: v.opt_text("comm"),
+            period: v.opt_u64("period"),
+            explain: v.switch("explain"),
+            cpu: v.opt_usize("cpu"),
+            container: v.opt_text("container"),
+            replay: v.opt_path("replay"),
+            common: CommonArgs::read(v),
+            command: v.texts("command"),
+        })
+    }
 }
 
 /// The one target of the flags.
@@ -117,14 +146,9 @@ fn target(a: &ObserveRunArgs) -> Result<ObserveTarget> {
     }
 }
 
-/// `jitterlab run observe`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<ObserveRunArgs>(ProbeKind::Observe)
-}
-
-/// `jitterlab run observe`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+/// `jitterlab run observe`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &ObserveRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run observe`'s flags against the machine and makes
@@ -207,11 +231,9 @@ mod tests {
     }
 
     fn run(root: &Path, args: &[&str]) -> Result<OneCell> {
-        let argv = ["observe", "--no-db"];
-        let m = command()
-            .try_get_matches_from(argv.iter().chain(args))
-            .unwrap();
-        one_cell(&m, root, &Db::Off)
+        let argv: Vec<&str> = ["observe", "--no-db"].iter().chain(args).copied().collect();
+        let v = crate::cli::flags::parse_run(ProbeKind::Observe, &flags(), &argv).unwrap();
+        one_cell(&v, root, &Db::Off)
     }
 
     fn probe(one: &OneCell) -> &ProbeSpec {

@@ -6,101 +6,139 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::Args;
-use jitterlab_core::cyclic::CyclicParams;
+use jitterlab_core::cyclic::{CyclicParams, PARAMS};
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::{Params, ProbeParams};
 use jitterlab_core::units::CpuList;
-use jitterlab_core::wakeup::WakeupParams;
+use jitterlab_core::wakeup::{WakeupParams, PARAMS as WAKEUP_PARAMS};
 
 use crate::error::bad;
-use crate::probe::flags::parse::{cpu_list, default_size, default_time, duration, memory, period};
 use crate::probe::flags::{
-    check_common, check_machine_memory, common_cell, cpu_or_last, matched, measured_cpus,
-    param_rule, probe_cpu, subcommand, CommonArgs, DeploymentArg, OneCell,
+    check_common, check_machine_memory, common_cell, common_flags, cpu_or_last, key_flags,
+    key_params, measured_cpus, param_rule, probe_cpu, time_text, CommonArgs, Flag, FlagValues,
+    DeploymentArg, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
 
-/// Control-task emulation: a periodic task with a cache-sensitive scan
-/// (wake-up latency, period, periodic jitter, execution time, overruns).
-#[derive(Debug, Args)]
+/// `jitterlab run cyclic`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CyclicArgs {
-    /// Task period T0 (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--period`, ns.
     pub period: u64,
-
-    /// CPU to run the task on [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`.
     pub cpu: Option<usize>,
-
-    /// Compute time of the scan per cycle, calibrated once on the idle probe
-    /// CPU before the run and then fixed (0 for none).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
-    pub scan: u64,
-
-    /// Memory the scan walks per cycle in a random order, one cache line at a
-    /// time (0 for none; at most 4GiB and half the machine's memory).
-    #[arg(long, value_name = "SIZE", default_value = default_size(defaults::WORKING_SET_BYTES), value_parser = memory)]
-    pub working_set: u64,
-
-    /// Say what delayed each cycle over --threshold and each window's
-    /// worst: the threads, IRQs and softirqs that ran on its CPU between
-    /// its release and its start, and the time no event explains. This
-    /// traces every scheduler, IRQ and softirq event of the probe CPUs,
-    /// read by a thread off them.
-    #[arg(long)]
-    pub explain: bool,
-
+    /// Its parameters (`--scan`, `--working-set`, `--explain`).
+    pub params: CyclicParams,
     /// Options every probe shares.
-    #[command(flatten)]
     pub common: CommonArgs,
 }
 
-/// Timer wake-up latency on one thread per CPU, as cyclictest measures it.
-#[derive(Debug, Args)]
+/// `jitterlab run wakeup`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WakeupArgs {
-    /// Wake-up interval of every thread (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--interval`, ns.
     pub interval: u64,
-
-    /// CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every
-    /// online CPU but CPU 0 when there is more than one].
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    /// `--cpus`.
     pub cpus: Option<CpuList>,
-
-    /// Say what delayed each cycle over --threshold and each window's
-    /// worst: the threads, IRQs and softirqs that ran on its CPU between
-    /// its release and its start, and the time no event explains. This
-    /// traces every scheduler, IRQ and softirq event of the probe CPUs,
-    /// read by a thread off them.
-    #[arg(long)]
-    pub explain: bool,
-
+    /// Its parameters (`--explain`).
+    pub params: WakeupParams,
     /// Options every probe shares.
-    #[command(flatten)]
     pub common: CommonArgs,
 }
 
-/// `jitterlab run cyclic`'s subcommand.
-pub fn cyclic_command() -> clap::Command {
-    subcommand::<CyclicArgs>(ProbeKind::Cyclic)
+/// `jitterlab run cyclic`'s flags: `--period`, `--cpu`, its keys'
+/// (`--scan`, `--working-set`, `--explain`) and the common ones.
+pub fn cyclic_flags() -> KindFlags {
+    let mut flags = vec![
+        Flag::new(
+            "period",
+            ValueKind::Period,
+            "Task period T0 (at least 10us)",
+        )
+        .default(time_text(defaults::PERIOD_NS)),
+        Flag::new(
+            "cpu",
+            ValueKind::Cpu,
+            "CPU to run the task on [default: the last online CPU]",
+        ),
+    ];
+    flags.extend(key_flags(&PARAMS));
+    flags.extend(common_flags());
+    KindFlags {
+        about: "Control-task emulation: a periodic task with a cache-sensitive scan (wake-up \
+                latency, period, periodic jitter, execution time, overruns)",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
 }
 
-/// `jitterlab run cyclic`, as clap matched it: see [`cyclic`].
-pub fn cyclic_one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    cyclic(root, db, &matched(m)?)
+/// `--interval` of `run wakeup` (and `jitterlab monitor`).
+pub fn interval_flag() -> Flag {
+    Flag::new(
+        "interval",
+        ValueKind::Period,
+        "Wake-up interval of every thread (at least 10us)",
+    )
+    .default(time_text(defaults::PERIOD_NS))
 }
 
-/// `jitterlab run wakeup`'s subcommand.
-pub fn wakeup_command() -> clap::Command {
-    subcommand::<WakeupArgs>(ProbeKind::Wakeup)
+/// `--cpus` of `run wakeup` (and `jitterlab monitor`).
+pub fn cpus_flag() -> Flag {
+    Flag::new(
+        "cpus",
+        ValueKind::CpuList,
+        "CPUs to measure, one thread each, e.g. 1,3 or 2-5 [default: every online CPU but CPU 0 \
+         when there is more than one]",
+    )
 }
 
-/// `jitterlab run wakeup`, as clap matched it: see [`wakeup`].
-pub fn wakeup_one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    wakeup(root, db, &matched(m)?)
+/// `jitterlab run wakeup`'s flags: `--interval`, `--cpus`, its key's
+/// (`--explain`) and the common ones.
+pub fn wakeup_flags() -> KindFlags {
+    let mut flags = vec![interval_flag(), cpus_flag()];
+    flags.extend(key_flags(&WAKEUP_PARAMS));
+    flags.extend(common_flags());
+    KindFlags {
+        about: "Timer wake-up latency on one thread per CPU, as cyclictest measures it",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
+}
+
+impl FromFlags for CyclicArgs {
+    fn from_flags(v: &FlagValues) -> Result<CyclicArgs> {
+        Ok(CyclicArgs {
+            period: v.u64("period"),
+            cpu: v.opt_usize("cpu"),
+            params: key_params(ProbeKind::Cyclic, v, v.u64("period"))?,
+            common: CommonArgs::read(v),
+        })
+    }
+}
+
+impl FromFlags for WakeupArgs {
+    fn from_flags(v: &FlagValues) -> Result<WakeupArgs> {
+        Ok(WakeupArgs {
+            interval: v.u64("interval"),
+            cpus: v.opt_cpus("cpus"),
+            params: key_params(ProbeKind::Wakeup, v, v.u64("interval"))?,
+            common: CommonArgs::read(v),
+        })
+    }
+}
+
+/// `jitterlab run cyclic`, as the command line gave it: see [`cyclic`].
+pub fn cyclic_one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    cyclic(root, db, &CyclicArgs::from_flags(v)?)
+}
+
+/// `jitterlab run wakeup`, as the command line gave it: see [`wakeup`].
+pub fn wakeup_one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    wakeup(root, db, &WakeupArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run cyclic`'s flags against the machine under `root`
@@ -111,9 +149,9 @@ pub fn cyclic(root: &Path, db: &Db, a: &CyclicArgs) -> Result<OneCell> {
     if a.period == 0 {
         return Err(bad("--period must be positive; give e.g. --period 1ms"));
     }
-    cyclic_params(a).validate(a.period).map_err(param_rule)?;
-    check_explain(a.explain, &a.common)?;
-    check_machine_memory(root, "--working-set ", a.working_set)?;
+    a.params.validate(a.period).map_err(param_rule)?;
+    check_explain(a.params.explain, &a.common)?;
+    check_machine_memory(root, "--working-set ", a.params.working_set_bytes)?;
     check_common(db, &a.common, a.period, 1)?;
     cyclic_cell(a, &online)
 }
@@ -126,18 +164,9 @@ pub fn wakeup(root: &Path, db: &Db, a: &WakeupArgs) -> Result<OneCell> {
     if a.interval == 0 {
         return Err(bad("--interval must be positive; give e.g. --interval 1ms"));
     }
-    check_explain(a.explain, &a.common)?;
+    check_explain(a.params.explain, &a.common)?;
     check_common(db, &a.common, a.interval, cpus.len())?;
     wakeup_cell(a, &online)
-}
-
-/// `jitterlab run cyclic`'s parameters.
-fn cyclic_params(a: &CyclicArgs) -> CyclicParams {
-    CyclicParams {
-        scan_ns: a.scan,
-        working_set_bytes: a.working_set,
-        explain: a.explain,
-    }
 }
 
 /// `--explain` traces the host kernel: refused with `--deployment
@@ -153,7 +182,7 @@ fn check_explain(explain: bool, c: &CommonArgs) -> Result<()> {
 
 /// `jitterlab run cyclic`.
 pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
-    let params = ProbeParams::new(cyclic_params(a));
+    let params = ProbeParams::new(a.params.clone());
     let cpu = cpu_or_last(online, a.cpu)?;
     common_cell(params, a.period, vec![cpu], online, &a.common)
 }
@@ -162,7 +191,7 @@ pub fn cyclic_cell(a: &CyclicArgs, online: &CpuList) -> Result<OneCell> {
 pub fn wakeup_cell(a: &WakeupArgs, online: &CpuList) -> Result<OneCell> {
     let cpus = measured_cpus(online, a.cpus.as_ref())?;
     common_cell(
-        ProbeParams::new(WakeupParams { explain: a.explain }),
+        ProbeParams::new(a.params.clone()),
         a.interval,
         cpus,
         online,

@@ -8,71 +8,79 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::Args;
 use jitterlab_core::defaults;
-use jitterlab_core::response::{ResponseParams, ResponseSource};
+use jitterlab_core::response::{ResponseParams, PARAMS};
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::spec::ProbeParams;
 use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
 use crate::output::errln;
-use crate::probe::flags::parse::{default_time, period};
 use crate::probe::flags::{
-    cell_and_plan, check_common, common_cell, cpu_or_last, matched, probe_cpu,
-    refuse_periodic_flags, subcommand, CommonArgs, DeploymentArg, OneCell,
+    cell_and_plan, check_common, common_cell, common_flags, cpu_or_last, flag_of, key_params,
+    probe_cpu, refuse_periodic_flags, time_text, CommonArgs, DeploymentArg, Flag, FlagValues,
+    FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
 
-/// Response latency: an event made on another CPU (eventfd write or UDP
-/// datagram between two namespaces) wakes the real-time thread, which
-/// answers it ([Xu EPICS]'s interrupt-to-user and total response).
-#[derive(Debug, Args)]
+/// `jitterlab run response`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseRunArgs {
-    /// CPU of the real-time thread [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`.
     pub cpu: Option<usize>,
-
-    /// CPU the events are made on [default: the first other online CPU].
-    #[arg(long, value_name = "CPU")]
-    pub event_cpu: Option<usize>,
-
-    /// What makes the event.
-    #[arg(long, default_value = ResponseSource::Eventfd.name(), value_parser = source_parser())]
-    pub source: ResponseSource,
-
-    /// Time between events (at least 10us).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// Its parameters (`--event-cpu`, `--source`).
+    pub params: ResponseParams,
+    /// `--interval`, ns.
     pub interval: u64,
-
     /// Options every probe shares (--cycles counts events; --max-latency
     /// limits event → response sent).
-    #[command(flatten)]
     pub common: CommonArgs,
 }
 
-/// `--source`: the one [`ResponseSource`] type, each name with its help.
-fn source_parser() -> impl TypedValueParser<Value = ResponseSource> {
-    let help = |s: ResponseSource| match s {
-        ResponseSource::Eventfd => "An eventfd write from the event thread",
-        ResponseSource::Udp => "A UDP datagram through a veth pair between two namespaces",
-    };
-    PossibleValuesParser::new(
-        ResponseSource::ALL.map(|s| PossibleValue::new(s.name()).help(help(s))),
-    )
-    .map(|name| ResponseSource::parse(&name).expect("one of the possible values"))
+/// `jitterlab run response`'s flags: `--cpu`, its keys' (`--event-cpu`,
+/// `--source`), `--interval` and the common ones.
+pub fn flags() -> KindFlags {
+    let mut flags = vec![
+        Flag::new(
+            "cpu",
+            ValueKind::Cpu,
+            "CPU of the real-time thread [default: the last online CPU]",
+        ),
+        flag_of(&PARAMS, "event_cpu"),
+        flag_of(&PARAMS, "source"),
+        Flag::new(
+            "interval",
+            ValueKind::Period,
+            "Time between events (at least 10us)",
+        )
+        .default(time_text(defaults::PERIOD_NS)),
+    ];
+    flags.extend(common_flags());
+    KindFlags {
+        about: "Response latency: an event made on another CPU (eventfd write or UDP datagram \
+                between two namespaces) wakes the real-time thread, which answers it ([Xu \
+                EPICS]'s interrupt-to-user and total response)",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
 }
 
-/// `jitterlab run response`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<ResponseRunArgs>(ProbeKind::Response)
+impl FromFlags for ResponseRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<ResponseRunArgs> {
+        Ok(ResponseRunArgs {
+            cpu: v.opt_usize("cpu"),
+            params: key_params(ProbeKind::Response, v, v.u64("interval"))?,
+            interval: v.u64("interval"),
+            common: CommonArgs::read(v),
+        })
+    }
 }
 
-/// `jitterlab run response`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+/// `jitterlab run response`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &ResponseRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run response`'s flags against the machine under
@@ -103,9 +111,6 @@ pub fn check(root: &Path, db: &Db, a: &ResponseRunArgs) -> Result<OneCell> {
 /// first other online CPU (the configuration's first neighbour).
 pub fn response_cell(a: &ResponseRunArgs, online: &CpuList) -> Result<OneCell> {
     let cpu = cpu_or_last(online, a.cpu)?;
-    let params = ProbeParams::new(ResponseParams {
-        source: Some(a.source),
-        event_cpu: a.event_cpu,
-    });
+    let params = ProbeParams::new(a.params.clone());
     common_cell(params, a.interval, vec![cpu], online, &a.common)
 }

@@ -8,193 +8,315 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
 use jitterlab_core::roundtrip::defaults as rt_defaults;
+use jitterlab_core::roundtrip::params::PARAMS;
 use jitterlab_core::roundtrip::{Direction, Role, RoundtripParams, Transport};
 use jitterlab_core::spec::{Params, ProbeParams};
 use jitterlab_core::units::CpuList;
 
 use crate::error::bad;
 use crate::output::errln;
-use crate::probe::flags::parse::{default_size, default_time, duration, memory, period};
 use crate::probe::flags::{
-    cell_and_plan, check_common, check_machine_memory, common_cell, cpu_or_last, matched,
-    param_rule, probe_cpu, refuse_periodic_flags, subcommand, CommonArgs, OneCell,
+    cell_and_plan, check_common, check_machine_memory, common_cell, common_flags, cpu_or_last,
+    flag_of, key_params, param_rule, probe_cpu, refuse_periodic_flags, time_text, CommonArgs, Flag,
+    FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::probe::roundtrip;
 use crate::store::Db;
 use crate::system::host;
 
-/// Screw-to-screw round trip over OPC UA PubSub ([Red Hat controls]): an I/O
-/// simulator and a controller, checked against the worst-case budget.
-#[derive(Debug, Args)]
+/// `jitterlab run roundtrip`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoundtripRunArgs {
-    /// CPU of the controller's real-time task [default: the last online
-    /// CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`: the controller's.
     pub cpu: Option<usize>,
-
-    /// CPU of the I/O simulator's real-time loop [default: the first other
-    /// online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--io-cpu`.
     pub io_cpu: Option<usize>,
-
-    /// Which end(s) of the loop run here.
-    #[arg(long, default_value = Role::Both.name(), value_parser = role_parser())]
+    /// `--role`.
     pub role: Role,
-
-    /// The network interface of a one-role run across a real network
-    /// (--role io or controller); without it both roles run here, in two
-    /// network namespaces joined by a veth pair.
-    #[arg(long, value_name = "IF")]
+    /// `--interface`.
     pub interface: Option<String>,
-
-    /// The transport of the UADP messages.
-    #[arg(long, default_value = Transport::Udp.name(), value_parser = transport_parser())]
+    /// `--transport`.
     pub transport: Transport,
-
-    /// The controller task's period (the budget's "Controller rate").
-    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::CONTROLLER_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--controller-period`, ns.
     pub controller_period: u64,
-
-    /// The controller's scan per cycle (the budget's "Controller scan
-    /// time"; 0 for none; shorter than the controller period).
-    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::ROUNDTRIP_SCAN_NS), value_parser = duration, allow_hyphen_values = true)]
+    /// `--scan`, ns.
     pub scan: u64,
-
-    /// Memory the scan walks per cycle (0 for none).
-    #[arg(long, value_name = "SIZE", default_value = default_size(defaults::WORKING_SET_BYTES), value_parser = memory)]
+    /// `--working-set`, bytes.
     pub working_set: u64,
-
-    /// The I/O simulator's publish and apply period (the budget's "OPC UA"
-    /// term, counted twice).
-    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::IO_PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--io-period`, ns.
     pub io_period: u64,
-
-    /// The budget's network term, each way (counted twice).
-    #[arg(long, value_name = "TIME", default_value = default_time(rt_defaults::NETWORK_BUDGET_NS), value_parser = duration, allow_hyphen_values = true)]
+    /// `--network-budget`, ns.
     pub network_budget: u64,
-
-    /// The budget's OPC UA term, each way [default: --io-period].
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    /// `--opcua`, ns.
     pub opcua: Option<u64>,
-
-    /// A budget of one's own instead of the computed worst case; any
-    /// screw-to-screw sample over the budget fails the run (exit 1).
-    #[arg(long, value_name = "TIME", value_parser = duration, allow_hyphen_values = true)]
+    /// `--budget`, ns.
     pub budget: Option<u64>,
-
-    /// Seed of the random instants the input changes at [default: from the
-    /// clock, recorded in the result].
-    #[arg(long, value_name = "N")]
+    /// `--seed`.
     pub seed: Option<u64>,
-
-    /// Where the I/O simulator's messages go [default:
-    /// opc.udp://224.0.0.22:4840, or opc.eth://01-00-5E-00-00-01].
-    #[arg(long, value_name = "URL", help_heading = "Messages")]
+    /// `--input-url`.
     pub input_url: Option<String>,
-
-    /// Where the controller's messages go [default:
-    /// opc.udp://224.0.0.22:4841, or opc.eth://01-00-5E-00-00-02].
-    #[arg(long, value_name = "URL", help_heading = "Messages")]
+    /// `--output-url`.
     pub output_url: Option<String>,
-
-    /// The I/O simulator's PublisherId, type and value (byte, uint16,
-    /// uint32, uint64 or string) [default: uint16:2234].
-    #[arg(long, value_name = "TYPE:VALUE", help_heading = "Messages")]
+    /// `--input-publisher-id`.
     pub input_publisher_id: Option<String>,
-
-    /// The controller's PublisherId [default: uint16:2235].
-    #[arg(long, value_name = "TYPE:VALUE", help_heading = "Messages")]
+    /// `--output-publisher-id`.
     pub output_publisher_id: Option<String>,
-
-    /// The I/O simulator's WriterGroupId [default: 100].
-    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    /// `--input-writer-group`.
     pub input_writer_group: Option<u16>,
-
-    /// The controller's WriterGroupId [default: 100].
-    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    /// `--output-writer-group`.
     pub output_writer_group: Option<u16>,
-
-    /// The I/O simulator's DataSetWriterId [default: 62541].
-    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    /// `--input-writer`.
     pub input_writer: Option<u16>,
-
-    /// The controller's DataSetWriterId [default: 62541].
-    #[arg(long, value_name = "ID", help_heading = "Messages")]
+    /// `--output-writer`.
     pub output_writer: Option<u16>,
-
-    /// The I/O simulator's field types, in order (boolean, sbyte, byte,
-    /// int16, uint16, int32, uint32, int64, uint64, float, double, datetime)
-    /// [default: datetime].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Messages"
-    )]
+    /// `--input-fields`.
     pub input_fields: Option<Vec<String>>,
-
-    /// The controller's field types [default: datetime].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Messages"
-    )]
+    /// `--output-fields`.
     pub output_fields: Option<Vec<String>>,
-
-    /// The I/O simulator's field encoding: variant, rawdata or datavalue
-    /// [default: variant].
-    #[arg(long, value_name = "ENCODING", help_heading = "Messages")]
+    /// `--input-encoding`.
     pub input_encoding: Option<String>,
-
-    /// The controller's field encoding [default: variant].
-    #[arg(long, value_name = "ENCODING", help_heading = "Messages")]
+    /// `--output-encoding`.
     pub output_encoding: Option<String>,
-
-    /// The optional parts of the I/O simulator's messages: nm-sequence
-    /// (NetworkMessage SequenceNumber), dsm-sequence (DataSetMessage
-    /// SequenceNumber), timestamp (DataSetMessage Timestamp),
-    /// config-version (derived from the field list), or none; the
-    /// reference's fixed-size layout is nm-sequence,dsm-sequence with
-    /// rawdata [default: nm-sequence,timestamp,config-version].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Messages"
-    )]
+    /// `--input-header`.
     pub input_header: Option<Vec<String>>,
-
-    /// The optional parts of the controller's messages [default:
-    /// nm-sequence,timestamp,config-version].
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Messages"
-    )]
+    /// `--output-header`.
     pub output_header: Option<Vec<String>>,
-
-    /// Which input field the I/O simulator changes, and which output field
-    /// the controller copies it to (0-based) [default: 0=0].
-    #[arg(long, value_name = "IN=OUT", value_parser = field_map, help_heading = "Messages")]
+    /// `--map IN=OUT`.
     pub map: Option<(usize, usize)>,
-
-    /// Hand every controller cycle to the host through the named pipe PATH
-    /// (set by the host for a controller it runs in a container).
-    #[arg(long, value_name = "PATH", hide = true)]
+    /// `--samples-to` (hidden).
     pub samples_to: Option<String>,
-
     /// Options every probe shares (--threshold: "% over" counts
     /// screw-to-screw samples over the budget unless another threshold is
     /// given; --max-latency: use --budget).
-    #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// `--role`'s names and their help.
+const ROLE: ValueKind = ValueKind::Choice {
+    names: &["both", "io", "controller"],
+    helps: &[
+        "Both ends here, in two namespaces joined by a veth pair (every metric)",
+        "The I/O simulator only, against a controller on --interface (T1→T4)",
+        "The controller only, for an I/O simulator on --interface (T2→T3)",
+    ],
+};
+
+/// A flag of the "Messages" heading.
+fn message(id: &'static str, kind: ValueKind, value_name: &'static str, help: &str) -> Flag {
+    Flag::new(id, kind, help)
+        .value_name(value_name)
+        .heading("Messages")
+}
+
+/// `jitterlab run roundtrip`'s flags: the CPUs, `--role`, `--interface`,
+/// its keys', the controller period, the seed, the messages' own
+/// (under "Messages") and the common ones.
+pub fn flags() -> KindFlags {
+    use ValueKind::{Checked, Cpu, Int, Period, Text, TextList, Unsigned};
+    const ID: ValueKind = Int(0, u16::MAX as i64);
+    let mut flags = vec![
+        Flag::new(
+            "cpu",
+            Cpu,
+            "CPU of the controller's real-time task [default: the last online CPU]",
+        ),
+        flag_of(&PARAMS, "io_cpu"),
+        Flag::new("role", ROLE, "Which end(s) of the loop run here")
+            .value_name("ROLE")
+            .default(Role::Both.name()),
+        Flag::new(
+            "interface",
+            Text,
+            "The network interface of a one-role run across a real network (--role io or \
+             controller); without it both roles run here, in two network namespaces joined by \
+             a veth pair",
+        )
+        .value_name("IF"),
+        flag_of(&PARAMS, "transport"),
+        Flag::new(
+            "controller_period",
+            Period,
+            "The controller task's period (the budget's \"Controller rate\")",
+        )
+        .default(time_text(rt_defaults::CONTROLLER_PERIOD_NS)),
+        flag_of(&PARAMS, "scan"),
+        flag_of(&PARAMS, "working_set"),
+        flag_of(&PARAMS, "io_period"),
+        flag_of(&PARAMS, "network_budget"),
+        flag_of(&PARAMS, "opcua"),
+        flag_of(&PARAMS, "budget"),
+        Flag::new(
+            "seed",
+            Unsigned,
+            "Seed of the random instants the input changes at [default: from the clock, \
+             recorded in the result]",
+        ),
+        message(
+            "input_url",
+            Text,
+            "URL",
+            "Where the I/O simulator's messages go [default: opc.udp://224.0.0.22:4840, or \
+             opc.eth://01-00-5E-00-00-01]",
+        ),
+        message(
+            "output_url",
+            Text,
+            "URL",
+            "Where the controller's messages go [default: opc.udp://224.0.0.22:4841, or \
+             opc.eth://01-00-5E-00-00-02]",
+        ),
+        message(
+            "input_publisher_id",
+            Text,
+            "TYPE:VALUE",
+            "The I/O simulator's PublisherId, type and value (byte, uint16, uint32, uint64 or \
+             string) [default: uint16:2234]",
+        ),
+        message(
+            "output_publisher_id",
+            Text,
+            "TYPE:VALUE",
+            "The controller's PublisherId [default: uint16:2235]",
+        ),
+        message(
+            "input_writer_group",
+            ID,
+            "ID",
+            "The I/O simulator's WriterGroupId [default: 100]",
+        ),
+        message(
+            "output_writer_group",
+            ID,
+            "ID",
+            "The controller's WriterGroupId [default: 100]",
+        ),
+        message(
+            "input_writer",
+            ID,
+            "ID",
+            "The I/O simulator's DataSetWriterId [default: 62541]",
+        ),
+        message(
+            "output_writer",
+            ID,
+            "ID",
+            "The controller's DataSetWriterId [default: 62541]",
+        ),
+        message(
+            "input_fields",
+            TextList,
+            "LIST",
+            "The I/O simulator's field types, in order (boolean, sbyte, byte, int16, uint16, \
+             int32, uint32, int64, uint64, float, double, datetime) [default: datetime]",
+        ),
+        message(
+            "output_fields",
+            TextList,
+            "LIST",
+            "The controller's field types [default: datetime]",
+        ),
+        message(
+            "input_encoding",
+            Text,
+            "ENCODING",
+            "The I/O simulator's field encoding: variant, rawdata or datavalue [default: \
+             variant]",
+        ),
+        message(
+            "output_encoding",
+            Text,
+            "ENCODING",
+            "The controller's field encoding [default: variant]",
+        ),
+        message(
+            "input_header",
+            TextList,
+            "LIST",
+            "The optional parts of the I/O simulator's messages: nm-sequence (NetworkMessage \
+             SequenceNumber), dsm-sequence (DataSetMessage SequenceNumber), timestamp \
+             (DataSetMessage Timestamp), config-version (derived from the field list), or \
+             none; the reference's fixed-size layout is nm-sequence,dsm-sequence with rawdata \
+             [default: nm-sequence,timestamp,config-version]",
+        ),
+        message(
+            "output_header",
+            TextList,
+            "LIST",
+            "The optional parts of the controller's messages [default: \
+             nm-sequence,timestamp,config-version]",
+        ),
+        message(
+            "map",
+            Checked(|s| field_map(s).map(drop)),
+            "IN=OUT",
+            "Which input field the I/O simulator changes, and which output field the \
+             controller copies it to (0-based) [default: 0=0]",
+        ),
+        Flag::new(
+            "samples_to",
+            Text,
+            "Hand every controller cycle to the host through the named pipe PATH (set by the \
+             host for a controller it runs in a container)",
+        )
+        .value_name("PATH")
+        .hidden(),
+    ];
+    flags.extend(common_flags());
+    KindFlags {
+        about: "Screw-to-screw round trip over OPC UA PubSub ([Red Hat controls]): an I/O \
+                simulator and a controller, checked against the worst-case budget",
+        long_about: None,
+        hidden: false,
+        flags,
+    }
+}
+
+impl FromFlags for RoundtripRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<RoundtripRunArgs> {
+        let id = |name: &str| v.opt_i64(name).map(|n| n as u16);
+        // Its keys' values, read by its key table's own check.
+        let p: RoundtripParams = key_params(ProbeKind::Roundtrip, v, v.u64("controller_period"))?;
+        Ok(RoundtripRunArgs {
+            cpu: v.opt_usize("cpu"),
+            io_cpu: p.io_cpu,
+            role: Role::ALL
+                .into_iter()
+                .find(|r| r.name() == v.text("role"))
+                .expect("one of --role's names"),
+            interface: v.opt_text("interface"),
+            transport: p.transport,
+            controller_period: v.u64("controller_period"),
+            scan: p.scan_ns,
+            working_set: p.working_set_bytes,
+            io_period: p.io_period_ns,
+            network_budget: p.network_ns,
+            opcua: p.opcua_ns,
+            budget: p.budget_ns,
+            seed: v.opt_u64("seed"),
+            input_url: v.opt_text("input_url"),
+            output_url: v.opt_text("output_url"),
+            input_publisher_id: v.opt_text("input_publisher_id"),
+            output_publisher_id: v.opt_text("output_publisher_id"),
+            input_writer_group: id("input_writer_group"),
+            output_writer_group: id("output_writer_group"),
+            input_writer: id("input_writer"),
+            output_writer: id("output_writer"),
+            input_fields: v.opt_texts("input_fields"),
+            output_fields: v.opt_texts("output_fields"),
+            input_encoding: v.opt_text("input_encoding"),
+            output_encoding: v.opt_text("output_encoding"),
+            input_header: v.opt_texts("input_header"),
+            output_header: v.opt_texts("output_header"),
+            map: v
+                .opt_text("map")
+                .map(|m| field_map(&m).expect("checked by the command line")),
+            samples_to: v.opt_text("samples_to"),
+            common: CommonArgs::read(v),
+        })
+    }
 }
 
 /// `--map IN=OUT`.
@@ -239,43 +361,9 @@ fn direction(
     d
 }
 
-/// `--role`, each name with its help.
-fn role_parser() -> impl TypedValueParser<Value = Role> {
-    let help = |r: Role| match r {
-        Role::Both => "Both ends here, in two namespaces joined by a veth pair (every metric)",
-        Role::Io => "The I/O simulator only, against a controller on --interface (T1→T4)",
-        Role::Controller => "The controller only, for an I/O simulator on --interface (T2→T3)",
-    };
-    PossibleValuesParser::new(Role::ALL.map(|r| PossibleValue::new(r.name()).help(help(r)))).map(
-        |name| {
-            Role::ALL
-                .into_iter()
-                .find(|r| r.name() == name)
-                .expect("one of the possible values")
-        },
-    )
-}
-
-/// `--transport`, each name with its help.
-fn transport_parser() -> impl TypedValueParser<Value = Transport> {
-    let help = |t: Transport| match t {
-        Transport::Udp => "UADP over UDP (opc.udp://224.0.0.22:4840)",
-        Transport::Eth => {
-            "UADP in raw Ethernet frames (opc.eth://01-00-5E-00-00-01, EtherType 0xB62C)"
-        }
-    };
-    PossibleValuesParser::new(Transport::ALL.map(|t| PossibleValue::new(t.name()).help(help(t))))
-        .map(|name| Transport::parse(&name).expect("one of the possible values"))
-}
-
-/// `jitterlab run roundtrip`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<RoundtripRunArgs>(ProbeKind::Roundtrip)
-}
-
-/// `jitterlab run roundtrip`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+/// `jitterlab run roundtrip`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &RoundtripRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run roundtrip`'s flags against the machine and makes

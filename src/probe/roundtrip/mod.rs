@@ -891,7 +891,7 @@ pub const REGISTRATION: super::Registration = super::Registration {
     kind: jitterlab_core::probe::ProbeKind::Roundtrip,
     build,
     unavailable: None,
-    command: flags::command,
+    flags: flags::flags,
     one_cell: flags::one_cell,
     report: report::PARTS,
     placement: super::Placement::ProbeCpus,

@@ -1,6 +1,7 @@
 //! `jitterlab run sleep` (the `test-probe` feature, hidden): `--cpu`, its
-//! two parameters (`--slack`, `--spin`: the help and default of its keys,
-//! `jitterlab_core::sleep::KEYS`) and the flags every probe shares,
+//! two parameters (`--slack`, `--spin`: the flags of its keys,
+//! `jitterlab_core::sleep::KEYS`, derived by `key_flags`, and read by the
+//! keys' own check, `key_params`) and the flags every probe shares,
 //! checked — its parameters by the same `validate` a spec's are — and
 //! turned into the one-cell spec of a sleep probe every period of the
 //! default 1 ms. Built on the flags' toolkit ([`crate::probe::flags`]).
@@ -8,49 +9,62 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::sleep::{SleepParams, SLACK, SPIN};
+use jitterlab_core::sleep::{SleepParams, PARAMS};
 use jitterlab_core::spec::{Params, ProbeParams};
 
 use crate::error::bad;
-use crate::probe::flags::parse::duration;
 use crate::probe::flags::{
-    check_common, common_cell, matched, param_rule, probe_cpu, refuse_periodic_flags, subcommand,
-    CommonArgs, OneCell,
+    check_common, common_cell, common_flags, key_flags, key_params, param_rule, probe_cpu,
+    refuse_periodic_flags, CommonArgs, Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
 };
 use crate::store::Db;
 
-/// A probe compiled only for tests: how late a thread wakes from a
-/// sleep of one period (1 ms), one sample per sleep.
-#[derive(Debug, Args)]
-#[command(hide = true)]
+/// `jitterlab run sleep`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SleepRunArgs {
-    /// CPU to sleep on [default: the last online CPU].
-    #[arg(long, value_name = "CPU")]
+    /// `--cpu`.
     pub cpu: Option<usize>,
-
-    #[arg(long, value_name = "TIME", help = SLACK.help, default_value = SLACK.default, value_parser = duration)]
-    pub slack: u64,
-
-    #[arg(long, help = SPIN.help)]
-    pub spin: bool,
-
-    /// Options every probe shares (--break-trace, --histogram and the
-    /// --max-* limits do not apply).
-    #[command(flatten)]
+    /// Its parameters (`--slack`, `--spin`).
+    pub params: SleepParams,
+    /// Options every probe shares.
     pub common: CommonArgs,
 }
 
-/// `jitterlab run sleep`'s subcommand (hidden).
-pub fn command() -> clap::Command {
-    subcommand::<SleepRunArgs>(ProbeKind::Sleep)
+/// `jitterlab run sleep`'s flags (hidden): `--cpu`, its keys' and the
+/// common ones (--break-trace, --histogram and the --max-* limits do not
+/// apply).
+pub fn flags() -> KindFlags {
+    let mut flags = vec![Flag::new(
+        "cpu",
+        ValueKind::Cpu,
+        "CPU to sleep on [default: the last online CPU]",
+    )];
+    flags.extend(key_flags(&PARAMS));
+    flags.extend(common_flags());
+    KindFlags {
+        about: "A probe compiled only for tests: how late a thread wakes from a sleep of one \
+                period (1 ms), one sample per sleep",
+        long_about: None,
+        hidden: true,
+        flags,
+    }
 }
 
-/// `jitterlab run sleep`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+impl FromFlags for SleepRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<SleepRunArgs> {
+        Ok(SleepRunArgs {
+            cpu: v.opt_usize("cpu"),
+            params: key_params(ProbeKind::Sleep, v, defaults::PERIOD_NS)?,
+            common: CommonArgs::read(v),
+        })
+    }
+}
+
+/// `jitterlab run sleep`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &SleepRunArgs::from_flags(v)?)
 }
 
 /// `jitterlab run sleep`: one sleep probe on one CPU, every period of the
@@ -62,10 +76,7 @@ pub fn check(root: &Path, db: &Db, a: &SleepRunArgs) -> Result<OneCell> {
     }
     let online = crate::system::host::online_cpus(root)?;
     let cpu = probe_cpu(&online, a.cpu, "--cpu")?;
-    let params = SleepParams {
-        slack_ns: a.slack,
-        spin: a.spin,
-    };
+    let params = a.params.clone();
     params.validate(defaults::PERIOD_NS).map_err(param_rule)?;
     check_common(db, &a.common, defaults::PERIOD_NS, 1)?;
     common_cell(

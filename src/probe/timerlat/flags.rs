@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::Args;
 use jitterlab_core::defaults;
 use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::ProbeKind;
@@ -19,68 +18,123 @@ use jitterlab_core::units::CpuList;
 use super::TimerlatRequest;
 use crate::error::bad;
 use crate::out_files;
-use crate::probe::flags::parse::{cpu_list, default_time, duration, period};
 use crate::probe::flags::{
-    cell_and_plan, matched, measured_cpus, others, spec, subcommand, DeploymentArg, OneCell,
+    cell_and_plan, measured_cpus, no_db_flag, others, spec, time_text, DeploymentArg, Flag,
+    FlagValues, FromFlags, KindFlags, OneCell, ValueKind, DEPLOYMENT,
 };
 use crate::probe::plan::RunOptions;
 use crate::store::Db;
 use crate::system::host;
 
-/// Interrupt and thread latency from the kernel's timerlat tracer,
-/// through `rtla timerlat hist` (Debian package rtla); refused, with the
-/// reason, where the kernel has no timerlat tracer.
-#[derive(Debug, Args)]
+/// `jitterlab run timerlat`'s flags, as the command line gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimerlatRunArgs {
-    /// CPUs to measure, e.g. 1,3 or 2-5 [default: every online CPU but CPU 0
-    /// when there is more than one].
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    /// `--cpus`.
     pub cpus: Option<CpuList>,
-
-    /// Period of the tracer's timer (whole microseconds, 100us to 1s).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::PERIOD_NS), value_parser = period, allow_hyphen_values = true)]
+    /// `--period`, ns.
     pub period: u64,
-
-    /// How long to measure (whole seconds: rtla's own unit).
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::DURATION_NS), value_parser = duration, allow_hyphen_values = true)]
+    /// `--duration`, ns.
     pub duration: u64,
-
-    /// SCHED_FIFO priority of the tracer's measuring threads.
-    #[arg(long, value_name = "PRIO", default_value_t = defaults::PRIORITY as u8)]
+    /// `--priority`.
     pub priority: u8,
-
-    /// Latency above which a sample counts in the "% over" column.
-    #[arg(long, value_name = "TIME", default_value = default_time(defaults::THRESHOLD_NS), value_parser = duration, allow_hyphen_values = true)]
+    /// `--threshold`, ns.
     pub threshold: u64,
-
-    /// Measure with user-space threads (rtla -u, since rtla 6.6): adds the
-    /// return-to-user latency.
-    #[arg(long)]
+    /// `--user-threads`.
     pub user_threads: bool,
-
-    /// Also write the whole versioned result as JSON to this file (`-`:
-    /// stdout; the summary then goes to stderr).
-    #[arg(long, value_name = "FILE")]
+    /// `--json`.
     pub json: Option<PathBuf>,
-
-    /// Do not store the run in the results database.
-    #[arg(long)]
+    /// `--no-db`.
     pub no_db: bool,
-
-    /// Where the probe runs; timerlat measures the host kernel's tracer and
-    /// is N/A in a container (refused with the reason).
-    #[arg(long, value_enum, default_value = "host")]
+    /// `--deployment`.
     pub deployment: DeploymentArg,
 }
 
-/// `jitterlab run timerlat`'s subcommand.
-pub fn command() -> clap::Command {
-    subcommand::<TimerlatRunArgs>(ProbeKind::Timerlat)
+/// `jitterlab run timerlat`'s flags: its own, none of the common ones.
+pub fn flags() -> KindFlags {
+    use ValueKind::{CpuList, Int, Path, Period, Switch, Time};
+    KindFlags {
+        about: "Interrupt and thread latency from the kernel's timerlat tracer, through `rtla \
+                timerlat hist` (Debian package rtla); refused, with the reason, where the \
+                kernel has no timerlat tracer",
+        long_about: None,
+        hidden: false,
+        flags: vec![
+            Flag::new(
+                "cpus",
+                CpuList,
+                "CPUs to measure, e.g. 1,3 or 2-5 [default: every online CPU but CPU 0 when \
+                 there is more than one]",
+            ),
+            Flag::new(
+                "period",
+                Period,
+                "Period of the tracer's timer (whole microseconds, 100us to 1s)",
+            )
+            .default(time_text(defaults::PERIOD_NS)),
+            Flag::new(
+                "duration",
+                Time,
+                "How long to measure (whole seconds: rtla's own unit)",
+            )
+            .default(time_text(defaults::DURATION_NS)),
+            Flag::new(
+                "priority",
+                Int(0, i64::from(u8::MAX)),
+                "SCHED_FIFO priority of the tracer's measuring threads",
+            )
+            .value_name("PRIO")
+            .hyphen_values(false)
+            .default(defaults::PRIORITY.to_string()),
+            Flag::new(
+                "threshold",
+                Time,
+                "Latency above which a sample counts in the \"% over\" column",
+            )
+            .default(time_text(defaults::THRESHOLD_NS)),
+            Flag::new(
+                "user_threads",
+                Switch,
+                "Measure with user-space threads (rtla -u, since rtla 6.6): adds the \
+                 return-to-user latency",
+            ),
+            Flag::new(
+                "json",
+                Path,
+                "Also write the whole versioned result as JSON to this file (`-`: stdout; the \
+                 summary then goes to stderr)",
+            ),
+            no_db_flag(),
+            Flag::new(
+                "deployment",
+                DEPLOYMENT,
+                "Where the probe runs; timerlat measures the host kernel's tracer and is N/A in \
+                 a container (refused with the reason)",
+            )
+            .value_name("DEPLOYMENT")
+            .default("host"),
+        ],
+    }
 }
 
-/// `jitterlab run timerlat`, as clap matched it: see [`check`].
-pub fn one_cell(m: &clap::ArgMatches, root: &Path, db: &Db) -> Result<OneCell> {
-    check(root, db, &matched(m)?)
+impl FromFlags for TimerlatRunArgs {
+    fn from_flags(v: &FlagValues) -> Result<TimerlatRunArgs> {
+        Ok(TimerlatRunArgs {
+            cpus: v.opt_cpus("cpus"),
+            period: v.u64("period"),
+            duration: v.u64("duration"),
+            priority: v.i64("priority") as u8,
+            threshold: v.u64("threshold"),
+            user_threads: v.switch("user_threads"),
+            json: v.opt_path("json"),
+            no_db: v.switch("no_db"),
+            deployment: DeploymentArg::read(v),
+        })
+    }
+}
+
+/// `jitterlab run timerlat`, as the command line gave it: see [`check`].
+pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
+    check(root, db, &TimerlatRunArgs::from_flags(v)?)
 }
 
 /// Checks `jitterlab run timerlat`'s flags against the machine under

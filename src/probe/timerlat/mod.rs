@@ -900,7 +900,7 @@ pub const REGISTRATION: super::Registration = super::Registration {
     kind: jitterlab_core::probe::ProbeKind::Timerlat,
     build,
     unavailable: Some(|root, _| unavailable(root)),
-    command: flags::command,
+    flags: flags::flags,
     one_cell: flags::one_cell,
     report: super::ReportParts::NONE,
     placement: super::Placement::ProbeCpus,

@@ -6,7 +6,7 @@ use crate::defaults;
 use crate::limits;
 use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
-use crate::spec::{Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
+use crate::spec::{Key, KeyFlag, ParamError, ParamTable, Params, ProbeParams, ValueType};
 
 /// What only the `chase` probe takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,20 +46,23 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "buffer",
         ty: ValueType::Memory,
-        default: "half the cache level shared with the neighbours",
+        default: "half of the cache level the probe CPU shares with the neighbours",
         help: "buffer to chase, at least two cache lines",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "iterations",
         ty: ValueType::Count(&limits::ITERATIONS),
         default: "100",
-        help: "timed chases per sample",
+        help: "timed chases per sample; a sample's jitter is their max - min",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "samples",
         ty: ValueType::Count(&limits::SAMPLES),
-        default: "as many as fit in the duration",
+        default: "200 without a duration, else as many as fit in it",
         help: "samples after which the chase ends",
+        flag: KeyFlag::DERIVED,
     },
 ];
 

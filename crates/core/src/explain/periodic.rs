@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{CpuHistory, Explanation, IrqNames};
-use crate::spec::{Key, ValueType};
+use crate::spec::{Key, KeyFlag, ValueType};
 use crate::trace::event::{Event, EventKind};
 
 /// The `explain` key of the periodic probes' `[[probe]]` tables. It is
@@ -44,6 +44,12 @@ pub const EXPLAIN_KEY: Key = Key {
     ty: ValueType::Bool,
     default: "false",
     help: "trace the probe CPUs and say what ran between the release and the start of each cycle over the threshold and of each window's worst",
+    flag: KeyFlag {
+        long_help: Some(
+            "This traces every scheduler, IRQ and softirq event of the probe CPUs, read by a thread off them; the threads, IRQs and softirqs that ran are named with their time, and the time no event explains is given.",
+        ),
+        ..KeyFlag::DERIVED
+    },
 };
 
 /// How far back each CPU's history reaches, ns: far longer than a wanted

@@ -26,7 +26,7 @@
 
 use super::{NetcycleParams, Wait};
 use crate::powerlink::{MAX_CN_NODE, MAX_PDO_PAYLOAD};
-use crate::spec::{Check, Key, KindTable, ProbeParams, ValueType};
+use crate::spec::{Check, Key, KeyFlag, KindTable, ProbeParams, ValueType};
 
 /// The `netcycle` probe's own keys.
 pub const KEYS: &[Key] = &[
@@ -34,13 +34,15 @@ pub const KEYS: &[Key] = &[
         name: "cns",
         ty: ValueType::Int(1, MAX_CN_NODE as i64),
         default: "3",
-        help: "controlled nodes, node ids 1..=cns",
+        help: "controlled nodes polled, node ids 1..=N (1-239)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "chaining",
         ty: ValueType::Bool,
         default: "false",
-        help: "PollResponse Chaining: one PResMN carries every CN's outputs",
+        help: "PollResponse Chaining: one PResMN with every CN's outputs, and time-triggered PRes, instead of a PReq per CN",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "wait",
@@ -50,42 +52,56 @@ pub const KEYS: &[Key] = &[
         },
         default: "blocking",
         help: "how the managing node waits for each PRes",
+        flag: KeyFlag {
+            value_name: Some("WAIT"),
+            value_helps: &[
+                "Sleep in the kernel until the PRes or the timeout; frames come from a receive ring, no system call to take one (the stack's load is its work; the default: measured on a VM, a PRes came later than a sleep and a wake-up cost, see BENCHMARKS.md)",
+                "Spin on the receive ring until the PRes or the timeout (lower latency, and cheaper than sleeping against CNs that answer within a few µs; the load reads 100 % of the polling phase)",
+            ],
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "response_timeout",
         ty: ValueType::PositiveDuration,
         default: "100us",
-        help: "how long the managing node waits for one PRes, shorter than the period",
+        help: "how long the managing node waits for one PRes before it counts it missed (\"held\" depends on it; every summary prints it); shorter than the period",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "out_bytes",
         ty: ValueType::Int(0, MAX_PDO_PAYLOAD as i64),
         default: "1",
-        help: "output bytes per CN",
+        help: "output bytes per CN (PReq payload, or its share of the PResMN)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "in_bytes",
         ty: ValueType::Int(0, MAX_PDO_PAYLOAD as i64),
         default: "6",
-        help: "input bytes per CN",
+        help: "input bytes per CN (PRes payload)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "cn_cpu",
         ty: ValueType::Cpu("1"),
         default: "the first neighbour CPU",
-        help: "the CN emulator's CPU",
+        help: "CPU of the CN emulator's real-time thread",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "max_late_cycles",
         ty: ValueType::Int(0, i64::MAX),
         default: "0",
-        help: "late cycles a held cycle time may have",
+        help: "late cycles a run may have and still hold its cycle time",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "max_missed_pres",
         ty: ValueType::Int(0, i64::MAX),
         default: "0",
-        help: "missed PRes a held cycle time may have",
+        help: "missed PRes a run may have and still hold its cycle time",
+        flag: KeyFlag::DERIVED,
     },
 ];
 

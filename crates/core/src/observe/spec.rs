@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Check, Key, KindTable, ProbeParams, ValueType};
+use crate::spec::{Check, Key, KeyFlag, KindTable, ProbeParams, ValueType};
 
 /// What an `observe` probe watches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,31 +80,53 @@ pub const KEYS: &[Key] = &[
         name: "pid",
         ty: ValueType::Id,
         default: "none",
-        help: "a process: the one of its threads that behaves periodically",
+        help: "observe this process: the one of its threads that behaves periodically (the most regular periods in the first second)",
+        flag: KeyFlag {
+            value_name: Some("PID"),
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "tid",
         ty: ValueType::Id,
         default: "none",
-        help: "one thread, by its id",
+        help: "observe this thread, by its id",
+        flag: KeyFlag {
+            value_name: Some("TID"),
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "comm",
         ty: ValueType::Text,
         default: "none",
-        help: "the thread with this name (1 to 15 characters)",
+        help: "observe the thread with this name (1 to 15 characters, as `ps -eL -o comm` shows it); of several, the one that behaves periodically",
+        flag: KeyFlag {
+            value_name: Some("NAME"),
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "command",
         ty: ValueType::TextList,
         default: "none",
-        help: "a command started with the run and watched",
+        help: "start this command and observe it, stopped with the run",
+        flag: KeyFlag {
+            value_name: Some("COMMAND"),
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "explain",
         ty: ValueType::Bool,
         default: "false",
         help: "store and print what delayed each late cycle",
+        flag: KeyFlag {
+            long_help: Some(
+                "Say what delayed each cycle over --threshold and each window's worst: the threads, IRQs and softirqs that ran on its CPU between its release and its start, and the time no event explains. This records every scheduler, timer, IRQ and softirq event of every CPU, which costs the task more than the default: only its own switches, wake-ups and timers",
+            ),
+            ..KeyFlag::DERIVED
+        },
     },
 ];
 

@@ -20,7 +20,7 @@
 //! The documents cited here are listed in `docs/design.md`.
 
 use super::{RoundtripParams, Transport};
-use crate::spec::{Check, Key, KindTable, ProbeParams, ValueType};
+use crate::spec::{Check, Key, KeyFlag, KindTable, ProbeParams, ValueType};
 
 /// The `roundtrip` probe's own keys.
 pub const KEYS: &[Key] = &[
@@ -28,37 +28,43 @@ pub const KEYS: &[Key] = &[
         name: "scan",
         ty: ValueType::Duration,
         default: "500us",
-        help: "the controller's scan per cycle, shorter than the period",
+        help: "the controller's scan per cycle (the budget's \"Controller scan time\"; 0 for none; shorter than the controller period)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "working_set",
         ty: ValueType::Memory,
         default: "256KiB",
-        help: "memory the controller's scan walks per cycle",
+        help: "memory the controller's scan walks per cycle (0 for none)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "io_period",
         ty: ValueType::Period,
         default: "500us",
-        help: "the I/O simulator's publish and apply period",
+        help: "the I/O simulator's publish and apply period (the budget's \"OPC UA\" term, counted twice)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "network_budget",
         ty: ValueType::Duration,
         default: "100us",
-        help: "the budget's network term, each way",
+        help: "the budget's network term, each way (counted twice)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "opcua",
         ty: ValueType::Duration,
-        default: "io_period",
-        help: "the budget's OPC UA term",
+        default: "the I/O period",
+        help: "the budget's OPC UA term, each way",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "budget",
         ty: ValueType::PositiveDuration,
         default: "the sum of its terms",
-        help: "a budget of one's own instead of the sum",
+        help: "a budget of one's own instead of the computed worst case; any screw-to-screw sample over the budget fails the run (exit 1)",
+        flag: KeyFlag::DERIVED,
     },
     Key {
         name: "transport",
@@ -67,13 +73,22 @@ pub const KEYS: &[Key] = &[
             names: &["udp", "eth"],
         },
         default: "udp",
-        help: "what carries the messages",
+        help: "the transport of the UADP messages",
+        flag: KeyFlag {
+            value_name: Some("TRANSPORT"),
+            value_helps: &[
+                "UADP over UDP (opc.udp://224.0.0.22:4840)",
+                "UADP in raw Ethernet frames (opc.eth://01-00-5E-00-00-01, EtherType 0xB62C)",
+            ],
+            ..KeyFlag::DERIVED
+        },
     },
     Key {
         name: "io_cpu",
         ty: ValueType::Cpu("1"),
         default: "the first neighbour CPU",
-        help: "the I/O simulator's CPU",
+        help: "CPU of the I/O simulator's real-time loop",
+        flag: KeyFlag::DERIVED,
     },
 ];
 

@@ -2,15 +2,15 @@
 //! the worked example of a kind with parameters of its own: its descriptor
 //! ([`SLEEP`]) and its two parameters ([`SleepParams`]), declared once in
 //! [`KEYS`] and [`PARAMS`]. The spec checker, the stored JSON and the key
-//! listings read that table; `jitterlab run sleep`'s flags
-//! (`src/probe/sleep/flags.rs`) make the same [`SleepParams`] and call the
-//! same [`Params::validate`].
+//! listings read that table, and `jitterlab run sleep`'s `--slack` and
+//! `--spin` are derived from it (`src/probe/sleep/flags.rs`), which make
+//! the same [`SleepParams`] and call the same [`Params::validate`].
 
 use crate::defaults;
 use crate::probe::descriptor::{ns, InContainer, ProbeDescriptor, ReportWords};
 use crate::probe::kind::ProbeKind;
 use crate::spec::param::{take, Ordered};
-use crate::spec::{Key, ParamError, ParamTable, Params, ProbeParams, ValueType};
+use crate::spec::{Key, KeyFlag, ParamError, ParamTable, Params, ProbeParams, ValueType};
 use crate::units::format_duration_exact;
 
 /// Each sample sleeps one period and measures how late the thread woke.
@@ -50,6 +50,7 @@ pub const SLACK: Key = Key {
     ty: ValueType::Duration,
     default: "0s",
     help: "time added to each sleep's interval, shorter than the period",
+    flag: KeyFlag::DERIVED,
 };
 
 /// `spin`: busy-wait instead of sleeping.
@@ -58,10 +59,11 @@ pub const SPIN: Key = Key {
     ty: ValueType::Bool,
     default: "false",
     help: "busy-wait each interval instead of sleeping",
+    flag: KeyFlag::DERIVED,
 };
 
 /// The `sleep` probe's own keys: the spec's, and through them
-/// `jitterlab run sleep`'s flags (their help and default).
+/// `jitterlab run sleep`'s flags (their name, value, help and default).
 pub const KEYS: &[Key] = &[SLACK, SPIN];
 
 /// How the `sleep` probe's parameters are declared.

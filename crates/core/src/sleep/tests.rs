@@ -74,3 +74,28 @@ fn the_stored_entries_are_written_only_when_set_and_read_back() {
     let read = (PARAMS.read)(ProbeKind::Sleep, &mut old).unwrap();
     assert_eq!(read.get::<SleepParams>(), Some(&SleepParams::default()));
 }
+
+#[test]
+fn given_values_are_read_by_the_same_check_as_a_spec_s_keys() {
+    use crate::spec::{Given, GivenValues, KindTable};
+    let given = |values: &[(&'static str, Given)]| {
+        let values: GivenValues = values.iter().cloned().collect();
+        KindTable::given(ProbeKind::Sleep, &values, 1_000_000)
+            .unwrap()
+            .get::<SleepParams>()
+            .cloned()
+    };
+    assert_eq!(given(&[]), Some(SleepParams::default()));
+    assert_eq!(
+        given(&[("slack", Given::Num(50_000)), ("spin", Given::Bool(true))]),
+        Some(SleepParams {
+            slack_ns: 50_000,
+            spin: true
+        })
+    );
+    // A value of another type is no value of the key: its default.
+    assert_eq!(
+        given(&[("slack", Given::Bool(true))]),
+        Some(SleepParams::default())
+    );
+}

@@ -860,6 +860,7 @@ pub(super) fn probes(ck: &Checker, raw: &[Spanned<RawProbe>]) -> Check<Vec<Probe
             raw: r,
             prefix: p.clone(),
             span: t.span(),
+            given: None,
         };
         let params = (descriptor.params.check)(&table, period_ns)?;
         match params.validate(period_ns) {

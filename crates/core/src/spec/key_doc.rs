@@ -120,17 +120,17 @@ mod tests {
              a POWERLINK managing node polling N controlled nodes: SoC jitter, held cycles, stack load\n\n\
              Also takes `period`, `max_latency`, `max_jitter` (period default 500us).\n\n\
              | key | type | default | what it sets |\n|---|---|---|---|\n\
-             | `cns` | integer, 1 to 239 | 3 | controlled nodes, node ids 1..=cns |\n"
+             | `cns` | integer, 1 to 239 | 3 | controlled nodes polled, node ids 1..=N (1-239) |\n"
         ), "{r}");
         assert!(r.contains(
-            "| `response_timeout` | time, more than 0 | 100us | how long the managing node waits for one PRes, shorter than the period |\n"
+            "| `response_timeout` | time, more than 0 | 100us | how long the managing node waits for one PRes before it counts it missed (\"held\" depends on it; every summary prints it); shorter than the period |\n"
         ), "{r}");
         assert!(r.contains(
-            "| `max_late_cycles` | integer, 0 or more | 0 | late cycles a held cycle time may have |\n"
+            "| `max_late_cycles` | integer, 0 or more | 0 | late cycles a run may have and still hold its cycle time |\n"
         ), "{r}");
         assert!(
             r.contains(
-                "| `transport` | `\"udp\"` or `\"eth\"` | udp | what carries the messages |\n"
+                "| `transport` | `\"udp\"` or `\"eth\"` | udp | the transport of the UADP messages |\n"
             ),
             "{r}"
         );

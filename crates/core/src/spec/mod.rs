@@ -224,7 +224,10 @@ use crate::units::CpuList;
 
 pub use self::cell_key::CellKey;
 pub use self::check::Check;
-pub use self::param::{Key, KindTable, ParamError, ParamTable, Params, PlainParams, ValueType};
+pub use self::param::{
+    Given, GivenValues, Key, KeyFlag, KindTable, ParamError, ParamTable, Params, PlainParams,
+    ValueType,
+};
 pub use self::plan::short;
 pub use self::probe::{scan_fits, ProbeParams, ProbeScope, ProbeSpec};
 pub use self::sched::{sched_fields, Policy, SchedError, NICES, PRIORITIES};

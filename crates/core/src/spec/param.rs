@@ -91,8 +91,47 @@ pub struct Key {
     pub ty: ValueType,
     /// Its default, as docs print it (`"100us"`, `none`).
     pub default: &'static str,
-    /// One line saying what it sets.
+    /// One line saying what it sets: the key reference prints it, and its
+    /// flag's help is it, capitalized, with its default when that is not a
+    /// value (`[default: the first neighbour CPU]`).
     pub help: &'static str,
+    /// What its `jitterlab run KIND` flag needs beyond the key.
+    pub flag: KeyFlag,
+}
+
+/// How a [`Key`]'s command-line flag differs from what the key gives it:
+/// the flag is `--` and the key's name with `-` for `_`, its value name
+/// follows the key's value type (`TIME`, `SIZE`, `N`, `CPU`), its help is
+/// the key's. [`KeyFlag::DERIVED`] changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyFlag {
+    /// The flag's name when not the key's (without `--`).
+    pub name: Option<&'static str>,
+    /// The value name `--help` shows when not the value type's.
+    pub value_name: Option<&'static str>,
+    /// More help, which only `--help` and the man page show.
+    pub long_help: Option<&'static str>,
+    /// The help of each name of a choice, in its order (none when empty).
+    pub value_helps: &'static [&'static str],
+    /// True for a key a spec has but `jitterlab run` has no flag of.
+    pub spec_only: bool,
+}
+
+impl KeyFlag {
+    /// The flag the key gives, as it gives it.
+    pub const DERIVED: KeyFlag = KeyFlag {
+        name: None,
+        value_name: None,
+        long_help: None,
+        value_helps: &[],
+        spec_only: false,
+    };
+
+    /// No flag: the key is a spec's only.
+    pub const SPEC_ONLY: KeyFlag = KeyFlag {
+        spec_only: true,
+        ..KeyFlag::DERIVED
+    };
 }
 
 /// A broken rule between a kind's parameters: the key it is about, the
@@ -500,7 +539,10 @@ pub(super) fn texts(v: &Spanned<RawValue>) -> Spanned<Vec<Spanned<String>>> {
 // A kind's view of its table.
 
 /// One `[[probe]]` table as its kind's check reads it: its own keys'
-/// values, checked by their declared types, and errors pointing at them.
+/// values, checked by their declared types, and errors pointing at them;
+/// or the same keys' values given already parsed (the command line's,
+/// [`KindTable::given`]), so a kind's parameters are read from its keys in
+/// one place, its [`ParamTable::check`].
 pub struct KindTable<'a> {
     pub(super) ck: &'a Checker<'a>,
     pub(super) kind: ProbeKind,
@@ -508,7 +550,29 @@ pub struct KindTable<'a> {
     pub(super) raw: &'a RawProbe,
     pub(super) prefix: String,
     pub(super) span: Range<usize>,
+    pub(super) given: Option<&'a GivenValues>,
 }
+
+/// A value of one of a kind's keys given already parsed and within its
+/// limits (a flag's): a time, size, count, id or integer as a number, a
+/// choice or text as its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Given {
+    /// A time (ns), size (bytes), count, id or non-negative integer.
+    Num(u64),
+    /// `true` or `false`.
+    Bool(bool),
+    /// One CPU.
+    Cpu(usize),
+    /// A choice's name or a text.
+    Text(String),
+    /// A list of texts.
+    Texts(Vec<String>),
+}
+
+/// The given values of a kind's keys, by key name; a key not given has
+/// none (its check's default applies).
+pub type GivenValues = BTreeMap<&'static str, Given>;
 
 /// A value of one of a kind's keys, checked.
 enum Checked {
@@ -521,6 +585,66 @@ enum Checked {
 }
 
 impl KindTable<'_> {
+    /// `kind`'s parameters from `values`, read by its table's
+    /// [`ParamTable::check`] with the probe's `period_ns`, as a spec's
+    /// are: what the command line gives its key flags. A value of the
+    /// wrong type, or a choice not among the key's names, is no value of
+    /// the key (the command line parsed it by the key's type); a check
+    /// that refuses its values says so in the spec's words, with no file.
+    pub fn given(
+        kind: ProbeKind,
+        values: &GivenValues,
+        period_ns: u64,
+    ) -> Result<ProbeParams, String> {
+        let online = crate::units::CpuList::default();
+        let ctx = super::SpecContext {
+            online: &online,
+            builtins: &[],
+        };
+        let ck = Checker {
+            file: "",
+            text: "",
+            ctx: &ctx,
+            warnings: Vec::new(),
+        };
+        let raw = RawProbe::of(RawTable::new());
+        let table = kind.descriptor().params;
+        let t = KindTable {
+            ck: &ck,
+            kind,
+            table,
+            raw: &raw,
+            prefix: String::new(),
+            span: 0..0,
+            given: Some(values),
+        };
+        (table.check)(&t, period_ns).map_err(|e| e.message)
+    }
+
+    /// A given value of `key` as its check reads it.
+    fn given_value(&self, key: &Key, v: &Given) -> Option<Checked> {
+        Some(match (key.ty, v) {
+            (ValueType::Bool, Given::Bool(b)) => Checked::Bool(*b),
+            (ValueType::Cpu(_), Given::Cpu(c)) => Checked::Cpu(*c),
+            (ValueType::Choice { names, .. }, Given::Text(t)) => {
+                Checked::Choice(names.iter().find(|n| **n == t.as_str())?)
+            }
+            (ValueType::Text, Given::Text(t)) => Checked::Text(t.clone()),
+            (ValueType::TextList, Given::Texts(t)) => Checked::Texts(t.clone()),
+            (
+                ValueType::Duration
+                | ValueType::PositiveDuration
+                | ValueType::Period
+                | ValueType::Memory
+                | ValueType::Count(_)
+                | ValueType::Int(..)
+                | ValueType::Id,
+                Given::Num(n),
+            ) => Checked::Num(*n),
+            _ => return None,
+        })
+    }
+
     /// The dotted path of one of its keys (`probe[0].cns`).
     pub fn path(&self, key: &str) -> String {
         format!("{}.{key}", self.prefix)
@@ -560,6 +684,9 @@ impl KindTable<'_> {
             .table
             .key(name)
             .unwrap_or_else(|| panic!("{name} is not a key of its kind's table"));
+        if let Some(given) = self.given {
+            return Ok(given.get(name).and_then(|v| self.given_value(key, v)));
+        }
         let Some(v) = self.raw.own.get(name) else {
             return Ok(None);
         };

@@ -1,37 +1,14 @@
-//! The value parsers and defaults of the flags: every time through the one
+//! The value parsers of the command line's flags: every time through the one
 //! unit grammar of `jitterlab_core::units`, every size through its size
 //! grammar, every CPU list through the kernel's list format, each bounded
 //! by the constants of `jitterlab_core::limits` (the words a spec's keys
-//! use too), and the defaults `--help` shows written from the constants of
-//! `jitterlab_core::defaults`.
+//! use too). The kinds' `run` flags reach them through their value kinds
+//! (`crate::probe::flags::ValueKind`, turned into arguments in
+//! [`super::flags`]); the defaults `--help` shows are written from the
+//! constants of `jitterlab_core::defaults` (`crate::probe::flags::time_text`).
 
-use clap::builder::{OsStr, PossibleValue, PossibleValuesParser, TypedValueParser};
 use jitterlab_core::limits::{self, Count};
-use jitterlab_core::spec::Policy;
-use jitterlab_core::units::{format_duration_exact, parse_duration, parse_size, CpuList};
-
-/// The text of a default time (`1ms` for [`defaults::PERIOD_NS`]), as help
-/// shows it and the parser reads it back: the constants stay the one place
-/// a default is written. An owned string clap keeps with the argument.
-pub fn default_time(ns: u64) -> OsStr {
-    format_duration_exact(ns).into()
-}
-
-/// The text of a default size (`256KiB`), as [`default_time`] for times.
-pub fn default_size(bytes: u64) -> OsStr {
-    limits::format_size(bytes).into()
-}
-
-/// `--policy`: the one [`Policy`] type, each name with its help.
-pub fn policy_parser() -> impl TypedValueParser<Value = Policy> {
-    let help = |p: Policy| match p {
-        Policy::Fifo => "SCHED_FIFO (real-time)",
-        Policy::RoundRobin => "SCHED_RR (real-time, round robin among equal priorities)",
-        Policy::Other => "SCHED_OTHER (time-sharing; not real-time)",
-    };
-    PossibleValuesParser::new(Policy::ALL.map(|p| PossibleValue::new(p.name()).help(help(p))))
-        .map(|name| Policy::parse(&name).expect("one of the possible values"))
-}
+use jitterlab_core::units::{parse_duration, parse_size, CpuList};
 
 /// A time: the unit grammar, at most 7d.
 pub fn duration(s: &str) -> Result<u64, String> {
@@ -82,11 +59,6 @@ pub fn outliers(s: &str) -> Result<usize, String> {
 /// `--histogram-buckets`: a count, at most [`limits::HISTOGRAM_BUCKETS`].
 pub fn histogram_buckets(s: &str) -> Result<usize, String> {
     at_most(s, &limits::HISTOGRAM_BUCKETS).map(|n| n as usize)
-}
-
-/// `--cycles`: a count, at most [`limits::CYCLES`].
-pub fn cycles(s: &str) -> Result<u64, String> {
-    at_most(s, &limits::CYCLES)
 }
 
 /// `--repetitions`: a count, at most [`limits::REPETITIONS`].
