@@ -32,8 +32,7 @@ use jitterlab_core::units::{format_duration_exact, parse_duration};
 use super::one_cell::OneCell;
 use super::parse::{histogram_buckets, outliers};
 use crate::error::bad;
-use crate::probe::flags::{CommonArgs, DeploymentArg, Flag, FlagValues};
-use crate::probe::observe::flags::{self as observe_flags, ObserveRunArgs};
+use crate::probe::flags::{CommonArgs, DeploymentArg, Flag, FlagValues, MonitoredTask, TaskArgs};
 use crate::probe::periodic::{self, flags::WakeupArgs};
 use crate::runner::monitor::MonitorOptions;
 use crate::runner::Stop;
@@ -313,28 +312,20 @@ impl MonitorArgs {
     }
 }
 
-/// The task a monitor watches instead of the wake-up probe.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Task {
-    Pid(u32),
-    Tid(u32),
-    Comm(String),
-}
-
 impl MonitorArgs {
     /// The monitored task of `--pid`, `--tid` or `--comm`, if one is
     /// given; refused (exit 2): two of them, the wake-up probe's `--cpus`
     /// beside one, a task's `--period` or `--explain` without one.
-    fn task(&self) -> Result<Option<Task>> {
-        let mut given: Vec<(&str, Task)> = Vec::new();
+    fn task(&self) -> Result<Option<MonitoredTask>> {
+        let mut given: Vec<(&str, MonitoredTask)> = Vec::new();
         if let Some(p) = self.pid {
-            given.push(("--pid", Task::Pid(p)));
+            given.push(("--pid", MonitoredTask::Pid(p)));
         }
         if let Some(t) = self.tid {
-            given.push(("--tid", Task::Tid(t)));
+            given.push(("--tid", MonitoredTask::Tid(t)));
         }
         if let Some(c) = &self.comm {
-            given.push(("--comm", Task::Comm(c.clone())));
+            given.push(("--comm", MonitoredTask::Comm(c.clone())));
         }
         let Some((flag, _)) = given.first() else {
             if let Some(name) = &self.container {
@@ -364,58 +355,46 @@ impl MonitorArgs {
         Ok(given.pop().map(|(_, t)| t))
     }
 
-    /// The one-cell spec of `jitterlab monitor` of a real task: `run
-    /// observe`'s, checked by its flags (the same messages), measured
-    /// without end.
-    fn observed(&self, root: &Path, db: &Db, task: Task) -> Result<OneCell> {
-        let args = ObserveRunArgs {
-            pid: match task {
-                Task::Pid(p) => Some(p),
-                _ => None,
-            },
-            tid: match task {
-                Task::Tid(t) => Some(t),
-                _ => None,
-            },
-            comm: match &task {
-                Task::Comm(c) => Some(c.clone()),
-                _ => None,
-            },
+    /// The one-cell spec of `jitterlab monitor` of a real task: the kind
+    /// that measures a running task builds it from the task's flags
+    /// (`probe::task_cell`), and the monitor makes it endless.
+    fn observed(&self, root: &Path, db: &Db, task: MonitoredTask) -> Result<OneCell> {
+        let common = CommonArgs {
+            duration: None,
+            cycles: None,
+            policy: Policy::Other,
+            priority: None,
+            nice: None,
+            strict: self.switches.0.switch("strict"),
+            window: self.sched.0.u64("window"),
+            threshold: self.sched.0.u64("threshold"),
+            outliers: self.outliers,
+            json: None,
+            junit: None,
+            csv: None,
+            histogram: None,
+            histogram_buckets: self.histogram_buckets,
+            max_latency: None,
+            max_jitter: None,
+            max_exec: None,
+            break_trace: None,
+            progress: self.switches.0.switch("progress"),
+            no_dma_latency: true,
+            no_db: false,
+            deployment: DeploymentArg::Host,
+            engine: None,
+            stream: false,
+            calibration: None,
+        };
+        let args = TaskArgs {
+            task,
             period: self.period,
             explain: self.explain,
-            cpu: None,
-            replay: None,
             container: self.container.clone(),
-            common: CommonArgs {
-                duration: None,
-                cycles: None,
-                policy: Policy::Other,
-                priority: None,
-                nice: None,
-                strict: self.switches.0.switch("strict"),
-                window: self.sched.0.u64("window"),
-                threshold: self.sched.0.u64("threshold"),
-                outliers: self.outliers,
-                json: None,
-                junit: None,
-                csv: None,
-                histogram: None,
-                histogram_buckets: self.histogram_buckets,
-                max_latency: None,
-                max_jitter: None,
-                max_exec: None,
-                break_trace: None,
-                progress: self.switches.0.switch("progress"),
-                no_dma_latency: true,
-                no_db: false,
-                deployment: DeploymentArg::Host,
-                engine: None,
-                stream: false,
-                calibration: None,
-            },
-            command: Vec::new(),
+            common,
         };
-        let mut one = observe_flags::check(root, db, &args)?;
+        let cell = crate::probe::task_cell().expect("a kind measures a running task");
+        let mut one = cell(&args, root, db)?;
         one.options.stop = Stop::Never;
         Ok(one)
     }

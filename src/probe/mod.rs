@@ -532,6 +532,20 @@ pub struct Registration {
     pub report: ReportParts,
     /// Where its measuring threads run ([`Placement`]).
     pub placement: Placement,
+    /// The one-cell spec of `jitterlab monitor` watching the user's own
+    /// task, when this kind measures a running task (one kind does: the
+    /// monitor finds it here, [`task_cell`]); `None` for the others.
+    pub task: Option<TaskCell>,
+}
+
+/// How a kind that measures a running task makes `jitterlab monitor`'s
+/// one-cell spec of it ([`Registration::task`]).
+pub type TaskCell = fn(&flags::TaskArgs, &Path, &crate::store::Db) -> Result<flags::OneCell>;
+
+/// The one-cell spec builder of the kind that measures a running task
+/// ([`Registration::task`]), for `jitterlab monitor --pid/--tid/--comm`.
+pub fn task_cell() -> Option<TaskCell> {
+    REGISTRY.iter().find_map(|r| r.task)
 }
 
 /// Declares every kind's module and lists its [`Registration`] (the

@@ -122,6 +122,35 @@ pub use args::{
 };
 pub use decl::{flag_of, key_flags, time_text, Flag, FlagValues, KindFlags, Value, ValueKind};
 
+/// The user's own task `jitterlab monitor` watches instead of its wake-up
+/// probe (`--pid`, `--tid`, `--comm`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MonitoredTask {
+    /// Every thread of a process, or the one that behaves periodically.
+    Pid(u32),
+    /// One thread.
+    Tid(u32),
+    /// The thread of this name.
+    Comm(String),
+}
+
+/// What `jitterlab monitor` hands the kind that measures a running task
+/// (the [`Registration`]'s `task`): the task, its flags, and the flags
+/// every probe shares, already set for a run without end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskArgs {
+    /// The task.
+    pub task: MonitoredTask,
+    /// `--period`, ns: the task's T0, else inferred.
+    pub period: Option<u64>,
+    /// `--explain`.
+    pub explain: bool,
+    /// `--container`: the container `--comm` is looked for in.
+    pub container: Option<String>,
+    /// The shared flags.
+    pub common: CommonArgs,
+}
+
 /// A run, as the runner takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OneCell {

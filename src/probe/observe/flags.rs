@@ -26,7 +26,7 @@ use jitterlab_core::spec::{Policy, ProbeParams};
 use crate::error::bad;
 use crate::probe::flags::{
     check_common, common_cell, common_flags, flag_of, others, probe_cpu, CommonArgs, DeploymentArg,
-    Flag, FlagValues, FromFlags, KindFlags, OneCell, ValueKind,
+    Flag, FlagValues, FromFlags, KindFlags, MonitoredTask, OneCell, TaskArgs, ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
@@ -149,6 +149,31 @@ fn target(a: &ObserveRunArgs) -> Result<ObserveTarget> {
 /// `jitterlab run observe`, as the command line gave it: see [`check`].
 pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
     check(root, db, &ObserveRunArgs::from_flags(v)?)
+}
+
+/// `jitterlab monitor --pid/--tid/--comm`: `run observe`'s one-cell spec
+/// of the task, checked as `run observe` checks its flags (the same
+/// messages); the monitor makes it endless.
+pub fn monitor_cell(t: &TaskArgs, root: &Path, db: &Db) -> Result<OneCell> {
+    let (mut pid, mut tid, mut comm) = (None, None, None);
+    match &t.task {
+        MonitoredTask::Pid(p) => pid = Some(*p),
+        MonitoredTask::Tid(id) => tid = Some(*id),
+        MonitoredTask::Comm(c) => comm = Some(c.clone()),
+    }
+    let args = ObserveRunArgs {
+        pid,
+        tid,
+        comm,
+        period: t.period,
+        explain: t.explain,
+        cpu: None,
+        container: t.container.clone(),
+        replay: None,
+        common: t.common.clone(),
+        command: Vec::new(),
+    };
+    check(root, db, &args)
 }
 
 /// Checks `jitterlab run observe`'s flags against the machine and makes

@@ -763,4 +763,5 @@ pub const REGISTRATION: super::Registration = super::Registration {
     one_cell: flags::one_cell,
     report: report::PARTS,
     placement: super::Placement::Observer,
+    task: Some(flags::monitor_cell),
 };

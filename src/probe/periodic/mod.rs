@@ -337,6 +337,7 @@ pub const CYCLIC: super::Registration = super::Registration {
     one_cell: flags::cyclic_one_cell,
     report: report::PARTS,
     placement: super::Placement::ProbeCpus,
+    task: None,
 };
 
 /// How the runner measures the `wakeup` probe (`super::REGISTRY`).
@@ -348,4 +349,5 @@ pub const WAKEUP: super::Registration = super::Registration {
     one_cell: flags::wakeup_one_cell,
     report: report::PARTS,
     placement: super::Placement::ProbeCpus,
+    task: None,
 };

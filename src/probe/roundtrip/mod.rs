@@ -895,6 +895,7 @@ pub const REGISTRATION: super::Registration = super::Registration {
     one_cell: flags::one_cell,
     report: report::PARTS,
     placement: super::Placement::ProbeCpus,
+    task: None,
 };
 
 #[cfg(test)]

@@ -95,4 +95,5 @@ pub const REGISTRATION: super::Registration = super::Registration {
     one_cell: flags::one_cell,
     report: report::PARTS,
     placement: super::Placement::ProbeCpus,
+    task: None,
 };

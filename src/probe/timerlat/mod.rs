@@ -904,6 +904,7 @@ pub const REGISTRATION: super::Registration = super::Registration {
     one_cell: flags::one_cell,
     report: super::ReportParts::NONE,
     placement: super::Placement::ProbeCpus,
+    task: None,
 };
 
 #[cfg(test)]
