@@ -69,12 +69,12 @@
 //! crate's list of kinds; nothing else names its kind: the spec checker,
 //! the runner, the store, `restore`, `jitterlab run` and every report read
 //! its descriptor or its registration (`tests/kind_folders.rs` holds
-//! `netcycle`, `roundtrip` and `sleep` to this). The worked example is
+//! `netcycle`, `roundtrip`, `observe` and `sleep` to this). The worked example is
 //! `sleep`, a probe compiled only for tests (`cargo test --features
 //! test-probe`; `make test` does): each sample sleeps one period plus its
 //! `slack` (or busy-waits it, `spin`) and measures how late the thread
-//! woke. Its files: `src/probe/sleep/{mod,flags,report}.rs` (98, 78 and 34
-//! lines), `crates/core/src/sleep/mod.rs` (129 lines, with `tests.rs`),
+//! woke. Its files: `src/probe/sleep/{mod,flags,report}.rs` (99, 89 and 34
+//! lines), `crates/core/src/sleep/mod.rs` (131 lines, with `tests.rs`),
 //! and its two lines below; its end-to-end tests are `tests/sleep_probe.rs`
 //! and `tests/sleep_params.rs` (a test of a test-only probe is a
 //! `[[test]]` with `required-features` in `Cargo.toml`).
@@ -165,7 +165,9 @@
 //!    its `report` (`report::PARTS`; [`ReportParts::NONE`] for nothing
 //!    beyond its metrics), and where its measuring threads run
 //!    (`placement`: [`Placement::ProbeCpus`], or an observer's
-//!    [`Placement::Observer`]). A pair of network namespaces it makes for
+//!    [`Placement::Observer`]), and `task` (`None`; the kind that measures
+//!    a running task gives the one-cell spec `jitterlab monitor --pid/
+//!    --tid/--comm` runs, [`TaskCell`]). A pair of network namespaces it makes for
 //!    itself is a `jitterlab_core::netns::PairKind` const in its core
 //!    folder, named by its descriptor's `netns` (`restore` deletes only
 //!    the namespaces the descriptors name).
