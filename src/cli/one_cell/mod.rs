@@ -36,3 +36,6 @@ pub fn one_cell(root: &Path, db: &Db, run: &RunCommand) -> Result<OneCell> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod observe_tests;

@@ -139,7 +139,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         notes: Vec::new(),
         placement: None,
         context: Vec::new(),
-        monitor: cell.stop == crate::runner::Stop::Never,
+        monitor: cell.stop == crate::probe::plan::Stop::Never,
         asked: params.target.clone(),
         container: params.container.clone(),
         reattached: 0,
