@@ -12,28 +12,7 @@ use serde_json::Value;
 
 #[path = "common/harness.rs"]
 mod harness;
-use harness::{jl_with, scratch};
-
-/// Child processes killed and reaped when the test ends, passed or not.
-struct Children(Vec<std::process::Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// True when `tool` runs from `PATH`.
-fn has(tool: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
+use harness::{has, jl_with, scratch, Children};
 
 /// Busy 50 ms by the wall clock, asleep 500 ms (a read timing out on a
 /// FIFO: no process forked), until killed. 50 ms is longer than the

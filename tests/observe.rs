@@ -24,7 +24,7 @@ use serde_json::Value;
 
 #[path = "common/harness.rs"]
 mod harness;
-use harness::{jl_with, scratch};
+use harness::{has, jl_with, scratch, Children};
 
 const PLC: u32 = 4242;
 const OTHER_PLC: u32 = 4243;
@@ -453,27 +453,6 @@ fn the_stored_run_s_reports_show_the_explanation() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = r.to_string();
     assert!(text.contains(r#""unexplained_ns":51000"#), "{text}");
-}
-
-/// Child processes killed and reaped when the test ends, passed or not.
-struct Children(Vec<std::process::Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// True when `tool` runs from `PATH`.
-fn has(tool: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Busy 3 ms by the wall clock, asleep 100 ms (a read timing out on a

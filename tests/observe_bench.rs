@@ -19,7 +19,7 @@ use serde_json::Value;
 
 #[path = "common/harness.rs"]
 mod harness;
-use harness::{jl_with, spec, wait_gone};
+use harness::{has, jl_with, spec, wait_gone};
 
 /// The cyclictest the test attaches to, killed when the test ends.
 struct Attached(std::process::Child);
@@ -29,14 +29,6 @@ impl Drop for Attached {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn has(tool: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// The spec: `-D 86417` marks the started cyclictest (and ends it after a

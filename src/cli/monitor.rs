@@ -273,33 +273,11 @@ impl MonitorArgs {
             interval: place.u64("interval"),
             cpus: place.opt_cpus("cpus"),
             params: jitterlab_core::wakeup::WakeupParams::default(),
-            common: CommonArgs {
-                duration: None,
-                cycles: None,
-                policy: Policy::parse(&sched.text("policy")).expect("one of --policy's names"),
-                priority: sched.opt_i64("priority").map(|p| p as i32),
-                nice: None,
-                strict: switches.switch("strict"),
-                window: sched.u64("window"),
-                threshold: sched.u64("threshold"),
-                outliers: self.outliers,
-                json: None,
-                junit: None,
-                csv: None,
-                histogram: None,
-                histogram_buckets: self.histogram_buckets,
-                max_latency: None,
-                max_jitter: None,
-                max_exec: None,
-                break_trace: None,
-                progress: switches.switch("progress"),
-                no_dma_latency: switches.switch("no_dma_latency"),
-                no_db: false,
-                deployment: DeploymentArg::Host,
-                engine: None,
-                stream: false,
-                calibration: None,
-            },
+            common: self.common(
+                Policy::parse(&sched.text("policy")).expect("one of --policy's names"),
+                sched.opt_i64("priority").map(|p| p as i32),
+                switches.switch("no_dma_latency"),
+            ),
         };
         let mut one = periodic::flags::wakeup(root, db, &wakeup)?;
         one.options.stop = Stop::Never;
@@ -355,19 +333,21 @@ impl MonitorArgs {
         Ok(given.pop().map(|(_, t)| t))
     }
 
-    /// The one-cell spec of `jitterlab monitor` of a real task: the kind
-    /// that measures a running task builds it from the task's flags
-    /// (`probe::task_cell`), and the monitor makes it endless.
-    fn observed(&self, root: &Path, db: &Db, task: MonitoredTask) -> Result<OneCell> {
-        let common = CommonArgs {
+    /// The flags every probe shares, as a monitor sets them: its window,
+    /// threshold, outliers, histogram and switches, never ending on its
+    /// own, no output file, on the host; the probe's policy, priority and
+    /// `/dev/cpu_dma_latency` as given.
+    fn common(&self, policy: Policy, priority: Option<i32>, no_dma_latency: bool) -> CommonArgs {
+        let (sched, switches) = (&self.sched.0, &self.switches.0);
+        CommonArgs {
             duration: None,
             cycles: None,
-            policy: Policy::Other,
-            priority: None,
+            policy,
+            priority,
             nice: None,
-            strict: self.switches.0.switch("strict"),
-            window: self.sched.0.u64("window"),
-            threshold: self.sched.0.u64("threshold"),
+            strict: switches.switch("strict"),
+            window: sched.u64("window"),
+            threshold: sched.u64("threshold"),
             outliers: self.outliers,
             json: None,
             junit: None,
@@ -378,14 +358,23 @@ impl MonitorArgs {
             max_jitter: None,
             max_exec: None,
             break_trace: None,
-            progress: self.switches.0.switch("progress"),
-            no_dma_latency: true,
+            progress: switches.switch("progress"),
+            no_dma_latency,
             no_db: false,
             deployment: DeploymentArg::Host,
             engine: None,
             stream: false,
             calibration: None,
-        };
+        }
+    }
+
+    /// The one-cell spec of `jitterlab monitor` of a real task: the kind
+    /// that measures a running task builds it from the task's flags
+    /// (`probe::task_cell`), and the monitor makes it endless.
+    fn observed(&self, root: &Path, db: &Db, task: MonitoredTask) -> Result<OneCell> {
+        // The observer runs at SCHED_OTHER with no /dev/cpu_dma_latency
+        // request: it must not perturb the task it watches.
+        let common = self.common(Policy::Other, None, true);
         let args = TaskArgs {
             task,
             period: self.period,

@@ -111,3 +111,24 @@ pub fn assert_exit_follows_verdicts(out: &std::process::Output) {
         eprintln!("note: the bench ended 1 on a failed verdict: {l}");
     }
 }
+
+/// Child processes killed and reaped when the test ends, passed or not.
+pub struct Children(pub Vec<std::process::Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// True when `tool` runs from `PATH`.
+pub fn has(tool: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

@@ -160,11 +160,7 @@ pub fn build(cell: &Cell<'_>, journal: &mut Journal) -> Result<Probes> {
         .collect();
     // A monitor's trace lasts months: its private instance is not
     // journaled, so it holds no machine lock (see `crate::probe::watch`).
-    let mut source = if probe.monitor {
-        source::private_source(cell.root, &online, params.explain, journal)?
-    } else {
-        live_source(cell.root, &online, params.explain, journal)?
-    };
+    let mut source = live_source(cell.root, &online, params.explain, probe.monitor, journal)?;
     let tids: Vec<u32> = probe.candidates.iter().map(|c| c.tid).collect();
     probe.notes = source.watch(&tids);
     probe.source = Some(source);

@@ -43,36 +43,28 @@ pub trait EventSource: Send {
     }
 }
 
-/// The live trace of `cpus`, set up (and journaled) through `journal`:
-/// the scheduler, timer, IRQ and softirq tracepoints through the binary's
-/// tracer (`crate::trace`), every CPU's events merged in time order. With
+/// The live trace of `cpus`, set up through `journal`: the scheduler,
+/// timer, IRQ and softirq tracepoints through the binary's tracer
+/// (`crate::trace`), every CPU's events merged in time order. With
 /// `explain`, every event of those tracepoints; without, only those the
 /// cycles of the threads [`EventSource::watch`] names need
-/// ([`jitterlab_core::observe::filter`]).
+/// ([`jitterlab_core::observe::filter`]). Its private tracefs instance is
+/// journaled unless `private` ([`Tracer::start_private`]: `jitterlab
+/// monitor` of a real task, which then holds no machine lock for the
+/// months it runs).
 pub fn live_source(
     root: &Path,
     cpus: &[usize],
     explain: bool,
+    private: bool,
     journal: &mut Journal,
 ) -> Result<Box<dyn EventSource>> {
     let cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
     let points = filter::selection(&[], explain).points;
-    let tracer = Tracer::start(root, &cpus, &points, journal)?;
-    Ok(Box::new(LiveSource { tracer, explain }))
-}
-
-/// [`live_source`] whose private tracefs instance is not journaled
-/// ([`Tracer::start_private`]): `jitterlab monitor` of a real task, which
-/// then holds no machine lock for the months it runs.
-pub fn private_source(
-    root: &Path,
-    cpus: &[usize],
-    explain: bool,
-    journal: &mut Journal,
-) -> Result<Box<dyn EventSource>> {
-    let cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
-    let points = filter::selection(&[], explain).points;
-    let tracer = Tracer::start_private(root, &cpus, &points, journal)?;
+    let tracer = match private {
+        true => Tracer::start_private(root, &cpus, &points, journal)?,
+        false => Tracer::start(root, &cpus, &points, journal)?,
+    };
     Ok(Box::new(LiveSource { tracer, explain }))
 }
 
