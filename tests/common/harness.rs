@@ -132,3 +132,9 @@ pub fn has(tool: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// True when a run's standard error says it did not run because another
+/// jitterlab held the machine lock (the caller waits and retries).
+pub fn lock_held(stderr: &str) -> bool {
+    stderr.contains("machine lock") || stderr.contains("another jitterlab")
+}
