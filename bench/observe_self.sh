@@ -10,8 +10,8 @@
 # cycle (`--outliers 10000`: each cycle's value, cycle number and start
 # time since the run's first release; so SECS is at most 10 at 1 ms), and
 # the observer's cycles are paired with the probe's by their start times
-# (of the offsets between the two runs' time bases that pair 90 % of the
-# observer's cycles, the one whose pairs' latencies differ the least).
+# (the offset between the two runs' time bases: of those that pair the most,
+# the one whose pairs' latency differences spread the least).
 #
 # Printed per round and metric (latency, period, jitter, execution time):
 # p50 / p99 / max of each run over its own cycles, and over the cycles
@@ -138,19 +138,23 @@ def us(ns):
 
 
 def match(c, o):
-    """Pairs (observer cycle, probe cycle) by start time. The offset between
-    the two runs' time bases is the observer's last cycle against one of
-    the probe's last eight; starts are 1 ms apart give or take a few us, so
-    an offset one cycle off pairs almost as many: of the offsets that pair
-    90 % of the observer's cycles, the one whose pairs' latencies differ
-    the least in sum."""
+    """Pairs (observer cycle, probe cycle) by start time. The two runs count
+    time from their own first release: the offset between them is found by
+    trying the observer's middle cycle as each probe cycle it can be (the
+    observer attaches less than 1000 cycles late and misses few). Starts
+    are 1 ms apart give or take a few us, so an offset a cycle or two off
+    pairs almost as many: of the offsets that pair the most (within 3; 90 %
+    of the observer's cycles at least, tried first on every 100th), the one
+    whose pairs' latency differences spread the least (the same cycle's two
+    latencies differ by the steady return path, two neighbours' by their
+    own variation)."""
     cs = sorted((s, i) for i, (_, s) in c["exec"].items())
-    os_ = sorted((s, i) for i, (_, s) in o["exec"].items())
+    os_ = sorted((s, i) for i, (_, s) in o["exec"].items() if s > 0)
     starts = [s for s, _ in cs]
 
-    def pairs(off):
+    def pairs(off, step=1):
         got = []
-        for s, i in os_:
+        for s, i in os_[::step]:
             t = s + off
             j = bisect.bisect_left(starts, t)
             near = [k for k in (j - 1, j) if 0 <= k < len(starts)]
@@ -159,12 +163,22 @@ def match(c, o):
                 got.append((i, cs[k][1]))
         return got
 
-    def apart(got):
-        return sum(abs(c["latency"][b][0] - o["latency"][a][0])
+    def spread(got):
+        d = sorted(c["latency"][b][0] - o["latency"][a][0]
                    for a, b in got if a in o["latency"] and b in c["latency"])
+        if not d:
+            return float("inf")
+        m = d[(len(d) - 1) // 2]
+        return sum(abs(x - m) for x in d) / len(d)
 
-    offsets = [pairs(cs[-k][0] - os_[-1][0]) for k in range(1, min(8, len(cs)) + 1)]
-    best = min((p for p in offsets if len(p) * 10 >= len(os_) * 9), key=apart)
+    anchor, index = os_[len(os_) // 2]
+    sampled = len(os_[::100])
+    found = [pairs(s - anchor) for s, i in cs
+             if i + 50 >= index and i <= index + 1500 and len(pairs(s - anchor, 100)) * 10 >= sampled * 9]
+    most = max(map(len, found), default=0)
+    if most * 10 < len(os_) * 9:
+        sys.exit("no offset pairs 90 % of the observer's cycles")
+    best = min((p for p in found if len(p) + 3 >= most), key=spread)
     return best, cs, os_
 
 
