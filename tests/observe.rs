@@ -150,7 +150,11 @@ fn recording() -> PathBuf {
         r.0.iter()
             .map(|e| serde_json::to_string(e).unwrap() + "\n")
             .collect();
-    std::fs::write(&path, text).unwrap();
+    // Written whole under another name, then renamed: a test running
+    // beside this one sees no file or all of it, never a part.
+    let part = path.with_extension(format!("part-{:?}", std::thread::current().id()));
+    std::fs::write(&part, text).unwrap();
+    std::fs::rename(&part, &path).unwrap();
     path
 }
 
@@ -293,11 +297,13 @@ fn an_inferred_period_is_said_inferred() {
     let (code, stdout, stderr) = observe(&["--tid", "4242", "--no-db"], &recording());
     assert_eq!(code, 0, "{stderr}");
     // Starts 5, 6, 7, 8, 9 µs after 1 ms expiries: of the first 16
-    // periods, 13 of 1.001 ms and 3 of 996 µs; the lower median 1.001 ms.
+    // periods, 13 of 1.001 ms and 3 of 996 µs (their lower median 1.001
+    // ms); every one between two timer releases, so T0 is the timers'
+    // schedule: their expiries 1 ms apart.
     assert!(
         stdout.contains(
             "observed: tid 4242 (plc) of tid 4242, on CPU 1\n\
-             T0: 1001us (inferred: the median of the first 16 periods)\n"
+             T0: 1ms (inferred: the median of the first 16 gaps between the task's timer expiries)\n"
         ),
         "{stdout}"
     );
@@ -316,10 +322,11 @@ fn a_trace_shorter_than_16_periods_infers_t0_from_those_it_has() {
     std::fs::write(&file, short).unwrap();
     let (code, stdout, stderr) = observe(&["--tid", "4242", "--no-db"], &file);
     assert_eq!(code, 0, "{stderr}");
-    // Four periods of 1.001 ms and one of 996 µs.
+    // Four periods of 1.001 ms and one of 996 µs, between expiries 1 ms
+    // apart.
     assert!(
         stdout.contains(
-            "T0: 1001us (inferred: the median of the first 5 periods)\n\
+            "T0: 1ms (inferred: the median of the first 5 gaps between the task's timer expiries)\n\
              cycles: 6 (6 released by the task's timer), overruns 0, migrations 0\n"
         ),
         "{stdout}"

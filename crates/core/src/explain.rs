@@ -38,17 +38,21 @@
 //! * and **unknown** for the time before the history's first event, when
 //!   nothing says what the CPU did.
 //!
-//! A kernel may trace nothing while a CPU's idle task is current (seen on
-//! 6.18 in a Firecracker VM: no switch out of idle, no IRQ-time event on
-//! an idle CPU). A switch out of a thread the history has not seen
-//! switched in, after a switch to idle, says it ran: it is taken as
-//! switched in at the last event of the first interrupt traced after
-//! going idle (an expiry, a wake-up, a softirq, an IRQ's exit, the idle
-//! task re-arming its tick, up to an IRQ entered or a thread's own timer),
-//! as the observation model takes an untraced start
-//! ([`crate::observe::cycles`]); or at its switch out when nothing was traced
-//! between. Its time before that point is counted unexplained: a lower
-//! bound of what it ran.
+//! A kernel may not trace every switch (seen on 6.18 in a Firecracker VM:
+//! no switch out of idle, nor out of a thread of the VM's init process, and
+//! no IRQ-time event on an idle CPU). A switch out of a thread the history
+//! has not seen switched in says it ran. After a switch to idle, it is
+//! taken as switched in at the last event of the first interrupt traced
+//! after going idle (an expiry, a wake-up, a softirq, an IRQ's exit, the
+//! idle task re-arming its tick, up to an IRQ entered, a thread's own
+//! timer, or a gap over [`INTERRUPT_GAP_NS`]), as the observation model
+//! takes an untraced start ([`crate::observe::cycles`]); or at its switch
+//! out when nothing was traced between. Its time before that point is
+//! counted unexplained: a lower bound of what it ran. After a switch to
+//! another thread, it is taken as switched in at the end of the last
+//! interrupt that woke it on this CPU (it preempted that thread on the
+//! interrupt's return); with no such wake-up traced, that thread keeps the
+//! time, as nothing says when it stopped.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -59,6 +63,15 @@ use crate::trace::event::{softirq_name, EventKind};
 use crate::units::format_ns;
 
 pub mod periodic;
+
+/// The longest gap between two events of one interrupt, ns: an untraced
+/// switch in is taken at the last event of the interrupt that woke the
+/// thread (see the module doc), and an event after a longer gap belongs to
+/// another interrupt or to the thread's run. One interrupt's expiry,
+/// wake-up, softirq and re-armed tick follow each other within a few µs; a
+/// VM's steal inside one only moves the switch earlier, still a lower
+/// bound of what the woken thread waited.
+pub const INTERRUPT_GAP_NS: u64 = 20_000;
 
 /// A kernel task name as the tracepoint records it: at most 15 bytes and
 /// a NUL, kept inline so a history record allocates nothing.
@@ -157,7 +170,19 @@ pub struct CpuHistory {
     /// While idle: the last event of the first interrupt traced since,
     /// and whether that interrupt has ended.
     after_idle: Option<(u64, bool)>,
+    /// While a thread runs: the last threads woken here (a few, the
+    /// oldest replaced), each with the last event of the interrupt that
+    /// woke it; the newest's interrupt may go on unless `woke_ended`. A
+    /// fixed array: the history allocates nothing per event.
+    woken: [Option<(u32, u64)>; WOKEN],
+    /// The newest wake-up's slot in `woken`.
+    woke_last: usize,
+    /// The newest wake-up's interrupt has ended.
+    woke_ended: bool,
 }
+
+/// The wake-ups a CPU's history keeps while a thread runs.
+const WOKEN: usize = 4;
 
 impl CpuHistory {
     /// An empty history keeping `history_ns` of events, at most `cap`
@@ -171,6 +196,9 @@ impl CpuHistory {
             cap: cap.max(1),
             running: None,
             after_idle: None,
+            woken: [None; WOKEN],
+            woke_last: 0,
+            woke_ended: true,
         }
     }
 
@@ -186,9 +214,20 @@ impl CpuHistory {
             ..
         } = kind
         {
-            if self.running == Some(0) && *prev_pid != 0 {
-                // Switched in out of idle untraced (module doc).
-                let at = self.after_idle.map_or(time, |(at, _)| at);
+            // Switched in untraced (module doc): out of idle, at the first
+            // interrupt after it; out of another thread, at the end of the
+            // interrupt that woke it here.
+            let untraced = match self.running {
+                Some(0) if *prev_pid != 0 => Some(self.after_idle.map_or(time, |(at, _)| at)),
+                Some(r) if r != *prev_pid => self
+                    .woken
+                    .iter()
+                    .flatten()
+                    .find(|&&(pid, _)| pid == *prev_pid)
+                    .map(|&(_, at)| at),
+                _ => None,
+            };
+            if let Some(at) = untraced {
                 let i = self.recs.partition_point(|r| r.time < at);
                 let what = What::Run(Thread {
                     pid: *prev_pid,
@@ -199,7 +238,9 @@ impl CpuHistory {
             }
             self.running = Some(*next_pid);
             self.after_idle = None;
-        } else if self.running == Some(0) && !matches!(kind, EventKind::Lost { .. }) {
+            self.woken = [None; WOKEN];
+            self.woke_ended = true;
+        } else if self.running.is_some() && !matches!(kind, EventKind::Lost { .. }) {
             let waking = matches!(
                 kind,
                 EventKind::HrtimerExpire { .. }
@@ -210,16 +251,40 @@ impl CpuHistory {
                     | EventKind::SoftirqExit { .. }
                     | EventKind::HrtimerStart { pid: 0, .. }
             );
-            match &mut self.after_idle {
-                None => self.after_idle = Some((time, !waking)),
-                Some((at, ended)) if !*ended => {
-                    if waking {
-                        *at = time;
-                    } else {
-                        *ended = true;
-                    }
+            let follow = |at: &mut u64, ended: &mut bool| {
+                if waking && time.saturating_sub(*at) <= INTERRUPT_GAP_NS {
+                    *at = time;
+                } else {
+                    *ended = true;
                 }
-                Some(_) => {}
+            };
+            if self.running == Some(0) {
+                match &mut self.after_idle {
+                    None => self.after_idle = Some((time, !waking)),
+                    Some((at, ended)) if !*ended => follow(at, ended),
+                    Some(_) => {}
+                }
+            } else if let EventKind::Wakeup { pid, .. } = kind {
+                // Its own slot, else an empty one, else the oldest.
+                let slot = self
+                    .woken
+                    .iter()
+                    .position(|w| w.is_some_and(|(p, _)| p == *pid))
+                    .or_else(|| self.woken.iter().position(Option::is_none))
+                    .unwrap_or_else(|| {
+                        (0..WOKEN)
+                            .min_by_key(|&i| self.woken[i].map_or(0, |(_, at)| at))
+                            .unwrap_or(0)
+                    });
+                self.woken[slot] = Some((*pid, time));
+                self.woke_last = slot;
+                self.woke_ended = false;
+            } else if !self.woke_ended {
+                if let Some((_, at)) = &mut self.woken[self.woke_last] {
+                    let mut ended = false;
+                    follow(at, &mut ended);
+                    self.woke_ended = ended;
+                }
             }
         }
         let what = match kind {

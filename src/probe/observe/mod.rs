@@ -23,7 +23,7 @@
 //! to the model in order, and records every cycle the model finishes; with
 //! nothing to read it sleeps 5 ms.
 //!
-//! A cycle whose start out of idle the kernel traced nothing of (no
+//! A cycle whose start the kernel traced nothing of (no
 //! switch in, no wake-up: [`StartSource::NoWakeup`]) is recorded with its
 //! period and execution time but no latency, and is neither a window's
 //! worst nor explained; the `detail` counts it, and the cycles started
@@ -102,7 +102,7 @@ const MAX_HELD: usize = 100_000;
 
 /// How often a process's threads are listed again while no thread is
 /// chosen, ns: a thread it starts later becomes a candidate.
-const SCAN_NS: u64 = 100_000_000;
+const SCAN_NS: u64 = 10_000_000;
 
 /// How often a monitor checks that its task still runs, ns.
 const CHECK_NS: u64 = 1_000_000_000;

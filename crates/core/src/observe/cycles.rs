@@ -27,13 +27,19 @@
 //!
 //! `T0` is the configured period, or, inferred, the median (the lower of
 //! the two middle values for an even count) of the thread's first `N`
-//! start-to-start periods; the cycles seen before it is known are held and
-//! yielded once it is, and every cycle says which it was
-//! ([`PeriodSource`]).
+//! start-to-start periods — or, when each of those cycles and the one
+//! before it was released by its timer, of the `N` gaps between those
+//! timers' expiries: the schedule the task armed, which its latencies do
+//! not move. The cycles seen before it is known are held and yielded once
+//! it is, and every cycle says which it was ([`PeriodSource`]).
 //!
 //! Then the same figures as `run cyclic`: `latency` = start − release,
-//! `period` = start − previous start, `jitter` = period − T0, `exec` = end
-//! − start; the CPU it started on and whether that differs from the
+//! `period` = start − previous start, `jitter` = period − n·T0, where n is
+//! the number of T0 between the two cycles' releases (their gap over T0,
+//! rounded, at least 1): `T_per − T0` for a cycle that follows the
+//! previous release, and for one after skipped releases the same
+//! `T_per − (t_release,k − t_release,k−1)` as `run cyclic`
+//! (`docs/design.md`), not the skipped time again; `exec` = end − start; the CPU it started on and whether that differs from the
 //! previous cycle's (a migration); an **overrun** when the next release
 //! (the timer it armed before going to sleep, else the next release of the
 //! period schedule) comes before its end. A thread that arms its timer
@@ -42,22 +48,26 @@
 //! the next starts when the expiry was handled (if it was on its CPU;
 //! else when it is switched back in).
 //!
-//! # Starts out of idle the kernel does not trace
+//! # Starts the kernel does not trace
 //!
-//! Some kernels never trace a `sched_switch` whose prev is the idle task
-//! (seen on 6.18 in a Firecracker VM with the haltpoll idle driver: the
-//! switches into `swapper/N` are there, those out of it are not). A thread
-//! woken on an idle CPU then runs without a switch in. The signature: the
-//! CPU's last traced switch went to idle (`next_pid` 0), and an event of
-//! the thread's own context appears on it (its switch out, a timer it
-//! arms) while the model has it asleep. Its start is then taken at the
-//! last event on that CPU of the interrupt that woke it, from its wake-up
-//! on (the wake-up, the timer expiry, a softirq's exit, the idle task
-//! re-arming its tick): the earliest it could have run, so its latency is
-//! a lower bound, short by the switch's cost. An IRQ entered after the
-//! wake-up may be inside its run, so the events after it are not taken.
-//! Such a cycle says so ([`StartSource::Untraced`]); its explanation shows
-//! the CPU idle until its start, as the history has it.
+//! Some kernels do not trace every `sched_switch`: on 6.18 in a
+//! Firecracker VM (haltpoll idle driver) no switch whose prev is the idle
+//! task is traced, nor one whose prev is a thread of the VM's init process
+//! (the switches *into* those tasks are there, those out of them are not).
+//! A thread woken while such a task has the CPU then runs without a switch
+//! in. The signature: an event of the thread's own context (its switch out,
+//! a timer it arms) while the model has it asleep — it ran, whatever the
+//! CPU's last traced switch says. Its start is then taken at the last event
+//! on that CPU of the interrupt that woke it, from its wake-up on (the
+//! wake-up, the timer expiry, a softirq's exit, the idle task re-arming its
+//! tick), and not before the CPU's last traced switch (a thread switched in
+//! after the wake-up ran before it): the earliest it could have run, so its
+//! latency is a lower bound, short by the switch's cost. The interrupt's
+//! events follow each other within [`INTERRUPT_GAP_NS`]; an event after a longer
+//! gap, or an IRQ entered after the wake-up, may be inside its run, so the
+//! events from it on are not taken. Such a cycle says so
+//! ([`StartSource::Untraced`]); its explanation shows the CPU as the
+//! history has it.
 //!
 //! On the same kernel a quiet CPU may trace nothing at all between the
 //! thread's sleep and its own next event: no expiry, no wake-up, no
@@ -83,7 +93,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::explain::{CpuHistory, Explanation, IrqNames};
+use crate::explain::{CpuHistory, Explanation, IrqNames, INTERRUPT_GAP_NS};
 use crate::trace::event::{Event, EventKind};
 
 /// Periods the observer infers `T0` from when none is given.
@@ -94,6 +104,7 @@ pub const HISTORY_NS: u64 = 1_000_000_000;
 
 /// The most records each CPU's history keeps by default.
 pub const HISTORY_CAP: usize = 1 << 16;
+
 
 /// What the observer is told.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +142,9 @@ pub enum PeriodSource {
     Given,
     /// The median of the thread's first start-to-start periods.
     Inferred,
+    /// The median of the gaps between the expiries of the timers the
+    /// thread's first cycles were released by.
+    Timer,
 }
 
 /// Where a cycle's release came from.
@@ -150,10 +164,11 @@ pub enum StartSource {
     /// Its switch in was traced.
     #[default]
     Traced,
-    /// Out of idle, its switch in was not traced: taken at the last event
-    /// of the interrupt that woke it (see the module doc).
+    /// Its switch in was not traced (out of idle, or out of a task whose
+    /// switches this kernel does not trace): taken at the last event of the
+    /// interrupt that woke it (see the module doc).
     Untraced,
-    /// Out of idle with neither its switch in nor its wake-up traced:
+    /// Neither its switch in nor its wake-up traced (a quiet idle CPU):
     /// taken at the earliest it could have run; its latency is not
     /// measured.
     #[serde(rename = "no-wakeup")]
@@ -193,7 +208,8 @@ pub struct ObservedCycle {
     /// Start − the previous cycle's start; `None` for the first cycle and
     /// after a cycle not measured.
     pub period_ns: Option<u64>,
-    /// Period − T0.
+    /// Period − n·T0, n the T0 between this release and the previous
+    /// cycle's (1 unless releases were skipped; see the module doc).
     pub jitter_ns: Option<i64>,
     /// End − start, ns.
     pub exec_ns: u64,
@@ -290,9 +306,16 @@ struct Track {
     last_cpu: Option<u32>,
     prev_start: Option<u64>,
     prev_cpu: Option<u32>,
+    /// The expiry of the timer the previous cycle was released by.
+    prev_expiry: Option<u64>,
+    /// The release of the last cycle yielded.
+    last_release: Option<u64>,
     index: u64,
     t0: Option<(u64, PeriodSource)>,
     periods: Vec<u64>,
+    /// Beside `periods`, the gaps between the expiries of the timers that
+    /// released each of those cycles and the one before it.
+    gaps: Vec<u64>,
     held: Vec<Raw>,
     /// The period schedule's anchor and the slot of its last release.
     anchor: Option<u64>,
@@ -317,9 +340,12 @@ impl Track {
             last_cpu: None,
             prev_start: None,
             prev_cpu: None,
+            prev_expiry: None,
+            last_release: None,
             index: 0,
             t0: period_ns.map(|p| (p, PeriodSource::Given)),
             periods: Vec::with_capacity(infer),
+            gaps: Vec::with_capacity(infer),
             held: Vec::with_capacity(infer + 1),
             anchor: None,
         }
@@ -337,9 +363,9 @@ pub struct Observer {
     history_ns: u64,
     history_cap: usize,
     cpus: Vec<CpuHistory>,
-    /// Per CPU: who its last traced switch switched in, and the time of
-    /// its last event.
-    running: Vec<(Option<u32>, u64)>,
+    /// Per CPU: who its last traced switch switched in, the time of its
+    /// last event, and the time of its last traced switch.
+    running: Vec<(Option<u32>, u64, u64)>,
     names: IrqNames,
     done: VecDeque<ObservedCycle>,
     not_measured: u64,
@@ -378,7 +404,7 @@ impl Observer {
         }
         self.cpus[cpu].push(e.time_ns, &e.kind, &mut self.names);
         if self.running.len() <= cpu {
-            self.running.resize(cpu + 1, (None, 0));
+            self.running.resize(cpu + 1, (None, 0, 0));
         }
         let t = e.time_ns;
         self.follow_wake(e);
@@ -394,6 +420,7 @@ impl Observer {
                     self.switched_out(i, t, e.cpu, *prev_state);
                 }
                 self.running[cpu].0 = Some(*next_pid);
+                self.running[cpu].2 = t;
                 if let Some(i) = self.track(*next_pid) {
                     self.switched_in(i, t, e.cpu);
                 }
@@ -493,7 +520,7 @@ impl Observer {
             }
             if let Some((c, at, ended)) = &mut tr.mark {
                 if *c == e.cpu && !*ended {
-                    if waking {
+                    if waking && e.time_ns.saturating_sub(*at) <= INTERRUPT_GAP_NS {
                         *at = e.time_ns;
                     } else {
                         *ended = true;
@@ -504,16 +531,16 @@ impl Observer {
     }
 
     /// Thread `i`, asleep for the model, shows an event of its own on
-    /// `cpu` at `t`: when the CPU's last traced switch went to idle, it was
-    /// switched in out of idle untraced (see the module doc).
+    /// `cpu` at `t`: it ran, switched in without a traced switch (see the
+    /// module doc).
     fn untraced_start(&mut self, i: usize, cpu: u32, t: u64) {
-        let (running, last) = self.running[cpu as usize];
+        let (_, last, switched) = self.running[cpu as usize];
         let tr = &self.tracks[i];
-        if tr.phase != Phase::Sleeping || running != Some(0) {
+        if tr.phase != Phase::Sleeping {
             return;
         }
         let (at, how) = match (tr.mark, tr.wake) {
-            (Some((c, at, _)), _) if c == cpu => (at, StartSource::Untraced),
+            (Some((c, at, _)), _) if c == cpu => (at.max(switched), StartSource::Untraced),
             (_, Some(w)) => (last.max(w), StartSource::Untraced),
             // A timer due later (on another clock) bounds nothing.
             (_, None) => (
@@ -521,7 +548,7 @@ impl Observer {
                 StartSource::NoWakeup,
             ),
         };
-        self.switched_in(i, at, cpu);
+        self.switched_in(i, at.min(t), cpu);
         self.tracks[i].how = how;
         self.running[cpu as usize].0 = Some(self.tracks[i].tid);
     }
@@ -651,14 +678,16 @@ impl Observer {
         tr.handled = None;
         tr.wake = None;
         tr.mark = None;
-        // A sleep seen while asleep: the cycle between went missing with
-        // the lost events (the switch in was among them).
+        // A sleep seen while asleep: a cycle between went unseen. An own
+        // event makes an untraced start first, so only a model's error
+        // leads here; it is counted, never silently taken as a long cycle.
         let lost = std::mem::take(&mut tr.lost);
         let Some(raw) = raw else {
-            if lost && was_sleeping {
+            if was_sleeping {
                 self.not_measured += 1;
                 tr.prev_start = None;
                 tr.prev_cpu = None;
+                tr.prev_expiry = None;
             }
             return;
         };
@@ -666,10 +695,13 @@ impl Observer {
             self.not_measured += 1;
             tr.prev_start = None;
             tr.prev_cpu = None;
+            tr.prev_expiry = None;
             return;
         }
+        let prev_expiry = tr.prev_expiry;
         tr.prev_start = Some(raw.start);
         tr.prev_cpu = Some(raw.cpu);
+        tr.prev_expiry = raw.timer.map(|(expires, _)| expires);
         if tr.t0.is_some() {
             let c = finish(tr, &raw);
             self.done.push_back(c);
@@ -677,6 +709,9 @@ impl Observer {
         }
         if let Some(p) = raw.prev_start {
             tr.periods.push(raw.start - p);
+            if let (Some((expires, _)), Some(before)) = (raw.timer, prev_expiry) {
+                tr.gaps.push(expires.saturating_sub(before));
+            }
         }
         tr.held.push(raw);
         if tr.periods.len() >= self.infer {
@@ -691,9 +726,15 @@ impl Observer {
         if tr.periods.is_empty() {
             return;
         }
-        tr.periods.sort_unstable();
-        let median = tr.periods[(tr.periods.len() - 1) / 2];
-        tr.t0 = Some((median, PeriodSource::Inferred));
+        // Every period between two timer releases: the timers' schedule.
+        let (of, source) = if tr.gaps.len() == tr.periods.len() {
+            (&mut tr.gaps, PeriodSource::Timer)
+        } else {
+            (&mut tr.periods, PeriodSource::Inferred)
+        };
+        of.sort_unstable();
+        let median = of[(of.len() - 1) / 2];
+        tr.t0 = Some((median, source));
         let held = std::mem::take(&mut tr.held);
         for raw in &held {
             let c = finish(tr, raw);
@@ -736,6 +777,13 @@ fn finish(tr: &mut Track, r: &Raw) -> ObservedCycle {
     };
     let next_release = r.next_timer.unwrap_or(period_next);
     let period = r.prev_start.map(|p| r.start - p);
+    // The T0 between the two releases: 1 unless releases were skipped.
+    let n = match (r.prev_start, tr.last_release) {
+        (Some(_), Some(before)) => (release.saturating_sub(before) + t0 / 2) / t0,
+        _ => 1,
+    }
+    .max(1);
+    tr.last_release = Some(release);
     let (irq, thread) = match r.timer {
         Some((expires, handled)) => (
             Some(handled.saturating_sub(expires)),
@@ -760,7 +808,7 @@ fn finish(tr: &mut Track, r: &Raw) -> ObservedCycle {
             _ => r.start.saturating_sub(release),
         },
         period_ns: period,
-        jitter_ns: period.map(|p| p as i64 - t0 as i64),
+        jitter_ns: period.map(|p| p as i64 - (n * t0) as i64),
         exec_ns: r.end - r.start,
         irq_latency_ns: irq,
         thread_latency_ns: thread,

@@ -50,12 +50,13 @@ pub struct ObserveDetail {
     /// Of them, released by the timer the task slept on.
     #[serde(default)]
     pub timer_released: u64,
-    /// Of them, started out of idle without a traced switch in
-    /// ([`StartSource::Untraced`](super::cycles::StartSource)).
+    /// Of them, started without a traced switch in (out of idle, or out
+    /// of a task whose switches out the kernel does not trace:
+    /// [`StartSource::Untraced`](super::cycles::StartSource)).
     #[serde(default)]
     pub untraced_starts: u64,
-    /// Of them, started out of idle with no wake-up traced either: their
-    /// latency is not measured.
+    /// Of them, started with no wake-up traced either: their latency is
+    /// not measured.
     #[serde(default)]
     pub no_wakeup_starts: u64,
     /// Cycles whose next release came before their end.
@@ -116,6 +117,11 @@ impl ObserveDetail {
             (Some(t), Some(PeriodSource::Given)) => {
                 format!("T0: {} (given)", format_duration_exact(t))
             }
+            (Some(t), Some(PeriodSource::Timer)) => format!(
+                "T0: {} (inferred: the median of the first {} gaps between the task's timer expiries)",
+                format_duration_exact(t),
+                self.infer_periods
+            ),
             (Some(t), _) => format!(
                 "T0: {} (inferred: the median of the first {} periods)",
                 format_duration_exact(t),
@@ -132,13 +138,13 @@ impl ObserveDetail {
         ));
         if self.untraced_starts > 0 {
             o.push(format!(
-                "starts: {} of {} from idle, not traced by this kernel: each taken at the last event before it (latency is a lower bound by the switch's cost)",
+                "starts: {} of {} not traced by this kernel (a switch out of idle, or of a task whose switches out it does not trace): each taken at the end of the interrupt that woke it (latency is a lower bound by the switch's cost)",
                 self.untraced_starts, self.cycles
             ));
         }
         if self.no_wakeup_starts > 0 {
             o.push(format!(
-                "starts: {} of {} from idle with no wake-up traced either: latency not measured",
+                "starts: {} of {} not traced by this kernel with no wake-up traced either: latency not measured",
                 self.no_wakeup_starts, self.cycles
             ));
         }
@@ -207,8 +213,8 @@ mod tests {
         assert_eq!(
             idle.lines()[3..5],
             [
-                "starts: 240 of 250 from idle, not traced by this kernel: each taken at the last event before it (latency is a lower bound by the switch's cost)",
-                "starts: 8 of 250 from idle with no wake-up traced either: latency not measured",
+                "starts: 240 of 250 not traced by this kernel (a switch out of idle, or of a task whose switches out it does not trace): each taken at the end of the interrupt that woke it (latency is a lower bound by the switch's cost)",
+                "starts: 8 of 250 not traced by this kernel with no wake-up traced either: latency not measured",
             ]
         );
         // A stored detail of an older version, without the newer fields.

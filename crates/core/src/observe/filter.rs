@@ -24,7 +24,7 @@
 //!   not know `.function` (older than 6.1) records every expiry.
 //!
 //! IRQ and softirq events are not recorded then, nor the idle task's
-//! timers: a start out of idle the kernel traces no switch for (see
+//! timers: a start the kernel traces no switch for (see
 //! [`super::cycles`]) is then taken at the last of the wake-up and the
 //! expiry, a lower bound looser than with `--explain`. The filters are the
 //! kernel's event filter syntax (tracefs `events/*/*/filter`), written

@@ -105,7 +105,7 @@ impl TracePoint {
                 "next_comm",
                 "next_prio",
             ],
-            TracePoint::HrtimerStart => &["common_pid", "hrtimer", "expires"],
+            TracePoint::HrtimerStart => &["common_pid", "hrtimer", "expires", "common_flags"],
             TracePoint::HrtimerExpireEntry => &["hrtimer", "now"],
             TracePoint::IrqHandlerEntry => &["irq", "name"],
             TracePoint::IrqHandlerExit => &["irq"],
@@ -141,6 +141,11 @@ impl fmt::Display for MissingField {
 }
 
 impl std::error::Error for MissingField {}
+
+/// The bits of a record's `common_flags` that say it was written in an
+/// interrupt's context: `TRACE_FLAG_HARDIRQ` (0x08), `TRACE_FLAG_SOFTIRQ`
+/// (0x10) and `TRACE_FLAG_NMI` (0x40), stable since Linux 2.6 and 3.14.
+pub const IRQ_CONTEXT: u64 = 0x08 | 0x10 | 0x40;
 
 /// Turns one tracepoint's raw payloads into [`EventKind`]s.
 #[derive(Debug, Clone)]
@@ -213,8 +218,10 @@ impl Decoder {
                     Some(s) => s.int(raw)? as u64,
                     None => expires_ns,
                 };
+                // Armed in an interrupt's context: not by the thread.
+                let irq = f[3].bits(raw)? & IRQ_CONTEXT != 0;
                 EventKind::HrtimerStart {
-                    pid: u32_of(0)?,
+                    pid: if irq { 0 } else { u32_of(0)? },
                     timer: f[1].bits(raw)?,
                     expires_ns,
                     softexpires_ns,
@@ -618,6 +625,27 @@ mod tests {
                 softexpires_ns: 1_000_000_000,
             })
         );
+        // The same record written in a hard IRQ (a tick re-armed in its
+        // handler, in 4242's context), in a softirq, in an NMI: not 4242's.
+        for flags in [0x08u8, 0x10, 0x40, 0x09] {
+            raw[2] = flags;
+            assert_eq!(
+                decode(TracePoint::HrtimerStart, &raw),
+                Some(EventKind::HrtimerStart {
+                    pid: 0,
+                    timer: 0xffff_8880_1234_5678,
+                    expires_ns: 1_000_050_000,
+                    softexpires_ns: 1_000_000_000,
+                }),
+                "flags {flags:#x}"
+            );
+        }
+        // IRQs off, a resched pending, bottom halves off: still its own.
+        raw[2] = 0x01 | 0x04 | 0x80;
+        assert!(matches!(
+            decode(TracePoint::HrtimerStart, &raw),
+            Some(EventKind::HrtimerStart { pid: 4242, .. })
+        ));
         let mut raw = payload(32, 459, 0);
         put(&mut raw, 8, &0xffff_8880_1234_5678u64.to_ne_bytes());
         put(&mut raw, 16, &1_000_052_345i64.to_ne_bytes());
@@ -634,6 +662,7 @@ mod tests {
     fn hrtimer_start_without_function_nor_softexpires_decodes_by_name() {
         let text = "name: hrtimer_start\nID: 90\nformat:\n\
             \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+            \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
             \tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n\
             \tfield:s64 expires;\toffset:16;\tsize:8;\tsigned:1;\n\

@@ -65,7 +65,10 @@ pub enum EventKind {
     /// `timer:hrtimer_start`: the thread running on `cpu` (`pid`, from the
     /// record's header) armed `timer` to expire at `expires_ns`.
     HrtimerStart {
-        /// The thread that armed it.
+        /// The thread that armed it; 0 for the idle task, and for an
+        /// interrupt (hard or soft IRQ, NMI: the record's flags say so) that
+        /// armed it in whatever thread it interrupted — a tick re-armed in
+        /// its handler is no sleep of that thread.
         pid: u32,
         /// The timer's address: the key that matches its expiry.
         timer: u64,
