@@ -42,11 +42,13 @@
 //! (`docs/design.md`), not the skipped time again; `exec` = end − start; the CPU it started on and whether that differs from the
 //! previous cycle's (a migration); an **overrun** when the next release
 //! (the timer it armed before going to sleep, else the next release of the
-//! period schedule) comes before its end. A thread that arms its timer
-//! for a time already past may never switch out: the expiry is handled
-//! while it still runs. Then its cycle ends when it armed the timer, and
-//! the next starts when the expiry was handled (if it was on its CPU;
-//! else when it is switched back in).
+//! period schedule) comes before its end. A thread whose timer expires
+//! before it switched out to sleep on it — armed for a time already past
+//! (an overrun), or held between arming and sleeping (preempted, or its
+//! VM's CPU stalled by the host) past the expiry — never sleeps: the
+//! expiry is handled while it still runs. Then its cycle ends when it armed
+//! the timer, and the next starts when the expiry was handled (if it was
+//! on its CPU; else when it is switched back in).
 //!
 //! # Starts the kernel does not trace
 //!
@@ -450,15 +452,14 @@ impl Observer {
                         tr.mark.get_or_insert((e.cpu, t, false));
                         continue;
                     }
-                    // A sleep that did not sleep: armed for a time already
-                    // past (an overrun), the timer expired before the thread
-                    // switched out. Its cycle ended when it armed the
-                    // timer; on its CPU still, the next starts now.
+                    // A sleep that did not sleep: the timer this cycle armed
+                    // expired before the thread switched out (see the
+                    // module doc). Its cycle ended when it armed the timer;
+                    // on its CPU still, the next starts now.
                     let Phase::Running(preempted) = tr.phase else {
                         continue;
                     };
-                    let Some(a) = tr.armed.filter(|a| a.timer == *timer && a.expires <= a.at)
-                    else {
+                    let Some(a) = tr.armed.filter(|a| a.timer == *timer) else {
                         continue;
                     };
                     let cpu = tr.cpu;

@@ -396,6 +396,58 @@ fn an_overrun_whose_timer_expires_before_it_switches_out_ends_at_the_arming() {
 }
 
 #[test]
+fn a_thread_held_past_its_expiry_between_arming_and_sleeping_starts_its_next_cycle_there() {
+    // Recorded shape (a VM's CPU stalled by its host): cycle 0 arms its
+    // 11 ms timer at 10.105 ms, in time, and is held before it can switch
+    // out; the expiry is handled at 15.3 ms, the thread still on its CPU,
+    // and it goes on with cycle 1 without a switch. Not one 5.3 ms cycle.
+    let mut t = attached();
+    t.expire(10_001_000, 1)
+        .switch(10_005_000, 1, 0, 0, PLC)
+        .arm(10_105_000, 1, 11 * MS)
+        .expire(15_300_000, 1)
+        .sleep(15_400_000, 1, 16 * MS)
+        .cycle(1, 16 * MS, 1_000, 2_000);
+    let (o, cycles) = observe(&t.0, Some(MS));
+    let got: Vec<_> = cycles
+        .iter()
+        .map(|c| {
+            (
+                c.release_ns,
+                c.start_ns,
+                c.end_ns,
+                c.latency_ns,
+                c.irq_latency_ns,
+                c.jitter_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (10 * MS, 10_005_000, 10_105_000, 5_000, Some(1_000), None),
+            (
+                11 * MS,
+                15_300_000,
+                15_400_000,
+                4_300_000,
+                Some(4_300_000),
+                Some(4_295_000)
+            ),
+            (
+                16 * MS,
+                16_002_000,
+                16_102_000,
+                2_000,
+                Some(1_000),
+                Some(-4_298_000)
+            ),
+        ]
+    );
+    assert_eq!(o.not_measured(), 0);
+}
+
+#[test]
 fn a_migration_is_flagged_and_explained_on_the_cpu_the_cycle_started_on() {
     let mut t = attached();
     t.cycle(1, 10 * MS, 1_000, 2_000);
