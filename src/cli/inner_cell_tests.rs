@@ -210,7 +210,7 @@ fn the_cell_handed_over_is_its_probe_on_its_cpus_idle_on_the_host() {
     // Time-sharing and untuned, as configured; strict, by cycles.
     let s = spec(
         "[[configuration]]\nname = \"base\"\npolicy = \"other\"\nnice = 5\ndma_latency = false\n\
-         [[probe]]\nkind = \"cyclic\"\n",
+         [[probe]]\nkind = \"cyclic\"\nname = \"plain\"\n",
     );
     let (cell, plan) = container_cell(&s);
     let plan = RunPlan {
@@ -384,6 +384,49 @@ fn what_cannot_run_in_a_container_says_why() {
     };
     assert_eq!(refusal(&cells[2]), UDP);
     assert!(refusal(&cells[3]).starts_with("timerlat is N/A in a container: "));
+}
+
+#[test]
+fn a_periodic_probe_that_explains_is_kept_out_of_a_container_at_the_plan_not_inside() {
+    let s = spec(
+        "[[probe]]\nkind = \"cyclic\"\nexplain = true\n\
+         [[probe]]\nkind = \"wakeup\"\nexplain = true\n\
+         [[probe]]\nkind = \"cyclic\"\nname = \"plain\"\n",
+    );
+    let cells = s.cells();
+    let root = tempfile::tempdir().unwrap();
+    let why: Vec<(String, Option<String>)> = cells
+        .iter()
+        .map(|c| {
+            (
+                c.key.name(),
+                crate::probe::cell_kind_unavailable(&s, c, root.path()),
+            )
+        })
+        .collect();
+    let na = |kind: &str| {
+        Some(format!(
+            "{kind} with explain = true is N/A in a container: it traces the host kernel's scheduler, which a container cannot reach; set explain = false, or measure it on the host"
+        ))
+    };
+    assert_eq!(
+        why,
+        [
+            ("default/idle/host/cyclic".to_string(), None),
+            ("default/idle/host/wakeup".to_string(), None),
+            ("default/idle/host/plain".to_string(), None),
+            ("default/idle/container/cyclic".to_string(), na("cyclic")),
+            ("default/idle/container/wakeup".to_string(), na("wakeup")),
+            ("default/idle/container/plain".to_string(), None),
+        ]
+    );
+    let plan = runner::plan(&s, &cells[3], &RunOptions::default());
+    assert_eq!(
+        InnerCell::of(&s, &cells[3], &plan, Stop::Duration, None)
+            .unwrap_err()
+            .to_string(),
+        na("cyclic").unwrap()
+    );
 }
 
 #[test]

@@ -93,6 +93,10 @@ impl Params for CyclicParams {
         w
     }
 
+    fn not_in_container(&self) -> Option<String> {
+        crate::explain::periodic::not_in_container("cyclic", self.explain)
+    }
+
     fn validate(&self, period_ns: u64) -> Result<(), ParamError> {
         match scan_fits(self.scan_ns, period_ns) {
             true => Ok(()),

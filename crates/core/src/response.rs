@@ -133,4 +133,12 @@ impl Params for ResponseParams {
         }
         out
     }
+
+    /// The UDP source makes two network namespaces and a veth pair of its
+    /// own, which a container may not.
+    fn not_in_container(&self) -> Option<String> {
+        (self.source == Some(ResponseSource::Udp)).then(|| {
+            "response with source udp is N/A in a container: it makes two network namespaces and a veth pair, which a container may not; use source eventfd, or measure it on the host".into()
+        })
+    }
 }

@@ -48,6 +48,10 @@ impl Params for WakeupParams {
             false => Vec::new(),
         }
     }
+
+    fn not_in_container(&self) -> Option<String> {
+        crate::explain::periodic::not_in_container("wakeup", self.explain)
+    }
 }
 
 #[cfg(test)]

@@ -4,24 +4,16 @@
 //! configuration's IRQ moves, cpufreq, sysctls) stay on the host: the
 //! container runs the probe, not the configuration.
 
-use jitterlab_core::response::{ResponseParams, ResponseSource};
+use jitterlab_core::response::ResponseParams;
 use jitterlab_core::spec::{CellPlan, ProbeSpec, Spec};
 
 use crate::probe::plan::RunPlan;
 
-/// Why `probe` cannot run in a container although its kind can: the
-/// response probe's UDP source makes network namespaces of its own, which
-/// a container may not.
+/// Why `probe` cannot run in a container although its kind can: its
+/// parameters say ([`jitterlab_core::spec::Params::not_in_container`]: the response probe's UDP
+/// source, a periodic probe's `explain`).
 pub fn not_applicable(probe: &ProbeSpec) -> Option<String> {
-    match probe.params.get::<ResponseParams>() {
-        Some(ResponseParams {
-            source: Some(ResponseSource::Udp),
-            ..
-        }) => Some(
-            "response with source udp is N/A in a container: it makes two network namespaces and a veth pair, which a container may not; use source eventfd, or measure it on the host".into(),
-        ),
-        _ => None,
-    }
+    probe.params.not_in_container()
 }
 
 /// The event CPU of a response probe: as `probe::response` chooses it.

@@ -52,6 +52,17 @@ pub const EXPLAIN_KEY: Key = Key {
     },
 };
 
+/// Why a periodic probe of `kind` with `explain` cannot measure in a
+/// container: its tracer is the host kernel's, which a container neither
+/// has nor may have. `None` without `explain`.
+pub fn not_in_container(kind: &str, explain: bool) -> Option<String> {
+    explain.then(|| {
+        format!(
+            "{kind} with explain = true is N/A in a container: it traces the host kernel's scheduler, which a container cannot reach; set explain = false, or measure it on the host"
+        )
+    })
+}
+
 /// How far back each CPU's history reaches, ns: far longer than a wanted
 /// cycle waits for the reader (a read every few milliseconds).
 pub const HISTORY_NS: u64 = 2_000_000_000;

@@ -208,6 +208,14 @@ pub trait Params: ParamsBase + fmt::Debug + Send + Sync {
         None
     }
 
+    /// Why the probe cannot measure in a container with these parameters
+    /// although its kind can (its kind's reason is its descriptor's
+    /// [`InContainer`](crate::probe::InContainer)): a bench skips its
+    /// container cells with it, a run in a container refuses it.
+    fn not_in_container(&self) -> Option<String> {
+        None
+    }
+
     /// True when it measures on every probe CPU of its configuration.
     fn every_probe_cpu(&self) -> bool {
         self.kind().descriptor().every_probe_cpu
