@@ -108,6 +108,36 @@ pub(super) struct Explanation {
     /// the evidence and the fix; absent when it explains none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub throttling: Vec<String>,
+    /// What ran before the cell's worst cycle, per probe thread, when the
+    /// probe traced it (`explain = true`, `observe`): the kind's own line
+    /// for that outlier, as `jitterlab report` prints under a run's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traced: Vec<String>,
+}
+
+/// The traced explanation of each probe thread's worst latency in `r`,
+/// from its kind's [`outlier_note`](crate::probe::parts::ReportParts): prefixed
+/// with the thread's CPU when the cell had several.
+fn traced(r: &jitterlab_core::result::RunResult) -> Vec<String> {
+    let Some(note) = crate::probe::parts::of(r.probe).outlier_note else {
+        return Vec::new();
+    };
+    let several = r.threads.len() > 1;
+    r.threads
+        .iter()
+        .filter_map(|t| {
+            let worst = t
+                .outliers
+                .get("latency")?
+                .iter()
+                .max_by(|a, b| a.value.cmp(&b.value).then(b.cycle.cmp(&a.cycle)))?;
+            let line = note(r, "latency", t.cpu, worst.cycle)?;
+            Some(match several {
+                true => format!("what delayed the worst cycle on CPU {}: {line}", t.cpu),
+                false => format!("what delayed the worst cycle: {line}"),
+            })
+        })
+        .collect()
 }
 
 /// The `TOP` largest counts (ties by name), after summing per name.
@@ -196,6 +226,7 @@ fn one(c: &StoredCell) -> Explanation {
                 v
             })
             .unwrap_or_default(),
+        traced: c.result.as_ref().map(traced).unwrap_or_default(),
     }
 }
 
@@ -351,6 +382,9 @@ impl Explanation {
             v.push((1, format!("note: {n}")));
         }
         for t in &self.throttling {
+            v.push((1, t.clone()));
+        }
+        for t in &self.traced {
             v.push((1, t.clone()));
         }
         v

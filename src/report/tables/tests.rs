@@ -1201,6 +1201,66 @@ fn explanations_state_zeros_and_name_the_noise() {
 }
 
 #[test]
+fn a_cell_that_traced_its_cycles_says_what_delayed_its_worst() {
+    use jitterlab_core::explain::periodic::ExplainDetail;
+    use jitterlab_core::explain::{Explanation, ThreadPart};
+    use jitterlab_core::outlier::Outlier;
+    let mut run = fixture_run();
+    let r = run.cells[0].result.as_mut().unwrap();
+    // Its worst latency (cycle 2500) and a smaller one, both explained.
+    let late = |cycle: u64, value: i64| Outlier {
+        value,
+        cycle,
+        since_start_ns: cycle * 1_000_000,
+    };
+    r.threads[0].outliers.insert(
+        "latency".into(),
+        vec![late(7, 88_000), late(2_500, 1_234_567)],
+    );
+    let x = |cycle: u64, ns: u64| Explanation {
+        tid: 4000,
+        cycle,
+        cpu: 1,
+        from_ns: 0,
+        to_ns: ns,
+        threads: vec![ThreadPart {
+            pid: 77,
+            comm: "jl-hog".into(),
+            prio: 9,
+            ns,
+        }],
+        ..Explanation::default()
+    };
+    let detail = ExplainDetail {
+        explanations: vec![x(7, 88_000), x(2_500, 1_234_567)],
+        ..ExplainDetail::default()
+    };
+    r.detail = Some(serde_json::to_value(&detail).unwrap());
+    let ex = explain::explain(&run);
+    assert_eq!(
+        ex[0].lines().last().unwrap(),
+        &(
+            1,
+            "what delayed the worst cycle: cycle 2500 late by 1.234ms: jl-hog (pid 77, prio 9) 1.234ms"
+                .to_string()
+        )
+    );
+    let json = serde_json::to_value(&ex[0]).unwrap();
+    assert_eq!(
+        json["traced"],
+        serde_json::json!([
+            "what delayed the worst cycle: cycle 2500 late by 1.234ms: jl-hog (pid 77, prio 9) 1.234ms"
+        ])
+    );
+    // A cell that traced nothing says nothing of it, in lines or JSON.
+    assert!(ex[1].traced.is_empty());
+    assert!(serde_json::to_value(&ex[1])
+        .unwrap()
+        .get("traced")
+        .is_none());
+}
+
+#[test]
 fn a_starved_neighbour_and_rt_throttling_are_named_in_text_and_json() {
     use jitterlab_core::rt_throttle::{RtLimit, Stall, Throttling};
     let mut run = fixture_run();
