@@ -480,11 +480,21 @@ impl Probe for ObserveProbe {
                 if let EventKind::Switch {
                     next_pid,
                     next_prio,
+                    next_comm,
                     ..
                 } = &e.kind
                 {
-                    if *next_prio < 100 && tids.contains(next_pid) && !realtime.contains(next_pid) {
-                        realtime.push(*next_pid);
+                    if tids.contains(next_pid) {
+                        if *next_prio < 100 && !realtime.contains(next_pid) {
+                            realtime.push(*next_pid);
+                        }
+                        // The kernel's name for it now: a thread found as
+                        // it starts may name itself after (prctl).
+                        if let Some(c) = self.candidates.iter_mut().find(|c| c.tid == *next_pid) {
+                            if c.comm != *next_comm {
+                                c.comm.clone_from(next_comm);
+                            }
+                        }
                     }
                 }
                 let f = *first.get_or_insert(e.time_ns);
