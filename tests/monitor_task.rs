@@ -309,6 +309,7 @@ fn live_a_monitored_comm_is_measured_per_window_and_followed_when_it_restarts() 
     }
 
     // Restarted under a new pid: found again by its name.
+    let first_tid = first.pid();
     drop(first);
     let second = Helper::start("jl-mon-comm");
     assert!(
@@ -328,6 +329,7 @@ fn live_a_monitored_comm_is_measured_per_window_and_followed_when_it_restarts() 
     let before = windows(d);
     wait_windows(d, before + 2, 30, &m);
     let (code, err) = m.stop();
+    let second_tid = second.pid();
     drop(second);
     assert_eq!(code, Some(0), "{err}");
 
@@ -350,6 +352,24 @@ fn live_a_monitored_comm_is_measured_per_window_and_followed_when_it_restarts() 
     assert!(
         out.contains("\nwarning: the task of comm jl-mon-comm restarted: re-attached 1 time(s) to its new thread; the cycles are those of each thread in turn\n"),
         "{out}"
+    );
+    // And marked, with its time, in the series `report --monitor` shows.
+    let report = jl(d).args(["report", "--monitor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert_eq!(report.status.code(), Some(0), "{text}");
+    let marks: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "marks")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(marks.len(), 1, "{text}");
+    assert!(
+        marks[0].ends_with(&format!(
+            "Z  task restarted: tid {first_tid} (jl-mon-comm) of comm jl-mon-comm was gone; re-attached to the thread(s) named jl-mon-comm: tid {}",
+            second_tid
+        )),
+        "{text}"
     );
 }
 

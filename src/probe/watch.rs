@@ -15,7 +15,9 @@
 //!
 //! It also carries how the measured task ended: a `--pid`/`--tid` target
 //! that exits ends the monitor ([`end`], read by the command for its exit
-//! status, [`TASK_ENDED_STATUS`]).
+//! status, [`TASK_ENDED_STATUS`]); and what happened to it on the way, as
+//! marks with their time ([`note_mark`]: a `--comm` task restarted and
+//! re-attached), which the writer stores with the series ([`take_marks`]).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -25,6 +27,9 @@ pub const TASK_ENDED_STATUS: u8 = 3;
 
 /// The most windows noted and not yet taken.
 pub const MAX_WINDOWS: usize = 256;
+
+/// The most marks noted and not yet taken (the oldest dropped past it).
+pub const MAX_MARKS: usize = 64;
 
 /// The task's figures of one window the writer needs for an alert.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,6 +47,8 @@ pub struct WindowNote {
 pub struct Notes {
     windows: VecDeque<WindowNote>,
     ended: Option<String>,
+    /// (CLOCK_MONOTONIC ns, what happened), oldest first.
+    marks: VecDeque<(u64, String)>,
 }
 
 impl Notes {
@@ -108,6 +115,22 @@ pub fn note_worst(window: u64, latency_ns: u64, explanation: String) {
 /// [`Notes::take_until`] of the process's monitor.
 pub fn take_until(window: u64) -> Vec<WindowNote> {
     with(|n| n.take_until(window))
+}
+
+/// Something happened to the monitored task at `mono_ns`
+/// (CLOCK_MONOTONIC): the writer stores it with the series.
+pub fn note_mark(mono_ns: u64, text: String) {
+    with(|n| {
+        if n.marks.len() >= MAX_MARKS {
+            n.marks.pop_front();
+        }
+        n.marks.push_back((mono_ns, text));
+    });
+}
+
+/// The marks noted since the last call, oldest first.
+pub fn take_marks() -> Vec<(u64, String)> {
+    with(|n| n.marks.drain(..).collect())
 }
 
 /// The monitored task ended and the monitor with it: what to say.

@@ -153,6 +153,7 @@ pub fn text(view: &MonitorView) -> String {
     let Some(up_to) = view.up_to_ns else {
         o.push_str(", no data stored yet\n");
         segments_text(&mut o, &view.segments);
+        marks_text(&mut o, &view.marks);
         return o;
     };
     let _ = writeln!(o, ", up to {}", format_utc(up_to, false));
@@ -165,6 +166,7 @@ pub fn text(view: &MonitorView) -> String {
     last_hour_text(&mut o, &view.last_hour);
     o.push('\n');
     segments_text(&mut o, &view.segments);
+    marks_text(&mut o, &view.marks);
     o.push('\n');
     held_text(&mut o, &view.held);
     o
@@ -334,6 +336,17 @@ fn segments_text(o: &mut String, segments: &[SegmentView]) {
             }
         }
         o.push('\n');
+    }
+}
+
+/// What happened to the task, with its time (none: nothing said).
+fn marks_text(o: &mut String, marks: &[(i64, String)]) {
+    if marks.is_empty() {
+        return;
+    }
+    o.push_str("marks\n");
+    for (at, text) in marks {
+        let _ = writeln!(o, "  {}  {}", format_utc(*at, false), shown(text));
     }
 }
 

@@ -231,6 +231,10 @@ impl Watch {
             self.lost_rows += over as u64;
             return Err(e);
         }
+        // What happened to the task (a re-attach), at its own time.
+        for (mono, text) in watch::take_marks() {
+            store.monitor_mark(&self.segment, wall_of(mono), &text)?;
+        }
         for (i, snap) in snapshots {
             let f = &mut self.feeds[i];
             // The span's wall times: from the end of the windows of the
@@ -262,6 +266,14 @@ impl Watch {
     /// still cannot be are counted as lost. Returns what to say when rows
     /// were lost, none when every row reached the database.
     pub fn finish(&mut self, store: Option<&mut Store>, t0: Option<u64>) -> Option<String> {
+        let mut store = store;
+        if let Some(s) = store.as_deref_mut() {
+            for (mono, text) in watch::take_marks() {
+                if let Err(e) = s.monitor_mark(&self.segment, wall_of(mono), &text) {
+                    crate::output::errln!("jitterlab: monitor: a mark could not be stored: {e:#}");
+                }
+            }
+        }
         let why = match (store, t0) {
             _ if self.pending.is_empty() => None,
             (Some(store), Some(t0)) => {

@@ -90,10 +90,16 @@ pub const CHILD_TABLES: &[(&str, Parent)] = &[
 /// database they would have to be renumbered against that database's
 /// series of the same name. Its runs and windows come like any run's;
 /// `report --monitor` reads the rows on the monitored machine.
-pub const NOT_IMPORTED: &[(&str, &str)] = &[(
-    "monitor_rollups",
-    "a monitor series' 5-minute and hourly rows stay in the monitored machine's database",
-)];
+pub const NOT_IMPORTED: &[(&str, &str)] = &[
+    (
+        "monitor_rollups",
+        "a monitor series' 5-minute and hourly rows stay in the monitored machine's database",
+    ),
+    (
+        "monitor_marks",
+        "a monitor series' marks stay with its rows in the monitored machine's database",
+    ),
+];
 
 /// How long an import may check and copy before it gives up.
 pub const TIME_LIMIT: Duration = Duration::from_secs(600);

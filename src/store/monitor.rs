@@ -76,6 +76,13 @@ use super::{boot_id, i, RunStatus, Store};
 /// The table of schema 6 (step 5 → 6); see the module doc.
 pub(super) const TABLES: &str = "CREATE TABLE monitor_rollups(series,span,start,cpu,count,min,max,sum,run_id,max_cycle,max_at,hist,hist_from,hist_to,hist_over,PRIMARY KEY(series,span,start,cpu))WITHOUT ROWID";
 
+/// The table of schema 7 (step 6 → 7): a series' marks, each a wall time
+/// (ns) and what happened then, kept as long as the series (a few rows:
+/// one per restart of the monitored task). Columns without types and no
+/// more, as `TABLES`: the schema stays on the file's first page.
+pub(super) const MARKS: &str =
+    "CREATE TABLE monitor_marks(series,at,text,PRIMARY KEY(series,at))WITHOUT ROWID";
+
 /// The spans of the rollups, seconds.
 pub const FIVE_MINUTES: i64 = 300;
 /// The hourly rows' span, seconds.
@@ -349,6 +356,22 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Marks `seg`'s series at wall time `at_ns` (ns since the Unix epoch)
+    /// with `text`: what happened to its task then (`report --monitor`
+    /// lists the marks). A second mark at the same nanosecond replaces the
+    /// first.
+    pub fn monitor_mark(&mut self, seg: &Segment, at_ns: i64, text: &str) -> Result<()> {
+        let r = self
+            .conn
+            .execute(
+                "INSERT OR REPLACE INTO monitor_marks(series, at, text) VALUES (?1, ?2, ?3)",
+                params![seg.series, at_ns, text],
+            )
+            .map(drop)
+            .map_err(anyhow::Error::from);
+        self.named(r)
     }
 
     /// Stores the 1 µs histogram of `cpu` over the wall span `from_ns ..

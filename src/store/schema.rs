@@ -26,6 +26,9 @@
 //! ([`super::monitor`]): `monitor_series`, `monitor_segments`,
 //! `monitor_rollups` (5-minute and hourly rows) and `monitor_histograms`.
 //!
+//! Schema 7 adds `monitor_marks`: what happened to a series' task at a
+//! time (its thread ended and the monitor re-attached to the new one).
+//!
 //! **The schema stays on the file's first page.** SQLite keeps the schema
 //! table's rows (every `CREATE` text) in a b-tree rooted at page 1; once
 //! that page is full the tree splits onto later pages, and a file whose
@@ -42,7 +45,7 @@ use jitterlab_core::result::ProbeKind;
 use rusqlite::{params, Transaction};
 
 /// Version of the database schema this jitterlab writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// One step of [`MIGRATIONS`].
 pub(super) enum Migration {
@@ -187,6 +190,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // 5 → 6: a monitor's series, segments, 5-minute and hourly rollups and
     // 5-minute histograms (`super::monitor`).
     Migration::Sql(super::monitor::TABLES),
+    // 6 → 7: the marks of a monitor's series (`super::monitor`): its task
+    // restarted and was re-attached.
+    Migration::Sql(super::monitor::MARKS),
 ];
 
 /// The columns of a schema-3 window row, in slot order: slot `i` held

@@ -699,6 +699,13 @@ impl ObserveProbe {
         *waiting = false;
         self.reattached += 1;
         let tids: Vec<String> = found.iter().map(|c| c.tid.to_string()).collect();
+        watch::note_mark(
+            jitterlab_sys::monotonic_ns(),
+            format!(
+                "task restarted: {which}{of} was gone; re-attached to the thread(s) named {name}: tid {}",
+                tids.join(", ")
+            ),
+        );
         crate::output::errln!(
             "jitterlab: monitor: {which}{of} is gone; re-attached to the thread(s) named {name} now running: tid {} (re-attach {})",
             tids.join(", "),

@@ -592,3 +592,36 @@ fn a_segment_stopped_by_sigterm_reads_stopped_and_one_that_died_interrupted() {
         ]
     );
 }
+
+#[test]
+fn a_series_keeps_its_marks_in_time_order_and_the_report_lists_them() {
+    let (_dir, mut s) = open();
+    let (seg, _) = begin(&mut s, T);
+    windows(&mut s, &seg, T, T + 5, (10_000, 20_000), 7);
+    // Noted out of order; a second mark at one nanosecond replaces it.
+    let later = (T + 60) * NS + 250_000_000;
+    s.monitor_mark(&seg, later, "task restarted: tid 41 (plc) of --comm plc was gone; re-attached to the thread(s) named plc: tid 57")
+        .unwrap();
+    s.monitor_mark(&seg, (T + 2) * NS, "first").unwrap();
+    s.monitor_mark(&seg, (T + 2) * NS, "task restarted: tid 40 (plc) of --comm plc was gone; re-attached to the thread(s) named plc: tid 41")
+        .unwrap();
+    let v = s.monitor_view(None).unwrap();
+    assert_eq!(
+        v.marks,
+        [
+            ((T + 2) * NS, "task restarted: tid 40 (plc) of --comm plc was gone; re-attached to the thread(s) named plc: tid 41".to_string()),
+            (later, "task restarted: tid 41 (plc) of --comm plc was gone; re-attached to the thread(s) named plc: tid 57".to_string()),
+        ]
+    );
+    let text = crate::report::monitor::text(&v);
+    assert!(
+        text.contains(
+            "marks\n  2026-11-01T00:00:02Z  task restarted: tid 40 (plc) of --comm plc was gone; re-attached to the thread(s) named plc: tid 41\n  2026-11-01T00:01:00Z  task restarted: tid 41 (plc) of --comm plc was gone; re-attached to the thread(s) named plc: tid 57\n"
+        ),
+        "{text}"
+    );
+    // A series without marks says nothing of them.
+    let (_dir, v) = filled_view();
+    assert!(v.marks.is_empty());
+    assert!(!crate::report::monitor::text(&v).contains("marks"));
+}

@@ -66,6 +66,9 @@ pub struct MonitorView {
     pub up_to_ns: Option<i64>,
     /// Its segments, oldest first.
     pub segments: Vec<SegmentView>,
+    /// What happened to its task, oldest first: (wall ns, what), e.g. a
+    /// restart it was re-attached after.
+    pub marks: Vec<(i64, String)>,
     /// The worst of every CPU.
     pub worst: Worsts,
     /// The worst per CPU, in CPU order.
@@ -283,6 +286,13 @@ impl Store {
             .to_string();
         let segments = self.segment_views(&name)?;
         let up_to_ns = self.latest_data(id, &segments)?;
+        let marks = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT at, text FROM monitor_marks WHERE series = ?1 ORDER BY at")?;
+            let rows = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<rusqlite::Result<Vec<(i64, String)>>>()?
+        };
         let mut view = MonitorView {
             name,
             series: id,
@@ -290,6 +300,7 @@ impl Store {
             metric,
             up_to_ns,
             segments,
+            marks,
             worst: Worsts::default(),
             cpus: Vec::new(),
             last_hour: Vec::new(),
