@@ -27,10 +27,10 @@
 //!
 //! `T0` is the configured period, or, inferred, the median (the lower of
 //! the two middle values for an even count) of the thread's first `N`
-//! start-to-start periods — or, when each of those cycles and the one
-//! before it was released by its timer, of the `N` gaps between those
-//! timers' expiries: the schedule the task armed, which its latencies do
-//! not move. The cycles seen before it is known are held and yielded once
+//! start-to-start periods — or, when at least half of those cycles and
+//! the one before each were released by their timers, of the gaps between
+//! those timers' expiries: the schedule the task armed, which its
+//! latencies do not move. The cycles seen before it is known are held and yielded once
 //! it is, and every cycle says which it was ([`PeriodSource`]).
 //!
 //! Then the same figures as `run cyclic`: `latency` = start − release,
@@ -727,8 +727,10 @@ impl Observer {
         if tr.periods.is_empty() {
             return;
         }
-        // Every period between two timer releases: the timers' schedule.
-        let (of, source) = if tr.gaps.len() == tr.periods.len() {
+        // Half the periods at least between two timer releases: the
+        // timers' schedule (a start the kernel traced too little of to
+        // find its timer leaves a period without a gap).
+        let (of, source) = if !tr.gaps.is_empty() && tr.gaps.len() * 2 >= tr.periods.len() {
             (&mut tr.gaps, PeriodSource::Timer)
         } else {
             (&mut tr.periods, PeriodSource::Inferred)
@@ -755,9 +757,17 @@ impl Observer {
         }
     }
 
-    /// How many periods `tid`'s inferred T0 is the median of.
+    /// How many periods — or, for a T0 from its timer
+    /// ([`PeriodSource::Timer`]), gaps between timer expiries — `tid`'s
+    /// inferred T0 is the median of.
     pub fn periods(&self, tid: u32) -> usize {
-        self.track(tid).map_or(0, |i| self.tracks[i].periods.len())
+        self.track(tid).map_or(0, |i| {
+            let tr = &self.tracks[i];
+            match tr.t0 {
+                Some((_, PeriodSource::Timer)) => tr.gaps.len(),
+                _ => tr.periods.len(),
+            }
+        })
     }
 }
 

@@ -1072,6 +1072,7 @@ fn without_a_period_a_task_on_its_timer_gets_t0_from_the_expiries_not_the_late_s
         o.push(e);
     }
     assert_eq!(o.t0(PLC), Some((MS, PeriodSource::Timer)));
+    assert_eq!(o.periods(PLC), 4);
     let jitter: Vec<_> = std::iter::from_fn(|| o.pop())
         .map(|c| (c.t0_source, c.jitter_ns))
         .collect();
@@ -1158,4 +1159,25 @@ fn a_thread_switched_in_untraced_out_of_another_is_named_from_the_interrupt_that
         o.explain(&cycles[0]).line(),
         "cycle 0 late by 50.000us: hog (pid 50, prio 4) 50.000us"
     );
+}
+
+#[test]
+fn a_period_whose_start_hid_its_timer_leaves_the_t0_to_the_gaps_there_are() {
+    // Four cycles on 1 ms timers, late 2 to 90 µs, then one whose expiry
+    // and wake-up the kernel did not trace (a quiet idle CPU): four
+    // periods, three of them between two timer releases. T0 is still the
+    // timers' 1 ms, the median of those three gaps.
+    let mut cfg = ObserverConfig::new(vec![PLC], None);
+    cfg.infer_periods = 4;
+    let mut t = attached();
+    for (k, late) in [5_000, 2_000, 90_000, 3_000].into_iter().enumerate() {
+        t.cycle(1, (10 + k as u64) * MS, 1_000, late);
+    }
+    t.sleep(14_050_000, 1, 15 * MS);
+    let mut o = Observer::new(&cfg);
+    for e in &t.0 {
+        o.push(e);
+    }
+    assert_eq!(o.t0(PLC), Some((MS, PeriodSource::Timer)));
+    assert_eq!(o.periods(PLC), 3);
 }
