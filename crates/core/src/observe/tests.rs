@@ -346,105 +346,76 @@ fn an_overrun_is_a_next_release_before_the_end() {
     );
 }
 
-#[test]
-fn an_overrun_whose_timer_expires_before_it_switches_out_ends_at_the_arming() {
-    let mut t = attached();
-    // Cycle 0 arms 11 ms at 11.010 ms: the expiry is handled at once, and
-    // the thread goes on with cycle 1 without switching out.
-    t.expire(10_001_000, 1)
-        .switch(10_005_000, 1, 0, 0, PLC)
-        .arm(11_010_000, 1, 11 * MS)
-        .expire(11_010_300, 1)
-        .sleep(11_100_500, 1, 12 * MS)
-        .cycle(1, 12 * MS, 1_000, 2_000);
-    let (_, cycles) = observe(&t.0, Some(MS));
-    let got: Vec<_> = cycles
-        .iter()
-        .map(|c| {
-            (
-                c.start_ns,
-                c.end_ns,
-                c.overrun,
-                c.latency_ns,
-                c.irq_latency_ns,
-                c.thread_latency_ns,
-            )
-        })
-        .collect();
-    assert_eq!(
-        got,
-        [
-            (
-                10_005_000,
-                11_010_000,
-                true,
-                5_000,
-                Some(1_000),
-                Some(4_000)
-            ),
-            (11_010_300, 11_100_500, false, 10_300, Some(10_300), Some(0)),
-            (
-                12_002_000,
-                12_102_000,
-                false,
-                2_000,
-                Some(1_000),
-                Some(1_000)
-            ),
-        ]
-    );
-}
-
-#[test]
-fn a_thread_held_past_its_expiry_between_arming_and_sleeping_starts_its_next_cycle_there() {
-    // Recorded shape (a VM's CPU stalled by its host): cycle 0 arms its
-    // 11 ms timer at 10.105 ms, in time, and is held before it can switch
-    // out; the expiry is handled at 15.3 ms, the thread still on its CPU,
-    // and it goes on with cycle 1 without a switch. Not one 5.3 ms cycle.
+/// Cycle 0 (released at 10 ms, started at 10.005 ms) arms its timer due
+/// at `due` at `armed`; the expiry is handled at `handled` with the thread
+/// still on its CPU, which goes on with cycle 1 without a switch and
+/// sleeps at `handled` + 100 µs for `next`, and a quiet cycle follows.
+/// Each cycle's (release, start, end, overrun, latency, IRQ latency,
+/// jitter), and the cycles not measured.
+#[allow(clippy::type_complexity)]
+fn sleep_cut_short(
+    armed: u64,
+    due: u64,
+    handled: u64,
+    next: u64,
+) -> (Vec<(u64, u64, u64, bool, u64, Option<u64>, Option<i64>)>, u64) {
     let mut t = attached();
     t.expire(10_001_000, 1)
         .switch(10_005_000, 1, 0, 0, PLC)
-        .arm(10_105_000, 1, 11 * MS)
-        .expire(15_300_000, 1)
-        .sleep(15_400_000, 1, 16 * MS)
-        .cycle(1, 16 * MS, 1_000, 2_000);
+        .arm(armed, 1, due)
+        .expire(handled, 1)
+        .sleep(handled + 100_000, 1, next)
+        .cycle(1, next, 1_000, 2_000);
     let (o, cycles) = observe(&t.0, Some(MS));
-    let got: Vec<_> = cycles
+    let got = cycles
         .iter()
         .map(|c| {
             (
                 c.release_ns,
                 c.start_ns,
                 c.end_ns,
+                c.overrun,
                 c.latency_ns,
                 c.irq_latency_ns,
                 c.jitter_ns,
             )
         })
         .collect();
+    (got, o.not_measured())
+}
+
+#[test]
+fn an_overrun_whose_timer_expires_before_it_switches_out_ends_at_the_arming() {
+    // Cycle 0 arms 11 ms at 11.010 ms, a time already past: the expiry is
+    // handled at once, 300 ns later.
+    let (got, not_measured) = sleep_cut_short(11_010_000, 11 * MS, 11_010_300, 12 * MS);
     assert_eq!(
         got,
         [
-            (10 * MS, 10_005_000, 10_105_000, 5_000, Some(1_000), None),
-            (
-                11 * MS,
-                15_300_000,
-                15_400_000,
-                4_300_000,
-                Some(4_300_000),
-                Some(4_295_000)
-            ),
-            (
-                16 * MS,
-                16_002_000,
-                16_102_000,
-                2_000,
-                Some(1_000),
-                Some(-4_298_000)
-            ),
+            (10 * MS, 10_005_000, 11_010_000, true, 5_000, Some(1_000), None),
+            (11 * MS, 11_010_300, 11_110_300, false, 10_300, Some(10_300), Some(5_300)),
+            (12 * MS, 12_002_000, 12_102_000, false, 2_000, Some(1_000), Some(-8_300)),
         ]
     );
-    assert_eq!(o.not_measured(), 0);
+    assert_eq!(not_measured, 0);
+}
+
+#[test]
+fn a_thread_held_past_its_expiry_between_arming_and_sleeping_starts_its_next_cycle_there() {
+    // Recorded shape (a VM's CPU stalled by its host): cycle 0 arms its
+    // 11 ms timer at 10.105 ms, in time, and is held before it can switch
+    // out; the expiry is handled at 15.3 ms. Not one 5.3 ms cycle: the
+    // next is late by 4.3 ms, and the one after serves 16 ms, 5 T0 on.
+    let (got, not_measured) = sleep_cut_short(10_105_000, 11 * MS, 15_300_000, 16 * MS);
+    assert_eq!(
+        got,
+        [
+            (10 * MS, 10_005_000, 10_105_000, false, 5_000, Some(1_000), None),
+            (11 * MS, 15_300_000, 15_400_000, false, 4_300_000, Some(4_300_000), Some(4_295_000)),
+            (16 * MS, 16_002_000, 16_102_000, false, 2_000, Some(1_000), Some(-4_298_000)),
+        ]
+    );
+    assert_eq!(not_measured, 0);
 }
 
 #[test]
