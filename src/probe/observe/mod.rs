@@ -408,7 +408,8 @@ impl Probe for ObserveProbe {
         let mut first: Option<u64> = None;
         let mut batch: Vec<Event> = Vec::with_capacity(8192);
         let mut recorded = 0u64;
-        // The candidates seen switched in at a real-time priority.
+        // The candidates' priorities as their events show them.
+        let mut votes = PrioVotes::default();
         let mut realtime: Vec<u32> = Vec::new();
         let count = self.count;
         let done = |n: u64| count.is_some_and(|c| n >= c);
@@ -477,17 +478,16 @@ impl Probe for ObserveProbe {
                 continue;
             }
             for e in &batch {
+                if chosen.is_none() {
+                    votes.take(&e.kind, &tids);
+                }
                 if let EventKind::Switch {
                     next_pid,
-                    next_prio,
                     next_comm,
                     ..
                 } = &e.kind
                 {
                     if tids.contains(next_pid) {
-                        if *next_prio < 100 && !realtime.contains(next_pid) {
-                            realtime.push(*next_pid);
-                        }
                         // The kernel's name for it now: a thread found as
                         // it starts may name itself after (prctl).
                         if let Some(c) = self.candidates.iter_mut().find(|c| c.tid == *next_pid) {
@@ -527,6 +527,7 @@ impl Probe for ObserveProbe {
                     } else {
                         CHOOSE_PERIODS
                     };
+                    realtime = votes.realtime();
                     chosen = choose(&held, least, &realtime, self.period_ns);
                     if let Some(tid) = chosen {
                         // The others' events are needed no more.
@@ -554,6 +555,7 @@ impl Probe for ObserveProbe {
         }
         if chosen.is_none() {
             // The trace ended before a second had passed.
+            realtime = votes.realtime();
             chosen = choose(&held, CHOOSE_PERIODS, &realtime, self.period_ns)
                 .or_else(|| choose(&held, 1, &realtime, self.period_ns));
             if let Some(tid) = chosen {
@@ -715,6 +717,64 @@ impl ObserveProbe {
     }
 }
 
+/// The priorities the candidates' events show, until one is chosen: a
+/// candidate is real-time when most of its events that carry its kernel
+/// priority (its switches in and out, its wake-ups) show one below 100.
+/// Any of them, not the switch in alone: this VM's kernel traces no switch
+/// out of idle, so a thread woken on an idle CPU is seldom seen switched
+/// in; most of them, not one: a time-sharing thread holding a
+/// priority-inheriting lock a real-time one waits on runs boosted for a
+/// while.
+#[derive(Debug, Default)]
+struct PrioVotes {
+    /// (tid, events below 100, events).
+    seen: Vec<(u32, u32, u32)>,
+}
+
+impl PrioVotes {
+    /// Takes in one event's priorities of the candidates `tids`.
+    fn take(&mut self, kind: &EventKind, tids: &[u32]) {
+        match kind {
+            EventKind::Switch {
+                prev_pid,
+                prev_prio,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                self.vote(*prev_pid, *prev_prio, tids);
+                self.vote(*next_pid, *next_prio, tids);
+            }
+            EventKind::Wakeup { pid, prio, .. } => self.vote(*pid, *prio, tids),
+            _ => {}
+        }
+    }
+
+    fn vote(&mut self, tid: u32, prio: i32, tids: &[u32]) {
+        if !tids.contains(&tid) {
+            return;
+        }
+        let i = match self.seen.iter().position(|s| s.0 == tid) {
+            Some(i) => i,
+            None => {
+                self.seen.push((tid, 0, 0));
+                self.seen.len() - 1
+            }
+        };
+        self.seen[i].1 += u32::from(prio < 100);
+        self.seen[i].2 += 1;
+    }
+
+    /// The candidates most of whose events showed a real-time priority.
+    fn realtime(&self) -> Vec<u32> {
+        self.seen
+            .iter()
+            .filter(|&&(_, rt, all)| rt * 2 > all)
+            .map(|&(tid, ..)| tid)
+            .collect()
+    }
+}
+
 /// The candidate whose held cycles' periods are the most regular.
 ///
 /// A soft PLC runs its control tasks at a real-time priority beside
@@ -778,3 +838,46 @@ pub const REGISTRATION: super::Registration = super::Registration {
     placement: super::Placement::Observer,
     task: Some(flags::monitor_cell),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn switch(prev: (u32, i32), next: (u32, i32)) -> EventKind {
+        EventKind::Switch {
+            prev_pid: prev.0,
+            prev_comm: String::new(),
+            prev_prio: prev.1,
+            prev_state: 1,
+            next_pid: next.0,
+            next_comm: String::new(),
+            next_prio: next.1,
+        }
+    }
+
+    #[test]
+    fn a_thread_is_real_time_by_most_of_its_events_not_by_its_switch_in_alone() {
+        // cyclictest: its measuring thread 11 at FIFO 95 (kernel prio 4),
+        // woken on an idle CPU and never seen switched in; its main thread
+        // 10 time-sharing (120), boosted once. A thread not observed (7)
+        // counts for nothing.
+        let tids = [10, 11];
+        let mut v = PrioVotes::default();
+        for _ in 0..5 {
+            v.take(
+                &EventKind::Wakeup {
+                    pid: 11,
+                    prio: 4,
+                    target_cpu: 1,
+                },
+                &tids,
+            );
+            v.take(&switch((11, 4), (0, 120)), &tids);
+            v.take(&switch((7, 120), (10, 120)), &tids);
+            v.take(&switch((10, 120), (7, 120)), &tids);
+        }
+        v.take(&switch((7, 120), (10, 4)), &tids);
+        assert_eq!(v.realtime(), [11]);
+        assert_eq!(PrioVotes::default().realtime(), Vec::<u32>::new());
+    }
+}
