@@ -40,7 +40,7 @@
 //! are held for the first second of trace, and the thread whose
 //! start-to-start periods are the most regular
 //! ([`jitterlab_core::observe::cycles::most_periodic`], 3 periods at
-//! least) — among those seen running at a real-time priority, when any
+//! least) — among those running at a real-time priority ([`PrioVotes`]), when any
 //! is — is chosen and said (the result's `detail`); its held cycles are
 //! recorded, the others' dropped. For a `--pid` or a started command, the
 //! process's threads are listed again every [`SCAN_NS`] until then: a
@@ -780,7 +780,7 @@ impl PrioVotes {
 /// A soft PLC runs its control tasks at a real-time priority beside
 /// time-sharing threads that may tick as regularly (cyclictest's main
 /// thread sleeps 10 ms at a time beside its 1 ms measuring thread): when
-/// any candidate seen running at a real-time priority (`realtime`) has the
+/// any candidate running at a real-time priority (`realtime`, [`PrioVotes`]) has the
 /// periods, only those are ranked. With the period `t0` given, only the
 /// threads running at it are ranked first
 /// ([`jitterlab_core::observe::cycles::near_period`]): a started command
