@@ -85,7 +85,9 @@ fn the_json_is_schema_versioned() {
     assert_eq!(code, 0, "{err}");
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["schema_version"], 1);
-    assert_eq!(j["database_schema"], 6);
+    assert_eq!(j["database_schema"], 7);
+    // No restart of its task: no mark.
+    assert_eq!(j["monitor"]["marks"], serde_json::json!([]));
     assert_eq!(j["monitor"]["name"], "line-3");
     assert_eq!(j["monitor"]["last_hour"][1]["samples"], 3_600_000);
     assert_eq!(j["monitor"]["held"]["five_minute"]["rows"], 576);

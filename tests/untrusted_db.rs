@@ -276,7 +276,7 @@ fn an_import_of_a_damaged_schema_names_the_imported_file_and_what_is_wrong() {
     for (sql, why) in [
         (
             "ALTER TABLE cells DROP COLUMN plan_json;",
-            "lacks column cells.plan_json of jitterlab's schema 6: it is not a whole jitterlab results database; give another --db",
+            "lacks column cells.plan_json of jitterlab's schema 7: it is not a whole jitterlab results database; give another --db",
         ),
         (
             "PRAGMA user_version = -1;",
