@@ -247,9 +247,17 @@ pub fn parse<'a>(layout: &PageLayout, page: &'a [u8]) -> Result<Vec<Item<'a>>, B
         let type_len = header & 0x1f;
         let delta = u64::from(header >> 5);
         match type_len {
-            0 => {
-                let size = u32_at(page, at + 4)? as usize;
-                if size < 4 || at + 4 + size > end {
+            0..=DATA_MAX => {
+                // The data's size in bytes after the header word, and where
+                // the payload starts: a length word first when the type is
+                // 0 (the size counts it), else the size in words is the type.
+                let (size, from) = match type_len {
+                    0 => (u32_at(page, at + 4)? as usize, at + 8),
+                    n => (n as usize * 4, at + 4),
+                };
+                // A length word must count itself at least.
+                let short = type_len == 0 && size < 4;
+                if short || at + 4 + size > end {
                     return Err(BadPage(format!(
                         "an event at byte {at} of {size} bytes past the data's end ({end})"
                     )));
@@ -257,21 +265,7 @@ pub fn parse<'a>(layout: &PageLayout, page: &'a [u8]) -> Result<Vec<Item<'a>>, B
                 time += delta;
                 items.push(Item::Data {
                     time_ns: time,
-                    data: &page[at + 8..at + 4 + size],
-                });
-                at += 4 + size;
-            }
-            1..=DATA_MAX => {
-                let size = type_len as usize * 4;
-                if at + 4 + size > end {
-                    return Err(BadPage(format!(
-                        "an event at byte {at} of {size} bytes past the data's end ({end})"
-                    )));
-                }
-                time += delta;
-                items.push(Item::Data {
-                    time_ns: time,
-                    data: &page[at + 4..at + 4 + size],
+                    data: &page[from..at + 4 + size],
                 });
                 at += 4 + size;
             }
