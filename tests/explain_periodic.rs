@@ -12,7 +12,7 @@ use serde_json::Value;
 
 #[path = "common/harness.rs"]
 mod harness;
-use harness::{has, jl_with, scratch, Children};
+use harness::{jl_with, live_on_cpu1, named_shell, scratch, Children};
 
 /// Busy 50 ms by the wall clock, asleep 500 ms (a read timing out on a
 /// FIFO: no process forked), until killed. 50 ms is longer than the
@@ -28,31 +28,12 @@ done"#;
 
 #[test]
 fn live_the_worst_cycle_of_run_cyclic_names_the_thread_that_delayed_it() {
-    if jitterlab_sys::effective_uid() != 0 {
-        eprintln!("skipping the live --explain test: tracing the kernel needs root");
+    if !live_on_cpu1("--explain", &["chrt", "taskset", "mkfifo"]) {
         return;
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if online.trim() == "0" {
-        eprintln!("skipping the live --explain test: it needs CPU 1, and only CPU 0 is online");
-        return;
-    }
-    for tool in ["chrt", "taskset", "mkfifo"] {
-        if !has(tool) {
-            eprintln!("skipping the live --explain test: {tool} is not installed");
-            return;
-        }
     }
     let dir = tempfile::tempdir().unwrap();
     // The hog thread's name is its program's file name.
-    let hog = dir.path().join("jl-hog");
-    std::fs::copy("/bin/bash", &hog).unwrap();
-    let fifo = dir.path().join("sleep.fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let (hog, fifo) = named_shell(dir.path(), "jl-hog");
     let quiet = || std::process::Stdio::null();
     let mut children = Children(Vec::new());
     children.0.push(

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 #[path = "common/harness.rs"]
 mod harness;
-use harness::{has, jl_with, lock_held, scratch, Children};
+use harness::{has, jl_with, live_on_cpu1, lock_held, named_shell, scratch, Children};
 
 const PLC: u32 = 4242;
 const OTHER_PLC: u32 = 4243;
@@ -477,31 +477,12 @@ done"#;
 
 #[test]
 fn live_a_periodic_task_is_counted_and_its_injected_delays_are_named() {
-    if jitterlab_sys::effective_uid() != 0 {
-        eprintln!("skipping the live observe test: tracing the kernel needs root");
+    if !live_on_cpu1("observe", &["cyclictest", "chrt", "taskset", "mkfifo"]) {
         return;
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if online.trim() == "0" {
-        eprintln!("skipping the live observe test: it needs CPU 1, and only CPU 0 is online");
-        return;
-    }
-    for tool in ["cyclictest", "chrt", "taskset", "mkfifo"] {
-        if !has(tool) {
-            eprintln!("skipping the live observe test: {tool} is not installed");
-            return;
-        }
     }
     let dir = tempfile::tempdir().unwrap();
     // The injecting thread's name is its program's file name.
-    let inject = dir.path().join("jl-inject");
-    std::fs::copy("/bin/bash", &inject).unwrap();
-    let fifo = dir.path().join("sleep.fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let (inject, fifo) = named_shell(dir.path(), "jl-inject");
     let quiet = || std::process::Stdio::null();
     let mut children = Children(Vec::new());
     children.0.push(

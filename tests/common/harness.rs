@@ -138,3 +138,40 @@ pub fn has(tool: &str) -> bool {
 pub fn lock_held(stderr: &str) -> bool {
     stderr.contains("machine lock") || stderr.contains("another jitterlab")
 }
+
+/// Whether the live test of `what` can run here: as root (tracing the
+/// kernel), with CPU 1 online and every one of `tools` installed; says on
+/// stderr why it is skipped when not.
+pub fn live_on_cpu1(what: &str, tools: &[&str]) -> bool {
+    if jitterlab_sys::effective_uid() != 0 {
+        eprintln!("skipping the live {what} test: tracing the kernel needs root");
+        return false;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if online.trim() == "0" {
+        eprintln!("skipping the live {what} test: it needs CPU 1, and only CPU 0 is online");
+        return false;
+    }
+    for tool in tools {
+        if !has(tool) {
+            eprintln!("skipping the live {what} test: {tool} is not installed");
+            return false;
+        }
+    }
+    true
+}
+
+/// A copy of bash named `name` in `dir` (a thread's name is its program's
+/// file name, so the thread it runs is found by it) and a FIFO beside it
+/// to sleep on: (program, FIFO).
+pub fn named_shell(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let program = dir.join(name);
+    std::fs::copy("/bin/bash", &program).unwrap();
+    let fifo = dir.join("sleep.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    (program, fifo)
+}
