@@ -201,9 +201,9 @@ fn corpus() -> Vec<Case> {
         case(&["run", "timerlat", "--period", "50us"], "timerlat period must be whole microseconds from 100us to 1s (rtla's -p); got 50us"),
         clap(&["run", "timerlat", "--priority", "300"], "invalid value '300' for '--priority <PRIO>': 300 is not in 0..=255"),
         case(&["run", "timerlat", "--duration", "1500ms"], "timerlat duration must be whole seconds, at least 1s (rtla's -d); got 1500ms"),
-        case(&["run", "observe"], "nothing to observe: give --pid PID, --tid TID, --comm NAME or -- COMMAND ARGS"),
+        case(&["run", "observe"], "an observe probe needs what to watch: give --pid, --tid, --comm or -- COMMAND"),
         case(&["run", "observe", "--pid", "4194304"], "--pid 4194304: no such process (no /proc/4194304); give the pid of a running process (ps -e lists them)"),
-        case(&["run", "observe", "--comm", "plc", "--tid", "1"], "observe watches one target: keep one of --tid and --comm"),
+        case(&["run", "observe", "--comm", "plc", "--tid", "1"], "an observe probe watches one target: keep one of --tid and --comm"),
         // ---- run roundtrip, analyze: a zero period
         case(&["run", "roundtrip", "--io-period", "0s"], "--io-period must be positive; give e.g. --io-period 500us"),
         clap(&["analyze", "capture.pcap", "--cycle", "0s"], "invalid value '0s' for '--cycle <TIME>': a cycle time must be longer than 0"),

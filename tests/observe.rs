@@ -360,12 +360,12 @@ fn bad_input_is_refused_with_exit_2_and_what_to_fix() {
         (
             &["--no-db"],
             &file,
-            "nothing to observe: give --pid PID, --tid TID, --comm NAME or -- COMMAND ARGS",
+            "an observe probe needs what to watch: give --pid, --tid, --comm or -- COMMAND",
         ),
         (
             &["--tid", "4242", "--comm", "plc", "--no-db"],
             &file,
-            "observe watches one target: keep one of --tid and --comm",
+            "an observe probe watches one target: keep one of --tid and --comm",
         ),
         (
             &["--pid", "4242", "--no-db"],

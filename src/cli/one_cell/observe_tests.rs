@@ -100,7 +100,7 @@ fn bad_targets_are_refused_naming_the_fix() {
     );
     assert_eq!(
         err(&["--pid", "200", "--", "cyclictest", "-m"]),
-        "observe watches one target: keep one of --pid and -- COMMAND"
+        "an observe probe watches one target: keep one of --pid and -- COMMAND"
     );
     assert_eq!(
         err(&["--tid", "0"]),

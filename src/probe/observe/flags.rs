@@ -10,9 +10,15 @@
 //! must not perturb the task it watches. The one configuration places the
 //! task as a bench's does (`super::place`): its probe CPUs are every CPU
 //! but `--cpu` (where the lifecycle puts the observer), and a started
-//! command gets `--priority` when given; an attached task is not changed. Refused with exit 2 and nothing changed: no target, two
-//! targets, a target that names no running thread, a zero period, a
-//! container deployment, `--break-trace`.
+//! command gets `--priority` when given; an attached task is not changed.
+//!
+//! The target and `--explain` are the probe's keys: their flags are read
+//! by the keys' own check (`key_params`), the one that reads a spec's
+//! `[[probe]]` table, so "no target" and "two targets" are one rule with
+//! one message for both (naming flags here, keys there). Refused with exit
+//! 2 and nothing changed: no target, two targets, a zero id, a target that
+//! names no running thread, a zero period, a container deployment,
+//! `--break-trace`.
 
 use std::path::{Path, PathBuf};
 
@@ -21,12 +27,13 @@ use jitterlab_core::observe::params::PARAMS;
 use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::probe::InContainer;
 use jitterlab_core::result::ProbeKind;
-use jitterlab_core::spec::{Policy, ProbeParams};
+use jitterlab_core::spec::{Given, GivenValues, KindTable, Policy, ProbeParams};
 
 use crate::error::bad;
 use crate::probe::flags::{
-    check_common, common_cell, common_flags, flag_of, others, probe_cpu, CommonArgs, DeploymentArg,
-    Flag, FlagValues, FromFlags, KindFlags, MonitoredTask, OneCell, TaskArgs, ValueKind,
+    check_common, common_cell, common_flags, flag_of, key_params, others, probe_cpu, CommonArgs,
+    DeploymentArg, Flag, FlagValues, FromFlags, KindFlags, MonitoredTask, OneCell, TaskArgs,
+    ValueKind,
 };
 use crate::store::Db;
 use crate::system::host;
@@ -34,16 +41,11 @@ use crate::system::host;
 /// `jitterlab run observe`'s flags, as the command line gave them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObserveRunArgs {
-    /// `--pid`.
-    pub pid: Option<u32>,
-    /// `--tid`.
-    pub tid: Option<u32>,
-    /// `--comm`.
-    pub comm: Option<String>,
+    /// Its parameters from its keys' flags (`--pid`, `--tid`, `--comm`,
+    /// `-- COMMAND`, `--explain`), read by the keys' own check.
+    pub params: ObserveParams,
     /// `--period`, ns.
     pub period: Option<u64>,
-    /// `--explain`.
-    pub explain: bool,
     /// `--cpu`: the observer's.
     pub cpu: Option<usize>,
     /// `--container`: the container `--comm` is looked for in.
@@ -52,8 +54,6 @@ pub struct ObserveRunArgs {
     pub replay: Option<PathBuf>,
     /// Options every probe shares (--break-trace does not apply).
     pub common: CommonArgs,
-    /// `-- COMMAND ARGS…`.
-    pub command: Vec<String>,
 }
 
 /// `jitterlab run observe`'s flags: its keys' target flags, `--period`,
@@ -103,46 +103,14 @@ pub fn flags() -> KindFlags {
 
 impl FromFlags for ObserveRunArgs {
     fn from_flags(v: &FlagValues) -> Result<ObserveRunArgs> {
-        let id = |name: &str| v.opt_i64(name).map(|n| n as u32);
         Ok(ObserveRunArgs {
-            pid: id("pid"),
-            tid: id("tid"),
-            comm: v.opt_text("comm"),
+            params: key_params(ProbeKind::Observe, v, 0)?,
             period: v.opt_u64("period"),
-            explain: v.switch("explain"),
             cpu: v.opt_usize("cpu"),
             container: v.opt_text("container"),
             replay: v.opt_path("replay"),
             common: CommonArgs::read(v),
-            command: v.texts("command"),
         })
-    }
-}
-
-/// The one target of the flags.
-fn target(a: &ObserveRunArgs) -> Result<ObserveTarget> {
-    let mut given: Vec<(&str, ObserveTarget)> = Vec::new();
-    if let Some(p) = a.pid {
-        given.push(("--pid", ObserveTarget::Pid(p)));
-    }
-    if let Some(t) = a.tid {
-        given.push(("--tid", ObserveTarget::Tid(t)));
-    }
-    if let Some(c) = &a.comm {
-        given.push(("--comm", ObserveTarget::Comm(c.clone())));
-    }
-    if !a.command.is_empty() {
-        given.push(("-- COMMAND", ObserveTarget::Command(a.command.clone())));
-    }
-    match given.len() {
-        0 => Err(bad(
-            "nothing to observe: give --pid PID, --tid TID, --comm NAME or -- COMMAND ARGS",
-        )),
-        1 => Ok(given.remove(0).1),
-        _ => Err(bad(format!(
-            "observe watches one target: keep one of {} and {}",
-            given[0].0, given[1].0
-        ))),
     }
 }
 
@@ -152,26 +120,28 @@ pub fn one_cell(v: &FlagValues, root: &Path, db: &Db) -> Result<OneCell> {
 }
 
 /// `jitterlab monitor --pid/--tid/--comm`: `run observe`'s one-cell spec
-/// of the task, checked as `run observe` checks its flags (the same
-/// messages); the monitor makes it endless.
+/// of the task, its parameters read by the same keys' check and checked
+/// as `run observe` checks its flags (the same messages); the monitor
+/// makes it endless.
 pub fn monitor_cell(t: &TaskArgs, root: &Path, db: &Db) -> Result<OneCell> {
-    let (mut pid, mut tid, mut comm) = (None, None, None);
+    let mut given = GivenValues::new();
     match &t.task {
-        MonitoredTask::Pid(p) => pid = Some(*p),
-        MonitoredTask::Tid(id) => tid = Some(*id),
-        MonitoredTask::Comm(c) => comm = Some(c.clone()),
-    }
+        MonitoredTask::Pid(p) => given.insert("pid", Given::Num(u64::from(*p))),
+        MonitoredTask::Tid(id) => given.insert("tid", Given::Num(u64::from(*id))),
+        MonitoredTask::Comm(c) => given.insert("comm", Given::Text(c.clone())),
+    };
+    given.insert("explain", Given::Bool(t.explain));
+    let params = KindTable::given(ProbeKind::Observe, &given, 0).map_err(bad)?;
     let args = ObserveRunArgs {
-        pid,
-        tid,
-        comm,
+        params: params
+            .get::<ObserveParams>()
+            .cloned()
+            .expect("the observe check makes observe parameters"),
         period: t.period,
-        explain: t.explain,
         cpu: None,
         container: t.container.clone(),
         replay: None,
         common: t.common.clone(),
-        command: Vec::new(),
     };
     check(root, db, &args)
 }
@@ -190,14 +160,8 @@ pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
             "--break-trace applies to the periodic probes (cyclic, wakeup); remove it from run observe",
         ));
     }
-    let target = target(a)?;
-    if let ObserveTarget::Pid(0) | ObserveTarget::Tid(0) = target {
-        return Err(bad(
-            "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists",
-        ));
-    }
     if let Some(name) = &a.container {
-        if !matches!(target, ObserveTarget::Comm(_)) || a.replay.is_some() {
+        if !matches!(a.params.target, ObserveTarget::Comm(_)) || a.replay.is_some() {
             return Err(bad(format!(
                 "--container {name} takes --comm NAME: the ids inside a container are not the host's, and a recording has no container"
             )));
@@ -218,10 +182,9 @@ pub fn check(root: &Path, db: &Db, a: &ObserveRunArgs) -> Result<OneCell> {
         v => v,
     };
     let params = ObserveParams {
-        target,
-        explain: a.explain,
         replay: a.replay.as_ref().map(|p| p.display().to_string()),
         container: a.container.clone(),
+        ..a.params.clone()
     };
     super::check(root, &params)?;
     let period = a.period.unwrap_or(0);

@@ -131,9 +131,21 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// An `observe` probe's table checked: exactly one of `pid`, `tid`, `comm`
-/// or `command` says what it watches; `explain` whether it explains.
+/// or `command` says what it watches; `explain` whether it explains. The
+/// one rule for a spec's table and `run observe`'s flags: its messages
+/// name the keys as their reader wrote them ([`KindTable::named`]).
 pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
-    let id = |key: &str| -> Check<Option<u32>> { Ok(t.num(key)?.map(|n| n as u32)) };
+    // A spec's id is 1 or more by its type; the command line's flag of it
+    // takes 0 (an integer flag's range), refused here.
+    let id = |key: &str| -> Check<Option<u32>> {
+        match t.num(key)? {
+            Some(0) => Err(t.err(
+                key,
+                "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists",
+            )),
+            n => Ok(n.map(|n| n as u32)),
+        }
+    };
     let mut targets: Vec<(ObserveTarget, &str)> = Vec::new();
     if let Some(p) = id("pid")? {
         targets.push((ObserveTarget::Pid(p), "pid"));
@@ -160,19 +172,24 @@ pub(super) fn check(t: &KindTable, _period_ns: u64) -> Check<ProbeParams> {
         targets.push((ObserveTarget::Command(argv), "command"));
     }
     if targets.len() > 1 {
-        let second = targets[1].1;
+        let (first, second) = (targets[0].1, targets[1].1);
         return Err(t.err(
             second,
             format!(
-                "an observe probe watches one target: keep one of {} and {second}",
-                targets[0].1
+                "an observe probe watches one target: keep one of {} and {}",
+                t.named(first),
+                t.named(second)
             ),
         ));
     }
     let Some((target, _)) = targets.pop() else {
+        let keys = ["pid", "tid", "comm"].map(|k| t.named(k)).join(", ");
         return Err(t.err(
             "kind",
-            "an observe probe needs what to watch: give pid, tid, comm or command",
+            format!(
+                "an observe probe needs what to watch: give {keys} or {}",
+                t.named("command")
+            ),
         ));
     };
     Ok(ProbeParams::new(ObserveParams {
@@ -245,6 +262,50 @@ mod tests {
         assert_eq!(
             check("comm = \"a-name-longer-than-15\"\n").unwrap_err(),
             "bench.toml:4: probe[0].comm: a thread name has 1 to 15 characters, as the kernel keeps it (ps -L -o comm)"
+        );
+        assert_eq!(
+            check("pid = 0\n").unwrap_err(),
+            "bench.toml:4: probe[0].pid: pid must be a process or thread id (1 or more)"
+        );
+    }
+
+    /// The command line's values, read by the same check: its messages
+    /// name the flags.
+    #[test]
+    fn the_command_lines_values_are_refused_naming_the_flags() {
+        use crate::probe::kind::ProbeKind;
+        use crate::spec::{Given, GivenValues};
+        let given = |values: &[(&'static str, Given)]| {
+            let values: GivenValues = values.iter().cloned().collect();
+            KindTable::given(ProbeKind::Observe, &values, 0)
+        };
+        assert_eq!(
+            given(&[]).unwrap_err(),
+            "an observe probe needs what to watch: give --pid, --tid, --comm or -- COMMAND"
+        );
+        assert_eq!(
+            given(&[
+                ("pid", Given::Num(12)),
+                ("command", Given::Texts(vec!["cyclictest".into()]))
+            ])
+            .unwrap_err(),
+            "an observe probe watches one target: keep one of --pid and -- COMMAND"
+        );
+        // 0 passes the flag's integer range; the check refuses it.
+        assert_eq!(
+            given(&[("tid", Given::Num(0))]).unwrap_err(),
+            "0 is no process or thread id; give one ps -eL -o pid,tid,comm lists"
+        );
+        let p = given(&[("comm", Given::Text("plc".into())), ("explain", Given::Bool(true))])
+            .unwrap();
+        assert_eq!(
+            p.get::<ObserveParams>(),
+            Some(&ObserveParams {
+                target: ObserveTarget::Comm("plc".into()),
+                explain: true,
+                replay: None,
+                container: None,
+            })
         );
     }
 }

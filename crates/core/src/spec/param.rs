@@ -653,6 +653,24 @@ impl KindTable<'_> {
         })
     }
 
+    /// How a message names `key` to its reader: as a spec writes it
+    /// (`pid`), or, for values the command line gave, as its flag
+    /// (`--pid`, `--io-period`; a list of texts, the trailing `-- COMMAND`).
+    pub fn named(&self, key: &str) -> String {
+        if self.given.is_none() {
+            return key.to_string();
+        }
+        let k = self.table.key(key);
+        match k.map(|k| (k.ty, k.flag.name)) {
+            Some((ValueType::TextList, _)) => {
+                let value = k.and_then(|k| k.flag.value_name).unwrap_or("COMMAND");
+                format!("-- {value}")
+            }
+            Some((_, Some(name))) => format!("--{name}"),
+            _ => format!("--{}", key.replace('_', "-")),
+        }
+    }
+
     /// The dotted path of one of its keys (`probe[0].cns`).
     pub fn path(&self, key: &str) -> String {
         format!("{}.{key}", self.prefix)
