@@ -269,3 +269,46 @@ fn markdown_and_csv_are_refused_before_the_database_is_read() {
     }
     assert!(!dir.path().join("none.db").exists());
 }
+
+#[test]
+fn a_mark_of_the_task_is_a_dotted_line_on_the_plot_and_a_line_under_the_segments() {
+    let (_dir, mut v) = filled();
+    let at = (T + 12 * 86_400 + 600) * 1_000_000_000;
+    let what = "task restarted: tid 41 (plc) of comm plc was gone; re-attached to the thread(s) named plc: tid 57";
+    v.marks.push((at, what.to_string()));
+    let page = render(&v, Format::Html).unwrap();
+    let svgs = check_page(&page);
+    let svg = Document::parse(&svgs[0]).unwrap();
+    let metadata = svg
+        .descendants()
+        .find(|n| n.tag_name().name() == "metadata")
+        .and_then(|n| n.text())
+        .unwrap()
+        .to_string();
+    assert!(
+        metadata.contains(&format!(
+            "resumption_s {}\nmark_s {} {what}\nworst_ever ",
+            T + 10 * 86_400 + 180,
+            T + 12 * 86_400 + 600
+        )),
+        "{metadata}"
+    );
+    let texts: Vec<&str> = svg
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    assert!(
+        texts.contains(&"task mark (listed under marks)"),
+        "{texts:?}"
+    );
+    // Its line is dotted, in a colour of its own; the resumption's
+    // stays dashed grey.
+    assert!(svgs[0].contains("stroke=\"#A02020\" stroke-dasharray=\"2 3\""));
+    assert!(svgs[0].contains("stroke=\"#666666\" stroke-dasharray=\"5 4\""));
+    assert!(page.contains(
+        "The dotted vertical line marks what happened to its task (1, listed under &quot;marks&quot; below): a restart the monitor re-attached after."
+    ));
+    assert!(page.contains(&format!("marks\n  2026-11-13T00:10:00Z  {what}\n")));
+}

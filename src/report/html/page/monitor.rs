@@ -58,6 +58,15 @@ fn caption(view: &MonitorView) -> String {
             if resumed == 1 { "" } else { "s" }
         );
     }
+    let marks = view.marks.len();
+    if marks > 0 {
+        let _ = write!(
+            c,
+            " The dotted vertical line{} mark{} what happened to its task ({marks}, listed under \"marks\" below): a restart the monitor re-attached after.",
+            if marks == 1 { "" } else { "s" },
+            if marks == 1 { "s" } else { "" },
+        );
+    }
     if view.worst.ever.is_some() {
         c.push_str(" The black dot is the worst ever.");
     }

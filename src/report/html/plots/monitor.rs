@@ -8,14 +8,16 @@
 //! plots: per CPU a look of its own (the colours, dash patterns and legend
 //! of the run plots for the first three CPUs, then two more colours of the
 //! same palette, then again from the first), every resumption of the
-//! monitor a dashed grey vertical line, the worst ever a black dot with its
-//! value, time and CPU written beside it. When the 5-minute rows no longer
+//! monitor a dashed grey vertical line, every mark of its task (a restart
+//! it was re-attached after) a dotted dark red one, the worst ever a
+//! black dot with its value, time and CPU written beside it. When the 5-minute rows no longer
 //! reach back to the start of the series (they are kept for a year by
 //! default), the hourly maxima before them continue each CPU's line, left
 //! of a grey line that says where the resolution changes.
 //!
 //! The figures drawn are in the plot's `<metadata>`: per series its rows
-//! and points (`start_s max_ns`), the resumptions and the worst ever.
+//! and points (`start_s max_ns`), the resumptions, the marks and the worst
+//! ever.
 
 use super::*;
 use crate::store::monitor::view::{MaximaSeries, MonitorView};
@@ -40,6 +42,14 @@ const CPU_LOOKS: [Look; 5] = [SOLID, DASHED, DOTTED, ORANGE, SKY];
 const RESUMED: Look = Look {
     colour: RGBColor(0x66, 0x66, 0x66),
     dash: Some("5 4"),
+    marker: Marker::Circle,
+};
+/// A mark of the task (a restart the monitor re-attached after): dark
+/// red, dotted (a colour no other look has: [`super::finish`] dashes
+/// every stroke of a dashed look's colour).
+const MARK: Look = Look {
+    colour: RGBColor(0xA0, 0x20, 0x20),
+    dash: Some("2 3"),
     marker: Marker::Circle,
 };
 /// Where the hourly rows end and the 5-minute rows begin: light grey.
@@ -227,6 +237,12 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
         .map(|s| s.started_ns as f64 / 1e9)
         .filter(|x| (x0..=x1).contains(x))
         .collect();
+    let marks: Vec<(f64, &str)> = view
+        .marks
+        .iter()
+        .map(|(at, text)| (*at as f64 / 1e9, text.as_str()))
+        .filter(|(x, _)| (x0..=x1).contains(x))
+        .collect();
     let worst = view.worst.ever.as_ref();
 
     let mut data = format!("up_to_s {}\n", up_to.round() as i64);
@@ -242,6 +258,9 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
     }
     for x in &resumptions {
         let _ = writeln!(data, "resumption_s {}", x.round() as i64);
+    }
+    for (x, text) in &marks {
+        let _ = writeln!(data, "mark_s {} {text}", x.round() as i64);
     }
     if let Some(w) = worst {
         let _ = writeln!(data, "worst_ever {} {} {}", w.max_ns, w.at_ns, w.cpu);
@@ -261,6 +280,13 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
         entries.push(Entry {
             name: "monitor resumed".into(),
             look: RESUMED,
+            sample: Sample::Line,
+        });
+    }
+    if !marks.is_empty() {
+        entries.push(Entry {
+            name: "task mark (listed under marks)".into(),
+            look: MARK,
             sample: Sample::Line,
         });
     }
@@ -357,6 +383,9 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
         for &x in &resumptions {
             line(&mut c, RESUMED, vec![(x, lo), (x, hi)])?;
         }
+        for &(x, _) in &marks {
+            line(&mut c, MARK, vec![(x, lo), (x, hi)])?;
+        }
         let cpus: Vec<u32> = plot.five_minute.iter().map(|s| s.cpu).collect();
         for s in &all {
             let k = cpus.iter().position(|&c| c == s.cpu).unwrap_or(cpus.len());
@@ -385,10 +414,14 @@ pub(in crate::report::html) fn maxima(view: &MonitorView, title: &str) -> Result
         root.present().map_err(drawing)?;
     }
     let mut s = finish("maxima", title, &data, &svg);
-    let RGBColor(r, g, b) = RESUMED.colour;
-    let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\"");
-    if let Some(d) = RESUMED.dash {
-        s = s.replace(&stroke, &format!("{stroke} stroke-dasharray=\"{d}\""));
+    // plotters draws no dashed line: the looks' dashes are put on their
+    // strokes (each look's colour is its own).
+    for look in [RESUMED, MARK] {
+        let RGBColor(r, g, b) = look.colour;
+        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\"");
+        if let Some(d) = look.dash {
+            s = s.replace(&stroke, &format!("{stroke} stroke-dasharray=\"{d}\""));
+        }
     }
     Ok(Some(s))
 }
