@@ -274,6 +274,18 @@ impl Instance {
         write(&dir, "filter", filter.unwrap_or("0"))
     }
 
+    /// Turns the recording of `point` on or off in the instance (its
+    /// `enable`): off, the tracepoint writes nothing into the buffers, not
+    /// even a record its filter would drop. Removed with the instance.
+    pub fn enable(&self, point: TracePoint, on: bool) -> Result<()> {
+        let dir = self
+            .path
+            .join("events")
+            .join(point.system())
+            .join(point.name());
+        write(&dir, "enable", if on { "1" } else { "0" })
+    }
+
     /// The kernel's counters of CPU `i`'s buffer (`per_cpu/cpuN/stats`).
     pub fn kernel_stats(&self, i: usize) -> Result<page::BufferStats> {
         let path = self

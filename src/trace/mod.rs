@@ -199,6 +199,8 @@ pub struct Tracer {
     points: Vec<TracePoint>,
     /// The filters set ([`Tracer::filter`]).
     filters: Vec<(TracePoint, String)>,
+    /// The tracepoints recorded no more ([`Tracer::switch_off`]).
+    off: Vec<TracePoint>,
 }
 
 impl Tracer {
@@ -263,6 +265,7 @@ impl Tracer {
                 decoders,
                 points,
                 filters: Vec::new(),
+                off: Vec::new(),
             });
         }
         let paranoid = perf_paranoid(root)?;
@@ -290,6 +293,7 @@ impl Tracer {
             decoders,
             points,
             filters: Vec::new(),
+            off: Vec::new(),
         })
     }
 
@@ -328,6 +332,29 @@ impl Tracer {
                     // What a refused write left: nothing, or the old one.
                     let _ = instance.filter(point, None);
                 }
+            }
+        }
+        notes
+    }
+
+    /// Records none of `off`'s tracepoints from now on, and again every
+    /// other traced one switched off before. Through tracefs only (its
+    /// `enable`), as [`Tracer::filter`]; a write the kernel refuses leaves
+    /// the tracepoint recorded, and a line says so.
+    pub fn switch_off(&mut self, off: &[TracePoint]) -> Vec<String> {
+        let Source::Tracefs(instance) = &self.source else {
+            return Vec::new();
+        };
+        let mut notes = Vec::new();
+        for &point in &self.points {
+            let (want, have) = (off.contains(&point), self.off.contains(&point));
+            if want == have {
+                continue;
+            }
+            match instance.enable(point, !want) {
+                Ok(()) if want => self.off.push(point),
+                Ok(()) => self.off.retain(|p| *p != point),
+                Err(e) => notes.push(format!("{e:#}")),
             }
         }
         notes

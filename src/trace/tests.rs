@@ -13,7 +13,7 @@ use super::*;
 use crate::system::journal::testing::on_real_root;
 use crate::system::settings::testing::{bad_text, tree};
 use crate::testutil::{copy_fixture, fixture};
-use jitterlab_core::observe::cycles::{Observer, ObserverConfig};
+use jitterlab_core::observe::cycles::{Observer, ObserverConfig, ReleaseSource, StartSource};
 use jitterlab_core::observe::filter;
 
 /// A fake root with this kernel's tracefs (`tests/fixtures/tracefs`), 8
@@ -435,7 +435,9 @@ fn sleeping_thread_seen(backend: Backend) {
 /// With the filters `run observe` sets without `--explain`, the kernel
 /// records of CPU 1 only the sleeper's switches (and switches to idle),
 /// its wake-ups and timers, and the expiries of sleep timers; the
-/// observer still makes its cycles of them.
+/// observer still makes its cycles of them. Half-way, the selection of a
+/// thread released by its timer switches its wake-ups off: none is
+/// recorded after, and the cycles go on, their latency measured.
 #[test]
 #[serial]
 fn filtered_the_instance_records_only_the_observed_thread_s_events() {
@@ -444,7 +446,7 @@ fn filtered_the_instance_records_only_the_observed_thread_s_events() {
         return;
     }
     std::env::remove_var(crate::system::journal::JOURNAL_ENV);
-    let (events, stats, (tid, notes, since)) = on_real_root(|| {
+    let (events, stats, (tid, notes, since, off_since)) = on_real_root(|| {
         let root = Path::new("/");
         let mut journal = Journal::on_demand(root)?;
         let selection = filter::selection(&[], false);
@@ -474,13 +476,21 @@ fn filtered_the_instance_records_only_the_observed_thread_s_events() {
                 tid
             });
             let tid = rx.recv().unwrap();
-            let notes = tracer.filter(&filter::selection(&[tid], false).filters);
+            let mut notes = tracer.filter(&filter::selection(&[tid], false).filters);
             let since = sys::monotonic_ns();
+            let mut off_since = None;
             while !slept.is_finished() {
                 std::thread::sleep(Duration::from_millis(10));
                 tracer.read(&mut events)?;
+                if off_since.is_none() && sys::monotonic_ns() > since + 200_000_000 {
+                    let s = filter::selection(&[tid], false).timer_released();
+                    notes.extend(tracer.filter(&s.filters));
+                    notes.extend(tracer.switch_off(&s.off));
+                    off_since = Some(sys::monotonic_ns());
+                }
             }
-            anyhow::Ok((slept.join().unwrap(), notes, since))
+            let off_since = off_since.expect("the sleeps last 350 ms");
+            anyhow::Ok((slept.join().unwrap(), notes, since, off_since))
         });
         let run = run?;
         let stats = tracer.stop(&mut journal)?;
@@ -510,17 +520,45 @@ fn filtered_the_instance_records_only_the_observed_thread_s_events() {
         kinds.insert(std::mem::discriminant(&e.kind));
     }
     assert_eq!(kinds.len(), 4, "switches, wake-ups, arming and expiries");
+    let wakeups = |from: u64, to: u64| {
+        events
+            .iter()
+            .filter(|e| (from..to).contains(&e.time_ns))
+            .filter(|e| matches!(e.kind, EventKind::Wakeup { .. }))
+            .count()
+    };
+    // About 150 wake-ups before they were switched off, none after.
+    assert!(
+        wakeups(since, off_since) >= 100,
+        "{}",
+        wakeups(since, off_since)
+    );
+    assert_eq!(wakeups(off_since, u64::MAX), 0);
     let mut observer = Observer::new(&ObserverConfig::new(vec![tid], Some(1_000_000)));
-    let mut cycles = 0;
+    let (mut cycles, mut after) = (0, 0);
     for e in &events {
         observer.push(e);
-        while observer.pop().is_some() {
+        while let Some(c) = observer.pop() {
             cycles += 1;
+            if c.release_ns > off_since {
+                after += 1;
+                // Released by its timer, its latency measured.
+                assert_eq!(c.release, ReleaseSource::Timer, "{c:?}");
+                assert!(
+                    c.latency_ns > 0 && c.start != StartSource::NoWakeup,
+                    "{c:?}"
+                );
+            }
         }
     }
     // The sleeper's own thread is watched once it has started (the 50 ms
-    // before its sleeps are no cycle): most of its 300 sleeps.
+    // before its sleeps are no cycle): most of its 300 sleeps, and of the
+    // some 150 after the wake-ups were switched off.
     assert!(cycles >= 250, "{cycles} cycles of 300 sleeps");
+    assert!(
+        after >= 100,
+        "{after} cycles after the wake-ups were switched off"
+    );
 }
 
 #[test]

@@ -32,8 +32,10 @@
 //! **What is recorded.** Without `--explain`, only the events the cycles
 //! of the candidate threads need, filtered in the kernel
 //! ([`jitterlab_core::observe::filter`]; narrowed to the chosen thread
-//! once it is chosen): every event recorded is written on the task's CPU,
-//! in its wake-up path. With `--explain`, every event of every CPU.
+//! once it is chosen, and without its wake-ups once its first cycles show
+//! it released by its own timer, [`TimerReleased`]): every event
+//! recorded is written on the task's CPU, in its wake-up path. With
+//! `--explain`, every event of every CPU.
 //!
 //! **Which thread.** With one candidate thread, that one. With several (a
 //! process's threads, a name several threads share), the cycles of all
@@ -75,6 +77,7 @@ use jitterlab_core::observe::cycles::{
     StartSource, HISTORY_NS, INFER_PERIODS,
 };
 use jitterlab_core::observe::detail::ObserveDetail;
+use jitterlab_core::observe::filter::TimerReleased;
 use jitterlab_core::trace::event::{Event, EventKind};
 use jitterlab_core::observe::{ObserveParams, ObserveTarget};
 use jitterlab_core::recorder::{slots, Sample, SampleSink};
@@ -286,6 +289,11 @@ struct Tally {
     /// Trace time to the recorder's clock: added to a cycle's start.
     shift: i128,
     t0: u64,
+    /// Whether the observed thread is released by its own timer, from
+    /// its first cycles ([`TimerReleased`]).
+    released: TimerReleased,
+    /// The cycle that decided it is, until its wake-ups are switched off.
+    released_at: Option<u64>,
 }
 
 impl Tally {
@@ -330,6 +338,9 @@ impl ObserveProbe {
                 ns(c.preempted_ns),
             ]),
         });
+        if tally.released.take(c.release == ReleaseSource::Timer) {
+            tally.released_at = Some(c.index);
+        }
         let d = &mut tally.detail;
         d.cycles += 1;
         d.timer_released += u64::from(c.release == ReleaseSource::Timer);
@@ -401,6 +412,8 @@ impl Probe for ObserveProbe {
             worst: None,
             shift: 0,
             t0: start.t0,
+            released: TimerReleased::default(),
+            released_at: None,
         };
         if let Some(p) = self.placement.as_mut() {
             place::observer(p);
@@ -438,6 +451,10 @@ impl Probe for ObserveProbe {
                                 chosen = (tids.len() == 1).then(|| tids[0]);
                                 held.clear();
                                 first = None;
+                                // The new thread's wake-ups are recorded
+                                // until its own first cycles say.
+                                tally.released = TimerReleased::default();
+                                tally.released_at = None;
                                 let notes = source.watch(&tids);
                                 self.notes.extend(notes);
                             }
@@ -538,6 +555,15 @@ impl Probe for ObserveProbe {
                             recorded += 1;
                         }
                     }
+                }
+            }
+            if let Some(cycle) = tally.released_at.take() {
+                // Released by its own timer: its wake-ups, the second
+                // record in its wake-up path, are not recorded any more.
+                if !self.explain && !self.replay {
+                    let notes = source.timer_released();
+                    self.notes.extend(notes);
+                    tally.detail.wakeups_off_after = Some(cycle);
                 }
             }
         }

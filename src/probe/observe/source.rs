@@ -33,8 +33,16 @@ pub trait EventSource: Send {
     }
     /// The threads observed are `tids` from now on (more of them once a
     /// process starts a thread): a live trace records their events only,
-    /// where it can filter; lines saying what it could not do.
+    /// where it can filter, wake-ups included; lines saying what it could
+    /// not do.
     fn watch(&mut self, _tids: &[u32]) -> Vec<String> {
+        Vec::new()
+    }
+    /// The one thread watched is released by its own timer
+    /// ([`filter::TimerReleased`]): a live trace records its wake-ups no
+    /// more ([`filter::Selection::timer_released`]) until the next
+    /// [`EventSource::watch`]; lines saying what it could not do.
+    fn timer_released(&mut self) -> Vec<String> {
         Vec::new()
     }
     /// Stops the source and undoes what it set up; the lines to print.
@@ -65,13 +73,28 @@ pub fn live_source(
         true => Tracer::start_private(root, &cpus, &points, journal)?,
         false => Tracer::start(root, &cpus, &points, journal)?,
     };
-    Ok(Box::new(LiveSource { tracer, explain }))
+    Ok(Box::new(LiveSource {
+        tracer,
+        explain,
+        watched: Vec::new(),
+    }))
 }
 
 /// The live trace: the tracer, stopped when the probe is torn down.
 struct LiveSource {
     tracer: Tracer,
     explain: bool,
+    /// The threads watched.
+    watched: Vec<u32>,
+}
+
+impl LiveSource {
+    /// Sets the tracer's filters and switched-off tracepoints to `s`'s.
+    fn apply(&mut self, s: filter::Selection) -> Vec<String> {
+        let mut notes = self.tracer.filter(&s.filters);
+        notes.extend(self.tracer.switch_off(&s.off));
+        notes
+    }
 }
 
 impl EventSource for LiveSource {
@@ -80,8 +103,13 @@ impl EventSource for LiveSource {
     }
 
     fn watch(&mut self, tids: &[u32]) -> Vec<String> {
-        self.tracer
-            .filter(&filter::selection(tids, self.explain).filters)
+        self.watched = tids.to_vec();
+        self.apply(filter::selection(tids, self.explain))
+    }
+
+    fn timer_released(&mut self) -> Vec<String> {
+        let tids = self.watched.clone();
+        self.apply(filter::selection(&tids, self.explain).timer_released())
     }
 
     /// The kernel's drops come in the stream as `Lost` events, which the

@@ -65,6 +65,11 @@ pub struct ObserveDetail {
     /// Cycles that started on another CPU than the one before.
     #[serde(default)]
     pub migrations: u64,
+    /// The cycle after which the thread's wake-ups were not recorded
+    /// (it was released by its own timer: `super::filter::TimerReleased`);
+    /// `None`: recorded throughout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeups_off_after: Option<u64>,
     /// Cycles not measured: trace events were lost on the task's CPU.
     #[serde(default)]
     pub not_measured: u64,
@@ -148,6 +153,13 @@ impl ObserveDetail {
                 self.no_wakeup_starts, self.cycles
             ));
         }
+        if let Some(cycle) = self.wakeups_off_after {
+            o.push(format!(
+                "wake-ups: not recorded after cycle {cycle}: at least {} of its first {} cycles were released by its own timer, whose expiry marks each release (one record less in its wake-up path)",
+                super::filter::RELEASED_BY_TIMER,
+                super::filter::FIRST_CYCLES
+            ));
+        }
         o.push(format!(
             "not measured: {} cycles ({} trace events lost)",
             self.not_measured, self.lost_events
@@ -217,9 +229,21 @@ mod tests {
                 "starts: 8 of 250 not traced by this kernel with no wake-up traced either: latency not measured",
             ]
         );
+        let quiet = ObserveDetail {
+            wakeups_off_after: Some(31),
+            ..d.clone()
+        };
+        assert_eq!(
+            quiet.lines()[3],
+            "wake-ups: not recorded after cycle 31: at least 30 of its first 32 cycles were released by its own timer, whose expiry marks each release (one record less in its wake-up path)"
+        );
+        assert!(!serde_json::to_string(&d).unwrap().contains("wakeups_off_after"));
         // A stored detail of an older version, without the newer fields.
         let old: ObserveDetail = serde_json::from_str(r#"{"target":"tid 7"}"#).unwrap();
-        assert_eq!((old.untraced_starts, old.no_wakeup_starts), (0, 0));
+        assert_eq!(
+            (old.untraced_starts, old.no_wakeup_starts, old.wakeups_off_after),
+            (0, 0, None)
+        );
         let old: ObserveDetail = serde_json::from_str(r#"{"target":"tid 7"}"#).unwrap();
         assert_eq!(old.target, "tid 7");
         assert!(old.explanations.is_empty());

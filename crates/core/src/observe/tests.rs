@@ -1152,3 +1152,61 @@ fn a_period_whose_start_hid_its_timer_leaves_the_t0_to_the_gaps_there_are() {
     assert_eq!(o.t0(PLC), Some((MS, PeriodSource::Timer)));
     assert_eq!(o.periods(PLC), 3);
 }
+
+/// As `run observe` records a thread released by its own timer once its
+/// first cycles said so (`filter::TimerReleased`): no wake-up, the rest
+/// filtered to its own events. A traced start gives the same figures as
+/// with the wake-up; an untraced one is taken at the expiry, the one
+/// event of its waking interrupt left.
+#[test]
+fn without_wake_ups_a_timer_released_thread_s_cycles_are_the_same_but_for_wake_ns() {
+    let mut t = attached();
+    // Traced: expiry 2 µs late, switched in 5 µs after the release.
+    t.expire(10 * MS + 2_000, 1)
+        .switch(10 * MS + 5_000, 1, 0, 0, PLC)
+        .sleep(10 * MS + 105_000, 1, 11 * MS);
+    // Untraced (out of idle): only the expiry, then its own arming.
+    t.expire(11 * MS + 3_000, 1)
+        .sleep(11 * MS + 110_000, 1, 12 * MS);
+    let (_, cycles) = observe(&t.0, Some(MS));
+    let figures: Vec<_> = cycles
+        .iter()
+        .map(|c| {
+            (
+                c.start,
+                c.release,
+                c.start_ns,
+                c.latency_ns,
+                c.irq_latency_ns,
+                c.thread_latency_ns,
+                c.wake_ns,
+                c.period_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (
+                StartSource::Traced,
+                ReleaseSource::Timer,
+                10 * MS + 5_000,
+                5_000,
+                Some(2_000),
+                Some(3_000),
+                None,
+                None
+            ),
+            (
+                StartSource::Untraced,
+                ReleaseSource::Timer,
+                11 * MS + 3_000,
+                3_000,
+                Some(3_000),
+                Some(0),
+                None,
+                Some(998_000)
+            ),
+        ]
+    );
+}
