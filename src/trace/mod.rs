@@ -110,10 +110,17 @@ impl Backend {
     }
 }
 
-/// Data pages of each CPU's ring: 512 KiB with 4 KiB pages, what the
-/// default `kernel.perf_event_mlock_kb` (516) lets an unprivileged user
-/// map per CPU, and some 0.5 s of a busy CPU's scheduler events.
-pub const RING_PAGES: usize = 128;
+/// Data pages of each CPU's ring: 4 MiB with 4 KiB pages, as the tracefs
+/// instance's buffer ([`instance::BUFFER_KB`]), which root may lock
+/// (`CAP_IPC_LOCK`): a reader held off for a fraction of a second under
+/// load lost some 20 000 events with 512 KiB.
+pub const RING_PAGES: usize = 1024;
+
+/// The data pages of each CPU's ring when [`RING_PAGES`] cannot be
+/// mapped: 512 KiB, what the default `kernel.perf_event_mlock_kb` (516)
+/// lets an unprivileged user map per CPU, some 0.5 s of a busy CPU's
+/// scheduler events.
+pub const SMALL_RING_PAGES: usize = 128;
 
 /// Where the kernel says whether perf events exist and who may use them.
 const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
@@ -566,7 +573,8 @@ fn attr(id: u32, ring_bytes: usize) -> PerfEventAttr {
             | perf::ATTR_SAMPLE_ID_ALL
             | perf::ATTR_USE_CLOCKID
             | perf::ATTR_WATERMARK,
-        // Nobody polls the ring: wake no one before it is half full.
+        // Nobody polls the ring: wake no one before the large ring is
+        // half full (the small one never is that full).
         wakeup_watermark: (ring_bytes / 2) as u32,
         clockid: perf::CLOCK_MONOTONIC,
         ..PerfEventAttr::default()
@@ -600,10 +608,13 @@ fn open_cpu(cpu: u32, ids: &[(TracePoint, u32)], paranoid: i32) -> Result<CpuRin
             .map_err(|e| open_error(point, cpu, paranoid, &e))?;
         match &ring {
             None => {
-                ring = Some(PerfRing::map(fd.as_fd(), RING_PAGES).map_err(|e| {
+                // The large ring where it may be locked, else the small.
+                let mapped = PerfRing::map(fd.as_fd(), RING_PAGES)
+                    .or_else(|_| PerfRing::map(fd.as_fd(), SMALL_RING_PAGES));
+                ring = Some(mapped.map_err(|e| {
                     anyhow!(
                         "cannot map the trace ring of CPU {cpu} ({} KiB): {e}; run jitterlab as root or raise kernel.perf_event_mlock_kb",
-                        ring_bytes / 1024
+                        SMALL_RING_PAGES * perf::page_size() / 1024
                     )
                 })?);
             }

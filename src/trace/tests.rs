@@ -379,13 +379,22 @@ fn sleeping_thread_seen(backend: Backend) {
     );
     // Each armed sleep: the expiry of that timer at or after its time, the
     // thread's wake-up, its switch in, its switch out to sleep (S).
+    // Perf events lose some of an interrupt's tracepoints on this VM's
+    // kernel even beside the spinner, under heavy load (`stress-ng --cpu 2
+    // --io 1 --vm 1`: a sleep without its expiry in 2 of 8 runs):
+    // through them a few missing expiries are counted, through tracefs
+    // none is allowed.
     let mut switched_in = 0;
+    let mut no_expiry = Vec::new();
     for &(at, timer, expires) in &armed[..armed.len() - 1] {
         let rest = &events[at..];
-        let expiry = rest
+        let Some(expiry) = rest
             .iter()
             .position(|e| matches!(e.kind, EventKind::HrtimerExpire { timer: t, now_ns } if t == timer && now_ns >= expires))
-            .unwrap_or_else(|| panic!("no expiry of the timer armed for {expires}"));
+        else {
+            no_expiry.push(expires);
+            continue;
+        };
         assert!(rest[expiry].time_ns >= expires);
         let rest = &rest[expiry..];
         let wakeup = rest
@@ -429,6 +438,14 @@ fn sleeping_thread_seen(backend: Backend) {
     eprintln!(
         "switched in, traced: {switched_in} of {} sleeps",
         armed.len() - 1
+    );
+    let most_missed = match backend {
+        Backend::Tracefs => 0,
+        Backend::Perf => (armed.len() - 1) / 50,
+    };
+    assert!(
+        no_expiry.len() <= most_missed,
+        "no expiry of the timers armed for {no_expiry:?} ({backend:?}: at most {most_missed} may be missed)"
     );
 }
 
@@ -513,7 +530,13 @@ fn filtered_the_instance_records_only_the_observed_thread_s_events() {
                 "{e:?}"
             ),
             EventKind::Wakeup { pid, .. } => assert_eq!(*pid, tid, "{e:?}"),
-            EventKind::HrtimerStart { pid, .. } => assert_eq!(*pid, tid, "{e:?}"),
+            // Its own arming; or a timer armed by an interrupt taken while
+            // it ran (the tick, under load): the kernel's filter keeps it,
+            // its context's pid being the thread's, and the decoder says
+            // pid 0 (`trace::decode::IRQ_CONTEXT`).
+            EventKind::HrtimerStart { pid, .. } => {
+                assert!(*pid == tid || *pid == 0, "{e:?}")
+            }
             EventKind::HrtimerExpire { .. } => {}
             other => panic!("not recorded without explanations: {other:?}"),
         }

@@ -89,7 +89,9 @@ struct LiveSource {
 }
 
 impl LiveSource {
-    /// Sets the tracer's filters and switched-off tracepoints to `s`'s.
+    /// Sets the tracer's filters and switched-off tracepoints to `s`'s:
+    /// the filters first, so that a tracepoint switched on again records
+    /// only what its new filter keeps.
     fn apply(&mut self, s: filter::Selection) -> Vec<String> {
         let mut notes = self.tracer.filter(&s.filters);
         notes.extend(self.tracer.switch_off(&s.off));
