@@ -112,37 +112,19 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 
-python3 - "$OUT" "$ROUNDS" $CONFIGS <<'EOF'
+# The histograms' figures as bench/observe_cost.py reads them.
+python3 - "$(dirname "$0")" "$OUT" "$ROUNDS" $CONFIGS <<'EOF'
 import sys
-out, rounds, configs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-def read(path):
-    counts = {}
-    for line in open(path):
-        if line[:1].isdigit():
-            b, n = (int(x) for x in line.split()[:2])
-            if n:
-                counts[b] = counts.get(b, 0) + n
-    return counts
-def stats(counts):
-    total = sum(counts.values())
-    found, c = {}, 0
-    for i in sorted(counts):
-        n = counts[i]
-        for q in (0.5, 0.99):
-            if q not in found and c + n >= total * q:
-                found[q] = i + (total * q - c) / n
-        c += n
-    return found[0.5], sum(i * n for i, n in counts.items()) / total, found[0.99]
+sys.path.insert(0, sys.argv[1])
+from observe_cost import pcts, pool, read_hist
+out, rounds, configs = sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 rows = {}
 for c in configs:
-    pooled = {}
-    for r in range(1, rounds + 1):
-        for b, n in read(f"{out}/{c}-{r}.hist").items():
-            pooled[b] = pooled.get(b, 0) + n
+    p50, p99, _, mean = pcts(*pool([read_hist(f"{out}/{c}-{r}.hist") for r in range(1, rounds + 1)]))
     entries = [int(open(f"{out}/{c}-{r}.entries").read() or 0) for r in range(1, rounds + 1)]
-    rows[c] = stats(pooled) + (sorted(entries)[len(entries) // 2],)
+    rows[c] = (p50, mean, p99, sorted(entries)[len(entries) // 2])
 base = rows["off"]
-print(f"| configuration | p50 | mean | p99 | p50 above off | mean above off | p99 ratio | events recorded per run (median) |")
+print("| configuration | p50 | mean | p99 | p50 above off | mean above off | p99 ratio | events recorded per run (median) |")
 print("|---|---|---|---|---|---|---|---|")
 for c in configs:
     p50, mean, p99, n = rows[c]

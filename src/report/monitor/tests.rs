@@ -132,6 +132,25 @@ fn the_json_is_the_view_with_its_schema_versions() {
     assert_eq!(serde_json::to_value(&v).unwrap(), *m);
 }
 
+/// The text of a plot's first `tag` element (its `title`, its
+/// `metadata`); empty when it has none.
+fn node_text(svg: &Document, tag: &str) -> String {
+    svg.descendants()
+        .find(|n| n.tag_name().name() == tag)
+        .and_then(|n| n.text())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What a reader sees written in a plot: its `text` elements, trimmed.
+fn texts<'a>(svg: &'a Document) -> Vec<&'a str> {
+    svg.descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect()
+}
+
 /// Checks a page as `tests/html_report.rs` does; returns its SVGs' text.
 fn check_page(page: &str) -> Vec<String> {
     for bad in [
@@ -182,20 +201,13 @@ fn the_page_has_the_maxima_plot_and_the_view() {
     let svg = Document::parse(&svgs[0]).unwrap();
     let root = svg.root_element();
     assert_eq!(root.attribute("data-plot"), Some("maxima"));
-    let node_text = |tag: &str| {
-        svg.descendants()
-            .find(|n| n.tag_name().name() == tag)
-            .and_then(|n| n.text())
-            .unwrap_or_default()
-            .to_string()
-    };
     assert_eq!(
-        node_text("title"),
+        node_text(&svg, "title"),
         "5-minute maxima of the monitor series plc-7"
     );
     // The figures drawn: every point of the store's reduction, the
     // resumption at segment 2's start, the worst ever.
-    let data = node_text("metadata");
+    let data = node_text(&svg, "metadata");
     let mut expected = format!("up_to_s {}\n", T + 16 * 86_400 + 3_600);
     for s in &v.plot.five_minute {
         expected.push_str(&format!(
@@ -215,12 +227,7 @@ fn the_page_has_the_maxima_plot_and_the_view() {
     assert!(data.contains(&format!("\n{} 20000000\n", T + 86_400)));
     // What a reader sees: the axes, the legend, the worst ever labelled,
     // the resumption dashed, the date on the time axis.
-    let texts: Vec<&str> = svg
-        .descendants()
-        .filter(|n| n.tag_name().name() == "text")
-        .filter_map(|n| n.text())
-        .map(str::trim)
-        .collect();
+    let texts = texts(&svg);
     for t in [
         "latency, max per 5 minutes (µs, log scale)",
         "time (UTC)",
@@ -279,12 +286,7 @@ fn a_mark_of_the_task_is_a_dotted_line_on_the_plot_and_a_line_under_the_segments
     let page = render(&v, Format::Html).unwrap();
     let svgs = check_page(&page);
     let svg = Document::parse(&svgs[0]).unwrap();
-    let metadata = svg
-        .descendants()
-        .find(|n| n.tag_name().name() == "metadata")
-        .and_then(|n| n.text())
-        .unwrap()
-        .to_string();
+    let metadata = node_text(&svg, "metadata");
     assert!(
         metadata.contains(&format!(
             "resumption_s {}\nmark_s {} {what}\nworst_ever ",
@@ -293,12 +295,7 @@ fn a_mark_of_the_task_is_a_dotted_line_on_the_plot_and_a_line_under_the_segments
         )),
         "{metadata}"
     );
-    let texts: Vec<&str> = svg
-        .descendants()
-        .filter(|n| n.tag_name().name() == "text")
-        .filter_map(|n| n.text())
-        .map(str::trim)
-        .collect();
+    let texts = texts(&svg);
     assert!(
         texts.contains(&"task mark (listed under marks)"),
         "{texts:?}"
