@@ -191,12 +191,8 @@ impl Instance {
         write(&dir, "tracing_on", "0")?;
         write(&dir, "trace_clock", "mono")?;
         write(&dir, "buffer_size_kb", &BUFFER_KB.to_string())?;
-        for point in points {
-            write(
-                &dir.join("events").join(point.system()).join(point.name()),
-                "enable",
-                "1",
-            )?;
+        for &point in points {
+            self.enable(point, true)?;
         }
         for &cpu in cpus {
             let path = dir.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
@@ -266,24 +262,22 @@ impl Instance {
     /// syntax), or clears it (`None`): only the events it keeps are
     /// recorded from then on. Removed with the instance.
     pub fn filter(&self, point: TracePoint, filter: Option<&str>) -> Result<()> {
-        let dir = self
-            .path
-            .join("events")
-            .join(point.system())
-            .join(point.name());
-        write(&dir, "filter", filter.unwrap_or("0"))
+        write(&self.event_dir(point), "filter", filter.unwrap_or("0"))
     }
 
     /// Turns the recording of `point` on or off in the instance (its
     /// `enable`): off, the tracepoint writes nothing into the buffers, not
     /// even a record its filter would drop. Removed with the instance.
     pub fn enable(&self, point: TracePoint, on: bool) -> Result<()> {
-        let dir = self
-            .path
+        write(&self.event_dir(point), "enable", if on { "1" } else { "0" })
+    }
+
+    /// `point`'s directory in the instance (`events/SYSTEM/NAME`).
+    fn event_dir(&self, point: TracePoint) -> PathBuf {
+        self.path
             .join("events")
             .join(point.system())
-            .join(point.name());
-        write(&dir, "enable", if on { "1" } else { "0" })
+            .join(point.name())
     }
 
     /// The kernel's counters of CPU `i`'s buffer (`per_cpu/cpuN/stats`).
